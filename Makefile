@@ -1,0 +1,180 @@
+# xfdr - build, test, benchmark, install. Plain GNU make; see README.md.
+#
+#   make deps     install the Debian packages the project needs (harmless if present)
+#   make          libxfdr.a, libxfdr.so, libxfdr_reader.a and the xfdr command, in $(BUILD)/
+#   make check    every test (unit, interop with llvm-xray, sanitizers, clang build); < 10 min
+#   make bench    overhead benchmarks, xfdr beside the floor and its peers
+#   make stress / make fuzz   long runs, not part of check
+#   make install PREFIX=/usr/local DESTDIR=
+#
+# Variables: BUILD (output folder), CC, DEBUG=1 (-g3), SAN=address,undefined (all code).
+
+BUILD   ?= build
+PREFIX  ?= /usr/local
+DESTDIR ?=
+LLVM_XRAY ?= llvm-xray
+VERSION := 0.1.0
+
+WARN        := -Wall -Wextra -Werror
+BASE_CFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE -Iinclude -I. -pthread
+ifeq ($(DEBUG),1)
+BASE_CFLAGS += -g3
+endif
+ifneq ($(SAN),)
+BASE_CFLAGS += -fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all
+SAN_LDFLAGS := -fsanitize=$(SAN)
+endif
+
+RUNTIME_CFLAGS ?= -O2 -fPIC -fvisibility=hidden -fno-omit-frame-pointer
+READER_CFLAGS  ?= -O2 -fPIC
+TEST_CFLAGS    ?= -O0 -g
+BENCH_CFLAGS   ?= -O2 -fno-omit-frame-pointer
+
+RUNTIME_LIBS := -lurcu-bp -lurcu-cds -lurcu-common -lunwind -lpthread -ldl
+TEST_LIBS    := -lcmocka
+
+# ---- sources -----------------------------------------------------------------------------
+WRITER_SRCS  := $(sort $(wildcard writer/*.c))
+RUNTIME_SRCS := $(sort $(wildcard runtime/*.c))
+# The command's files: one per verb plus shared CLI helpers (reader/cli_*.c).
+READER_VERBS := xfdr verify dump convert account stack timeline
+READER_CLI_SRCS := $(sort $(filter $(READER_VERBS:%=reader/%.c) reader/cli_%.c,$(wildcard reader/*.c)))
+READER_LIB_SRCS := $(sort $(filter-out $(READER_CLI_SRCS),$(wildcard reader/*.c)))
+UNIT_SRCS    := $(sort $(wildcard tests/unit/test_*.c))
+# Concurrency tests (tests/unit/test_*_mt.c) also run under ThreadSanitizer.
+MT_SRCS      := $(filter %_mt.c,$(UNIT_SRCS))
+TEST_SUPPORT_SRCS := $(sort $(wildcard tests/support/*.c))
+BENCH_SRCS   := $(sort $(wildcard bench/*.c))
+
+OBJ := $(BUILD)/obj
+LIBXFDR_OBJS   := $(patsubst %.c,$(OBJ)/rt/%.o,$(WRITER_SRCS) $(RUNTIME_SRCS))
+READER_OBJS    := $(patsubst %.c,$(OBJ)/rd/%.o,$(READER_LIB_SRCS))
+CLI_OBJS       := $(patsubst %.c,$(OBJ)/rd/%.o,$(READER_CLI_SRCS))
+SUPPORT_OBJS   := $(patsubst %.c,$(OBJ)/test/%.o,$(TEST_SUPPORT_SRCS))
+
+LIBXFDR_A   := $(BUILD)/lib/libxfdr.a
+LIBXFDR_SO  := $(BUILD)/lib/libxfdr.so
+LIBREADER_A := $(BUILD)/lib/libxfdr_reader.a
+XFDR_BIN    := $(BUILD)/bin/xfdr
+UNIT_BINS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+BENCH_BINS  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
+
+.PHONY: all deps check check-build check-exports check-headers check-clang check-san \
+	check-tsan check-unit bench stress fuzz install clean examples demo
+.DEFAULT_GOAL := all
+
+all: $(LIBXFDR_A) $(LIBXFDR_SO) $(LIBREADER_A) $(XFDR_BIN)
+
+# ---- dependencies --------------------------------------------------------------------------
+DEB_PACKAGES := build-essential clang llvm libclang-rt-14-dev liburcu-dev libcmocka-dev \
+	libunwind-dev pkg-config
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+deps:
+	@if dpkg-query -W -f='$${Status}\n' $(DEB_PACKAGES) 2>/dev/null | grep -vq 'install ok installed' \
+	    || [ $$(dpkg-query -W -f='$${Status}\n' $(DEB_PACKAGES) 2>/dev/null | wc -l) -ne $(words $(DEB_PACKAGES)) ]; then \
+		echo "installing: $(DEB_PACKAGES)"; \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(DEB_PACKAGES); \
+	else echo "deps: all packages present"; fi
+
+# ---- objects and libraries -----------------------------------------------------------------
+$(OBJ)/rt/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(RUNTIME_CFLAGS) -MMD -MP -c $< -o $@
+
+$(OBJ)/rd/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(READER_CFLAGS) -MMD -MP -c $< -o $@
+
+$(OBJ)/test/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(TEST_CFLAGS) -MMD -MP -c $< -o $@
+
+$(OBJ)/bench/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(BENCH_CFLAGS) -MMD -MP -c $< -o $@
+
+$(LIBXFDR_A): $(LIBXFDR_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@ && $(AR) rcs $@ $^
+
+$(LIBXFDR_SO): $(LIBXFDR_OBJS)
+	@mkdir -p $(@D)
+	$(CC) -shared -Wl,-soname,libxfdr.so -o $@ $^ $(SAN_LDFLAGS) $(RUNTIME_LIBS)
+
+$(LIBREADER_A): $(READER_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@ && $(AR) rcs $@ $^
+
+$(XFDR_BIN): $(CLI_OBJS) $(LIBREADER_A)
+	@mkdir -p $(@D)
+	$(CC) -pthread -o $@ $(CLI_OBJS) $(LIBREADER_A) $(SAN_LDFLAGS) -lm
+
+# ---- tests ---------------------------------------------------------------------------------
+$(BUILD)/tests/%: $(OBJ)/test/tests/unit/%.o $(SUPPORT_OBJS) $(LIBREADER_A) $(LIBXFDR_A)
+	@mkdir -p $(@D)
+	$(CC) -pthread -o $@ $< $(SUPPORT_OBJS) $(LIBREADER_A) $(LIBXFDR_A) $(SAN_LDFLAGS) \
+		$(TEST_LIBS) $(RUNTIME_LIBS) -lm
+
+TEST_ENV := XFDR_BIN=$(abspath $(XFDR_BIN)) XFDR_BUILD=$(abspath $(BUILD)) \
+	XFDR_LLVM_XRAY=$(LLVM_XRAY) XFDR_SRC=$(CURDIR)
+
+check-build: all $(UNIT_BINS)
+
+check-exports: $(LIBXFDR_SO)
+	sh tests/check_exports.sh $(LIBXFDR_SO)
+
+check-headers:
+	sh tests/check_headers.sh "$(CC)"
+
+# Warning-free under clang as well as gcc.
+check-clang:
+	$(MAKE) --no-print-directory BUILD=$(BUILD)/clang CC=clang check-build
+
+# Reader, writer and runtime tests again under AddressSanitizer and UBSan.
+check-san:
+	$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SAN=address,undefined check-build
+	$(TEST_ENV) XFDR_BIN=$(abspath $(BUILD)/asan/bin/xfdr) XFDR_SANITIZED=1 \
+		sh tests/run_unit.sh $(patsubst tests/unit/%.c,$(BUILD)/asan/tests/%,$(UNIT_SRCS))
+
+check-tsan:
+	$(if $(MT_SRCS),$(MAKE) --no-print-directory BUILD=$(BUILD)/tsan SAN=thread \
+		$(patsubst tests/unit/%.c,$(BUILD)/tsan/tests/%,$(MT_SRCS)))
+	$(if $(MT_SRCS),$(TEST_ENV) XFDR_SANITIZED=1 TSAN_OPTIONS=halt_on_error=1 \
+		sh tests/run_unit.sh $(patsubst tests/unit/%.c,$(BUILD)/tsan/tests/%,$(MT_SRCS)))
+
+check-unit: check-build
+	$(TEST_ENV) sh tests/run_unit.sh $(UNIT_BINS)
+
+# cmocka's summaries come last: the plain run is the final step.
+check: check-build check-exports check-headers check-clang check-san check-tsan
+	$(MAKE) --no-print-directory check-unit
+
+# ---- benchmarks and long runs ----------------------------------------------------------------
+$(BUILD)/bench/%: $(OBJ)/bench/bench/%.o $(LIBXFDR_A)
+	@mkdir -p $(@D)
+	$(CC) -pthread -o $@ $< $(LIBXFDR_A) $(RUNTIME_LIBS) -lm
+
+bench: all $(BENCH_BINS)
+	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
+
+stress: check-build
+	$(TEST_ENV) XFDR_STRESS=1 sh tests/run_unit.sh $(UNIT_BINS)
+
+fuzz: check-build
+	$(TEST_ENV) XFDR_FUZZ_ITERATIONS=2000000 sh tests/run_unit.sh $(BUILD)/tests/test_reader_malformed
+
+# ---- install -------------------------------------------------------------------------------
+install: all
+	install -d $(DESTDIR)$(PREFIX)/include/xfdr $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
+	install -m 644 include/xfdr/*.h $(DESTDIR)$(PREFIX)/include/xfdr/
+	install -m 644 $(LIBXFDR_A) $(LIBREADER_A) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(LIBXFDR_SO) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(XFDR_BIN) $(DESTDIR)$(PREFIX)/bin/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' xfdr.pc.in \
+		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/xfdr.pc
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

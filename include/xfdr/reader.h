@@ -1,0 +1,172 @@
+/*
+ * xfdr/reader.h - read and validate XRay FDR version 1 trace files.
+ *
+ * The reader maps the file and walks it as a state machine over the specification's grammar
+ * (Format := Header ThreadBuffer* EOF). Records are decoded in place, one at a time; nothing
+ * is copied or loaded as a whole, so memory does not grow with the number of records. The
+ * only per-file allocation is an index of one small entry per buffer, used to order the
+ * buffers of each thread by their WallClockTime.
+ *
+ * Files in either byte order are read: the order is told by the header's version field.
+ *
+ * Errors: every function that can fail fills a struct xfdr_error with one line of the form
+ *   "FILE: offset N: expected WHAT, found WHAT"
+ * naming the first violation, and returns -1. No function prints, exits or aborts.
+ */
+#ifndef XFDR_READER_H
+#define XFDR_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "xfdr/format.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct xfdr_trace; /* an open trace: the mapping, the decoded header, the buffer index */
+
+struct xfdr_error {
+	uint64_t offset; /* byte offset in the file of the violation */
+	char text[512];  /* the whole one-line message, without a newline */
+};
+
+struct xfdr_header {
+	uint16_t version;
+	uint16_t type;
+	uint32_t bitfield;
+	int constant_tsc;
+	int nonstop_tsc;
+	uint64_t cycle_frequency; /* Hz */
+	uint64_t buffer_size;     /* bytes of every thread buffer */
+	int big_endian;           /* 1 if the file was produced on a big-endian machine */
+};
+
+/*
+ * Open a file (mmap) or a caller-owned memory image (not copied; must outlive the trace).
+ * Checks the header (version 1, type 1), that buffer_size can hold a buffer preamble, and
+ * that the file is the header plus a whole number of buffers. Records are checked by
+ * xfdr_trace_verify() and while iterating. Returns 0 or -1 with err filled (an empty or
+ * unreadable file is an error too, named with its errno text).
+ */
+int xfdr_trace_open(const char *path, struct xfdr_trace **out, struct xfdr_error *err);
+int xfdr_trace_open_memory(const void *data, size_t bytes, const char *name,
+			   struct xfdr_trace **out, struct xfdr_error *err);
+void xfdr_trace_close(struct xfdr_trace *t);
+
+const struct xfdr_header *xfdr_trace_header(const struct xfdr_trace *t);
+const char *xfdr_trace_name(const struct xfdr_trace *t);
+uint64_t xfdr_trace_buffer_count(const struct xfdr_trace *t);
+
+/*
+ * Walk every record of every buffer and check the grammar. Builds the buffer index used by
+ * XFDR_ORDER_THREAD. Returns 0 if the whole file is valid, -1 at the first violation.
+ */
+int xfdr_trace_verify(struct xfdr_trace *t, struct xfdr_error *err);
+
+/* ---- Records, in file order (for dump and verify) ---------------------------------- */
+
+struct xfdr_record {
+	uint64_t offset;       /* of the record's first byte in the file */
+	uint64_t buffer_index; /* 0-based buffer the record is in */
+	int is_metadata;
+	unsigned kind;         /* metadata: enum xfdr_md_kind; function: enum xfdr_fn_action */
+	uint32_t size;         /* bytes the record occupies (a custom event includes its payload) */
+
+	/* Function records. */
+	uint32_t function_id;
+	uint32_t tsc_delta;
+	uint64_t tsc; /* absolute TSC reconstructed for this record (function records) */
+
+	/* Metadata fields, by kind. */
+	uint16_t thread_id;      /* NewBuffer */
+	uint64_t seconds;        /* WallClockTime */
+	uint32_t micros;         /* WallClockTime */
+	uint16_t cpu;            /* NewCPUId (and the current CPU for function records) */
+	uint64_t absolute_tsc;   /* NewCPUId, TSCWrap, CustomEventMarker */
+	uint32_t payload_bytes;  /* CustomEventMarker */
+	const uint8_t *payload;  /* CustomEventMarker: points into the mapping */
+	uint64_t arg;            /* CallArgument */
+	uint64_t skipped_bytes;  /* EndOfBuffer: padding bytes skipped after it */
+};
+
+/* Cursor state: treat every field as private. */
+struct xfdr_record_cursor {
+	const struct xfdr_trace *trace;
+	uint64_t pos;          /* next byte to decode */
+	uint64_t buffer_index; /* buffer pos is in */
+	int state;             /* grammar state */
+	uint64_t base_tsc;
+	uint16_t cpu;
+	uint16_t thread_id;
+	int done;
+};
+
+void xfdr_records_begin(const struct xfdr_trace *t, struct xfdr_record_cursor *c);
+/* Returns 1 and fills r, 0 at the end of the file, -1 on a violation (err filled). */
+int xfdr_records_next(struct xfdr_record_cursor *c, struct xfdr_record *r,
+		      struct xfdr_error *err);
+
+/* ---- Events: what the program did, with absolute time ---------------------------- */
+
+enum xfdr_event_type {
+	XFDR_EVENT_FUNCTION = 0,
+	XFDR_EVENT_CUSTOM = 1,
+};
+
+struct xfdr_event {
+	enum xfdr_event_type type;
+	unsigned action;      /* enum xfdr_fn_action, for function events */
+	uint32_t function_id;
+	uint64_t tsc;         /* absolute */
+	uint16_t cpu;
+	uint16_t thread_id;   /* as recorded in NewBuffer */
+	uint64_t offset;      /* file offset of the function record or the custom marker */
+	uint64_t buffer_index;
+	uint64_t wall_seconds; /* WallClockTime of the event's buffer */
+	uint32_t wall_micros;
+	uint32_t arg_count;   /* CallArguments after an Entry_Args; see xfdr_event_arg() */
+	const uint8_t *args;  /* private: the first CallArgument record in the mapping */
+	const uint8_t *payload; /* custom events: points into the mapping */
+	uint32_t payload_bytes;
+};
+
+/* The i-th (0-based, i < arg_count) argument of an Entry_Args event. */
+uint64_t xfdr_event_arg(const struct xfdr_trace *t, const struct xfdr_event *ev, uint32_t i);
+
+enum xfdr_order {
+	XFDR_ORDER_FILE = 0,   /* buffers in file order */
+	XFDR_ORDER_THREAD = 1, /* threads by ascending id; each thread's buffers by WallClockTime
+				  (seconds, then microseconds, then file order), as llvm-xray */
+};
+
+/* Iterator state: treat every field as private. */
+struct xfdr_event_iter {
+	struct xfdr_trace *trace;
+	enum xfdr_order order;
+	uint64_t next_slot;    /* position in the buffer order */
+	struct xfdr_record_cursor cursor;
+	int in_buffer;
+	struct xfdr_record pending;
+	int have_pending;
+};
+
+/*
+ * Start iterating events. The file is verified first (if it was not already), so events are
+ * only ever produced from a valid file. Returns 0 or -1 with err filled.
+ */
+int xfdr_events_begin(struct xfdr_trace *t, enum xfdr_order order, struct xfdr_event_iter *it,
+		      struct xfdr_error *err);
+/* Returns 1 and fills ev, 0 at the end, -1 on error (err filled). */
+int xfdr_events_next(struct xfdr_event_iter *it, struct xfdr_event *ev, struct xfdr_error *err);
+
+/* Names for messages and dumps: "NewBuffer", "Entry", ... ; "unknown" outside the range. */
+const char *xfdr_md_kind_name(unsigned kind);
+const char *xfdr_fn_action_name(unsigned action);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* XFDR_READER_H */

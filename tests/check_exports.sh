@@ -1,0 +1,11 @@
+#!/bin/sh
+# libxfdr.so may export only the public API (xfdr_*) and the instrumentation hooks.
+so=$1
+bad=$(nm -D --defined-only "$so" | awk '{print $3}' |
+	grep -v -E '^(xfdr_|__cyg_profile_func_(enter|exit)$|_init$|_fini$|_edata$|_end$|__bss_start$)')
+if [ -n "$bad" ]; then
+	echo "check_exports: $so exports symbols outside the public API:" >&2
+	echo "$bad" >&2
+	exit 1
+fi
+echo "check_exports: $so exports only xfdr_* and hooks"
