@@ -44,7 +44,6 @@ UNIT_SRCS    := $(sort $(wildcard tests/unit/test_*.c))
 # Concurrency tests (tests/unit/test_*_mt.c) also run under ThreadSanitizer.
 MT_SRCS      := $(filter %_mt.c,$(UNIT_SRCS))
 TEST_SUPPORT_SRCS := $(sort $(wildcard tests/support/*.c))
-BENCH_SRCS   := $(sort $(wildcard bench/*.c))
 
 OBJ := $(BUILD)/obj
 LIBXFDR_OBJS   := $(patsubst %.c,$(OBJ)/rt/%.o,$(WRITER_SRCS) $(RUNTIME_SRCS))
@@ -57,7 +56,6 @@ LIBXFDR_SO  := $(BUILD)/lib/libxfdr.so
 LIBREADER_A := $(BUILD)/lib/libxfdr_reader.a
 XFDR_BIN    := $(BUILD)/bin/xfdr
 UNIT_BINS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
-BENCH_BINS  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 
 .PHONY: all deps check check-build check-exports check-headers check-clang check-san \
 	check-tsan check-unit bench stress fuzz install clean examples demo
@@ -89,10 +87,6 @@ $(OBJ)/rd/%.o: %.c
 $(OBJ)/test/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(TEST_CFLAGS) -MMD -MP -c $< -o $@
-
-$(OBJ)/bench/%.o: %.c
-	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(BENCH_CFLAGS) -MMD -MP -c $< -o $@
 
 $(LIBXFDR_A): $(LIBXFDR_OBJS)
 	@mkdir -p $(@D)
@@ -151,12 +145,10 @@ check: check-build check-exports check-headers check-clang check-san check-tsan
 	$(MAKE) --no-print-directory check-unit
 
 # ---- benchmarks and long runs ----------------------------------------------------------------
-$(BUILD)/bench/%: $(OBJ)/bench/bench/%.o $(LIBXFDR_A)
-	@mkdir -p $(@D)
-	$(CC) -pthread -o $@ $< $(LIBXFDR_A) $(RUNTIME_LIBS) -lm
-
-bench: all $(BENCH_BINS)
-	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
+# bench/bench.mk defines `bench` (it needs clang -fxray-instrument for the LLVM peer).
+-include bench/bench.mk
+# examples/examples.mk defines `examples` and `demo`.
+-include examples/examples.mk
 
 stress: check-build
 	$(TEST_ENV) XFDR_STRESS=1 sh tests/run_unit.sh $(UNIT_BINS)
