@@ -1,0 +1,94 @@
+# bench/bench.mk - `make bench`: ns per event for xfdr beside the floor and LLVM's FDR runtime.
+# Included by the top-level Makefile; uses its BUILD, CC, BASE_CFLAGS, BENCH_CFLAGS, LIBXFDR_A,
+# RUNTIME_LIBS. Everything is built in $(BUILD)/bench/. Method: bench/README.md.
+#
+#   make bench                          the table, on stdout (about 10 s once built)
+#   make bench BENCH_REPS=11 BENCH_EVENTS=4000000
+#
+# Each row is one program (or part of one) run by bench/run.sh, one after the other. A row is
+# added by building its program here and appending its command line to BENCH_RUNS; a row
+# whose program is not built yet is listed as 'pending:LABEL' so the table keeps its shape.
+
+BENCH_DIR    := $(BUILD)/bench
+BENCH_REPS   ?= 7
+BENCH_EVENTS ?= 2000000
+BENCH_ARGS   := -r $(BENCH_REPS) -n $(BENCH_EVENTS)
+# The LLVM peer needs clang: the XRay sleds and compiler-rt's runtime come with it.
+BENCH_CLANG  ?= clang
+BENCH_XRAY_FLAGS := -fxray-instrument -fxray-instruction-threshold=1
+
+# Both recorders get 64 KiB buffers and enough of them for every event of the run, warm-up
+# included: (reps + 1) x events x 8 bytes, at 8000 records a buffer (8192 less the preamble).
+BENCH_BUF_BYTES := 65536
+BENCH_BUF_COUNT := $(shell echo $$(( ($(BENCH_REPS) + 1) * $(BENCH_EVENTS) / 8000 + 16 )))
+
+BENCH_SRCS_BASE := bench/harness.c bench/callee.c bench/noop_hook.c bench/bench_base.c
+BENCH_HDRS      := bench/harness.h
+BENCH_FLAGS     := $(BASE_CFLAGS) $(BENCH_CFLAGS)
+
+# ---- floor, clock references, uninstrumented call, no-op hook (built with $(CC)) ------------
+$(BENCH_DIR)/bench_base: $(BENCH_SRCS_BASE) $(BENCH_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_FLAGS) -o $@ $(BENCH_SRCS_BASE) $(SAN_LDFLAGS)
+
+BENCH_PROGS := $(BENCH_DIR)/bench_base
+BENCH_RUNS  := '$(BENCH_DIR)/bench_base $(BENCH_ARGS)'
+
+# ---- xfdr through XFDR_ENTER/XFDR_EXIT (built with $(CC), linked with libxfdr.a) ------------
+# Twice: with the clock xfdr picks here (rdtscp when CPUID has it) and forced to rdtsc +
+# sched_getcpu, what the target VMs without rdtscp pay. Each run flushes into
+# $(BENCH_DIR)/trace, counts the records with libxfdr_reader, and deletes the file.
+BENCH_XFDR_SRCS := bench/harness.c bench/xfdr_row.c bench/callee.c
+BENCH_XFDR_HDRS := $(BENCH_HDRS) bench/xfdr_row.h include/xfdr/xfdr.h include/xfdr/reader.h
+BENCH_XFDR_ARGS := $(BENCH_ARGS) -b $(BENCH_BUF_BYTES) -m $(BENCH_BUF_COUNT) -o $(BENCH_DIR)/trace
+
+$(BENCH_DIR)/bench_xfdr_manual: $(BENCH_XFDR_SRCS) bench/bench_xfdr_manual.c $(BENCH_XFDR_HDRS) \
+		$(LIBXFDR_A) $(LIBREADER_A)
+	@mkdir -p $(@D)/trace
+	$(CC) $(BENCH_FLAGS) -o $@ $(BENCH_XFDR_SRCS) bench/bench_xfdr_manual.c \
+		$(LIBREADER_A) $(LIBXFDR_A) $(SAN_LDFLAGS) $(RUNTIME_LIBS)
+
+BENCH_PROGS += $(BENCH_DIR)/bench_xfdr_manual
+BENCH_RUNS  += '$(BENCH_DIR)/bench_xfdr_manual $(BENCH_XFDR_ARGS)'
+BENCH_RUNS  += '$(BENCH_DIR)/bench_xfdr_manual $(BENCH_XFDR_ARGS) -c rdtsc'
+
+# ---- LLVM's XRay FDR runtime (clang; sleds only in callee.c) --------------------------------
+# func_duration_threshold_us=0: FDR would otherwise erase every call shorter than 5 us, i.e.
+# record nothing here. no_file_flush=true: the program counts the records in memory instead.
+BENCH_LLVM_ENV := XRAY_OPTIONS="patch_premain=true xray_mode=xray-fdr verbosity=0" \
+	XRAY_FDR_OPTIONS="buffer_size=$(BENCH_BUF_BYTES) buffer_max=$(BENCH_BUF_COUNT) \
+func_duration_threshold_us=0 grace_period_ms=0 no_file_flush=true"
+# XRay's runtime and the sanitizers' runtimes cannot be linked into one program, so this peer
+# is built without SAN's flags even in a sanitizer build (its timings mean nothing there anyway).
+BENCH_LLVM_FLAGS := $(filter-out -fsanitize=% -fno-sanitize-recover=%,$(BENCH_FLAGS))
+BENCH_LLVM_OBJS := $(BENCH_DIR)/llvm/harness.o $(BENCH_DIR)/llvm/bench_llvm_fdr.o \
+	$(BENCH_DIR)/llvm/callee_xray.o
+
+$(BENCH_DIR)/llvm/%.o: bench/%.c $(BENCH_HDRS)
+	@mkdir -p $(@D)
+	$(BENCH_CLANG) $(BENCH_LLVM_FLAGS) -c $< -o $@
+
+$(BENCH_DIR)/llvm/callee_xray.o: bench/callee.c $(BENCH_HDRS)
+	@mkdir -p $(@D)
+	$(BENCH_CLANG) $(BENCH_LLVM_FLAGS) $(BENCH_XRAY_FLAGS) -c $< -o $@
+
+$(BENCH_DIR)/bench_llvm_fdr: $(BENCH_LLVM_OBJS)
+	$(BENCH_CLANG) -pthread -fxray-instrument -o $@ $^
+
+BENCH_PROGS += $(BENCH_DIR)/bench_llvm_fdr
+BENCH_RUNS  += '$(BENCH_LLVM_ENV) $(BENCH_DIR)/bench_llvm_fdr $(BENCH_ARGS)'
+
+# ---- xfdr as the XRay handler and as the -finstrument-functions hooks -------------------------
+# Left for the helper that writes those hooks. Per row: a small main like
+# bench/bench_xfdr_manual.c (bench_xfdr_setup, bench_measure over bench_callee(), then
+# bench_xfdr_finish with the callee's id as that hook records it), $(BENCH_XFDR_SRCS) with
+# callee.c built alone with $(BENCH_XRAY_FLAGS) (linked by $(BENCH_CLANG) -fxray-instrument) or
+# with -finstrument-functions, linked with $(LIBREADER_A) $(LIBXFDR_A) $(RUNTIME_LIBS); then
+# append the program to BENCH_PROGS and its command line here in place of the pending entry.
+BENCH_RUNS  += 'pending:xfdr via the XRay sled handler'
+BENCH_RUNS  += 'pending:xfdr via -finstrument-functions'
+
+# ---- the target -------------------------------------------------------------------------------
+.PHONY: bench
+bench: all $(BENCH_PROGS)
+	@sh bench/run.sh 'make $(strip $(MAKEOVERRIDES) $(MAKECMDGOALS))' $(BENCH_RUNS)

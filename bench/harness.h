@@ -1,0 +1,80 @@
+/*
+ * bench/harness.h - the measuring part shared by every benchmark program.
+ *
+ * Each program measures one or more rows and prints them on stdout as tab-separated lines
+ * that bench/run.sh turns into the table:
+ *
+ *   info <TAB> key <TAB> value
+ *   row  <TAB> key <TAB> label <TAB> median <TAB> min <TAB> max <TAB> reps <TAB> events <TAB> note
+ *        <TAB> minor page faults taken inside the timed repetitions (all of them together)
+ *
+ * ns values are per event (one function entry or one exit), timed with CLOCK_MONOTONIC around
+ * the whole loop so the clock that times the loop is not the clock the loop reads.
+ * The harness is never instrumented: only bench/callee.c is built with -fxray-instrument or
+ * -finstrument-functions, so every row pays for exactly the calls it names.
+ */
+#ifndef XFDR_BENCH_HARNESS_H
+#define XFDR_BENCH_HARNESS_H
+
+#include <stdint.h>
+
+#if defined(__clang__)
+#define BENCH_NOINSTR __attribute__((no_instrument_function, xray_never_instrument))
+#else
+#define BENCH_NOINSTR __attribute__((no_instrument_function))
+#endif
+
+/* Compiler-only barrier: keeps each event's work inside its iteration, costs no instruction. */
+#define bench_barrier() __asm__ __volatile__("" ::: "memory")
+
+/* The function id every hook in the benchmarks reports for the measured callee. */
+enum { BENCH_FID = 1 };
+
+/*
+ * What argv sets: "-r 7 -n 2000000" for every program; the recorder programs also take their
+ * buffer size and count ("-b 65536 -m 2016"), where to flush ("-o DIR") and which clock to
+ * force ("-c rdtsc"); 0 or NULL when not given.
+ */
+struct bench_cfg {
+	unsigned reps;
+	uint64_t events;
+	uint64_t buf_bytes;
+	uint64_t buf_count;
+	const char *out_dir;
+	const char *clock;
+};
+
+/* One measured loop: performs exactly `events` events (events / 2 calls for a call pattern). */
+typedef void (*bench_loop_fn)(uint64_t events);
+
+/*
+ * bench_init - parse argv, pin the process to the CPU it runs on, print the info lines.
+ * Exits with status 2 and a message on a bad argument. Pinning that fails is reported as an
+ * info line, not an error: the numbers are still valid, only noisier.
+ */
+void bench_init(struct bench_cfg *cfg, int argc, char **argv);
+
+/*
+ * bench_run_row - run `loop` once unmeasured (warm-up: page faults, caches, branch predictors),
+ * then cfg->reps timed times, and print one row line with the median, min and max ns/event.
+ * `note` may be NULL. Returns the median ns/event.
+ */
+double bench_run_row(const struct bench_cfg *cfg, const char *key, const char *label,
+		     bench_loop_fn loop, const char *note);
+
+/*
+ * bench_measure - like bench_run_row() without printing: fills ns[0..reps-1], warm-up
+ * included only when `warmup` is set. For programs that must check their recording before
+ * they can write the row's note (bench_print_row() then prints it).
+ */
+void bench_measure(const struct bench_cfg *cfg, bench_loop_fn loop, int warmup, double *ns);
+void bench_print_row(const struct bench_cfg *cfg, const char *key, const char *label, double *ns,
+		     const char *note);
+
+/* Machine facts, printed as info lines by the program that measures the floor. */
+void bench_print_machine(void);
+
+/* The measured callee (bench/callee.c): noinline, in its own translation unit. */
+void bench_callee(uint64_t i);
+
+#endif

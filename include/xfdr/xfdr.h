@@ -1,0 +1,243 @@
+/*
+ * xfdr/xfdr.h - the recorder's public API: life cycle, options, manual instrumentation.
+ *
+ * Life cycle (one atomic state; a call that does not fit the current state returns -EBUSY or
+ * -EINVAL, never blocks on another thread's call):
+ *
+ *   uninitialized --xfdr_init--> ready --xfdr_start--> recording --xfdr_stop--> ready
+ *                                  ^------------------ xfdr_init (new session) ---'
+ *
+ * xfdr_flush() may run in "ready" or "recording": it writes a snapshot and leaves recording on.
+ *
+ * What is recorded: events go into per-thread buffers taken from a pool of buffer_max buffers
+ * of buffer_size bytes, allocated and prefaulted once by xfdr_init(). A full buffer is never
+ * reused during a session: when the pool is exhausted new events are dropped and counted
+ * (never silently: see "Drop accounting" below). A new session (xfdr_init() again) empties
+ * the pool.
+ *
+ * Options come from struct xfdr_options, or from the environment variable XFDR_OPTIONS with the
+ * same keys: "key=value" pairs separated by ':' or white space, e.g.
+ *   XFDR_OPTIONS="buffer_size=65536:buffer_max=64 output=/tmp/traces/ start=1"
+ *
+ *   buffer_size=N       bytes per buffer; a multiple of 8, >= 64 (default 65536)
+ *   buffer_max=N        buffers in the pool, >= 1 (default 256)
+ *   thread_max=N        threads one process can register (default 4096; fixed at first init)
+ *   output=PATH         "DIR/" or an existing directory: DIR/xfdr-<program>-<pid>-<n>.xray;
+ *                       "DIR/name": DIR/name-<pid>-<n>.xray; empty (default): current directory
+ *   per_thread_files=B  one file per thread, "...-<pid>-<n>-t<tid>.xray" (default 0)
+ *   start=B             start recording when the library loads (for LD_PRELOAD) (default 0)
+ *   flush_at_exit=B     flush at process exit once recording was started (default 1)
+ *   clock=auto|rdtscp|rdtsc   TSC and CPU source; auto uses rdtscp when CPUID has it
+ *
+ * B is 0/1 (also no/yes, false/true, off/on). An unknown key or a bad value is reported with
+ * one line on stderr naming the key, the value and the value kept, and is otherwise ignored.
+ *
+ * Files: "<base>.xray" holds one 32-byte header and whole buffers of buffer_size bytes in the
+ * XRay FDR format, version 1; "<base>.xray.map" (text) names the process, the clock, the
+ * threads and the drop counts. With per_thread_files, each thread gets "<base>-t<tid>.xray"
+ * and the flush writes one "<base>.map" that lists them. <n> counts flushes from 0 and is
+ * bumped past files that already exist.
+ *
+ * Drop accounting: events that could not be recorded are counted per thread and by cause
+ * (no buffer left, re-entry from a signal handler or the runtime itself, event larger than a
+ * buffer can hold, no thread slot left). Flush prints one stderr line when anything was
+ * dropped, writes the counts into the .map file and appends to every trace file one last
+ * buffer (NewBuffer thread id 0 in the process file, the thread's id in a per-thread file)
+ * holding one custom event with the layout XFDR_DROP_* below.
+ *
+ * Thread safety: every function here may be called from any thread. The recording functions
+ * (xfdr_enter ... xfdr_custom_event) are also async-signal-safe: a call from a signal handler
+ * that interrupted the same thread inside the runtime is dropped and counted, never corrupts.
+ */
+#ifndef XFDR_XFDR_H
+#define XFDR_XFDR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define XFDR_API __attribute__((visibility("default")))
+#else
+#define XFDR_API
+#endif
+
+enum xfdr_clock {
+	XFDR_CLOCK_AUTO = 0,   /* rdtscp when CPUID 0x80000001 EDX[27] says it exists */
+	XFDR_CLOCK_RDTSCP = 1, /* CPU from TSC_AUX (low 12 bits, as Linux sets it) */
+	XFDR_CLOCK_RDTSC = 2,  /* rdtsc, CPU from sched_getcpu() */
+};
+
+struct xfdr_options {
+	size_t buffer_size;   /* bytes per buffer: multiple of 8, >= 64 */
+	size_t buffer_max;    /* buffers in the pool, >= 1 */
+	const char *output;   /* see "output" above; NULL or "" for the current directory */
+	int per_thread_files; /* 0/1 */
+	int start;	      /* 0/1: xfdr_init() also starts recording; at load for XFDR_OPTIONS */
+	int flush_at_exit;    /* 0/1 */
+	int clock;	      /* enum xfdr_clock */
+	size_t thread_max;    /* thread slots; only the first xfdr_init() of a process sets it */
+};
+
+/* Fill o with the defaults listed above. Context: any. */
+XFDR_API void xfdr_options_default(struct xfdr_options *o);
+
+/*
+ * xfdr_options_set - set one option by its XFDR_OPTIONS key from text.
+ * The value of "output" is not copied: it must stay valid until xfdr_init() has returned
+ * (xfdr_init() copies everything it keeps). Prints nothing.
+ * Returns 0, -ENOENT for an unknown key, -EINVAL for a bad value (o is then unchanged).
+ */
+XFDR_API int xfdr_options_set(struct xfdr_options *o, const char *key, const char *value);
+
+/*
+ * xfdr_init - allocate and prefault the pool, calibrate the clock, start a new session.
+ * o == NULL: the defaults, then XFDR_OPTIONS. A second call starts a new session: it waits
+ * (at most about a second) until no thread is inside the runtime, then empties the pool;
+ * buffers still held by threads are from the old session and are never written again.
+ * Context: not from a signal handler (it maps memory). Not while recording.
+ * Returns 0; -EINVAL for an invalid option in o (one stderr line names it); -EBUSY while
+ * recording, flushing or while a thread stays inside the runtime; -ENOMEM if the pool cannot
+ * be mapped.
+ */
+XFDR_API int xfdr_init(const struct xfdr_options *o);
+
+/*
+ * xfdr_start / xfdr_stop - turn recording on and off. Events while off are not recorded and
+ * not counted as drops. At exit, what was recorded since the last complete flush is flushed
+ * (flush_at_exit; the handler is registered by the first xfdr_init()).
+ * Context: any thread, also a signal handler. Ordering: events of other threads that begin
+ * after xfdr_start() returns are recorded; after xfdr_stop() returns, no event begins to be
+ * recorded (one already inside the runtime may still complete).
+ * Returns 0; -EINVAL before xfdr_init(); -EALREADY if already in that state.
+ */
+XFDR_API int xfdr_start(void);
+XFDR_API int xfdr_stop(void);
+
+/*
+ * xfdr_flush - write every buffer holding data to a new file, then the .map sidecar.
+ * Buffers still being written are copied up to what their thread has published (whole
+ * records only); recording goes on. path_out (if not NULL) receives the trace file's path
+ * (per_thread_files: the .map file's path), NUL-terminated and cut to path_bytes.
+ * Context: async-signal-safe (open, write, close, clock_gettime only; no lock, no malloc). It
+ * may spin up to 20 ms so that the TSC calibration has a long enough baseline.
+ * Returns 0; -EINVAL before xfdr_init(); -EBUSY if another flush or an init is running;
+ * -ENAMETOOLONG; or the negative errno of open(2)/write(2).
+ */
+XFDR_API int xfdr_flush(char *path_out, size_t path_bytes);
+
+/*
+ * Recording. fid is the function id (28 bits; higher bits are cut). Context: any thread, any
+ * signal handler; no lock, no malloc, no system call except the CPU query when rdtscp is not
+ * used. errno is preserved.
+ */
+XFDR_API void xfdr_enter(uint32_t fid);
+XFDR_API void xfdr_exit(uint32_t fid);
+XFDR_API void xfdr_tail_exit(uint32_t fid);
+
+/*
+ * xfdr_enter_args - an Entry_Args record followed by nargs CallArgument records, always in
+ * the same buffer. nargs == 0 records a plain entry. An event that cannot fit in an empty
+ * buffer is dropped and counted (too_large).
+ */
+XFDR_API void xfdr_enter_args(uint32_t fid, const uint64_t *args, unsigned nargs);
+
+/*
+ * xfdr_custom_event - a CustomEventMarker with the TSC now, then the payload, in one buffer.
+ * FDR v1 readers walk the bytes after EndOfBuffer in 8-byte steps, so the payload is
+ * zero-padded to a multiple of 8 and the marker carries the padded size.
+ * Returns 0 when recorded; -EINVAL for data == NULL or bytes == 0; -EAGAIN when not
+ * recording; and when dropped and counted: -EMSGSIZE (larger than an empty buffer can hold),
+ * -ENOBUFS (no buffer left), -EDEADLK (re-entry on the same thread), -EUSERS (no thread slot).
+ */
+XFDR_API int xfdr_custom_event(const void *data, size_t bytes);
+
+/*
+ * The drop-count custom event (payload of the last buffer of every trace file). All fields in
+ * the byte order of the file; the size is 56 + 32 * entry_count bytes (a multiple of 8).
+ *   off  0  char[8]  "XFDRDROP"
+ *   off  8  u32      layout version (1)
+ *   off 12  u32      entry_count: per-thread entries that follow
+ *   off 16  u64      no_buffer  \
+ *   off 24  u64      reentrant   | totals of the file (process file: all threads and
+ *   off 32  u64      too_large   | unattributed drops; per-thread file: that thread)
+ *   off 40  u64      no_thread_slot /
+ *   off 48  u32      threads_omitted: threads with drops left out for lack of room
+ *   off 52  u32      reserved (0)
+ *   entry (32 bytes): u32 tid, u16 thread id as in NewBuffer, u16 reserved,
+ *                     u64 no_buffer, u64 reentrant, u64 too_large
+ * Only threads with at least one drop get an entry in the process file. The buffer needs
+ * 136 bytes at least (preamble, marker, fixed part, EndOfBuffer): with smaller buffers the
+ * counts are only in the .map file; entries that do not fit are counted as omitted.
+ */
+#define XFDR_DROP_MAGIC "XFDRDROP"
+enum {
+	XFDR_DROP_LAYOUT_VERSION = 1,
+	XFDR_DROP_VERSION_OFF = 8,
+	XFDR_DROP_ENTRY_COUNT_OFF = 12,
+	XFDR_DROP_NO_BUFFER_OFF = 16,
+	XFDR_DROP_REENTRANT_OFF = 24,
+	XFDR_DROP_TOO_LARGE_OFF = 32,
+	XFDR_DROP_NO_THREAD_SLOT_OFF = 40,
+	XFDR_DROP_OMITTED_OFF = 48,
+	XFDR_DROP_FIXED_BYTES = 56,
+	XFDR_DROP_ENTRY_BYTES = 32,
+	XFDR_DROP_ENTRY_TID_OFF = 0,
+	XFDR_DROP_ENTRY_TID16_OFF = 4,
+	XFDR_DROP_ENTRY_NO_BUFFER_OFF = 8,
+	XFDR_DROP_ENTRY_REENTRANT_OFF = 16,
+	XFDR_DROP_ENTRY_TOO_LARGE_OFF = 24,
+};
+
+/* ---- Manual instrumentation ----------------------------------------------------------- */
+
+#if defined(__clang__)
+#define XFDR__NOINSTR __attribute__((no_instrument_function, xray_never_instrument))
+#else
+#define XFDR__NOINSTR __attribute__((no_instrument_function))
+#endif
+
+#define XFDR_ENTER(id) xfdr_enter((uint32_t)(id))
+#define XFDR_EXIT(id) xfdr_exit((uint32_t)(id))
+
+/*
+ * XFDR_ENTER_ARGS(id, a0, a1, ...) - entry with up to any number of integer arguments, each
+ * converted to uint64_t (cast pointers with (uintptr_t)).
+ */
+#define XFDR_ENTER_ARGS(id, ...)                                                                   \
+	do {                                                                                       \
+		const uint64_t xfdr__args[] = {__VA_ARGS__};                                       \
+		xfdr_enter_args((uint32_t)(id), xfdr__args,                                        \
+				(unsigned)(sizeof(xfdr__args) / sizeof(xfdr__args[0])));           \
+	} while (0)
+
+static inline XFDR__NOINSTR uint32_t xfdr__scope_enter(uint32_t fid)
+{
+	xfdr_enter(fid);
+	return fid;
+}
+
+static inline XFDR__NOINSTR void xfdr__scope_exit(const uint32_t *fid)
+{
+	xfdr_exit(*fid);
+}
+
+#define XFDR__CAT2(a, b) a##b
+#define XFDR__CAT(a, b) XFDR__CAT2(a, b)
+
+/*
+ * XFDR_SCOPE(id) - record an entry now and the matching exit when the enclosing block is left
+ * by any path (return, break, goto), through the cleanup attribute. id is evaluated once.
+ */
+#define XFDR_SCOPE(id)                                                                             \
+	const uint32_t XFDR__CAT(xfdr__scope_, __LINE__)                                           \
+	    __attribute__((cleanup(xfdr__scope_exit), unused)) = xfdr__scope_enter((uint32_t)(id))
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* XFDR_XFDR_H */

@@ -1,0 +1,382 @@
+/*
+ * tests/unit/test_hooks_support.h - helpers of the hook tests (header only: the build turns
+ * every tests/unit/test_*.c into a binary, so helpers cannot be a .c here).
+ *
+ * The end-to-end tests compile small programs from tests/e2e/ with the real compilers, run
+ * them under xfdr, and turn the trace into one line of text: the calls as the file says
+ * they happened, with names from the .map sidecar, e.g.
+ *   "E main,E depth,X depth,T tail,A logged(3),C hello,X main"
+ * E entry, X exit, T tail exit, A entry with arguments, C custom event (printable payload).
+ * The expected line is written by hand from the program's source: the oracle is the source.
+ */
+#ifndef XFDR_TEST_HOOKS_SUPPORT_H
+#define XFDR_TEST_HOOKS_SUPPORT_H
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "xfdr/format.h"
+#include "xfdr/reader.h"
+
+#define TH_UNUSED __attribute__((unused))
+#define TH_RUN_TIMEOUT_S 120
+#define TH_NAMES_MAX 256
+#define TH_PATH_BYTES 512
+
+extern char **environ;
+
+struct th_name {
+	uint32_t id;
+	char name[64];
+};
+
+struct th_names {
+	struct th_name v[TH_NAMES_MAX];
+	size_t n;
+};
+
+static char th_root[TH_PATH_BYTES];
+
+/* A fresh directory for this test binary's files; removed by th_root_remove(). */
+static TH_UNUSED const char *th_root_make(void)
+{
+	char tmpl[] = "/tmp/xfdr-hooks-test-XXXXXX";
+
+	assert_non_null(mkdtemp(tmpl));
+	snprintf(th_root, sizeof(th_root), "%s", tmpl);
+	return th_root;
+}
+
+static TH_UNUSED void th_root_remove(void)
+{
+	char cmd[TH_PATH_BYTES + 32];
+
+	if (!th_root[0])
+		return;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", th_root);
+	assert_int_equal(system(cmd), 0);
+	th_root[0] = '\0';
+}
+
+/* out = a + b (TH_PATH_BYTES); a path that does not fit fails the test. */
+static TH_UNUSED void th_join(char *out, const char *a, const char *b)
+{
+	if (snprintf(out, TH_PATH_BYTES, "%s%s", a, b) >= TH_PATH_BYTES)
+		fail_msg("path too long: %s%s", a, b);
+}
+
+/* "$root/name", created as a directory when mkdir is set. */
+static TH_UNUSED void th_path(char *out, const char *name, int mkdir_it)
+{
+	char sub[TH_PATH_BYTES];
+
+	th_join(sub, "/", name);
+	th_join(out, th_root, sub);
+	if (mkdir_it)
+		assert_true(mkdir(out, 0755) == 0 || errno == EEXIST);
+}
+
+/* An environment variable the test needs; fails the test with a hint when unset. */
+static TH_UNUSED const char *th_env(const char *name, const char *fallback)
+{
+	const char *v = getenv(name);
+
+	if (v && *v)
+		return v;
+	if (fallback)
+		return fallback;
+	fail_msg("%s is not set (run the tests through make check)", name);
+	return NULL;
+}
+
+/* $XFDR_BUILD/<rel>, which must exist (the libraries are built before the tests). */
+static TH_UNUSED void th_build_file(char *out, const char *rel)
+{
+	struct stat st;
+
+	char sub[TH_PATH_BYTES];
+
+	th_join(sub, "/", rel);
+	th_join(out, th_env("XFDR_BUILD", NULL), sub);
+	if (stat(out, &st))
+		fail_msg("%s is missing: build the libraries first (make)", out);
+}
+
+/* $XFDR_SRC/<rel>. */
+static TH_UNUSED void th_src_file(char *out, const char *rel)
+{
+	char sub[TH_PATH_BYTES];
+
+	th_join(sub, "/", rel);
+	th_join(out, th_env("XFDR_SRC", "."), sub);
+}
+
+static TH_UNUSED void th_print_file(const char *path)
+{
+	char line[512];
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		fprintf(stderr, "  | %s", line);
+	fclose(f);
+}
+
+/*
+ * th_run - run argv (searched in PATH) with the extra "K=V" environment entries (NULL
+ * terminated, may be NULL), stdout and stderr into log. Kills it after TH_RUN_TIMEOUT_S.
+ * Returns the exit status, 128 + signal, or fails the test if it could not start.
+ */
+static TH_UNUSED int th_run(char *const argv[], char *const extra_env[], const char *log)
+{
+	size_t n_env = 0, n_extra = 0, i, j;
+	char **env;
+	time_t deadline = time(NULL) + TH_RUN_TIMEOUT_S;
+	pid_t pid, done;
+	int st, fd;
+
+	while (environ[n_env])
+		n_env++;
+	while (extra_env && extra_env[n_extra])
+		n_extra++;
+	env = calloc(n_env + n_extra + 1, sizeof(*env));
+	assert_non_null(env);
+	for (i = j = 0; i < n_env; i++) {
+		size_t k, keep = 1;
+
+		/* An extra entry replaces the inherited one with the same name. */
+		for (k = 0; k < n_extra; k++) {
+			size_t len = strcspn(extra_env[k], "=") + 1;
+
+			if (!strncmp(environ[i], extra_env[k], len))
+				keep = 0;
+		}
+		if (keep)
+			env[j++] = environ[i];
+	}
+	for (i = 0; i < n_extra; i++)
+		env[j++] = extra_env[i];
+	env[j] = NULL;
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+		if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+			_exit(126);
+		environ = env;
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	free(env);
+	for (;;) {
+		done = waitpid(pid, &st, WNOHANG);
+		if (done == pid)
+			break;
+		assert_true(done == 0);
+		if (time(NULL) > deadline) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			th_print_file(log);
+			fail_msg("%s did not finish within %d s", argv[0], TH_RUN_TIMEOUT_S);
+		}
+		nanosleep(&(struct timespec){.tv_nsec = 5000000}, NULL);
+	}
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	return 128 + WTERMSIG(st);
+}
+
+/* th_run() that must succeed; on failure the log is shown. */
+static TH_UNUSED void th_run_ok(char *const argv[], char *const extra_env[], const char *log)
+{
+	int rc;
+
+	unlink(log);
+	rc = th_run(argv, extra_env, log);
+	if (rc) {
+		size_t i;
+
+		fprintf(stderr, "command failed with status %d:", rc);
+		for (i = 0; argv[i]; i++)
+			fprintf(stderr, " %s", argv[i]);
+		fprintf(stderr, "\n");
+		th_print_file(log);
+		fail_msg("%s failed", argv[0]);
+	}
+}
+
+/* The one file in dir whose name ends in suffix; fails unless there is exactly one. */
+static TH_UNUSED void th_find_one(const char *dir, const char *suffix, char *out)
+{
+	size_t slen = strlen(suffix), found = 0;
+	struct dirent *e;
+	DIR *d = opendir(dir);
+
+	assert_non_null(d);
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+
+		if (len > slen && !strcmp(e->d_name + len - slen, suffix)) {
+			char sub[TH_PATH_BYTES];
+
+			th_join(sub, "/", e->d_name);
+			th_join(out, dir, sub);
+			found++;
+		}
+	}
+	closedir(d);
+	if (found != 1)
+		fail_msg("%zu files ending in %s in %s, expected 1", found, suffix, dir);
+}
+
+/* Read the "function<TAB>id<TAB>name<TAB>..." lines of a .map file. */
+static TH_UNUSED void th_read_names(const char *map, struct th_names *names)
+{
+	char line[4096];
+	FILE *f = fopen(map, "r");
+
+	if (!f)
+		fail_msg("no .map file %s", map);
+	names->n = 0;
+	while (fgets(line, sizeof(line), f)) {
+		char name[64];
+		unsigned id;
+
+		if (sscanf(line, "function\t%u\t%63[^\t\n]", &id, name) != 2)
+			continue;
+		assert_true(names->n < TH_NAMES_MAX);
+		names->v[names->n].id = id;
+		snprintf(names->v[names->n].name, sizeof(names->v[0].name), "%s", name);
+		names->n++;
+	}
+	fclose(f);
+}
+
+static TH_UNUSED const char *th_name_of(const struct th_names *names, uint32_t id)
+{
+	static char number[16];
+	size_t i;
+
+	for (i = 0; i < names->n; i++)
+		if (names->v[i].id == id)
+			return names->v[i].name;
+	snprintf(number, sizeof(number), "#%u", id);
+	return number;
+}
+
+static TH_UNUSED void th_append(char *out, size_t out_bytes, const char *fmt, ...)
+{
+	size_t len = strlen(out);
+	va_list ap;
+
+	if (len && len + 1 < out_bytes)
+		out[len++] = ',';
+	out[len] = '\0';
+	va_start(ap, fmt);
+	vsnprintf(out + len, out_bytes - len, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * th_calls - the events of thread tid16 (0: every thread but 0, the drop-count buffer's) as
+ * one line (format at the top), read with the reader library from a verified file.
+ */
+static TH_UNUSED void th_calls(const char *trace, const struct th_names *names, uint16_t tid16,
+			       char *out, size_t out_bytes)
+{
+	struct xfdr_trace *t = NULL;
+	struct xfdr_event_iter it;
+	struct xfdr_error err;
+	struct xfdr_event ev;
+	int rc;
+
+	out[0] = '\0';
+	memset(&err, 0, sizeof(err));
+	if (xfdr_trace_open(trace, &t, &err) || xfdr_trace_verify(t, &err) ||
+	    xfdr_events_begin(t, XFDR_ORDER_THREAD, &it, &err))
+		fail_msg("reader rejects %s: %s", trace, err.text);
+	while ((rc = xfdr_events_next(&it, &ev, &err)) == 1) {
+		if (ev.thread_id == 0 || (tid16 && ev.thread_id != tid16))
+			continue;
+		if (ev.type == XFDR_EVENT_CUSTOM) {
+			char text[64];
+			uint32_t i, n = ev.payload_bytes < 63 ? ev.payload_bytes : 63;
+
+			for (i = 0; i < n && ev.payload[i]; i++)
+				text[i] = ev.payload[i] >= 0x20 && ev.payload[i] < 0x7f
+						  ? (char)ev.payload[i]
+						  : '?';
+			text[i] = '\0';
+			th_append(out, out_bytes, "C %s", text);
+			continue;
+		}
+		switch (ev.action) {
+		case XFDR_FN_ENTER:
+			th_append(out, out_bytes, "E %s", th_name_of(names, ev.function_id));
+			break;
+		case XFDR_FN_EXIT:
+			th_append(out, out_bytes, "X %s", th_name_of(names, ev.function_id));
+			break;
+		case XFDR_FN_TAIL_EXIT:
+			th_append(out, out_bytes, "T %s", th_name_of(names, ev.function_id));
+			break;
+		default: {
+			char args[96] = "";
+			uint32_t i;
+
+			for (i = 0; i < ev.arg_count; i++)
+				snprintf(args + strlen(args), sizeof(args) - strlen(args), "%s%llu",
+					 i ? " " : "",
+					 (unsigned long long)xfdr_event_arg(t, &ev, i));
+			th_append(out, out_bytes, "A %s(%s)", th_name_of(names, ev.function_id),
+				  args);
+			break;
+		}
+		}
+	}
+	if (rc < 0)
+		fail_msg("reader: %s", err.text);
+	xfdr_trace_close(t);
+}
+
+/* Occurrences of needle in hay. */
+static TH_UNUSED size_t th_count(const char *hay, const char *needle)
+{
+	size_t n = 0;
+
+	while ((hay = strstr(hay, needle))) {
+		n++;
+		hay += strlen(needle);
+	}
+	return n;
+}
+
+/* `xfdr verify` and `llvm-xray convert` both accept the file. */
+static TH_UNUSED void th_tools_accept(const char *trace, const char *log)
+{
+	char *verify[] = {(char *)th_env("XFDR_BIN", NULL), "verify", (char *)trace, NULL};
+	char *convert[] = {(char *)th_env("XFDR_LLVM_XRAY", "llvm-xray"), "convert",
+			   "--output-format=yaml", (char *)trace, NULL};
+
+	th_run_ok(verify, NULL, log);
+	th_run_ok(convert, NULL, log);
+}
+
+#endif /* XFDR_TEST_HOOKS_SUPPORT_H */

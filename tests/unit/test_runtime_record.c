@@ -1,0 +1,858 @@
+/*
+ * tests/unit/test_runtime_record.c - the record path with a controlled clock, the clock
+ * itself, the drop buffer, the .map file, per-thread files, start at load and flush at exit.
+ *
+ * The record path is driven through its *_at entry points with chosen TSC and CPU values, so
+ * every boundary is hit exactly. Expected bytes are computed here from the specification
+ * (function word: bit 0 = 0, bits 1-3 action, bits 4-31 id, then the u32 delta; metadata
+ * byte 0 = kind << 1 | 1), never with the writer's encoders; each file is also read by the
+ * reader library and by llvm-xray.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <time.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
+#include "tests/unit/test_runtime_support.h"
+
+#include "runtime/clock.h"
+#include "runtime/record.h"
+#include "runtime/record_fast.h"
+#include "runtime/tls.h"
+
+enum { HDR = 32, MD = 16, FN = 8, PRE = 48 };
+
+/* Metadata first bytes (little-endian: kind << 1 | 1). */
+enum {
+	K_NEW_BUFFER = 0x01,
+	K_EOB = 0x03,
+	K_NEW_CPU = 0x05,
+	K_TSC_WRAP = 0x07,
+	K_WALL = 0x09,
+	K_CUSTOM = 0x0b,
+	K_CALL_ARG = 0x0d,
+};
+
+static char path[512];
+
+static void expect_zero(const uint8_t *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (p[i])
+			fail_msg("byte %zu of %zu is 0x%02x, expected 0", i, n, p[i]);
+}
+
+static void expect_preamble(const uint8_t *b, uint16_t cpu, uint64_t tsc)
+{
+	uint64_t now = (uint64_t)time(NULL);
+
+	assert_int_equal(b[0], K_NEW_BUFFER);
+	assert_int_equal(ts_get16(b + 1), ts_tid() & 0xffff);
+	expect_zero(b + 3, 13);
+	assert_int_equal(b[16], K_WALL);
+	assert_true(ts_get64(b + 17) + 100 >= now && ts_get64(b + 17) <= now + 1);
+	assert_true(ts_get32(b + 25) < 1000000);
+	expect_zero(b + 29, 3);
+	assert_int_equal(b[32], K_NEW_CPU);
+	assert_int_equal(ts_get16(b + 33), cpu);
+	assert_int_equal(ts_get64(b + 35), tsc);
+	expect_zero(b + 43, 5);
+}
+
+static void expect_fn(const uint8_t *p, unsigned action, uint32_t fid, uint32_t delta)
+{
+	uint32_t w = ts_get32(p);
+
+	assert_int_equal(w & 1u, 0);
+	assert_int_equal((w >> 1) & 7u, action);
+	assert_int_equal(w >> 4, fid);
+	assert_int_equal(ts_get32(p + 4), delta);
+}
+
+static void expect_md_tsc(const uint8_t *p, unsigned kind_byte, uint64_t tsc)
+{
+	assert_int_equal(p[0], kind_byte);
+	assert_int_equal(ts_get64(p + 1), tsc);
+	expect_zero(p + 9, 7);
+}
+
+static void expect_new_cpu(const uint8_t *p, uint16_t cpu, uint64_t tsc)
+{
+	assert_int_equal(p[0], K_NEW_CPU);
+	assert_int_equal(ts_get16(p + 1), cpu);
+	assert_int_equal(ts_get64(p + 3), tsc);
+	expect_zero(p + 11, 5);
+}
+
+static void expect_eob(const uint8_t *p, size_t rest)
+{
+	assert_int_equal(p[0], K_EOB);
+	expect_zero(p + 1, rest - 1);
+}
+
+/*
+ * Flush, check the file size, read it: the header, nbuf buffers, and the drop buffer, which
+ * needs 48 + 16 + 56 bytes and room for EndOfBuffer (buffers of 136 bytes and more).
+ */
+static uint8_t *flush_read(size_t bsize, size_t nbuf)
+{
+	size_t bytes;
+	uint8_t *data;
+
+	assert_int_equal(xfdr_flush(path, sizeof(path)), 0);
+	data = ts_slurp(path, &bytes);
+	assert_int_equal(bytes, HDR + (nbuf + (bsize >= 136)) * bsize);
+	assert_int_equal(ts_get16(data), 1);
+	assert_int_equal(ts_get16(data + 2), 1);
+	assert_int_equal(ts_get64(data + 16), bsize);
+	return data;
+}
+
+/* llvm-xray must convert the file; returns its records. */
+static size_t llvm_records(struct ts_yrec *out, size_t max)
+{
+	char *yaml;
+	size_t n;
+
+	if (ts_llvm_yaml(path, &yaml))
+		fail_msg("llvm-xray rejects %s:\n%s", path, yaml);
+	n = ts_yaml_records(yaml, out, max);
+	free(yaml);
+	return n;
+}
+
+static void reader_ok(void)
+{
+	xfdr_trace_close(ts_open_verified(path));
+}
+
+static void start_session(size_t bsize, size_t bmax)
+{
+	assert_int_equal(ts_init(bsize, bmax, 0), 0);
+	assert_int_equal(xfdr_start(), 0);
+}
+
+/* 9 entries into 128-byte buffers: 8 fit (the 16 bytes of EndOfBuffer stay), the 9th rotates. */
+static void rotation_at_exact_boundary(void **state)
+{
+	struct ts_yrec r[16];
+	uint8_t *data, *b0, *b1;
+	int i;
+
+	(void)state;
+	start_session(128, 8);
+	for (i = 0; i < 9; i++)
+		rt_function_at(1000 + 10 * (uint64_t)i, 3, XFDR_FN_ENTER, (uint32_t)i + 1);
+	data = flush_read(128, 2);
+	b0 = data + HDR;
+	b1 = b0 + 128;
+	expect_preamble(b0, 3, 1000);
+	for (i = 0; i < 8; i++)
+		expect_fn(b0 + PRE + FN * i, 0, (uint32_t)i + 1, i ? 10 : 0);
+	expect_eob(b0 + PRE + 64, 16);
+	expect_preamble(b1, 3, 1080);
+	expect_fn(b1 + PRE, 0, 9, 0);
+	expect_eob(b1 + PRE + FN, 128 - PRE - FN);
+	free(data);
+	reader_ok();
+	assert_int_equal(llvm_records(r, 16), 9); /* no room for a drop buffer in 128 bytes */
+	for (i = 0; i < 9; i++) {
+		assert_int_equal(r[i].fid, i + 1);
+		assert_int_equal(r[i].tsc, 1000 + 10 * i);
+		assert_int_equal(r[i].cpu, 3);
+		assert_string_equal(r[i].kind, "function-enter");
+	}
+}
+
+/* A group that fills the buffer to the last byte needs no EndOfBuffer. */
+static void exact_fill_without_end_of_buffer(void **state)
+{
+	const uint64_t args[2] = {7, 0x1122334455667788ull};
+	struct ts_yrec r[8];
+	uint8_t *data, *b0, *b1;
+
+	(void)state;
+	start_session(96, 4);
+	rt_function_at(500, 1, XFDR_FN_ENTER, 1);
+	rt_record_function_at(505, 1, XFDR_FN_ENTER_ARGS, 2, args, 2); /* 40 bytes: exact */
+	rt_function_at(510, 1, XFDR_FN_EXIT, 2);
+	data = flush_read(96, 2);
+	b0 = data + HDR;
+	b1 = b0 + 96;
+	expect_preamble(b0, 1, 500);
+	expect_fn(b0 + PRE, 0, 1, 0);
+	expect_fn(b0 + PRE + 8, 3, 2, 5);
+	expect_md_tsc(b0 + PRE + 16, K_CALL_ARG, 7);
+	expect_md_tsc(b0 + PRE + 32, K_CALL_ARG, 0x1122334455667788ull);
+	expect_preamble(b1, 1, 510);
+	expect_fn(b1 + PRE, 1, 2, 0);
+	free(data);
+	reader_ok();
+	assert_int_equal(llvm_records(r, 8), 3);
+	assert_string_equal(r[1].kind, "function-enter-arg");
+	assert_string_equal(r[1].args, "7, 1234605616436508552 ");
+	assert_int_equal(r[2].tsc, 510);
+}
+
+/* Entry_Args with its arguments and a custom event with its payload stay in one buffer. */
+static void groups_never_straddle(void **state)
+{
+	const uint64_t args[3] = {1, 2, 3};
+	struct ts_yrec r[16];
+	uint8_t *data, *b0, *b1, *b2;
+	int i;
+
+	(void)state;
+	start_session(128, 8);
+	for (i = 0; i < 5; i++) /* 40 bytes: 40 left */
+		rt_function_at(100 + (uint64_t)i, 2, XFDR_FN_ENTER, 10);
+	rt_record_function_at(200, 2, XFDR_FN_ENTER_ARGS, 11, args, 3);	 /* 56: next buffer */
+	assert_int_equal(rt_custom_event_at(300, 2, "hello", 5), 0);	 /* 16 + 8: exact fill */
+	assert_int_equal(rt_custom_event_at(400, 2, "123456789", 9), 0); /* 32: next buffer */
+	data = flush_read(128, 3);
+	b0 = data + HDR;
+	b1 = b0 + 128;
+	b2 = b1 + 128;
+	expect_fn(b0 + PRE + 32, 0, 10, 1);
+	expect_eob(b0 + PRE + 40, 128 - PRE - 40);
+	expect_preamble(b1, 2, 200);
+	expect_fn(b1 + PRE, 3, 11, 0);
+	for (i = 0; i < 3; i++)
+		expect_md_tsc(b1 + PRE + 8 + MD * i, K_CALL_ARG, (uint64_t)i + 1);
+	/* CustomEventMarker: u32 size at 1, u64 tsc at 5; payload zero-padded to 8. */
+	assert_int_equal(b1[PRE + 56], K_CUSTOM);
+	assert_int_equal(ts_get32(b1 + PRE + 57), 8);
+	assert_int_equal(ts_get64(b1 + PRE + 61), 300);
+	assert_memory_equal(b1 + PRE + 72, "hello\0\0\0", 8);
+	assert_int_equal(PRE + 80, 128);
+	expect_preamble(b2, 2, 400);
+	assert_int_equal(b2[PRE], K_CUSTOM);
+	assert_int_equal(ts_get32(b2 + PRE + 1), 16);
+	assert_memory_equal(b2 + PRE + 16, "123456789\0\0\0\0\0\0\0", 16);
+	expect_eob(b2 + PRE + 32, 128 - PRE - 32);
+	free(data);
+	reader_ok();
+	assert_int_equal(llvm_records(r, 16), 8);
+	assert_string_equal(r[5].args, "1, 2, 3 ");
+	assert_string_equal(r[6].kind, "custom-event");
+	assert_int_equal(r[6].tsc, 300);
+}
+
+/* The drop-count custom event, read back field by field. */
+static void expect_drop_buffer(const uint8_t *b, uint16_t tid16, uint64_t no_buffer,
+			       uint64_t reentrant, uint64_t too_large, uint32_t entries)
+{
+	const uint8_t *m = b + PRE, *pl = m + MD;
+
+	assert_int_equal(b[0], K_NEW_BUFFER);
+	assert_int_equal(ts_get16(b + 1), tid16);
+	assert_int_equal(m[0], K_CUSTOM);
+	assert_int_equal(ts_get32(m + 1), 56 + 32 * entries);
+	assert_memory_equal(pl, "XFDRDROP", 8);
+	assert_int_equal(ts_get32(pl + 8), 1);
+	assert_int_equal(ts_get32(pl + 12), entries);
+	assert_int_equal(ts_get64(pl + 16), no_buffer);
+	assert_int_equal(ts_get64(pl + 24), reentrant);
+	assert_int_equal(ts_get64(pl + 32), too_large);
+	assert_int_equal(ts_get64(pl + 40), 0);
+	assert_int_equal(ts_get32(pl + 48), 0);
+	if (entries) {
+		assert_int_equal(ts_get32(pl + 56), ts_tid());
+		assert_int_equal(ts_get16(pl + 60), ts_tid() & 0xffff);
+		assert_int_equal(ts_get64(pl + 64), no_buffer);
+		assert_int_equal(ts_get64(pl + 72), reentrant);
+		assert_int_equal(ts_get64(pl + 80), too_large);
+	}
+}
+
+/* Too large for any buffer: dropped, counted, and the current buffer stays open. */
+static void too_large_dropped_and_counted(void **state)
+{
+	const uint64_t args[5] = {1, 2, 3, 4, 5};
+	static const char payload[65] =
+	    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde";
+	char map_path[600], value[64], *map;
+	uint8_t *data, *b0;
+	size_t n;
+
+	(void)state;
+	start_session(128, 4);
+	rt_function_at(10, 0, XFDR_FN_ENTER, 1);
+	/* 8 + 5 * 16 = 88 bytes: more than the 72 left here or the 80 of an empty buffer. */
+	rt_record_function_at(11, 0, XFDR_FN_ENTER_ARGS, 2, args, 5);
+	assert_int_equal(rt_custom_event_at(12, 0, payload, 65), -EMSGSIZE);
+	assert_int_equal(rt_custom_event_at(13, 0, payload, 1u << 30), -EMSGSIZE);
+	rt_function_at(14, 0, XFDR_FN_EXIT, 1);
+	/* 16 + 64 = 80 bytes: exactly what an empty buffer holds. */
+	assert_int_equal(rt_custom_event_at(15, 0, payload, 64), 0);
+	data = flush_read(128, 2);
+	b0 = data + HDR;
+	expect_fn(b0 + PRE, 0, 1, 0);
+	expect_fn(b0 + PRE + 8, 1, 1, 4);
+	expect_eob(b0 + PRE + 16, 128 - PRE - 16);
+	assert_int_equal(b0[128 + PRE], K_CUSTOM);
+	free(data);
+	reader_ok();
+	assert_int_equal(ts_llvm_yaml(path, NULL), 0);
+	snprintf(map_path, sizeof(map_path), "%s.map", path);
+	map = (char *)ts_slurp(map_path, &n);
+	assert_string_equal(ts_map_value(map, "dropped\ttoo_large", value, sizeof(value)), "3");
+	free(map);
+}
+
+/* Deltas just below, at and above 2^32, and a clock that went backwards. */
+static void tsc_wrap_paths(void **state)
+{
+	const uint64_t b = 5000, t1 = b + 0xffffffffull, t2 = t1 + 0x100000000ull, t3 = t2 + 1,
+		       t4 = t3 + 0x100000001ull, t5 = t4 - 1;
+	struct ts_yrec r[8];
+	uint8_t *data, *p;
+	struct xfdr_trace *t;
+	struct xfdr_event_iter it;
+	struct xfdr_event ev;
+	struct xfdr_error err;
+	const uint64_t want[6] = {b, t1, t2, t3, t4, t5};
+	int i;
+
+	(void)state;
+	start_session(256, 4);
+	rt_function_at(b, 4, XFDR_FN_ENTER, 1);
+	rt_function_at(t1, 4, XFDR_FN_ENTER, 2); /* delta 2^32 - 1: fits */
+	rt_function_at(t2, 4, XFDR_FN_ENTER, 3); /* delta 2^32: TSCWrap */
+	rt_function_at(t3, 4, XFDR_FN_EXIT, 3);
+	rt_function_at(t4, 4, XFDR_FN_EXIT, 2); /* delta 2^32 + 1: TSCWrap */
+	rt_function_at(t5, 4, XFDR_FN_EXIT, 1); /* backwards by one: TSCWrap */
+	data = flush_read(256, 1);
+	p = data + HDR;
+	expect_preamble(p, 4, b);
+	p += PRE;
+	expect_fn(p, 0, 1, 0);
+	expect_fn(p + 8, 0, 2, 0xffffffffu);
+	expect_md_tsc(p + 16, K_TSC_WRAP, t2);
+	expect_fn(p + 32, 0, 3, 0);
+	expect_fn(p + 40, 1, 3, 1);
+	expect_md_tsc(p + 48, K_TSC_WRAP, t4);
+	expect_fn(p + 64, 1, 2, 0);
+	expect_md_tsc(p + 72, K_TSC_WRAP, t5);
+	expect_fn(p + 88, 1, 1, 0);
+	expect_eob(p + 96, 256 - PRE - 96);
+	free(data);
+
+	t = ts_open_verified(path);
+	assert_int_equal(xfdr_events_begin(t, XFDR_ORDER_FILE, &it, &err), 0);
+	for (i = 0; i < 6; i++) {
+		assert_int_equal(xfdr_events_next(&it, &ev, &err), 1);
+		assert_int_equal(ev.tsc, want[i]);
+		assert_int_equal(ev.cpu, 4);
+	}
+	xfdr_trace_close(t);
+
+	assert_int_equal(llvm_records(r, 8), 7);
+	/* llvm-xray sorts by TSC: the backwards exit (t5) comes before t4's. */
+	assert_int_equal(r[0].tsc, b);
+	assert_int_equal(r[1].tsc, t1);
+	assert_int_equal(r[2].tsc, t2);
+	assert_int_equal(r[3].tsc, t3);
+	assert_int_equal(r[4].tsc, t5);
+	assert_int_equal(r[4].fid, 1);
+	assert_int_equal(r[5].tsc, t4);
+	assert_int_equal(r[5].fid, 2);
+}
+
+/* A new CPU writes NewCPUId (16-bit id, beyond 255) and restarts the delta at 0. */
+static void cpu_change(void **state)
+{
+	struct ts_yrec r[8];
+	uint8_t *data, *p;
+
+	(void)state;
+	start_session(256, 4);
+	rt_function_at(100, 3, XFDR_FN_ENTER, 1);
+	rt_function_at(150, 300, XFDR_FN_ENTER, 2);
+	assert_int_equal(rt_custom_event_at(160, 7, "abcdefgh", 8), 0); /* no NewCPUId */
+	rt_function_at(170, 300, XFDR_FN_EXIT, 2);
+	rt_function_at(200, 3, XFDR_FN_EXIT, 1);
+	data = flush_read(256, 1);
+	p = data + HDR + PRE;
+	expect_fn(p, 0, 1, 0);
+	expect_new_cpu(p + 8, 300, 150);
+	expect_fn(p + 24, 0, 2, 0);
+	assert_int_equal(p[32], K_CUSTOM);
+	expect_fn(p + 56, 1, 2, 20);
+	expect_new_cpu(p + 64, 3, 200);
+	expect_fn(p + 80, 1, 1, 0);
+	free(data);
+	reader_ok();
+	assert_int_equal(llvm_records(r, 8), 6);
+	assert_int_equal(r[1].cpu, 300);
+	assert_int_equal(r[3].cpu, 300);
+	assert_int_equal(r[3].tsc, 170);
+	assert_int_equal(r[4].cpu, 3);
+}
+
+/* An exhausted pool drops and counts (no_buffer); the drop buffer and .map say so. */
+static void pool_exhaustion_counted(void **state)
+{
+	char map_path[600], value[128];
+	struct ts_yrec r[16];
+	uint8_t *data;
+	size_t n;
+	char *map;
+	int i;
+
+	(void)state;
+	start_session(96, 2); /* 4 function records per buffer */
+	for (i = 0; i < 11; i++)
+		rt_function_at(1000 + (uint64_t)i, 0, XFDR_FN_ENTER, (uint32_t)i);
+	assert_int_equal(rt_custom_event_at(2000, 0, "x", 1), -ENOBUFS);
+	data = flush_read(96, 2);
+	free(data);
+	reader_ok();
+	n = llvm_records(r, 16);
+	assert_int_equal(n, 8);
+	for (i = 0; i < 8; i++)
+		assert_int_equal(r[i].fid, i);
+	snprintf(map_path, sizeof(map_path), "%s.map", path);
+	map = (char *)ts_slurp(map_path, &n);
+	assert_string_equal(ts_map_value(map, "dropped\tno_buffer", value, sizeof(value)), "4");
+	assert_string_equal(ts_map_value(map, "dropped\ttotal", value, sizeof(value)), "4");
+	assert_string_equal(ts_map_value(map, "buffers_written", value, sizeof(value)), "2");
+	free(map);
+}
+
+/*
+ * The drop buffer, byte by byte: totals and this thread's entry for every cause a thread can
+ * have (re-entry is simulated by holding the guard, as a signal handler would find it).
+ */
+static void drop_buffer_layout(void **state)
+{
+	struct ts_yrec r[40];
+	uint8_t *data;
+	int i;
+
+	(void)state;
+	start_session(256, 1);
+	for (i = 0; i < 29; i++) /* 24 fit in (256 - 48 - 16) bytes; 5 find no buffer */
+		rt_function_at(100 + (uint64_t)i, 0, XFDR_FN_ENTER, 1);
+	assert_int_equal(rt_custom_event_at(200, 0, path, 300), -EMSGSIZE);
+	tls_self.slot->busy = 1;
+	xfdr_enter(2);
+	assert_int_equal(rt_custom_event_at(201, 0, "x", 1), -EDEADLK);
+	tls_self.slot->busy = 0;
+	data = flush_read(256, 1);
+	expect_fn(data + HDR + PRE + 23 * FN, 0, 1, 1);
+	expect_eob(data + HDR + 256 - 16, 16);
+	expect_drop_buffer(data + HDR + 256, 0, 5, 2, 1, 1);
+	expect_eob(data + HDR + 256 + PRE + MD + 56 + 32, 256 - (PRE + MD + 56 + 32));
+	free(data);
+	reader_ok();
+	assert_int_equal(llvm_records(r, 40), 25);
+	assert_string_equal(r[24].kind, "custom-event");
+	assert_memory_equal(r[24].data, "\"XFDRDROP\\x01\\0\\0\\0\\x01", 20);
+}
+
+/* Stopped: nothing recorded, nothing counted. A new session never writes the old buffer. */
+static void stop_and_new_session(void **state)
+{
+	uint8_t *data;
+
+	(void)state;
+	start_session(128, 4);
+	rt_function_at(10, 0, XFDR_FN_ENTER, 1);
+	assert_int_equal(xfdr_stop(), 0);
+	rt_function_at(11, 0, XFDR_FN_ENTER, 2);
+	assert_int_equal(rt_custom_event_at(12, 0, "x", 1), -EAGAIN);
+	assert_int_equal(xfdr_start(), 0);
+	rt_function_at(13, 0, XFDR_FN_EXIT, 1);
+	data = flush_read(128, 1);
+	expect_fn(data + HDR + PRE, 0, 1, 0);
+	expect_fn(data + HDR + PRE + 8, 1, 1, 3);
+	expect_eob(data + HDR + PRE + 16, 128 - PRE - 16);
+	free(data);
+	assert_int_equal(xfdr_stop(), 0);
+
+	start_session(128, 4); /* same geometry: buffers zeroed in place */
+	rt_function_at(20, 1, XFDR_FN_ENTER, 9);
+	data = flush_read(128, 1);
+	expect_preamble(data + HDR, 1, 20);
+	expect_fn(data + HDR + PRE, 0, 9, 0);
+	expect_eob(data + HDR + PRE + 8, 128 - PRE - 8);
+	free(data);
+	reader_ok();
+}
+
+/* Pin the calling thread to one CPU; returns 0 or -1 if that CPU is not usable. */
+static int pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) ? -1 : 0;
+}
+
+static void unpin(void)
+{
+	cpu_set_t set;
+	int i;
+
+	CPU_ZERO(&set);
+	for (i = 0; i < CPU_SETSIZE; i++)
+		CPU_SET(i, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static void check_clock_source(int requested, int expect_source)
+{
+	int cpus = (int)sysconf(_SC_NPROCESSORS_ONLN), c;
+	uint64_t last = 0;
+
+	assert_int_equal(clock_init(requested), expect_source);
+	assert_int_equal(clock_source(), expect_source);
+	for (c = 0; c < cpus && c < 4; c++) {
+		unsigned cpu = 9999;
+		uint64_t tsc;
+
+		if (pin(c))
+			continue;
+		tsc = clock_read(&cpu);
+		assert_int_equal(cpu, (unsigned)c);
+		assert_int_equal(clock_getcpu(), (unsigned)c);
+		assert_int_equal(clock_getcpu_slow(), (unsigned)c);
+		assert_true(tsc > last);
+		last = tsc;
+	}
+	unpin();
+}
+
+static int cpu_has_rdtscp(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	unsigned a, b, c, d;
+
+	if (!__get_cpuid(0x80000001u, &a, &b, &c, &d))
+		return 0;
+	return (d >> 27) & 1;
+#else
+	return 0;
+#endif
+}
+
+/* rdtsc + sched_getcpu (what the target VMs need) and rdtscp both give the real CPU. */
+static void clock_paths(void **state)
+{
+	(void)state;
+#if defined(__x86_64__) || defined(__i386__)
+	assert_int_equal(clock_cpu_has_rdtscp(), cpu_has_rdtscp());
+	check_clock_source(XFDR_CLOCK_RDTSC, CLOCK_SRC_RDTSC);
+	if (cpu_has_rdtscp()) {
+		check_clock_source(XFDR_CLOCK_RDTSCP, CLOCK_SRC_RDTSCP);
+		check_clock_source(XFDR_CLOCK_AUTO, CLOCK_SRC_RDTSCP);
+	} else {
+		check_clock_source(XFDR_CLOCK_AUTO, CLOCK_SRC_RDTSC);
+	}
+#else
+	check_clock_source(XFDR_CLOCK_AUTO, CLOCK_SRC_PORTABLE);
+#endif
+}
+
+/* End to end with clock=rdtsc: the file's NewCPUId names the CPU the thread was pinned to. */
+static void rdtsc_clock_in_file(void **state)
+{
+	struct xfdr_options o;
+	int cpu = (int)sysconf(_SC_NPROCESSORS_ONLN) - 1;
+	uint8_t *data;
+
+	(void)state;
+	xfdr_stop();
+	xfdr_options_default(&o);
+	o.buffer_size = 128;
+	o.buffer_max = 2;
+	o.output = ts_dir;
+	o.flush_at_exit = 0;
+	o.clock = XFDR_CLOCK_RDTSC;
+	assert_int_equal(xfdr_init(&o), 0);
+	assert_int_equal(xfdr_start(), 0);
+	assert_int_equal(pin(cpu), 0);
+	xfdr_enter(5);
+	xfdr_exit(5);
+	unpin();
+	data = flush_read(128, 1);
+	assert_int_equal(ts_get16(data + HDR + 33), cpu);
+	expect_fn(data + HDR + PRE, 0, 5, 0);
+	assert_int_equal(ts_get32(data + HDR + PRE + 8), 0x52); /* exit (1 << 1) | 5 << 4 */
+	free(data);
+	/* Back to the automatic choice for the tests that follow. */
+	clock_init(XFDR_CLOCK_AUTO);
+}
+
+/* The frequency in the header agrees with elapsed CLOCK_MONOTONIC time within 0.1%. */
+static void frequency_within_a_thousandth(void **state)
+{
+	struct timespec a, b, nap = {.tv_sec = 0, .tv_nsec = 300000000};
+	uint64_t tsc_a, tsc_b, hz, file_hz;
+	double measured, ns;
+	uint8_t *data;
+
+	(void)state;
+	start_session(128, 2);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	tsc_a = clock_tsc();
+	nanosleep(&nap, NULL);
+	tsc_b = clock_tsc();
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	ns = (double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec);
+	measured = (double)(tsc_b - tsc_a) * 1e9 / ns;
+	hz = clock_tsc_hz();
+	data = flush_read(128, 0);
+	file_hz = ts_get64(data + 8);
+	free(data);
+	if (fabs((double)hz - measured) > measured * 1e-3 ||
+	    fabs((double)file_hz - measured) > measured * 1e-3)
+		fail_msg("tsc_hz %llu, in file %llu, measured %.0f", (unsigned long long)hz,
+			 (unsigned long long)file_hz, measured);
+}
+
+/* Header bitfield: both TSC bits equal the CPU's invariant-TSC flag. */
+static void header_tsc_flags(void **state)
+{
+	unsigned want = 0;
+	uint8_t *data;
+
+	(void)state;
+#if defined(__x86_64__) || defined(__i386__)
+	{
+		unsigned a, b, c, d;
+
+		if (__get_cpuid(0x80000000u, &a, &b, &c, &d) && a >= 0x80000007u) {
+			__cpuid(0x80000007u, a, b, c, d);
+			want = (d >> 8) & 1 ? 3 : 0;
+		}
+	}
+#endif
+	start_session(128, 2);
+	data = flush_read(128, 0);
+	assert_int_equal(ts_get32(data + 4), want);
+	expect_zero(data + 24, 8);
+	free(data);
+}
+
+/* Public API: XFDR_SCOPE exits on every path; arguments; the .map names the thread. */
+static int scoped(int n)
+{
+	XFDR_SCOPE(40);
+	if (n == 1)
+		return 1;
+	XFDR_ENTER_ARGS(41, (uint64_t)n, 99);
+	XFDR_EXIT(41);
+	return 0;
+}
+
+static void public_api_and_map(void **state)
+{
+	char map_path[600], value[256], expect[64];
+	struct ts_yrec r[16];
+	size_t n;
+	char *map;
+	uint8_t *data;
+
+	(void)state;
+	start_session(256, 4);
+	pthread_setname_np(pthread_self(), "rec\ttest");
+	scoped(0);
+	scoped(1);
+	xfdr_tail_exit(42);
+	assert_int_equal(xfdr_flush(path, sizeof(path)), 0);
+	reader_ok();
+	assert_int_equal(llvm_records(r, 16), 8);
+	assert_int_equal(r[0].fid, 40);
+	assert_string_equal(r[0].kind, "function-enter");
+	assert_string_equal(r[1].kind, "function-enter-arg");
+	assert_string_equal(r[1].args, "0, 99 ");
+	assert_string_equal(r[2].kind, "function-exit");
+	assert_int_equal(r[3].fid, 40);
+	assert_string_equal(r[3].kind, "function-exit");
+	assert_string_equal(r[4].kind, "function-enter");
+	assert_string_equal(r[5].kind, "function-exit");
+	assert_string_equal(r[6].kind, "function-tail-exit");
+	assert_int_equal(r[6].fid, 42);
+	assert_int_equal(r[6].thread, ts_tid() & 0xffff);
+
+	snprintf(map_path, sizeof(map_path), "%s.map", path);
+	map = (char *)ts_slurp(map_path, &n);
+	snprintf(expect, sizeof(expect), "%d", (int)getpid());
+	assert_string_equal(ts_map_value(map, "xfdr-map", value, sizeof(value)), "1");
+	assert_string_equal(ts_map_value(map, "pid", value, sizeof(value)), expect);
+	assert_string_equal(ts_map_value(map, "trace", value, sizeof(value)), path);
+	assert_string_equal(ts_map_value(map, "buffer_size", value, sizeof(value)), "256");
+	data = ts_slurp(path, &n);
+	snprintf(expect, sizeof(expect), "%llu", (unsigned long long)ts_get64(data + 8));
+	free(data);
+	assert_string_equal(ts_map_value(map, "tsc_hz", value, sizeof(value)), expect);
+	snprintf(expect, sizeof(expect), "%u\t%u\trec?test\t0\t0\t0", ts_tid(), ts_tid() & 0xffff);
+	assert_string_equal(ts_map_value(map, "thread", value, sizeof(value)), expect);
+	free(map);
+	pthread_setname_np(pthread_self(), "test_runtime_re");
+}
+
+/* per_thread_files: one file per thread, each with only that thread's buffers. */
+static void *worker(void *arg)
+{
+	uint32_t fid = (uint32_t)(uintptr_t)arg;
+	uint32_t *tid16 = malloc(sizeof(*tid16));
+
+	*tid16 = ts_tid() & 0xffff;
+	xfdr_enter(fid);
+	xfdr_exit(fid);
+	return tid16;
+}
+
+static void per_thread_files(void **state)
+{
+	struct ts_yrec r[8];
+	pthread_t th[2];
+	uint32_t tids[3];
+	char value[600], *map, *line;
+	size_t n, files = 0;
+	int i;
+
+	(void)state;
+	assert_int_equal(ts_init(256, 8, 1), 0);
+	assert_int_equal(xfdr_start(), 0);
+	xfdr_enter(100);
+	for (i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, worker, (void *)(uintptr_t)(101 + i)),
+				 0);
+	for (i = 0; i < 2; i++) {
+		void *ret;
+
+		assert_int_equal(pthread_join(th[i], &ret), 0);
+		tids[i + 1] = *(uint32_t *)ret;
+		free(ret);
+	}
+	tids[0] = ts_tid() & 0xffff;
+	assert_int_equal(xfdr_flush(path, sizeof(path)), 0);
+	assert_string_equal(path + strlen(path) - 4, ".map");
+	map = (char *)ts_slurp(path, &n);
+	for (line = map; (line = strstr(line, "trace\t")); line++) {
+		char file[512];
+		size_t k, want;
+		unsigned who;
+
+		sscanf(line + 6, "%511[^\n]", file);
+		snprintf(path, sizeof(path), "%s", file);
+		reader_ok();
+		n = llvm_records(r, 8);
+		assert_true(r[0].fid >= 100 && r[0].fid <= 102);
+		who = r[0].fid - 100;
+		want = who ? 3 : 2; /* the main thread's entry, or a worker's pair; the drops */
+		assert_int_equal(n, want);
+		/* Every record of the file is its thread's (the drop event has its id too). */
+		for (k = 0; k < want; k++)
+			assert_int_equal(r[k].thread, tids[who]);
+		files++;
+	}
+	assert_int_equal(files, 3);
+	assert_non_null(ts_map_value(map, "dropped\ttotal", value, sizeof(value)));
+	free(map);
+}
+
+/* start=1 in XFDR_OPTIONS records from load; the flush at exit writes the file. */
+static int child_main(void)
+{
+	xfdr_enter(77);
+	xfdr_exit(77);
+	return 0;
+}
+
+static pid_t run_child(const char *options)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int devnull = open("/dev/null", O_WRONLY);
+
+		dup2(devnull, 2);
+		setenv("XFDR_OPTIONS", options, 1);
+		execl("/proc/self/exe", "test_runtime_record", "--child", (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+static void start_at_load_and_flush_at_exit(void **state)
+{
+	char options[300];
+	struct ts_yrec r[8];
+	pid_t pid;
+	int st;
+
+	(void)state;
+	snprintf(options, sizeof(options), "start=1 output=%s buffer_size=4096 buffer_max=4",
+		 ts_dir);
+	pid = run_child(options);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	snprintf(path, sizeof(path), "%sxfdr-test_runtime_record-%d-0.xray", ts_dir, (int)pid);
+	reader_ok();
+	assert_int_equal(llvm_records(r, 8), 3);
+	assert_int_equal(r[0].fid, 77);
+	assert_string_equal(r[1].kind, "function-exit");
+
+	/* flush_at_exit=0: no file. */
+	snprintf(options, sizeof(options), "start=1 flush_at_exit=0 output=%s buffer_max=4",
+		 ts_dir);
+	pid = run_child(options);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	snprintf(path, sizeof(path), "%sxfdr-test_runtime_record-%d-0.xray", ts_dir, (int)pid);
+	assert_int_equal(access(path, F_OK), -1);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	ts_dir_make();
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	xfdr_stop();
+	ts_dir_remove();
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(rotation_at_exact_boundary),
+	    cmocka_unit_test(exact_fill_without_end_of_buffer),
+	    cmocka_unit_test(groups_never_straddle),
+	    cmocka_unit_test(too_large_dropped_and_counted),
+	    cmocka_unit_test(tsc_wrap_paths),
+	    cmocka_unit_test(cpu_change),
+	    cmocka_unit_test(pool_exhaustion_counted),
+	    cmocka_unit_test(drop_buffer_layout),
+	    cmocka_unit_test(stop_and_new_session),
+	    cmocka_unit_test(clock_paths),
+	    cmocka_unit_test(rdtsc_clock_in_file),
+	    cmocka_unit_test(frequency_within_a_thousandth),
+	    cmocka_unit_test(header_tsc_flags),
+	    cmocka_unit_test(public_api_and_map),
+	    cmocka_unit_test(per_thread_files),
+	    cmocka_unit_test(start_at_load_and_flush_at_exit),
+	};
+
+	if (argc > 1 && !strcmp(argv[1], "--child"))
+		return child_main();
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,287 @@
+/*
+ * tests/unit/test_runtime_support.h - helpers shared by the runtime tests (header only: the
+ * build turns every tests/unit/test_*.c into a binary, so helpers cannot be a .c here).
+ *
+ * Each helper checks with cmocka's assert macros, so a failure names the test and the line.
+ * Files go to a fresh directory under /tmp per test binary, removed at the end.
+ */
+#ifndef XFDR_TEST_RUNTIME_SUPPORT_H
+#define XFDR_TEST_RUNTIME_SUPPORT_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "xfdr/format.h"
+#include "xfdr/reader.h"
+#include "xfdr/xfdr.h"
+
+#define TS_UNUSED __attribute__((unused))
+
+static char ts_dir[128];
+
+/* A fresh output directory ending in '/'. */
+static TS_UNUSED const char *ts_dir_make(void)
+{
+	char tmpl[] = "/tmp/xfdr-rt-test-XXXXXX";
+
+	assert_non_null(mkdtemp(tmpl));
+	snprintf(ts_dir, sizeof(ts_dir), "%s/", tmpl);
+	return ts_dir;
+}
+
+static TS_UNUSED void ts_dir_remove(void)
+{
+	char cmd[200];
+
+	if (!ts_dir[0])
+		return;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", ts_dir);
+	assert_int_equal(system(cmd), 0);
+	ts_dir[0] = '\0';
+}
+
+static TS_UNUSED int ts_sanitized(void)
+{
+	const char *s = getenv("XFDR_SANITIZED");
+
+	return s && *s && strcmp(s, "0");
+}
+
+static TS_UNUSED uint32_t ts_tid(void)
+{
+	return (uint32_t)syscall(SYS_gettid);
+}
+
+/* init with a small pool in ts_dir, no flush at exit; returns xfdr_init's result. */
+static TS_UNUSED int ts_init(size_t buffer_size, size_t buffer_max, int per_thread_files)
+{
+	struct xfdr_options o;
+
+	xfdr_stop(); /* a failed test may have left recording on */
+	xfdr_options_default(&o);
+	o.buffer_size = buffer_size;
+	o.buffer_max = buffer_max;
+	o.per_thread_files = per_thread_files;
+	o.flush_at_exit = 0;
+	o.output = ts_dir;
+	return xfdr_init(&o);
+}
+
+/* Whole file into memory (caller frees); asserts it could be read. */
+static TS_UNUSED uint8_t *ts_slurp(const char *path, size_t *bytes)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *data;
+	long n;
+
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	assert_true(n >= 0);
+	rewind(f);
+	data = malloc((size_t)n + 1);
+	assert_non_null(data);
+	assert_int_equal(fread(data, 1, (size_t)n, f), (size_t)n);
+	data[n] = 0;
+	fclose(f);
+	*bytes = (size_t)n;
+	return data;
+}
+
+static TS_UNUSED uint64_t ts_get64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static TS_UNUSED uint32_t ts_get32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static TS_UNUSED uint16_t ts_get16(const uint8_t *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, 2);
+	return v;
+}
+
+/*
+ * Run `$XFDR_LLVM_XRAY convert --output-format=yaml path`; returns its exit status and, when
+ * yaml is not NULL, its output (caller frees). The independent oracle for every file.
+ */
+static TS_UNUSED int ts_llvm_yaml(const char *path, char **yaml)
+{
+	const char *tool = getenv("XFDR_LLVM_XRAY");
+	char out[256], cmd[1024];
+	size_t n;
+	int st;
+
+	snprintf(out, sizeof(out), "%sllvm-yaml.%d.txt", ts_dir, getpid());
+	snprintf(cmd, sizeof(cmd), "'%s' convert --output-format=yaml '%s' > '%s' 2>&1",
+		 tool && *tool ? tool : "llvm-xray", path, out);
+	st = system(cmd);
+	if (yaml)
+		*yaml = (char *)ts_slurp(out, &n);
+	unlink(out);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/* Occurrences of needle in hay. */
+static TS_UNUSED size_t ts_count(const char *hay, const char *needle)
+{
+	size_t n = 0;
+	const char *p = hay;
+
+	while ((p = strstr(p, needle))) {
+		n++;
+		p += strlen(needle);
+	}
+	return n;
+}
+
+/* Open and verify with the reader library; fails the test with the reader's message. */
+static TS_UNUSED struct xfdr_trace *ts_open_verified(const char *path)
+{
+	struct xfdr_trace *t = NULL;
+	struct xfdr_error err;
+
+	memset(&err, 0, sizeof(err));
+	if (xfdr_trace_open(path, &t, &err) || xfdr_trace_verify(t, &err))
+		fail_msg("reader rejects %s: %s", path, err.text);
+	return t;
+}
+
+/* The value of a "key<TAB>..." line of a .map file (the rest of the line), or NULL. */
+static TS_UNUSED const char *ts_map_value(const char *map, const char *key, char *out,
+					  size_t out_bytes)
+{
+	size_t klen = strlen(key);
+	const char *p = map;
+
+	while (p && *p) {
+		const char *eol = strchr(p, '\n');
+		size_t len = eol ? (size_t)(eol - p) : strlen(p);
+
+		if (len > klen && !strncmp(p, key, klen) && p[klen] == '\t') {
+			size_t vlen = len - klen - 1;
+
+			if (vlen >= out_bytes)
+				vlen = out_bytes - 1;
+			memcpy(out, p + klen + 1, vlen);
+			out[vlen] = '\0';
+			return out;
+		}
+		p = eol ? eol + 1 : NULL;
+	}
+	return NULL;
+}
+
+/*
+ * Capture what fn() writes to stderr (fd 2) into out. The runtime writes with write(2), so
+ * the redirection is done on the descriptor.
+ */
+static TS_UNUSED void ts_capture_stderr(void (*fn)(void *), void *arg, char *out, size_t out_bytes)
+{
+	char path[200];
+	int fd, saved;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%sstderr.%d.txt", ts_dir, getpid());
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	fflush(stderr);
+	saved = dup(2);
+	assert_true(saved >= 0);
+	assert_int_equal(dup2(fd, 2), 2);
+	fn(arg);
+	fflush(stderr);
+	assert_int_equal(dup2(saved, 2), 2);
+	close(saved);
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	n = read(fd, out, out_bytes - 1);
+	assert_true(n >= 0);
+	out[n] = '\0';
+	close(fd);
+	unlink(path);
+}
+
+/* One record of `llvm-xray convert --output-format=yaml`. */
+struct ts_yrec {
+	unsigned fid;
+	unsigned cpu;
+	unsigned thread;
+	char kind[32];
+	uint64_t tsc;
+	char args[128]; /* the text inside "args: [ ... ]", "" without */
+	char data[128]; /* the data field as printed */
+};
+
+static TS_UNUSED const char *ts_field(const char *line, const char *eol, const char *key)
+{
+	size_t k = strlen(key);
+	const char *p = line;
+
+	while ((p = strstr(p, key)) && p < eol) {
+		if (p == line || p[-1] == ' ' || p[-1] == '{')
+			return p + k;
+		p += k;
+	}
+	return NULL;
+}
+
+/* Parse every record line; returns how many (at most max are stored). */
+static TS_UNUSED size_t ts_yaml_records(const char *yaml, struct ts_yrec *out, size_t max)
+{
+	const char *p = strstr(yaml, "records:");
+	size_t n = 0;
+
+	while (p && (p = strstr(p, "\n  - { "))) {
+		const char *line = p + 1, *eol = strchr(line, '\n'), *f;
+		struct ts_yrec r;
+
+		if (!eol)
+			eol = line + strlen(line);
+		memset(&r, 0, sizeof(r));
+		if ((f = ts_field(line, eol, "func-id: ")))
+			r.fid = (unsigned)strtoul(f, NULL, 10);
+		if ((f = ts_field(line, eol, "cpu: ")))
+			r.cpu = (unsigned)strtoul(f, NULL, 10);
+		if ((f = ts_field(line, eol, "thread: ")))
+			r.thread = (unsigned)strtoul(f, NULL, 10);
+		if ((f = ts_field(line, eol, "tsc: ")))
+			r.tsc = strtoull(f, NULL, 10);
+		if ((f = ts_field(line, eol, "kind: ")))
+			sscanf(f, "%31[^,]", r.kind);
+		if ((f = ts_field(line, eol, "args: [ ")))
+			sscanf(f, "%127[^]]", r.args);
+		if ((f = ts_field(line, eol, "data: ")))
+			sscanf(f, "%127[^}]", r.data);
+		if (n < max)
+			out[n] = r;
+		n++;
+		p = eol;
+	}
+	return n;
+}
+
+#endif /* XFDR_TEST_RUNTIME_SUPPORT_H */
