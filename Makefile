@@ -141,7 +141,7 @@ check-unit: check-build
 	$(TEST_ENV) sh tests/run_unit.sh $(UNIT_BINS)
 
 # cmocka's summaries come last: the plain run is the final step.
-check: check-build check-exports check-headers check-clang check-san check-tsan
+check: check-build check-exports check-headers check-clang check-san check-tsan check-examples
 	$(MAKE) --no-print-directory check-unit
 
 # ---- benchmarks and long runs ----------------------------------------------------------------

@@ -15,6 +15,7 @@
 #include "runtime/compiler.h"
 #include "runtime/config.h"
 #include "runtime/flush.h"
+#include "runtime/hooks.h"
 #include "runtime/options.h"
 #include "runtime/pool.h"
 #include "runtime/print.h"
@@ -228,6 +229,8 @@ XFDR_API int xfdr_start(void)
 			break;
 	}
 	xfdr_store_relaxed(&unflushed, 1);
+	/* XRay calls xfdr only while patched; without XRay this returns -ENOSYS. */
+	hooks_xray_install();
 	return 0;
 }
 
@@ -242,8 +245,10 @@ XFDR_API int xfdr_stop(void)
 			return -EINVAL;
 		if (CTL_SESSION(c) == SESSION_OFF)
 			return -EALREADY;
-		if (xfdr_cas(&rt_ctl, &c, CTL_MAKE(f, SESSION_OFF)))
+		if (xfdr_cas(&rt_ctl, &c, CTL_MAKE(f, SESSION_OFF))) {
+			hooks_xray_uninstall();
 			return 0;
+		}
 	}
 }
 

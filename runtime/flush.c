@@ -133,6 +133,25 @@ static int drop_entries_max(void)
 	return -1;
 }
 
+/* The smallest NewCPUId TSC of the buffers holding data, or fallback if smaller or none. */
+static uint64_t earliest_tsc(uint64_t fallback)
+{
+	uint64_t min = fallback, t;
+	uint32_t i;
+
+	for (i = 0; i < rt_pool.count; i++) {
+		struct pool_desc *d = &rt_pool.descs[i];
+		size_t used;
+
+		if (!desc_has_data(d, &used))
+			continue;
+		memcpy(&t, d->data + 2 * XFDR_MD_RECORD_BYTES + XFDR_NEW_CPU_ID_TSC_OFF, sizeof(t));
+		if (t < min)
+			min = t;
+	}
+	return min;
+}
+
 /*
  * write_drop_buffer - the last buffer of a file. per_thread 0: the process file (totals of
  * the process, one entry per thread with drops); 1: the file of thread tid (the counts of
@@ -158,6 +177,16 @@ static int write_drop_buffer(int fd, int per_thread, uint32_t only_tid, uint32_t
 		return 0;
 	memset(buf, 0, sizeof(buf));
 	tsc = clock_read(&cpu);
+	/*
+	 * The process file's drop buffer is thread 0's only block. llvm-xray 14's `account`
+	 * takes the first record it meets as a floor and rejects every record below it, and
+	 * meets thread 0 first or last depending on a hash of the other thread ids: stamped
+	 * with the earliest TSC of the file, it is the floor when met first, and no lower than
+	 * the floor (the first record of a single-threaded file) when met last.
+	 * (A per-thread file's drop buffer is that thread's last block: the time now fits.)
+	 */
+	if (!per_thread)
+		tsc = earliest_tsc(tsc);
 	clock_gettime(CLOCK_REALTIME, &wall);
 	p += wr_new_buffer(p, (uint16_t)(per_thread ? only_tid16 : 0));
 	p += wr_wall_clock_time(p, (uint64_t)wall.tv_sec, (uint32_t)(wall.tv_nsec / 1000));

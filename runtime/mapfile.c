@@ -7,6 +7,7 @@
 
 #include "runtime/clock.h"
 #include "runtime/config.h"
+#include "runtime/hooks.h"
 #include "runtime/mapfile.h"
 #include "runtime/pool.h"
 #include "runtime/print.h"
@@ -145,5 +146,7 @@ int map_write_tail(int fd, uint64_t tsc_hz, uint64_t buffers_written,
 		rc = line_kv(fd, "dropped\ttotal", drops->total);
 	if (!rc)
 		rc = thread_lines(fd);
+	if (!rc)
+		rc = hooks_write_map(fd);
 	return rc;
 }
