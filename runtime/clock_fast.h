@@ -48,6 +48,16 @@ _Static_assert(offsetof(struct rseq, cpu_id) == 4, "rseq: cpu_id at offset 4");
 #define CLOCK_RSEQ 0
 #endif
 
+/* Does clock_getcpu() read the rseq area (no call per event)? */
+static inline int clock_cpu_from_rseq(void)
+{
+#if CLOCK_RSEQ
+	return __rseq_size >= 8;
+#else
+	return 0;
+#endif
+}
+
 static inline XFDR_NOINSTR unsigned clock_getcpu(void)
 {
 #if CLOCK_RSEQ

@@ -27,7 +27,8 @@
  *   per_thread_files=B  one file per thread, "...-<pid>-<n>-t<tid>.xray" (default 0)
  *   start=B             start recording when the library loads (for LD_PRELOAD) (default 0)
  *   flush_at_exit=B     flush at process exit once recording was started (default 1)
- *   clock=auto|rdtscp|rdtsc   TSC and CPU source; auto uses rdtscp when CPUID has it
+ *   clock=auto|rdtscp|rdtsc   TSC and CPU source; auto uses rdtsc with the CPU from glibc's
+ *                             rseq area when there is one (cheapest), else rdtscp if CPUID has it
  *
  * B is 0/1 (also no/yes, false/true, off/on). An unknown key or a bad value is reported with
  * one line on stderr naming the key, the value and the value kept, and is otherwise ignored.
@@ -66,7 +67,7 @@ extern "C" {
 #endif
 
 enum xfdr_clock {
-	XFDR_CLOCK_AUTO = 0,   /* rdtscp when CPUID 0x80000001 EDX[27] says it exists */
+	XFDR_CLOCK_AUTO = 0,   /* rdtsc + rseq CPU if glibc has rseq, else rdtscp if CPUID has it */
 	XFDR_CLOCK_RDTSCP = 1, /* CPU from TSC_AUX (low 12 bits, as Linux sets it) */
 	XFDR_CLOCK_RDTSC = 2,  /* rdtsc, CPU from sched_getcpu() */
 };

@@ -567,12 +567,14 @@ static void clock_paths(void **state)
 #if defined(__x86_64__) || defined(__i386__)
 	assert_int_equal(clock_cpu_has_rdtscp(), cpu_has_rdtscp());
 	check_clock_source(XFDR_CLOCK_RDTSC, CLOCK_SRC_RDTSC);
-	if (cpu_has_rdtscp()) {
+	if (cpu_has_rdtscp())
 		check_clock_source(XFDR_CLOCK_RDTSCP, CLOCK_SRC_RDTSCP);
-		check_clock_source(XFDR_CLOCK_AUTO, CLOCK_SRC_RDTSCP);
-	} else {
-		check_clock_source(XFDR_CLOCK_AUTO, CLOCK_SRC_RDTSC);
-	}
+	else
+		check_clock_source(XFDR_CLOCK_RDTSCP, CLOCK_SRC_RDTSC);
+	/* auto: rdtscp only where it is there and no rseq area gives the CPU for free. */
+	check_clock_source(XFDR_CLOCK_AUTO, cpu_has_rdtscp() && !clock_cpu_from_rseq()
+						    ? CLOCK_SRC_RDTSCP
+						    : CLOCK_SRC_RDTSC);
 #else
 	check_clock_source(XFDR_CLOCK_AUTO, CLOCK_SRC_PORTABLE);
 #endif
