@@ -60,6 +60,8 @@ UNIT_BINS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 .PHONY: all deps check check-build check-exports check-headers check-clang check-san \
 	check-tsan check-unit bench stress fuzz install clean examples demo
 .DEFAULT_GOAL := all
+# Keep test objects: make must not end `make check` by deleting intermediates.
+.SECONDARY:
 
 all: $(LIBXFDR_A) $(LIBXFDR_SO) $(LIBREADER_A) $(XFDR_BIN)
 
