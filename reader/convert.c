@@ -78,6 +78,8 @@ struct yseg {
 struct convert_opts {
 	const char *input;
 	const char *output;
+	const char *map;   /* --map FILE; NULL: FILE.map when it exists */
+	int use_map;       /* 0 with --no-map */
 	int sort;
 };
 
@@ -418,14 +420,26 @@ static void put_header(struct cli_out *o, const struct xfdr_header *h)
 	cli_putc(o, '\n');
 }
 
-static void put_record(struct cli_out *o, const struct xfdr_trace *t, const struct yrec *y)
+static void put_record(struct cli_out *o, const struct xfdr_trace *t, const struct yrec *y,
+		       const struct cli_names *names)
 {
+	const char *name = cli_names_get(names, y->fid);
+
 	cli_puts(o, "  - { type: 0, func-id: ");
 	cli_put_u64(o, y->fid);
-	/* Without an instrumentation map llvm-xray names a function by its id, a quoted number. */
-	cli_puts(o, ", function: '");
-	cli_put_u64(o, y->fid);
-	cli_putc(o, '\'');
+	/*
+	 * Named from the sidecar, as `llvm-xray convert -m BINARY -symbolize` names them, and
+	 * like it '#ID' for an id the map does not name; without a map, as llvm-xray without
+	 * one, the id as a quoted number.
+	 */
+	if (name) {
+		cli_puts(o, ", function: ");
+		cli_yaml_scalar(o, (const uint8_t *)name, strlen(name));
+	} else {
+		cli_puts(o, names->loaded ? ", function: '#" : ", function: '");
+		cli_put_u64(o, y->fid);
+		cli_putc(o, '\'');
+	}
 	if (y->kind == YK_ENTER_ARGS && y->count) {
 		struct xfdr_event ev;
 		uint32_t i;
@@ -466,7 +480,8 @@ static void put_record(struct cli_out *o, const struct xfdr_trace *t, const stru
 static void convert_help(void)
 {
 	fputs(
-	    "usage: xfdr convert [--output-format=yaml] [-o OUT] [--sort[=BOOL]] FILE\n"
+	    "usage: xfdr convert [--output-format=yaml] [-o OUT] [--sort[=BOOL]] [--map MAP |\n"
+	    "                    --no-map] FILE\n"
 	    "\n"
 	    "Print a trace as the YAML document `llvm-xray convert --output-format=yaml FILE`\n"
 	    "prints, byte for byte. The whole file is verified first: an invalid trace prints\n"
@@ -477,6 +492,10 @@ static void convert_help(void)
 	    "  -s, --sort[=BOOL]        stable-sort all records by TSC (default: true, as in\n"
 	    "                           llvm-xray); --sort=false keeps each thread's records in\n"
 	    "                           recording order, threads in llvm-xray's order\n"
+	    "      --map=MAP            name functions from MAP, a .map sidecar the runtime\n"
+	    "                           wrote (default: FILE.map when it exists)\n"
+	    "      --no-map             print function ids only, exactly as llvm-xray without\n"
+	    "                           an instrumentation map\n"
 	    "  -h, --help               show this help\n"
 	    "\n"
 	    "Options may also be written with one dash, as llvm-xray accepts them (-sort=false).\n"
@@ -507,6 +526,8 @@ static int parse_convert_opts(int argc, char **argv, struct convert_opts *o)
 	    {"output-format", required_argument, NULL, 'f'},
 	    {"output", required_argument, NULL, 'o'},
 	    {"sort", optional_argument, NULL, 's'},
+	    {"map", required_argument, NULL, 'm'},
+	    {"no-map", no_argument, NULL, 'M'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -515,6 +536,8 @@ static int parse_convert_opts(int argc, char **argv, struct convert_opts *o)
 	o->input = NULL;
 	o->output = NULL;
 	o->sort = 1;
+	o->map = NULL;
+	o->use_map = 1;
 	opterr = 0;
 	optind = 0; /* GNU: start a fresh scan */
 	/* getopt_long_only, so llvm-xray's single-dash spellings (-output-format=yaml) work. */
@@ -538,6 +561,12 @@ static int parse_convert_opts(int argc, char **argv, struct convert_opts *o)
 				return cli_usage("'--sort' takes true or false, not '%s'", optarg);
 			o->sort = v;
 			break;
+		case 'm':
+			o->map = optarg;
+			break;
+		case 'M':
+			o->use_map = 0;
+			break;
 		case 'h':
 			convert_help();
 			return -1;
@@ -549,6 +578,8 @@ static int parse_convert_opts(int argc, char **argv, struct convert_opts *o)
 		return cli_usage("missing FILE");
 	if (argc - optind > 1)
 		return cli_usage("one FILE at a time; extra operand '%s'", argv[optind + 1]);
+	if (o->map && !o->use_map)
+		return cli_usage("--map and --no-map exclude each other");
 	o->input = argv[optind];
 	return 0;
 }
@@ -570,6 +601,8 @@ int cmd_convert(int argc, char **argv)
 	struct yrecs recs = {NULL, 0, 0};
 	struct cli_progress prog;
 	struct cli_out *out = NULL;
+	struct cli_names names = {NULL, 0, 0, 0};
+	char sidecar[4096];
 	struct xfdr_error err;
 	struct stat st;
 	size_t i;
@@ -583,6 +616,15 @@ int cmd_convert(int argc, char **argv)
 		return status;
 	if (opt.output && strcmp(opt.output, "-") && same_file(opt.input, opt.output))
 		return cli_usage("output '%s' is the input file", opt.output);
+	if (opt.use_map && !opt.map && (size_t)snprintf(sidecar, sizeof(sidecar), "%s.map",
+							  opt.input) < sizeof(sidecar) &&
+	    access(sidecar, F_OK) == 0)
+		opt.map = sidecar;
+	if (opt.use_map && opt.map) {
+		status = cli_names_load(&names, opt.map);
+		if (status)
+			return status;
+	}
 
 	cli_progress_begin(&prog, stat(opt.input, &st) == 0 ? (uint64_t)st.st_size : 0,
 			   "verifying");
@@ -623,7 +665,7 @@ int cmd_convert(int argc, char **argv)
 	} else {
 		cli_puts(out, "records:\n");
 		for (i = 0; i < recs.n && !out->err; i++) {
-			put_record(out, t, &sorted[i]);
+			put_record(out, t, &sorted[i], &names);
 			if ((i & 0xffff) == 0)
 				cli_progress_update(&prog, i, recs.n);
 		}
@@ -636,6 +678,7 @@ out:
 	free(out);
 	free(recs.v);
 	free(scratch);
+	cli_names_free(&names);
 	if (t)
 		xfdr_trace_close(t);
 	return status;
