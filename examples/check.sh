@@ -91,6 +91,15 @@ if run xray_sort XFDR_OPTIONS="start=1:output=$tmp/xray_sort/" "$dir/xray_sort" 
 	names xray_sort main quicksort &&
 	has xray_sort "kind: function-exit" "function exit"; then
 	echo "PASS xray_sort: clang XRay sleds recorded through xfdr's handler"
+	# The names xfdr convert takes from the sidecar are those llvm-xray reads from the binary.
+	"$xfdr" convert "$trace" >"$tmp/xray_sort/ours" 2>>"$tmp/xray_sort/log" &&
+		"$llvm" convert -m "$dir/xray_sort" -symbolize --output-format=yaml "$trace" \
+			>"$tmp/xray_sort/symbolized" 2>>"$tmp/xray_sort/log"
+	if cmp -s "$tmp/xray_sort/ours" "$tmp/xray_sort/symbolized"; then
+		echo "PASS xray_sort: xfdr convert with the .map == llvm-xray convert -m -symbolize"
+	else
+		fail xray_sort "xfdr convert's names differ from llvm-xray -symbolize's"
+	fi
 fi
 
 if run threads LD_PRELOAD="$so" XFDR_OPTIONS="start=1:output=$tmp/threads/" \
