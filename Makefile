@@ -26,7 +26,7 @@ SAN_LDFLAGS := -fsanitize=$(SAN)
 endif
 
 RUNTIME_CFLAGS ?= -O2 -fPIC -fvisibility=hidden -fno-omit-frame-pointer
-READER_CFLAGS  ?= -O2 -fPIC
+READER_CFLAGS  ?= -O2 -fPIC -DXFDR_VERSION_STRING='"$(VERSION)"'
 TEST_CFLAGS    ?= -O0 -g
 BENCH_CFLAGS   ?= -O2 -fno-omit-frame-pointer
 

@@ -22,43 +22,7 @@
 
 #include "xfdr/reader.h"
 
-#define BYTE(v, i) (uint8_t)((uint64_t)(v) >> (8 * (i)))
-#define L16(v) BYTE(v, 0), BYTE(v, 1)
-#define L32(v) BYTE(v, 0), BYTE(v, 1), BYTE(v, 2), BYTE(v, 3)
-#define L64(v) L32(v), BYTE(v, 4), BYTE(v, 5), BYTE(v, 6), BYTE(v, 7)
-#define B16(v) BYTE(v, 1), BYTE(v, 0)
-#define Z3 0, 0, 0
-#define Z5 0, 0, 0, 0, 0
-#define Z7 0, 0, 0, 0, 0, 0, 0
-#define Z8 0, 0, 0, 0, 0, 0, 0, 0
-#define Z13 Z5, Z8
-#define Z15 Z7, Z8
-
-struct img {
-	uint8_t b[8192];
-	size_t len;
-};
-
-static void put(struct img *m, const void *p, size_t n)
-{
-	assert_true(m->len + n <= sizeof(m->b));
-	memcpy(m->b + m->len, p, n);
-	m->len += n;
-}
-
-#define PUT(m, ...)                                                                                \
-	do {                                                                                       \
-		const uint8_t b_[] = {__VA_ARGS__};                                                \
-		put((m), b_, sizeof(b_));                                                          \
-	} while (0)
-#define AT(m, off) assert_int_equal((m)->len, (off))
-
-static void pad_to(struct img *m, size_t end, uint8_t fill)
-{
-	assert_true(end <= sizeof(m->b) && end >= m->len);
-	memset(m->b + m->len, fill, end - m->len);
-	m->len = end;
-}
+#include "tests/unit/test_image.h"
 
 /* ---- a small encoder for the generated images (spec bit layout, either byte order) ------- */
 
