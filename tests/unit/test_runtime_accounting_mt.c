@@ -348,21 +348,6 @@ static void flush_while_writers_run(void **state)
 	}
 }
 
-static int setup(void **state)
-{
-	(void)state;
-	ts_dir_make();
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	xfdr_stop();
-	ts_dir_remove();
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -372,5 +357,5 @@ int main(void)
 	    cmocka_unit_test(flush_while_writers_run),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, ts_group_setup, ts_group_teardown);
 }

@@ -174,26 +174,11 @@ static void no_allocation_while_recording(void **state)
 	xfdr_trace_close(ts_open_verified(path));
 }
 
-static int setup(void **state)
-{
-	(void)state;
-	ts_dir_make();
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	xfdr_stop();
-	ts_dir_remove();
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(no_allocation_while_recording),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, ts_group_setup, ts_group_teardown);
 }

@@ -332,21 +332,6 @@ static void output_existing_directory(void **state)
 	assert_int_equal(access(path, R_OK), 0);
 }
 
-static int setup(void **state)
-{
-	(void)state;
-	ts_dir_make();
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	xfdr_stop();
-	ts_dir_remove();
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -364,5 +349,5 @@ int main(void)
 	    cmocka_unit_test(output_existing_directory),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, ts_group_setup, ts_group_teardown);
 }

@@ -834,21 +834,6 @@ static void start_at_load_and_flush_at_exit(void **state)
 	assert_int_equal(access(path, F_OK), -1);
 }
 
-static int setup(void **state)
-{
-	(void)state;
-	ts_dir_make();
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	xfdr_stop();
-	ts_dir_remove();
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -872,5 +857,5 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "--child"))
 		return child_main();
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, ts_group_setup, ts_group_teardown);
 }

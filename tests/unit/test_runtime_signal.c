@@ -169,21 +169,6 @@ static void errno_preserved(void **state)
 	assert_int_equal(errno, EDOM);
 }
 
-static int setup(void **state)
-{
-	(void)state;
-	ts_dir_make();
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	xfdr_stop();
-	ts_dir_remove();
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -191,5 +176,5 @@ int main(void)
 	    cmocka_unit_test(signals_inside_the_runtime),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, ts_group_setup, ts_group_teardown);
 }

@@ -65,6 +65,22 @@ static TS_UNUSED uint32_t ts_tid(void)
 	return (uint32_t)syscall(SYS_gettid);
 }
 
+/* cmocka group fixtures: a fresh ts_dir for the group; stop recording and remove it after. */
+static TS_UNUSED int ts_group_setup(void **state)
+{
+	(void)state;
+	ts_dir_make();
+	return 0;
+}
+
+static TS_UNUSED int ts_group_teardown(void **state)
+{
+	(void)state;
+	xfdr_stop();
+	ts_dir_remove();
+	return 0;
+}
+
 /* init with a small pool in ts_dir, no flush at exit; returns xfdr_init's result. */
 static TS_UNUSED int ts_init(size_t buffer_size, size_t buffer_max, int per_thread_files)
 {
