@@ -35,11 +35,11 @@ TEST_LIBS    := -lcmocka
 
 # ---- sources -----------------------------------------------------------------------------
 WRITER_SRCS  := $(sort $(wildcard writer/*.c))
-RUNTIME_SRCS := $(sort $(wildcard runtime/*.c))
-# The command's files: one per verb plus shared CLI helpers (reader/cli_*.c).
-READER_VERBS := xfdr verify dump convert account stack timeline
-READER_CLI_SRCS := $(sort $(filter $(READER_VERBS:%=reader/%.c) reader/cli_%.c,$(wildcard reader/*.c)))
-READER_LIB_SRCS := $(sort $(filter-out $(READER_CLI_SRCS),$(wildcard reader/*.c)))
+# The runtime: one sub-folder per concern (base, control, hooks, record, pool, flush, symbols).
+RUNTIME_SRCS := $(sort $(wildcard runtime/*/*.c))
+# The reader: the library (reader/lib/) and the xfdr command (reader/cli/, one file per verb).
+READER_LIB_SRCS := $(sort $(wildcard reader/lib/*.c))
+READER_CLI_SRCS := $(sort $(wildcard reader/cli/*.c))
 UNIT_SRCS    := $(sort $(wildcard tests/unit/test_*.c))
 # Concurrency tests (tests/unit/test_*_mt.c) also run under ThreadSanitizer.
 MT_SRCS      := $(filter %_mt.c,$(UNIT_SRCS))

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "writer/file.h"
-#include "writer/record.h"
+#include "writer/encode.h"
 #include "xfdr/format.h"
 
 /* Source of the padding; its size only sets how many write(2) calls a large tail takes. */

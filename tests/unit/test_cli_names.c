@@ -18,7 +18,7 @@
 #include <cmocka.h>
 
 #include "writer/file.h"
-#include "writer/record.h"
+#include "writer/encode.h"
 
 static char dir[] = "/tmp/xfdr-names-XXXXXX";
 static char trace[128];

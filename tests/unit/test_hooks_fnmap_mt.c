@@ -30,9 +30,9 @@
 #include <dlfcn.h>
 #include <link.h>
 
-#include "runtime/fnmap.h"
-#include "runtime/fnmap_sym.h"
-#include "runtime/hooks.h"
+#include "runtime/symbols/fnmap.h"
+#include "runtime/symbols/symbolizer.h"
+#include "runtime/hooks/hooks.h"
 
 #define SYNTH_COUNT 20000u
 #define MT_THREADS 8

@@ -42,7 +42,7 @@
 
 #include "tests/unit/test_trace_gen.h"
 #include "writer/file.h"
-#include "writer/record.h"
+#include "writer/encode.h"
 #include "xfdr/reader.h"
 
 #define MAX_YAML_ARGS 16

@@ -6,8 +6,8 @@
  */
 #include "tests/unit/test_runtime_support.h"
 
-#include "runtime/config.h"
-#include "runtime/options.h"
+#include "runtime/control/config.h"
+#include "runtime/control/options.h"
 
 /* Must run first: nothing is initialized yet in this process. */
 static void lifecycle_before_init(void **state)

@@ -19,10 +19,10 @@
 
 #include "tests/unit/test_runtime_support.h"
 
-#include "runtime/clock.h"
-#include "runtime/record.h"
-#include "runtime/record_fast.h"
-#include "runtime/tls.h"
+#include "runtime/record/clock.h"
+#include "runtime/record/record.h"
+#include "runtime/record/record_fast.h"
+#include "runtime/record/thread.h"
 
 enum { HDR = 32, MD = 16, FN = 8, PRE = 48 };
 
@@ -164,7 +164,7 @@ static void rotation_at_exact_boundary(void **state)
 	(void)state;
 	start_session(128, 8);
 	for (i = 0; i < 9; i++)
-		rt_function_at(1000 + 10 * (uint64_t)i, 3, XFDR_FN_ENTER, (uint32_t)i + 1);
+		rec_function_at(1000 + 10 * (uint64_t)i, 3, XFDR_FN_ENTER, (uint32_t)i + 1);
 	data = flush_read(128, 2);
 	b0 = data + HDR;
 	b1 = b0 + 128;
@@ -195,9 +195,9 @@ static void exact_fill_without_end_of_buffer(void **state)
 
 	(void)state;
 	start_session(96, 4);
-	rt_function_at(500, 1, XFDR_FN_ENTER, 1);
-	rt_record_function_at(505, 1, XFDR_FN_ENTER_ARGS, 2, args, 2); /* 40 bytes: exact */
-	rt_function_at(510, 1, XFDR_FN_EXIT, 2);
+	rec_function_at(500, 1, XFDR_FN_ENTER, 1);
+	rec_function_args_at(505, 1, XFDR_FN_ENTER_ARGS, 2, args, 2); /* 40 bytes: exact */
+	rec_function_at(510, 1, XFDR_FN_EXIT, 2);
 	data = flush_read(96, 2);
 	b0 = data + HDR;
 	b1 = b0 + 96;
@@ -227,10 +227,10 @@ static void groups_never_straddle(void **state)
 	(void)state;
 	start_session(128, 8);
 	for (i = 0; i < 5; i++) /* 40 bytes: 40 left */
-		rt_function_at(100 + (uint64_t)i, 2, XFDR_FN_ENTER, 10);
-	rt_record_function_at(200, 2, XFDR_FN_ENTER_ARGS, 11, args, 3);	 /* 56: next buffer */
-	assert_int_equal(rt_custom_event_at(300, 2, "hello", 5), 0);	 /* 16 + 8: exact fill */
-	assert_int_equal(rt_custom_event_at(400, 2, "123456789", 9), 0); /* 32: next buffer */
+		rec_function_at(100 + (uint64_t)i, 2, XFDR_FN_ENTER, 10);
+	rec_function_args_at(200, 2, XFDR_FN_ENTER_ARGS, 11, args, 3);	 /* 56: next buffer */
+	assert_int_equal(rec_custom_event_at(300, 2, "hello", 5), 0);	 /* 16 + 8: exact fill */
+	assert_int_equal(rec_custom_event_at(400, 2, "123456789", 9), 0); /* 32: next buffer */
 	data = flush_read(128, 3);
 	b0 = data + HDR;
 	b1 = b0 + 128;
@@ -299,14 +299,14 @@ static void too_large_dropped_and_counted(void **state)
 
 	(void)state;
 	start_session(128, 4);
-	rt_function_at(10, 0, XFDR_FN_ENTER, 1);
+	rec_function_at(10, 0, XFDR_FN_ENTER, 1);
 	/* 8 + 5 * 16 = 88 bytes: more than the 72 left here or the 80 of an empty buffer. */
-	rt_record_function_at(11, 0, XFDR_FN_ENTER_ARGS, 2, args, 5);
-	assert_int_equal(rt_custom_event_at(12, 0, payload, 65), -EMSGSIZE);
-	assert_int_equal(rt_custom_event_at(13, 0, payload, 1u << 30), -EMSGSIZE);
-	rt_function_at(14, 0, XFDR_FN_EXIT, 1);
+	rec_function_args_at(11, 0, XFDR_FN_ENTER_ARGS, 2, args, 5);
+	assert_int_equal(rec_custom_event_at(12, 0, payload, 65), -EMSGSIZE);
+	assert_int_equal(rec_custom_event_at(13, 0, payload, 1u << 30), -EMSGSIZE);
+	rec_function_at(14, 0, XFDR_FN_EXIT, 1);
 	/* 16 + 64 = 80 bytes: exactly what an empty buffer holds. */
-	assert_int_equal(rt_custom_event_at(15, 0, payload, 64), 0);
+	assert_int_equal(rec_custom_event_at(15, 0, payload, 64), 0);
 	data = flush_read(128, 2);
 	b0 = data + HDR;
 	expect_fn(b0 + PRE, 0, 1, 0);
@@ -338,12 +338,12 @@ static void tsc_wrap_paths(void **state)
 
 	(void)state;
 	start_session(256, 4);
-	rt_function_at(b, 4, XFDR_FN_ENTER, 1);
-	rt_function_at(t1, 4, XFDR_FN_ENTER, 2); /* delta 2^32 - 1: fits */
-	rt_function_at(t2, 4, XFDR_FN_ENTER, 3); /* delta 2^32: TSCWrap */
-	rt_function_at(t3, 4, XFDR_FN_EXIT, 3);
-	rt_function_at(t4, 4, XFDR_FN_EXIT, 2); /* delta 2^32 + 1: TSCWrap */
-	rt_function_at(t5, 4, XFDR_FN_EXIT, 1); /* backwards by one: TSCWrap */
+	rec_function_at(b, 4, XFDR_FN_ENTER, 1);
+	rec_function_at(t1, 4, XFDR_FN_ENTER, 2); /* delta 2^32 - 1: fits */
+	rec_function_at(t2, 4, XFDR_FN_ENTER, 3); /* delta 2^32: TSCWrap */
+	rec_function_at(t3, 4, XFDR_FN_EXIT, 3);
+	rec_function_at(t4, 4, XFDR_FN_EXIT, 2); /* delta 2^32 + 1: TSCWrap */
+	rec_function_at(t5, 4, XFDR_FN_EXIT, 1); /* backwards by one: TSCWrap */
 	data = flush_read(256, 1);
 	p = data + HDR;
 	expect_preamble(p, 4, b);
@@ -389,11 +389,11 @@ static void cpu_change(void **state)
 
 	(void)state;
 	start_session(256, 4);
-	rt_function_at(100, 3, XFDR_FN_ENTER, 1);
-	rt_function_at(150, 300, XFDR_FN_ENTER, 2);
-	assert_int_equal(rt_custom_event_at(160, 7, "abcdefgh", 8), 0); /* no NewCPUId */
-	rt_function_at(170, 300, XFDR_FN_EXIT, 2);
-	rt_function_at(200, 3, XFDR_FN_EXIT, 1);
+	rec_function_at(100, 3, XFDR_FN_ENTER, 1);
+	rec_function_at(150, 300, XFDR_FN_ENTER, 2);
+	assert_int_equal(rec_custom_event_at(160, 7, "abcdefgh", 8), 0); /* no NewCPUId */
+	rec_function_at(170, 300, XFDR_FN_EXIT, 2);
+	rec_function_at(200, 3, XFDR_FN_EXIT, 1);
 	data = flush_read(256, 1);
 	p = data + HDR + PRE;
 	expect_fn(p, 0, 1, 0);
@@ -425,8 +425,8 @@ static void pool_exhaustion_counted(void **state)
 	(void)state;
 	start_session(96, 2); /* 4 function records per buffer */
 	for (i = 0; i < 11; i++)
-		rt_function_at(1000 + (uint64_t)i, 0, XFDR_FN_ENTER, (uint32_t)i);
-	assert_int_equal(rt_custom_event_at(2000, 0, "x", 1), -ENOBUFS);
+		rec_function_at(1000 + (uint64_t)i, 0, XFDR_FN_ENTER, (uint32_t)i);
+	assert_int_equal(rec_custom_event_at(2000, 0, "x", 1), -ENOBUFS);
 	data = flush_read(96, 2);
 	free(data);
 	reader_ok();
@@ -455,12 +455,12 @@ static void drop_buffer_layout(void **state)
 	(void)state;
 	start_session(256, 1);
 	for (i = 0; i < 29; i++) /* 24 fit in (256 - 48 - 16) bytes; 5 find no buffer */
-		rt_function_at(100 + (uint64_t)i, 0, XFDR_FN_ENTER, 1);
-	assert_int_equal(rt_custom_event_at(200, 0, path, 300), -EMSGSIZE);
-	tls_self.slot->busy = 1;
+		rec_function_at(100 + (uint64_t)i, 0, XFDR_FN_ENTER, 1);
+	assert_int_equal(rec_custom_event_at(200, 0, path, 300), -EMSGSIZE);
+	rec_self.slot->busy = 1;
 	xfdr_enter(2);
-	assert_int_equal(rt_custom_event_at(201, 0, "x", 1), -EDEADLK);
-	tls_self.slot->busy = 0;
+	assert_int_equal(rec_custom_event_at(201, 0, "x", 1), -EDEADLK);
+	rec_self.slot->busy = 0;
 	data = flush_read(256, 1);
 	expect_fn(data + HDR + PRE + 23 * FN, 0, 1, 1);
 	expect_eob(data + HDR + 256 - 16, 16);
@@ -480,12 +480,12 @@ static void stop_and_new_session(void **state)
 
 	(void)state;
 	start_session(128, 4);
-	rt_function_at(10, 0, XFDR_FN_ENTER, 1);
+	rec_function_at(10, 0, XFDR_FN_ENTER, 1);
 	assert_int_equal(xfdr_stop(), 0);
-	rt_function_at(11, 0, XFDR_FN_ENTER, 2);
-	assert_int_equal(rt_custom_event_at(12, 0, "x", 1), -EAGAIN);
+	rec_function_at(11, 0, XFDR_FN_ENTER, 2);
+	assert_int_equal(rec_custom_event_at(12, 0, "x", 1), -EAGAIN);
 	assert_int_equal(xfdr_start(), 0);
-	rt_function_at(13, 0, XFDR_FN_EXIT, 1);
+	rec_function_at(13, 0, XFDR_FN_EXIT, 1);
 	data = flush_read(128, 1);
 	expect_fn(data + HDR + PRE, 0, 1, 0);
 	expect_fn(data + HDR + PRE + 8, 1, 1, 3);
@@ -494,7 +494,7 @@ static void stop_and_new_session(void **state)
 	assert_int_equal(xfdr_stop(), 0);
 
 	start_session(128, 4); /* same geometry: buffers zeroed in place */
-	rt_function_at(20, 1, XFDR_FN_ENTER, 9);
+	rec_function_at(20, 1, XFDR_FN_ENTER, 9);
 	data = flush_read(128, 1);
 	expect_preamble(data + HDR, 1, 20);
 	expect_fn(data + HDR + PRE, 0, 9, 0);

@@ -37,7 +37,7 @@
 #include <cmocka.h>
 
 #include "writer/file.h"
-#include "writer/record.h"
+#include "writer/encode.h"
 #include "xfdr/format.h"
 #include "xfdr/reader.h"
 

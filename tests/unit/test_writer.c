@@ -29,7 +29,7 @@
 #include <cmocka.h>
 
 #include "writer/file.h"
-#include "writer/record.h"
+#include "writer/encode.h"
 
 /* Poison for destination memory: the encoders must overwrite every byte they own. */
 #define DIRT 0xa5
@@ -221,7 +221,7 @@ static void test_call_argument(void **state)
  * the two words its big-endian branch computes. The stores (wr_put*) stay native, so only the
  * word values are checked here, not the bytes a big-endian machine would write.
  */
-#undef XFDR_WRITER_RECORD_H
+#undef XFDR_WRITER_ENCODE_H
 #undef WR_BIG_ENDIAN
 #pragma push_macro("__BYTE_ORDER__")
 #undef __BYTE_ORDER__
@@ -241,7 +241,7 @@ static void test_call_argument(void **state)
 #define wr_custom_event_marker be_wr_custom_event_marker
 #define wr_call_argument be_wr_call_argument
 #define wr_fits be_wr_fits
-#include "writer/record.h"
+#include "writer/encode.h"
 #undef wr_put16
 #undef wr_put32
 #undef wr_put64

@@ -1,0 +1,153 @@
+/*
+ * reader/cli/cli.h - what the verbs of the xfdr command share: exit statuses, messages, checked
+ * output and progress. Nothing here decodes the format; that is the reader library's job
+ * (include/xfdr/reader.h). Each verb is one file (verify.c, dump.c, convert.c) and is reached
+ * through the table in xfdr.c.
+ */
+#ifndef XFDR_READER_CLI_CLI_H
+#define XFDR_READER_CLI_CLI_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "xfdr/reader.h"
+
+#ifndef XFDR_VERSION_STRING
+#define XFDR_VERSION_STRING "0.1.0"
+#endif
+
+/* Exit statuses of every verb, as documented in `xfdr --help`. */
+enum cli_status {
+	CLI_OK = 0,
+	CLI_FAIL = 1,  /* an invalid trace, or the output could not be written */
+	CLI_USAGE = 2, /* bad command line, or an input file that cannot be read at all */
+};
+
+/* A verb: argv[0] is the verb's name, the options and operands follow. Returns a status. */
+int cmd_verify(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
+
+/*
+ * Messages. Every diagnostic is one line on stderr starting with "xfdr VERB: ". The verb name
+ * is set once by the dispatcher. cli_usage() adds a pointer to --help and returns CLI_USAGE so
+ * callers can `return cli_usage(...)`.
+ */
+void cli_set_verb(const char *verb);
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The message for an option getopt_long() rejected: ret is its ':' or '?', opt its optopt. */
+int cli_bad_option(char **argv, int ret, int opt);
+
+/*
+ * Make sure descriptors 0, 1 and 2 are open, so that a trace opened later can never become
+ * "stdout". A closed stdout is replaced by a read-only /dev/null: writes to it then fail with
+ * EBADF and are reported like any other write error, instead of landing in some other file.
+ */
+void cli_guard_std_fds(void);
+
+/*
+ * cli_check_input - can path be read as a trace at all?
+ * Returns 0, or prints "xfdr VERB: PATH: <reason>" and returns CLI_USAGE for a missing,
+ * unreadable or non-regular file (a directory; a FIFO or device cannot be mapped). Whether the
+ * content is a valid trace is the library's business and gives CLI_FAIL later.
+ */
+int cli_check_input(const char *path);
+
+/* ---- Checked, buffered output ---------------------------------------------------------- */
+
+/*
+ * All output goes through one buffer of our own, written with fwrite(); the first failure is
+ * remembered and everything after it is dropped. cli_out_close() flushes, closes (unless it
+ * is stdout, which is flushed and checked only) and reports the first error once:
+ * "xfdr VERB: OUT: write error: <reason>". It returns CLI_OK or CLI_FAIL.
+ */
+struct cli_out {
+	FILE *f;
+	const char *name; /* for messages: the path, or "standard output" */
+	int is_stdout;
+	int err; /* first errno seen, 0 if none */
+	size_t len;
+	char buf[1 << 16];
+};
+
+/* Opens path for writing ("-" or NULL: stdout). Returns 0, or reports and returns CLI_FAIL. */
+int cli_out_open(struct cli_out *o, const char *path);
+int cli_out_close(struct cli_out *o);
+void cli_out_flush(struct cli_out *o);
+
+void cli_out_put_slow(struct cli_out *o, const void *p, size_t n);
+
+static inline void cli_put(struct cli_out *o, const void *p, size_t n)
+{
+	if (n <= sizeof(o->buf) - o->len) {
+		__builtin_memcpy(o->buf + o->len, p, n);
+		o->len += n;
+	} else {
+		cli_out_put_slow(o, p, n);
+	}
+}
+
+static inline void cli_putc(struct cli_out *o, char c)
+{
+	if (o->len == sizeof(o->buf))
+		cli_out_flush(o);
+	o->buf[o->len++] = c;
+}
+
+static inline void cli_puts(struct cli_out *o, const char *s)
+{
+	cli_put(o, s, __builtin_strlen(s));
+}
+
+void cli_put_u64(struct cli_out *o, uint64_t v);
+void cli_printf(struct cli_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- Progress -------------------------------------------------------------------------- */
+
+/*
+ * A percentage on stderr for long runs: only when stderr is a terminal and the input is larger
+ * than CLI_PROGRESS_MIN_BYTES, so pipes, logs and tests never see it. Redrawn only when the
+ * whole percent changes; cli_progress_end() erases the line.
+ */
+#define CLI_PROGRESS_MIN_BYTES (64ull << 20)
+
+struct cli_progress {
+	int on;
+	int last_pct;
+	int drawn; /* something is on the line */
+	const char *what;
+};
+
+void cli_progress_begin(struct cli_progress *p, uint64_t input_bytes, const char *what);
+void cli_progress_phase(struct cli_progress *p, const char *what);
+void cli_progress_update(struct cli_progress *p, uint64_t done, uint64_t total);
+void cli_progress_end(struct cli_progress *p);
+
+/* ---- YAML scalars as LLVM's YAML writer prints them (yaml.c) ---------------------- */
+
+void cli_yaml_scalar(struct cli_out *o, const uint8_t *s, size_t n);
+
+/* ---- Function names from the .map sidecar (names.c) --------------------------------- */
+
+struct cli_name {
+	uint32_t id;
+	char *name;
+};
+struct cli_names {
+	struct cli_name *v; /* sorted by id */
+	size_t count, cap;
+	int loaded;         /* a sidecar was read (even one naming nothing) */
+};
+/*
+ * Load the `function` lines of a sidecar. Returns CLI_OK; CLI_USAGE if the file cannot be
+ * opened; CLI_FAIL for a malformed line (the message names the file and line).
+ */
+int cli_names_load(struct cli_names *n, const char *path);
+/* The name of id, or NULL when the sidecar does not name it. */
+const char *cli_names_get(const struct cli_names *n, uint32_t id);
+void cli_names_free(struct cli_names *n);
+
+#endif /* XFDR_READER_CLI_CLI_H */

@@ -1,0 +1,121 @@
+/*
+ * reader/lib/internal.h - what the reader's files share and nobody else sees.
+ *
+ * struct xfdr_trace holds the mapping, the decoded header and the buffer index. The index has
+ * one small entry per buffer (thread id and WallClockTime), filled by xfdr_trace_verify() from
+ * each buffer's preamble; nothing in the reader grows with the number of records.
+ */
+#ifndef XFDR_READER_LIB_INTERNAL_H
+#define XFDR_READER_LIB_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "reader/lib/bytes.h"
+#include "xfdr/reader.h"
+
+struct rd_buffer_info {
+	uint64_t wall_seconds;
+	uint32_t wall_micros;
+	uint16_t thread_id;
+};
+
+struct xfdr_trace {
+	const uint8_t *data;
+	uint64_t bytes;
+	int mapped; /* data is our mmap and is unmapped by xfdr_trace_close() */
+	char *name;
+	struct xfdr_header hdr;
+	uint64_t buffer_count;
+
+	/* 0: not verified yet; 1: valid; -1: invalid, verify_err holds the first violation. */
+	int verified;
+	struct xfdr_error verify_err;
+	struct rd_buffer_info *index; /* buffer_count entries once verified */
+	uint64_t *thread_order;	      /* buffer numbers in XFDR_ORDER_THREAD order; lazy */
+};
+
+/* Cursor states: what the previous record of the current buffer was. */
+enum {
+	RD_ST_BUFFER_START = 0, /* at a buffer boundary: NewBuffer must follow */
+	RD_ST_NEW_BUFFER,
+	RD_ST_WALL_CLOCK,
+	RD_ST_NEW_CPU_ID,
+	RD_ST_TSC_WRAP,
+	RD_ST_CUSTOM_EVENT,
+	RD_ST_CALL_ARGUMENT,
+	RD_ST_FUNCTION, /* + action: RD_ST_FUNCTION + XFDR_FN_ENTER_ARGS is Entry_Args */
+};
+
+static inline uint64_t rd_buffer_offset(const struct xfdr_trace *t, uint64_t buffer)
+{
+	return XFDR_FILE_HEADER_BYTES + buffer * t->hdr.buffer_size;
+}
+
+/* Fill err with "NAME: offset N: " followed by the formatted text; returns -1. */
+int rd_fail(const struct xfdr_trace *t, struct xfdr_error *err, uint64_t offset, const char *fmt,
+	    ...) __attribute__((format(printf, 4, 5)));
+
+/* Same, before a trace exists (open). */
+int rd_fail_name(const char *name, struct xfdr_error *err, uint64_t offset, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* A function record as the fast path decodes it. */
+struct rd_fn {
+	uint64_t offset;
+	uint64_t tsc; /* absolute: the base after adding this record's delta */
+	uint32_t function_id;
+	uint32_t tsc_delta;
+	unsigned action;
+};
+
+/*
+ * rd_next_function - the fast path of the state machine, for the record that makes up almost
+ * all of a trace: if the next record is a function record with a known action, inside a
+ * buffer body, and whole before the buffer's end, decode it, advance the cursor exactly as
+ * xfdr_records_next() would, and return 1. Otherwise return 0 and touch nothing, so that the
+ * general path decides (and words the error). xfdr_records_next() itself starts with this,
+ * so there is one decoding of function records, not two.
+ */
+static inline int rd_next_function(struct xfdr_record_cursor *c, struct rd_fn *f)
+{
+	const struct xfdr_trace *t = c->trace;
+	const int big = t->hdr.big_endian;
+	const uint64_t pos = c->pos;
+	uint64_t end;
+	const uint8_t *p;
+	unsigned action;
+
+	/* RD_ST_BUFFER_START (also the state at the end of the file) is below the body. */
+	if (c->state < RD_ST_NEW_CPU_ID)
+		return 0;
+	end = rd_buffer_offset(t, c->buffer_index + 1);
+	if (end - pos < XFDR_FN_RECORD_BYTES)
+		return 0;
+	p = t->data + pos;
+	if (rd_is_metadata(p[0], big))
+		return 0;
+	action = rd_fn_action(p[0], big);
+	if (action >= XFDR_FN_ACTION_COUNT)
+		return 0;
+	f->tsc_delta = rd_u32(p + XFDR_FN_DELTA_OFF, big);
+	c->base_tsc += f->tsc_delta;
+	f->offset = pos;
+	f->tsc = c->base_tsc;
+	f->function_id = rd_fn_id(p + XFDR_FN_WORD_OFF, big);
+	f->action = action;
+	c->pos = pos + XFDR_FN_RECORD_BYTES;
+	if (c->pos == end) {
+		/* Exactly full: the buffer ends without an EndOfBuffer. */
+		c->buffer_index++;
+		c->state = RD_ST_BUFFER_START;
+	} else {
+		c->state = RD_ST_FUNCTION + (int)action;
+	}
+	return 1;
+}
+
+/* Put the cursor at the first byte of the given buffer, in the state a buffer starts in. */
+void rd_cursor_seek_buffer(struct xfdr_record_cursor *c, uint64_t buffer);
+
+#endif /* XFDR_READER_LIB_INTERNAL_H */

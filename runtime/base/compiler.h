@@ -1,0 +1,60 @@
+/*
+ * runtime/base/compiler.h - attributes, branch hints and the memory-ordering helpers of the runtime.
+ *
+ * Ordering rule of the runtime: every shared field is read and written through the helpers
+ * below, each with an explicit order. Debian's liburcu 0.13 offers uatomic_* without an order
+ * argument, so those are used only inside liburcu's own structures.
+ */
+#ifndef XFDR_RUNTIME_BASE_COMPILER_H
+#define XFDR_RUNTIME_BASE_COMPILER_H
+
+#include <stdlib.h>
+
+/* The runtime is never instrumented: a hook inside a hook would recurse. */
+#if defined(__clang__)
+#define XFDR_NO_XRAY __attribute__((xray_never_instrument))
+#else
+#define XFDR_NO_XRAY
+#endif
+#define XFDR_NOINSTR __attribute__((no_instrument_function)) XFDR_NO_XRAY
+
+#define XFDR_LIKELY(x) __builtin_expect(!!(x), 1)
+#define XFDR_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define XFDR_COLD __attribute__((noinline, cold))
+#define XFDR_HIDDEN __attribute__((visibility("hidden")))
+#define XFDR_CACHELINE 64
+
+/*
+ * Compiler-only barrier. Enough to order the recursion guard against the record writes for
+ * a signal handler, which runs on the same CPU as the code it interrupts.
+ */
+#define xfdr_barrier() __asm__ __volatile__("" ::: "memory")
+
+#define xfdr_load_relaxed(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define xfdr_load_acquire(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define xfdr_store_relaxed(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define xfdr_store_release(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define xfdr_store_seq_cst(p, v) __atomic_store_n((p), (v), __ATOMIC_SEQ_CST)
+/* Counters that a signal handler may bump on the same thread: a read-modify-write is needed. */
+#define xfdr_add_relaxed(p, v) __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
+#define xfdr_cas(p, expected, desired)                                                             \
+	__atomic_compare_exchange_n((p), (expected), (desired), 0, __ATOMIC_ACQ_REL,               \
+				    __ATOMIC_ACQUIRE)
+
+void rt_assert_fail(const char *file, int line, const char *what) __attribute__((noreturn));
+
+/* States that cannot happen: print where and abort, in every build. */
+#define XFDR_BUG_ON(cond)                                                                          \
+	do {                                                                                       \
+		if (XFDR_UNLIKELY(cond))                                                           \
+			rt_assert_fail(__FILE__, __LINE__, #cond);                                 \
+	} while (0)
+
+/* Invariants checked in debug builds only. */
+#ifdef XFDR_DEBUG
+#define XFDR_ASSERT(cond) XFDR_BUG_ON(!(cond))
+#else
+#define XFDR_ASSERT(cond) ((void)0)
+#endif
+
+#endif /* XFDR_RUNTIME_BASE_COMPILER_H */

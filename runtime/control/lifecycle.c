@@ -1,0 +1,287 @@
+/*
+ * runtime/control/lifecycle.c - the life cycle of the recorder through rt_ctl: init, start, stop,
+ * flush, the start at load with XFDR_OPTIONS and the flush at exit.
+ *
+ * rt_ctl (session.h) changes only by compare-exchange, so concurrent or re-entrant calls get
+ * a status code instead of a lock: init and flush exclude each other and themselves, start
+ * and stop only flip the recording session in the low half.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "runtime/record/clock.h"
+#include "runtime/base/compiler.h"
+#include "runtime/control/config.h"
+#include "runtime/flush/flush.h"
+#include "runtime/hooks/hooks.h"
+#include "runtime/control/options.h"
+#include "runtime/pool/pool.h"
+#include "runtime/base/print.h"
+#include "runtime/record/record.h"
+#include "runtime/record/record_fast.h"
+#include "runtime/record/session.h"
+#include "runtime/record/thread.h"
+#include "xfdr/format.h"
+#include "xfdr/xfdr.h"
+
+extern char *program_invocation_short_name;
+
+/* How long a new session waits for threads still inside the runtime. */
+#define INIT_QUIESCE_MS 1000u
+
+uint64_t rt_ctl = CTL_MAKE(0, SESSION_OFF);
+struct rt_config rt_cfg;
+
+static char env_store[4096]; /* XFDR_OPTIONS, split in place; string options point here */
+static uint32_t next_session = 1;
+static int exit_registered; /* the atexit handler is installed (init only) */
+static int unflushed;	    /* recorded since the last complete flush */
+
+/* Set flag bits in rt_ctl if none of `forbidden` is set and `need` all are. */
+static int ctl_acquire(uint32_t need, uint32_t forbidden, uint32_t set, int want_off,
+		       uint64_t *seen)
+{
+	uint64_t c = xfdr_load_acquire(&rt_ctl);
+
+	for (;;) {
+		uint32_t f = CTL_FLAGS(c);
+
+		*seen = c;
+		if ((f & need) != need)
+			return -EINVAL;
+		if (f & forbidden)
+			return -EBUSY;
+		if (want_off && CTL_SESSION(c) != SESSION_OFF)
+			return -EBUSY;
+		if (xfdr_cas(&rt_ctl, &c, CTL_MAKE(f | set, CTL_SESSION(c))))
+			return 0;
+	}
+}
+
+static void ctl_clear(uint32_t bits)
+{
+	__atomic_fetch_and(&rt_ctl, ~CTL_MAKE(bits, 0), __ATOMIC_ACQ_REL);
+}
+
+/* "DIR/" or an existing directory: DIR/xfdr-<program>; "DIR/name": DIR/name. */
+static int config_output(const char *output)
+{
+	const char *prog = program_invocation_short_name;
+	const char *slash;
+	struct stat st;
+	size_t dir_len, i;
+	char *p;
+
+	rt_cfg.out_dir[0] = '\0';
+	rt_cfg.out_prefix[0] = '\0';
+	if (!output)
+		output = "";
+	if (*output && (output[strlen(output) - 1] == '/' ||
+			(stat(output, &st) == 0 && S_ISDIR(st.st_mode)))) {
+		dir_len = strlen(output);
+		if (dir_len + 2 > sizeof(rt_cfg.out_dir))
+			return -ENAMETOOLONG;
+		memcpy(rt_cfg.out_dir, output, dir_len);
+		if (output[dir_len - 1] != '/')
+			rt_cfg.out_dir[dir_len++] = '/';
+		rt_cfg.out_dir[dir_len] = '\0';
+	} else if (*output) {
+		slash = strrchr(output, '/');
+		dir_len = slash ? (size_t)(slash - output) + 1 : 0;
+		if (dir_len + 1 > sizeof(rt_cfg.out_dir) ||
+		    strlen(output + dir_len) + 1 > sizeof(rt_cfg.out_prefix))
+			return -ENAMETOOLONG;
+		memcpy(rt_cfg.out_dir, output, dir_len);
+		rt_cfg.out_dir[dir_len] = '\0';
+		strcpy(rt_cfg.out_prefix, output + dir_len);
+		return 0;
+	}
+	p = rt_cfg.out_prefix;
+	strcpy(p, "xfdr-");
+	strncat(p, prog && *prog ? prog : "program", sizeof(rt_cfg.out_prefix) - 6);
+	/* The program name becomes part of a file name: keep it to portable characters. */
+	for (i = 5; p[i]; i++)
+		if (!((p[i] >= 'a' && p[i] <= 'z') || (p[i] >= 'A' && p[i] <= 'Z') ||
+		      (p[i] >= '0' && p[i] <= '9') || p[i] == '.' || p[i] == '_' || p[i] == '-'))
+			p[i] = '_';
+	return 0;
+}
+
+static void rt_exit_flush(void);
+
+static void env_options(struct xfdr_options *o)
+{
+	xfdr_options_default(o);
+	opt_parse(o, getenv("XFDR_OPTIONS"), "XFDR_OPTIONS", env_store, sizeof(env_store));
+}
+
+static int rt_init(const struct xfdr_options *o)
+{
+	uint64_t seen;
+	uint32_t session;
+	int rc;
+
+	if (opt_check(o))
+		return -EINVAL;
+	rc = ctl_acquire(0, CTL_INIT_RUNNING | CTL_FLUSH_RUNNING, CTL_INIT_RUNNING, 1, &seen);
+	if (rc)
+		return rc;
+	rc = thread_table_setup((uint32_t)o->thread_max);
+	if (rc)
+		goto out;
+	/* Threads that began an event before the last stop may still be writing. */
+	rc = thread_quiesce(INIT_QUIESCE_MS);
+	if (rc)
+		goto out;
+	rc = config_output(o->output);
+	if (rc)
+		goto out;
+	session = next_session++;
+	if (next_session == SESSION_OFF)
+		next_session = 1;
+	rc = pool_setup(o->buffer_size, (uint32_t)o->buffer_max, session);
+	if (rc) {
+		ctl_clear(CTL_INITIALIZED);
+		goto out;
+	}
+	thread_table_reset();
+	rt_cfg.buffer_bytes = o->buffer_size;
+	rt_cfg.buffer_max = (uint32_t)o->buffer_max;
+	rt_cfg.thread_max = thread_table.max;
+	rt_cfg.per_thread_files = o->per_thread_files;
+	rt_cfg.flush_at_exit = o->flush_at_exit;
+	rt_cfg.clock_source = clock_init(o->clock);
+	rt_cfg.constant_tsc = clock_invariant_tsc();
+	rt_cfg.nonstop_tsc = rt_cfg.constant_tsc;
+	xfdr_store_relaxed(&unflushed, 0);
+	/* Here rather than in xfdr_start(), which must stay async-signal-safe. */
+	if (!exit_registered) {
+		exit_registered = 1;
+		atexit(rt_exit_flush);
+	}
+	__atomic_fetch_or(&rt_ctl, CTL_MAKE(CTL_INITIALIZED, 0), __ATOMIC_ACQ_REL);
+out:
+	ctl_clear(CTL_INIT_RUNNING);
+	if (rc == -ENOMEM || rc == -ENAMETOOLONG || rc == -EBUSY) {
+		char text[160];
+		struct pr_buf b = PR_BUF_INIT(text);
+
+		pr_str(&b, "xfdr_init failed: ");
+		pr_str(&b, pr_errno_name(rc));
+		pr_line(&b);
+	}
+	if (!rc && o->start)
+		rc = xfdr_start();
+	return rc;
+}
+
+XFDR_API int xfdr_init(const struct xfdr_options *o)
+{
+	struct xfdr_options env;
+
+	if (!o) {
+		env_options(&env);
+		o = &env;
+	}
+	return rt_init(o);
+}
+
+/* atexit: stop, and write what was recorded since the last complete flush. */
+static void rt_exit_flush(void)
+{
+	char path[PATH_MAX], text[PATH_MAX + 64];
+	struct pr_buf b = PR_BUF_INIT(text);
+	int rc;
+
+	if (!rt_cfg.flush_at_exit)
+		return;
+	xfdr_stop();
+	if (!xfdr_load_relaxed(&unflushed))
+		return;
+	rc = xfdr_flush(path, sizeof(path));
+	if (rc) {
+		pr_str(&b, "flush at exit failed: ");
+		pr_str(&b, pr_errno_name(rc));
+	} else {
+		pr_str(&b, "wrote ");
+		pr_str(&b, path);
+	}
+	pr_line(&b);
+}
+
+XFDR_API int xfdr_start(void)
+{
+	uint64_t c = xfdr_load_acquire(&rt_ctl);
+
+	for (;;) {
+		uint32_t f = CTL_FLAGS(c);
+
+		if (!(f & CTL_INITIALIZED))
+			return -EINVAL;
+		if (f & CTL_INIT_RUNNING)
+			return -EBUSY;
+		if (CTL_SESSION(c) != SESSION_OFF)
+			return -EALREADY;
+		/* pairs with the acquire loads of rt_ctl by every hook */
+		if (xfdr_cas(&rt_ctl, &c, CTL_MAKE(f, xfdr_load_acquire(&rt_pool.session))))
+			break;
+	}
+	xfdr_store_relaxed(&unflushed, 1);
+	/* XRay calls xfdr only while patched; without XRay this returns -ENOSYS. */
+	hooks_xray_install();
+	return 0;
+}
+
+XFDR_API int xfdr_stop(void)
+{
+	uint64_t c = xfdr_load_acquire(&rt_ctl);
+
+	for (;;) {
+		uint32_t f = CTL_FLAGS(c);
+
+		if (!(f & CTL_INITIALIZED))
+			return -EINVAL;
+		if (CTL_SESSION(c) == SESSION_OFF)
+			return -EALREADY;
+		if (xfdr_cas(&rt_ctl, &c, CTL_MAKE(f, SESSION_OFF))) {
+			hooks_xray_uninstall();
+			return 0;
+		}
+	}
+}
+
+XFDR_API int xfdr_flush(char *path_out, size_t path_bytes)
+{
+	uint64_t seen;
+	int was_off, rc;
+
+	rc = ctl_acquire(CTL_INITIALIZED, CTL_INIT_RUNNING | CTL_FLUSH_RUNNING, CTL_FLUSH_RUNNING,
+			 0, &seen);
+	if (rc)
+		return rc;
+	was_off = CTL_SESSION(seen) == SESSION_OFF;
+	rc = flush_run(path_out, path_bytes);
+	/* Everything recorded is in the file only if recording was off for the whole flush. */
+	if (!rc && was_off && CTL_SESSION(xfdr_load_acquire(&rt_ctl)) == SESSION_OFF)
+		xfdr_store_relaxed(&unflushed, 0);
+	ctl_clear(CTL_FLUSH_RUNNING);
+	return rc;
+}
+
+/*
+ * At load: with start=1 in XFDR_OPTIONS (LD_PRELOAD use), init and start now; the flush at
+ * exit then writes the trace. Otherwise nothing happens until xfdr_init().
+ */
+__attribute__((constructor)) static void rt_load(void)
+{
+	struct xfdr_options o;
+	const char *env = getenv("XFDR_OPTIONS");
+
+	if (!env || !strstr(env, "start"))
+		return;
+	env_options(&o);
+	if (o.start)
+		rt_init(&o);
+}

@@ -1,0 +1,366 @@
+/*
+ * runtime/control/options.c - the option table: one row per XFDR_OPTIONS key.
+ *
+ * Every key is parsed and validated by its row, so the API (xfdr_options_set), the
+ * environment (opt_parse) and the struct check (opt_check) apply the same rules. A later key
+ * (mode, flush_signal, ...) is one more row and one more struct field.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <strings.h>
+
+#include "runtime/base/compiler.h"
+#include "runtime/control/options.h"
+#include "runtime/base/print.h"
+
+enum opt_type {
+	OPT_SIZE, /* size_t, decimal with an optional k/m/g (binary) suffix */
+	OPT_BOOL, /* int 0/1 */
+	OPT_STRING,
+	OPT_CLOCK, /* int, enum xfdr_clock */
+};
+
+struct opt_row {
+	const char *key;
+	enum opt_type type;
+	size_t offset;
+	const char *rule; /* printed when a value is rejected */
+	int (*valid)(size_t v);
+};
+
+static int valid_buffer_size(size_t v)
+{
+	return v >= OPT_MIN_BUFFER_SIZE && v % 8 == 0 && v <= ((size_t)1 << 32);
+}
+
+static int valid_buffer_max(size_t v)
+{
+	return v >= 1 && v <= OPT_MAX_BUFFER_MAX;
+}
+
+static int valid_thread_max(size_t v)
+{
+	return v >= 1 && v <= OPT_MAX_THREAD_MAX;
+}
+
+#define OFF(f) offsetof(struct xfdr_options, f)
+
+static const struct opt_row opt_rows[] = {
+    {"buffer_size", OPT_SIZE, OFF(buffer_size), "a multiple of 8, >= 64 and <= 4g",
+     valid_buffer_size},
+    {"buffer_max", OPT_SIZE, OFF(buffer_max), "1 to 16777216", valid_buffer_max},
+    {"thread_max", OPT_SIZE, OFF(thread_max), "1 to 1048576", valid_thread_max},
+    {"output", OPT_STRING, OFF(output), "a directory ending in '/' or a path prefix", NULL},
+    {"per_thread_files", OPT_BOOL, OFF(per_thread_files), "0 or 1", NULL},
+    {"start", OPT_BOOL, OFF(start), "0 or 1", NULL},
+    {"flush_at_exit", OPT_BOOL, OFF(flush_at_exit), "0 or 1", NULL},
+    {"clock", OPT_CLOCK, OFF(clock), "auto, rdtscp or rdtsc", NULL},
+};
+
+static const char *const clock_names[] = {"auto", "rdtscp", "rdtsc"};
+
+XFDR_API void xfdr_options_default(struct xfdr_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->buffer_size = OPT_DEFAULT_BUFFER_SIZE;
+	o->buffer_max = OPT_DEFAULT_BUFFER_MAX;
+	o->thread_max = OPT_DEFAULT_THREAD_MAX;
+	o->output = "";
+	o->flush_at_exit = 1;
+	o->clock = XFDR_CLOCK_AUTO;
+}
+
+static const struct opt_row *opt_find(const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(opt_rows) / sizeof(opt_rows[0]); i++)
+		if (!strcmp(opt_rows[i].key, key))
+			return &opt_rows[i];
+	return NULL;
+}
+
+/* Decimal with an optional binary suffix; rejects empty text, signs, overflow, junk. */
+static int parse_size(const char *s, size_t *out)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+
+	if (!*s)
+		return -EINVAL;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		if (v > (UINT64_MAX - 9) / 10)
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	switch (*s) {
+	case 'k':
+	case 'K':
+		shift = 10;
+		s++;
+		break;
+	case 'm':
+	case 'M':
+		shift = 20;
+		s++;
+		break;
+	case 'g':
+	case 'G':
+		shift = 30;
+		s++;
+		break;
+	default:
+		break;
+	}
+	if (*s)
+		return -EINVAL;
+	if (shift && v > (SIZE_MAX >> shift))
+		return -EINVAL;
+	*out = (size_t)(v << shift);
+	return 0;
+}
+
+static int parse_bool(const char *s, int *out)
+{
+	static const char *const yes[] = {"1", "yes", "true", "on"};
+	static const char *const no[] = {"0", "no", "false", "off"};
+	size_t i;
+
+	for (i = 0; i < 4; i++) {
+		if (!strcasecmp(s, yes[i])) {
+			*out = 1;
+			return 0;
+		}
+		if (!strcasecmp(s, no[i])) {
+			*out = 0;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static int parse_clock(const char *s, int *out)
+{
+	int i;
+
+	for (i = 0; i < (int)(sizeof(clock_names) / sizeof(clock_names[0])); i++) {
+		if (!strcmp(s, clock_names[i])) {
+			*out = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static int row_set(const struct opt_row *r, struct xfdr_options *o, const char *value)
+{
+	char *field = (char *)o + r->offset;
+	size_t sz;
+	int i;
+
+	switch (r->type) {
+	case OPT_SIZE:
+		if (parse_size(value, &sz) || (r->valid && !r->valid(sz)))
+			return -EINVAL;
+		memcpy(field, &sz, sizeof(sz));
+		return 0;
+	case OPT_BOOL:
+		if (parse_bool(value, &i))
+			return -EINVAL;
+		memcpy(field, &i, sizeof(i));
+		return 0;
+	case OPT_CLOCK:
+		if (parse_clock(value, &i))
+			return -EINVAL;
+		memcpy(field, &i, sizeof(i));
+		return 0;
+	case OPT_STRING:
+		memcpy(field, &value, sizeof(value));
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* Append the current value of r's field in o, as the user would write it. */
+static void row_print(struct pr_buf *b, const struct opt_row *r, const struct xfdr_options *o)
+{
+	const char *field = (const char *)o + r->offset;
+	const char *s;
+	size_t sz;
+	int i;
+
+	switch (r->type) {
+	case OPT_SIZE:
+		memcpy(&sz, field, sizeof(sz));
+		pr_u64(b, sz);
+		break;
+	case OPT_BOOL:
+		memcpy(&i, field, sizeof(i));
+		pr_u64(b, (uint64_t)i);
+		break;
+	case OPT_CLOCK:
+		memcpy(&i, field, sizeof(i));
+		if (i >= 0 && i < (int)(sizeof(clock_names) / sizeof(clock_names[0])))
+			pr_str(b, clock_names[i]);
+		else
+			pr_i64(b, i);
+		break;
+	case OPT_STRING:
+		memcpy(&s, field, sizeof(s));
+		pr_char(b, '"');
+		pr_str(b, s ? s : "");
+		pr_char(b, '"');
+		break;
+	}
+}
+
+XFDR_API int xfdr_options_set(struct xfdr_options *o, const char *key, const char *value)
+{
+	const struct opt_row *r;
+
+	if (!o || !key)
+		return -EINVAL;
+	r = opt_find(key);
+	if (!r)
+		return -ENOENT;
+	if (!value)
+		return -EINVAL;
+	return row_set(r, o, value);
+}
+
+static void report_unknown(const char *source, const char *key, const char *value)
+{
+	char text[400];
+	struct pr_buf b = PR_BUF_INIT(text);
+
+	pr_str(&b, source);
+	pr_str(&b, ": unknown key \"");
+	pr_str(&b, key);
+	pr_str(&b, "\" (value \"");
+	pr_str(&b, value);
+	pr_str(&b, "\") ignored");
+	pr_line(&b);
+}
+
+static void report_bad(const char *source, const struct opt_row *r, const char *value,
+		       const struct xfdr_options *kept)
+{
+	char text[400];
+	struct pr_buf b = PR_BUF_INIT(text);
+
+	pr_str(&b, source);
+	pr_str(&b, ": bad value \"");
+	pr_str(&b, value);
+	pr_str(&b, "\" for ");
+	pr_str(&b, r->key);
+	pr_str(&b, " (");
+	pr_str(&b, r->rule);
+	pr_str(&b, "); keeping ");
+	row_print(&b, r, kept);
+	pr_line(&b);
+}
+
+static int is_sep(char c)
+{
+	return c == ':' || c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' ||
+	       c == '\f';
+}
+
+int opt_parse(struct xfdr_options *o, const char *text, const char *source, char *store,
+	      size_t store_bytes)
+{
+	size_t len = text ? strlen(text) : 0;
+	int rejected = 0;
+	char *p, *end;
+
+	if (!len)
+		return 0;
+	if (len >= store_bytes) {
+		char msg[200];
+		struct pr_buf b = PR_BUF_INIT(msg);
+
+		pr_str(&b, source);
+		pr_str(&b, ": longer than ");
+		pr_u64(&b, store_bytes - 1);
+		pr_str(&b, " bytes; every option ignored");
+		pr_line(&b);
+		return 1;
+	}
+	memcpy(store, text, len + 1);
+	end = store + len;
+	for (p = store; p < end;) {
+		char *item, *eq;
+		const struct opt_row *r;
+
+		while (p < end && is_sep(*p))
+			p++;
+		if (p == end)
+			break;
+		item = p;
+		while (p < end && !is_sep(*p))
+			p++;
+		*p++ = '\0';
+		eq = strchr(item, '=');
+		if (!eq) {
+			char msg[300];
+			struct pr_buf b = PR_BUF_INIT(msg);
+
+			pr_str(&b, source);
+			pr_str(&b, ": \"");
+			pr_str(&b, item);
+			pr_str(&b, "\" is not key=value; ignored");
+			pr_line(&b);
+			rejected++;
+			continue;
+		}
+		*eq = '\0';
+		r = opt_find(item);
+		if (!r) {
+			report_unknown(source, item, eq + 1);
+			rejected++;
+		} else if (row_set(r, o, eq + 1)) {
+			report_bad(source, r, eq + 1, o);
+			rejected++;
+		}
+	}
+	return rejected;
+}
+
+const char *opt_check(const struct xfdr_options *o)
+{
+	struct xfdr_options def;
+	const struct opt_row *bad = NULL;
+	char text[300];
+	struct pr_buf b = PR_BUF_INIT(text);
+
+	xfdr_options_default(&def);
+	if (!valid_buffer_size(o->buffer_size))
+		bad = opt_find("buffer_size");
+	else if (!valid_buffer_max(o->buffer_max))
+		bad = opt_find("buffer_max");
+	else if (!valid_thread_max(o->thread_max))
+		bad = opt_find("thread_max");
+	else if (o->per_thread_files != 0 && o->per_thread_files != 1)
+		bad = opt_find("per_thread_files");
+	else if (o->start != 0 && o->start != 1)
+		bad = opt_find("start");
+	else if (o->flush_at_exit != 0 && o->flush_at_exit != 1)
+		bad = opt_find("flush_at_exit");
+	else if (o->clock < XFDR_CLOCK_AUTO || o->clock > XFDR_CLOCK_RDTSC)
+		bad = opt_find("clock");
+	if (!bad)
+		return NULL;
+	pr_str(&b, "xfdr_init: bad value ");
+	row_print(&b, bad, o);
+	pr_str(&b, " for ");
+	pr_str(&b, bad->key);
+	pr_str(&b, " (");
+	pr_str(&b, bad->rule);
+	pr_str(&b, "; default ");
+	row_print(&b, bad, &def);
+	pr_str(&b, "); nothing changed");
+	pr_line(&b);
+	return bad->key;
+}

@@ -1,0 +1,37 @@
+/*
+ * runtime/control/options.h - defaults, validation and XFDR_OPTIONS parsing (the keys: xfdr.h).
+ */
+#ifndef XFDR_RUNTIME_CONTROL_OPTIONS_H
+#define XFDR_RUNTIME_CONTROL_OPTIONS_H
+
+#include <stddef.h>
+
+#include "xfdr/xfdr.h"
+
+enum {
+	OPT_DEFAULT_BUFFER_SIZE = 65536,
+	OPT_DEFAULT_BUFFER_MAX = 256,
+	OPT_DEFAULT_THREAD_MAX = 4096,
+	OPT_MIN_BUFFER_SIZE = 64,
+	/* The pool must stay addressable and its descriptors countable in 32 bits. */
+	OPT_MAX_BUFFER_MAX = 1u << 24,
+	OPT_MAX_THREAD_MAX = 1u << 20,
+};
+
+/*
+ * opt_parse - apply every "key=value" item of text (separated by ':' or white space) to o.
+ * source names the origin in messages ("XFDR_OPTIONS"). Each rejected item gets one stderr
+ * line naming the key, the value and the value kept; o keeps its previous value for it.
+ * String values point into store, which must outlive o's use. Context: not a signal handler.
+ * Returns the number of rejected items.
+ */
+int opt_parse(struct xfdr_options *o, const char *text, const char *source, char *store,
+	      size_t store_bytes);
+
+/*
+ * opt_check - validate a whole struct (as given to xfdr_init()). Returns NULL when valid, or
+ * the key of the first invalid field, after printing one stderr line about it.
+ */
+const char *opt_check(const struct xfdr_options *o);
+
+#endif /* XFDR_RUNTIME_CONTROL_OPTIONS_H */

@@ -1,0 +1,152 @@
+/*
+ * runtime/flush/mapfile.c - the .map sidecar (format: mapfile.h). Signal-safe: each line is built
+ * in a stack buffer by the printer and written with write(2).
+ */
+#include <errno.h>
+#include <unistd.h>
+
+#include "runtime/record/clock.h"
+#include "runtime/control/config.h"
+#include "runtime/hooks/hooks.h"
+#include "runtime/flush/mapfile.h"
+#include "runtime/pool/pool.h"
+#include "runtime/base/print.h"
+#include "runtime/record/thread.h"
+
+extern char *program_invocation_name;
+
+static const char *const cause_names[DROP_CAUSES] = {
+    "no_buffer",
+    "reentrant",
+    "too_large",
+    "no_thread_slot",
+};
+
+static int line_kv(int fd, const char *key, uint64_t v)
+{
+	char text[128];
+	struct pr_buf b = PR_BUF_INIT(text);
+
+	pr_str(&b, key);
+	pr_char(&b, '\t');
+	pr_u64(&b, v);
+	pr_char(&b, '\n');
+	return pr_flush(&b, fd);
+}
+
+static int line_ks(int fd, const char *key, const char *s)
+{
+	char text[PATH_MAX + 64];
+	struct pr_buf b = PR_BUF_INIT(text);
+
+	pr_str(&b, key);
+	pr_char(&b, '\t');
+	map_put_name(&b, s);
+	/* A cut value still ends its line. */
+	if (b.len == b.cap)
+		b.len--;
+	text[b.len++] = '\n';
+	return pr_flush(&b, fd);
+}
+
+void map_put_name(struct pr_buf *b, const char *name)
+{
+	for (; *name; name++)
+		pr_char(b, (unsigned char)*name < 0x20 || *name == 0x7f ? '?' : *name);
+}
+
+int map_write_head(int fd)
+{
+	int rc;
+
+	rc = line_kv(fd, "xfdr-map", 1);
+	if (!rc)
+		rc = line_kv(fd, "pid", (uint64_t)getpid());
+	if (!rc)
+		rc = line_ks(fd, "program", program_invocation_name ? program_invocation_name : "");
+	return rc;
+}
+
+int map_write_trace(int fd, const char *path)
+{
+	return line_ks(fd, "trace", path);
+}
+
+static int thread_lines(int fd)
+{
+	struct thread_table *tt = &thread_table;
+	struct thread_slot *slots = xfdr_load_acquire(&tt->slots);
+	uint32_t session = xfdr_load_acquire(&rt_pool.session);
+	uint32_t i, n;
+	int rc = 0, c;
+
+	if (!slots)
+		return 0;
+	n = xfdr_load_acquire(&tt->next_unused);
+	if (n > tt->max)
+		n = tt->max;
+	for (i = 0; i < n && !rc; i++) {
+		struct thread_slot *s = &slots[i];
+		uint32_t st = xfdr_load_acquire(&s->state);
+		char name[17], text[256];
+		struct pr_buf b = PR_BUF_INIT(text);
+
+		if ((st != SLOT_LIVE && st != SLOT_EXITED) ||
+		    xfdr_load_relaxed(&s->session) != session)
+			continue;
+		thread_slot_name(s, name);
+		pr_str(&b, "thread\t");
+		pr_u64(&b, xfdr_load_relaxed(&s->tid));
+		pr_char(&b, '\t');
+		pr_u64(&b, xfdr_load_relaxed(&s->tid16));
+		pr_char(&b, '\t');
+		map_put_name(&b, name);
+		for (c = 0; c < DROP_NO_THREAD_SLOT; c++) {
+			pr_char(&b, '\t');
+			pr_u64(&b, xfdr_load_relaxed(&s->dropped[c]));
+		}
+		pr_char(&b, '\n');
+		rc = pr_flush(&b, fd);
+	}
+	return rc;
+}
+
+int map_write_tail(int fd, uint64_t tsc_hz, uint64_t buffers_written,
+		   const struct flush_drops *drops)
+{
+	int rc, c;
+
+	rc = line_kv(fd, "tsc_hz", tsc_hz);
+	if (!rc)
+		rc = line_ks(fd, "tsc_hz_method", clock_hz_method());
+	if (!rc)
+		rc = line_ks(fd, "clock", clock_source_name(rt_cfg.clock_source));
+	if (!rc)
+		rc = line_kv(fd, "constant_tsc", (uint64_t)rt_cfg.constant_tsc);
+	if (!rc)
+		rc = line_kv(fd, "nonstop_tsc", (uint64_t)rt_cfg.nonstop_tsc);
+	if (!rc)
+		rc = line_kv(fd, "buffer_size", rt_cfg.buffer_bytes);
+	if (!rc)
+		rc = line_kv(fd, "buffer_max", rt_cfg.buffer_max);
+	if (!rc)
+		rc = line_kv(fd, "buffers_written", buffers_written);
+	for (c = 0; c < DROP_CAUSES && !rc; c++) {
+		char text[96];
+		struct pr_buf b = PR_BUF_INIT(text);
+
+		pr_str(&b, "dropped\t");
+		pr_str(&b, cause_names[c]);
+		pr_char(&b, '\t');
+		pr_u64(&b, drops->cause[c]);
+		pr_char(&b, '\n');
+		rc = pr_flush(&b, fd);
+	}
+	if (!rc)
+		rc = line_kv(fd, "dropped\ttotal", drops->total);
+	if (!rc)
+		rc = thread_lines(fd);
+	if (!rc)
+		rc = hooks_write_map(fd);
+	return rc;
+}

@@ -1,0 +1,49 @@
+/*
+ * runtime/hooks/cyg.c - the -finstrument-functions hooks (gcc and clang).
+ *
+ * The compiler calls __cyg_profile_func_enter(this_fn, call_site) at every entry of an
+ * instrumented function and __cyg_profile_func_exit(this_fn, call_site) before every return.
+ * this_fn becomes a 28-bit id through fnmap (first-seen order; names go to the .map file).
+ * glibc has do-nothing versions of both; ours take precedence when libxfdr is linked into the
+ * program or preloaded (LD_PRELOAD=libxfdr.so XFDR_OPTIONS=start=1 ./program).
+ *
+ * Tail calls: an instrumented caller calls the exit hook after its callee returns, so the
+ * compiler cannot turn the call into a jump; there is no Tail_Exit from these hooks.
+ *
+ * Cost when not recording: one load and a branch. When recording: the clock, the thread's
+ * id cache (fnmap_fast.h) and the inline record path (record_fast.h). A function's first
+ * call in the process, and a thread's first call, may allocate (see fnmap_id()).
+ */
+#include <stdint.h>
+
+#include "runtime/base/compiler.h"
+#include "runtime/symbols/fnmap_fast.h"
+#include "runtime/record/record_fast.h"
+#include "runtime/record/session.h"
+#include "xfdr/format.h"
+#include "xfdr/xfdr.h"
+
+/* Context: any thread, signal handlers included; errno is preserved. */
+static inline XFDR_NOINSTR void cyg_record(unsigned action, void *fn)
+{
+	unsigned cpu;
+	uint64_t tsc;
+
+	/* Not recording: leave before the clock, so a linked but idle xfdr costs a load. */
+	if (XFDR_UNLIKELY(session_recording() == SESSION_OFF))
+		return;
+	tsc = clock_read(&cpu);
+	rec_function_at(tsc, cpu, action, fnmap_id(fn));
+}
+
+XFDR_API XFDR_NOINSTR void __cyg_profile_func_enter(void *this_fn, void *call_site)
+{
+	(void)call_site;
+	cyg_record(XFDR_FN_ENTER, this_fn);
+}
+
+XFDR_API XFDR_NOINSTR void __cyg_profile_func_exit(void *this_fn, void *call_site)
+{
+	(void)call_site;
+	cyg_record(XFDR_FN_EXIT, this_fn);
+}

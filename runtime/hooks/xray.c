@@ -1,0 +1,204 @@
+/*
+ * runtime/hooks/xray.c - xfdr as the handler of clang's XRay sleds (-fxray-instrument).
+ *
+ * compiler-rt's XRay runtime (linked into the program by clang) owns the sleds and the
+ * function ids; it calls one handler for entries and exits, one for entries that log their
+ * first argument ([[clang::xray_log_args(1)]]) and one for __xray_customevent(). We record:
+ *   ENTRY            -> Entry             LOG_ARGS_ENTRY + arg -> Entry_Args, CallArgument
+ *   EXIT             -> Exit              LOG_ARGS_ENTRY alone -> Entry (arg1 handler unset)
+ *   TAIL             -> Tail_Exit         custom event         -> CustomEventMarker + payload
+ * with XRay's own function ids, so llvm-xray's -instr_map (the program) names them.
+ *
+ * XRay's headers are C++; the few entry points used are extern "C", declared here, and all
+ * weak: libxfdr links into programs without XRay, where they are NULL. They are not
+ * exported by an executable unless it is linked with -rdynamic, so a preloaded libxfdr.so
+ * finds XRay only then; linking libxfdr.a (or -lxfdr) into the program always works.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runtime/base/compiler.h"
+#include "runtime/symbols/fnmap.h"
+#include "runtime/symbols/symbolizer.h"
+#include "runtime/hooks/hooks.h"
+#include "runtime/base/print.h"
+#include "runtime/record/record.h"
+#include "runtime/record/record_fast.h"
+#include "xfdr/format.h"
+
+/* XRayEntryType and XRayPatchingStatus of compiler-rt's xray_interface.h (stable ABI). */
+enum xray_entry_type {
+	XRAY_ENTRY = 0,
+	XRAY_EXIT = 1,
+	XRAY_TAIL = 2,
+	XRAY_LOG_ARGS_ENTRY = 3,
+};
+
+enum xray_patching_status {
+	XRAY_NOT_INITIALIZED = 0,
+	XRAY_SUCCESS = 1,
+	XRAY_ONGOING = 2,
+	XRAY_FAILED = 3,
+};
+
+/* An unscoped C++ enum parameter is passed as an int. */
+extern int __xray_set_handler(void (*entry)(int32_t, int)) __attribute__((weak));
+extern int __xray_set_handler_arg1(void (*entry)(int32_t, int, uint64_t))
+	__attribute__((weak));
+extern int __xray_set_customevent_handler(void (*entry)(void *, size_t)) __attribute__((weak));
+extern int __xray_patch(void) __attribute__((weak));
+extern int __xray_unpatch(void) __attribute__((weak));
+extern uintptr_t __xray_function_address(int32_t fid) __attribute__((weak));
+extern size_t __xray_max_function_id(void) __attribute__((weak));
+
+static int handlers_set;   /* our handlers are installed */
+static uint32_t absent_checked; /* the "sleds but no reachable runtime" check ran */
+static int patched_once;   /* ids are XRay's: list them in the .map file */
+static uint32_t reported;  /* a patching failure was printed */
+
+static XFDR_NOINSTR void xray_handler(int32_t fid, int type)
+{
+	unsigned action;
+
+	switch (type) {
+	case XRAY_ENTRY:
+	case XRAY_LOG_ARGS_ENTRY:
+		action = XFDR_FN_ENTER;
+		break;
+	case XRAY_EXIT:
+		action = XFDR_FN_EXIT;
+		break;
+	case XRAY_TAIL:
+		action = XFDR_FN_TAIL_EXIT;
+		break;
+	default:
+		return; /* event kinds this handler is never given */
+	}
+	rec_function(action, (uint32_t)fid);
+}
+
+static XFDR_NOINSTR void xray_handler_arg1(int32_t fid, int type, uint64_t arg)
+{
+	(void)type;
+	rec_function_args(XFDR_FN_ENTER_ARGS, (uint32_t)fid, &arg, 1);
+}
+
+static XFDR_NOINSTR void xray_custom_handler(void *data, size_t bytes)
+{
+	rec_custom_event(data, bytes);
+}
+
+static XFDR_NOINSTR int xray_present(void)
+{
+	return __xray_set_handler && __xray_set_handler_arg1 && __xray_set_customevent_handler &&
+	       __xray_patch && __xray_unpatch;
+}
+
+static XFDR_NOINSTR int patch_result(int status, const char *what)
+{
+	uint32_t expected = 0;
+
+	switch (status) {
+	case XRAY_SUCCESS:
+		return 0;
+	case XRAY_ONGOING:
+		return -EBUSY;
+	case XRAY_NOT_INITIALIZED:
+		return -ENODEV;
+	default:
+		break;
+	}
+	if (xfdr_cas(&reported, &expected, 1u)) {
+		char text[160];
+		struct pr_buf b = PR_BUF_INIT(text);
+
+		pr_str(&b, "XRay could not ");
+		pr_str(&b, what);
+		pr_str(&b, " its sleds: function events of XRay-instrumented code are missing");
+		pr_line(&b);
+	}
+	return -EIO;
+}
+
+/*
+ * The program has XRay sleds (an xray_instr_map section) but its XRay runtime is out of our
+ * reach: compiler-rt builds it with hidden symbols, so a preloaded or shared libxfdr never
+ * sees it. Said once, so that an empty trace is not a mystery.
+ */
+static void report_unreachable_xray(void)
+{
+	uint32_t expected = 0;
+
+	if (!xfdr_cas(&absent_checked, &expected, 1u))
+		return;
+	if (sym_file_has_section("/proc/self/exe", "xray_instr_map")) {
+		char text[256];
+		struct pr_buf b = PR_BUF_INIT(text);
+
+		pr_str(&b, "this program has XRay sleds, but its XRay runtime is hidden from a shared "
+			   "libxfdr: link libxfdr.a into it (-Wl,-u,xfdr_init) to record them");
+		pr_line(&b);
+	}
+}
+
+int hooks_xray_install(void)
+{
+	int rc;
+
+	if (!xray_present()) {
+		report_unreachable_xray();
+		return -ENOSYS;
+	}
+	if (!xfdr_load_acquire(&handlers_set)) {
+		/*
+		 * arg1 first: once the plain handler is set, an argument-logging sled would
+		 * otherwise reach it and lose its argument. Each returns 0 before XRay's init.
+		 */
+		if (!__xray_set_handler_arg1(xray_handler_arg1) ||
+		    !__xray_set_handler(xray_handler) ||
+		    !__xray_set_customevent_handler(xray_custom_handler))
+			return -ENODEV;
+		xfdr_store_release(&handlers_set, 1);
+	}
+	rc = patch_result(__xray_patch(), "patch");
+	if (!rc)
+		xfdr_store_release(&patched_once, 1);
+	return rc;
+}
+
+int hooks_xray_uninstall(void)
+{
+	if (!xray_present())
+		return -ENOSYS;
+	if (!xfdr_load_acquire(&handlers_set))
+		return 0;
+	return patch_result(__xray_unpatch(), "unpatch");
+}
+
+XFDR_NOINSTR uint32_t hook_xray_function_count(void)
+{
+	size_t n;
+
+	if (!xfdr_load_acquire(&patched_once) || !__xray_max_function_id ||
+	    !__xray_function_address)
+		return 0;
+	n = __xray_max_function_id();
+	return n > FNMAP_ID_NONE - 1 ? FNMAP_ID_NONE - 1 : (uint32_t)n;
+}
+
+XFDR_NOINSTR void hook_xray_list_functions(struct fnmap_writer *w)
+{
+	uint32_t n = hook_xray_function_count(), id;
+
+	if (!n)
+		return;
+	fnmap_writer_kv(w, "functions", "xray", n);
+	/* XRay's ids run from 1 to its maximum; each names one function. */
+	for (id = 1; id <= n; id++) {
+		uintptr_t addr = __xray_function_address((int32_t)id);
+
+		if (addr)
+			fnmap_writer_function(w, id, addr);
+	}
+}

@@ -1,0 +1,61 @@
+/*
+ * runtime/record/record.h - the record path: every way an event enters a thread's buffer.
+ *
+ * Hooks (the public API, the XRay handler, -finstrument-functions) call these, or the inline
+ * rec_function() from record_fast.h. The *_at forms take the TSC and CPU as arguments: the
+ * public wrappers read the clock and pass it in, and tests pass chosen values to drive buffer
+ * rotation, TSCWrap and NewCPUId exactly (a test-only clock at no release cost).
+ *
+ * Context of everything here: any thread, signal handlers included; no lock, no allocation,
+ * no system call except the ones a thread's first event needs (gettid, prctl) and the
+ * CLOCK_REALTIME read when a buffer starts. errno is preserved.
+ */
+#ifndef XFDR_RUNTIME_RECORD_RECORD_H
+#define XFDR_RUNTIME_RECORD_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runtime/record/thread_types.h"
+
+enum rec_event_kind {
+	REC_EV_FUNCTION = 0, /* action, fid, args[nargs] */
+	REC_EV_CUSTOM = 1,   /* data[bytes] */
+};
+
+struct rec_event {
+	enum rec_event_kind kind;
+	unsigned action; /* enum xfdr_fn_action */
+	uint32_t fid;
+	const uint64_t *args;
+	unsigned nargs;
+	const void *data;
+	size_t bytes;
+};
+
+/*
+ * rec_event_at - record ev as taken at (tsc, cpu) on the calling thread.
+ * Returns 0 when recorded; -EAGAIN when not recording (not a drop); when dropped and
+ * counted: -EDEADLK (re-entry), -EUSERS (no thread slot), -ENOBUFS (pool empty),
+ * -EMSGSIZE (larger than an empty buffer can hold).
+ */
+int rec_event_at(uint64_t tsc, unsigned cpu, const struct rec_event *ev);
+
+/* A function event with arguments (nargs 0: a plain one), clock read now or given. */
+void rec_function_args(unsigned action, uint32_t fid, const uint64_t *args, unsigned nargs);
+void rec_function_args_at(uint64_t tsc, unsigned cpu, unsigned action, uint32_t fid,
+			   const uint64_t *args, unsigned nargs);
+
+/* A custom event (payload zero-padded to 8 bytes). Returns as rec_event_at(), or -EINVAL. */
+int rec_custom_event(const void *data, size_t bytes);
+int rec_custom_event_at(uint64_t tsc, unsigned cpu, const void *data, size_t bytes);
+
+/*
+ * rec_function_slow - everything rec_function_at() does not do inline: first event, new
+ * buffer, full buffer, NewCPUId, TSCWrap, a new session, not recording.
+ * Context: called with the thread's guard (s->busy) held; returns with it still held.
+ */
+void rec_function_slow(struct rec_thread *t, struct thread_slot *s, uint64_t tsc, unsigned cpu,
+		      unsigned action, uint32_t fid) XFDR_COLD;
+
+#endif /* XFDR_RUNTIME_RECORD_RECORD_H */

@@ -1,0 +1,62 @@
+/*
+ * runtime/record/record_fast.h - one function entry or exit, the common case inline.
+ *
+ * The fast case is: the thread has a slot and is not already inside the runtime, its buffer
+ * belongs to the session being recorded, the CPU is the one of its last record, the TSC
+ * delta fits 32 bits and the 8-byte record fits (wr_fits: room for the EndOfBuffer stays).
+ * Then: one record written, its length published with a release store. No lock, no atomic
+ * read-modify-write, no system call. Everything else goes to rec_function_slow().
+ */
+#ifndef XFDR_RUNTIME_RECORD_RECORD_FAST_H
+#define XFDR_RUNTIME_RECORD_RECORD_FAST_H
+
+#include <stdint.h>
+
+#include "runtime/record/clock_fast.h"
+#include "runtime/base/compiler.h"
+#include "runtime/record/record.h"
+#include "runtime/record/session.h"
+#include "runtime/record/thread_fast.h"
+#include "writer/encode.h"
+#include "xfdr/format.h"
+
+/* Record a function event taken at (tsc, cpu). Context: see record.h. */
+static inline XFDR_NOINSTR void rec_function_at(uint64_t tsc, unsigned cpu, unsigned action,
+					       uint32_t fid)
+{
+	struct rec_thread *t = &rec_self;
+	struct thread_slot *s = t->slot;
+	uint64_t delta;
+
+	if (XFDR_UNLIKELY(!s || xfdr_load_relaxed(&s->busy))) {
+		rec_function_args_at(tsc, cpu, action, fid, NULL, 0);
+		return;
+	}
+	xfdr_store_relaxed(&s->busy, 1u);
+	/* A signal handler that runs from here on sees the guard; we see its records after. */
+	xfdr_barrier();
+	delta = tsc - t->last_tsc; /* huge when the clock went backwards: TSCWrap */
+	if (XFDR_LIKELY(t->session == session_recording() && cpu == t->cpu && delta <= UINT32_MAX &&
+			wr_fits(t->size - t->used, XFDR_FN_RECORD_BYTES))) {
+		t->used += wr_function(t->buf + t->used, action, fid, (uint32_t)delta);
+		t->last_tsc = tsc;
+		/* pairs with the acquire of used_bytes in snapshot_lengths() */
+		xfdr_store_release(&t->desc->used_bytes, t->used);
+	} else {
+		rec_function_slow(t, s, tsc, cpu, action, fid);
+	}
+	xfdr_barrier();
+	/* pairs with the acquire in thread_quiesce() */
+	xfdr_store_release(&s->busy, 0u);
+}
+
+/* Record a function event now: the clock is read first, before any state is touched. */
+static inline XFDR_NOINSTR void rec_function(unsigned action, uint32_t fid)
+{
+	unsigned cpu;
+	uint64_t tsc = clock_read(&cpu);
+
+	rec_function_at(tsc, cpu, action, fid);
+}
+
+#endif /* XFDR_RUNTIME_RECORD_RECORD_FAST_H */

@@ -1,0 +1,82 @@
+/*
+ * runtime/record/thread_types.h - per-thread recording state and the process-wide thread table.
+ *
+ * Two halves per thread:
+ * - struct rec_thread, one __thread struct (initial-exec TLS, no constructor, no destructor,
+ *   no allocation): the current buffer and the delta state. Only its thread touches it.
+ * - struct thread_slot, an entry in a table mapped at the first init: what must outlive the
+ *   thread or be seen by others (the recursion guard, which thread_quiesce() reads; the tid and
+ *   name for the .map file; the drop counters the flusher sums).
+ */
+#ifndef XFDR_RUNTIME_RECORD_THREAD_TYPES_H
+#define XFDR_RUNTIME_RECORD_THREAD_TYPES_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "runtime/base/compiler.h"
+#include "runtime/pool/pool_types.h"
+
+/* Drop causes: the .map file and the drop event print them in this order. */
+enum drop_cause {
+	DROP_NO_BUFFER = 0,	 /* the pool was empty when the thread needed a buffer */
+	DROP_REENTRANT = 1,	 /* a hook ran while the thread was inside the runtime */
+	DROP_TOO_LARGE = 2,	 /* the event cannot fit even in an empty buffer */
+	DROP_NO_THREAD_SLOT = 3, /* the thread table was full (never per thread) */
+	DROP_CAUSES = 4,
+};
+
+enum slot_state {
+	SLOT_FREE = 0,
+	SLOT_CLAIMING = 1, /* being filled in by a registering thread; skipped by readers */
+	SLOT_LIVE = 2,
+	SLOT_EXITED = 3, /* thread gone; kept for the .map until the slot is recycled */
+};
+
+/* A CPU number no query returns: forces NewCPUId on the first event of a buffer. */
+#define REC_NO_CPU 0xffffffffu
+
+struct thread_slot {
+	/*
+	 * Recursion guard and "inside the runtime" flag. The owner sets it (relaxed store,
+	 * then a compiler barrier) before it reads the session, clears it with a release
+	 * store; thread_quiesce() reads it with acquire after a membarrier().
+	 */
+	uint32_t busy;
+	uint32_t state;	  /* enum slot_state; release after the fields below */
+	uint32_t tid;	  /* kernel tid */
+	uint32_t tid16;	  /* low 16 bits, as in NewBuffer */
+	uint32_t session; /* last session in which the thread took a buffer or dropped */
+	uint32_t index;
+	/* Counted with relaxed atomic adds: a signal handler may count on the same thread. */
+	uint64_t dropped[DROP_CAUSES];
+	/* Thread names (16 bytes, NUL-padded) as two words so readers can copy them safely. */
+	uint64_t name[2];      /* at registration */
+	uint64_t exit_name[2]; /* at thread exit, before state becomes SLOT_EXITED */
+} __attribute__((aligned(XFDR_CACHELINE)));
+
+struct rec_thread {
+	uint8_t *buf; /* current buffer's data, NULL when none */
+	size_t used;  /* bytes written to buf (published in desc->used_bytes) */
+	size_t size;  /* bytes of buf; 0 when none, so nothing fits */
+	struct pool_desc *desc;
+	uint64_t last_tsc; /* absolute TSC the next delta counts from */
+	uint32_t cpu;	   /* CPU of the current delta base, REC_NO_CPU without a buffer */
+	uint32_t session;  /* session of buf; 0 (never a session) without one */
+	struct thread_slot *slot;
+	uint32_t registering; /* guard while the thread has no slot yet */
+	uint32_t slotless;    /* events since registration last failed (retry throttle) */
+} __attribute__((aligned(XFDR_CACHELINE)));
+
+struct thread_table {
+	struct thread_slot *slots; /* thread_max entries; NULL before the first init */
+	uint32_t max;
+	uint32_t next_unused; /* slots below it have been used at least once */
+	/* Drops of threads without a slot, and counts folded in from recycled slots. */
+	uint64_t unattributed[DROP_CAUSES];
+	uint64_t recycled[DROP_CAUSES];
+	pthread_key_t key; /* its destructor hands a thread's buffer back at thread exit */
+	int key_ok;
+};
+
+#endif /* XFDR_RUNTIME_RECORD_THREAD_TYPES_H */

@@ -1,0 +1,530 @@
+/*
+ * runtime/symbols/fnmap.c - function address -> id for the -finstrument-functions hooks, and the
+ * function lines of the .map sidecar (format and id rules: fnmap.h).
+ *
+ * Layout:
+ *   nodes    id -> node, in chunks of 4096 nodes mapped on demand; chunk pointers are set
+ *            once by compare-exchange and never freed, so an id's node never moves.
+ *   fnmap_ht address -> node: a liburcu rculfhash (lock-free lookup and insertion, resized
+ *            by liburcu's worker thread), urcu-bp flavor because the program's threads
+ *            cannot be asked to register as RCU readers: urcu-bp registers them on their
+ *            first read-side section.
+ *   per-thread caches in front (fnmap_fast.h).
+ *
+ * Insertion: take the next id (fetch-add), fill its node, cds_lfht_add_unique(). The loser of
+ * a race on the same address gets the winner's node back, marks its own node lost and
+ * returns the winner's id. Nodes are never removed, so no grace period is ever waited for.
+ *
+ * Synchronization rules relied on: cds_lfht_lookup() and cds_lfht_add_unique() need an RCU
+ * read-side section of the table's flavor (urcu_bp_read_lock(): a nesting counter, so a
+ * signal handler may nest one inside ours). A node's state is stored with release after its
+ * fields; the sidecar writer reads it with acquire and lists only live nodes.
+ *
+ * No _LGPL_SOURCE here, unlike the rest of the runtime: liburcu 0.13's inline urcu-bp read
+ * lock reads the reader struct at the 128-byte alignment its type declares, while the library
+ * places readers 32 bytes into its registry chunks, so UBSan's alignment check fires inside
+ * our object. The lock is taken only on a cache miss; the library call costs nothing there.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <urcu-bp.h>
+#include <urcu/rculfhash.h>
+
+#include "runtime/base/compiler.h"
+#include "runtime/symbols/fnmap.h"
+#include "runtime/symbols/fnmap_fast.h"
+#include "runtime/hooks/hooks.h"
+#include "runtime/base/print.h"
+
+/*
+ * ThreadSanitizer cannot see the ordering liburcu gives (its atomics are inline assembly in
+ * an uninstrumented library), so the one publication that matters is told to it: a node's
+ * fields (and, through the chunk pointer's release, its chunk's mapping) before
+ * cds_lfht_add_unique(), read by whoever reaches the node through the table.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define FNMAP_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define FNMAP_TSAN 1
+#endif
+#endif
+#ifdef FNMAP_TSAN
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+#define tsan_publish(p) __tsan_release(p)
+#define tsan_reach(p) __tsan_acquire(p)
+#else
+#define tsan_publish(p) ((void)(p))
+#define tsan_reach(p) ((void)(p))
+#endif
+
+#define CHUNK_SHIFT 12
+#define CHUNK_IDS (1u << CHUNK_SHIFT)
+#define CHUNK_COUNT ((FNMAP_ID_NONE >> CHUNK_SHIFT) + 1)
+
+#define HT_INIT_BUCKETS 4096ul
+
+#define CACHE_BYTES (FNMAP_CACHE_ENTRIES * sizeof(struct fnmap_cache_entry))
+
+/* The writer's buffer; lines are cut so that one always fits in the slack. */
+#define OUT_BYTES (64u * 1024u)
+#define OUT_FLUSH_AT (OUT_BYTES - 12u * 1024u)
+#define FIELD_MAX_BYTES 4096u
+
+enum node_state {
+	NODE_EMPTY = 0,
+	NODE_LIVE = 1, /* in the table: this id belongs to addr */
+	NODE_LOST = 2, /* lost the insertion race: id unused */
+};
+
+struct fnmap_node {
+	struct cds_lfht_node ht;
+	uintptr_t addr;
+	uint32_t id;
+	uint32_t state;
+};
+
+enum init_state {
+	INIT_NONE = 0,
+	INIT_RUNNING = 1,
+	INIT_READY = 2,
+	INIT_FAILED = 3,
+};
+
+__thread struct fnmap_tls fnmap_tls __attribute__((tls_model("initial-exec")));
+
+static struct fnmap_node *chunks[CHUNK_COUNT];
+static struct cds_lfht *fnmap_ht;
+static uint32_t init_state;
+static uint32_t next_id = FNMAP_ID_FIRST;
+static uint32_t id_limit = FNMAP_ID_NONE; /* ids below it may be given */
+static uint64_t unassigned[FNMAP_CAUSES];
+static uint32_t reported[FNMAP_CAUSES];
+static pthread_key_t cache_key;
+static int cache_key_ok;
+
+static const char *const cause_names[FNMAP_CAUSES] = {
+	"overflow",
+	"no_memory",
+	"reentrant",
+};
+
+static const char *const cause_text[FNMAP_CAUSES] = {
+	"more distinct functions than 28-bit ids",
+	"out of memory for the function map",
+	"a signal handler ran instrumented code while the function map was being created",
+};
+
+/* Count a lookup that got no id; the first of each cause is reported on stderr. */
+static XFDR_NOINSTR uint32_t refuse(enum fnmap_unassigned_cause cause)
+{
+	uint32_t expected = 0;
+
+	xfdr_add_relaxed(&unassigned[cause], (uint64_t)1);
+	if (!xfdr_load_relaxed(&reported[cause]) && xfdr_cas(&reported[cause], &expected, 1u)) {
+		char text[256];
+		struct pr_buf b = PR_BUF_INIT(text);
+
+		pr_str(&b, cause_text[cause]);
+		pr_str(&b, ": such functions are recorded as id ");
+		pr_u64(&b, FNMAP_ID_NONE);
+		pr_str(&b, " (<unassigned> in the .map file)");
+		pr_line(&b);
+	}
+	return FNMAP_ID_NONE;
+}
+
+static XFDR_NOINSTR unsigned long addr_hash(uintptr_t a)
+{
+	uint64_t x = (uint64_t)a;
+
+	/* A 64-bit finalizer (murmur3's): every address bit reaches the bucket bits. */
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return (unsigned long)x;
+}
+
+/*
+ * Node fields are published by cds_lfht_add_unique() and reached through cds_lfht_lookup(),
+ * whose ordering lives in liburcu; they are accessed atomically (relaxed) so that race
+ * detectors, which cannot see inside liburcu, see no plain conflicting access.
+ */
+static XFDR_NOINSTR int node_match(struct cds_lfht_node *n, const void *key)
+{
+	struct fnmap_node *f = caa_container_of(n, struct fnmap_node, ht);
+
+	tsan_reach(f);
+	return xfdr_load_relaxed(&f->addr) == *(const uintptr_t *)key;
+}
+
+static XFDR_NOINSTR uint32_t node_id(struct cds_lfht_node *n)
+{
+	struct fnmap_node *f = caa_container_of(n, struct fnmap_node, ht);
+
+	tsan_reach(f);
+	return xfdr_load_relaxed(&f->id);
+}
+
+/* The node of id, mapping its chunk if create is set and it is missing. */
+static XFDR_NOINSTR struct fnmap_node *node_of(uint32_t id, int create)
+{
+	struct fnmap_node **slot = &chunks[id >> CHUNK_SHIFT];
+	struct fnmap_node *c = xfdr_load_acquire(slot), *expected = NULL;
+	void *p;
+
+	if (!c) {
+		if (!create)
+			return NULL;
+		p = mmap(NULL, CHUNK_IDS * sizeof(struct fnmap_node), PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			return NULL;
+		/* pairs with the acquire above in other threads */
+		if (xfdr_cas(slot, &expected, (struct fnmap_node *)p)) {
+			c = p;
+		} else {
+			munmap(p, CHUNK_IDS * sizeof(struct fnmap_node));
+			c = expected;
+		}
+	}
+	return &c[id & (CHUNK_IDS - 1)];
+}
+
+/* Thread exit: unmap the thread's cache; later hooks of the thread go without one. */
+static XFDR_NOINSTR void cache_release(void *cache)
+{
+	struct fnmap_tls *c = &fnmap_tls;
+
+	xfdr_store_relaxed(&c->no_cache, 1u);
+	c->cache = NULL;
+	/* A signal handler after this point sees no cache before the memory goes. */
+	xfdr_barrier();
+	munmap(cache, CACHE_BYTES);
+}
+
+/*
+ * Create the table once. A thread that finds another creating it waits (microseconds),
+ * unless it is nested on its own thread, which may be the creator. Returns 1 when ready.
+ */
+static XFDR_NOINSTR int ensure_ready(int nested)
+{
+	uint32_t st = xfdr_load_acquire(&init_state);
+	struct cds_lfht *ht;
+
+	if (XFDR_LIKELY(st == INIT_READY))
+		return 1;
+	if (st == INIT_NONE && xfdr_cas(&init_state, &st, (uint32_t)INIT_RUNNING)) {
+		cache_key_ok = !pthread_key_create(&cache_key, cache_release);
+		ht = cds_lfht_new_flavor(HT_INIT_BUCKETS, HT_INIT_BUCKETS, 0,
+					 CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING, &urcu_bp_flavor,
+					 NULL);
+		fnmap_ht = ht;
+		/* pairs with the acquire of init_state above: the table before "ready" */
+		xfdr_store_release(&init_state, ht ? (uint32_t)INIT_READY : (uint32_t)INIT_FAILED);
+		if (!ht)
+			refuse(FNMAP_NO_MEMORY);
+		return ht != NULL;
+	}
+	while (st == INIT_RUNNING && !nested) {
+		sched_yield();
+		st = xfdr_load_acquire(&init_state);
+	}
+	if (st == INIT_READY)
+		return 1;
+	refuse(st == INIT_RUNNING ? FNMAP_REENTRANT : FNMAP_NO_MEMORY);
+	return 0;
+}
+
+/* Give addr the next id. Context: inside an RCU read-side section. */
+static XFDR_NOINSTR uint32_t insert(uintptr_t addr, unsigned long hash)
+{
+	uint32_t limit = xfdr_load_relaxed(&id_limit);
+	struct cds_lfht_node *won;
+	struct fnmap_node *n;
+	uint32_t id;
+
+	/* Checked before the fetch-add too, so refused lookups cannot wrap the counter. */
+	if (xfdr_load_relaxed(&next_id) >= limit)
+		return refuse(FNMAP_OVERFLOW);
+	id = __atomic_fetch_add(&next_id, 1u, __ATOMIC_RELAXED);
+	if (id >= limit)
+		return refuse(FNMAP_OVERFLOW);
+	n = node_of(id, 1);
+	if (!n)
+		return refuse(FNMAP_NO_MEMORY);
+	xfdr_store_relaxed(&n->addr, addr);
+	xfdr_store_relaxed(&n->id, id);
+	cds_lfht_node_init(&n->ht);
+	tsan_publish(n);
+	won = cds_lfht_add_unique(fnmap_ht, hash, node_match, &addr, &n->ht);
+	if (won != &n->ht) {
+		/* pairs with the acquire in fnmap_addr_of() */
+		xfdr_store_release(&n->state, (uint32_t)NODE_LOST);
+		return node_id(won);
+	}
+	/* pairs with the acquire in fnmap_addr_of() */
+	xfdr_store_release(&n->state, (uint32_t)NODE_LIVE);
+	return id;
+}
+
+static XFDR_NOINSTR uint32_t lookup_or_insert(uintptr_t addr)
+{
+	unsigned long hash = addr_hash(addr);
+	struct cds_lfht_iter iter;
+	struct cds_lfht_node *found;
+	uint32_t id;
+
+	urcu_bp_read_lock();
+	cds_lfht_lookup(fnmap_ht, hash, node_match, &addr, &iter);
+	found = cds_lfht_iter_get_node(&iter);
+	id = found ? node_id(found) : insert(addr, hash);
+	urcu_bp_read_unlock();
+	return id;
+}
+
+/* Map the thread's cache, every entry empty; arm its release at thread exit. */
+static XFDR_NOINSTR struct fnmap_cache_entry *cache_create(struct fnmap_tls *c)
+{
+	struct fnmap_cache_entry *e;
+	uint32_t i;
+
+	if (!cache_key_ok)
+		goto none;
+	e = mmap(NULL, CACHE_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (e == MAP_FAILED)
+		goto none;
+	/* Address 0 is a possible argument; UINTPTR_MAX is never a function's first byte. */
+	for (i = 0; i < FNMAP_CACHE_ENTRIES; i++)
+		e[i].addr = UINTPTR_MAX;
+	if (pthread_setspecific(cache_key, e)) {
+		munmap(e, CACHE_BYTES);
+		goto none;
+	}
+	c->cache = e;
+	return e;
+none:
+	xfdr_store_relaxed(&c->no_cache, 1u);
+	return NULL;
+}
+
+XFDR_COLD XFDR_NOINSTR uint32_t fnmap_id_slow(struct fnmap_tls *c, uintptr_t addr, int nested)
+{
+	int saved = errno;
+	struct fnmap_cache_entry *e;
+	uint32_t id;
+
+	if (!ensure_ready(nested)) {
+		id = FNMAP_ID_NONE;
+		goto out;
+	}
+	id = lookup_or_insert(addr);
+	/* A refused lookup is not cached: its cause may pass, and it must be counted. */
+	if (nested || id == FNMAP_ID_NONE || xfdr_load_relaxed(&c->no_cache))
+		goto out;
+	e = c->cache ? c->cache : cache_create(c);
+	if (e) {
+		e = &e[fnmap_cache_slot(addr)];
+		e->addr = addr;
+		e->id = id;
+	}
+out:
+	errno = saved;
+	return id;
+}
+
+uint32_t fnmap_ids_given(void)
+{
+	uint32_t n = xfdr_load_relaxed(&next_id), limit = xfdr_load_relaxed(&id_limit);
+
+	return (n < limit ? n : limit) - FNMAP_ID_FIRST;
+}
+
+XFDR_NOINSTR uintptr_t fnmap_addr_of(uint32_t id)
+{
+	struct fnmap_node *n;
+
+	if (id < FNMAP_ID_FIRST || id >= FNMAP_ID_NONE)
+		return 0;
+	n = node_of(id, 0);
+	/* pairs with the release of state in insert() */
+	if (!n || xfdr_load_acquire(&n->state) != NODE_LIVE)
+		return 0;
+	return xfdr_load_relaxed(&n->addr);
+}
+
+uint64_t fnmap_unassigned(enum fnmap_unassigned_cause cause)
+{
+	return cause < FNMAP_CAUSES ? xfdr_load_relaxed(&unassigned[cause]) : 0;
+}
+
+void fnmap_test_set_limit(uint32_t first_refused)
+{
+	xfdr_store_relaxed(&id_limit, first_refused ? first_refused : (uint32_t)FNMAP_ID_NONE);
+}
+
+/* ---- function lines -------------------------------------------------------------------- */
+
+static XFDR_NOINSTR void out_flush(struct fnmap_writer *w)
+{
+	int rc;
+
+	if (!w->b.len)
+		return;
+	rc = w->rc ? 0 : pr_write_all(w->fd, w->b.text, w->b.len);
+	if (rc && !w->rc)
+		w->rc = rc;
+	w->b.len = 0;
+	w->b.truncated = 0;
+}
+
+static XFDR_NOINSTR void out_reserve(struct fnmap_writer *w)
+{
+	if (w->b.len >= OUT_FLUSH_AT)
+		out_flush(w);
+}
+
+/* A field: at most FIELD_MAX_BYTES, control characters (tabs, newlines) as '?'. */
+static XFDR_NOINSTR void put_field(struct pr_buf *b, const char *s)
+{
+	size_t i;
+
+	for (i = 0; s[i] && i < FIELD_MAX_BYTES; i++)
+		pr_char(b, (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i]);
+}
+
+XFDR_NOINSTR int fnmap_writer_open(struct fnmap_writer *w, int fd)
+{
+	memset(w, 0, sizeof(*w));
+	w->fd = fd;
+	w->sym_ok = !sym_open(&w->sym);
+	w->b.text = sym_arena_alloc(&w->sym, OUT_BYTES);
+	if (!w->b.text) {
+		sym_close(&w->sym);
+		return -ENOMEM;
+	}
+	w->b.cap = OUT_BYTES;
+	return 0;
+}
+
+XFDR_NOINSTR void fnmap_writer_kv(struct fnmap_writer *w, const char *key, const char *text,
+				  uint64_t value)
+{
+	out_reserve(w);
+	pr_str(&w->b, key);
+	pr_char(&w->b, '\t');
+	if (text) {
+		put_field(&w->b, text);
+		pr_char(&w->b, '\t');
+	}
+	pr_u64(&w->b, value);
+	pr_char(&w->b, '\n');
+}
+
+XFDR_NOINSTR void fnmap_writer_function(struct fnmap_writer *w, uint32_t id, uintptr_t addr)
+{
+	struct sym_result r;
+
+	memset(&r, 0, sizeof(r));
+	if (w->sym_ok)
+		sym_lookup(&w->sym, addr, &r);
+	out_reserve(w);
+	pr_str(&w->b, "function\t");
+	pr_u64(&w->b, id);
+	pr_char(&w->b, '\t');
+	put_field(&w->b, r.name ? r.name : "<unknown>");
+	pr_char(&w->b, '\t');
+	pr_hex(&w->b, addr);
+	pr_char(&w->b, '\t');
+	put_field(&w->b, r.module ? r.module : "-");
+	pr_char(&w->b, '\t');
+	if (r.vaddr_known)
+		pr_hex(&w->b, r.module_vaddr);
+	else
+		pr_char(&w->b, '-');
+	pr_char(&w->b, '\n');
+	w->listed++;
+	if (!r.name)
+		w->unnamed++;
+}
+
+XFDR_NOINSTR int fnmap_writer_close(struct fnmap_writer *w)
+{
+	int rc;
+
+	if (w->unnamed)
+		fnmap_writer_kv(w, "functions_unnamed", NULL, w->unnamed);
+	out_flush(w);
+	rc = w->rc;
+	sym_close(&w->sym);
+	return rc;
+}
+
+XFDR_NOINSTR void fnmap_list_functions(struct fnmap_writer *w)
+{
+	uint32_t n = fnmap_ids_given() + FNMAP_ID_FIRST, id, live = 0;
+	uint64_t refused = 0;
+	int c;
+
+	for (c = 0; c < FNMAP_CAUSES; c++)
+		refused += fnmap_unassigned((enum fnmap_unassigned_cause)c);
+	if (n == FNMAP_ID_FIRST && !refused)
+		return;
+	for (id = FNMAP_ID_FIRST; id < n; id++)
+		live += fnmap_addr_of(id) != 0;
+	fnmap_writer_kv(w, "functions", "cyg", live);
+	for (id = FNMAP_ID_FIRST; id < n; id++) {
+		uintptr_t addr = fnmap_addr_of(id);
+
+		if (addr)
+			fnmap_writer_function(w, id, addr);
+	}
+	if (!refused)
+		return;
+	out_reserve(w);
+	pr_str(&w->b, "function\t");
+	pr_u64(&w->b, FNMAP_ID_NONE);
+	pr_str(&w->b, "\t<unassigned>\t-\t-\t-\n");
+	for (c = 0; c < FNMAP_CAUSES; c++)
+		if (fnmap_unassigned((enum fnmap_unassigned_cause)c))
+			fnmap_writer_kv(w, "functions_unassigned", cause_names[c],
+					fnmap_unassigned((enum fnmap_unassigned_cause)c));
+}
+
+XFDR_NOINSTR int hooks_write_map(int fd)
+{
+	struct fnmap_writer w;
+	uint64_t unnamed, listed;
+	int rc, c, any = fnmap_ids_given() != 0 || hook_xray_function_count() != 0;
+
+	for (c = 0; c < FNMAP_CAUSES; c++)
+		any |= fnmap_unassigned((enum fnmap_unassigned_cause)c) != 0;
+	if (!any)
+		return 0;
+	rc = fnmap_writer_open(&w, fd);
+	if (rc)
+		return rc;
+	hook_xray_list_functions(&w);
+	fnmap_list_functions(&w);
+	unnamed = w.unnamed;
+	listed = w.listed;
+	rc = fnmap_writer_close(&w);
+	if (unnamed) {
+		char text[200];
+		struct pr_buf b = PR_BUF_INIT(text);
+
+		pr_u64(&b, unnamed);
+		pr_str(&b, " of ");
+		pr_u64(&b, listed);
+		pr_str(&b, " functions have no symbol name (<unknown> in the .map file)");
+		pr_line(&b);
+	}
+	return rc;
+}

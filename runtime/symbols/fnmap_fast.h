@@ -1,0 +1,88 @@
+/*
+ * runtime/symbols/fnmap_fast.h - function address -> 28-bit id, the common case inline.
+ *
+ * Each thread has a direct-mapped cache of 1024 (address, id) pairs in front of the shared
+ * hash table (fnmap.c). A hit costs a multiply, two loads and two stores to the thread's own
+ * guard word: no hash-table lookup, no atomic read-modify-write, no allocation. A miss goes
+ * to fnmap_id_slow(), which looks the address up (and on a function's first call anywhere in
+ * the process, gives it the next id), then fills the cache entry.
+ *
+ * Why the guard: an entry is two words, so a signal handler that ran between our load of the
+ * address and our load of the id, and refilled that entry for another function, would hand us
+ * the other function's id. While the guard is set, a nested call (a signal handler running
+ * instrumented code on this thread) neither reads nor writes the cache: it asks the hash
+ * table directly.
+ *
+ * The cache is mapped on the thread's first miss (the TLS part stays a pointer and a flag, so
+ * libxfdr.so's initial-exec TLS stays small) and unmapped at thread exit.
+ */
+#ifndef XFDR_RUNTIME_SYMBOLS_FNMAP_FAST_H
+#define XFDR_RUNTIME_SYMBOLS_FNMAP_FAST_H
+
+#include <stdint.h>
+
+#include "runtime/base/compiler.h"
+
+#define FNMAP_CACHE_BITS 10
+#define FNMAP_CACHE_ENTRIES (1u << FNMAP_CACHE_BITS)
+
+struct fnmap_cache_entry {
+	uintptr_t addr; /* 0: empty (no function lives at address 0) */
+	uint32_t id;
+	uint32_t unused;
+};
+
+struct fnmap_tls {
+	struct fnmap_cache_entry *cache; /* NULL until the first miss, and after thread exit */
+	uint32_t busy;                   /* inside fnmap_id() on this thread */
+	uint32_t no_cache;               /* thread exited or the cache could not be mapped */
+};
+
+extern __thread struct fnmap_tls fnmap_tls
+	__attribute__((tls_model("initial-exec"), visibility("hidden")));
+
+/*
+ * fnmap_id_slow - the id of addr from the hash table, inserting it on first sight; fills
+ * c's cache entry unless nested. Context: see fnmap_id().
+ */
+uint32_t fnmap_id_slow(struct fnmap_tls *c, uintptr_t addr, int nested) XFDR_COLD;
+
+static inline XFDR_NOINSTR uint32_t fnmap_cache_slot(uintptr_t addr)
+{
+	/* Fibonacci hashing: function addresses share their low bits (alignment). */
+	return (uint32_t)(((uint64_t)addr * 0x9e3779b97f4a7c15ull) >> (64 - FNMAP_CACHE_BITS));
+}
+
+/*
+ * fnmap_id - the function id of the code address fn: 1 .. FNMAP_ID_NONE - 1 in the order
+ * functions were first seen by any thread, or FNMAP_ID_NONE when none can be given (see
+ * fnmap.h). The same address always gets the same id for the life of the process.
+ * Context: any thread, signal handlers included. A function's first call in the process may
+ * allocate (the table itself and liburcu's resize thread on the very first call, a chunk of
+ * nodes, liburcu's registration of the thread as a reader, a table resize); a thread's first
+ * miss maps its cache (and pthread_setspecific() may allocate once for it). Later calls of a
+ * known function never allocate, never lock, and make no system call.
+ */
+static inline XFDR_NOINSTR uint32_t fnmap_id(const void *fn)
+{
+	struct fnmap_tls *c = &fnmap_tls;
+	uintptr_t addr = (uintptr_t)fn;
+	struct fnmap_cache_entry *e;
+	uint32_t id;
+
+	if (XFDR_UNLIKELY(xfdr_load_relaxed(&c->busy)))
+		return fnmap_id_slow(c, addr, 1);
+	xfdr_store_relaxed(&c->busy, 1u);
+	/* A signal handler from here on sees the guard. */
+	xfdr_barrier();
+	e = c->cache ? &c->cache[fnmap_cache_slot(addr)] : NULL;
+	if (XFDR_LIKELY(e && e->addr == addr))
+		id = e->id;
+	else
+		id = fnmap_id_slow(c, addr, 0);
+	xfdr_barrier();
+	xfdr_store_relaxed(&c->busy, 0u);
+	return id;
+}
+
+#endif /* XFDR_RUNTIME_SYMBOLS_FNMAP_FAST_H */
