@@ -124,6 +124,53 @@ XFDR_STATIC_ASSERT(XFDR_TSC_WRAP_TSC_OFF + 8 + 7 == XFDR_MD_RECORD_BYTES, "spec:
 XFDR_STATIC_ASSERT(XFDR_CUSTOM_TSC_OFF + 8 + 3 == XFDR_MD_RECORD_BYTES, "spec: CustomEventMarker");
 XFDR_STATIC_ASSERT(XFDR_CALL_ARG_VALUE_OFF + 8 + 7 == XFDR_MD_RECORD_BYTES, "spec: CallArgument");
 
+/*
+ * xfdr's own custom events. Their payloads follow a CustomEventMarker like any custom event,
+ * are a multiple of 8 bytes long (llvm-xray 14 walks v1 buffers in 8-byte steps) and begin
+ * with an 8-byte tag. The runtime encodes them with writer/payload.h only.
+ *
+ * "XFDRDROP", the drop counts: the payload of the last buffer of every trace file (thread id
+ * 0 in a process file, the thread's id in a per-thread file). All fields in the byte order of
+ * the file; the size is 56 + 32 * entry_count bytes.
+ *   off  0  char[8]  "XFDRDROP"
+ *   off  8  u32      layout version (1)
+ *   off 12  u32      entry_count: per-thread entries that follow
+ *   off 16  u64      no_buffer  \
+ *   off 24  u64      reentrant   | totals of the file (process file: all threads and
+ *   off 32  u64      too_large   | unattributed drops; per-thread file: that thread)
+ *   off 40  u64      no_thread_slot /
+ *   off 48  u32      threads_omitted: threads with drops left out for lack of room
+ *   off 52  u32      reserved (0)
+ *   entry (32 bytes): u32 tid, u16 thread id as in NewBuffer, u16 reserved,
+ *                     u64 no_buffer, u64 reentrant, u64 too_large
+ * Only threads with at least one drop get an entry in the process file. The buffer needs
+ * 136 bytes at least (preamble, marker, fixed part, EndOfBuffer): with smaller buffers the
+ * counts are only in the .map sidecar; entries that do not fit are counted as omitted.
+ */
+#define XFDR_DROP_MAGIC "XFDRDROP"
+enum {
+	XFDR_DROP_LAYOUT_VERSION = 1,
+	XFDR_DROP_VERSION_OFF = 8,
+	XFDR_DROP_ENTRY_COUNT_OFF = 12,
+	XFDR_DROP_NO_BUFFER_OFF = 16,
+	XFDR_DROP_REENTRANT_OFF = 24,
+	XFDR_DROP_TOO_LARGE_OFF = 32,
+	XFDR_DROP_NO_THREAD_SLOT_OFF = 40,
+	XFDR_DROP_OMITTED_OFF = 48,
+	XFDR_DROP_FIXED_BYTES = 56,
+	XFDR_DROP_ENTRY_BYTES = 32,
+	XFDR_DROP_ENTRY_TID_OFF = 0,
+	XFDR_DROP_ENTRY_TID16_OFF = 4,
+	XFDR_DROP_ENTRY_NO_BUFFER_OFF = 8,
+	XFDR_DROP_ENTRY_REENTRANT_OFF = 16,
+	XFDR_DROP_ENTRY_TOO_LARGE_OFF = 24,
+};
+
+XFDR_STATIC_ASSERT(XFDR_DROP_OMITTED_OFF + 4 + 4 == XFDR_DROP_FIXED_BYTES, "XFDRDROP fixed part");
+XFDR_STATIC_ASSERT(XFDR_DROP_ENTRY_TOO_LARGE_OFF + 8 == XFDR_DROP_ENTRY_BYTES, "XFDRDROP entry");
+XFDR_STATIC_ASSERT(XFDR_DROP_FIXED_BYTES % 8 == 0 && XFDR_DROP_ENTRY_BYTES % 8 == 0,
+		   "XFDRDROP: payloads are whole 8-byte words");
+
 #ifdef __cplusplus
 }
 #endif

@@ -44,7 +44,7 @@
  * buffer can hold, no thread slot left). Flush prints one stderr line when anything was
  * dropped, writes the counts into the .map file and appends to every trace file one last
  * buffer (NewBuffer thread id 0 in the process file, the thread's id in a per-thread file)
- * holding one custom event with the layout XFDR_DROP_* below.
+ * holding one custom event tagged "XFDRDROP" (layout: XFDR_DROP_* in xfdr/format.h).
  *
  * Thread safety: every function here may be called from any thread. The recording functions
  * (xfdr_enter ... xfdr_custom_event) are also async-signal-safe: a call from a signal handler
@@ -69,7 +69,7 @@ extern "C" {
 enum xfdr_clock {
 	XFDR_CLOCK_AUTO = 0,   /* rdtsc + rseq CPU if glibc has rseq, else rdtscp if CPUID has it */
 	XFDR_CLOCK_RDTSCP = 1, /* CPU from TSC_AUX (low 12 bits, as Linux sets it) */
-	XFDR_CLOCK_RDTSC = 2,  /* rdtsc, CPU from sched_getcpu() */
+	XFDR_CLOCK_RDTSC = 2,  /* rdtsc, CPU from glibc's rseq area, else sched_getcpu() */
 };
 
 struct xfdr_options {
@@ -155,43 +155,6 @@ XFDR_API void xfdr_enter_args(uint32_t fid, const uint64_t *args, unsigned nargs
  * -ENOBUFS (no buffer left), -EDEADLK (re-entry on the same thread), -EUSERS (no thread slot).
  */
 XFDR_API int xfdr_custom_event(const void *data, size_t bytes);
-
-/*
- * The drop-count custom event (payload of the last buffer of every trace file). All fields in
- * the byte order of the file; the size is 56 + 32 * entry_count bytes (a multiple of 8).
- *   off  0  char[8]  "XFDRDROP"
- *   off  8  u32      layout version (1)
- *   off 12  u32      entry_count: per-thread entries that follow
- *   off 16  u64      no_buffer  \
- *   off 24  u64      reentrant   | totals of the file (process file: all threads and
- *   off 32  u64      too_large   | unattributed drops; per-thread file: that thread)
- *   off 40  u64      no_thread_slot /
- *   off 48  u32      threads_omitted: threads with drops left out for lack of room
- *   off 52  u32      reserved (0)
- *   entry (32 bytes): u32 tid, u16 thread id as in NewBuffer, u16 reserved,
- *                     u64 no_buffer, u64 reentrant, u64 too_large
- * Only threads with at least one drop get an entry in the process file. The buffer needs
- * 136 bytes at least (preamble, marker, fixed part, EndOfBuffer): with smaller buffers the
- * counts are only in the .map file; entries that do not fit are counted as omitted.
- */
-#define XFDR_DROP_MAGIC "XFDRDROP"
-enum {
-	XFDR_DROP_LAYOUT_VERSION = 1,
-	XFDR_DROP_VERSION_OFF = 8,
-	XFDR_DROP_ENTRY_COUNT_OFF = 12,
-	XFDR_DROP_NO_BUFFER_OFF = 16,
-	XFDR_DROP_REENTRANT_OFF = 24,
-	XFDR_DROP_TOO_LARGE_OFF = 32,
-	XFDR_DROP_NO_THREAD_SLOT_OFF = 40,
-	XFDR_DROP_OMITTED_OFF = 48,
-	XFDR_DROP_FIXED_BYTES = 56,
-	XFDR_DROP_ENTRY_BYTES = 32,
-	XFDR_DROP_ENTRY_TID_OFF = 0,
-	XFDR_DROP_ENTRY_TID16_OFF = 4,
-	XFDR_DROP_ENTRY_NO_BUFFER_OFF = 8,
-	XFDR_DROP_ENTRY_REENTRANT_OFF = 16,
-	XFDR_DROP_ENTRY_TOO_LARGE_OFF = 24,
-};
 
 /* ---- Manual instrumentation ----------------------------------------------------------- */
 

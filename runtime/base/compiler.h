@@ -8,8 +8,6 @@
 #ifndef XFDR_RUNTIME_BASE_COMPILER_H
 #define XFDR_RUNTIME_BASE_COMPILER_H
 
-#include <stdlib.h>
-
 /* The runtime is never instrumented: a hook inside a hook would recurse. */
 #if defined(__clang__)
 #define XFDR_NO_XRAY __attribute__((xray_never_instrument))
@@ -34,27 +32,10 @@
 #define xfdr_load_acquire(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define xfdr_store_relaxed(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
 #define xfdr_store_release(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
-#define xfdr_store_seq_cst(p, v) __atomic_store_n((p), (v), __ATOMIC_SEQ_CST)
 /* Counters that a signal handler may bump on the same thread: a read-modify-write is needed. */
 #define xfdr_add_relaxed(p, v) __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
 #define xfdr_cas(p, expected, desired)                                                             \
 	__atomic_compare_exchange_n((p), (expected), (desired), 0, __ATOMIC_ACQ_REL,               \
 				    __ATOMIC_ACQUIRE)
-
-void rt_assert_fail(const char *file, int line, const char *what) __attribute__((noreturn));
-
-/* States that cannot happen: print where and abort, in every build. */
-#define XFDR_BUG_ON(cond)                                                                          \
-	do {                                                                                       \
-		if (XFDR_UNLIKELY(cond))                                                           \
-			rt_assert_fail(__FILE__, __LINE__, #cond);                                 \
-	} while (0)
-
-/* Invariants checked in debug builds only. */
-#ifdef XFDR_DEBUG
-#define XFDR_ASSERT(cond) XFDR_BUG_ON(!(cond))
-#else
-#define XFDR_ASSERT(cond) ((void)0)
-#endif
 
 #endif /* XFDR_RUNTIME_BASE_COMPILER_H */

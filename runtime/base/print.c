@@ -153,18 +153,3 @@ XFDR_NOINSTR const char *pr_errno_name(int neg_errno)
 		return "error";
 	}
 }
-
-void rt_assert_fail(const char *file, int line, const char *what)
-{
-	char text[256];
-	struct pr_buf b = PR_BUF_INIT(text);
-
-	pr_str(&b, "internal error at ");
-	pr_str(&b, file);
-	pr_char(&b, ':');
-	pr_u64(&b, (uint64_t)line);
-	pr_str(&b, ": ");
-	pr_str(&b, what);
-	pr_line(&b);
-	abort();
-}

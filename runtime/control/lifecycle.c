@@ -9,24 +9,19 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
-#include "runtime/record/clock.h"
 #include "runtime/base/compiler.h"
-#include "runtime/control/config.h"
-#include "runtime/flush/flush.h"
-#include "runtime/hooks/hooks.h"
-#include "runtime/control/options.h"
-#include "runtime/pool/pool.h"
 #include "runtime/base/print.h"
-#include "runtime/record/record.h"
-#include "runtime/record/record_fast.h"
+#include "runtime/control/config.h"
+#include "runtime/control/options.h"
+#include "runtime/flush/flush.h"
+#include "runtime/flush/output.h"
+#include "runtime/hooks/xray.h"
+#include "runtime/pool/pool.h"
+#include "runtime/record/clock.h"
 #include "runtime/record/session.h"
 #include "runtime/record/thread.h"
-#include "xfdr/format.h"
 #include "xfdr/xfdr.h"
-
-extern char *program_invocation_short_name;
 
 /* How long a new session waits for threads still inside the runtime. */
 #define INIT_QUIESCE_MS 1000u
@@ -65,50 +60,6 @@ static void ctl_clear(uint32_t bits)
 	__atomic_fetch_and(&rt_ctl, ~CTL_MAKE(bits, 0), __ATOMIC_ACQ_REL);
 }
 
-/* "DIR/" or an existing directory: DIR/xfdr-<program>; "DIR/name": DIR/name. */
-static int config_output(const char *output)
-{
-	const char *prog = program_invocation_short_name;
-	const char *slash;
-	struct stat st;
-	size_t dir_len, i;
-	char *p;
-
-	rt_cfg.out_dir[0] = '\0';
-	rt_cfg.out_prefix[0] = '\0';
-	if (!output)
-		output = "";
-	if (*output && (output[strlen(output) - 1] == '/' ||
-			(stat(output, &st) == 0 && S_ISDIR(st.st_mode)))) {
-		dir_len = strlen(output);
-		if (dir_len + 2 > sizeof(rt_cfg.out_dir))
-			return -ENAMETOOLONG;
-		memcpy(rt_cfg.out_dir, output, dir_len);
-		if (output[dir_len - 1] != '/')
-			rt_cfg.out_dir[dir_len++] = '/';
-		rt_cfg.out_dir[dir_len] = '\0';
-	} else if (*output) {
-		slash = strrchr(output, '/');
-		dir_len = slash ? (size_t)(slash - output) + 1 : 0;
-		if (dir_len + 1 > sizeof(rt_cfg.out_dir) ||
-		    strlen(output + dir_len) + 1 > sizeof(rt_cfg.out_prefix))
-			return -ENAMETOOLONG;
-		memcpy(rt_cfg.out_dir, output, dir_len);
-		rt_cfg.out_dir[dir_len] = '\0';
-		strcpy(rt_cfg.out_prefix, output + dir_len);
-		return 0;
-	}
-	p = rt_cfg.out_prefix;
-	strcpy(p, "xfdr-");
-	strncat(p, prog && *prog ? prog : "program", sizeof(rt_cfg.out_prefix) - 6);
-	/* The program name becomes part of a file name: keep it to portable characters. */
-	for (i = 5; p[i]; i++)
-		if (!((p[i] >= 'a' && p[i] <= 'z') || (p[i] >= 'A' && p[i] <= 'Z') ||
-		      (p[i] >= '0' && p[i] <= '9') || p[i] == '.' || p[i] == '_' || p[i] == '-'))
-			p[i] = '_';
-	return 0;
-}
-
 static void rt_exit_flush(void);
 
 static void env_options(struct xfdr_options *o)
@@ -135,7 +86,7 @@ static int rt_init(const struct xfdr_options *o)
 	rc = thread_quiesce(INIT_QUIESCE_MS);
 	if (rc)
 		goto out;
-	rc = config_output(o->output);
+	rc = output_configure(o->output, o->per_thread_files);
 	if (rc)
 		goto out;
 	session = next_session++;
@@ -147,14 +98,8 @@ static int rt_init(const struct xfdr_options *o)
 		goto out;
 	}
 	thread_table_reset();
-	rt_cfg.buffer_bytes = o->buffer_size;
-	rt_cfg.buffer_max = (uint32_t)o->buffer_max;
-	rt_cfg.thread_max = thread_table.max;
-	rt_cfg.per_thread_files = o->per_thread_files;
 	rt_cfg.flush_at_exit = o->flush_at_exit;
-	rt_cfg.clock_source = clock_init(o->clock);
-	rt_cfg.constant_tsc = clock_invariant_tsc();
-	rt_cfg.nonstop_tsc = rt_cfg.constant_tsc;
+	clock_init(o->clock);
 	xfdr_store_relaxed(&unflushed, 0);
 	/* Here rather than in xfdr_start(), which must stay async-signal-safe. */
 	if (!exit_registered) {

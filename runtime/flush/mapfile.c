@@ -1,26 +1,26 @@
 /*
- * runtime/flush/mapfile.c - the .map sidecar (format: mapfile.h). Signal-safe: each line is built
- * in a stack buffer by the printer and written with write(2).
+ * runtime/flush/mapfile.c - the .map sidecar (see mapfile.h; format: doc/map-format.md).
  */
 #include <errno.h>
+#include <limits.h>
 #include <unistd.h>
 
-#include "runtime/record/clock.h"
-#include "runtime/control/config.h"
-#include "runtime/hooks/hooks.h"
+#include "runtime/base/print.h"
+#include "runtime/flush/drops.h"
+#include "runtime/flush/map_functions.h"
 #include "runtime/flush/mapfile.h"
 #include "runtime/pool/pool.h"
-#include "runtime/base/print.h"
+#include "runtime/record/clock.h"
 #include "runtime/record/thread.h"
 
 extern char *program_invocation_name;
 
-static const char *const cause_names[DROP_CAUSES] = {
-    "no_buffer",
-    "reentrant",
-    "too_large",
-    "no_thread_slot",
-};
+/* Control characters (tabs, newlines) become '?': a value never breaks its line. */
+static void map_put_name(struct pr_buf *b, const char *name)
+{
+	for (; *name; name++)
+		pr_char(b, (unsigned char)*name < 0x20 || *name == 0x7f ? '?' : *name);
+}
 
 static int line_kv(int fd, const char *key, uint64_t v)
 {
@@ -49,12 +49,6 @@ static int line_ks(int fd, const char *key, const char *s)
 	return pr_flush(&b, fd);
 }
 
-void map_put_name(struct pr_buf *b, const char *name)
-{
-	for (; *name; name++)
-		pr_char(b, (unsigned char)*name < 0x20 || *name == 0x7f ? '?' : *name);
-}
-
 int map_write_head(int fd)
 {
 	int rc;
@@ -74,25 +68,17 @@ int map_write_trace(int fd, const char *path)
 
 static int thread_lines(int fd)
 {
-	struct thread_table *tt = &thread_table;
-	struct thread_slot *slots = xfdr_load_acquire(&tt->slots);
 	uint32_t session = xfdr_load_acquire(&rt_pool.session);
 	uint32_t i, n;
+	struct thread_slot *slots = thread_slots_used(&n);
 	int rc = 0, c;
 
-	if (!slots)
-		return 0;
-	n = xfdr_load_acquire(&tt->next_unused);
-	if (n > tt->max)
-		n = tt->max;
 	for (i = 0; i < n && !rc; i++) {
 		struct thread_slot *s = &slots[i];
-		uint32_t st = xfdr_load_acquire(&s->state);
 		char name[17], text[256];
 		struct pr_buf b = PR_BUF_INIT(text);
 
-		if ((st != SLOT_LIVE && st != SLOT_EXITED) ||
-		    xfdr_load_relaxed(&s->session) != session)
+		if (!thread_slot_in_session(s, session))
 			continue;
 		thread_slot_name(s, name);
 		pr_str(&b, "thread\t");
@@ -112,7 +98,7 @@ static int thread_lines(int fd)
 }
 
 int map_write_tail(int fd, uint64_t tsc_hz, uint64_t buffers_written,
-		   const struct flush_drops *drops)
+		   const struct drop_totals *drops)
 {
 	int rc, c;
 
@@ -120,15 +106,15 @@ int map_write_tail(int fd, uint64_t tsc_hz, uint64_t buffers_written,
 	if (!rc)
 		rc = line_ks(fd, "tsc_hz_method", clock_hz_method());
 	if (!rc)
-		rc = line_ks(fd, "clock", clock_source_name(rt_cfg.clock_source));
+		rc = line_ks(fd, "clock", clock_source_name(clock_source()));
 	if (!rc)
-		rc = line_kv(fd, "constant_tsc", (uint64_t)rt_cfg.constant_tsc);
+		rc = line_kv(fd, "constant_tsc", (uint64_t)clock_invariant_tsc());
 	if (!rc)
-		rc = line_kv(fd, "nonstop_tsc", (uint64_t)rt_cfg.nonstop_tsc);
+		rc = line_kv(fd, "nonstop_tsc", (uint64_t)clock_invariant_tsc());
 	if (!rc)
-		rc = line_kv(fd, "buffer_size", rt_cfg.buffer_bytes);
+		rc = line_kv(fd, "buffer_size", rt_pool.buffer_bytes);
 	if (!rc)
-		rc = line_kv(fd, "buffer_max", rt_cfg.buffer_max);
+		rc = line_kv(fd, "buffer_max", rt_pool.count);
 	if (!rc)
 		rc = line_kv(fd, "buffers_written", buffers_written);
 	for (c = 0; c < DROP_CAUSES && !rc; c++) {
@@ -136,7 +122,7 @@ int map_write_tail(int fd, uint64_t tsc_hz, uint64_t buffers_written,
 		struct pr_buf b = PR_BUF_INIT(text);
 
 		pr_str(&b, "dropped\t");
-		pr_str(&b, cause_names[c]);
+		pr_str(&b, drop_cause_name((enum drop_cause)c));
 		pr_char(&b, '\t');
 		pr_u64(&b, drops->cause[c]);
 		pr_char(&b, '\n');
@@ -147,6 +133,6 @@ int map_write_tail(int fd, uint64_t tsc_hz, uint64_t buffers_written,
 	if (!rc)
 		rc = thread_lines(fd);
 	if (!rc)
-		rc = hooks_write_map(fd);
+		rc = map_write_functions(fd);
 	return rc;
 }

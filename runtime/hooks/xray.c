@@ -19,12 +19,12 @@
 #include <stdint.h>
 
 #include "runtime/base/compiler.h"
-#include "runtime/symbols/fnmap.h"
-#include "runtime/symbols/symbolizer.h"
-#include "runtime/hooks/hooks.h"
 #include "runtime/base/print.h"
+#include "runtime/flush/map_functions.h"
+#include "runtime/hooks/xray.h"
 #include "runtime/record/record.h"
 #include "runtime/record/record_fast.h"
+#include "runtime/symbols/symbolizer.h"
 #include "xfdr/format.h"
 
 /* XRayEntryType and XRayPatchingStatus of compiler-rt's xray_interface.h (stable ABI). */
@@ -52,10 +52,10 @@ extern int __xray_unpatch(void) __attribute__((weak));
 extern uintptr_t __xray_function_address(int32_t fid) __attribute__((weak));
 extern size_t __xray_max_function_id(void) __attribute__((weak));
 
-static int handlers_set;   /* our handlers are installed */
+static int handlers_set;	/* our handlers are installed */
 static uint32_t absent_checked; /* the "sleds but no reachable runtime" check ran */
-static int patched_once;   /* ids are XRay's: list them in the .map file */
-static uint32_t reported;  /* a patching failure was printed */
+static uint32_t registered;	/* the .map writer lists XRay's ids */
+static uint32_t reported;	/* a patching failure was printed */
 
 static XFDR_NOINSTR void xray_handler(int32_t fid, int type)
 {
@@ -142,6 +142,28 @@ static void report_unreachable_xray(void)
 	}
 }
 
+/* XRay's ids run from 1 to its maximum; each names one function. Capped at 28 bits. */
+static XFDR_NOINSTR uint32_t xray_function_count(void)
+{
+	size_t n;
+
+	if (!__xray_max_function_id || !__xray_function_address)
+		return 0;
+	n = __xray_max_function_id();
+	return n > XFDR_FUNCTION_ID_MAX - 1 ? XFDR_FUNCTION_ID_MAX - 1 : (uint32_t)n;
+}
+
+static XFDR_NOINSTR uintptr_t xray_function_address(uint32_t id)
+{
+	return __xray_function_address((int32_t)id);
+}
+
+static const struct map_fn_source xray_functions = {
+    .name = "xray",
+    .count = xray_function_count,
+    .addr_of = xray_function_address,
+};
+
 int hooks_xray_install(void)
 {
 	int rc;
@@ -162,8 +184,8 @@ int hooks_xray_install(void)
 		xfdr_store_release(&handlers_set, 1);
 	}
 	rc = patch_result(__xray_patch(), "patch");
-	if (!rc)
-		xfdr_store_release(&patched_once, 1);
+	if (!rc && xfdr_cas(&registered, &(uint32_t){0}, 1u))
+		map_fn_register(&xray_functions);
 	return rc;
 }
 
@@ -174,31 +196,4 @@ int hooks_xray_uninstall(void)
 	if (!xfdr_load_acquire(&handlers_set))
 		return 0;
 	return patch_result(__xray_unpatch(), "unpatch");
-}
-
-XFDR_NOINSTR uint32_t hook_xray_function_count(void)
-{
-	size_t n;
-
-	if (!xfdr_load_acquire(&patched_once) || !__xray_max_function_id ||
-	    !__xray_function_address)
-		return 0;
-	n = __xray_max_function_id();
-	return n > FNMAP_ID_NONE - 1 ? FNMAP_ID_NONE - 1 : (uint32_t)n;
-}
-
-XFDR_NOINSTR void hook_xray_list_functions(struct fnmap_writer *w)
-{
-	uint32_t n = hook_xray_function_count(), id;
-
-	if (!n)
-		return;
-	fnmap_writer_kv(w, "functions", "xray", n);
-	/* XRay's ids run from 1 to its maximum; each names one function. */
-	for (id = 1; id <= n; id++) {
-		uintptr_t addr = __xray_function_address((int32_t)id);
-
-		if (addr)
-			fnmap_writer_function(w, id, addr);
-	}
 }

@@ -93,6 +93,7 @@ int pool_setup(size_t buffer_bytes, uint32_t count, uint32_t session)
 		d->owner_slot = 0;
 		d->owner_tid = 0;
 		d->owner_tid16 = 0;
+		d->first_tsc = 0;
 		d->flush_mark = 0;
 		d->flush_used = 0;
 		cds_lfs_node_init(&d->node);

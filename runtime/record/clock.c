@@ -158,7 +158,8 @@ const char *clock_source_name(int source)
 	case CLOCK_SRC_RDTSCP:
 		return "rdtscp";
 	case CLOCK_SRC_RDTSC:
-		return "rdtsc+sched_getcpu";
+		/* The CPU comes from where clock_getcpu() really reads it. */
+		return clock_cpu_from_rseq() ? "rdtsc+rseq" : "rdtsc+sched_getcpu";
 	case CLOCK_SRC_PORTABLE:
 		return "clock_monotonic_raw+sched_getcpu";
 	default:

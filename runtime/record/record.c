@@ -1,7 +1,7 @@
 /*
  * runtime/record/record.c - the slow record path and the events that are never fast.
  *
- * A thread's buffer, as written here (every byte through writer/record.h):
+ * A thread's buffer, as written here (every byte through writer/encode.h):
  *
  *   NewBuffer(tid16) WallClockTime(CLOCK_REALTIME) NewCPUId(cpu, tsc)   <- when taken
  *   { Function | NewCPUId Function | TSCWrap Function | Entry_Args CallArgument*
@@ -39,16 +39,6 @@ static XFDR_NOINSTR void count_drop(struct thread_slot *s, enum drop_cause cause
 	xfdr_store_relaxed(&s->session, session);
 }
 
-static XFDR_NOINSTR void forget_buffer(struct rec_thread *t)
-{
-	t->buf = NULL;
-	t->desc = NULL;
-	t->size = 0;
-	t->used = 0;
-	t->session = 0;
-	t->cpu = REC_NO_CPU;
-}
-
 /* Take a buffer and write its preamble. Returns 0 or -ENOBUFS. */
 static XFDR_NOINSTR int take_buffer(struct rec_thread *t, struct thread_slot *s, uint32_t session,
 				    uint64_t tsc, unsigned cpu)
@@ -63,6 +53,7 @@ static XFDR_NOINSTR int take_buffer(struct rec_thread *t, struct thread_slot *s,
 	d->owner_slot = s->index;
 	d->owner_tid = xfdr_load_relaxed(&s->tid);
 	d->owner_tid16 = tid16;
+	d->first_tsc = tsc;
 	clock_gettime(CLOCK_REALTIME, &wall);
 	p = d->data;
 	p += wr_new_buffer(p, (uint16_t)tid16);
@@ -103,7 +94,7 @@ static XFDR_NOINSTR int write_event(struct rec_thread *t, struct thread_slot *s,
 	unsigned i;
 
 	if (t->session != session)
-		forget_buffer(t); /* an older session's buffer: never written again */
+		rec_thread_forget_buffer(t); /* an older session's buffer: never written again */
 	if (ev->kind == REC_EV_CUSTOM && ev->bytes > buffer_bytes) {
 		count_drop(s, DROP_TOO_LARGE, session);
 		return -EMSGSIZE;
@@ -121,7 +112,7 @@ static XFDR_NOINSTR int write_event(struct rec_thread *t, struct thread_slot *s,
 		}
 		if (t->buf) {
 			pool_mark_full(t->desc);
-			forget_buffer(t);
+			rec_thread_forget_buffer(t);
 		}
 		if (take_buffer(t, s, session, tsc, cpu)) {
 			count_drop(s, DROP_NO_BUFFER, session);
@@ -156,15 +147,24 @@ static XFDR_NOINSTR int write_event(struct rec_thread *t, struct thread_slot *s,
 	return 0;
 }
 
-XFDR_COLD XFDR_NOINSTR void rec_function_slow(struct rec_thread *t, struct thread_slot *s, uint64_t tsc,
-					     unsigned cpu, unsigned action, uint32_t fid)
+XFDR_COLD XFDR_NOINSTR void rec_function_slow(struct rec_thread *t, struct thread_slot *held,
+					      uint64_t tsc, unsigned cpu, unsigned action,
+					      uint32_t fid)
 {
-	int saved = errno;
-	uint32_t session = session_recording();
 	struct rec_event ev = {.kind = REC_EV_FUNCTION, .action = action, .fid = fid};
+	int saved = errno;
+	uint32_t session;
 
+	if (!held) {
+		rec_event_at(tsc, cpu, &ev);
+		return;
+	}
+	session = session_recording();
 	if (session != SESSION_OFF)
-		write_event(t, s, session, tsc, cpu, &ev);
+		write_event(t, held, session, tsc, cpu, &ev);
+	xfdr_barrier();
+	/* pairs with the acquire in thread_quiesce() */
+	xfdr_store_release(&held->busy, 0u);
 	errno = saved;
 }
 

@@ -51,11 +51,13 @@ int rec_custom_event(const void *data, size_t bytes);
 int rec_custom_event_at(uint64_t tsc, unsigned cpu, const void *data, size_t bytes);
 
 /*
- * rec_function_slow - everything rec_function_at() does not do inline: first event, new
- * buffer, full buffer, NewCPUId, TSCWrap, a new session, not recording.
- * Context: called with the thread's guard (s->busy) held; returns with it still held.
+ * rec_function_slow - the one way out of rec_function_at()'s inline fast path, for everything
+ * it does not do: first event of a thread (registration), re-entry (counted as a drop), no
+ * buffer yet, full buffer, NewCPUId, TSCWrap, a new session, not recording.
+ * held: the thread's slot when the caller took its guard (this function releases it), NULL
+ * when the caller did not (no slot yet, or the guard was already held: re-entry).
  */
-void rec_function_slow(struct rec_thread *t, struct thread_slot *s, uint64_t tsc, unsigned cpu,
-		      unsigned action, uint32_t fid) XFDR_COLD;
+void rec_function_slow(struct rec_thread *t, struct thread_slot *held, uint64_t tsc,
+		       unsigned cpu, unsigned action, uint32_t fid) XFDR_COLD;
 
 #endif /* XFDR_RUNTIME_RECORD_RECORD_H */

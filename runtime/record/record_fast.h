@@ -20,34 +20,39 @@
 #include "writer/encode.h"
 #include "xfdr/format.h"
 
-/* Record a function event taken at (tsc, cpu). Context: see record.h. */
+/*
+ * Record a function event taken at (tsc, cpu). Context: see record.h.
+ * Everything but the common case leaves through rec_function_slow(), the one door out: with
+ * the guard taken here (held = the slot) when the thread has a slot and was not inside the
+ * runtime, without it (held = NULL) when it has no slot yet or is re-entering.
+ */
 static inline XFDR_NOINSTR void rec_function_at(uint64_t tsc, unsigned cpu, unsigned action,
-					       uint32_t fid)
+						uint32_t fid)
 {
 	struct rec_thread *t = &rec_self;
-	struct thread_slot *s = t->slot;
+	struct thread_slot *s = t->slot, *held = NULL;
 	uint64_t delta;
 
-	if (XFDR_UNLIKELY(!s || xfdr_load_relaxed(&s->busy))) {
-		rec_function_args_at(tsc, cpu, action, fid, NULL, 0);
-		return;
-	}
+	if (XFDR_UNLIKELY(!s || xfdr_load_relaxed(&s->busy)))
+		goto slow_path;
 	xfdr_store_relaxed(&s->busy, 1u);
+	held = s;
 	/* A signal handler that runs from here on sees the guard; we see its records after. */
 	xfdr_barrier();
 	delta = tsc - t->last_tsc; /* huge when the clock went backwards: TSCWrap */
-	if (XFDR_LIKELY(t->session == session_recording() && cpu == t->cpu && delta <= UINT32_MAX &&
-			wr_fits(t->size - t->used, XFDR_FN_RECORD_BYTES))) {
-		t->used += wr_function(t->buf + t->used, action, fid, (uint32_t)delta);
-		t->last_tsc = tsc;
-		/* pairs with the acquire of used_bytes in snapshot_lengths() */
-		xfdr_store_release(&t->desc->used_bytes, t->used);
-	} else {
-		rec_function_slow(t, s, tsc, cpu, action, fid);
-	}
+	if (XFDR_UNLIKELY(t->session != session_recording() || cpu != t->cpu ||
+			  delta > UINT32_MAX || !wr_fits(t->size - t->used, XFDR_FN_RECORD_BYTES)))
+		goto slow_path;
+	t->used += wr_function(t->buf + t->used, action, fid, (uint32_t)delta);
+	t->last_tsc = tsc;
+	/* pairs with the acquire of used_bytes in snapshot_lengths() */
+	xfdr_store_release(&t->desc->used_bytes, t->used);
 	xfdr_barrier();
 	/* pairs with the acquire in thread_quiesce() */
 	xfdr_store_release(&s->busy, 0u);
+	return;
+slow_path:
+	rec_function_slow(t, held, tsc, cpu, action, fid);
 }
 
 /* Record a function event now: the clock is read first, before any state is touched. */

@@ -89,7 +89,8 @@ static void slot_zero_counts(struct thread_slot *s)
 void thread_table_reset(void)
 {
 	struct thread_table *tt = &thread_table;
-	uint32_t i, n = xfdr_load_acquire(&tt->next_unused);
+	uint32_t i, n;
+	struct thread_slot *slots = thread_slots_used(&n);
 	int c;
 
 	for (c = 0; c < DROP_CAUSES; c++) {
@@ -97,7 +98,7 @@ void thread_table_reset(void)
 		xfdr_store_relaxed(&tt->recycled[c], (uint64_t)0);
 	}
 	for (i = 0; i < n; i++) {
-		struct thread_slot *s = &tt->slots[i];
+		struct thread_slot *s = &slots[i];
 
 		slot_zero_counts(s);
 		xfdr_store_relaxed(&s->session, 0u);
@@ -219,12 +220,7 @@ static XFDR_NOINSTR void thread_exit(void *arg)
 	xfdr_barrier();
 	if (t->desc && t->session == xfdr_load_acquire(&rt_pool.session))
 		pool_mark_full(t->desc);
-	t->buf = NULL;
-	t->desc = NULL;
-	t->size = 0;
-	t->used = 0;
-	t->session = 0;
-	t->cpu = REC_NO_CPU;
+	rec_thread_forget_buffer(t);
 	current_name(s->exit_name);
 	t->slot = NULL;
 	xfdr_barrier();
@@ -244,10 +240,9 @@ static uint64_t now_ms(void)
 
 int thread_quiesce(unsigned timeout_ms)
 {
-	struct thread_table *tt = &thread_table;
-	struct thread_slot *slots = xfdr_load_acquire(&tt->slots);
 	uint64_t deadline = now_ms() + timeout_ms;
 	uint32_t i, n;
+	struct thread_slot *slots = thread_slots_used(&n);
 
 	if (!slots)
 		return 0;
@@ -262,9 +257,8 @@ int thread_quiesce(unsigned timeout_ms)
 		syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0);
 	else
 		nanosleep(&(struct timespec){.tv_nsec = 20000000}, NULL);
-	n = xfdr_load_acquire(&tt->next_unused);
-	if (n > tt->max)
-		n = tt->max;
+	/* Threads that registered meanwhile count too. */
+	slots = thread_slots_used(&n);
 	for (i = 0; i < n; i++) {
 		/* pairs with the release that ends every hook */
 		while (xfdr_load_acquire(&slots[i].busy)) {

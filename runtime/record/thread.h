@@ -11,6 +11,52 @@
 extern struct thread_table thread_table XFDR_HIDDEN;
 
 /*
+ * thread_slots_used - the slots handed out at least once, [0, *n); NULL and *n = 0 before the
+ * first init. Slots beyond *n were never used. Context: any, async-signal-safe.
+ */
+static inline XFDR_NOINSTR struct thread_slot *thread_slots_used(uint32_t *n)
+{
+	struct thread_table *tt = &thread_table;
+	/* pairs with the release in thread_table_setup(): max is set before slots */
+	struct thread_slot *slots = xfdr_load_acquire(&tt->slots);
+	uint32_t used;
+
+	*n = 0;
+	if (!slots)
+		return NULL;
+	used = xfdr_load_acquire(&tt->next_unused);
+	*n = used < tt->max ? used : tt->max;
+	return slots;
+}
+
+/*
+ * rec_thread_forget_buffer - the thread holds no buffer any more: its next event takes one.
+ * Context: the owning thread, guard held (or at its exit).
+ */
+static inline XFDR_NOINSTR void rec_thread_forget_buffer(struct rec_thread *t)
+{
+	t->buf = NULL;
+	t->desc = NULL;
+	t->size = 0;
+	t->used = 0;
+	t->session = 0;
+	t->cpu = REC_NO_CPU;
+}
+
+/*
+ * Does slot s belong to a thread that recorded or dropped in session (running or exited)?
+ * Such threads are the ones a flush lists. Context: any, async-signal-safe.
+ */
+static inline XFDR_NOINSTR int thread_slot_in_session(const struct thread_slot *s,
+						      uint32_t session)
+{
+	/* pairs with the release of state in thread_register() and thread_exit() */
+	uint32_t st = xfdr_load_acquire(&s->state);
+
+	return (st == SLOT_LIVE || st == SLOT_EXITED) && xfdr_load_relaxed(&s->session) == session;
+}
+
+/*
  * thread_table_setup - map the thread table (thread_max slots, prefaulted) and create the key
  * whose destructor hands buffers back. Only the first successful call does anything: the
  * table lives as long as the process, because threads keep pointers into it.

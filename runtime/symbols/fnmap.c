@@ -1,6 +1,6 @@
 /*
- * runtime/symbols/fnmap.c - function address -> id for the -finstrument-functions hooks, and the
- * function lines of the .map sidecar (format and id rules: fnmap.h).
+ * runtime/symbols/fnmap.c - function address -> id for the -finstrument-functions hooks (the
+ * id rules: fnmap.h; the .map lists the ids through runtime/flush/map_functions.c).
  *
  * Layout:
  *   nodes    id -> node, in chunks of 4096 nodes mapped on demand; chunk pointers are set
@@ -35,10 +35,9 @@
 #include <urcu/rculfhash.h>
 
 #include "runtime/base/compiler.h"
+#include "runtime/base/print.h"
 #include "runtime/symbols/fnmap.h"
 #include "runtime/symbols/fnmap_fast.h"
-#include "runtime/hooks/hooks.h"
-#include "runtime/base/print.h"
 
 /*
  * ThreadSanitizer cannot see the ordering liburcu gives (its atomics are inline assembly in
@@ -71,11 +70,6 @@ void __tsan_release(void *addr);
 
 #define CACHE_BYTES (FNMAP_CACHE_ENTRIES * sizeof(struct fnmap_cache_entry))
 
-/* The writer's buffer; lines are cut so that one always fits in the slack. */
-#define OUT_BYTES (64u * 1024u)
-#define OUT_FLUSH_AT (OUT_BYTES - 12u * 1024u)
-#define FIELD_MAX_BYTES 4096u
-
 enum node_state {
 	NODE_EMPTY = 0,
 	NODE_LIVE = 1, /* in the table: this id belongs to addr */
@@ -102,7 +96,8 @@ static struct fnmap_node *chunks[CHUNK_COUNT];
 static struct cds_lfht *fnmap_ht;
 static uint32_t init_state;
 static uint32_t next_id = FNMAP_ID_FIRST;
-static uint32_t id_limit = FNMAP_ID_NONE; /* ids below it may be given */
+/* Ids below it may be given. A variable so that a test compiling this file can lower it. */
+static uint32_t id_limit = FNMAP_ID_NONE;
 static uint64_t unassigned[FNMAP_CAUSES];
 static uint32_t reported[FNMAP_CAUSES];
 static pthread_key_t cache_key;
@@ -365,166 +360,7 @@ uint64_t fnmap_unassigned(enum fnmap_unassigned_cause cause)
 	return cause < FNMAP_CAUSES ? xfdr_load_relaxed(&unassigned[cause]) : 0;
 }
 
-void fnmap_test_set_limit(uint32_t first_refused)
+const char *fnmap_cause_name(enum fnmap_unassigned_cause cause)
 {
-	xfdr_store_relaxed(&id_limit, first_refused ? first_refused : (uint32_t)FNMAP_ID_NONE);
-}
-
-/* ---- function lines -------------------------------------------------------------------- */
-
-static XFDR_NOINSTR void out_flush(struct fnmap_writer *w)
-{
-	int rc;
-
-	if (!w->b.len)
-		return;
-	rc = w->rc ? 0 : pr_write_all(w->fd, w->b.text, w->b.len);
-	if (rc && !w->rc)
-		w->rc = rc;
-	w->b.len = 0;
-	w->b.truncated = 0;
-}
-
-static XFDR_NOINSTR void out_reserve(struct fnmap_writer *w)
-{
-	if (w->b.len >= OUT_FLUSH_AT)
-		out_flush(w);
-}
-
-/* A field: at most FIELD_MAX_BYTES, control characters (tabs, newlines) as '?'. */
-static XFDR_NOINSTR void put_field(struct pr_buf *b, const char *s)
-{
-	size_t i;
-
-	for (i = 0; s[i] && i < FIELD_MAX_BYTES; i++)
-		pr_char(b, (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i]);
-}
-
-XFDR_NOINSTR int fnmap_writer_open(struct fnmap_writer *w, int fd)
-{
-	memset(w, 0, sizeof(*w));
-	w->fd = fd;
-	w->sym_ok = !sym_open(&w->sym);
-	w->b.text = sym_arena_alloc(&w->sym, OUT_BYTES);
-	if (!w->b.text) {
-		sym_close(&w->sym);
-		return -ENOMEM;
-	}
-	w->b.cap = OUT_BYTES;
-	return 0;
-}
-
-XFDR_NOINSTR void fnmap_writer_kv(struct fnmap_writer *w, const char *key, const char *text,
-				  uint64_t value)
-{
-	out_reserve(w);
-	pr_str(&w->b, key);
-	pr_char(&w->b, '\t');
-	if (text) {
-		put_field(&w->b, text);
-		pr_char(&w->b, '\t');
-	}
-	pr_u64(&w->b, value);
-	pr_char(&w->b, '\n');
-}
-
-XFDR_NOINSTR void fnmap_writer_function(struct fnmap_writer *w, uint32_t id, uintptr_t addr)
-{
-	struct sym_result r;
-
-	memset(&r, 0, sizeof(r));
-	if (w->sym_ok)
-		sym_lookup(&w->sym, addr, &r);
-	out_reserve(w);
-	pr_str(&w->b, "function\t");
-	pr_u64(&w->b, id);
-	pr_char(&w->b, '\t');
-	put_field(&w->b, r.name ? r.name : "<unknown>");
-	pr_char(&w->b, '\t');
-	pr_hex(&w->b, addr);
-	pr_char(&w->b, '\t');
-	put_field(&w->b, r.module ? r.module : "-");
-	pr_char(&w->b, '\t');
-	if (r.vaddr_known)
-		pr_hex(&w->b, r.module_vaddr);
-	else
-		pr_char(&w->b, '-');
-	pr_char(&w->b, '\n');
-	w->listed++;
-	if (!r.name)
-		w->unnamed++;
-}
-
-XFDR_NOINSTR int fnmap_writer_close(struct fnmap_writer *w)
-{
-	int rc;
-
-	if (w->unnamed)
-		fnmap_writer_kv(w, "functions_unnamed", NULL, w->unnamed);
-	out_flush(w);
-	rc = w->rc;
-	sym_close(&w->sym);
-	return rc;
-}
-
-XFDR_NOINSTR void fnmap_list_functions(struct fnmap_writer *w)
-{
-	uint32_t n = fnmap_ids_given() + FNMAP_ID_FIRST, id, live = 0;
-	uint64_t refused = 0;
-	int c;
-
-	for (c = 0; c < FNMAP_CAUSES; c++)
-		refused += fnmap_unassigned((enum fnmap_unassigned_cause)c);
-	if (n == FNMAP_ID_FIRST && !refused)
-		return;
-	for (id = FNMAP_ID_FIRST; id < n; id++)
-		live += fnmap_addr_of(id) != 0;
-	fnmap_writer_kv(w, "functions", "cyg", live);
-	for (id = FNMAP_ID_FIRST; id < n; id++) {
-		uintptr_t addr = fnmap_addr_of(id);
-
-		if (addr)
-			fnmap_writer_function(w, id, addr);
-	}
-	if (!refused)
-		return;
-	out_reserve(w);
-	pr_str(&w->b, "function\t");
-	pr_u64(&w->b, FNMAP_ID_NONE);
-	pr_str(&w->b, "\t<unassigned>\t-\t-\t-\n");
-	for (c = 0; c < FNMAP_CAUSES; c++)
-		if (fnmap_unassigned((enum fnmap_unassigned_cause)c))
-			fnmap_writer_kv(w, "functions_unassigned", cause_names[c],
-					fnmap_unassigned((enum fnmap_unassigned_cause)c));
-}
-
-XFDR_NOINSTR int hooks_write_map(int fd)
-{
-	struct fnmap_writer w;
-	uint64_t unnamed, listed;
-	int rc, c, any = fnmap_ids_given() != 0 || hook_xray_function_count() != 0;
-
-	for (c = 0; c < FNMAP_CAUSES; c++)
-		any |= fnmap_unassigned((enum fnmap_unassigned_cause)c) != 0;
-	if (!any)
-		return 0;
-	rc = fnmap_writer_open(&w, fd);
-	if (rc)
-		return rc;
-	hook_xray_list_functions(&w);
-	fnmap_list_functions(&w);
-	unnamed = w.unnamed;
-	listed = w.listed;
-	rc = fnmap_writer_close(&w);
-	if (unnamed) {
-		char text[200];
-		struct pr_buf b = PR_BUF_INIT(text);
-
-		pr_u64(&b, unnamed);
-		pr_str(&b, " of ");
-		pr_u64(&b, listed);
-		pr_str(&b, " functions have no symbol name (<unknown> in the .map file)");
-		pr_line(&b);
-	}
-	return rc;
+	return (unsigned)cause < FNMAP_CAUSES ? cause_names[cause] : "unknown";
 }

@@ -1,6 +1,6 @@
 /*
- * runtime/symbols/fnmap.h - the function-id map of the -finstrument-functions hooks, and the function
- * lines of the .map sidecar for every hook style.
+ * runtime/symbols/fnmap.h - the function-id map of the -finstrument-functions hooks: a code
+ * address -> a 28-bit function id (the inline lookup: fnmap_fast.h).
  *
  * Ids: a function's address gets an id the first time any thread calls it, 1, 2, 3, ... in
  * that order; the same address keeps its id for the life of the process (sessions and
@@ -12,15 +12,8 @@
  *   no_memory  a chunk of nodes or the hash table could not be allocated
  *   reentrant  a signal handler ran instrumented code while its thread was creating the map
  *
- * Function lines of the .map sidecar (one per id; tab-separated, written by flush):
- *   functions  <source> <count>          source: cyg (ids from this map) or xray (XRay's ids)
- *   function   <id> <name> <address> <module> <module_vaddr>
- *   functions_unnamed     <count>        functions listed with name <unknown>
- *   functions_unassigned  <cause> <lookups>   (only causes that happened)
- *   name:    the symbol (C++ names stay mangled), "<unknown>" when no symbol covers the
- *            address, "<unassigned>" for FNMAP_ID_NONE; control characters become '?'
- *   address: 0x-hex, as the process saw it;  module: the file mapped there, "-" if none;
- *   module_vaddr: 0x-hex address inside that file (for addr2line -e module), "-" if unknown.
+ * The .map sidecar lists the ids, their names and the refused lookups by cause
+ * (runtime/flush/map_functions.c; format: doc/map-format.md).
  */
 #ifndef XFDR_RUNTIME_SYMBOLS_FNMAP_H
 #define XFDR_RUNTIME_SYMBOLS_FNMAP_H
@@ -28,8 +21,6 @@
 #include <stdint.h>
 
 #include "runtime/symbols/fnmap_fast.h"
-#include "runtime/symbols/symbolizer.h"
-#include "runtime/base/print.h"
 #include "xfdr/format.h"
 
 /* The largest 28-bit id: recorded when no id can be given. Never given to a function. */
@@ -52,46 +43,7 @@ uintptr_t fnmap_addr_of(uint32_t id);
 /* Lookups that got FNMAP_ID_NONE for this cause. */
 uint64_t fnmap_unassigned(enum fnmap_unassigned_cause cause);
 
-/*
- * fnmap_test_set_limit - tests only: ids from `first_refused` on are refused as overflow, so
- * the overflow path can be reached without 2^28 functions. 0 restores the real limit.
- */
-void fnmap_test_set_limit(uint32_t first_refused);
-
-/* ---- writing function lines --------------------------------------------------------------- */
-
-struct fnmap_writer {
-	int fd;
-	int rc; /* first error (negative errno); later writes are skipped */
-	struct pr_buf b;
-	struct sym_table sym;
-	int sym_ok;
-	uint64_t listed;
-	uint64_t unnamed;
-};
-
-/*
- * fnmap_writer_open - start writing function lines to fd (buffered; symbols are read from
- * the mapped files as needed). Context: async-signal-safe (open, read, mmap, write only).
- * Returns 0 or -ENOMEM (then nothing is written and close need not be called).
- */
-int fnmap_writer_open(struct fnmap_writer *w, int fd);
-
-/* "key<TAB>text<TAB>value" */
-void fnmap_writer_kv(struct fnmap_writer *w, const char *key, const char *text, uint64_t value);
-
-/* One "function" line for id at addr, with its name and module resolved now. */
-void fnmap_writer_function(struct fnmap_writer *w, uint32_t id, uintptr_t addr);
-
-/* Write what is buffered and the functions_unnamed line; release. Returns 0 or -errno. */
-int fnmap_writer_close(struct fnmap_writer *w);
-
-/* The lines of the cyg ids (nothing if the hooks never ran). */
-void fnmap_list_functions(struct fnmap_writer *w);
-
-/* The lines of XRay's ids (hooks/xray.c; nothing unless xfdr patched XRay's sleds). */
-void hook_xray_list_functions(struct fnmap_writer *w);
-/* XRay function ids to list: 0 unless xfdr patched the sleds at least once. */
-uint32_t hook_xray_function_count(void);
+/* The name of a cause in the .map sidecar: "overflow", "no_memory", "reentrant". */
+const char *fnmap_cause_name(enum fnmap_unassigned_cause cause);
 
 #endif /* XFDR_RUNTIME_SYMBOLS_FNMAP_H */

@@ -19,6 +19,7 @@
 #ifndef XFDR_RUNTIME_SYMBOLS_FNMAP_FAST_H
 #define XFDR_RUNTIME_SYMBOLS_FNMAP_FAST_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "runtime/base/compiler.h"

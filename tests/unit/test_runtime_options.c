@@ -6,8 +6,11 @@
  */
 #include "tests/unit/test_runtime_support.h"
 
+#include <sys/rseq.h>
+
 #include "runtime/control/config.h"
 #include "runtime/control/options.h"
+#include "runtime/pool/pool.h"
 
 /* Must run first: nothing is initialized yet in this process. */
 static void lifecycle_before_init(void **state)
@@ -271,7 +274,31 @@ static void init_rejects_bad_struct(void **state)
 	assert_string_equal(err, "xfdr: xfdr_init: bad value 7 for clock (auto, rdtscp or "
 				 "rdtsc; default auto); nothing changed\n");
 	/* The session from ts_init() is untouched. */
-	assert_int_equal(rt_cfg.buffer_bytes, 4096);
+	assert_int_equal(rt_pool.buffer_bytes, 4096);
+}
+
+/*
+ * The .map of trace names the clock=rdtsc source as it runs: the CPU number from glibc's
+ * rseq area when glibc registered one for the thread (__rseq_size, glibc >= 2.35), else from
+ * sched_getcpu().
+ */
+static void expect_clock_line(const char *trace)
+{
+	char map_path[600], value[64];
+	const char *want = "rdtsc+sched_getcpu";
+	size_t n;
+	char *map;
+
+#if defined(__x86_64__) && defined(__GLIBC__) &&                                                   \
+    (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
+	if (__rseq_size >= 8)
+		want = "rdtsc+rseq";
+#endif
+	snprintf(map_path, sizeof(map_path), "%s.map", trace);
+	map = (char *)ts_slurp(map_path, &n);
+	assert_non_null(ts_map_value(map, "clock", value, sizeof(value)));
+	assert_string_equal(value, want);
+	free(map);
 }
 
 /* xfdr_init(NULL): defaults, then XFDR_OPTIONS; output=DIR/name names the files. */
@@ -286,8 +313,8 @@ static void init_from_environment(void **state)
 	assert_int_equal(setenv("XFDR_OPTIONS", env, 1), 0);
 	assert_int_equal(xfdr_init(NULL), 0);
 	unsetenv("XFDR_OPTIONS");
-	assert_int_equal(rt_cfg.buffer_bytes, 1024);
-	assert_int_equal(rt_cfg.buffer_max, 3);
+	assert_int_equal(rt_pool.buffer_bytes, 1024);
+	assert_int_equal(rt_pool.count, 3);
 	assert_int_equal(rt_cfg.flush_at_exit, 0);
 	assert_int_equal(xfdr_start(), 0);
 	xfdr_enter(1);
@@ -296,6 +323,7 @@ static void init_from_environment(void **state)
 	assert_int_equal(xfdr_flush(path, sizeof(path)), 0);
 	snprintf(expect, sizeof(expect), "%smytrace-%d-0.xray", ts_dir, (int)getpid());
 	assert_string_equal(path, expect);
+	expect_clock_line(path);
 	/* The next flush gets the next number rather than overwriting. */
 	assert_int_equal(xfdr_flush(path, sizeof(path)), 0);
 	snprintf(expect, sizeof(expect), "%smytrace-%d-1.xray", ts_dir, (int)getpid());

@@ -8,9 +8,9 @@
  * CallArgument 0d); function record = u32 word (fid << 4 | action << 1, bit 0 = 0) then the
  * u32 delta, each least significant byte first.
  *
- * The big-endian branch of writer/record.h is compile-checked only here (no big-endian machine
+ * The big-endian branch of writer/encode.h is compile-checked only here (no big-endian machine
  * runs these tests); test_big_endian_words at least checks the two bit pictures it computes,
- * by compiling record.h a second time with the big-endian byte order forced.
+ * by compiling encode.h a second time with the big-endian byte order forced.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,8 +28,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "writer/file.h"
 #include "writer/encode.h"
+#include "writer/file.h"
+#include "writer/payload.h"
 
 /* Poison for destination memory: the encoders must overwrite every byte they own. */
 #define DIRT 0xa5
@@ -217,7 +218,7 @@ static void test_call_argument(void **state)
 /* ---- the big-endian bit pictures ------------------------------------------------------ */
 
 /*
- * Compile record.h again with the big-endian order forced and every name prefixed, to check
+ * Compile encode.h again with the big-endian order forced and every name prefixed, to check
  * the two words its big-endian branch computes. The stores (wr_put*) stay native, so only the
  * word values are checked here, not the bytes a big-endian machine would write.
  */
@@ -727,6 +728,55 @@ static void test_close_buffer_exactly_full_and_einval(void **state)
 	assert_memory_equal(buf, before, sizeof(buf));
 }
 
+/* ---- xfdr's custom-event payloads ------------------------------------------------------ */
+
+static void test_drop_payload(void **state)
+{
+	/*
+	 * "XFDRDROP" with one entry, from the layout table in format.h, every field little-endian:
+	 * tag, version 1, entry_count 1, totals no_buffer 0x0102 reentrant 3 too_large 4
+	 * no_thread_slot 5, threads_omitted 6, reserved; then tid 0x00012345, thread id 0x2345,
+	 * reserved, no_buffer 7, reentrant 0x0100000000 (2^32), too_large 9.
+	 */
+	static const uint8_t want[88] = {
+	    'X', 'F', 'D', 'R', 'D', 'R', 'O', 'P', /* 0: tag */
+	    0x01, 0x00, 0x00, 0x00,		    /* 8: layout version */
+	    0x01, 0x00, 0x00, 0x00,		    /* 12: entry_count */
+	    0x02, 0x01, 0, 0, 0, 0, 0, 0,	    /* 16: no_buffer */
+	    0x03, 0, 0, 0, 0, 0, 0, 0,		    /* 24: reentrant */
+	    0x04, 0, 0, 0, 0, 0, 0, 0,		    /* 32: too_large */
+	    0x05, 0, 0, 0, 0, 0, 0, 0,		    /* 40: no_thread_slot */
+	    0x06, 0x00, 0x00, 0x00,		    /* 48: threads_omitted */
+	    0x00, 0x00, 0x00, 0x00,		    /* 52: reserved */
+	    0x45, 0x23, 0x01, 0x00,		    /* 56: tid */
+	    0x45, 0x23, 0x00, 0x00,		    /* 60: thread id, reserved */
+	    0x07, 0, 0, 0, 0, 0, 0, 0,		    /* 64: no_buffer */
+	    0x00, 0, 0, 0, 0x01, 0, 0, 0,	    /* 72: reentrant */
+	    0x09, 0, 0, 0, 0, 0, 0, 0,		    /* 80: too_large */
+	};
+	const struct wr_drop_totals totals = {.no_buffer = 0x0102,
+					      .reentrant = 3,
+					      .too_large = 4,
+					      .no_thread_slot = 5,
+					      .threads_omitted = 6};
+	const struct wr_drop_entry entry = {.tid = 0x12345,
+					    .thread_id = 0x2345,
+					    .no_buffer = 7,
+					    .reentrant = 1ull << 32,
+					    .too_large = 9};
+	uint8_t buf[128];
+
+	(void)state;
+	assert_int_equal(wr_drop_payload_bytes(1), sizeof(want));
+	assert_int_equal(wr_drop_payload_bytes(0), 56);
+	memset(buf, DIRT, sizeof(buf));
+	assert_int_equal(wr_drop_head(buf, &totals, 1), 56);
+	assert_int_equal(buf[56], DIRT);
+	assert_int_equal(wr_drop_entry(buf + 56, &entry), 32);
+	assert_memory_equal(buf, want, sizeof(want));
+	assert_int_equal(buf[sizeof(want)], DIRT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -755,6 +805,7 @@ int main(void)
 	    cmocka_unit_test(test_write_buffer_interrupted),
 	    cmocka_unit_test(test_close_buffer),
 	    cmocka_unit_test(test_close_buffer_exactly_full_and_einval),
+	    cmocka_unit_test(test_drop_payload),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,16 +1,18 @@
 /*
- * runtime/hooks/hooks.h - what the runtime core calls of the instrumentation hooks.
+ * runtime/hooks/xray.h - what the life cycle calls of the XRay hook.
  *
- * The hooks themselves need no call: __cyg_profile_func_enter/exit (cyg.c) record
- * whenever a session records; the XRay handlers (xray.c) only run while xfdr has
- * patched the sleds. The core calls:
+ * The other hooks need no call: __cyg_profile_func_enter/exit (cyg.c) and the manual API
+ * (manual.c) record whenever a session records. The XRay handlers only run while xfdr has
+ * patched the sleds, so the life cycle calls:
  *
  *   xfdr_start(), after recording is on:   hooks_xray_install()
  *   xfdr_stop(), after recording is off:   hooks_xray_uninstall()
- *   the .map writer, after its own lines:  hooks_write_map(fd)
+ *
+ * The first successful install also registers XRay's function ids with the .map writer
+ * (runtime/flush/map_functions.h), which lists them from then on.
  */
-#ifndef XFDR_RUNTIME_HOOKS_HOOKS_H
-#define XFDR_RUNTIME_HOOKS_HOOKS_H
+#ifndef XFDR_RUNTIME_HOOKS_XRAY_H
+#define XFDR_RUNTIME_HOOKS_XRAY_H
 
 /*
  * hooks_xray_install - when the program carries compiler-rt's XRay runtime (clang
@@ -29,13 +31,4 @@ int hooks_xray_install(void);
  */
 int hooks_xray_uninstall(void);
 
-/*
- * hooks_write_map - append the function lines (format: fnmap.h) to a .map file: XRay's ids
- * if xfdr patched the sleds, the -finstrument-functions ids if those hooks ran. Prints one
- * stderr line if some functions could not be named.
- * Context: async-signal-safe (reads /proc/self/maps and the mapped files' symbol tables with
- * open/read/mmap; no lock, no malloc). Returns 0 or a negative errno of write(2) or -ENOMEM.
- */
-int hooks_write_map(int fd);
-
-#endif /* XFDR_RUNTIME_HOOKS_HOOKS_H */
+#endif /* XFDR_RUNTIME_HOOKS_XRAY_H */

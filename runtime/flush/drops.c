@@ -1,0 +1,197 @@
+/*
+ * runtime/flush/drops.c - drop accounting at flush (see drops.h).
+ *
+ * The drop-count buffer is one whole buffer built on the stack and written like any other:
+ *   NewBuffer(0 | thread id) WallClockTime NewCPUId CustomEventMarker "XFDRDROP" payload
+ * Every byte of it is encoded by writer/ (encode.h for the records, payload.h for the payload).
+ */
+#include <limits.h>
+#include <string.h>
+#include <time.h>
+
+#include "runtime/base/print.h"
+#include "runtime/flush/drops.h"
+#include "runtime/pool/pool.h"
+#include "runtime/record/thread.h"
+#include "writer/encode.h"
+#include "writer/file.h"
+#include "writer/payload.h"
+#include "xfdr/format.h"
+
+/* The drop-count buffer is built on the stack: this bounds its per-thread entries (60). */
+#define DROP_BUFFER_STACK_BYTES 2048
+
+static const char *const cause_names[DROP_CAUSES] = {
+    [DROP_NO_BUFFER] = "no_buffer",
+    [DROP_REENTRANT] = "reentrant",
+    [DROP_TOO_LARGE] = "too_large",
+    [DROP_NO_THREAD_SLOT] = "no_thread_slot",
+};
+
+const char *drop_cause_name(enum drop_cause cause)
+{
+	return (unsigned)cause < DROP_CAUSES ? cause_names[cause] : "unknown";
+}
+
+void drops_sum(struct drop_totals *d)
+{
+	struct thread_table *tt = &thread_table;
+	uint32_t i, n;
+	struct thread_slot *slots = thread_slots_used(&n);
+	int c;
+
+	memset(d, 0, sizeof(*d));
+	for (c = 0; c < DROP_CAUSES; c++) {
+		d->cause[c] += xfdr_load_relaxed(&tt->unattributed[c]);
+		d->cause[c] += xfdr_load_relaxed(&tt->recycled[c]);
+	}
+	for (i = 0; i < n; i++) {
+		/* A slot being claimed may hold counts already folded into recycled. */
+		if (xfdr_load_acquire(&slots[i].state) == SLOT_CLAIMING)
+			continue;
+		for (c = 0; c < DROP_CAUSES; c++)
+			d->cause[c] += xfdr_load_relaxed(&slots[i].dropped[c]);
+	}
+	for (c = 0; c < DROP_CAUSES; c++)
+		d->total += d->cause[c];
+}
+
+/* Entries that fit both the stack buffer and a file buffer (EndOfBuffer room kept); -1: none. */
+static int drop_entries_max(size_t buffer_bytes)
+{
+	size_t fixed = XFDR_BUFFER_PREAMBLE_BYTES + XFDR_MD_RECORD_BYTES + XFDR_DROP_FIXED_BYTES;
+	size_t cap = buffer_bytes < DROP_BUFFER_STACK_BYTES ? buffer_bytes : DROP_BUFFER_STACK_BYTES;
+	int n;
+
+	for (n = (int)((DROP_BUFFER_STACK_BYTES - fixed) / XFDR_DROP_ENTRY_BYTES); n >= 0; n--) {
+		size_t bytes = fixed + (size_t)n * XFDR_DROP_ENTRY_BYTES;
+
+		if (bytes <= cap && wr_fits(buffer_bytes, bytes))
+			return n;
+	}
+	return -1;
+}
+
+static void slot_entry(const struct thread_slot *s, struct wr_drop_entry *e)
+{
+	e->tid = xfdr_load_relaxed(&s->tid);
+	e->thread_id = (uint16_t)xfdr_load_relaxed(&s->tid16);
+	e->no_buffer = xfdr_load_relaxed(&s->dropped[DROP_NO_BUFFER]);
+	e->reentrant = xfdr_load_relaxed(&s->dropped[DROP_REENTRANT]);
+	e->too_large = xfdr_load_relaxed(&s->dropped[DROP_TOO_LARGE]);
+}
+
+/*
+ * The process file: the process totals, and an entry (at most max) for every thread of this
+ * session with a drop. Returns the entries written; *omitted counts those left out.
+ */
+static uint32_t process_entries(uint8_t *entries, int max, struct drop_totals *totals,
+				uint32_t *omitted)
+{
+	uint32_t session = xfdr_load_acquire(&rt_pool.session);
+	uint32_t written = 0, i, n;
+	struct thread_slot *slots = thread_slots_used(&n);
+	struct wr_drop_entry e;
+
+	drops_sum(totals);
+	for (i = 0; i < n; i++) {
+		if (!thread_slot_in_session(&slots[i], session))
+			continue;
+		slot_entry(&slots[i], &e);
+		if (!e.no_buffer && !e.reentrant && !e.too_large)
+			continue;
+		if (written == (uint32_t)max) {
+			(*omitted)++;
+			continue;
+		}
+		entries += wr_drop_entry(entries, &e);
+		written++;
+	}
+	return written;
+}
+
+/*
+ * A per-thread file: the counts of every slot thread tid had this session (a thread that
+ * registered again after its exit destructor has two), as the totals and its one entry.
+ */
+static uint32_t thread_entry(uint8_t *entries, int max, uint32_t tid, uint16_t thread_id,
+			     struct drop_totals *totals)
+{
+	uint32_t session = xfdr_load_acquire(&rt_pool.session);
+	uint32_t i, n;
+	struct thread_slot *slots = thread_slots_used(&n);
+	struct wr_drop_entry sum = {.tid = tid, .thread_id = thread_id}, e;
+
+	memset(totals, 0, sizeof(*totals));
+	for (i = 0; i < n; i++) {
+		if (!thread_slot_in_session(&slots[i], session) ||
+		    xfdr_load_relaxed(&slots[i].tid) != tid)
+			continue;
+		slot_entry(&slots[i], &e);
+		sum.no_buffer += e.no_buffer;
+		sum.reentrant += e.reentrant;
+		sum.too_large += e.too_large;
+	}
+	totals->cause[DROP_NO_BUFFER] = sum.no_buffer;
+	totals->cause[DROP_REENTRANT] = sum.reentrant;
+	totals->cause[DROP_TOO_LARGE] = sum.too_large;
+	if (max < 1)
+		return 0;
+	wr_drop_entry(entries, &sum);
+	return 1;
+}
+
+int drops_write_buffer(int fd, size_t buffer_bytes, int per_thread, uint32_t tid,
+		       uint16_t thread_id, uint64_t tsc, unsigned cpu)
+{
+	uint8_t buf[DROP_BUFFER_STACK_BYTES] __attribute__((aligned(8)));
+	int max = drop_entries_max(buffer_bytes);
+	struct wr_drop_totals head = {0};
+	struct drop_totals totals;
+	struct timespec wall;
+	uint8_t *p = buf, *payload;
+	uint32_t entries;
+
+	if (max < 0)
+		return 0;
+	clock_gettime(CLOCK_REALTIME, &wall);
+	p += wr_new_buffer(p, per_thread ? thread_id : 0);
+	p += wr_wall_clock_time(p, (uint64_t)wall.tv_sec, (uint32_t)(wall.tv_nsec / 1000));
+	p += wr_new_cpu_id(p, (uint16_t)cpu, tsc);
+	payload = p + XFDR_MD_RECORD_BYTES;
+	if (per_thread)
+		entries = thread_entry(payload + XFDR_DROP_FIXED_BYTES, max, tid, thread_id,
+				       &totals);
+	else
+		entries = process_entries(payload + XFDR_DROP_FIXED_BYTES, max, &totals,
+					  &head.threads_omitted);
+	head.no_buffer = totals.cause[DROP_NO_BUFFER];
+	head.reentrant = totals.cause[DROP_REENTRANT];
+	head.too_large = totals.cause[DROP_TOO_LARGE];
+	head.no_thread_slot = totals.cause[DROP_NO_THREAD_SLOT];
+	wr_drop_head(payload, &head, entries);
+	p += wr_custom_event_marker(p, (uint32_t)wr_drop_payload_bytes(entries), tsc);
+	p += wr_drop_payload_bytes(entries);
+	return wr_write_buffer(fd, buf, (size_t)(p - buf), buffer_bytes);
+}
+
+void drops_report(const struct drop_totals *d, const char *map_path)
+{
+	char text[PATH_MAX + 200];
+	struct pr_buf b = PR_BUF_INIT(text);
+	int c;
+
+	pr_str(&b, "dropped ");
+	pr_u64(&b, d->total);
+	pr_str(&b, " events (");
+	for (c = 0; c < DROP_CAUSES; c++) {
+		if (c)
+			pr_char(&b, ' ');
+		pr_str(&b, cause_names[c]);
+		pr_char(&b, '=');
+		pr_u64(&b, d->cause[c]);
+	}
+	pr_str(&b, "); per thread: ");
+	pr_str(&b, map_path);
+	pr_line(&b);
+}

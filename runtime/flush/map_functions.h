@@ -1,0 +1,44 @@
+/*
+ * runtime/flush/map_functions.h - the function lines of the .map sidecar (doc/map-format.md):
+ * which function each id of the trace is, with its symbol, address and module.
+ *
+ * Two id spaces can appear. The -finstrument-functions ids come from the id map in
+ * runtime/symbols/ (a lower layer: listed by calling it). XRay's ids belong to compiler-rt
+ * and are known only to the XRay hook, a higher layer: it registers them here, so that the
+ * .map writer never calls up into a hook.
+ */
+#ifndef XFDR_RUNTIME_FLUSH_MAP_FUNCTIONS_H
+#define XFDR_RUNTIME_FLUSH_MAP_FUNCTIONS_H
+
+#include <stdint.h>
+
+/*
+ * A space of function ids 1 .. count() that a hook owns: the .map lists it as
+ * "functions <name> <count>" and one "function" line per id whose address is not 0.
+ * Both callbacks must be async-signal-safe (a flush may run in a signal handler).
+ */
+struct map_fn_source {
+	const char *name;
+	uint32_t (*count)(void);
+	uintptr_t (*addr_of)(uint32_t id);
+};
+
+/*
+ * map_fn_register - list src in every later .map, before the -finstrument-functions ids and
+ * after the sources registered earlier. src must live as long as the process.
+ * Context: any thread, not a signal handler racing a flush of the same source.
+ * Returns 0, or -ENOSPC when MAP_FN_SOURCES_MAX are registered already.
+ */
+#define MAP_FN_SOURCES_MAX 4
+int map_fn_register(const struct map_fn_source *src);
+
+/*
+ * map_write_functions - append the function lines of every registered source and of the
+ * -finstrument-functions id map to fd (nothing when there are no functions). Prints one
+ * stderr line if some functions could not be named.
+ * Context: async-signal-safe (reads /proc/self/maps and the mapped files' symbol tables with
+ * open/read/mmap; no lock, no malloc). Returns 0 or a negative errno of write(2) or -ENOMEM.
+ */
+int map_write_functions(int fd);
+
+#endif /* XFDR_RUNTIME_FLUSH_MAP_FUNCTIONS_H */

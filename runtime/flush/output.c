@@ -1,0 +1,101 @@
+/*
+ * runtime/flush/output.c - the names of the files a flush writes (see output.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "runtime/flush/output.h"
+
+#define OUTPUT_NAME_TRIES 10000u
+
+extern char *program_invocation_short_name;
+
+struct flush_output flush_output;
+
+static uint32_t next_seq; /* the <n> of the next file name */
+
+int output_configure(const char *output, int per_thread_files)
+{
+	struct flush_output *o = &flush_output;
+	const char *prog = program_invocation_short_name;
+	const char *slash;
+	struct stat st;
+	size_t dir_len, i;
+	char *p;
+
+	o->per_thread_files = per_thread_files;
+	o->dir[0] = '\0';
+	o->prefix[0] = '\0';
+	if (!output)
+		output = "";
+	if (*output && (output[strlen(output) - 1] == '/' ||
+			(stat(output, &st) == 0 && S_ISDIR(st.st_mode)))) {
+		dir_len = strlen(output);
+		if (dir_len + 2 > sizeof(o->dir))
+			return -ENAMETOOLONG;
+		memcpy(o->dir, output, dir_len);
+		if (output[dir_len - 1] != '/')
+			o->dir[dir_len++] = '/';
+		o->dir[dir_len] = '\0';
+	} else if (*output) {
+		slash = strrchr(output, '/');
+		dir_len = slash ? (size_t)(slash - output) + 1 : 0;
+		if (dir_len + 1 > sizeof(o->dir) || strlen(output + dir_len) + 1 > sizeof(o->prefix))
+			return -ENAMETOOLONG;
+		memcpy(o->dir, output, dir_len);
+		o->dir[dir_len] = '\0';
+		strcpy(o->prefix, output + dir_len);
+		return 0;
+	}
+	p = o->prefix;
+	strcpy(p, "xfdr-");
+	strncat(p, prog && *prog ? prog : "program", sizeof(o->prefix) - 6);
+	/* The program name becomes part of a file name: keep it to portable characters. */
+	for (i = 5; p[i]; i++)
+		if (!((p[i] >= 'a' && p[i] <= 'z') || (p[i] >= 'A' && p[i] <= 'Z') ||
+		      (p[i] >= '0' && p[i] <= '9') || p[i] == '.' || p[i] == '_' || p[i] == '-'))
+			p[i] = '_';
+	return 0;
+}
+
+int output_name(struct pr_buf *b, uint64_t pid, uint32_t n, const char *suffix, int64_t tid)
+{
+	b->len = 0;
+	b->truncated = 0;
+	pr_str(b, flush_output.dir);
+	pr_str(b, flush_output.prefix);
+	pr_char(b, '-');
+	pr_u64(b, pid);
+	pr_char(b, '-');
+	pr_u64(b, n);
+	if (tid >= 0) {
+		pr_str(b, "-t");
+		pr_u64(b, (uint64_t)tid);
+	}
+	pr_str(b, suffix);
+	pr_cstr(b);
+	return b->truncated ? -ENAMETOOLONG : 0;
+}
+
+int output_create_unique(struct pr_buf *b, uint64_t pid, const char *suffix, uint32_t *n_out)
+{
+	uint32_t tries, n = xfdr_load_relaxed(&next_seq);
+	int fd, rc;
+
+	for (tries = 0; tries < OUTPUT_NAME_TRIES; tries++, n++) {
+		rc = output_name(b, pid, n, suffix, -1);
+		if (rc)
+			return rc;
+		fd = open(b->text, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (fd >= 0) {
+			xfdr_store_relaxed(&next_seq, n + 1);
+			*n_out = n;
+			return fd;
+		}
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -EEXIST;
+}

@@ -1,0 +1,47 @@
+/*
+ * runtime/flush/output.h - where flushes write: directory, file-name prefix, one file per
+ * process or per thread, and the <n> of "<prefix>-<pid>-<n>.xray".
+ */
+#ifndef XFDR_RUNTIME_FLUSH_OUTPUT_H
+#define XFDR_RUNTIME_FLUSH_OUTPUT_H
+
+#include <limits.h>
+#include <stdint.h>
+
+#include "runtime/base/compiler.h"
+#include "runtime/base/print.h"
+
+#define OUTPUT_PREFIX_BYTES 256
+
+struct flush_output {
+	char dir[PATH_MAX];		 /* "" or ending in '/' */
+	char prefix[OUTPUT_PREFIX_BYTES]; /* file names start with it */
+	int per_thread_files;
+};
+
+/* Written only by output_configure() (init, exclusive through rt_ctl), read by flushes. */
+extern struct flush_output flush_output XFDR_HIDDEN;
+
+/*
+ * output_configure - the "output" option: "DIR/" or an existing directory gives
+ * DIR/xfdr-<program>; "DIR/name" gives DIR/name; "" the current directory. Context: init
+ * only (stat(2)). Returns 0 or -ENAMETOOLONG (then the previous setting is half overwritten:
+ * init fails and no flush can run).
+ */
+int output_configure(const char *output, int per_thread_files);
+
+/*
+ * output_name - dir + prefix + "-<pid>-<n>" (+ "-t<tid>" when tid >= 0) + suffix into b,
+ * NUL-terminated. Returns 0 or -ENAMETOOLONG if it was cut. Context: async-signal-safe.
+ */
+int output_name(struct pr_buf *b, uint64_t pid, uint32_t n, const char *suffix, int64_t tid);
+
+/*
+ * output_create_unique - create (O_EXCL) the first "<prefix>-<pid>-<n><suffix>" that no
+ * earlier flush of any process wrote, from the <n> after the last one used; *n_out gets it.
+ * Returns the open descriptor, -ENAMETOOLONG, -EEXIST (no free name in 10000 tries) or the
+ * negative errno of open(2). Context: async-signal-safe.
+ */
+int output_create_unique(struct pr_buf *b, uint64_t pid, const char *suffix, uint32_t *n_out);
+
+#endif /* XFDR_RUNTIME_FLUSH_OUTPUT_H */

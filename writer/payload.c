@@ -1,0 +1,33 @@
+/*
+ * writer/payload.c - the payloads of xfdr's own custom events (see payload.h).
+ */
+#include <string.h>
+
+#include "writer/encode.h"
+#include "writer/payload.h"
+#include "xfdr/format.h"
+
+size_t wr_drop_head(uint8_t *p, const struct wr_drop_totals *totals, uint32_t entry_count)
+{
+	memset(p, 0, XFDR_DROP_FIXED_BYTES);
+	memcpy(p, XFDR_DROP_MAGIC, 8);
+	wr_put32(p + XFDR_DROP_VERSION_OFF, XFDR_DROP_LAYOUT_VERSION);
+	wr_put32(p + XFDR_DROP_ENTRY_COUNT_OFF, entry_count);
+	wr_put64(p + XFDR_DROP_NO_BUFFER_OFF, totals->no_buffer);
+	wr_put64(p + XFDR_DROP_REENTRANT_OFF, totals->reentrant);
+	wr_put64(p + XFDR_DROP_TOO_LARGE_OFF, totals->too_large);
+	wr_put64(p + XFDR_DROP_NO_THREAD_SLOT_OFF, totals->no_thread_slot);
+	wr_put32(p + XFDR_DROP_OMITTED_OFF, totals->threads_omitted);
+	return XFDR_DROP_FIXED_BYTES;
+}
+
+size_t wr_drop_entry(uint8_t *p, const struct wr_drop_entry *entry)
+{
+	memset(p, 0, XFDR_DROP_ENTRY_BYTES);
+	wr_put32(p + XFDR_DROP_ENTRY_TID_OFF, entry->tid);
+	wr_put16(p + XFDR_DROP_ENTRY_TID16_OFF, entry->thread_id);
+	wr_put64(p + XFDR_DROP_ENTRY_NO_BUFFER_OFF, entry->no_buffer);
+	wr_put64(p + XFDR_DROP_ENTRY_REENTRANT_OFF, entry->reentrant);
+	wr_put64(p + XFDR_DROP_ENTRY_TOO_LARGE_OFF, entry->too_large);
+	return XFDR_DROP_ENTRY_BYTES;
+}

@@ -1,0 +1,51 @@
+/*
+ * writer/payload.h - encode the payloads of xfdr's own custom events (layouts: xfdr/format.h).
+ *
+ * Pure encoding into caller-provided memory, in the byte order of the machine that runs the
+ * code, reserved bytes zero; no I/O, no state, no clock, so it may run in a signal handler
+ * (the flusher builds the drop buffer there). The caller puts the CustomEventMarker in front
+ * with wr_custom_event_marker() and the payload's size from wr_drop_payload_bytes().
+ */
+#ifndef XFDR_WRITER_PAYLOAD_H
+#define XFDR_WRITER_PAYLOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "xfdr/format.h"
+
+/* The totals of a file (the fixed part of "XFDRDROP"). */
+struct wr_drop_totals {
+	uint64_t no_buffer;
+	uint64_t reentrant;
+	uint64_t too_large;
+	uint64_t no_thread_slot;
+	uint32_t threads_omitted; /* threads with drops that got no entry for lack of room */
+};
+
+/* One thread's counts (an entry of "XFDRDROP"). */
+struct wr_drop_entry {
+	uint32_t tid;	    /* kernel thread id */
+	uint16_t thread_id; /* the id in the thread's NewBuffer records */
+	uint64_t no_buffer;
+	uint64_t reentrant;
+	uint64_t too_large;
+};
+
+static inline size_t wr_drop_payload_bytes(uint32_t entry_count)
+{
+	return XFDR_DROP_FIXED_BYTES + (size_t)entry_count * XFDR_DROP_ENTRY_BYTES;
+}
+
+/*
+ * wr_drop_head - encode the fixed part of "XFDRDROP" at p: the tag, the layout version, the
+ * entry count and the totals. The entry_count entries go right after it, each encoded with
+ * wr_drop_entry() at p + XFDR_DROP_FIXED_BYTES + i * XFDR_DROP_ENTRY_BYTES (one at a time, so
+ * a flusher in a signal handler needs no array of them). Returns XFDR_DROP_FIXED_BYTES.
+ */
+size_t wr_drop_head(uint8_t *p, const struct wr_drop_totals *totals, uint32_t entry_count);
+
+/* wr_drop_entry - encode one thread's entry at p. Returns XFDR_DROP_ENTRY_BYTES. */
+size_t wr_drop_entry(uint8_t *p, const struct wr_drop_entry *entry);
+
+#endif /* XFDR_WRITER_PAYLOAD_H */
