@@ -2,7 +2,7 @@
  * tests/unit/test_cli.c - the `xfdr` command, run as a user runs it.
  *
  * Every test fork/execs $XFDR_BIN with captured stdout and stderr and checks the exit status
- * and the exact messages. Traces are built with the writer (writer/record.h, writer/file.h)
+ * and the exact messages. Traces are built with the writer (writer/encode.h, writer/file.h)
  * in a private temporary directory. Expected values come from two independent places:
  *  - hand-computed from the spec (the literal YAML and dump lines below; the arithmetic is
  *    in the comments), and
@@ -20,7 +20,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
-#include <poll.h>
 #include <pty.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -31,11 +30,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "tests/support/child.h"
 #include "writer/file.h"
 #include "writer/encode.h"
 #include "xfdr/format.h"
@@ -78,97 +77,30 @@ enum run_stdout {
 	RUN_CLOSED, /* stdout closed before exec */
 };
 
-struct run {
-	int status; /* exit status; a death by signal fails the test */
-	char *out, *err;
-	size_t out_len, err_len;
-};
-
-static void run_free(struct run *r)
-{
-	free(r->out);
-	free(r->err);
-	memset(r, 0, sizeof(*r));
-}
-
-static void slurp_append(char **buf, size_t *len, const char *p, size_t n)
-{
-	*buf = realloc(*buf, *len + n + 1);
-	assert_non_null(*buf);
-	memcpy(*buf + *len, p, n);
-	*len += n;
-	(*buf)[*len] = '\0';
-}
-
 /*
  * Run argv (argv[0] searched in PATH) with stdout as asked and stderr captured, or sent to
- * err_fd when that is >= 0 (then r->err stays empty). Both pipes are drained with poll(), so
- * a child writing megabytes to one cannot block on the other.
+ * err_fd when that is >= 0 (then r->err stays empty). A death by signal fails the test.
  */
-static void run_argv_fd(struct run *r, char *const argv[], enum run_stdout mode, int err_fd)
+static void run_argv_fd(struct child_result *r, char *const argv[], enum run_stdout mode,
+			int err_fd)
 {
-	int out_p[2], err_p[2], st;
-	struct pollfd pf[2];
-	char chunk[65536];
-	pid_t pid;
+	struct child_spec spec = {
+	    .argv = argv,
+	    .out = {.to = mode == RUN_CLOSED ? CHILD_CLOSED : CHILD_CAPTURE},
+	    .err = {.to = err_fd >= 0 ? CHILD_FD : CHILD_CAPTURE, .fd = err_fd},
+	};
 
-	memset(r, 0, sizeof(*r));
-	r->out = calloc(1, 1);
-	r->err = calloc(1, 1);
-	assert_int_equal(pipe2(out_p, O_CLOEXEC), 0);
-	assert_int_equal(pipe2(err_p, O_CLOEXEC), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		if (mode == RUN_CLOSED)
-			close(STDOUT_FILENO);
-		else
-			dup2(out_p[1], STDOUT_FILENO);
-		dup2(err_fd >= 0 ? err_fd : err_p[1], STDERR_FILENO);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	close(out_p[1]);
-	close(err_p[1]);
-	pf[0].fd = out_p[0];
-	pf[1].fd = err_p[0];
-	pf[0].events = pf[1].events = POLLIN;
-	while (pf[0].fd >= 0 || pf[1].fd >= 0) {
-		int i;
-
-		if (poll(pf, 2, -1) < 0) {
-			assert_int_equal(errno, EINTR);
-			continue;
-		}
-		for (i = 0; i < 2; i++) {
-			ssize_t n;
-
-			if (pf[i].fd < 0 || !pf[i].revents)
-				continue;
-			n = read(pf[i].fd, chunk, sizeof(chunk));
-			if (n <= 0) {
-				close(pf[i].fd);
-				pf[i].fd = -1;
-				continue;
-			}
-			if (i == 0)
-				slurp_append(&r->out, &r->out_len, chunk, (size_t)n);
-			else
-				slurp_append(&r->err, &r->err_len, chunk, (size_t)n);
-		}
-	}
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	if (!WIFEXITED(st)) {
-		print_error("%s died of signal %d\n", argv[0], WTERMSIG(st));
+	child_run(&spec, r);
+	if (r->signal) {
+		print_error("%s died of signal %d\n", argv[0], r->signal);
 		fail();
 	}
-	r->status = WEXITSTATUS(st);
 	if (r->status == 127 && strstr(argv[0], "xfdr"))
 		print_error("could not run %s\n", argv[0]);
 }
 
 /* run(&r, mode, arg1, ..., NULL): the xfdr command with these arguments. */
-static void run(struct run *r, enum run_stdout mode, ...)
+static void run(struct child_result *r, enum run_stdout mode, ...)
 {
 	char *argv[32];
 	va_list ap;
@@ -194,7 +126,7 @@ static int count_lines(const char *s)
 }
 
 /* Exactly one line on stderr that starts with prefix, and nothing on stdout. */
-static void assert_one_error_line(const struct run *r, const char *prefix)
+static void assert_one_error_line(const struct child_result *r, const char *prefix)
 {
 	if (strncmp(r->err, prefix, strlen(prefix)) || count_lines(r->err) != 1 ||
 	    r->err[r->err_len - 1] != '\n') {
@@ -341,7 +273,7 @@ static void compare_with_llvm(const char *path, const char *sort)
 	char sort_opt[32];
 	char *argv[] = {(char *)llvm_xray(), "convert", "--output-format=yaml", sort_opt,
 			(char *)path,	     NULL};
-	struct run want, got;
+	struct child_result want, got;
 
 	snprintf(sort_opt, sizeof(sort_opt), "--sort=%s", sort);
 	run_argv_fd(&want, argv, RUN_PIPE, -1);
@@ -363,8 +295,8 @@ static void compare_with_llvm(const char *path, const char *sort)
 			    want.out + (i > 80 ? i - 80 : 0));
 		fail();
 	}
-	run_free(&want);
-	run_free(&got);
+	child_result_free(&want);
+	child_result_free(&got);
 }
 
 static void compare_both_orders(const char *path)
@@ -458,7 +390,7 @@ static const char *small_trace(const char *name)
 static void test_convert_hand_checked(void **state)
 {
 	const char *path = small_trace("small.xray");
-	struct run r;
+	struct child_result r;
 
 	(void)state;
 	run(&r, RUN_PIPE, "convert", "--output-format=yaml", path, NULL);
@@ -467,7 +399,7 @@ static void test_convert_hand_checked(void **state)
 	assert_text_equal(r.out, YAML_HEAD
 			  "records:\n" R_CUSTOM R_ENTER R_ENTER_ARGS R_TAIL R_EXIT1 R_EXIT2
 			  "...\n");
-	run_free(&r);
+	child_result_free(&r);
 
 	/* Unsorted: recording order. Also the short and single-dash spellings. */
 	run(&r, RUN_PIPE, "convert", "-f", "yaml", "-sort=false", path, NULL);
@@ -475,14 +407,14 @@ static void test_convert_hand_checked(void **state)
 	assert_text_equal(r.out, YAML_HEAD
 			  "records:\n" R_ENTER R_ENTER_ARGS R_EXIT2 R_TAIL R_CUSTOM R_EXIT1
 			  "...\n");
-	run_free(&r);
+	child_result_free(&r);
 
 	run(&r, RUN_PIPE, "convert", "--sort", path, NULL);
 	assert_int_equal(r.status, 0);
 	assert_text_equal(r.out, YAML_HEAD
 			  "records:\n" R_CUSTOM R_ENTER R_ENTER_ARGS R_TAIL R_EXIT1 R_EXIT2
 			  "...\n");
-	run_free(&r);
+	child_result_free(&r);
 }
 
 static void test_convert_small_matches_llvm(void **state)
@@ -496,7 +428,7 @@ static void test_convert_header_only(void **state)
 {
 	struct tb b;
 	const char *path;
-	struct run r;
+	struct child_result r;
 
 	(void)state;
 	tb_init(&b, 64, 1000000, 1, 0);
@@ -504,7 +436,7 @@ static void test_convert_header_only(void **state)
 	run(&r, RUN_PIPE, "convert", path, NULL);
 	assert_int_equal(r.status, 0);
 	assert_text_equal(r.out, YAML_HEAD "records:         []\n...\n");
-	run_free(&r);
+	child_result_free(&r);
 }
 
 /*
@@ -516,7 +448,7 @@ static void test_convert_buffer_order_by_wall_clock(void **state)
 {
 	struct tb b;
 	const char *path;
-	struct run r;
+	struct child_result r;
 
 	(void)state;
 	tb_init(&b, 128, 1000000, 1, 0);
@@ -533,7 +465,7 @@ static void test_convert_buffer_order_by_wall_clock(void **state)
 			  "function-enter, tsc: 3002, data: '' }\n"
 			  "  - { type: 0, func-id: 1, function: '1', cpu: 0, thread: 5, kind: "
 			  "function-exit, tsc: 7001, data: '' }\n...\n");
-	run_free(&r);
+	child_result_free(&r);
 }
 
 /*
@@ -790,7 +722,7 @@ static void test_convert_invalid_file(void **state)
 	const char *path = bad_trace("bad-convert.xray");
 	const char *out = tmp_path("bad-convert.yaml");
 	char prefix[512];
-	struct run r;
+	struct child_result r;
 
 	(void)state;
 	snprintf(prefix, sizeof(prefix), "%s: offset 136: expected ", path);
@@ -799,14 +731,14 @@ static void test_convert_invalid_file(void **state)
 	assert_int_equal(r.out_len, 0); /* nothing that could pass for a converted trace */
 	assert_one_error_line(&r, prefix);
 	assert_contains(r.err, ", found ");
-	run_free(&r);
+	child_result_free(&r);
 
 	/* Nor an output file. */
 	run(&r, RUN_PIPE, "convert", "-o", out, path, NULL);
 	assert_int_equal(r.status, 1);
 	assert_one_error_line(&r, prefix);
 	assert_int_equal(access(out, F_OK), -1);
-	run_free(&r);
+	child_result_free(&r);
 
 	/* A file cut inside its buffer: the size no longer matches whole buffers. */
 	assert_int_equal(truncate(path, 100), 0);
@@ -815,7 +747,16 @@ static void test_convert_invalid_file(void **state)
 	assert_int_equal(r.status, 1);
 	assert_int_equal(r.out_len, 0);
 	assert_one_error_line(&r, prefix);
-	run_free(&r);
+	child_result_free(&r);
+}
+
+static void slurp_append(char **buf, size_t *len, const char *p, size_t n)
+{
+	*buf = realloc(*buf, *len + n + 1);
+	assert_non_null(*buf);
+	memcpy(*buf + *len, p, n);
+	*len += n;
+	(*buf)[*len] = '\0';
 }
 
 static char *read_file(const char *path, size_t *len)
@@ -839,7 +780,7 @@ static void test_convert_output_file(void **state)
 	const char *path = small_trace("out.xray");
 	const char *out = tmp_path("out.yaml");
 	char opt[300];
-	struct run r, s;
+	struct child_result r, s;
 	size_t len;
 	char *text;
 
@@ -853,7 +794,7 @@ static void test_convert_output_file(void **state)
 	text = read_file(out, &len);
 	assert_text_equal(text, s.out);
 	free(text);
-	run_free(&r);
+	child_result_free(&r);
 
 	/* --output=OUT overwrites; -o - is stdout. */
 	snprintf(opt, sizeof(opt), "--output=%s", out);
@@ -864,44 +805,44 @@ static void test_convert_output_file(void **state)
 			  "records:\n" R_ENTER R_ENTER_ARGS R_EXIT2 R_TAIL R_CUSTOM R_EXIT1
 			  "...\n");
 	free(text);
-	run_free(&r);
+	child_result_free(&r);
 
 	run(&r, RUN_PIPE, "convert", "-o", "-", path, NULL);
 	assert_int_equal(r.status, 0);
 	assert_text_equal(r.out, s.out);
-	run_free(&r);
-	run_free(&s);
+	child_result_free(&r);
+	child_result_free(&s);
 }
 
 static void test_convert_write_errors(void **state)
 {
 	const char *path = small_trace("werr.xray");
-	struct run r;
+	struct child_result r;
 
 	(void)state;
 	run(&r, RUN_PIPE, "convert", "-o", "/nonexistent-dir/x.yaml", path, NULL);
 	assert_int_equal(r.status, 1);
 	assert_one_error_line(&r, "xfdr convert: /nonexistent-dir/x.yaml: ");
 	assert_contains(r.err, strerror(ENOENT));
-	run_free(&r);
+	child_result_free(&r);
 
 	run(&r, RUN_PIPE, "convert", "-o", "/dev/full", path, NULL);
 	assert_int_equal(r.status, 1);
 	assert_one_error_line(&r, "xfdr convert: /dev/full: write error: ");
 	assert_contains(r.err, strerror(ENOSPC));
-	run_free(&r);
+	child_result_free(&r);
 
 	run(&r, RUN_CLOSED, "convert", path, NULL);
 	assert_int_equal(r.status, 1);
 	assert_one_error_line(&r, "xfdr convert: standard output: write error: ");
-	run_free(&r);
+	child_result_free(&r);
 
 	/* Writing over the input would truncate the mapping the records are read from. */
 	run(&r, RUN_PIPE, "convert", "-o", path, path, NULL);
 	assert_int_equal(r.status, 2);
 	assert_one_error_line(&r, "xfdr convert: output ");
 	assert_contains(r.err, "is the input file");
-	run_free(&r);
+	child_result_free(&r);
 }
 
 /*
@@ -924,7 +865,7 @@ static void test_convert_progress_on_terminal_only(void **state)
 	char tty_text[4096];
 	size_t tty_len = 0;
 	int master, slave, fd;
-	struct run r;
+	struct child_result r;
 	uint8_t *p;
 
 	(void)state;
@@ -944,7 +885,7 @@ static void test_convert_progress_on_terminal_only(void **state)
 	assert_int_equal(r.status, 0);
 	assert_int_equal(r.err_len, 0);
 	assert_text_equal(r.out, want);
-	run_free(&r);
+	child_result_free(&r);
 
 	assert_int_equal(openpty(&master, &slave, NULL, NULL, NULL), 0);
 	run_argv_fd(&r, argv, RUN_PIPE, slave);
@@ -962,7 +903,7 @@ static void test_convert_progress_on_terminal_only(void **state)
 	assert_text_equal(r.out, want);
 	assert_contains(tty_text, "%");
 	assert_contains(tty_text, "xfdr convert: ");
-	run_free(&r);
+	child_result_free(&r);
 }
 
 /* ---- verify -------------------------------------------------------------------------------- */
@@ -973,20 +914,20 @@ static void test_verify(void **state)
 	const char *bad = bad_trace("v-bad.xray");
 	const char *missing = tmp_path("v-missing.xray");
 	char want[1024], prefix[512];
-	struct run r;
+	struct child_result r;
 
 	(void)state;
 	run(&r, RUN_PIPE, "verify", good, NULL);
 	assert_int_equal(r.status, 0);
 	assert_int_equal(r.out_len + r.err_len, 0);
-	run_free(&r);
+	child_result_free(&r);
 
 	run(&r, RUN_PIPE, "verify", "-v", good, good, NULL);
 	assert_int_equal(r.status, 0);
 	snprintf(want, sizeof(want), "%s: ok\n%s: ok\n", good, good);
 	assert_text_equal(r.out, want);
 	assert_int_equal(r.err_len, 0);
-	run_free(&r);
+	child_result_free(&r);
 
 	snprintf(prefix, sizeof(prefix), "%s: offset 136: expected ", bad);
 	run(&r, RUN_PIPE, "verify", "--verbose", good, bad, NULL);
@@ -995,7 +936,7 @@ static void test_verify(void **state)
 	assert_text_equal(r.out, want);
 	assert_one_error_line(&r, prefix);
 	assert_contains(r.err, ", found ");
-	run_free(&r);
+	child_result_free(&r);
 
 	/* One line per bad file; the worst status wins (unreadable: 2). */
 	run(&r, RUN_PIPE, "verify", bad, missing, good, NULL);
@@ -1005,19 +946,19 @@ static void test_verify(void **state)
 	assert_true(strncmp(r.err, prefix, strlen(prefix)) == 0);
 	snprintf(want, sizeof(want), "xfdr verify: %s: %s\n", missing, strerror(ENOENT));
 	assert_contains(r.err, want);
-	run_free(&r);
+	child_result_free(&r);
 
 	run(&r, RUN_PIPE, "verify", tmpdir, NULL);
 	assert_int_equal(r.status, 2);
 	snprintf(want, sizeof(want), "xfdr verify: %s: %s\n", tmpdir, strerror(EISDIR));
 	assert_text_equal(r.err, want);
-	run_free(&r);
+	child_result_free(&r);
 
 	/* -v with stdout closed: the "ok" line cannot be written. */
 	run(&r, RUN_CLOSED, "verify", "-v", good, NULL);
 	assert_int_equal(r.status, 1);
 	assert_one_error_line(&r, "xfdr verify: standard output: write error: ");
-	run_free(&r);
+	child_result_free(&r);
 }
 
 /* An empty file is readable but not a trace: exit 1 with the reader's line, not 2. */
@@ -1025,7 +966,7 @@ static void test_verify_empty_file(void **state)
 {
 	const char *path = tmp_path("zero.xray");
 	char prefix[512];
-	struct run r;
+	struct child_result r;
 	FILE *f;
 
 	(void)state;
@@ -1036,7 +977,7 @@ static void test_verify_empty_file(void **state)
 	run(&r, RUN_PIPE, "verify", path, NULL);
 	assert_int_equal(r.status, 1);
 	assert_one_error_line(&r, prefix);
-	run_free(&r);
+	child_result_free(&r);
 }
 
 /* ---- dump ---------------------------------------------------------------------------------- */
@@ -1068,7 +1009,7 @@ static void test_dump(void **state)
 {
 	char want[4096], prefix[512];
 	const char *path;
-	struct run r;
+	struct child_result r;
 
 	(void)state;
 	/* Relative paths keep the expected text independent of the temporary directory. */
@@ -1078,7 +1019,7 @@ static void test_dump(void **state)
 	assert_int_equal(r.status, 0);
 	assert_int_equal(r.err_len, 0);
 	assert_text_equal(r.out, DUMP_TOP("d.xray") DUMP_TO_EXIT DUMP_REST);
-	run_free(&r);
+	child_result_free(&r);
 
 	/* Invalid: everything before the bad record, then the error line. */
 	path = bad_trace("d-bad.xray");
@@ -1088,7 +1029,7 @@ static void test_dump(void **state)
 	assert_text_equal(r.out, DUMP_TOP("d-bad.xray") DUMP_TO_EXIT);
 	snprintf(prefix, sizeof(prefix), "d-bad.xray: offset 136: expected ");
 	assert_one_error_line(&r, prefix);
-	run_free(&r);
+	child_result_free(&r);
 
 	/* A long payload shows 16 bytes and an ellipsis. */
 	{
@@ -1108,7 +1049,7 @@ static void test_dump(void **state)
 		 "120        0      EndOfBuffer       padding=%d\n",
 		 256 - (120 + 16 - 32));
 	assert_contains(r.out, want);
-	run_free(&r);
+	child_result_free(&r);
 	assert_int_equal(chdir("/"), 0);
 }
 
@@ -1158,7 +1099,7 @@ static void test_usage_errors(void **state)
 	(void)state;
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const struct usage_case *c = &cases[i];
-		struct run r;
+		struct child_result r;
 
 		run(&r, RUN_PIPE, c->args[0], c->args[1], c->args[2], c->args[3], c->args[4], NULL);
 		if (r.status != 2)
@@ -1169,7 +1110,7 @@ static void test_usage_errors(void **state)
 		assert_one_error_line(&r, c->stderr_prefix);
 		if (c->names)
 			assert_contains(r.err, c->names);
-		run_free(&r);
+		child_result_free(&r);
 	}
 }
 
@@ -1177,7 +1118,7 @@ static void test_help(void **state)
 {
 	static const char *const verbs[] = {"verify", "dump", "convert"};
 	char want[64];
-	struct run r;
+	struct child_result r;
 	size_t i;
 
 	(void)state;
@@ -1187,18 +1128,18 @@ static void test_help(void **state)
 	assert_true(strncmp(r.out, "usage: xfdr COMMAND", 19) == 0);
 	for (i = 0; i < 3; i++)
 		assert_contains(r.out, verbs[i]);
-	run_free(&r);
+	child_result_free(&r);
 
 	run(&r, RUN_PIPE, "-h", NULL);
 	assert_int_equal(r.status, 0);
 	assert_true(strncmp(r.out, "usage: xfdr COMMAND", 19) == 0);
-	run_free(&r);
+	child_result_free(&r);
 
 	run(&r, RUN_PIPE, "--version", NULL);
 	assert_int_equal(r.status, 0);
 	assert_true(strncmp(r.out, "xfdr ", 5) == 0);
 	assert_int_equal(count_lines(r.out), 1);
-	run_free(&r);
+	child_result_free(&r);
 
 	for (i = 0; i < 3; i++) {
 		snprintf(want, sizeof(want), "usage: xfdr %s ", verbs[i]);
@@ -1206,24 +1147,24 @@ static void test_help(void **state)
 		assert_int_equal(r.status, 0);
 		assert_int_equal(r.err_len, 0);
 		assert_true(strncmp(r.out, want, strlen(want)) == 0);
-		run_free(&r);
+		child_result_free(&r);
 
 		/* -h wins over errors elsewhere on the line, as --help usually does. */
 		run(&r, RUN_PIPE, verbs[i], "-h", "/nonexistent-dir/t.xray", NULL);
 		assert_int_equal(r.status, 0);
 		assert_true(strncmp(r.out, want, strlen(want)) == 0);
-		run_free(&r);
+		child_result_free(&r);
 
 		run(&r, RUN_PIPE, "help", verbs[i], NULL);
 		assert_int_equal(r.status, 0);
 		assert_true(strncmp(r.out, want, strlen(want)) == 0);
-		run_free(&r);
+		child_result_free(&r);
 	}
 
 	/* Help that cannot be written is an error too. */
 	run(&r, RUN_CLOSED, "--help", NULL);
 	assert_int_equal(r.status, 1);
-	run_free(&r);
+	child_result_free(&r);
 }
 
 int main(void)

@@ -1,6 +1,6 @@
 /*
- * tests/unit/test_hooks_support.h - helpers of the hook tests (header only: the build turns
- * every tests/unit/test_*.c into a binary, so helpers cannot be a .c here).
+ * tests/unit/test_hooks_support.h - helpers of the hook tests (header only, static); they
+ * run programs through the tests' one child runner, tests/support/child.h.
  *
  * The end-to-end tests compile small programs from tests/e2e/ with the real compilers, run
  * them under xfdr, and turn the trace into one line of text: the calls as the file says
@@ -14,9 +14,7 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <setjmp.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -24,12 +22,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "tests/support/child.h"
 #include "xfdr/format.h"
 #include "xfdr/reader.h"
 
@@ -37,8 +34,6 @@
 #define TH_RUN_TIMEOUT_S 120
 #define TH_NAMES_MAX 256
 #define TH_PATH_BYTES 512
-
-extern char **environ;
 
 struct th_name {
 	uint32_t id;
@@ -126,81 +121,26 @@ static TH_UNUSED void th_src_file(char *out, const char *rel)
 	th_join(out, th_env("XFDR_SRC", "."), sub);
 }
 
-static TH_UNUSED void th_print_file(const char *path)
-{
-	char line[512];
-	FILE *f = fopen(path, "r");
-
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f))
-		fprintf(stderr, "  | %s", line);
-	fclose(f);
-}
-
 /*
  * th_run - run argv (searched in PATH) with the extra "K=V" environment entries (NULL
- * terminated, may be NULL), stdout and stderr into log. Kills it after TH_RUN_TIMEOUT_S.
- * Returns the exit status, 128 + signal, or fails the test if it could not start.
+ * terminated, may be NULL; each replaces the inherited K), stdout and stderr appended to log.
+ * Kills it after TH_RUN_TIMEOUT_S, shows the log and fails the test.
+ * Returns the exit status, 127 if it could not be started, or 128 + signal.
  */
 static TH_UNUSED int th_run(char *const argv[], char *const extra_env[], const char *log)
 {
-	size_t n_env = 0, n_extra = 0, i, j;
-	char **env;
-	time_t deadline = time(NULL) + TH_RUN_TIMEOUT_S;
-	pid_t pid, done;
-	int st, fd;
+	struct child_spec spec = {
+	    .argv = argv,
+	    .env_add = extra_env,
+	    .out = {.to = CHILD_FILE, .path = log},
+	    .err = {.to = CHILD_STDOUT},
+	    .timeout_s = TH_RUN_TIMEOUT_S,
+	};
+	struct child_result r;
 
-	while (environ[n_env])
-		n_env++;
-	while (extra_env && extra_env[n_extra])
-		n_extra++;
-	env = calloc(n_env + n_extra + 1, sizeof(*env));
-	assert_non_null(env);
-	for (i = j = 0; i < n_env; i++) {
-		size_t k, keep = 1;
-
-		/* An extra entry replaces the inherited one with the same name. */
-		for (k = 0; k < n_extra; k++) {
-			size_t len = strcspn(extra_env[k], "=") + 1;
-
-			if (!strncmp(environ[i], extra_env[k], len))
-				keep = 0;
-		}
-		if (keep)
-			env[j++] = environ[i];
-	}
-	for (i = 0; i < n_extra; i++)
-		env[j++] = extra_env[i];
-	env[j] = NULL;
-	fflush(NULL);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-		if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
-			_exit(126);
-		environ = env;
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	free(env);
-	for (;;) {
-		done = waitpid(pid, &st, WNOHANG);
-		if (done == pid)
-			break;
-		assert_true(done == 0);
-		if (time(NULL) > deadline) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &st, 0);
-			th_print_file(log);
-			fail_msg("%s did not finish within %d s", argv[0], TH_RUN_TIMEOUT_S);
-		}
-		nanosleep(&(struct timespec){.tv_nsec = 5000000}, NULL);
-	}
-	if (WIFEXITED(st))
-		return WEXITSTATUS(st);
-	return 128 + WTERMSIG(st);
+	child_run(&spec, &r);
+	child_result_free(&r);
+	return r.status;
 }
 
 /* th_run() that must succeed; on failure the log is shown. */
@@ -217,7 +157,7 @@ static TH_UNUSED void th_run_ok(char *const argv[], char *const extra_env[], con
 		for (i = 0; argv[i]; i++)
 			fprintf(stderr, " %s", argv[i]);
 		fprintf(stderr, "\n");
-		th_print_file(log);
+		child_print_file(log);
 		fail_msg("%s failed", argv[0]);
 	}
 }

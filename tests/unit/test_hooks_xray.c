@@ -185,7 +185,7 @@ static void start_stop_patches(void **state)
 
 		rc = th_run(argv, NULL, log);
 		if (rc) {
-			th_print_file(log);
+			child_print_file(log);
 			fail_msg("hooks_xray_startstop failed check %d (see its source)", rc);
 		}
 	}

@@ -27,8 +27,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <poll.h>
-#include <spawn.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -36,26 +34,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "tests/support/child.h"
+#include "tests/support/image.h"
 #include "tests/unit/test_trace_gen.h"
-#include "writer/file.h"
 #include "writer/encode.h"
 #include "xfdr/reader.h"
 
 #define MAX_YAML_ARGS 16
 
-extern char **environ;
-
 /* ---- running llvm-xray ----------------------------------------------------------------- */
-
-struct run {
-	char *out, *err; /* NUL-terminated */
-	size_t out_len, err_len;
-	int status; /* exit status; 127 if it could not be started; 128 + n for signal n */
-};
 
 static const char *llvm_xray(void)
 {
@@ -73,85 +63,15 @@ static void append(char **buf, size_t *len, const char *p, size_t n)
 	(*buf)[*len] = '\0';
 }
 
-static void run_free(struct run *r)
-{
-	free(r->out);
-	free(r->err);
-	memset(r, 0, sizeof(*r));
-}
-
-/*
- * Run argv (searched in PATH) and collect its stdout, stderr and exit status (127 if it
- * could not be started).
- */
-static void run_tool(char *const argv[], struct run *r)
-{
-	int out[2], err[2], st;
-	struct pollfd pf[2];
-	char chunk[65536];
-	ssize_t k;
-	posix_spawn_file_actions_t fa;
-	pid_t pid;
-	int open_fds = 2, i, rc;
-
-	memset(r, 0, sizeof(*r));
-	append(&r->out, &r->out_len, "", 0);
-	append(&r->err, &r->err_len, "", 0);
-	assert_int_equal(pipe2(out, O_CLOEXEC), 0);
-	assert_int_equal(pipe2(err, O_CLOEXEC), 0);
-	/* posix_spawn, not fork: copying a sanitizer's huge mappings made each run slow. */
-	assert_int_equal(posix_spawn_file_actions_init(&fa), 0);
-	assert_int_equal(posix_spawn_file_actions_adddup2(&fa, out[1], 1), 0);
-	assert_int_equal(posix_spawn_file_actions_adddup2(&fa, err[1], 2), 0);
-	rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	close(out[1]);
-	close(err[1]);
-	if (rc) {
-		close(out[0]);
-		close(err[0]);
-		r->status = 127;
-		return;
-	}
-	pf[0] = (struct pollfd){.fd = out[0], .events = POLLIN};
-	pf[1] = (struct pollfd){.fd = err[0], .events = POLLIN};
-	while (open_fds) {
-		if (poll(pf, 2, -1) < 0) {
-			assert_int_equal(errno, EINTR);
-			continue;
-		}
-		for (i = 0; i < 2; i++) {
-			if (pf[i].fd < 0 || !pf[i].revents)
-				continue;
-			k = read(pf[i].fd, chunk, sizeof(chunk));
-			if (k < 0 && errno == EINTR)
-				continue;
-			if (k <= 0) {
-				close(pf[i].fd);
-				pf[i].fd = -1;
-				open_fds--;
-				continue;
-			}
-			if (i == 0)
-				append(&r->out, &r->out_len, chunk, (size_t)k);
-			else
-				append(&r->err, &r->err_len, chunk, (size_t)k);
-		}
-	}
-	while (waitpid(pid, &st, 0) < 0)
-		assert_int_equal(errno, EINTR);
-	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
 static int have_llvm_xray(void)
 {
 	char *argv[] = {(char *)llvm_xray(), "--version", NULL};
-	struct run r;
+	struct child_result r;
 	int ok;
 
-	run_tool(argv, &r);
+	child_capture(argv, &r);
 	ok = r.status == 0;
-	run_free(&r);
+	child_result_free(&r);
 	return ok;
 }
 
@@ -165,7 +85,7 @@ static int have_llvm_xray(void)
 	} while (0)
 
 /* `llvm-xray convert --output-format=yaml [--sort=false] path` */
-static void convert(const char *path, int sorted, struct run *r)
+static void convert(const char *path, int sorted, struct child_result *r)
 {
 	char *argv[6];
 	int n = 0;
@@ -177,14 +97,14 @@ static void convert(const char *path, int sorted, struct run *r)
 		argv[n++] = "--sort=false";
 	argv[n++] = (char *)path;
 	argv[n] = NULL;
-	run_tool(argv, r);
+	child_capture(argv, r);
 }
 
-static void fdr_dump_verify(const char *path, struct run *r)
+static void fdr_dump_verify(const char *path, struct child_result *r)
 {
 	char *argv[] = {(char *)llvm_xray(), "fdr-dump", "--verify", (char *)path, NULL};
 
-	run_tool(argv, r);
+	child_capture(argv, r);
 }
 
 /* ---- temporary files ------------------------------------------------------------------- */
@@ -562,14 +482,14 @@ static void parse_yaml(const char *text, struct yaml *y)
 /* Convert path with llvm-xray, which must succeed, and parse its YAML. */
 static void convert_ok(const char *path, int sorted, struct yaml *y)
 {
-	struct run r;
+	struct child_result r;
 
 	convert(path, sorted, &r);
 	if (r.status != 0)
 		print_error("llvm-xray convert %s failed (%d): %s\n", path, r.status, r.err);
 	assert_int_equal(r.status, 0);
 	parse_yaml(r.out, y);
-	run_free(&r);
+	child_result_free(&r);
 }
 
 /* ---- our reader's events ------------------------------------------------------------------- */
@@ -741,7 +661,7 @@ static void check_random_file(uint64_t iter_seed, const struct tg_params *p, uns
 	struct tg_file f;
 	struct revs ours;
 	struct yaml y;
-	struct run r;
+	struct child_result r;
 	char name[64];
 	const char *path;
 	uint64_t s = iter_seed;
@@ -769,7 +689,7 @@ static void check_random_file(uint64_t iter_seed, const struct tg_params *p, uns
 			    "we wrote %zu buffers\n",
 			    path, iter_seed, blocks, f.buffers);
 	assert_int_equal(blocks, f.buffers);
-	run_free(&r);
+	child_result_free(&r);
 
 	convert_ok(path, 0, &y);
 	assert_int_equal(y.version, 1);
@@ -817,45 +737,10 @@ static void test_interop_random(void **state)
 
 /* ---- part 2: where llvm-xray 14 departs from the spec -------------------------------------- */
 
-/* A hand-placed image: header, then buffers built record by record. */
-struct img {
-	uint8_t b[4096];
-	size_t len;
-	size_t bs;
-	size_t buf_start; /* of the open buffer */
-};
-
-static void img_init(struct img *m, size_t bs)
-{
-	struct wr_file_header h = {.cycle_frequency_hz = 2000000000ull,
-				   .buffer_bytes = bs,
-				   .constant_tsc = 1,
-				   .nonstop_tsc = 1};
-
-	memset(m, 0, sizeof(*m));
-	m->bs = bs;
-	m->len = wr_encode_file_header(m->b, &h);
-}
-
-/* Start a buffer with NewBuffer(tid) and WallClockTime; the caller adds the rest. */
-static void img_buffer(struct img *m, uint16_t tid, uint64_t sec, uint32_t usec)
-{
-	assert_true(m->len + m->bs <= sizeof(m->b));
-	m->buf_start = m->len;
-	m->len += wr_new_buffer(m->b + m->len, tid);
-	m->len += wr_wall_clock_time(m->b + m->len, sec, usec);
-}
-
-static uint8_t *img_at(struct img *m)
-{
-	return m->b + m->len;
-}
-
-static void img_close(struct img *m)
-{
-	assert_int_equal(wr_close_buffer(m->b + m->buf_start, m->len - m->buf_start, m->bs), 0);
-	m->len = m->buf_start + m->bs;
-}
+/*
+ * Hand-placed images (tests/support/image.h): header, NewBuffer, WallClockTime, EndOfBuffer and
+ * padding in literal bytes from the spec; the records in between come from the encoders.
+ */
 
 /* Our reader on an image that it must accept: the events in thread order. */
 static void our_events(struct img *m, struct revs *out)
@@ -896,7 +781,7 @@ static void test_llvm_unaligned_custom_payload(void **state)
 {
 	struct img m;
 	struct revs ours;
-	struct run r;
+	struct child_result r;
 	const char *path;
 
 	(void)state;
@@ -918,11 +803,11 @@ static void test_llvm_unaligned_custom_payload(void **state)
 
 	convert(path, 0, &r);
 	assert_int_not_equal(r.status, 0);
-	run_free(&r);
+	child_result_free(&r);
 	fdr_dump_verify(path, &r);
 	assert_int_not_equal(r.status, 0);
 	assert_non_null(strstr(r.err, "Invalid offset for a function record"));
-	run_free(&r);
+	child_result_free(&r);
 
 	/* The spec: thread 7 has Entry 1001, the 5-byte event at 2000, Exit 1002; thread 8 one. */
 	our_events(&m, &ours);
@@ -978,7 +863,7 @@ static void test_llvm_rejects_empty_custom_event(void **state)
 {
 	struct img m;
 	struct revs ours;
-	struct run r;
+	struct child_result r;
 	const char *path;
 
 	(void)state;
@@ -994,11 +879,11 @@ static void test_llvm_rejects_empty_custom_event(void **state)
 
 	convert(path, 0, &r);
 	assert_int_not_equal(r.status, 0);
-	run_free(&r);
+	child_result_free(&r);
 	fdr_dump_verify(path, &r);
 	assert_int_not_equal(r.status, 0);
 	assert_non_null(strstr(r.err, "Invalid size for custom event (size = 0)"));
-	run_free(&r);
+	child_result_free(&r);
 
 	our_events(&m, &ours);
 	assert_int_equal(ours.n, 3);
@@ -1117,7 +1002,7 @@ static void test_llvm_parses_padding_after_end_of_buffer(void **state)
 	struct img m;
 	struct revs ours;
 	struct yaml y;
-	struct run r;
+	struct child_result r;
 	size_t i, phantom = 0;
 	uint8_t *pad;
 	const char *path;
@@ -1145,11 +1030,11 @@ static void test_llvm_parses_padding_after_end_of_buffer(void **state)
 		if (fill) {
 			convert(path, 0, &r);
 			assert_int_not_equal(r.status, 0);
-			run_free(&r);
+			child_result_free(&r);
 			fdr_dump_verify(path, &r);
 			assert_int_not_equal(r.status, 0);
 			assert_non_null(strstr(r.err, "Invalid metadata record type: 127"));
-			run_free(&r);
+			child_result_free(&r);
 		} else {
 			convert_ok(path, 0, &y);
 			for (i = 0; i < y.n; i++)
@@ -1211,7 +1096,7 @@ static void test_llvm_block_order_is_not_lexicographic(void **state)
 static void test_llvm_agrees_preamble_needs_new_cpu_id(void **state)
 {
 	struct img m;
-	struct run r;
+	struct child_result r;
 	struct xfdr_error err;
 	const char *path;
 
@@ -1226,11 +1111,11 @@ static void test_llvm_agrees_preamble_needs_new_cpu_id(void **state)
 
 	convert(path, 0, &r);
 	assert_int_not_equal(r.status, 0);
-	run_free(&r);
+	child_result_free(&r);
 	fdr_dump_verify(path, &r);
 	assert_int_not_equal(r.status, 0);
 	assert_non_null(strstr(r.err, "Invalid transition from WallClockTime to Function"));
-	run_free(&r);
+	child_result_free(&r);
 
 	our_error(&m, &err);
 	assert_int_equal(err.offset, XFDR_FILE_HEADER_BYTES + 32);

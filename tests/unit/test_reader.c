@@ -23,15 +23,12 @@
 
 #include "xfdr/reader.h"
 
-#include "tests/unit/test_image.h"
+#include "tests/support/image.h"
 
-/* 32-byte header: version 1, type 1, bitfield 3 (constant + nonstop), 2 GHz. */
-static void header_le(struct img *m, uint64_t buffer_size)
-{
-	PUT(m, 0x01, 0x00, 0x01, 0x00, 0x03, 0x00, 0x00, 0x00, L64(2000000000ull), L64(buffer_size),
-	    Z8);
-}
-
+/*
+ * 32-byte header: version 1, type 1, bitfield 3 (constant + nonstop), 2 GHz; the
+ * little-endian one is img_header().
+ */
 static void header_be(struct img *m, uint64_t buffer_size)
 {
 	PUT(m, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00, 0x00, 0x03, B64(2000000000ull), B64(buffer_size),
@@ -89,7 +86,7 @@ static void close_img(struct opened *o)
  */
 static void every_kind_le(struct img *m)
 {
-	header_le(m, 256);
+	img_header(m, 256);
 	AT(m, 32);
 	PUT(m, 0x01, L16(0x0107), 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee,
 	    0xee, 0xee);
@@ -114,7 +111,7 @@ static void every_kind_le(struct img *m)
 	PUT(m, 0x0d, L64(0x1122334455667788ull), Z7);
 	AT(m, 195);
 	PUT(m, 0x03, Z15);
-	pad_to(m, 288, 0xff);
+	img_pad_to(m, 288, 0xff);
 }
 
 /* The same trace as a big-endian machine writes it. */
@@ -141,7 +138,7 @@ static void every_kind_be(struct img *m)
 	PUT(m, 0x86, B64(0x1122334455667788ull), Z7);
 	AT(m, 195);
 	PUT(m, 0x81, Z15);
-	pad_to(m, 288, 0xff);
+	img_pad_to(m, 288, 0xff);
 }
 
 struct want_rec {
@@ -395,7 +392,7 @@ static void test_custom_payload_sizes(void **state)
 	size_t i;
 
 	(void)state;
-	header_le(&m, 256);
+	img_header(&m, 256);
 	preamble_le(&m, 1, 0, 0, 0, 100);
 	AT(&m, 80);
 	PUT(&m, 0x0b, L32(0), L64(200), Z3);
@@ -409,12 +406,12 @@ static void test_custom_payload_sizes(void **state)
 	PUT(&m, 0x0b, L32(8), L64(500), Z3, 'A', 'B', 'C', 'D', 'E', 'F', 'G', 'H');
 	AT(&m, 168);
 	PUT(&m, 0x0b, L32(40), L64(600), Z3);
-	put(&m, p40, 40);
+	img_put(&m, p40, 40);
 	AT(&m, 224);
 	PUT(&m, 0x12, 0x00, 0x00, 0x00, L32(2));
 	PUT(&m, 0x03, Z15);
 	AT(&m, 248);
-	pad_to(&m, 288, 0);
+	img_pad_to(&m, 288, 0);
 
 	o = open_img(&m);
 	assert_int_equal(xfdr_events_begin(o.t, XFDR_ORDER_FILE, &it, &err), 0);
@@ -457,7 +454,7 @@ static void test_entry_args(void **state)
 	struct xfdr_error err;
 
 	(void)state;
-	header_le(&m, 256);
+	img_header(&m, 256);
 	preamble_le(&m, 9, 0, 0, 1, 0);
 	PUT(&m, 0xa6, 0x00, 0x00, 0x00, L32(1));
 	PUT(&m, 0xb6, 0x00, 0x00, 0x00, L32(1));
@@ -474,7 +471,7 @@ static void test_entry_args(void **state)
 	AT(&m, 208);
 	PUT(&m, 0xd2, 0x00, 0x00, 0x00, L32(1));
 	PUT(&m, 0x03, Z15);
-	pad_to(&m, 288, 0);
+	img_pad_to(&m, 288, 0);
 
 	o = open_img(&m);
 	assert_int_equal(xfdr_events_begin(o.t, XFDR_ORDER_FILE, &it, &err), 0);
@@ -538,7 +535,7 @@ static void test_exactly_full_buffers(void **state)
 	int n;
 
 	(void)state;
-	header_le(&m, 72);
+	img_header(&m, 72);
 	preamble_le(&m, 1, 10, 0, 0, 50);
 	PUT(&m, 0x36, 0x00, 0x00, 0x00, L32(5));
 	PUT(&m, 0x0d, L64(42), Z7);
@@ -602,7 +599,7 @@ static void test_args_at_file_end(void **state)
 	struct xfdr_error err;
 
 	(void)state;
-	header_le(&m, 72);
+	img_header(&m, 72);
 	preamble_le(&m, 1, 0, 0, 0, 0);
 	PUT(&m, 0x16, 0x00, 0x00, 0x00, L32(1));
 	PUT(&m, 0x0d, L64(11), Z7);
@@ -632,7 +629,7 @@ static void test_preamble_only_buffer(void **state)
 	struct xfdr_error err;
 
 	(void)state;
-	header_le(&m, 48);
+	img_header(&m, 48);
 	preamble_le(&m, 4, 1, 2, 3, 4);
 	preamble_le(&m, 4, 1, 3, 3, 5);
 	o = open_img(&m);
@@ -682,7 +679,7 @@ static void test_thread_order(void **state)
 	size_t i;
 
 	(void)state;
-	header_le(&m, 72);
+	img_header(&m, 72);
 	for (i = 0; i < 6; i++) {
 		AT(&m, 32 + 72 * i);
 		preamble_le(&m, bufs[i].tid, bufs[i].sec, bufs[i].usec, (uint16_t)i, 1000 * i);

@@ -22,7 +22,7 @@
 
 #include "xfdr/reader.h"
 
-#include "tests/unit/test_image.h"
+#include "tests/support/image.h"
 
 /* ---- a small encoder for the generated images (spec bit layout, either byte order) ------- */
 
@@ -50,7 +50,7 @@ static void g_md(struct img *m, int big, unsigned kind)
 /* Close a metadata record started at `start`: zero reserved bytes up to 16. */
 static void g_md_end(struct img *m, size_t start)
 {
-	pad_to(m, start + 16, 0);
+	img_pad_to(m, start + 16, 0);
 }
 
 static void g_fn(struct img *m, int big, unsigned action, uint32_t fid, uint32_t delta)
@@ -100,7 +100,7 @@ static void g_custom(struct img *m, int big, uint32_t bytes, uint64_t tsc, const
 	put_int(m, bytes, 4, big);
 	put_int(m, tsc, 8, big);
 	g_md_end(m, s);
-	put(m, payload, n);
+	img_put(m, payload, n);
 }
 
 static void g_arg(struct img *m, int big, uint64_t v)
@@ -141,7 +141,7 @@ static void base_file(struct img *m, int big)
 	g_fn(m, big, 1, 1, 1);
 	AT(m, 165);
 	g_eob(m, big);
-	pad_to(m, 192, 0);
+	img_pad_to(m, 192, 0);
 	g_preamble(m, big, 8, 2, 0, 0, 10);
 	for (int i = 0; i < 7; i++) {
 		g_fn(m, big, 0, 3, 1);
@@ -153,7 +153,7 @@ static void base_file(struct img *m, int big)
 	g_fn(m, big, 2, 4, 2);
 	AT(m, 424);
 	g_eob(m, big);
-	pad_to(m, 512, 0);
+	img_pad_to(m, 512, 0);
 }
 
 /* ---- checking one image -------------------------------------------------------------------- */
@@ -491,7 +491,7 @@ static void gen_buffer(struct gen *g, uint64_t bs)
 			if (room < 8) {
 				/* Cannot be filled: the record is cut by the buffer end. */
 				gen_bad(g);
-				pad_to(m, end, 0);
+				img_pad_to(m, end, 0);
 				break;
 			}
 			if (below(200) == 0) {
@@ -527,7 +527,7 @@ static void gen_buffer(struct gen *g, uint64_t bs)
 			if (16 + (uint64_t)bytes > room) {
 				gen_bad(g);
 				g_custom(m, g->big, bytes, tsc, "", 0);
-				pad_to(m, end, 0);
+				img_pad_to(m, end, 0);
 				break;
 			}
 			for (uint32_t k = 0; k < bytes; k++)
@@ -619,13 +619,6 @@ static void test_grammar_shaped_random(void **state)
 
 /* ---- one test per rule: exact offset and wording ------------------------------------------- */
 
-/* LE header: version 1, type 1, bitfield 3, 2 GHz, the given buffer_size. */
-static void header_le(struct img *m, uint64_t buffer_size)
-{
-	PUT(m, 0x01, 0x00, 0x01, 0x00, 0x03, 0x00, 0x00, 0x00, L64(2000000000ull), L64(buffer_size),
-	    Z8);
-}
-
 /* 32 NewBuffer tid 1, 48 WallClockTime 0 s, 64 NewCPUId cpu 0 tsc 100. */
 static void preamble_le(struct img *m)
 {
@@ -652,7 +645,7 @@ static void test_bad_version(void **state)
 	struct img m = {0};
 
 	(void)state;
-	header_le(&m, 64);
+	img_header(&m, 64);
 	m.b[0] = 0x02;
 	expect_error(&m, 0,
 		     "bad.xray: offset 0: expected version 1 (bytes 01 00 or 00 01), found "
@@ -677,7 +670,7 @@ static void test_bad_type(void **state)
 	struct img m = {0};
 
 	(void)state;
-	header_le(&m, 64);
+	img_header(&m, 64);
 	m.b[2] = 0x00;
 	expect_error(&m, 2,
 		     "bad.xray: offset 2: expected type 1 (Flight Data Recorder), found "
@@ -698,7 +691,7 @@ static void test_short_header(void **state)
 	expect_error(&m, 0,
 		     "bad.xray: offset 0: expected a 32-byte file header, found an empty "
 		     "file");
-	header_le(&m, 64);
+	img_header(&m, 64);
 	m.len = 31;
 	expect_error(&m, 0, "bad.xray: offset 0: expected a 32-byte file header, found 31 bytes");
 	m.len = 1;
@@ -711,20 +704,20 @@ static void test_buffer_ends_inside_preamble(void **state)
 	struct img m = {0};
 
 	(void)state;
-	header_le(&m, 40);
+	img_header(&m, 40);
 	preamble_le(&m);
 	m.len = 32 + 40;
 	expect_error(&m, 16,
 		     "bad.xray: offset 16: expected a buffer_size of at least 48 bytes "
 		     "(NewBuffer, WallClockTime, NewCPUId), found 40");
 	m.len = 0;
-	header_le(&m, 47);
+	img_header(&m, 47);
 	expect_error(&m, 16,
 		     "bad.xray: offset 16: expected a buffer_size of at least 48 bytes "
 		     "(NewBuffer, WallClockTime, NewCPUId), found 47");
 	/* 0 must not divide anything, even with no buffers after the header. */
 	m.len = 0;
-	header_le(&m, 0);
+	img_header(&m, 0);
 	expect_error(&m, 16,
 		     "bad.xray: offset 16: expected a buffer_size of at least 48 bytes "
 		     "(NewBuffer, WallClockTime, NewCPUId), found 0");
@@ -736,7 +729,7 @@ static void test_cut_by_file_end(void **state)
 	struct img m = {0};
 
 	(void)state;
-	header_le(&m, 72);
+	img_header(&m, 72);
 	preamble_le(&m);
 	PUT(&m, 0x10, 0x00, 0x00, 0x00, L32(1));
 	PUT(&m, 0x03, Z15);
@@ -751,7 +744,7 @@ static void test_cut_by_file_end(void **state)
 		     "(whole buffers), found 52 bytes (32 + 0 * 72 + 20)");
 	/* A buffer_size near 2^64 must not overflow the size arithmetic. */
 	m.len = 0;
-	header_le(&m, 0xffffffffffffffffull);
+	img_header(&m, 0xffffffffffffffffull);
 	PUT(&m, 0x01);
 	expect_error(&m, 32,
 		     "bad.xray: offset 32: expected a file size of 32 + n * "
@@ -764,20 +757,20 @@ static void test_missing_new_buffer(void **state)
 	struct img m = {0};
 
 	(void)state;
-	header_le(&m, 64);
+	img_header(&m, 64);
 	PUT(&m, 0x10, 0x00, 0x00, 0x00, L32(1));
-	pad_to(&m, 96, 0);
+	img_pad_to(&m, 96, 0);
 	expect_error(&m, 32,
 		     "bad.xray: offset 32: expected NewBuffer at the start of buffer 0, "
 		     "found Function record (Entry)");
 	/* Buffer 1 after a good buffer 0 that ended with EndOfBuffer. */
 	m.len = 0;
-	header_le(&m, 64);
+	img_header(&m, 64);
 	preamble_le(&m);
 	PUT(&m, 0x03, Z15);
 	AT(&m, 96);
 	PUT(&m, 0x09, L64(0), L32(0), Z3);
-	pad_to(&m, 160, 0);
+	img_pad_to(&m, 160, 0);
 	expect_error(&m, 96,
 		     "bad.xray: offset 96: expected NewBuffer at the start of buffer 1, "
 		     "found WallClockTime record");
@@ -788,17 +781,17 @@ static void test_missing_wall_clock(void **state)
 	struct img m = {0};
 
 	(void)state;
-	header_le(&m, 64);
+	img_header(&m, 64);
 	PUT(&m, 0x01, L16(1), Z13);
 	PUT(&m, 0x05, L16(0), L64(100), Z5);
-	pad_to(&m, 96, 0);
+	img_pad_to(&m, 96, 0);
 	expect_error(&m, 48,
 		     "bad.xray: offset 48: expected WallClockTime after NewBuffer, found "
 		     "NewCPUId record");
 	/* An EndOfBuffer cannot close a buffer before its preamble is complete. */
 	m.len = 48;
 	PUT(&m, 0x03, Z15);
-	pad_to(&m, 96, 0);
+	img_pad_to(&m, 96, 0);
 	expect_error(&m, 48,
 		     "bad.xray: offset 48: expected WallClockTime after NewBuffer, found "
 		     "EndOfBuffer record");
@@ -809,18 +802,18 @@ static void test_missing_new_cpu_id(void **state)
 	struct img m = {0};
 
 	(void)state;
-	header_le(&m, 64);
+	img_header(&m, 64);
 	PUT(&m, 0x01, L16(1), Z13);
 	PUT(&m, 0x09, L64(0), L32(0), Z3);
 	AT(&m, 64);
 	PUT(&m, 0x10, 0x00, 0x00, 0x00, L32(1));
-	pad_to(&m, 96, 0);
+	img_pad_to(&m, 96, 0);
 	expect_error(&m, 64,
 		     "bad.xray: offset 64: expected NewCPUId after WallClockTime, found "
 		     "Function record (Entry)");
 	m.len = 64;
 	PUT(&m, 0x07, L64(5), Z7);
-	pad_to(&m, 96, 0);
+	img_pad_to(&m, 96, 0);
 	expect_error(&m, 64,
 		     "bad.xray: offset 64: expected NewCPUId after WallClockTime, found "
 		     "TSCWrap record");
@@ -831,11 +824,11 @@ static void test_unknown_kind(void **state)
 	struct img m = {0};
 
 	(void)state;
-	header_le(&m, 128);
+	img_header(&m, 128);
 	preamble_le(&m);
 	AT(&m, 80);
 	PUT(&m, 0x0f, Z15); /* kind 7 (BufferExtents in later versions) */
-	pad_to(&m, 160, 0);
+	img_pad_to(&m, 160, 0);
 	expect_error(&m, 80,
 		     "bad.xray: offset 80: expected a metadata record kind 0-6 (NewBuffer "
 		     ".. CallArgument), found kind 7");
@@ -866,11 +859,11 @@ static void test_bad_action(void **state)
 	struct img m = {0};
 
 	(void)state;
-	header_le(&m, 128);
+	img_header(&m, 128);
 	preamble_le(&m);
 	AT(&m, 80);
 	PUT(&m, 0x18, 0x00, 0x00, 0x00, L32(1)); /* fid 1, action 4 */
-	pad_to(&m, 160, 0);
+	img_pad_to(&m, 160, 0);
 	expect_error(&m, 80,
 		     "bad.xray: offset 80: expected a function record action 0-3 (Entry, "
 		     "Exit, Tail_Exit, Entry_Args), found action 4");
@@ -885,7 +878,7 @@ static void test_bad_action(void **state)
 	PUT(&m, 0x84, Z15);
 	PUT(&m, 0x82, Z15);
 	PUT(&m, 0x40, 0x00, 0x00, 0x01, 0, 0, 0, 1);
-	pad_to(&m, 32 + 64, 0);
+	img_pad_to(&m, 32 + 64, 0);
 	expect_error(&m, 80,
 		     "bad.xray: offset 80: expected a function record action 0-3 (Entry, "
 		     "Exit, Tail_Exit, Entry_Args), found action 4");
@@ -896,19 +889,19 @@ static void test_preamble_record_in_body(void **state)
 	struct img m = {0};
 
 	(void)state;
-	header_le(&m, 128);
+	img_header(&m, 128);
 	preamble_le(&m);
 	PUT(&m, 0x10, 0x00, 0x00, 0x00, L32(1));
 	AT(&m, 88);
 	PUT(&m, 0x01, L16(2), Z13);
-	pad_to(&m, 160, 0);
+	img_pad_to(&m, 160, 0);
 	expect_error(&m, 88,
 		     "bad.xray: offset 88: expected NewCPUId, TSCWrap, Function, "
 		     "CustomEventMarker, CallArgument or EndOfBuffer in the body of buffer "
 		     "0, found NewBuffer record");
 	m.len = 80;
 	PUT(&m, 0x09, L64(1), L32(2), Z3);
-	pad_to(&m, 160, 0);
+	img_pad_to(&m, 160, 0);
 	expect_error(&m, 80,
 		     "bad.xray: offset 80: expected NewCPUId, TSCWrap, Function, "
 		     "CustomEventMarker, CallArgument or EndOfBuffer in the body of buffer "
@@ -929,7 +922,7 @@ static void test_misplaced_call_argument(void **state)
 	(void)state;
 	for (i = 0; i < 5; i++) {
 		m.len = 0;
-		header_le(&m, 160);
+		img_header(&m, 160);
 		preamble_le(&m);
 		AT(&m, 80);
 		switch (i) {
@@ -950,7 +943,7 @@ static void test_misplaced_call_argument(void **state)
 		}
 		at = m.len;
 		PUT(&m, 0x0d, L64(7), Z7);
-		pad_to(&m, 192, 0);
+		img_pad_to(&m, 192, 0);
 		snprintf(
 		    want, sizeof(want),
 		    "bad.xray: offset %zu: expected CallArgument only after "
@@ -966,7 +959,7 @@ static void test_record_cut_by_buffer_end(void **state)
 
 	(void)state;
 	/* 60-byte buffers: after the preamble and an Entry, 4 bytes are left at 88. */
-	header_le(&m, 60);
+	img_header(&m, 60);
 	preamble_le(&m);
 	PUT(&m, 0x10, 0x00, 0x00, 0x00, L32(1));
 	AT(&m, 88);
@@ -974,13 +967,13 @@ static void test_record_cut_by_buffer_end(void **state)
 	/* A valid second buffer right behind: nothing may be read from it. */
 	AT(&m, 92);
 	preamble_le(&m);
-	pad_to(&m, 152, 0);
+	img_pad_to(&m, 152, 0);
 	expect_error(&m, 88,
 		     "bad.xray: offset 88: expected 8 bytes for Function record (Exit), "
 		     "found 4 before the end of the buffer at offset 92");
 	/* 70-byte buffer: a TSCWrap at 88 has 14 bytes. */
 	m.len = 0;
-	header_le(&m, 70);
+	img_header(&m, 70);
 	preamble_le(&m);
 	PUT(&m, 0x10, 0x00, 0x00, 0x00, L32(1));
 	PUT(&m, 0x07, L64(5), 0, 0, 0, 0, 0);
@@ -990,7 +983,7 @@ static void test_record_cut_by_buffer_end(void **state)
 		     "before the end of the buffer at offset 102");
 	/* 64-byte buffer: an EndOfBuffer at 88 has 8 bytes. */
 	m.len = 0;
-	header_le(&m, 64);
+	img_header(&m, 64);
 	preamble_le(&m);
 	PUT(&m, 0x10, 0x00, 0x00, 0x00, L32(1));
 	PUT(&m, 0x03, Z7);
@@ -1005,11 +998,11 @@ static void test_custom_payload_cut(void **state)
 	struct img m = {0};
 
 	(void)state;
-	header_le(&m, 128);
+	img_header(&m, 128);
 	preamble_le(&m);
 	AT(&m, 80);
 	PUT(&m, 0x0b, L32(100), L64(5), Z3);
-	pad_to(&m, 160, 0);
+	img_pad_to(&m, 160, 0);
 	expect_error(&m, 80,
 		     "bad.xray: offset 80: expected 116 bytes for a CustomEventMarker and "
 		     "its 100-byte payload, found 80 before the end of the buffer at offset "
@@ -1054,7 +1047,7 @@ static void test_padding_and_reserved_ignored(void **state)
 	    0xff, 0xff);
 	PUT(&m, 0x01, L16(9), Z13);
 	PUT(&m, 0xff);
-	pad_to(&m, 192, 0x0f);
+	img_pad_to(&m, 192, 0x0f);
 	o = exercise(m.b, m.len, "pad.xray");
 	assert_true(o.valid);
 	assert_int_equal(o.events, 2);

@@ -18,6 +18,7 @@
 #endif
 
 #include "tests/unit/test_runtime_support.h"
+#include "tests/support/child.h"
 
 #include "runtime/record/clock.h"
 #include "runtime/record/record.h"
@@ -789,20 +790,26 @@ static int child_main(void)
 	return 0;
 }
 
+/* This binary again as "--child" with XFDR_OPTIONS=options, stderr to /dev/null; must exit 0. */
 static pid_t run_child(const char *options)
 {
-	pid_t pid = fork();
+	char *argv[] = {"test_runtime_record", "--child", NULL};
+	char env_options[320];
+	char *env[] = {env_options, NULL};
+	struct child_spec spec = {
+	    .argv = argv,
+	    .program = "/proc/self/exe",
+	    .env_add = env,
+	    .err = {.to = CHILD_DEVNULL},
+	};
+	struct child_result r;
 
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int devnull = open("/dev/null", O_WRONLY);
-
-		dup2(devnull, 2);
-		setenv("XFDR_OPTIONS", options, 1);
-		execl("/proc/self/exe", "test_runtime_record", "--child", (char *)NULL);
-		_exit(127);
-	}
-	return pid;
+	assert_true(snprintf(env_options, sizeof(env_options), "XFDR_OPTIONS=%s", options) <
+		    (int)sizeof(env_options));
+	child_run(&spec, &r);
+	child_result_free(&r);
+	assert_true(r.signal == 0 && r.status == 0);
+	return r.pid;
 }
 
 static void start_at_load_and_flush_at_exit(void **state)
@@ -810,14 +817,11 @@ static void start_at_load_and_flush_at_exit(void **state)
 	char options[300];
 	struct ts_yrec r[8];
 	pid_t pid;
-	int st;
 
 	(void)state;
 	snprintf(options, sizeof(options), "start=1 output=%s buffer_size=4096 buffer_max=4",
 		 ts_dir);
 	pid = run_child(options);
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	snprintf(path, sizeof(path), "%sxfdr-test_runtime_record-%d-0.xray", ts_dir, (int)pid);
 	reader_ok();
 	assert_int_equal(llvm_records(r, 8), 3);
@@ -828,8 +832,6 @@ static void start_at_load_and_flush_at_exit(void **state)
 	snprintf(options, sizeof(options), "start=1 flush_at_exit=0 output=%s buffer_max=4",
 		 ts_dir);
 	pid = run_child(options);
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	snprintf(path, sizeof(path), "%sxfdr-test_runtime_record-%d-0.xray", ts_dir, (int)pid);
 	assert_int_equal(access(path, F_OK), -1);
 }

@@ -1,6 +1,6 @@
 /*
  * tests/unit/test_trace_gen.h - random per-thread event lists, and a small encoder that turns
- * them into a whole FDR v1 file image with writer/record.h and writer/file.h. Shared by
+ * them into a whole FDR v1 file image with writer/encode.h and writer/file.h. Shared by
  * test_roundtrip.c and test_interop.c (header only: every tests/unit/test_*.c is a binary).
  *
  * The generator is the ground truth: it decides what each thread did (function events with

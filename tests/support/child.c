@@ -1,0 +1,283 @@
+/*
+ * tests/support/child.c - run a program as a child process (see child.h).
+ *
+ * Life of one run: build the environment (inherited, with env_add replacing names), turn each
+ * stream's sink into posix_spawn file actions (stdout first, so that stderr's CHILD_STDOUT
+ * copies the finished stdout), spawn, then drain the capture pipes with poll() until both
+ * reach end of file, then reap the child. With a timeout, both waits are bounded by one
+ * deadline on CLOCK_MONOTONIC.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "tests/support/child.h"
+
+extern char **environ;
+
+/* environ with each "NAME=value" of add replacing the inherited NAME; strings not copied. */
+static char **merged_env(char *const *add)
+{
+	size_t n_env = 0, n_add = 0, i, j, k;
+	char **env;
+
+	while (environ[n_env])
+		n_env++;
+	while (add[n_add])
+		n_add++;
+	env = calloc(n_env + n_add + 1, sizeof(*env));
+	assert_non_null(env);
+	for (i = j = 0; i < n_env; i++) {
+		int keep = 1;
+
+		for (k = 0; k < n_add && keep; k++)
+			keep = strncmp(environ[i], add[k], strcspn(add[k], "=") + 1) != 0;
+		if (keep)
+			env[j++] = environ[i];
+	}
+	for (k = 0; k < n_add; k++)
+		env[j++] = add[k];
+	env[j] = NULL;
+	return env;
+}
+
+/* File actions that give the child's descriptor fd (1 or 2) the sink of s. */
+static void add_sink(posix_spawn_file_actions_t *fa, int fd, const struct child_stream *s,
+		     int pipe_w)
+{
+	int rc = 0;
+
+	switch (s->to) {
+	case CHILD_INHERIT:
+		break;
+	case CHILD_CAPTURE:
+		rc = posix_spawn_file_actions_adddup2(fa, pipe_w, fd);
+		break;
+	case CHILD_DEVNULL:
+		rc = posix_spawn_file_actions_addopen(fa, fd, "/dev/null", O_WRONLY, 0);
+		break;
+	case CHILD_FILE:
+		assert_non_null(s->path);
+		rc = posix_spawn_file_actions_addopen(fa, fd, s->path,
+						      O_WRONLY | O_CREAT | O_APPEND, 0644);
+		break;
+	case CHILD_FD:
+		rc = posix_spawn_file_actions_adddup2(fa, s->fd, fd);
+		break;
+	case CHILD_CLOSED:
+		rc = posix_spawn_file_actions_addclose(fa, fd);
+		break;
+	case CHILD_STDOUT:
+		assert_int_equal(fd, STDERR_FILENO);
+		rc = posix_spawn_file_actions_adddup2(fa, STDOUT_FILENO, fd);
+		break;
+	default:
+		fail_msg("unknown child sink %d", (int)s->to);
+	}
+	assert_int_equal(rc, 0);
+}
+
+static void append(char **buf, size_t *len, const char *p, size_t n)
+{
+	*buf = realloc(*buf, *len + n + 1);
+	assert_non_null(*buf);
+	memcpy(*buf + *len, p, n);
+	*len += n;
+	(*buf)[*len] = '\0';
+}
+
+/* Milliseconds left until deadline (0 once passed); -1, "for ever", without a timeout. */
+static int ms_left(const struct timespec *deadline)
+{
+	struct timespec now;
+	int64_t ms;
+
+	if (!deadline)
+		return -1;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (int64_t)(deadline->tv_sec - now.tv_sec) * 1000 +
+	     (deadline->tv_nsec - now.tv_nsec) / 1000000;
+	return ms > 0 ? (int)ms : 0;
+}
+
+static void print_text(const char *text)
+{
+	const char *nl;
+
+	for (; *text; text = nl + 1) {
+		nl = strchrnul(text, '\n');
+		fprintf(stderr, "  | %.*s\n", (int)(nl - text), text);
+		if (!*nl)
+			break;
+	}
+}
+
+/* The deadline passed: kill and reap the child, show what it wrote, fail the test. */
+static void timed_out(const struct child_spec *spec, struct child_result *r, struct pollfd pf[2])
+{
+	int i, st;
+
+	kill(r->pid, SIGKILL);
+	for (i = 0; i < 2; i++)
+		if (pf[i].fd >= 0)
+			close(pf[i].fd);
+	while (waitpid(r->pid, &st, 0) < 0)
+		assert_int_equal(errno, EINTR);
+	print_text(r->out);
+	print_text(r->err);
+	if (spec->out.to == CHILD_FILE)
+		child_print_file(spec->out.path);
+	if (spec->err.to == CHILD_FILE &&
+	    !(spec->out.to == CHILD_FILE && !strcmp(spec->out.path, spec->err.path)))
+		child_print_file(spec->err.path);
+	child_result_free(r);
+	fail_msg("%s did not finish within %u s", spec->argv[0], spec->timeout_s);
+}
+
+/* Read what is ready on the capture pipes; a pipe at end of file is closed and set to -1. */
+static void drain(struct pollfd pf[2], struct child_result *r)
+{
+	char chunk[65536];
+	ssize_t n;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (pf[i].fd < 0 || !pf[i].revents)
+			continue;
+		n = read(pf[i].fd, chunk, sizeof(chunk));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			close(pf[i].fd);
+			pf[i].fd = -1;
+			continue;
+		}
+		if (i == 0)
+			append(&r->out, &r->out_len, chunk, (size_t)n);
+		else
+			append(&r->err, &r->err_len, chunk, (size_t)n);
+	}
+}
+
+void child_run(const struct child_spec *spec, struct child_result *r)
+{
+	const struct child_stream *sink[2] = {&spec->out, &spec->err};
+	struct timespec deadline_at, *deadline = NULL;
+	int pipes[2][2] = {{-1, -1}, {-1, -1}};
+	const char *program = spec->program ? spec->program : spec->argv[0];
+	posix_spawn_file_actions_t fa;
+	struct pollfd pf[2];
+	char **env = NULL;
+	pid_t done;
+	int i, rc, st;
+
+	memset(r, 0, sizeof(*r));
+	r->pid = -1;
+	append(&r->out, &r->out_len, "", 0);
+	append(&r->err, &r->err_len, "", 0);
+	if (spec->env_add)
+		env = merged_env(spec->env_add);
+	assert_int_equal(posix_spawn_file_actions_init(&fa), 0);
+	for (i = 0; i < 2; i++) {
+		if (sink[i]->to == CHILD_CAPTURE)
+			assert_int_equal(pipe2(pipes[i], O_CLOEXEC), 0);
+		add_sink(&fa, i + 1, sink[i], pipes[i][1]);
+	}
+	fflush(NULL);
+	rc = posix_spawnp(&r->pid, program, &fa, NULL, spec->argv, env ? env : environ);
+	posix_spawn_file_actions_destroy(&fa);
+	free(env);
+	for (i = 0; i < 2; i++) {
+		if (pipes[i][1] >= 0)
+			close(pipes[i][1]);
+		pf[i] = (struct pollfd){.fd = pipes[i][0], .events = POLLIN};
+	}
+	if (rc) {
+		for (i = 0; i < 2; i++)
+			if (pf[i].fd >= 0)
+				close(pf[i].fd);
+		r->pid = -1;
+		r->status = 127;
+		return;
+	}
+	if (spec->timeout_s) {
+		clock_gettime(CLOCK_MONOTONIC, &deadline_at);
+		deadline_at.tv_sec += spec->timeout_s;
+		deadline = &deadline_at;
+	}
+	while (pf[0].fd >= 0 || pf[1].fd >= 0) {
+		int wait_ms = ms_left(deadline);
+
+		if (wait_ms == 0)
+			timed_out(spec, r, pf);
+		rc = poll(pf, 2, wait_ms);
+		if (rc < 0) {
+			assert_int_equal(errno, EINTR);
+			continue;
+		}
+		drain(pf, r);
+	}
+	for (;;) {
+		done = waitpid(r->pid, &st, deadline ? WNOHANG : 0);
+		if (done == r->pid)
+			break;
+		if (done < 0) {
+			assert_int_equal(errno, EINTR);
+			continue;
+		}
+		if (ms_left(deadline) == 0)
+			timed_out(spec, r, pf);
+		nanosleep(&(struct timespec){.tv_nsec = 5000000}, NULL);
+	}
+	if (WIFSIGNALED(st)) {
+		r->signal = WTERMSIG(st);
+		r->status = 128 + r->signal;
+	} else {
+		r->status = WEXITSTATUS(st);
+	}
+}
+
+void child_capture(char *const argv[], struct child_result *r)
+{
+	struct child_spec spec = {
+	    .argv = argv,
+	    .out = {.to = CHILD_CAPTURE},
+	    .err = {.to = CHILD_CAPTURE},
+	};
+
+	child_run(&spec, r);
+}
+
+void child_result_free(struct child_result *r)
+{
+	free(r->out);
+	free(r->err);
+	r->out = r->err = NULL;
+	r->out_len = r->err_len = 0;
+}
+
+void child_print_file(const char *path)
+{
+	char line[512];
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		fprintf(stderr, "  | %s", line);
+	fclose(f);
+}
