@@ -1,0 +1,174 @@
+/*
+ * reader/lib/callstack.h - pair function entries with their exits: the calls of a trace.
+ *
+ * The one call-stack pairing every verb shares (latency tables, stacks, flame graphs,
+ * timelines), as uftrace's commands share utils/fstack.c. A pairer is fed function events,
+ * each thread's in that thread's time order (XFDR_ORDER_THREAD gives exactly that; events of
+ * different threads may be interleaved in any way), keeps one stack per 16-bit thread id and
+ * reports every completed call to a callback, innermost calls first.
+ *
+ * Rules (what llvm-xray account does with sibling-call deduction, plus what it drops):
+ *   Entry, Entry_Args of F   push a frame for F.
+ *   Exit, Tail_Exit of F     pop down to the nearest (innermost) frame of F. The frames above
+ *                            it never had their exit recorded: they are reported first,
+ *                            innermost first, closed at the exit's TSC, as XFDR_CALL_UNWOUND.
+ *                            Then F is reported as ended by that exit.
+ *                            If F is not on the stack at all, the exit is reported alone as
+ *                            XFDR_CALL_NO_ENTRY (the trace began inside F, or the buffers
+ *                            holding its entry were overwritten or dropped) and the stack is
+ *                            left as it was. Such an exit is never dropped silently.
+ *   custom events            ignored (counted).
+ *   finish                   every frame still open is reported as XFDR_CALL_NO_EXIT, closed
+ *                            at the last TSC seen on its thread, innermost first, threads by
+ *                            ascending id.
+ *
+ * Times: each call carries its entry and exit TSC, its total (exit - entry) and the time of
+ * its direct children, so that self time = total - children, as `account` needs. A call with
+ * no entry is taken to have begun at the first TSC seen on its thread; when the stack is empty
+ * at its exit, every call that completed at depth 0 before it, back to and including the
+ * previous such exit, is counted as its child (it was running before and after them).
+ *
+ * Memory: one table of thread pointers, then per thread seen one small struct and a stack
+ * that grows by doubling with realloc(); depth is bounded only by memory. Once a thread's
+ * stack is as deep as it will get, feeding never allocates. An allocation failure is an
+ * -ENOMEM return that leaves the pairer as it was, never a crash.
+ *
+ * Context: a pairer is plain single-threaded data; one thread at a time may use it.
+ */
+#ifndef XFDR_READER_LIB_CALLSTACK_H
+#define XFDR_READER_LIB_CALLSTACK_H
+
+#include <stdint.h>
+
+#include "xfdr/reader.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* How a call ended, and how it began. Exactly one of the first four bits is set. */
+enum xfdr_call_flag {
+	XFDR_CALL_EXIT = 1u << 0,      /* ended by its own Exit record */
+	XFDR_CALL_TAIL_EXIT = 1u << 1, /* ended by its own Tail_Exit record */
+	XFDR_CALL_UNWOUND = 1u << 2,   /* its exit was not recorded: closed by the exit of a
+					  caller further down its stack (a deduced sibling) */
+	XFDR_CALL_NO_EXIT = 1u << 3,   /* still open when the pairer was finished */
+	XFDR_CALL_NO_ENTRY = 1u << 4,  /* an exit with no matching entry on the stack; with
+					  XFDR_CALL_EXIT or XFDR_CALL_TAIL_EXIT */
+	XFDR_CALL_ARGS = 1u << 5,      /* began with Entry_Args */
+};
+#define XFDR_CALL_END_MASK                                                                         \
+	(XFDR_CALL_EXIT | XFDR_CALL_TAIL_EXIT | XFDR_CALL_UNWOUND | XFDR_CALL_NO_EXIT)
+
+/*
+ * A completed call, as the callback sees it. The struct and the events it points to are only
+ * valid during the callback: copy what must outlive it. The events' own pointers (arguments,
+ * through xfdr_event_arg()) point into the trace, which must still be open.
+ */
+struct xfdr_call {
+	uint32_t function_id;
+	uint16_t thread_id;
+	uint16_t cpu;	    /* of the entry record; of the exit record with XFDR_CALL_NO_ENTRY */
+	uint32_t depth;	    /* frames below it on its thread's stack: 0 = outermost recorded. With
+			       XFDR_CALL_NO_ENTRY: the frames open when the exit came (how many
+			       unrecorded callers it had is not known) */
+	unsigned flags;	    /* enum xfdr_call_flag bits */
+	uint64_t enter_tsc; /* with XFDR_CALL_NO_ENTRY: the first TSC seen on the thread */
+	uint64_t exit_tsc;  /* with XFDR_CALL_NO_EXIT: the last TSC seen on the thread */
+	uint64_t total_tsc; /* exit_tsc - enter_tsc; 0 if the clock went backwards */
+	uint64_t child_tsc; /* sum of the total_tsc of its direct children (saturating) */
+	const struct xfdr_event *enter; /* its Entry/Entry_Args event; NULL with NO_ENTRY */
+	const struct xfdr_event *exit;	/* the Exit/Tail_Exit that closed it: its own, or with
+					   XFDR_CALL_UNWOUND its caller's; NULL with NO_EXIT */
+};
+
+/* Time in the call itself, not in recorded children; 0 if the children seem longer. */
+static inline uint64_t xfdr_call_self_tsc(const struct xfdr_call *c)
+{
+	return c->total_tsc > c->child_tsc ? c->total_tsc - c->child_tsc : 0;
+}
+
+struct xfdr_callstack_stats {
+	uint64_t function_events; /* Entry, Entry_Args, Exit and Tail_Exit events taken */
+	uint64_t ignored_events;  /* custom events (and unknown actions): not paired */
+	uint64_t calls;		  /* calls reported, of every kind below */
+	uint64_t unwound;	  /* of which XFDR_CALL_UNWOUND */
+	uint64_t no_exit;	  /* of which XFDR_CALL_NO_EXIT */
+	uint64_t no_entry;	  /* of which XFDR_CALL_NO_ENTRY (unmatched exits) */
+	uint64_t tsc_backwards;	  /* events with a lower TSC than their thread's previous one */
+	uint32_t max_depth;	  /* most frames ever open at once on one thread */
+	uint32_t threads;	  /* distinct thread ids seen */
+};
+
+struct xfdr_callstack; /* the pairer: its stacks, the callback, the counters */
+
+/*
+ * The callback: one completed call. Return 0 to go on; anything else stops the feed or finish
+ * that called it, which then returns -ECANCELED (keep the reason in ctx). It must not feed or
+ * finish the pairer that called it.
+ */
+typedef int (*xfdr_call_fn)(void *ctx, const struct xfdr_call *call);
+
+/*
+ * xfdr_callstack_create - a pairer with no thread seen yet, reporting to on_call(ctx, ...);
+ * on_call may be NULL (only the counters are wanted). Returns NULL when out of memory.
+ */
+struct xfdr_callstack *xfdr_callstack_create(xfdr_call_fn on_call, void *ctx);
+
+/* Frees everything. Open frames are dropped without being reported (finish first). NULL ok. */
+void xfdr_callstack_destroy(struct xfdr_callstack *cs);
+
+/*
+ * xfdr_callstack_feed - take one event (the event is only read during the call).
+ * Returns
+ *   0           taken; the calls it completed, if any, were reported.
+ *   -ENOMEM     no memory for a new thread or a deeper stack (or more than UINT32_MAX
+ *               frames): the event was not taken, nothing was reported or counted, the
+ *               pairer is as before and the same event may be fed again.
+ *   -ECANCELED  the callback returned nonzero. Every call reported so far has left the
+ *               stack, but the event may be only partly applied: stop and destroy.
+ */
+int xfdr_callstack_feed(struct xfdr_callstack *cs, const struct xfdr_event *ev);
+
+/*
+ * xfdr_callstack_finish_thread - report the open frames of one thread as XFDR_CALL_NO_EXIT,
+ * innermost first, and forget the thread's first and last TSC: the thread starts afresh if
+ * fed again. For a walk in XFDR_ORDER_THREAD, call it when the thread id changes, so that each
+ * thread's calls come out together. Returns 0, or -ECANCELED (the callback stopped it; the
+ * frames not reported are still open).
+ */
+int xfdr_callstack_finish_thread(struct xfdr_callstack *cs, uint16_t thread_id);
+
+/* xfdr_callstack_finish_thread() for every thread, by ascending id. Same returns. */
+int xfdr_callstack_finish(struct xfdr_callstack *cs);
+
+/* The counters so far. */
+void xfdr_callstack_get_stats(const struct xfdr_callstack *cs, struct xfdr_callstack_stats *out);
+
+/* Frames now open on a thread (0 for a thread never seen). */
+uint32_t xfdr_callstack_depth(const struct xfdr_callstack *cs, uint16_t thread_id);
+
+/*
+ * The entry event of the open frame at depth (0 = outermost) of a thread, NULL if there is
+ * none. Valid until the next feed or finish. For showing a stack, e.g. where a crash cut in.
+ */
+const struct xfdr_event *xfdr_callstack_frame(const struct xfdr_callstack *cs, uint16_t thread_id,
+					      uint32_t depth);
+
+/*
+ * xfdr_callstack_pair_trace - pair a whole trace: walk its events in XFDR_ORDER_THREAD, finish
+ * each thread when the next begins, and report every call to on_call(ctx, ...): per thread by
+ * ascending id, calls in the order they complete. stats (may be NULL) gets the counters in
+ * every case. The trace is verified first, so an invalid trace reports no call at all.
+ * Returns 0 when everything was paired, 1 when the callback stopped the walk, or -1 with err
+ * filled for an invalid trace or when out of memory ("NAME: offset N: expected ..., found
+ * ...", the offset of the event that needed the memory).
+ */
+int xfdr_callstack_pair_trace(struct xfdr_trace *t, xfdr_call_fn on_call, void *ctx,
+			      struct xfdr_callstack_stats *stats, struct xfdr_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* XFDR_READER_LIB_CALLSTACK_H */
