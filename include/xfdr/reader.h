@@ -4,14 +4,16 @@
  * The reader maps the file and walks it as a state machine over the specification's grammar
  * (Format := Header ThreadBuffer* EOF). Records are decoded in place, one at a time; nothing
  * is copied or loaded as a whole, so memory does not grow with the number of records. The
- * only per-file allocation is an index of one small entry per buffer, used to order the
- * buffers of each thread by their WallClockTime.
+ * only per-file allocation is an index of one small entry per buffer (where it starts and
+ * ends, its thread and WallClockTime), used to order the buffers of each thread by their
+ * WallClockTime and to go straight to each of them.
  *
  * Files in either byte order are read: the order is told by the header's version field.
  *
  * Errors: every function that can fail fills a struct xfdr_error with one line of the form
  *   "FILE: offset N: expected WHAT, found WHAT"
- * naming the first violation, and returns -1. No function prints, exits or aborts.
+ * naming the first violation, and returns -1 (xfdr_names_load() words its own and returns -1
+ * or -2, see there). No function prints, exits or aborts.
  */
 #ifndef XFDR_READER_H
 #define XFDR_READER_H
@@ -96,6 +98,7 @@ struct xfdr_record_cursor {
 	const struct xfdr_trace *trace;
 	uint64_t pos;          /* next byte to decode */
 	uint64_t buffer_index; /* buffer pos is in */
+	uint64_t buffer_end;   /* one past that buffer's last byte; <= pos: not known yet */
 	int state;             /* grammar state */
 	uint64_t base_tsc;
 	uint16_t cpu;
@@ -160,6 +163,32 @@ int xfdr_events_begin(struct xfdr_trace *t, enum xfdr_order order, struct xfdr_e
 		      struct xfdr_error *err);
 /* Returns 1 and fills ev, 0 at the end, -1 on error (err filled). */
 int xfdr_events_next(struct xfdr_event_iter *it, struct xfdr_event *ev, struct xfdr_error *err);
+
+/* ---- Function names from the .map sidecar -------------------------------------------- */
+
+/*
+ * The names a `.map` sidecar (the text file the runtime writes beside a trace, specified in
+ * doc/map-format.md) gives to function ids. Only its `function` lines are read; ids it marks
+ * as unnamed (`<unknown>`, `<unassigned>`) are left out. Memory grows with the named ids only.
+ */
+struct xfdr_names;
+
+/*
+ * xfdr_names_load - read the function names of the sidecar at path.
+ * Returns 0 with *out set (possibly naming nothing), or, with *out NULL and err filled with
+ * one line that starts with the path:
+ *   -1  the file cannot be opened: "PATH: <errno text>"
+ *   -2  it can be opened but not used: a malformed `function` line ("PATH: line N: expected
+ *       ..., found '<the line>'"), an id named twice, a read error, or no memory.
+ *       err->offset is the byte offset of the malformed line, else 0.
+ * So a caller can tell a missing input (a usage error) from a bad one.
+ */
+int xfdr_names_load(const char *path, struct xfdr_names **out, struct xfdr_error *err);
+
+/* The name of function id, or NULL when n does not name it or n is NULL (no sidecar). */
+const char *xfdr_names_get(const struct xfdr_names *n, uint32_t id);
+
+void xfdr_names_free(struct xfdr_names *n);
 
 /* Names for messages and dumps: "NewBuffer", "Entry", ... ; "unknown" outside the range. */
 const char *xfdr_md_kind_name(unsigned kind);

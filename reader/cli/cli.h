@@ -130,24 +130,4 @@ void cli_progress_end(struct cli_progress *p);
 
 void cli_yaml_scalar(struct cli_out *o, const uint8_t *s, size_t n);
 
-/* ---- Function names from the .map sidecar (names.c) --------------------------------- */
-
-struct cli_name {
-	uint32_t id;
-	char *name;
-};
-struct cli_names {
-	struct cli_name *v; /* sorted by id */
-	size_t count, cap;
-	int loaded;         /* a sidecar was read (even one naming nothing) */
-};
-/*
- * Load the `function` lines of a sidecar. Returns CLI_OK; CLI_USAGE if the file cannot be
- * opened; CLI_FAIL for a malformed line (the message names the file and line).
- */
-int cli_names_load(struct cli_names *n, const char *path);
-/* The name of id, or NULL when the sidecar does not name it. */
-const char *cli_names_get(const struct cli_names *n, uint32_t id);
-void cli_names_free(struct cli_names *n);
-
 #endif /* XFDR_READER_CLI_CLI_H */

@@ -421,9 +421,9 @@ static void put_header(struct cli_out *o, const struct xfdr_header *h)
 }
 
 static void put_record(struct cli_out *o, const struct xfdr_trace *t, const struct yrec *y,
-		       const struct cli_names *names)
+		       const struct xfdr_names *names)
 {
-	const char *name = cli_names_get(names, y->fid);
+	const char *name = xfdr_names_get(names, y->fid);
 
 	cli_puts(o, "  - { type: 0, func-id: ");
 	cli_put_u64(o, y->fid);
@@ -436,7 +436,7 @@ static void put_record(struct cli_out *o, const struct xfdr_trace *t, const stru
 		cli_puts(o, ", function: ");
 		cli_yaml_scalar(o, (const uint8_t *)name, strlen(name));
 	} else {
-		cli_puts(o, names->loaded ? ", function: '#" : ", function: '");
+		cli_puts(o, names ? ", function: '#" : ", function: '");
 		cli_put_u64(o, y->fid);
 		cli_putc(o, '\'');
 	}
@@ -601,12 +601,12 @@ int cmd_convert(int argc, char **argv)
 	struct yrecs recs = {NULL, 0, 0};
 	struct cli_progress prog;
 	struct cli_out *out = NULL;
-	struct cli_names names = {NULL, 0, 0, 0};
+	struct xfdr_names *names = NULL;
 	char sidecar[4096];
 	struct xfdr_error err;
 	struct stat st;
 	size_t i;
-	int status;
+	int status, rc;
 
 	status = parse_convert_opts(argc, argv, &opt);
 	if (status)
@@ -621,9 +621,12 @@ int cmd_convert(int argc, char **argv)
 	    access(sidecar, F_OK) == 0)
 		opt.map = sidecar;
 	if (opt.use_map && opt.map) {
-		status = cli_names_load(&names, opt.map);
-		if (status)
-			return status;
+		rc = xfdr_names_load(opt.map, &names, &err);
+		if (rc) {
+			cli_error("%s", err.text);
+			/* A missing map is an unreadable input (2), a bad one a failure (1). */
+			return rc == -1 ? CLI_USAGE : CLI_FAIL;
+		}
 	}
 
 	cli_progress_begin(&prog, stat(opt.input, &st) == 0 ? (uint64_t)st.st_size : 0,
@@ -665,7 +668,7 @@ int cmd_convert(int argc, char **argv)
 	} else {
 		cli_puts(out, "records:\n");
 		for (i = 0; i < recs.n && !out->err; i++) {
-			put_record(out, t, &sorted[i], &names);
+			put_record(out, t, &sorted[i], names);
 			if ((i & 0xffff) == 0)
 				cli_progress_update(&prog, i, recs.n);
 		}
@@ -678,7 +681,7 @@ out:
 	free(out);
 	free(recs.v);
 	free(scratch);
-	cli_names_free(&names);
+	xfdr_names_free(names);
 	if (t)
 		xfdr_trace_close(t);
 	return status;

@@ -1,109 +1,18 @@
 /*
- * reader/lib/events.c - verification, the buffer index, and the events a program produced.
+ * reader/lib/events.c - the events a program produced, buffer by buffer, from a verified trace.
  *
- * xfdr_trace_verify() walks every record once with the state machine of records.c and keeps,
- * per buffer, the thread id and the WallClockTime of its preamble (the index). Events are
- * then produced buffer by buffer, in file order or in thread order: threads by ascending id,
- * and each thread's buffers by (seconds, microseconds, file offset). That is the order
- * llvm-xray means, but its comparator (sec < sec && usec < usec) is not a strict weak order
- * and misplaces e.g. {1 s, 900 us} and {2 s, 100 us}; this one is a plain lexicographic one.
+ * Events only come from a file that xfdr_trace_verify() accepted (index.c), so each buffer is
+ * reached through the index (its start and end), in file order or in thread order, and walked
+ * with the state machine of records.c.
  *
  * An Entry_Args event carries its CallArguments: they sit right after its record in the same
  * buffer (the grammar guarantees it), so the event keeps a pointer to the first one and a
  * count, and xfdr_event_arg() decodes them on demand. Nothing is copied.
  */
-#include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "reader/lib/bytes.h"
 #include "reader/lib/internal.h"
-
-int xfdr_trace_verify(struct xfdr_trace *t, struct xfdr_error *err)
-{
-	struct xfdr_record_cursor c;
-	struct xfdr_record r;
-	struct rd_buffer_info *index = NULL;
-	struct rd_fn f;
-	int rc;
-
-	if (t->verified > 0)
-		return 0;
-	if (t->verified < 0) {
-		if (err)
-			*err = t->verify_err;
-		return -1;
-	}
-	/* The count is bounded by the file size / 48, so this is at most a third of the file. */
-	if (t->buffer_count) {
-		if (t->buffer_count > SIZE_MAX / sizeof(*index) ||
-		    !(index = calloc((size_t)t->buffer_count, sizeof(*index))))
-			return rd_fail(t, err, 0,
-				       "expected memory for %llu buffer index entries, "
-				       "found %s",
-				       (unsigned long long)t->buffer_count, strerror(ENOMEM));
-	}
-	xfdr_records_begin(t, &c);
-	for (;;) {
-		/* Function records need no index work: take them on the fast path. */
-		while (rd_next_function(&c, &f))
-			;
-		rc = xfdr_records_next(&c, &r, &t->verify_err);
-		if (rc <= 0)
-			break;
-		if (!r.is_metadata)
-			continue;
-		if (r.kind == XFDR_MD_NEW_BUFFER)
-			index[r.buffer_index].thread_id = r.thread_id;
-		else if (r.kind == XFDR_MD_WALL_CLOCK_TIME) {
-			index[r.buffer_index].wall_seconds = r.seconds;
-			index[r.buffer_index].wall_micros = r.micros;
-		}
-	}
-	if (rc < 0) {
-		free(index);
-		t->verified = -1;
-		if (err)
-			*err = t->verify_err;
-		return -1;
-	}
-	t->index = index;
-	t->verified = 1;
-	return 0;
-}
-
-static int cmp_thread_order(const void *a, const void *b, void *arg)
-{
-	const struct rd_buffer_info *index = arg;
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	const struct rd_buffer_info *l = &index[x], *r = &index[y];
-
-	if (l->thread_id != r->thread_id)
-		return l->thread_id < r->thread_id ? -1 : 1;
-	if (l->wall_seconds != r->wall_seconds)
-		return l->wall_seconds < r->wall_seconds ? -1 : 1;
-	if (l->wall_micros != r->wall_micros)
-		return l->wall_micros < r->wall_micros ? -1 : 1;
-	/* Buffer number order is file offset order. */
-	return x < y ? -1 : x > y;
-}
-
-static int build_thread_order(struct xfdr_trace *t, struct xfdr_error *err)
-{
-	uint64_t i, *order;
-
-	if (t->thread_order || !t->buffer_count)
-		return 0;
-	if (t->buffer_count > SIZE_MAX / sizeof(*order) ||
-	    !(order = malloc((size_t)t->buffer_count * sizeof(*order))))
-		return rd_fail(t, err, 0, "expected memory to order %llu buffers, found %s",
-			       (unsigned long long)t->buffer_count, strerror(ENOMEM));
-	for (i = 0; i < t->buffer_count; i++)
-		order[i] = i;
-	qsort_r(order, (size_t)t->buffer_count, sizeof(*order), cmp_thread_order, t->index);
-	t->thread_order = order;
-	return 0;
-}
 
 int xfdr_events_begin(struct xfdr_trace *t, enum xfdr_order order, struct xfdr_event_iter *it,
 		      struct xfdr_error *err)
@@ -114,7 +23,7 @@ int xfdr_events_begin(struct xfdr_trace *t, enum xfdr_order order, struct xfdr_e
 			       (int)order);
 	if (xfdr_trace_verify(t, err))
 		return -1;
-	if (order == XFDR_ORDER_THREAD && build_thread_order(t, err))
+	if (order == XFDR_ORDER_THREAD && rd_build_thread_order(t, err))
 		return -1;
 	memset(it, 0, sizeof(*it));
 	it->trace = t;
@@ -128,7 +37,7 @@ static uint32_t count_args(const struct xfdr_trace *t, uint64_t offset, uint64_t
 {
 	const int big = t->hdr.big_endian;
 	uint64_t pos = offset + XFDR_FN_RECORD_BYTES;
-	uint64_t end = rd_buffer_offset(t, buffer + 1);
+	uint64_t end = t->index[buffer].end;
 	uint32_t n = 0;
 
 	while (end - pos >= XFDR_MD_RECORD_BYTES && n < UINT32_MAX) {

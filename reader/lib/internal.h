@@ -2,8 +2,10 @@
  * reader/lib/internal.h - what the reader's files share and nobody else sees.
  *
  * struct xfdr_trace holds the mapping, the decoded header and the buffer index. The index has
- * one small entry per buffer (thread id and WallClockTime), filled by xfdr_trace_verify() from
- * each buffer's preamble; nothing in the reader grows with the number of records.
+ * one small entry per buffer (its extent, thread id and WallClockTime), filled by
+ * xfdr_trace_verify() as its walk enters each buffer and reads the preamble; nothing in the
+ * reader grows with the number of records. After verification, everything that needs a
+ * buffer's extent takes it from the index: only the sequential walk works one out (records.c).
  */
 #ifndef XFDR_READER_LIB_INTERNAL_H
 #define XFDR_READER_LIB_INTERNAL_H
@@ -15,6 +17,8 @@
 #include "xfdr/reader.h"
 
 struct rd_buffer_info {
+	uint64_t start; /* file offset of its first byte (the NewBuffer record) */
+	uint64_t end;   /* one past its last byte */
 	uint64_t wall_seconds;
 	uint32_t wall_micros;
 	uint16_t thread_id;
@@ -47,11 +51,6 @@ enum {
 	RD_ST_FUNCTION, /* + action: RD_ST_FUNCTION + XFDR_FN_ENTER_ARGS is Entry_Args */
 };
 
-static inline uint64_t rd_buffer_offset(const struct xfdr_trace *t, uint64_t buffer)
-{
-	return XFDR_FILE_HEADER_BYTES + buffer * t->hdr.buffer_size;
-}
-
 /* Fill err with "NAME: offset N: " followed by the formatted text; returns -1. */
 int rd_fail(const struct xfdr_trace *t, struct xfdr_error *err, uint64_t offset, const char *fmt,
 	    ...) __attribute__((format(printf, 4, 5)));
@@ -81,15 +80,16 @@ static inline int rd_next_function(struct xfdr_record_cursor *c, struct rd_fn *f
 {
 	const struct xfdr_trace *t = c->trace;
 	const int big = t->hdr.big_endian;
-	const uint64_t pos = c->pos;
-	uint64_t end;
+	const uint64_t pos = c->pos, end = c->buffer_end;
 	const uint8_t *p;
 	unsigned action;
 
-	/* RD_ST_BUFFER_START (also the state at the end of the file) is below the body. */
+	/*
+	 * RD_ST_BUFFER_START (also the state at the end of the file) is below the body, so past
+	 * this the buffer has been entered and buffer_end is known.
+	 */
 	if (c->state < RD_ST_NEW_CPU_ID)
 		return 0;
-	end = rd_buffer_offset(t, c->buffer_index + 1);
 	if (end - pos < XFDR_FN_RECORD_BYTES)
 		return 0;
 	p = t->data + pos;
@@ -115,7 +115,13 @@ static inline int rd_next_function(struct xfdr_record_cursor *c, struct rd_fn *f
 	return 1;
 }
 
-/* Put the cursor at the first byte of the given buffer, in the state a buffer starts in. */
+/*
+ * Put the cursor at the first byte of the given buffer, in the state a buffer starts in, with
+ * the buffer's extent from the index: only once xfdr_trace_verify() has succeeded.
+ */
 void rd_cursor_seek_buffer(struct xfdr_record_cursor *c, uint64_t buffer);
+
+/* Order the buffers for XFDR_ORDER_THREAD (once; t->thread_order). Returns 0 or -1. */
+int rd_build_thread_order(struct xfdr_trace *t, struct xfdr_error *err);
 
 #endif /* XFDR_READER_LIB_INTERNAL_H */

@@ -2,7 +2,7 @@
  * reader/lib/records.c - the record state machine: one record per step, checked against the
  * grammar of the spec ("Format Grammar and Invariants"), decoded in place.
  *
- * A file is the header and then buffers of exactly buffer_size bytes. Per buffer:
+ * A file is the header and then buffers, one after the other. Per buffer:
  *
  *   BUFFER_START -NewBuffer-> NEW_BUFFER -WallClockTime-> WALL_CLOCK -NewCPUId-> body
  *   body: NewCPUId | TSCWrap | Function | CustomEventMarker payload | CallArgument
@@ -18,6 +18,12 @@
  * least 8 bytes: the walk cannot loop, and never reads past the buffer it is in, which the
  * header check in trace.c keeps inside the file.
  *
+ * Extents: the cursor carries the end of the buffer it is in. A walk that reaches a buffer's
+ * start does not know that end yet: the step that enters the buffer works it out, there and
+ * nowhere else, by the rule of the format version. That is all a failed step may leave
+ * behind, and a second attempt would work out the same. A cursor put at a buffer by
+ * rd_cursor_seek_buffer() takes the extent from the index instead.
+ *
  * Time: NewCPUId sets the CPU and the base TSC, TSCWrap sets the base TSC, and each function
  * record adds its 32-bit delta to the base (mod 2^64), so a delta counts from the previous
  * record that carried time. A v1 CustomEventMarker carries its own absolute TSC and leaves the
@@ -32,7 +38,10 @@
 
 void rd_cursor_seek_buffer(struct xfdr_record_cursor *c, uint64_t buffer)
 {
-	c->pos = rd_buffer_offset(c->trace, buffer);
+	const struct rd_buffer_info *b = &c->trace->index[buffer];
+
+	c->pos = b->start;
+	c->buffer_end = b->end;
 	c->buffer_index = buffer;
 	c->state = RD_ST_BUFFER_START;
 	c->base_tsc = 0;
@@ -45,7 +54,9 @@ void xfdr_records_begin(const struct xfdr_trace *t, struct xfdr_record_cursor *c
 {
 	memset(c, 0, sizeof(*c));
 	c->trace = t;
-	rd_cursor_seek_buffer(c, 0);
+	/* The first buffer follows the header; its end is unknown (0) until the walk enters it. */
+	c->pos = XFDR_FILE_HEADER_BYTES;
+	c->state = RD_ST_BUFFER_START;
 }
 
 /* "Function record (Exit)", "TSCWrap record": the wording of "found ..." and "after ...". */
@@ -169,7 +180,10 @@ int xfdr_records_next(struct xfdr_record_cursor *c, struct xfdr_record *r, struc
 		c->done = 1;
 		return 0;
 	}
-	buf_end = rd_buffer_offset(t, c->buffer_index + 1);
+	/* Entering a buffer: v1 has no BufferExtents record, so it is header.buffer_size bytes. */
+	if (c->state == RD_ST_BUFFER_START && c->buffer_end <= pos)
+		c->buffer_end = pos + t->hdr.buffer_size;
+	buf_end = c->buffer_end;
 	room = buf_end - pos;
 	p = t->data + pos;
 
