@@ -35,9 +35,10 @@ BENCH_PROGS := $(BENCH_DIR)/bench_base
 BENCH_RUNS  := '$(BENCH_DIR)/bench_base $(BENCH_ARGS)'
 
 # ---- xfdr through XFDR_ENTER/XFDR_EXIT (built with $(CC), linked with libxfdr.a) ------------
-# Twice: with the clock xfdr picks here (rdtscp when CPUID has it) and forced to rdtsc +
-# sched_getcpu, what the target VMs without rdtscp pay. Each run flushes into
-# $(BENCH_DIR)/trace, counts the records with libxfdr_reader, and deletes the file.
+# Twice: with the clock xfdr picks here (clock=auto) and forced to clock=rdtsc, what the
+# target VMs without rdtscp pay (rdtsc + the CPU from the rseq area, or sched_getcpu). Each
+# run flushes into $(BENCH_DIR)/trace, counts the records with libxfdr_reader, and deletes
+# the file.
 BENCH_XFDR_SRCS := bench/harness.c bench/xfdr_row.c bench/callee.c
 BENCH_XFDR_HDRS := $(BENCH_HDRS) bench/xfdr_row.h include/xfdr/xfdr.h include/xfdr/reader.h
 BENCH_XFDR_ARGS := $(BENCH_ARGS) -b $(BENCH_BUF_BYTES) -m $(BENCH_BUF_COUNT) -o $(BENCH_DIR)/trace

@@ -11,9 +11,9 @@
  * llvm-xray 14 does not skip it but parses it as records and ignores them until the next
  * NewBuffer, so zeros (harmless Entry records of function 0) are what keeps it on track.
  *
- * Everything here may run in a signal handler (crash flush): the only system call is write(2),
- * the padding comes from a static block of zeros, nothing is allocated or locked, and the
- * caller's errno is given back unchanged.
+ * Everything here may run in a signal handler (xfdr_flush() is async-signal-safe): the only
+ * system call is write(2), the padding comes from a static block of zeros, nothing is
+ * allocated or locked, and the caller's errno is given back unchanged.
  */
 #include <errno.h>
 #include <string.h>

@@ -1,5 +1,6 @@
 /*
- * runtime/base/compiler.h - attributes, branch hints and the memory-ordering helpers of the runtime.
+ * runtime/base/compiler.h - attributes, branch hints and the memory-ordering helpers of the
+ * runtime.
  *
  * Ordering rule of the runtime: every shared field is read and written through the helpers
  * below, each with an explicit order. Debian's liburcu 0.13 offers uatomic_* without an order

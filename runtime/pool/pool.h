@@ -1,5 +1,6 @@
 /*
- * runtime/pool/pool.h - the buffer pool: set-up between sessions, take and hand back while recording.
+ * runtime/pool/pool.h - the buffer pool: set-up between sessions, take and hand back while
+ * recording.
  */
 #ifndef XFDR_RUNTIME_POOL_POOL_H
 #define XFDR_RUNTIME_POOL_POOL_H

@@ -1,5 +1,6 @@
 /*
- * runtime/symbols/symbolizer.c - code address -> (file, symbol), async-signal-safe (see symbolizer.h).
+ * runtime/symbols/symbolizer.c - code address -> (file, symbol), async-signal-safe (see
+ * symbolizer.h).
  *
  * From a runtime address to a name:
  *   1. /proc/self/maps: the executable mapping [start, end) holding the address gives the

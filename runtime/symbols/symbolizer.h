@@ -1,6 +1,6 @@
 /*
- * runtime/symbols/symbolizer.h - name code addresses from the symbol tables of the files mapped into
- * the process, with async-signal-safe calls only.
+ * runtime/symbols/symbolizer.h - name code addresses from the symbol tables of the files mapped
+ * into the process, with async-signal-safe calls only.
  *
  * Why not dladdr(): it sees only the dynamic symbol table, so the functions of an executable
  * linked without -rdynamic (nearly all of them, static ones always) would have no name, and

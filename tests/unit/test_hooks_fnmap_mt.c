@@ -3,7 +3,8 @@
  *
  * Ids: first-seen order, stable, unique under concurrent first sight, right through cache
  * collisions and signal handlers that look up while the thread is inside a lookup; the
- * 28-bit overflow path gives FNMAP_ID_NONE, reports once and is listed in the .map lines. Names: the .map lines name a static function of this binary
+ * 28-bit overflow path gives FNMAP_ID_NONE, reports once and is listed in the .map lines.
+ * Names: the .map lines name a static function of this binary
  * at the address `nm` gives (an independent oracle), a shared library's function, and say
  * <unknown> for anonymous memory and for files that are not valid ELF. Without XRay in the
  * process the XRay hooks report -ENOSYS.
