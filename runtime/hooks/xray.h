@@ -2,7 +2,7 @@
  * runtime/hooks/xray.h - what the life cycle calls of the XRay hook.
  *
  * The other hooks need no call: __cyg_profile_func_enter/exit (cyg.c) and the manual API
- * (manual.c) record whenever a session records. The XRay handlers only run while xfdr has
+ * (manual_api.c) record whenever a session records. The XRay handlers only run while xfdr has
  * patched the sleds, so the life cycle calls:
  *
  *   xfdr_start(), after recording is on:   hooks_xray_install()

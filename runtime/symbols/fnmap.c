@@ -90,7 +90,7 @@ enum init_state {
 	INIT_FAILED = 3,
 };
 
-__thread struct fnmap_tls fnmap_tls __attribute__((tls_model("initial-exec")));
+__thread struct fnmap_thread fnmap_self __attribute__((tls_model("initial-exec")));
 
 static struct fnmap_node *chunks[CHUNK_COUNT];
 static struct cds_lfht *fnmap_ht;
@@ -196,7 +196,7 @@ static XFDR_NOINSTR struct fnmap_node *node_of(uint32_t id, int create)
 /* Thread exit: unmap the thread's cache; later hooks of the thread go without one. */
 static XFDR_NOINSTR void cache_release(void *cache)
 {
-	struct fnmap_tls *c = &fnmap_tls;
+	struct fnmap_thread *c = &fnmap_self;
 
 	xfdr_store_relaxed(&c->no_cache, 1u);
 	c->cache = NULL;
@@ -286,7 +286,7 @@ static XFDR_NOINSTR uint32_t lookup_or_insert(uintptr_t addr)
 }
 
 /* Map the thread's cache, every entry empty; arm its release at thread exit. */
-static XFDR_NOINSTR struct fnmap_cache_entry *cache_create(struct fnmap_tls *c)
+static XFDR_NOINSTR struct fnmap_cache_entry *cache_create(struct fnmap_thread *c)
 {
 	struct fnmap_cache_entry *e;
 	uint32_t i;
@@ -310,7 +310,7 @@ none:
 	return NULL;
 }
 
-XFDR_COLD XFDR_NOINSTR uint32_t fnmap_id_slow(struct fnmap_tls *c, uintptr_t addr, int nested)
+XFDR_COLD XFDR_NOINSTR uint32_t fnmap_id_slow(struct fnmap_thread *c, uintptr_t addr, int nested)
 {
 	int saved = errno;
 	struct fnmap_cache_entry *e;

@@ -33,20 +33,20 @@ struct fnmap_cache_entry {
 	uint32_t unused;
 };
 
-struct fnmap_tls {
+struct fnmap_thread {
 	struct fnmap_cache_entry *cache; /* NULL until the first miss, and after thread exit */
 	uint32_t busy;                   /* inside fnmap_id() on this thread */
 	uint32_t no_cache;               /* thread exited or the cache could not be mapped */
 };
 
-extern __thread struct fnmap_tls fnmap_tls
+extern __thread struct fnmap_thread fnmap_self
 	__attribute__((tls_model("initial-exec"), visibility("hidden")));
 
 /*
  * fnmap_id_slow - the id of addr from the hash table, inserting it on first sight; fills
  * c's cache entry unless nested. Context: see fnmap_id().
  */
-uint32_t fnmap_id_slow(struct fnmap_tls *c, uintptr_t addr, int nested) XFDR_COLD;
+uint32_t fnmap_id_slow(struct fnmap_thread *c, uintptr_t addr, int nested) XFDR_COLD;
 
 static inline XFDR_NOINSTR uint32_t fnmap_cache_slot(uintptr_t addr)
 {
@@ -66,7 +66,7 @@ static inline XFDR_NOINSTR uint32_t fnmap_cache_slot(uintptr_t addr)
  */
 static inline XFDR_NOINSTR uint32_t fnmap_id(const void *fn)
 {
-	struct fnmap_tls *c = &fnmap_tls;
+	struct fnmap_thread *c = &fnmap_self;
 	uintptr_t addr = (uintptr_t)fn;
 	struct fnmap_cache_entry *e;
 	uint32_t id;

@@ -570,7 +570,7 @@ static void *short_lived(void *p)
 	for (i = 0; i < 64; i++)
 		if (fnmap_id((const void *)synth_addr(i)) == FNMAP_ID_NONE)
 			a->failed = 1;
-	a->cache = fnmap_tls.cache;
+	a->cache = fnmap_self.cache;
 	return NULL;
 }
 

@@ -8,13 +8,10 @@
  * with the writer's encoders, open it with the reader and pair it; there the expected TSCs
  * and offsets are the ones written into the image.
  *
- * Allocation failures are real: the binary defines malloc, calloc, realloc and free itself
- * (they win over libc's in symbol lookup) and forwards to the next definition found with
- * dlsym(RTLD_NEXT), except while `failing` is set, when every allocation returns NULL.
- * While `counting` is set, allocations are counted. dlsym() may call calloc before the real
- * one is known: those calls are served from a small static arena.
+ * Allocation failures are real: the binary takes over the allocator
+ * (tests/support/alloc_hook.h), which fails every allocation while alloc_failing is set (or
+ * after alloc_fail_after more) and counts them while alloc_counting is set.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,101 +23,16 @@
 #include <cmocka.h>
 
 #include "reader/lib/callstack.h"
+#include "tests/support/alloc_hook.h"
 #include "writer/encode.h"
 #include "writer/file.h"
 #include "xfdr/reader.h"
 
-/* ---- allocation failures and counts ------------------------------------------------- */
-
-static int failing;
-static int counting;
-static unsigned long allocations;
-static long fail_after = -1; /* >= 0: let this many allocations through, then fail */
-
-static void *(*real_malloc)(size_t);
-static void *(*real_calloc)(size_t, size_t);
-static void *(*real_realloc)(void *, size_t);
-static void (*real_free)(void *);
-
-static _Alignas(16) char arena[4096];
-static size_t arena_used;
-static int resolving;
-
-static void *arena_alloc(size_t n)
-{
-	void *p;
-
-	n = (n + 15) & ~(size_t)15;
-	if (arena_used + n > sizeof(arena))
-		return NULL;
-	p = arena + arena_used;
-	arena_used += n;
-	return p;
-}
-
-static void resolve(void)
-{
-	if (real_malloc || resolving)
-		return;
-	resolving = 1;
-	real_calloc = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "calloc");
-	real_malloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "malloc");
-	real_realloc = (void *(*)(void *, size_t))dlsym(RTLD_NEXT, "realloc");
-	real_free = (void (*)(void *))dlsym(RTLD_NEXT, "free");
-	resolving = 0;
-}
-
-/* Does this allocation fail? Counts it as well. */
-static int refuse(void)
-{
-	if (counting)
-		allocations++;
-	if (fail_after == 0)
-		return 1;
-	if (fail_after > 0)
-		fail_after--;
-	return failing;
-}
-
-void *malloc(size_t n)
-{
-	resolve();
-	if (refuse())
-		return NULL;
-	return real_malloc ? real_malloc(n) : arena_alloc(n);
-}
-
-void *calloc(size_t a, size_t b)
-{
-	resolve();
-	if (refuse())
-		return NULL;
-	if (!real_calloc) /* arena memory is static, hence zero */
-		return arena_alloc(a * b);
-	return real_calloc(a, b);
-}
-
-void *realloc(void *p, size_t n)
-{
-	resolve();
-	if (refuse())
-		return NULL;
-	return real_realloc(p, n);
-}
-
-void free(void *p)
-{
-	if ((char *)p >= arena && (char *)p < arena + sizeof(arena))
-		return;
-	resolve();
-	real_free(p);
-}
-
 static void alloc_normal(void)
 {
-	failing = 0;
-	counting = 0;
-	fail_after = -1;
+	alloc_failing = 0;
+	alloc_counting = 0;
+	alloc_fail_after = -1;
 }
 
 /* ---- events and the calls they give ------------------------------------------------- */
@@ -671,8 +583,8 @@ static void test_deep_stack(void **state)
 
 	(void)state;
 	assert_non_null(cs);
-	allocations = 0;
-	counting = 1;
+	alloc_calls = 0;
+	alloc_counting = 1;
 	for (i = 0; i < DEEP; i++) {
 		ev = fn(DEEP_TID, ENTER, i, i);
 		if (xfdr_callstack_feed(cs, &ev))
@@ -681,8 +593,8 @@ static void test_deep_stack(void **state)
 	alloc_normal();
 	assert_int_equal(i, DEEP);
 	/* The stack grows geometrically: a thread plus ~log2(DEEP) growths, not one per frame. */
-	print_message("deep: %lu allocations for %u frames\n", allocations, DEEP);
-	assert_true(allocations <= 40);
+	print_message("deep: %lu allocations for %u frames\n", alloc_calls, DEEP);
+	assert_true(alloc_calls <= 40);
 	assert_int_equal(xfdr_callstack_depth(cs, DEEP_TID), DEEP);
 	assert_int_equal(xfdr_callstack_frame(cs, DEEP_TID, 50000)->function_id, 50000);
 	assert_int_equal(xfdr_callstack_frame(cs, DEEP_TID, DEEP - 1)->tsc, DEEP - 1);
@@ -713,12 +625,12 @@ static void test_create_without_memory(void **state)
 
 	(void)state;
 	for (k = 0; k < 2; k++) {
-		fail_after = k;
+		alloc_fail_after = k;
 		cs = xfdr_callstack_create(NULL, NULL);
 		alloc_normal();
 		assert_null(cs);
 	}
-	fail_after = 2;
+	alloc_fail_after = 2;
 	cs = xfdr_callstack_create(NULL, NULL);
 	alloc_normal();
 	assert_non_null(cs);
@@ -742,7 +654,7 @@ static void test_feed_without_memory(void **state)
 
 	(void)state;
 	ev = fn(3, ENTER, 100, 0);
-	failing = 1;
+	alloc_failing = 1;
 	rc = xfdr_callstack_feed(cs, &ev);
 	alloc_normal();
 	assert_int_equal(rc, -ENOMEM);
@@ -753,7 +665,7 @@ static void test_feed_without_memory(void **state)
 	for (i = 0; i < 5000; i++) {
 		ev = fn(3, ENTER, 100 + i, i);
 		before = stats_of(cs);
-		failing = 1;
+		alloc_failing = 1;
 		rc = xfdr_callstack_feed(cs, &ev);
 		alloc_normal();
 		if (rc == -ENOMEM) {
@@ -772,7 +684,7 @@ static void test_feed_without_memory(void **state)
 
 	/* The outermost exit unwinds all 5000 frames without memory. */
 	ev = fn(3, EXIT, 100, 9000);
-	failing = 1;
+	alloc_failing = 1;
 	rc = xfdr_callstack_feed(cs, &ev);
 	alloc_normal();
 	assert_int_equal(rc, 0);
@@ -795,8 +707,8 @@ static void test_feed_without_memory(void **state)
 	assert_int_equal(xfdr_callstack_feed(cs, &ev), 0);
 	r.n = 0;
 	r.overflow = 0;
-	allocations = 0;
-	counting = 1;
+	alloc_calls = 0;
+	alloc_counting = 1;
 	for (i = 0; i < 5000; i++) {
 		ev = fn(3, ENTER, i, 10000 + i);
 		rc = xfdr_callstack_feed(cs, &ev);
@@ -810,7 +722,7 @@ static void test_feed_without_memory(void **state)
 	}
 	alloc_normal();
 	assert_int_equal(rc, 0);
-	assert_int_equal(allocations, 0);
+	assert_int_equal(alloc_calls, 0);
 	assert_int_equal(stats_of(cs).calls, 10000);
 	xfdr_callstack_destroy(cs);
 }
@@ -963,7 +875,7 @@ static void test_pair_trace(void **state)
 	 * verified and ordered this trace already and keeps that, so it allocates nothing).
 	 */
 	memset(&r, 0, sizeof(r));
-	fail_after = 2;
+	alloc_fail_after = 2;
 	memset(&err, 0, sizeof(err));
 	assert_int_equal(xfdr_callstack_pair_trace(t, on_call, &r, NULL, &err), -1);
 	alloc_normal();

@@ -1,106 +1,13 @@
 /*
  * tests/unit/test_runtime_malloc.c - recording and flushing never allocate.
  *
- * The test binary defines malloc and friends itself (they win over libc's in symbol lookup)
- * and forwards to the next definition found with dlsym(RTLD_NEXT). While `counting` is set,
- * every call is counted, from every thread. dlsym() may itself call calloc before the real
- * one is known: those calls are served from a small static arena.
+ * The test binary takes over the allocator (tests/support/alloc_hook.h): while alloc_counting
+ * is set, every call is counted, from every thread.
  */
-#include <dlfcn.h>
 #include <pthread.h>
 
+#include "tests/support/alloc_hook.h"
 #include "tests/unit/test_runtime_support.h"
-
-static int counting;
-static unsigned long allocations;
-
-static void *(*real_malloc)(size_t);
-static void *(*real_calloc)(size_t, size_t);
-static void *(*real_realloc)(void *, size_t);
-static int (*real_posix_memalign)(void **, size_t, size_t);
-static void *(*real_aligned_alloc)(size_t, size_t);
-static void (*real_free)(void *);
-
-static _Alignas(16) char arena[4096];
-static size_t arena_used;
-static int resolving;
-
-static void count(void)
-{
-	if (__atomic_load_n(&counting, __ATOMIC_RELAXED))
-		__atomic_fetch_add(&allocations, 1, __ATOMIC_RELAXED);
-}
-
-static void *arena_alloc(size_t n)
-{
-	void *p;
-
-	n = (n + 15) & ~(size_t)15;
-	if (arena_used + n > sizeof(arena))
-		return NULL;
-	p = arena + arena_used;
-	arena_used += n;
-	return p;
-}
-
-static void resolve(void)
-{
-	if (real_malloc || resolving)
-		return;
-	resolving = 1;
-	real_calloc = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "calloc");
-	real_malloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "malloc");
-	real_realloc = (void *(*)(void *, size_t))dlsym(RTLD_NEXT, "realloc");
-	real_posix_memalign = (int (*)(void **, size_t, size_t))dlsym(RTLD_NEXT, "posix_memalign");
-	real_aligned_alloc = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "aligned_alloc");
-	real_free = (void (*)(void *))dlsym(RTLD_NEXT, "free");
-	resolving = 0;
-}
-
-void *malloc(size_t n)
-{
-	resolve();
-	count();
-	return real_malloc ? real_malloc(n) : arena_alloc(n);
-}
-
-void *calloc(size_t a, size_t b)
-{
-	resolve();
-	count();
-	if (!real_calloc) /* arena memory is static, hence zero */
-		return arena_alloc(a * b);
-	return real_calloc(a, b);
-}
-
-void *realloc(void *p, size_t n)
-{
-	resolve();
-	count();
-	return real_realloc(p, n);
-}
-
-int posix_memalign(void **p, size_t align, size_t n)
-{
-	resolve();
-	count();
-	return real_posix_memalign(p, align, n);
-}
-
-void *aligned_alloc(size_t align, size_t n)
-{
-	resolve();
-	count();
-	return real_aligned_alloc(align, n);
-}
-
-void free(void *p)
-{
-	if ((char *)p >= arena && (char *)p < arena + sizeof(arena))
-		return;
-	resolve();
-	real_free(p);
-}
 
 static pthread_barrier_t ready, go, done;
 
@@ -138,7 +45,7 @@ static void no_allocation_while_recording(void **state)
 	/* Touch the counting path once so lazy symbol binding is done before the window. */
 	free(malloc(1));
 
-	__atomic_store_n(&counting, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&alloc_counting, 1, __ATOMIC_RELAXED);
 	assert_int_equal(xfdr_start(), 0);
 	pthread_barrier_wait(&go);
 	for (i = 0; i < 2000; i++) {
@@ -151,13 +58,13 @@ static void no_allocation_while_recording(void **state)
 	pthread_barrier_wait(&done);
 	assert_int_equal(xfdr_flush(path, sizeof(path)), 0);
 	assert_int_equal(xfdr_stop(), 0);
-	__atomic_store_n(&counting, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&alloc_counting, 0, __ATOMIC_RELAXED);
 
 	assert_int_equal(pthread_join(th, NULL), 0);
 	pthread_barrier_destroy(&ready);
 	pthread_barrier_destroy(&go);
 	pthread_barrier_destroy(&done);
-	assert_int_equal(allocations, 0);
+	assert_int_equal(alloc_calls, 0);
 	/* The window did record, rotate and drop (else it proved little). */
 	{
 		char map_path[600], value[64], *map;

@@ -1,5 +1,5 @@
 /*
- * runtime/hooks/manual.c - the manual API: xfdr_enter() and friends, and through them the
+ * runtime/hooks/manual_api.c - the manual API: xfdr_enter() and friends, and through them the
  * XFDR_ENTER/XFDR_EXIT/XFDR_SCOPE macros of xfdr.h.
  *
  * Each one reads the clock and goes to the record path (record_fast.h inline for plain
