@@ -18,7 +18,7 @@
 
 struct rd_buffer_info {
 	uint64_t start; /* file offset of its first byte (the NewBuffer record) */
-	uint64_t end;   /* one past its last byte */
+	uint64_t end;	/* one past its last byte */
 	uint64_t wall_seconds;
 	uint32_t wall_micros;
 	uint16_t thread_id;

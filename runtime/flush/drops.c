@@ -60,7 +60,8 @@ void drops_sum(struct drop_totals *d)
 static int drop_entries_max(size_t buffer_bytes)
 {
 	size_t fixed = XFDR_BUFFER_PREAMBLE_BYTES + XFDR_MD_RECORD_BYTES + XFDR_DROP_FIXED_BYTES;
-	size_t cap = buffer_bytes < DROP_BUFFER_STACK_BYTES ? buffer_bytes : DROP_BUFFER_STACK_BYTES;
+	size_t cap =
+	    buffer_bytes < DROP_BUFFER_STACK_BYTES ? buffer_bytes : DROP_BUFFER_STACK_BYTES;
 	int n;
 
 	for (n = (int)((DROP_BUFFER_STACK_BYTES - fixed) / XFDR_DROP_ENTRY_BYTES); n >= 0; n--) {
@@ -160,8 +161,8 @@ int drops_write_buffer(int fd, size_t buffer_bytes, int per_thread, uint32_t tid
 	p += wr_new_cpu_id(p, (uint16_t)cpu, tsc);
 	payload = p + XFDR_MD_RECORD_BYTES;
 	if (per_thread)
-		entries = thread_entry(payload + XFDR_DROP_FIXED_BYTES, max, tid, thread_id,
-				       &totals);
+		entries =
+		    thread_entry(payload + XFDR_DROP_FIXED_BYTES, max, tid, thread_id, &totals);
 	else
 		entries = process_entries(payload + XFDR_DROP_FIXED_BYTES, max, &totals,
 					  &head.threads_omitted);

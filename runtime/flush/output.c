@@ -42,7 +42,8 @@ int output_configure(const char *output, int per_thread_files)
 	} else if (*output) {
 		slash = strrchr(output, '/');
 		dir_len = slash ? (size_t)(slash - output) + 1 : 0;
-		if (dir_len + 1 > sizeof(o->dir) || strlen(output + dir_len) + 1 > sizeof(o->prefix))
+		if (dir_len + 1 > sizeof(o->dir) ||
+		    strlen(output + dir_len) + 1 > sizeof(o->prefix))
 			return -ENAMETOOLONG;
 		memcpy(o->dir, output, dir_len);
 		o->dir[dir_len] = '\0';

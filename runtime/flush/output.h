@@ -14,7 +14,7 @@
 #define OUTPUT_PREFIX_BYTES 256
 
 struct flush_output {
-	char dir[PATH_MAX];		 /* "" or ending in '/' */
+	char dir[PATH_MAX];		  /* "" or ending in '/' */
 	char prefix[OUTPUT_PREFIX_BYTES]; /* file names start with it */
 	int per_thread_files;
 };

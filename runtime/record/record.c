@@ -238,7 +238,7 @@ out:
 }
 
 XFDR_NOINSTR void rec_function_args_at(uint64_t tsc, unsigned cpu, unsigned action, uint32_t fid,
-					const uint64_t *args, unsigned nargs)
+				       const uint64_t *args, unsigned nargs)
 {
 	struct rec_event ev = {
 	    .kind = REC_EV_FUNCTION,
@@ -252,14 +252,14 @@ XFDR_NOINSTR void rec_function_args_at(uint64_t tsc, unsigned cpu, unsigned acti
 }
 
 XFDR_NOINSTR void rec_function_args(unsigned action, uint32_t fid, const uint64_t *args,
-				     unsigned nargs)
+				    unsigned nargs)
 {
 	unsigned cpu;
 	uint64_t tsc = clock_read(&cpu);
 
 	if (!args || !nargs) {
 		rec_function_at(tsc, cpu, action == XFDR_FN_ENTER_ARGS ? XFDR_FN_ENTER : action,
-			       fid);
+				fid);
 		return;
 	}
 	rec_function_args_at(tsc, cpu, action, fid, args, nargs);

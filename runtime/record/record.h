@@ -44,7 +44,7 @@ int rec_event_at(uint64_t tsc, unsigned cpu, const struct rec_event *ev);
 /* A function event with arguments (nargs 0: a plain one), clock read now or given. */
 void rec_function_args(unsigned action, uint32_t fid, const uint64_t *args, unsigned nargs);
 void rec_function_args_at(uint64_t tsc, unsigned cpu, unsigned action, uint32_t fid,
-			   const uint64_t *args, unsigned nargs);
+			  const uint64_t *args, unsigned nargs);
 
 /* A custom event (payload zero-padded to 8 bytes). Returns as rec_event_at(), or -EINVAL. */
 int rec_custom_event(const void *data, size_t bytes);
@@ -57,7 +57,7 @@ int rec_custom_event_at(uint64_t tsc, unsigned cpu, const void *data, size_t byt
  * held: the thread's slot when the caller took its guard (this function releases it), NULL
  * when the caller did not (no slot yet, or the guard was already held: re-entry).
  */
-void rec_function_slow(struct rec_thread *t, struct thread_slot *held, uint64_t tsc,
-		       unsigned cpu, unsigned action, uint32_t fid) XFDR_COLD;
+void rec_function_slow(struct rec_thread *t, struct thread_slot *held, uint64_t tsc, unsigned cpu,
+		       unsigned action, uint32_t fid) XFDR_COLD;
 
 #endif /* XFDR_RUNTIME_RECORD_RECORD_H */

@@ -47,8 +47,7 @@ static inline XFDR_NOINSTR void rec_thread_forget_buffer(struct rec_thread *t)
  * Does slot s belong to a thread that recorded or dropped in session (running or exited)?
  * Such threads are the ones a flush lists. Context: any, async-signal-safe.
  */
-static inline XFDR_NOINSTR int thread_slot_in_session(const struct thread_slot *s,
-						      uint32_t session)
+static inline XFDR_NOINSTR int thread_slot_in_session(const struct thread_slot *s, uint32_t session)
 {
 	/* pairs with the release of state in thread_register() and thread_exit() */
 	uint32_t st = xfdr_load_acquire(&s->state);
