@@ -261,14 +261,22 @@ static void groups_never_straddle(void **state)
 	assert_int_equal(r[6].tsc, 300);
 }
 
-/* The drop-count custom event, read back field by field. */
+/*
+ * The drop-count custom event, read back field by field. In a process file it is stamped with
+ * the earliest TSC of the file's buffers (tsc), so that llvm-xray account never meets a record
+ * below it.
+ */
 static void expect_drop_buffer(const uint8_t *b, uint16_t tid16, uint64_t no_buffer,
-			       uint64_t reentrant, uint64_t too_large, uint32_t entries)
+			       uint64_t reentrant, uint64_t too_large, uint32_t entries,
+			       uint64_t tsc)
 {
 	const uint8_t *m = b + PRE, *pl = m + MD;
 
 	assert_int_equal(b[0], K_NEW_BUFFER);
 	assert_int_equal(ts_get16(b + 1), tid16);
+	assert_int_equal(b[32], K_NEW_CPU);
+	assert_int_equal(ts_get64(b + 35), tsc);
+	assert_int_equal(ts_get64(m + 5), tsc);
 	assert_int_equal(m[0], K_CUSTOM);
 	assert_int_equal(ts_get32(m + 1), 56 + 32 * entries);
 	assert_memory_equal(pl, "XFDRDROP", 8);
@@ -465,7 +473,7 @@ static void drop_buffer_layout(void **state)
 	data = flush_read(256, 1);
 	expect_fn(data + HDR + PRE + 23 * FN, 0, 1, 1);
 	expect_eob(data + HDR + 256 - 16, 16);
-	expect_drop_buffer(data + HDR + 256, 0, 5, 2, 1, 1);
+	expect_drop_buffer(data + HDR + 256, 0, 5, 2, 1, 1, 100);
 	expect_eob(data + HDR + 256 + PRE + MD + 56 + 32, 256 - (PRE + MD + 56 + 32));
 	free(data);
 	reader_ok();

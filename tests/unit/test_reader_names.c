@@ -1,0 +1,159 @@
+/*
+ * tests/unit/test_reader_names.c - the .map function names in the reader library
+ * (xfdr_names_load/get/free, reader/lib/names.c), against doc/map-format.md.
+ *
+ * Each sidecar is written out literally here; the expected names, return codes, messages and
+ * offsets are read off that text by hand (the offsets are byte counts of the lines before).
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "xfdr/reader.h"
+
+static char dir[64];
+
+static const char *write_map(const char *name, const char *text)
+{
+	static char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fputs(text, f) >= 0, 1);
+	assert_int_equal(fclose(f), 0);
+	return path;
+}
+
+/* A whole sidecar as the runtime writes it: only the function lines name anything. */
+static void names_from_function_lines(void **state)
+{
+	const char *path = write_map("ok.map", "xfdr-map\t1\n"
+					       "pid\t42\n"
+					       "thread\t42\t42\tprog\t0\t0\t0\n"
+					       "functions\tcyg\t4\n"
+					       "function\t1\tmain\t0x1000\t/bin/prog\t0x1000\n"
+					       "function\t7\t_ZN3foo3barEv\t0x2000\t-\t-\n"
+					       "function\t9\t<unknown>\t0x3000\t-\t-\n"
+					       "function\t268435455\t<unassigned>\t-\t-\t-\n"
+					       "a_later_key\tanything\n");
+	struct xfdr_names *n = NULL;
+	struct xfdr_error err;
+
+	(void)state;
+	assert_int_equal(xfdr_names_load(path, &n, &err), 0);
+	assert_non_null(n);
+	assert_string_equal(xfdr_names_get(n, 1), "main");
+	assert_string_equal(xfdr_names_get(n, 7), "_ZN3foo3barEv"); /* C++ names stay mangled */
+	assert_null(xfdr_names_get(n, 9));			    /* <...>: not a name */
+	assert_null(xfdr_names_get(n, 268435455));
+	assert_null(xfdr_names_get(n, 2));
+	assert_null(xfdr_names_get(NULL, 1));
+	xfdr_names_free(n);
+}
+
+/* A sidecar that names nothing is valid and names nothing. */
+static void empty_sidecar(void **state)
+{
+	const char *path = write_map("empty.map", "");
+	struct xfdr_names *n = NULL;
+	struct xfdr_error err;
+
+	(void)state;
+	assert_int_equal(xfdr_names_load(path, &n, &err), 0);
+	assert_non_null(n);
+	assert_null(xfdr_names_get(n, 0));
+	xfdr_names_free(n);
+}
+
+/* -1: the file cannot be opened (a usage error for the command). */
+static void missing_file(void **state)
+{
+	char path[128], want[256];
+	struct xfdr_names *n = (struct xfdr_names *)&n;
+	struct xfdr_error err;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/absent.map", dir);
+	assert_int_equal(xfdr_names_load(path, &n, &err), -1);
+	assert_null(n);
+	snprintf(want, sizeof(want), "%s: %s", path, strerror(ENOENT));
+	assert_string_equal(err.text, want);
+}
+
+/* -2: a malformed function line, named by line number and byte offset. */
+static void malformed_line(void **state)
+{
+	/* "pid\t1\n" is 6 bytes, "function\t1\tmain\n" 16: the bad line starts at 22. */
+	const char *path = write_map("bad.map", "pid\t1\n"
+						"function\t1\tmain\n"
+						"function\tx\tmain\n");
+	struct xfdr_names *n = (struct xfdr_names *)&n;
+	struct xfdr_error err;
+	char want[512];
+
+	(void)state;
+	assert_int_equal(xfdr_names_load(path, &n, &err), -2);
+	assert_null(n);
+	assert_int_equal(err.offset, 22);
+	snprintf(want, sizeof(want), "%s: line 3: ", path);
+	assert_memory_equal(err.text, want, strlen(want));
+	assert_non_null(strstr(err.text, "function\tx\tmain"));
+
+	/* An id past 28 bits is malformed too. */
+	path = write_map("wide.map", "function\t268435456\tf\n");
+	assert_int_equal(xfdr_names_load(path, &n, &err), -2);
+	assert_int_equal(err.offset, 0);
+}
+
+/* -2: one id named twice (as when XRay and -finstrument-functions ids meet in one process). */
+static void id_named_twice(void **state)
+{
+	const char *path = write_map("twice.map", "function\t3\tf\n"
+						  "function\t3\tg\n");
+	struct xfdr_names *n = (struct xfdr_names *)&n;
+	struct xfdr_error err;
+	char want[512];
+
+	(void)state;
+	assert_int_equal(xfdr_names_load(path, &n, &err), -2);
+	assert_null(n);
+	snprintf(want, sizeof(want), "%s: function id 3 is named twice ('f' and 'g')", path);
+	assert_string_equal(err.text, want);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/xfdr-names-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(names_from_function_lines), cmocka_unit_test(empty_sidecar),
+	    cmocka_unit_test(missing_file),		 cmocka_unit_test(malformed_line),
+	    cmocka_unit_test(id_named_twice),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
