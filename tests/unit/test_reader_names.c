@@ -150,8 +150,10 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(names_from_function_lines), cmocka_unit_test(empty_sidecar),
-	    cmocka_unit_test(missing_file),		 cmocka_unit_test(malformed_line),
+	    cmocka_unit_test(names_from_function_lines),
+	    cmocka_unit_test(empty_sidecar),
+	    cmocka_unit_test(missing_file),
+	    cmocka_unit_test(malformed_line),
 	    cmocka_unit_test(id_named_twice),
 	};
 
