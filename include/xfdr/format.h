@@ -131,9 +131,9 @@ XFDR_STATIC_ASSERT(XFDR_CALL_ARG_VALUE_OFF + 8 + 7 == XFDR_MD_RECORD_BYTES, "spe
  *
  * "XFDRDROP", the drop counts: the payload of the last buffer of every trace file (thread id
  * 0 in a process file, the thread's id in a per-thread file). All fields in the byte order of
- * the file; the size is 56 + 32 * entry_count bytes.
+ * the file; the size is 64 + 40 * entry_count bytes (layout version 2).
  *   off  0  char[8]  "XFDRDROP"
- *   off  8  u32      layout version (1)
+ *   off  8  u32      layout version (2)
  *   off 12  u32      entry_count: per-thread entries that follow
  *   off 16  u64      no_buffer  \
  *   off 24  u64      reentrant   | totals of the file (process file: all threads and
@@ -141,15 +141,18 @@ XFDR_STATIC_ASSERT(XFDR_CALL_ARG_VALUE_OFF + 8 + 7 == XFDR_MD_RECORD_BYTES, "spe
  *   off 40  u64      no_thread_slot /
  *   off 48  u32      threads_omitted: threads with drops left out for lack of room
  *   off 52  u32      reserved (0)
- *   entry (32 bytes): u32 tid, u16 thread id as in NewBuffer, u16 reserved,
- *                     u64 no_buffer, u64 reentrant, u64 too_large
- * Only threads with at least one drop get an entry in the process file. The buffer needs
- * 136 bytes at least (preamble, marker, fixed part, EndOfBuffer): with smaller buffers the
- * counts are only in the .map sidecar; entries that do not fit are counted as omitted.
+ *   off 56  u64      overwritten: buffers of this file's threads that ring mode reused, so the
+ *                    events they held are gone (not drops: newer events replaced them)
+ *   entry (40 bytes): u32 tid, u16 thread id as in NewBuffer, u16 reserved,
+ *                     u64 no_buffer, u64 reentrant, u64 too_large, u64 overwritten
+ * Only threads with at least one drop or overwritten buffer get an entry in the process file.
+ * The buffer needs 144 bytes at least (preamble, marker, fixed part, EndOfBuffer): with
+ * smaller buffers the counts are only in the .map sidecar; entries that do not fit are counted
+ * as omitted.
  */
 #define XFDR_DROP_MAGIC "XFDRDROP"
 enum {
-	XFDR_DROP_LAYOUT_VERSION = 1,
+	XFDR_DROP_LAYOUT_VERSION = 2,
 	XFDR_DROP_VERSION_OFF = 8,
 	XFDR_DROP_ENTRY_COUNT_OFF = 12,
 	XFDR_DROP_NO_BUFFER_OFF = 16,
@@ -157,19 +160,52 @@ enum {
 	XFDR_DROP_TOO_LARGE_OFF = 32,
 	XFDR_DROP_NO_THREAD_SLOT_OFF = 40,
 	XFDR_DROP_OMITTED_OFF = 48,
-	XFDR_DROP_FIXED_BYTES = 56,
-	XFDR_DROP_ENTRY_BYTES = 32,
+	XFDR_DROP_OVERWRITTEN_OFF = 56,
+	XFDR_DROP_FIXED_BYTES = 64,
+	XFDR_DROP_ENTRY_BYTES = 40,
 	XFDR_DROP_ENTRY_TID_OFF = 0,
 	XFDR_DROP_ENTRY_TID16_OFF = 4,
 	XFDR_DROP_ENTRY_NO_BUFFER_OFF = 8,
 	XFDR_DROP_ENTRY_REENTRANT_OFF = 16,
 	XFDR_DROP_ENTRY_TOO_LARGE_OFF = 24,
+	XFDR_DROP_ENTRY_OVERWRITTEN_OFF = 32,
 };
 
-XFDR_STATIC_ASSERT(XFDR_DROP_OMITTED_OFF + 4 + 4 == XFDR_DROP_FIXED_BYTES, "XFDRDROP fixed part");
-XFDR_STATIC_ASSERT(XFDR_DROP_ENTRY_TOO_LARGE_OFF + 8 == XFDR_DROP_ENTRY_BYTES, "XFDRDROP entry");
+XFDR_STATIC_ASSERT(XFDR_DROP_OVERWRITTEN_OFF + 8 == XFDR_DROP_FIXED_BYTES, "XFDRDROP fixed part");
+XFDR_STATIC_ASSERT(XFDR_DROP_ENTRY_OVERWRITTEN_OFF + 8 == XFDR_DROP_ENTRY_BYTES, "XFDRDROP entry");
 XFDR_STATIC_ASSERT(XFDR_DROP_FIXED_BYTES % 8 == 0 && XFDR_DROP_ENTRY_BYTES % 8 == 0,
 		   "XFDRDROP: payloads are whole 8-byte words");
+
+/*
+ * "XFDRSTAK", the stack context: right after the preamble of a buffer that begins while its
+ * thread is inside calls, stamped with the preamble's TSC. In ring mode the buffers before it
+ * may have been reused, and a snapshot leaves out older buffers: this event says which calls
+ * the buffer's first exits close, so every buffer is decodable alone. The recorder keeps the
+ * ids of the outermost XFDR_STACK_IDS_MAX open calls; deeper calls are counted in depth only
+ * (their ids are unknown). The size is 24 + 4 * id_count bytes, zero-padded to a multiple of 8.
+ *   off  0  char[8]  "XFDRSTAK"
+ *   off  8  u32      layout version (1)
+ *   off 12  u32      depth: calls entered and not yet exited when the buffer began
+ *   off 16  u32      id_count: function ids that follow (min(depth, XFDR_STACK_IDS_MAX))
+ *   off 20  u32      reserved (0)
+ *   off 24  u32[id_count]  function ids, outermost call first
+ * The events are those the recorder saw while recording: calls entered before recording
+ * started are not in it, and an exit with no open call leaves the depth at 0.
+ */
+#define XFDR_STACK_MAGIC "XFDRSTAK"
+enum {
+	XFDR_STACK_LAYOUT_VERSION = 1,
+	XFDR_STACK_IDS_MAX = 128,
+	XFDR_STACK_VERSION_OFF = 8,
+	XFDR_STACK_DEPTH_OFF = 12,
+	XFDR_STACK_ID_COUNT_OFF = 16,
+	XFDR_STACK_IDS_OFF = 24,
+};
+
+XFDR_STATIC_ASSERT(XFDR_STACK_IDS_OFF % 8 == 0, "XFDRSTAK: fixed part is whole 8-byte words");
+
+/* Bytes of a stack-context payload with n ids (a multiple of 8). */
+#define XFDR_STACK_PAYLOAD_BYTES(n) ((XFDR_STACK_IDS_OFF + 4u * (uint32_t)(n) + 7u) & ~7u)
 
 #ifdef __cplusplus
 }

@@ -19,6 +19,21 @@ extern struct pool rt_pool XFDR_HIDDEN;
 int pool_setup(size_t buffer_bytes, uint32_t count, uint32_t session);
 
 /*
+ * pool_memory_map - map count buffers of buffer_bytes and their descriptors into rt_pool.
+ * pool_memory_unmap - release them (rt_pool.count becomes 0).
+ * Context: init only (pool_setup()). pool_memory_map returns 0 or -ENOMEM.
+ */
+int pool_memory_map(size_t buffer_bytes, uint32_t count);
+void pool_memory_unmap(void);
+
+/*
+ * pool_memory_ready - make sure every page of d's buffer is in memory, so that recording into
+ * it never takes a page fault. Called once per claim, before the first byte is written.
+ * Context: the claiming thread's slow path, signal handlers included; async-signal-safe.
+ */
+void pool_memory_ready(struct pool_desc *d);
+
+/*
  * __pool_take - pop a free buffer, or NULL when none is left.
  * Context: any thread, signal handlers included; lock-free, never blocks, never allocates.
  * The caller provides the synchronization __cds_lfs_pop() needs, by the session rule: no

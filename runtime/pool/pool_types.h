@@ -38,6 +38,7 @@ struct pool_desc {
 	uint32_t owner_tid;   /* kernel tid of the owner */
 	uint32_t owner_tid16; /* the id in the buffer's NewBuffer record */
 	uint64_t first_tsc;   /* the TSC of the buffer's preamble (its NewCPUId) */
+	uint32_t mem_ready;   /* pool_memory.c: nonzero once the buffer's pages are populated */
 	uint32_t flush_mark;  /* flusher-private: grouping per thread */
 	size_t flush_used;    /* flusher-private: the length this flush copies */
 } __attribute__((aligned(XFDR_CACHELINE)));
