@@ -58,6 +58,26 @@ static inline size_t wr_function(uint8_t *p, unsigned action, uint32_t fid, uint
 	return XFDR_FN_RECORD_BYTES;
 }
 
+/*
+ * wr_function_read - decode a function record this writer wrote (same machine, same byte
+ * order): short-call elision reads back the entry it may erase.
+ */
+static inline void wr_function_read(const uint8_t *p, unsigned *action, uint32_t *fid,
+				    uint32_t *tsc_delta)
+{
+	uint32_t w;
+
+	memcpy(&w, p + XFDR_FN_WORD_OFF, sizeof(w));
+	memcpy(tsc_delta, p + XFDR_FN_DELTA_OFF, sizeof(*tsc_delta));
+#if WR_BIG_ENDIAN
+	*action = (w >> 28) & 7u;
+	*fid = w & XFDR_FUNCTION_ID_MAX;
+#else
+	*action = (w >> 1) & 7u;
+	*fid = (w >> 4) & XFDR_FUNCTION_ID_MAX;
+#endif
+}
+
 /* Zeroes the whole record and sets the kind byte; the caller fills the data fields. */
 static inline uint8_t *wr_md_begin(uint8_t *p, unsigned kind)
 {

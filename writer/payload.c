@@ -18,6 +18,7 @@ size_t wr_drop_head(uint8_t *p, const struct wr_drop_totals *totals, uint32_t en
 	wr_put64(p + XFDR_DROP_TOO_LARGE_OFF, totals->too_large);
 	wr_put64(p + XFDR_DROP_NO_THREAD_SLOT_OFF, totals->no_thread_slot);
 	wr_put32(p + XFDR_DROP_OMITTED_OFF, totals->threads_omitted);
+	wr_put64(p + XFDR_DROP_OVERWRITTEN_OFF, totals->overwritten);
 	return XFDR_DROP_FIXED_BYTES;
 }
 
@@ -29,5 +30,21 @@ size_t wr_drop_entry(uint8_t *p, const struct wr_drop_entry *entry)
 	wr_put64(p + XFDR_DROP_ENTRY_NO_BUFFER_OFF, entry->no_buffer);
 	wr_put64(p + XFDR_DROP_ENTRY_REENTRANT_OFF, entry->reentrant);
 	wr_put64(p + XFDR_DROP_ENTRY_TOO_LARGE_OFF, entry->too_large);
+	wr_put64(p + XFDR_DROP_ENTRY_OVERWRITTEN_OFF, entry->overwritten);
 	return XFDR_DROP_ENTRY_BYTES;
+}
+
+size_t wr_stack_context(uint8_t *p, uint32_t depth, const uint32_t *ids, uint32_t id_count)
+{
+	size_t bytes = XFDR_STACK_PAYLOAD_BYTES(id_count);
+	uint32_t i;
+
+	memset(p, 0, bytes);
+	memcpy(p, XFDR_STACK_MAGIC, 8);
+	wr_put32(p + XFDR_STACK_VERSION_OFF, XFDR_STACK_LAYOUT_VERSION);
+	wr_put32(p + XFDR_STACK_DEPTH_OFF, depth);
+	wr_put32(p + XFDR_STACK_ID_COUNT_OFF, id_count);
+	for (i = 0; i < id_count; i++)
+		wr_put32(p + XFDR_STACK_IDS_OFF + 4 * (size_t)i, ids[i]);
+	return bytes;
 }

@@ -21,6 +21,7 @@ struct wr_drop_totals {
 	uint64_t too_large;
 	uint64_t no_thread_slot;
 	uint32_t threads_omitted; /* threads with drops that got no entry for lack of room */
+	uint64_t overwritten;	  /* buffers reused by ring mode */
 };
 
 /* One thread's counts (an entry of "XFDRDROP"). */
@@ -30,6 +31,7 @@ struct wr_drop_entry {
 	uint64_t no_buffer;
 	uint64_t reentrant;
 	uint64_t too_large;
+	uint64_t overwritten;
 };
 
 static inline size_t wr_drop_payload_bytes(uint32_t entry_count)
@@ -47,5 +49,12 @@ size_t wr_drop_head(uint8_t *p, const struct wr_drop_totals *totals, uint32_t en
 
 /* wr_drop_entry - encode one thread's entry at p. Returns XFDR_DROP_ENTRY_BYTES. */
 size_t wr_drop_entry(uint8_t *p, const struct wr_drop_entry *entry);
+
+/*
+ * wr_stack_context - encode "XFDRSTAK" at p: the call depth and the first id_count ids of
+ * the shadow stack (outermost first; id_count <= depth and <= XFDR_STACK_IDS_MAX), zero
+ * padding to a multiple of 8. Returns XFDR_STACK_PAYLOAD_BYTES(id_count).
+ */
+size_t wr_stack_context(uint8_t *p, uint32_t depth, const uint32_t *ids, uint32_t id_count);
 
 #endif /* XFDR_WRITER_PAYLOAD_H */

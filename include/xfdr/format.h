@@ -146,9 +146,9 @@ XFDR_STATIC_ASSERT(XFDR_CALL_ARG_VALUE_OFF + 8 + 7 == XFDR_MD_RECORD_BYTES, "spe
  *   entry (40 bytes): u32 tid, u16 thread id as in NewBuffer, u16 reserved,
  *                     u64 no_buffer, u64 reentrant, u64 too_large, u64 overwritten
  * Only threads with at least one drop or overwritten buffer get an entry in the process file.
- * The buffer needs 144 bytes at least (preamble, marker, fixed part, EndOfBuffer): with
- * smaller buffers the counts are only in the .map sidecar; entries that do not fit are counted
- * as omitted.
+ * The buffer needs 128 bytes at least (preamble, marker, fixed part; EndOfBuffer only when
+ * it is not exactly full): with smaller buffers the counts are only in the .map sidecar;
+ * entries that do not fit are counted as omitted.
  */
 #define XFDR_DROP_MAGIC "XFDRDROP"
 enum {
@@ -186,7 +186,8 @@ XFDR_STATIC_ASSERT(XFDR_DROP_FIXED_BYTES % 8 == 0 && XFDR_DROP_ENTRY_BYTES % 8 =
  *   off  0  char[8]  "XFDRSTAK"
  *   off  8  u32      layout version (1)
  *   off 12  u32      depth: calls entered and not yet exited when the buffer began
- *   off 16  u32      id_count: function ids that follow (min(depth, XFDR_STACK_IDS_MAX))
+ *   off 16  u32      id_count: function ids that follow: min(depth, XFDR_STACK_IDS_MAX), or
+ *                    fewer when the buffer is too small to hold them and its first event
  *   off 20  u32      reserved (0)
  *   off 24  u32[id_count]  function ids, outermost call first
  * The events are those the recorder saw while recording: calls entered before recording

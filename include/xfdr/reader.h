@@ -133,6 +133,7 @@ struct xfdr_event {
 	const uint8_t *args;  /* private: the first CallArgument record in the mapping */
 	const uint8_t *payload; /* custom events: points into the mapping */
 	uint32_t payload_bytes;
+	int big_endian;       /* custom events: the payload's fields are in the file's byte order */
 };
 
 /* The i-th (0-based, i < arg_count) argument of an Entry_Args event. */
@@ -164,12 +165,41 @@ int xfdr_events_begin(struct xfdr_trace *t, enum xfdr_order order, struct xfdr_e
 /* Returns 1 and fills ev, 0 at the end, -1 on error (err filled). */
 int xfdr_events_next(struct xfdr_event_iter *it, struct xfdr_event *ev, struct xfdr_error *err);
 
+/* ---- xfdr's own custom events -------------------------------------------------------- */
+
+/* 1 if a custom event's payload begins with the 8-byte tag (e.g. XFDR_STACK_MAGIC), else 0. */
+int xfdr_payload_has_tag(const uint8_t *payload, uint32_t bytes, const char *tag);
+
+/* A decoded "XFDRSTAK" stack context (layout in format.h). */
+struct xfdr_stack_context {
+	uint32_t depth;	   /* calls entered and not yet exited when the buffer began */
+	uint32_t id_count; /* ids known: <= min(depth, XFDR_STACK_IDS_MAX); deeper calls have none */
+	uint32_t ids[XFDR_STACK_IDS_MAX]; /* function ids, outermost call first */
+};
+
+/*
+ * xfdr_stack_context_decode - check and decode the payload of an "XFDRSTAK" custom event,
+ * whose fields are in the byte order of its file (big_endian: xfdr_header.big_endian, or
+ * xfdr_event.big_endian).
+ * Returns 0 with *out filled, or -1 with *out untouched and err filled (when not NULL):
+ * err->offset is the byte offset in the payload of the field at fault, err->text is "payload
+ * offset N: expected ..., found ..." (the caller knows the file and the marker's offset, the
+ * decoder does not).
+ * Rejected: fewer than 24 bytes, another tag, a layout version other than 1, an id_count above
+ * XFDR_STACK_IDS_MAX or above depth, a size other than XFDR_STACK_PAYLOAD_BYTES(id_count), a
+ * function id wider than 28 bits. An id_count below min(depth, XFDR_STACK_IDS_MAX) is taken
+ * (the innermost calls are then unnamed); the reserved word and the padding are not read.
+ */
+int xfdr_stack_context_decode(const uint8_t *payload, uint32_t bytes, int big_endian,
+			      struct xfdr_stack_context *out, struct xfdr_error *err);
+
 /* ---- Function names from the .map sidecar -------------------------------------------- */
 
 /*
  * The names a `.map` sidecar (the text file the runtime writes beside a trace, specified in
- * doc/map-format.md) gives to function ids. Only its `function` lines are read; ids it marks
- * as unnamed (`<unknown>`, `<unassigned>`) are left out. Memory grows with the named ids only.
+ * doc/map-format.md) gives to function ids. Only its `function` lines and its `since_tsc` line
+ * are read; ids it marks as unnamed (`<unknown>`, `<unassigned>`) are left out. Memory grows
+ * with the named ids only.
  */
 struct xfdr_names;
 
@@ -178,8 +208,9 @@ struct xfdr_names;
  * Returns 0 with *out set (possibly naming nothing), or, with *out NULL and err filled with
  * one line that starts with the path:
  *   -1  the file cannot be opened: "PATH: <errno text>"
- *   -2  it can be opened but not used: a malformed `function` line ("PATH: line N: expected
- *       ..., found '<the line>'"), an id named twice, a read error, or no memory.
+ *   -2  it can be opened but not used: a malformed `function` or `since_tsc` line ("PATH:
+ *       line N: expected ..., found '<the line>'"), an id named twice, a second `since_tsc`
+ *       line, a read error, or no memory.
  *       err->offset is the byte offset of the malformed line, else 0.
  * So a caller can tell a missing input (a usage error) from a bad one.
  */
@@ -187,6 +218,14 @@ int xfdr_names_load(const char *path, struct xfdr_names **out, struct xfdr_error
 
 /* The name of function id, or NULL when n does not name it or n is NULL (no sidecar). */
 const char *xfdr_names_get(const struct xfdr_names *n, uint32_t id);
+
+/*
+ * xfdr_names_since_tsc - the start of a snapshot's window: the sidecar's `since_tsc` line,
+ * which only a snapshot flush (xfdr_flush_since()) writes. Returns 1 with *tsc set when the
+ * sidecar has one, 0 when it has none or n is NULL. (xfdr_names_load() refuses a malformed or
+ * repeated `since_tsc` line, see there.)
+ */
+int xfdr_names_since_tsc(const struct xfdr_names *n, uint64_t *tsc);
 
 void xfdr_names_free(struct xfdr_names *n);
 

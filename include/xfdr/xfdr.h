@@ -10,10 +10,15 @@
  * xfdr_flush() may run in "ready" or "recording": it writes a snapshot and leaves recording on.
  *
  * What is recorded: events go into per-thread buffers taken from a pool of buffer_max buffers
- * of buffer_size bytes, allocated and prefaulted once by xfdr_init(). A full buffer is never
- * reused during a session: when the pool is exhausted new events are dropped and counted
- * (never silently: see "Drop accounting" below). A new session (xfdr_init() again) empties
- * the pool.
+ * of buffer_size bytes, mapped once by xfdr_init() (transparent huge pages where the kernel
+ * offers them; pages are populated in the background and at the latest when a thread takes
+ * the buffer, never while it records into it). When the pool is exhausted, mode=ring (the
+ * default) reuses the oldest full buffer, so a flush holds the newest history of every thread
+ * and the reused buffers are counted as overwritten; mode=bounded keeps the oldest history and
+ * drops new events, counted (never silently: see "Drop accounting" below). Every buffer that
+ * begins while its thread is inside calls starts with the thread's call stack (a custom event
+ * tagged "XFDRSTAK", xfdr/format.h), so each buffer decodes on its own. A new session
+ * (xfdr_init() again) empties the pool.
  *
  * Options come from struct xfdr_options, or from the environment variable XFDR_OPTIONS with the
  * same keys: "key=value" pairs separated by ':' or white space, e.g.
@@ -29,6 +34,12 @@
  *   flush_at_exit=B     flush at process exit once recording was started (default 1)
  *   clock=auto|rdtscp|rdtsc   TSC and CPU source; auto uses rdtsc with the CPU from glibc's
  *                             rseq area when there is one (cheapest), else rdtscp if CPUID has it
+ *   mode=ring|bounded   what happens when the pool is exhausted (default ring: see above)
+ *   func_duration_threshold_us=N   short-call elision: a function that exits within N
+ *                       microseconds of its entry, with nothing recorded in between, leaves
+ *                       no record (its entry is erased; enclosing calls that then qualify are
+ *                       erased too; every other record keeps its exact time). Elided calls are
+ *                       counted per thread in the .map. 0 (default) records every call.
  *
  * B is 0/1 (also no/yes, false/true, off/on). An unknown key or a bad value is reported with
  * one line on stderr naming the key, the value and the value kept, and is otherwise ignored.
@@ -72,6 +83,11 @@ enum xfdr_clock {
 	XFDR_CLOCK_RDTSC = 2,  /* rdtsc, CPU from glibc's rseq area, else sched_getcpu() */
 };
 
+enum xfdr_mode {
+	XFDR_MODE_RING = 0,    /* reuse the oldest full buffer: keep the newest history */
+	XFDR_MODE_BOUNDED = 1, /* keep the oldest history, drop (and count) new events */
+};
+
 struct xfdr_options {
 	size_t buffer_size;   /* bytes per buffer: multiple of 8, >= 64 */
 	size_t buffer_max;    /* buffers in the pool, >= 1 */
@@ -81,6 +97,8 @@ struct xfdr_options {
 	int flush_at_exit;    /* 0/1 */
 	int clock;	      /* enum xfdr_clock */
 	size_t thread_max;    /* thread slots; only the first xfdr_init() of a process sets it */
+	int mode;	      /* enum xfdr_mode */
+	uint64_t func_duration_threshold_us; /* 0: no elision */
 };
 
 /* Fill o with the defaults listed above. Context: any. */
@@ -129,6 +147,22 @@ XFDR_API int xfdr_stop(void);
  * -ENAMETOOLONG; or the negative errno of open(2)/write(2).
  */
 XFDR_API int xfdr_flush(char *path_out, size_t path_bytes);
+
+/*
+ * xfdr_now - the recorder's clock now: the TSC, in the unit of every timestamp in the trace.
+ * Context: any thread, any signal handler; no system call (one rdtsc).
+ */
+XFDR_API uint64_t xfdr_now(void);
+
+/*
+ * xfdr_flush_since - xfdr_flush() for the window since a moment: only buffers holding events
+ * at or after since (a value of xfdr_now()) are written, whole, while threads keep recording.
+ * Each call writes its own valid file (and .map, whose "since_tsc" line tells readers where
+ * the window begins: `xfdr convert --since=snapshot` trims to it). since 0 writes everything.
+ * Context and returns: as xfdr_flush(). Flushes are exclusive: a call while another runs
+ * returns -EBUSY at once.
+ */
+XFDR_API int xfdr_flush_since(uint64_t since, char *path_out, size_t path_bytes);
 
 /*
  * Recording. fid is the function id (28 bits; higher bits are cut). Context: any thread, any

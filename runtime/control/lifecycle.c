@@ -19,6 +19,7 @@
 #include "runtime/hooks/xray.h"
 #include "runtime/pool/pool.h"
 #include "runtime/record/clock.h"
+#include "runtime/record/record.h"
 #include "runtime/record/session.h"
 #include "runtime/record/thread.h"
 #include "xfdr/xfdr.h"
@@ -62,6 +63,20 @@ static void ctl_clear(uint32_t bits)
 
 static void rt_exit_flush(void);
 
+/* The elision threshold in ticks: the calibration may spin up to 20 ms, only when asked. */
+static void elision_setup(uint64_t us)
+{
+	uint64_t ticks = 0;
+
+	if (us) {
+		uint64_t hz = clock_tsc_hz();
+
+		ticks = hz / 1000000u * us + hz % 1000000u * us / 1000000u;
+	}
+	xfdr_store_relaxed(&rec_elide_us, us);
+	xfdr_store_relaxed(&rec_elide_ticks, ticks);
+}
+
 static void env_options(struct xfdr_options *o)
 {
 	xfdr_options_default(o);
@@ -92,7 +107,8 @@ static int rt_init(const struct xfdr_options *o)
 	session = next_session++;
 	if (next_session == SESSION_OFF)
 		next_session = 1;
-	rc = pool_setup(o->buffer_size, (uint32_t)o->buffer_max, session);
+	rc = pool_setup(o->buffer_size, (uint32_t)o->buffer_max, session,
+			o->mode == XFDR_MODE_BOUNDED ? POOL_BOUNDED : POOL_RING);
 	if (rc) {
 		ctl_clear(CTL_INITIALIZED);
 		goto out;
@@ -100,6 +116,7 @@ static int rt_init(const struct xfdr_options *o)
 	thread_table_reset();
 	rt_cfg.flush_at_exit = o->flush_at_exit;
 	clock_init(o->clock);
+	elision_setup(o->func_duration_threshold_us);
 	xfdr_store_relaxed(&unflushed, 0);
 	/* Here rather than in xfdr_start(), which must stay async-signal-safe. */
 	if (!exit_registered) {
@@ -197,7 +214,19 @@ XFDR_API int xfdr_stop(void)
 	}
 }
 
+XFDR_API uint64_t xfdr_now(void)
+{
+	unsigned cpu;
+
+	return clock_read(&cpu);
+}
+
 XFDR_API int xfdr_flush(char *path_out, size_t path_bytes)
+{
+	return xfdr_flush_since(0, path_out, path_bytes);
+}
+
+XFDR_API int xfdr_flush_since(uint64_t since, char *path_out, size_t path_bytes)
 {
 	uint64_t seen;
 	int was_off, rc;
@@ -207,9 +236,9 @@ XFDR_API int xfdr_flush(char *path_out, size_t path_bytes)
 	if (rc)
 		return rc;
 	was_off = CTL_SESSION(seen) == SESSION_OFF;
-	rc = flush_run(path_out, path_bytes);
+	rc = flush_run(since, path_out, path_bytes);
 	/* Everything recorded is in the file only if recording was off for the whole flush. */
-	if (!rc && was_off && CTL_SESSION(xfdr_load_acquire(&rt_ctl)) == SESSION_OFF)
+	if (!rc && !since && was_off && CTL_SESSION(xfdr_load_acquire(&rt_ctl)) == SESSION_OFF)
 		xfdr_store_relaxed(&unflushed, 0);
 	ctl_clear(CTL_FLUSH_RUNNING);
 	return rc;

@@ -3,7 +3,7 @@
  *
  * Every key is parsed and validated by its row, so the API (xfdr_options_set), the
  * environment (opt_parse) and the struct check (opt_check) apply the same rules. A later key
- * (mode, flush_signal, ...) is one more row and one more struct field.
+ * (flush_signal, ...) is one more row and one more struct field.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -19,7 +19,8 @@ enum opt_type {
 	OPT_SIZE, /* size_t, decimal with an optional k/m/g (binary) suffix */
 	OPT_BOOL, /* int 0/1 */
 	OPT_STRING,
-	OPT_CLOCK, /* int, enum xfdr_clock */
+	OPT_NAMED, /* int, an index into the row's names */
+	OPT_U64,   /* uint64_t, plain decimal */
 };
 
 struct opt_row {
@@ -28,6 +29,7 @@ struct opt_row {
 	size_t offset;
 	const char *rule; /* printed when a value is rejected */
 	int (*valid)(size_t v);
+	const char *const *names; /* OPT_NAMED: the values, by index */
 };
 
 static int valid_buffer_size(size_t v)
@@ -45,21 +47,31 @@ static int valid_thread_max(size_t v)
 	return v >= 1 && v <= OPT_MAX_THREAD_MAX;
 }
 
+static int valid_threshold_us(size_t v)
+{
+	return v <= OPT_MAX_THRESHOLD_US;
+}
+
+static const char *const clock_names[] = {"auto", "rdtscp", "rdtsc", NULL};
+static const char *const mode_names[] = {[XFDR_MODE_RING] = "ring",
+					 [XFDR_MODE_BOUNDED] = "bounded", NULL};
+
 #define OFF(f) offsetof(struct xfdr_options, f)
 
 static const struct opt_row opt_rows[] = {
     {"buffer_size", OPT_SIZE, OFF(buffer_size), "a multiple of 8, >= 64 and <= 4g",
-     valid_buffer_size},
-    {"buffer_max", OPT_SIZE, OFF(buffer_max), "1 to 16777216", valid_buffer_max},
-    {"thread_max", OPT_SIZE, OFF(thread_max), "1 to 1048576", valid_thread_max},
-    {"output", OPT_STRING, OFF(output), "a directory ending in '/' or a path prefix", NULL},
-    {"per_thread_files", OPT_BOOL, OFF(per_thread_files), "0 or 1", NULL},
-    {"start", OPT_BOOL, OFF(start), "0 or 1", NULL},
-    {"flush_at_exit", OPT_BOOL, OFF(flush_at_exit), "0 or 1", NULL},
-    {"clock", OPT_CLOCK, OFF(clock), "auto, rdtscp or rdtsc", NULL},
+     valid_buffer_size, NULL},
+    {"buffer_max", OPT_SIZE, OFF(buffer_max), "1 to 16777216", valid_buffer_max, NULL},
+    {"thread_max", OPT_SIZE, OFF(thread_max), "1 to 1048576", valid_thread_max, NULL},
+    {"output", OPT_STRING, OFF(output), "a directory ending in '/' or a path prefix", NULL, NULL},
+    {"per_thread_files", OPT_BOOL, OFF(per_thread_files), "0 or 1", NULL, NULL},
+    {"start", OPT_BOOL, OFF(start), "0 or 1", NULL, NULL},
+    {"flush_at_exit", OPT_BOOL, OFF(flush_at_exit), "0 or 1", NULL, NULL},
+    {"clock", OPT_NAMED, OFF(clock), "auto, rdtscp or rdtsc", NULL, clock_names},
+    {"mode", OPT_NAMED, OFF(mode), "ring or bounded", NULL, mode_names},
+    {"func_duration_threshold_us", OPT_U64, OFF(func_duration_threshold_us),
+     "0 to 1000000000 microseconds", valid_threshold_us, NULL},
 };
-
-static const char *const clock_names[] = {"auto", "rdtscp", "rdtsc"};
 
 XFDR_API void xfdr_options_default(struct xfdr_options *o)
 {
@@ -70,6 +82,8 @@ XFDR_API void xfdr_options_default(struct xfdr_options *o)
 	o->output = "";
 	o->flush_at_exit = 1;
 	o->clock = XFDR_CLOCK_AUTO;
+	o->mode = XFDR_MODE_RING;
+	o->func_duration_threshold_us = 0;
 }
 
 static const struct opt_row *opt_find(const char *key)
@@ -141,17 +155,26 @@ static int parse_bool(const char *s, int *out)
 	return -EINVAL;
 }
 
-static int parse_clock(const char *s, int *out)
+static int parse_named(const char *const *names, const char *s, int *out)
 {
 	int i;
 
-	for (i = 0; i < (int)(sizeof(clock_names) / sizeof(clock_names[0])); i++) {
-		if (!strcmp(s, clock_names[i])) {
+	for (i = 0; names[i]; i++) {
+		if (!strcmp(s, names[i])) {
 			*out = i;
 			return 0;
 		}
 	}
 	return -EINVAL;
+}
+
+static int name_count(const char *const *names)
+{
+	int n = 0;
+
+	while (names[n])
+		n++;
+	return n;
 }
 
 static int row_set(const struct opt_row *r, struct xfdr_options *o, const char *value)
@@ -171,11 +194,22 @@ static int row_set(const struct opt_row *r, struct xfdr_options *o, const char *
 			return -EINVAL;
 		memcpy(field, &i, sizeof(i));
 		return 0;
-	case OPT_CLOCK:
-		if (parse_clock(value, &i))
+	case OPT_NAMED:
+		if (parse_named(r->names, value, &i))
 			return -EINVAL;
 		memcpy(field, &i, sizeof(i));
 		return 0;
+	case OPT_U64: {
+		uint64_t v;
+
+		/* no unit suffix: a k after a number of microseconds would be a surprise */
+		if (!*value || value[strspn(value, "0123456789")] || parse_size(value, &sz) ||
+		    (r->valid && !r->valid(sz)))
+			return -EINVAL;
+		v = sz;
+		memcpy(field, &v, sizeof(v));
+		return 0;
+	}
 	case OPT_STRING:
 		memcpy(field, &value, sizeof(value));
 		return 0;
@@ -200,13 +234,20 @@ static void row_print(struct pr_buf *b, const struct opt_row *r, const struct xf
 		memcpy(&i, field, sizeof(i));
 		pr_u64(b, (uint64_t)i);
 		break;
-	case OPT_CLOCK:
+	case OPT_NAMED:
 		memcpy(&i, field, sizeof(i));
-		if (i >= 0 && i < (int)(sizeof(clock_names) / sizeof(clock_names[0])))
-			pr_str(b, clock_names[i]);
+		if (i >= 0 && i < name_count(r->names))
+			pr_str(b, r->names[i]);
 		else
 			pr_i64(b, i);
 		break;
+	case OPT_U64: {
+		uint64_t v;
+
+		memcpy(&v, field, sizeof(v));
+		pr_u64(b, v);
+		break;
+	}
 	case OPT_STRING:
 		memcpy(&s, field, sizeof(s));
 		pr_char(b, '"');
@@ -350,6 +391,10 @@ const char *opt_check(const struct xfdr_options *o)
 		bad = opt_find("flush_at_exit");
 	else if (o->clock < XFDR_CLOCK_AUTO || o->clock > XFDR_CLOCK_RDTSC)
 		bad = opt_find("clock");
+	else if (o->mode != XFDR_MODE_RING && o->mode != XFDR_MODE_BOUNDED)
+		bad = opt_find("mode");
+	else if (!valid_threshold_us(o->func_duration_threshold_us))
+		bad = opt_find("func_duration_threshold_us");
 	if (!bad)
 		return NULL;
 	pr_str(&b, "xfdr_init: bad value ");

@@ -16,6 +16,7 @@ enum {
 	/* The pool must stay addressable and its descriptors countable in 32 bits. */
 	OPT_MAX_BUFFER_MAX = 1u << 24,
 	OPT_MAX_THREAD_MAX = 1u << 20,
+	OPT_MAX_THRESHOLD_US = 1000000000, /* 1000 s: beyond it elision means nothing */
 };
 
 /*

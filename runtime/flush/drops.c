@@ -18,7 +18,7 @@
 #include "writer/payload.h"
 #include "xfdr/format.h"
 
-/* The drop-count buffer is built on the stack: this bounds its per-thread entries (60). */
+/* The drop-count buffer is built on the stack: this bounds its per-thread entries (48). */
 #define DROP_BUFFER_STACK_BYTES 2048
 
 static const char *const cause_names[DROP_CAUSES] = {
@@ -28,9 +28,20 @@ static const char *const cause_names[DROP_CAUSES] = {
     [DROP_NO_THREAD_SLOT] = "no_thread_slot",
 };
 
+static const char *const note_names[THREAD_NOTES] = {
+    [NOTE_OVERWRITTEN] = "overwritten",
+    [NOTE_ELIDED] = "elided",
+    [NOTE_STACK_OVERFLOW] = "stack_overflow",
+};
+
 const char *drop_cause_name(enum drop_cause cause)
 {
 	return (unsigned)cause < DROP_CAUSES ? cause_names[cause] : "unknown";
+}
+
+const char *thread_note_name(enum thread_note note)
+{
+	return (unsigned)note < THREAD_NOTES ? note_names[note] : "unknown";
 }
 
 void drops_sum(struct drop_totals *d)
@@ -45,12 +56,16 @@ void drops_sum(struct drop_totals *d)
 		d->cause[c] += xfdr_load_relaxed(&tt->unattributed[c]);
 		d->cause[c] += xfdr_load_relaxed(&tt->recycled[c]);
 	}
+	for (c = 0; c < THREAD_NOTES; c++)
+		d->noted[c] += xfdr_load_relaxed(&tt->noted_elsewhere[c]);
 	for (i = 0; i < n; i++) {
 		/* A slot being claimed may hold counts already folded into recycled. */
 		if (xfdr_load_acquire(&slots[i].state) == SLOT_CLAIMING)
 			continue;
 		for (c = 0; c < DROP_CAUSES; c++)
 			d->cause[c] += xfdr_load_relaxed(&slots[i].dropped[c]);
+		for (c = 0; c < THREAD_NOTES; c++)
+			d->noted[c] += xfdr_load_relaxed(&slots[i].noted[c]);
 	}
 	for (c = 0; c < DROP_CAUSES; c++)
 		d->total += d->cause[c];
@@ -73,13 +88,17 @@ static int drop_entries_max(size_t buffer_bytes)
 	return -1;
 }
 
-static void slot_entry(const struct thread_slot *s, struct wr_drop_entry *e)
+static void slot_entry(const struct thread_slot *s, uint32_t session, struct wr_drop_entry *e)
 {
 	e->tid = xfdr_load_relaxed(&s->tid);
-	e->thread_id = (uint16_t)xfdr_load_relaxed(&s->tid16);
+	/* pairs with the release in thread_id_in_session(); 0: no buffer in this session */
+	e->thread_id = xfdr_load_acquire(&s->id_session) == session
+			   ? (uint16_t)xfdr_load_relaxed(&s->thread_id)
+			   : 0;
 	e->no_buffer = xfdr_load_relaxed(&s->dropped[DROP_NO_BUFFER]);
 	e->reentrant = xfdr_load_relaxed(&s->dropped[DROP_REENTRANT]);
 	e->too_large = xfdr_load_relaxed(&s->dropped[DROP_TOO_LARGE]);
+	e->overwritten = xfdr_load_relaxed(&s->noted[NOTE_OVERWRITTEN]);
 }
 
 /*
@@ -98,8 +117,8 @@ static uint32_t process_entries(uint8_t *entries, int max, struct drop_totals *t
 	for (i = 0; i < n; i++) {
 		if (!thread_slot_in_session(&slots[i], session))
 			continue;
-		slot_entry(&slots[i], &e);
-		if (!e.no_buffer && !e.reentrant && !e.too_large)
+		slot_entry(&slots[i], session, &e);
+		if (!e.no_buffer && !e.reentrant && !e.too_large && !e.overwritten)
 			continue;
 		if (written == (uint32_t)max) {
 			(*omitted)++;
@@ -128,14 +147,16 @@ static uint32_t thread_entry(uint8_t *entries, int max, uint32_t tid, uint16_t t
 		if (!thread_slot_in_session(&slots[i], session) ||
 		    xfdr_load_relaxed(&slots[i].tid) != tid)
 			continue;
-		slot_entry(&slots[i], &e);
+		slot_entry(&slots[i], session, &e);
 		sum.no_buffer += e.no_buffer;
 		sum.reentrant += e.reentrant;
 		sum.too_large += e.too_large;
+		sum.overwritten += e.overwritten;
 	}
 	totals->cause[DROP_NO_BUFFER] = sum.no_buffer;
 	totals->cause[DROP_REENTRANT] = sum.reentrant;
 	totals->cause[DROP_TOO_LARGE] = sum.too_large;
+	totals->noted[NOTE_OVERWRITTEN] = sum.overwritten;
 	if (max < 1)
 		return 0;
 	wr_drop_entry(entries, &sum);
@@ -170,6 +191,7 @@ int drops_write_buffer(int fd, size_t buffer_bytes, int per_thread, uint32_t tid
 	head.reentrant = totals.cause[DROP_REENTRANT];
 	head.too_large = totals.cause[DROP_TOO_LARGE];
 	head.no_thread_slot = totals.cause[DROP_NO_THREAD_SLOT];
+	head.overwritten = totals.noted[NOTE_OVERWRITTEN];
 	wr_drop_head(payload, &head, entries);
 	p += wr_custom_event_marker(p, (uint32_t)wr_drop_payload_bytes(entries), tsc);
 	p += wr_drop_payload_bytes(entries);

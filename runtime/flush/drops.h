@@ -18,12 +18,16 @@
 struct drop_totals {
 	uint64_t cause[DROP_CAUSES];
 	uint64_t total;
+	uint64_t noted[THREAD_NOTES]; /* not drops: what the trace leaves out on purpose */
 };
 
 /* The name of a cause in the .map sidecar and in messages ("no_buffer", ...). */
 const char *drop_cause_name(enum drop_cause cause);
 
-/* Sum the drop counters now. Context: async-signal-safe. */
+/* The name of a note in the .map sidecar ("overwritten", ...). */
+const char *thread_note_name(enum thread_note note);
+
+/* Sum the drop counters and notes now. Context: async-signal-safe. */
 void drops_sum(struct drop_totals *d);
 
 /*

@@ -1,14 +1,15 @@
 /*
  * runtime/flush/flush.c - snapshot the pool into trace files, async-signal-safe.
  *
- * A trace file: the 32-byte header, then every buffer holding data in pool order (the order
- * buffers were taken, so each thread's buffers are in time order), each written whole
- * through wr_write_buffer() (records, EndOfBuffer, zero padding), then the drop-count buffer
+ * A trace file: the 32-byte header, then every buffer holding data in claim order (so each
+ * thread's buffers are in time order), each copied (copy_buffer) and written whole through
+ * wr_write_buffer() (records, EndOfBuffer, zero padding), then the drop-count buffer
  * (drops.c). Owned buffers are copied up to the length their thread has published: the
- * thread only writes past it, and release-stores the new length after the bytes.
+ * thread writes past it, and release-stores the new length after the bytes.
  *
  * Only open, write, close, getpid, clock_gettime, rdtsc and sched_getcpu are used: no lock,
- * no allocation, no stdio. The caller (xfdr_flush) makes flushes exclusive through rt_ctl.
+ * no allocation, no stdio. The caller (xfdr_flush) makes flushes exclusive through rt_ctl,
+ * so the scratch in rt_pool (flush_order, flush_copy) is the flusher's alone.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,35 +28,148 @@
 
 static uint32_t flush_epoch; /* per-thread grouping marks */
 
-/*
- * snapshot_lengths - fix the length every buffer will be copied with, before copying any.
- * Buffers are read from the last taken to the first: a thread fills its buffers in taking
- * order, so when a later buffer of a thread is seen, its earlier ones are already full and
- * complete. Each thread's events in the file are then one gap-free prefix of what it
- * recorded, even while it keeps recording (in taking order, a thread could fill the rest of
- * a buffer already copied and go on in one not yet copied, leaving a hole).
- */
-static void snapshot_lengths(void)
+/* Heap sort of the buffer indices by the claim order the snapshot read (no allocation). */
+static int seq_less(const uint32_t *order, uint32_t a, uint32_t b)
 {
-	uint32_t i = rt_pool.count;
+	return rt_pool.descs[order[a]].flush_seq < rt_pool.descs[order[b]].flush_seq;
+}
 
-	while (i-- > 0) {
-		struct pool_desc *d = &rt_pool.descs[i];
-		size_t used = 0;
+static void sift_down(uint32_t *order, uint32_t root, uint32_t n)
+{
+	for (;;) {
+		uint32_t child = 2 * root + 1, tmp;
 
-		/* pairs with the release of state in take_buffer() */
-		if (xfdr_load_acquire(&d->state) != POOL_FREE)
-			/* pairs with the release of used_bytes by the owner after its records */
-			used = xfdr_load_acquire(&d->used_bytes);
-		d->flush_used = used >= XFDR_BUFFER_PREAMBLE_BYTES ? used : 0;
+		if (child >= n)
+			return;
+		if (child + 1 < n && seq_less(order, child, child + 1))
+			child++;
+		if (!seq_less(order, root, child))
+			return;
+		tmp = order[root];
+		order[root] = order[child];
+		order[child] = tmp;
+		root = child;
 	}
 }
 
-/* Does the buffer hold data in this flush? Sets *used to the length to copy. */
-static int desc_has_data(struct pool_desc *d, size_t *used)
+static void sort_by_claim(uint32_t *order, uint32_t n)
 {
-	*used = d->flush_used;
-	return *used != 0;
+	uint32_t i, tmp;
+
+	for (i = n / 2; i-- > 0;)
+		sift_down(order, i, n);
+	for (i = n; i-- > 1;) {
+		tmp = order[0];
+		order[0] = order[i];
+		order[i] = tmp;
+		sift_down(order, 0, i);
+	}
+}
+
+/*
+ * snapshot - choose the buffers of this flush and fix the length each is copied with.
+ * Chosen: owned and full buffers, in ring mode wherever they are in the pool, ordered by
+ * claim (each thread's buffers then come in time order); with since, a full buffer whose
+ * last record is older is left out. Lengths are read from the last claimed to the first: a
+ * thread fills its buffers in claim order, so when a later buffer of a thread is seen, its
+ * earlier ones are already full and complete. Each thread's events in the file are then one
+ * gap-free run of what it recorded, even while it keeps recording. Returns the count chosen,
+ * listed in rt_pool.flush_order.
+ */
+static uint32_t snapshot(uint64_t since)
+{
+	uint32_t *order = rt_pool.flush_order;
+	uint32_t i, n = 0;
+
+	for (i = 0; i < rt_pool.count; i++) {
+		struct pool_desc *d = &rt_pool.descs[i];
+		/* pairs with the release in pool_publish_owned() and pool_mark_full() */
+		uint64_t c = xfdr_load_acquire(&d->ctl);
+		uint32_t st = POOL_STATE(c);
+
+		d->flush_used = 0;
+		if (st != POOL_OWNED && st != POOL_FULL)
+			continue;
+		if (st == POOL_FULL && since && xfdr_load_relaxed(&d->last_tsc) < since)
+			continue;
+		d->flush_gen = POOL_GEN(c);
+		d->flush_seq = xfdr_load_relaxed(&d->claim_seq);
+		order[n++] = i;
+	}
+	sort_by_claim(order, n);
+	for (i = n; i-- > 0;) {
+		struct pool_desc *d = &rt_pool.descs[order[i]];
+		/* pairs with the release of used_bytes by the owner after its records */
+		size_t used = xfdr_load_acquire(&d->used_bytes);
+
+		/* Claimed anew since it was chosen: its bytes are not the ones of this flush. */
+		if (POOL_GEN(xfdr_load_acquire(&d->ctl)) != d->flush_gen)
+			used = 0;
+		d->flush_used = used >= XFDR_BUFFER_PREAMBLE_BYTES ? used : 0;
+	}
+	return n;
+}
+
+/*
+ * copy_buffer - copy d into the flusher's scratch buffer. Returns the bytes copied, 0 when
+ * the buffer was claimed anew since the snapshot (it then holds newer events, and its old
+ * ones are counted as overwritten).
+ * The pin keeps ring mode from claiming d during the copy. Bytes below stable_bytes are never
+ * rewritten; the rest is read in 8-byte words, and if the owner erased an elided entry
+ * meanwhile (erase_seq moved) the copy is retried, at last cut to the stable part, which is
+ * a record boundary: the buffer written is always one its owner really had.
+ */
+static size_t copy_buffer(struct pool_desc *d)
+{
+	uint8_t *copy = rt_pool.flush_copy;
+	size_t used = d->flush_used, stable, off;
+	uint64_t seq;
+	int tries;
+
+	if (!used || !pool_pin(d, (uint32_t)d->flush_gen))
+		return 0;
+	for (tries = 0;; tries++) {
+		/* pairs with the release of erase_seq in try_elide() */
+		seq = xfdr_load_acquire(&d->erase_seq);
+		/* pairs with the release of stable_bytes in take_buffer() and try_elide() */
+		stable = xfdr_load_acquire(&d->stable_bytes);
+		if (tries) {
+			/* the length the erase left, or a later one (same pairing as above) */
+			size_t now = xfdr_load_acquire(&d->used_bytes);
+
+			used = now < used ? now : used;
+		}
+		if (stable > used)
+			stable = used;
+		memcpy(copy, d->data, stable);
+		for (off = stable; off < used; off += 8)
+			xfdr_store_relaxed((uint64_t *)(void *)(copy + off),
+					   xfdr_load_relaxed((const uint64_t *)(void *)(d->data + off)));
+		/* pairs with the release fence in try_elide(): a rewritten word means a new seq */
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (xfdr_load_relaxed(&d->erase_seq) == seq)
+			break;
+		if (tries == 3) {
+			used = stable;
+			break;
+		}
+	}
+	pool_unpin(d);
+	return used >= XFDR_BUFFER_PREAMBLE_BYTES ? used : 0;
+}
+
+/* Copy and write d whole; counts it in *written. Returns 0 or a negative errno. */
+static int write_pool_buffer(int fd, struct pool_desc *d, uint64_t *written)
+{
+	size_t n = copy_buffer(d);
+	int rc;
+
+	if (!n)
+		return 0;
+	rc = wr_write_buffer(fd, rt_pool.flush_copy, n, rt_pool.buffer_bytes);
+	if (!rc)
+		(*written)++;
+	return rc;
 }
 
 static int write_header(int fd, uint64_t tsc_hz)
@@ -70,19 +184,18 @@ static int write_header(int fd, uint64_t tsc_hz)
 	return wr_write_file_header(fd, &h);
 }
 
-/* The smallest first TSC of the buffers holding data, or fallback if smaller or none. */
-static uint64_t earliest_tsc(uint64_t fallback)
+/* The smallest first TSC of the buffers in this flush, or fallback if smaller or none. */
+static uint64_t earliest_tsc(uint32_t n, uint64_t fallback)
 {
 	uint64_t min = fallback;
 	uint32_t i;
 
-	for (i = 0; i < rt_pool.count; i++) {
-		struct pool_desc *d = &rt_pool.descs[i];
-		size_t used;
+	for (i = 0; i < n; i++) {
+		struct pool_desc *d = &rt_pool.descs[rt_pool.flush_order[i]];
+		uint64_t first = xfdr_load_relaxed(&d->first_tsc);
 
-		/* first_tsc is an owner field, published with the state snapshot_lengths() read */
-		if (desc_has_data(d, &used) && d->first_tsc < min)
-			min = d->first_tsc;
+		if (d->flush_used && first < min)
+			min = first;
 	}
 	return min;
 }
@@ -95,13 +208,13 @@ static uint64_t earliest_tsc(uint64_t fallback)
  * (the first record of a single-threaded file) when met last. A per-thread file's drop
  * buffer is that thread's last block: the time now fits.
  */
-static int write_drop_buffer(int fd, int per_thread, uint32_t tid, uint16_t thread_id)
+static int write_drop_buffer(int fd, uint32_t n, int per_thread, uint32_t tid, uint16_t thread_id)
 {
 	unsigned cpu;
 	uint64_t tsc = clock_read(&cpu);
 
 	if (!per_thread)
-		tsc = earliest_tsc(tsc);
+		tsc = earliest_tsc(n, tsc);
 	return drops_write_buffer(fd, rt_pool.buffer_bytes, per_thread, tid, thread_id, tsc, cpu);
 }
 
@@ -125,24 +238,16 @@ static int close_checked(int fd, int rc)
 	return rc;
 }
 
-/* Process file: every buffer, then the process drop buffer. */
-static int flush_process_file(int fd, uint64_t tsc_hz, uint64_t *written)
+/* Process file: every buffer of the flush, then the process drop buffer. */
+static int flush_process_file(int fd, uint32_t n, uint64_t tsc_hz, uint64_t *written)
 {
-	uint32_t i, count = rt_pool.count;
+	uint32_t i;
 	int rc = write_header(fd, tsc_hz);
 
-	for (i = 0; i < count && !rc; i++) {
-		struct pool_desc *d = &rt_pool.descs[i];
-		size_t used;
-
-		if (!desc_has_data(d, &used))
-			continue;
-		rc = wr_write_buffer(fd, d->data, used, rt_pool.buffer_bytes);
-		if (!rc)
-			(*written)++;
-	}
+	for (i = 0; i < n && !rc; i++)
+		rc = write_pool_buffer(fd, &rt_pool.descs[rt_pool.flush_order[i]], written);
 	if (!rc)
-		rc = write_drop_buffer(fd, 0, 0, 0);
+		rc = write_drop_buffer(fd, n, 0, 0, 0);
 	return rc;
 }
 
@@ -150,26 +255,25 @@ static int flush_process_file(int fd, uint64_t tsc_hz, uint64_t *written)
  * Per-thread files: one per tid owning buffers (a thread that registered twice, hooks after
  * its exit destructor, keeps one file); each listed in the map.
  */
-static int flush_thread_files(int map_fd, uint64_t pid, uint32_t n, uint64_t tsc_hz,
-			      uint64_t *written)
+static int flush_thread_files(int map_fd, uint64_t pid, uint32_t n, uint32_t file_n,
+			      uint64_t tsc_hz, uint64_t *written)
 {
 	char path[PATH_MAX];
 	struct pr_buf b = PR_BUF_INIT(path);
-	uint32_t i, j, count = rt_pool.count;
-	uint32_t epoch = ++flush_epoch;
+	uint32_t *order = rt_pool.flush_order;
+	uint32_t i, j, epoch = ++flush_epoch;
 	int rc = 0;
 
-	for (i = 0; i < count && !rc; i++) {
-		struct pool_desc *d = &rt_pool.descs[i];
-		uint32_t tid, tid16;
-		size_t used;
+	for (i = 0; i < n && !rc; i++) {
+		struct pool_desc *d = &rt_pool.descs[order[i]];
+		uint32_t tid, thread_id;
 		int fd;
 
-		if (d->flush_mark == epoch || !desc_has_data(d, &used))
+		if (d->flush_mark == epoch || !d->flush_used)
 			continue;
-		tid = d->owner_tid;
-		tid16 = d->owner_tid16;
-		rc = output_name(&b, pid, n, ".xray", tid);
+		tid = xfdr_load_relaxed(&d->owner_tid);
+		thread_id = xfdr_load_relaxed(&d->owner_thread_id);
+		rc = output_name(&b, pid, file_n, ".xray", tid);
 		if (rc)
 			break;
 		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -178,19 +282,17 @@ static int flush_thread_files(int map_fd, uint64_t pid, uint32_t n, uint64_t tsc
 			break;
 		}
 		rc = write_header(fd, tsc_hz);
-		for (j = i; j < count && !rc; j++) {
-			struct pool_desc *e = &rt_pool.descs[j];
+		for (j = i; j < n && !rc; j++) {
+			struct pool_desc *e = &rt_pool.descs[order[j]];
 
-			if (e->flush_mark == epoch || !desc_has_data(e, &used) ||
-			    e->owner_tid != tid)
+			if (e->flush_mark == epoch || !e->flush_used ||
+			    xfdr_load_relaxed(&e->owner_tid) != tid)
 				continue;
 			e->flush_mark = epoch;
-			rc = wr_write_buffer(fd, e->data, used, rt_pool.buffer_bytes);
-			if (!rc)
-				(*written)++;
+			rc = write_pool_buffer(fd, e, written);
 		}
 		if (!rc)
-			rc = write_drop_buffer(fd, 1, tid, (uint16_t)tid16);
+			rc = write_drop_buffer(fd, n, 1, tid, (uint16_t)thread_id);
 		rc = close_checked(fd, rc);
 		if (!rc)
 			rc = map_write_trace(map_fd, path);
@@ -198,7 +300,7 @@ static int flush_thread_files(int map_fd, uint64_t pid, uint32_t n, uint64_t tsc
 	return rc;
 }
 
-int flush_run(char *path_out, size_t path_bytes)
+int flush_run(uint64_t since, char *path_out, size_t path_bytes)
 {
 	char trace[PATH_MAX], map[PATH_MAX];
 	struct pr_buf tb = PR_BUF_INIT(trace), mb = PR_BUF_INIT(map);
@@ -207,22 +309,22 @@ int flush_run(char *path_out, size_t path_bytes)
 	uint64_t written = 0;
 	struct drop_totals drops;
 	int fd = -1, map_fd, rc;
-	uint32_t n;
+	uint32_t n, chosen;
 
-	snapshot_lengths();
+	chosen = snapshot(since);
 	if (flush_output.per_thread_files) {
 		map_fd = output_create_unique(&mb, pid, ".map", &n);
 		if (map_fd < 0)
 			return map_fd;
 		rc = map_write_head(map_fd);
 		if (!rc)
-			rc = flush_thread_files(map_fd, pid, n, tsc_hz, &written);
+			rc = flush_thread_files(map_fd, pid, chosen, n, tsc_hz, &written);
 		copy_out(path_out, path_bytes, map);
 	} else {
 		fd = output_create_unique(&tb, pid, ".xray", &n);
 		if (fd < 0)
 			return fd;
-		rc = flush_process_file(fd, tsc_hz, &written);
+		rc = flush_process_file(fd, chosen, tsc_hz, &written);
 		rc = close_checked(fd, rc);
 		copy_out(path_out, path_bytes, trace);
 		if (output_name(&mb, pid, n, ".xray.map", -1))
@@ -237,7 +339,7 @@ int flush_run(char *path_out, size_t path_bytes)
 	}
 	drops_sum(&drops);
 	if (!rc)
-		rc = map_write_tail(map_fd, tsc_hz, written, &drops);
+		rc = map_write_tail(map_fd, tsc_hz, written, since, &drops);
 	rc = close_checked(map_fd, rc);
 	if (drops.total)
 		drops_report(&drops, map);

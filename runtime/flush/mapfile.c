@@ -11,6 +11,7 @@
 #include "runtime/flush/mapfile.h"
 #include "runtime/pool/pool.h"
 #include "runtime/record/clock.h"
+#include "runtime/record/record.h"
 #include "runtime/record/thread.h"
 
 extern char *program_invocation_name;
@@ -84,12 +85,19 @@ static int thread_lines(int fd)
 		pr_str(&b, "thread\t");
 		pr_u64(&b, xfdr_load_relaxed(&s->tid));
 		pr_char(&b, '\t');
-		pr_u64(&b, xfdr_load_relaxed(&s->tid16));
+		/* pairs with the release in thread_id_in_session(); 0: no buffer this session */
+		pr_u64(&b, xfdr_load_acquire(&s->id_session) == session
+			       ? xfdr_load_relaxed(&s->thread_id)
+			       : 0);
 		pr_char(&b, '\t');
 		map_put_name(&b, name);
 		for (c = 0; c < DROP_NO_THREAD_SLOT; c++) {
 			pr_char(&b, '\t');
 			pr_u64(&b, xfdr_load_relaxed(&s->dropped[c]));
+		}
+		for (c = 0; c < THREAD_NOTES; c++) {
+			pr_char(&b, '\t');
+			pr_u64(&b, xfdr_load_relaxed(&s->noted[c]));
 		}
 		pr_char(&b, '\n');
 		rc = pr_flush(&b, fd);
@@ -97,7 +105,7 @@ static int thread_lines(int fd)
 	return rc;
 }
 
-int map_write_tail(int fd, uint64_t tsc_hz, uint64_t buffers_written,
+int map_write_tail(int fd, uint64_t tsc_hz, uint64_t buffers_written, uint64_t since_tsc,
 		   const struct drop_totals *drops)
 {
 	int rc, c;
@@ -116,6 +124,13 @@ int map_write_tail(int fd, uint64_t tsc_hz, uint64_t buffers_written,
 	if (!rc)
 		rc = line_kv(fd, "buffer_max", rt_pool.count);
 	if (!rc)
+		rc = line_ks(fd, "mode",
+			     xfdr_load_relaxed(&rt_pool.mode) == POOL_RING ? "ring" : "bounded");
+	if (!rc)
+		rc = line_kv(fd, "func_duration_threshold_us", xfdr_load_relaxed(&rec_elide_us));
+	if (!rc && since_tsc)
+		rc = line_kv(fd, "since_tsc", since_tsc);
+	if (!rc)
 		rc = line_kv(fd, "buffers_written", buffers_written);
 	for (c = 0; c < DROP_CAUSES && !rc; c++) {
 		char text[96];
@@ -130,6 +145,8 @@ int map_write_tail(int fd, uint64_t tsc_hz, uint64_t buffers_written,
 	}
 	if (!rc)
 		rc = line_kv(fd, "dropped\ttotal", drops->total);
+	for (c = 0; c < THREAD_NOTES && !rc; c++)
+		rc = line_kv(fd, thread_note_name((enum thread_note)c), drops->noted[c]);
 	if (!rc)
 		rc = thread_lines(fd);
 	if (!rc)

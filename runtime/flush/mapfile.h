@@ -16,8 +16,11 @@ struct drop_totals;
 int map_write_head(int fd);
 /* One "trace" line. */
 int map_write_trace(int fd, const char *path);
-/* Everything after the trace lines: clock, pool, drops, threads, functions. */
-int map_write_tail(int fd, uint64_t tsc_hz, uint64_t buffers_written,
+/*
+ * Everything after the trace lines: clock, pool, the snapshot's start (since_tsc, when not
+ * 0), drops and notes, threads, functions.
+ */
+int map_write_tail(int fd, uint64_t tsc_hz, uint64_t buffers_written, uint64_t since_tsc,
 		   const struct drop_totals *drops);
 
 #endif /* XFDR_RUNTIME_FLUSH_MAPFILE_H */

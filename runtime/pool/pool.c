@@ -1,5 +1,6 @@
 /*
- * runtime/pool/pool.c - taking a buffer from the free stack (the recording side of the pool).
+ * runtime/pool/pool.c - claiming buffers, handing them back, pinning them for a flush (the
+ * run-time side of the pool; layout and states: pool_types.h).
  */
 #define _LGPL_SOURCE
 #include <urcu/lfstack.h>
@@ -9,19 +10,92 @@
 
 struct pool rt_pool;
 
-XFDR_NOINSTR struct pool_desc *__pool_take(void)
+static XFDR_NOINSTR struct pool_desc *pop_free(void)
 {
 	struct cds_lfs_node *n;
 
 	/*
 	 * __cds_lfs_pop() is safe without a lock or an RCU read side here because no node is
-	 * ever pushed while a session records (full buffers are not recycled; pool_setup()
-	 * refills the stack only after thread_quiesce()). The stack only shrinks, so the head a
-	 * popper read cannot be popped and pushed back before its cmpxchg (no ABA), and a
-	 * node's next pointer, read after the head, is never rewritten during the session.
+	 * ever pushed while a session records (full buffers are reclaimed in place, never pushed
+	 * back; pool_setup() refills the stack only after thread_quiesce()). The stack only
+	 * shrinks, so the head a popper read cannot be popped and pushed back before its
+	 * cmpxchg (no ABA), and a node's next pointer, read after the head, is never rewritten
+	 * during the session.
 	 */
 	n = __cds_lfs_pop(&rt_pool.free_stack);
 	if (!n)
 		return NULL;
 	return caa_container_of(n, struct pool_desc, node);
+}
+
+/*
+ * Ring mode: walk the buffers from ring_next on. The free stack hands buffers out in index
+ * order, so index order from 0 is the order they were first filled, and a cursor that goes
+ * round keeps taking the buffer filled longest ago. Owned buffers (a thread still writes) and
+ * pinned ones (a flush copies) are passed over; after one full round the claim fails.
+ */
+static XFDR_NOINSTR struct pool_desc *reclaim_full(struct pool_reused *reused)
+{
+	uint32_t n = rt_pool.count, tries;
+
+	for (tries = 0; tries < n; tries++) {
+		uint64_t k = __atomic_fetch_add(&rt_pool.ring_next, 1, __ATOMIC_RELAXED);
+		struct pool_desc *d = &rt_pool.descs[k % n];
+		/* pairs with the release in pool_mark_full() and pool_unpin() */
+		uint64_t c = xfdr_load_acquire(&d->ctl);
+
+		if (POOL_STATE(c) != POOL_FULL || (c & POOL_PINNED))
+			continue;
+		/*
+		 * Acquire: the flusher's copy (before its unpin) and the last owner's writes
+		 * (before mark-full) happen before everything this claimer writes.
+		 */
+		if (!xfdr_cas(&d->ctl, &c, POOL_CTL(POOL_GEN(c) + 1, POOL_CLAIMING)))
+			continue;
+		reused->reused = 1;
+		reused->owner_slot = xfdr_load_relaxed(&d->owner_slot);
+		reused->owner_tid = xfdr_load_relaxed(&d->owner_tid);
+		return d;
+	}
+	return NULL;
+}
+
+XFDR_NOINSTR struct pool_desc *pool_claim(struct pool_reused *reused)
+{
+	struct pool_desc *d = pop_free();
+
+	reused->reused = 0;
+	if (d) {
+		/* A free buffer is this thread's alone: the flusher and reclaimers skip it. */
+		uint64_t c = xfdr_load_relaxed(&d->ctl);
+
+		xfdr_store_relaxed(&d->ctl, POOL_CTL(POOL_GEN(c) + 1, POOL_CLAIMING));
+	} else if (xfdr_load_relaxed(&rt_pool.mode) == POOL_RING) {
+		d = reclaim_full(reused);
+	}
+	if (d)
+		xfdr_store_relaxed(&d->claim_seq,
+				   __atomic_fetch_add(&rt_pool.claims, 1, __ATOMIC_RELAXED));
+	return d;
+}
+
+XFDR_NOINSTR int pool_pin(struct pool_desc *d, uint32_t gen)
+{
+	/* pairs with the release in pool_publish_owned() and pool_mark_full() */
+	uint64_t c = xfdr_load_acquire(&d->ctl);
+
+	for (;;) {
+		uint32_t st = POOL_STATE(c);
+
+		if (POOL_GEN(c) != gen || (st != POOL_OWNED && st != POOL_FULL))
+			return 0;
+		if (xfdr_cas(&d->ctl, &c, c | POOL_PINNED))
+			return 1;
+	}
+}
+
+XFDR_NOINSTR void pool_unpin(struct pool_desc *d)
+{
+	/* pairs with the acquire of the compare-exchange in reclaim_full() */
+	__atomic_fetch_and(&d->ctl, ~POOL_PINNED, __ATOMIC_RELEASE);
 }

@@ -10,13 +10,14 @@
 extern struct pool rt_pool XFDR_HIDDEN;
 
 /*
- * pool_setup - make an empty pool of count buffers of buffer_bytes for the given session.
+ * pool_setup - make an empty pool of count buffers of buffer_bytes for the given session,
+ * with the given policy (enum pool_mode).
  * Same geometry as before: the used prefix of every buffer is zeroed in place (the pages stay
  * populated); otherwise the old mappings are released and new ones mapped with MAP_POPULATE.
  * Context: init only, with no thread inside the runtime (thread_quiesce()).
  * Returns 0 or -ENOMEM (the pool is then empty: count 0).
  */
-int pool_setup(size_t buffer_bytes, uint32_t count, uint32_t session);
+int pool_setup(size_t buffer_bytes, uint32_t count, uint32_t session, enum pool_mode mode);
 
 /*
  * pool_memory_map - map count buffers of buffer_bytes and their descriptors into rt_pool.
@@ -33,19 +34,50 @@ void pool_memory_unmap(void);
  */
 void pool_memory_ready(struct pool_desc *d);
 
-/*
- * __pool_take - pop a free buffer, or NULL when none is left.
- * Context: any thread, signal handlers included; lock-free, never blocks, never allocates.
- * The caller provides the synchronization __cds_lfs_pop() needs, by the session rule: no
- * buffer is pushed back while a session records (see pool.c).
- */
-struct pool_desc *__pool_take(void);
+/* What a ring-mode claim replaced: the previous owner of the buffer, to count it. */
+struct pool_reused {
+	int reused; /* 0: the buffer came from the free stack */
+	uint32_t owner_slot;
+	uint32_t owner_tid;
+};
 
-/* The owner hands its buffer back as full: no record is ever written to it again. */
-static inline XFDR_NOINSTR void pool_mark_full(struct pool_desc *d)
+/*
+ * pool_claim - take a buffer for the calling thread: a free one, or in ring mode the oldest
+ * full one that no flush is copying (*reused says whose it was). The buffer comes back in
+ * state claiming with a new generation; the caller fills the owner fields and the preamble,
+ * then publishes it with pool_publish_owned(). NULL when none is left (bounded mode), or
+ * when every buffer is owned or pinned (ring mode).
+ * Context: any thread, signal handlers included; lock-free, never blocks, never allocates.
+ */
+struct pool_desc *pool_claim(struct pool_reused *reused);
+
+/* The claimed buffer is ready: the flusher may copy it from now on. */
+static inline XFDR_NOINSTR void pool_publish_owned(struct pool_desc *d)
 {
-	/* pairs with the acquire of state in snapshot_lengths() */
-	xfdr_store_release(&d->state, (uint32_t)POOL_FULL);
+	uint64_t c = xfdr_load_relaxed(&d->ctl);
+
+	/* pairs with the acquire of ctl in the flusher: owner fields and preamble before it */
+	xfdr_store_release(&d->ctl, POOL_CTL(POOL_GEN(c), POOL_OWNED));
 }
+
+/*
+ * pool_mark_full - the owner hands its buffer back: no record is ever written to it again
+ * (ring mode may claim it anew). last_tsc is the TSC of its last record. A flush may hold
+ * the pin meanwhile: the state changes, the pin stays.
+ */
+static inline XFDR_NOINSTR void pool_mark_full(struct pool_desc *d, uint64_t last_tsc)
+{
+	xfdr_store_relaxed(&d->last_tsc, last_tsc);
+	/* owned -> full; pairs with the acquire of ctl in pool_claim() and the flusher */
+	__atomic_fetch_xor(&d->ctl, (uint64_t)(POOL_OWNED ^ POOL_FULL), __ATOMIC_RELEASE);
+}
+
+/*
+ * pool_pin - keep d from being claimed anew while the flusher copies it. Succeeds (1) only
+ * when d is owned or full and still in generation gen; 0 means it was reclaimed since.
+ * pool_unpin - let it go. Context: the flusher (exclusive).
+ */
+int pool_pin(struct pool_desc *d, uint32_t gen);
+void pool_unpin(struct pool_desc *d);
 
 #endif /* XFDR_RUNTIME_POOL_POOL_H */

@@ -7,53 +7,99 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <urcu/lfstack.h>
 
 #include "runtime/base/compiler.h"
 #include "runtime/pool/pool.h"
 
-int pool_setup(size_t buffer_bytes, uint32_t count, uint32_t session)
+/*
+ * The flusher's scratch: the order in which it writes buffers (one index per buffer) and one
+ * buffer to copy into. Not prefaulted: only a flush touches it, and a flush may fault.
+ */
+static void scratch_unmap(void)
+{
+	if (rt_pool.flush_order)
+		munmap(rt_pool.flush_order, rt_pool.flush_scratch_bytes);
+	rt_pool.flush_order = NULL;
+	rt_pool.flush_copy = NULL;
+	rt_pool.flush_scratch_bytes = 0;
+}
+
+static int scratch_map(size_t buffer_bytes, uint32_t count)
+{
+	size_t order_bytes = ((size_t)count * sizeof(uint32_t) + 63) & ~(size_t)63;
+	size_t bytes = order_bytes + buffer_bytes;
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return -ENOMEM;
+	rt_pool.flush_order = p;
+	rt_pool.flush_copy = (uint8_t *)p + order_bytes;
+	rt_pool.flush_scratch_bytes = bytes;
+	return 0;
+}
+
+int pool_setup(size_t buffer_bytes, uint32_t count, uint32_t session, enum pool_mode mode)
 {
 	uint32_t i;
 	int rc;
 
 	if (rt_pool.base && rt_pool.buffer_bytes == buffer_bytes && rt_pool.count == count) {
-		/* Zero what the last session wrote: stale bytes must never read as records. */
+		/*
+		 * Zero what the last session wrote: stale bytes must never read as records. A
+		 * buffer claimed more than once (ring mode) may hold older bytes past its length.
+		 */
 		for (i = 0; i < count; i++) {
 			struct pool_desc *d = &rt_pool.descs[i];
 			size_t used = xfdr_load_acquire(&d->used_bytes);
 
+			if (POOL_GEN(xfdr_load_acquire(&d->ctl)) > 1)
+				used = buffer_bytes;
 			if (used)
 				memset(d->data, 0, used);
 		}
 	} else {
+		scratch_unmap();
 		pool_memory_unmap();
 		rc = pool_memory_map(buffer_bytes, count);
+		if (!rc) {
+			rc = scratch_map(buffer_bytes, count);
+			if (rc)
+				pool_memory_unmap();
+		}
 		if (rc)
 			return rc;
 	}
 	__cds_lfs_init(&rt_pool.free_stack);
 	/*
-	 * Pushed from the last to the first, so buffers leave the stack in index order: the
-	 * flusher writes them in the order they were taken, which keeps each thread's buffers
-	 * in time order in the file.
+	 * Pushed from the last to the first, so buffers leave the stack in index order: ring
+	 * mode's cursor relies on it (see pool.c).
 	 */
 	for (i = count; i-- > 0;) {
 		struct pool_desc *d = &rt_pool.descs[i];
 
 		d->data = rt_pool.base + (size_t)i * buffer_bytes;
 		xfdr_store_relaxed(&d->used_bytes, (size_t)0);
-		xfdr_store_relaxed(&d->state, (uint32_t)POOL_FREE);
+		xfdr_store_relaxed(&d->stable_bytes, (size_t)0);
+		xfdr_store_relaxed(&d->erase_seq, (uint64_t)0);
+		xfdr_store_relaxed(&d->ctl, POOL_CTL(0, POOL_FREE));
+		xfdr_store_relaxed(&d->claim_seq, (uint64_t)0);
 		d->owner_slot = 0;
 		d->owner_tid = 0;
-		d->owner_tid16 = 0;
+		d->owner_thread_id = 0;
 		d->first_tsc = 0;
-		d->flush_mark = 0;
+		xfdr_store_relaxed(&d->last_tsc, (uint64_t)0);
+		d->flush_gen = 0;
 		d->flush_used = 0;
+		d->flush_mark = 0;
 		cds_lfs_node_init(&d->node);
 		cds_lfs_push(&rt_pool.free_stack, &d->node);
 	}
+	xfdr_store_relaxed(&rt_pool.ring_next, (uint64_t)0);
+	xfdr_store_relaxed(&rt_pool.claims, (uint64_t)0);
+	xfdr_store_relaxed(&rt_pool.mode, (uint32_t)mode);
 	xfdr_store_release(&rt_pool.session, session);
 	return 0;
 }

@@ -1,13 +1,24 @@
 /*
  * runtime/pool/pool_types.h - the buffer pool's layout.
  *
- * One anonymous mapping holds buffer_max buffers of buffer_bytes each, prefaulted and zero.
- * Each buffer has a descriptor (own cache line, so the owner's length stores do not bounce
- * with its neighbours') in a second mapping. A buffer is
- *   free  -> on the lock-free free stack, all zero;
- *   owned -> a thread writes records into it and publishes used_bytes;
- *   full  -> handed back (no room left, or its thread exited); never written again.
+ * One mapping holds buffer_max buffers of buffer_bytes each (pool_memory.c). Each buffer has
+ * a descriptor (own cache line, so the owner's length stores do not bounce with its
+ * neighbours') in a second mapping. A buffer is
+ *   free     -> on the lock-free free stack, all zero;
+ *   claiming -> a thread took it and is writing its preamble (no one else looks at it);
+ *   owned    -> its thread writes records into it and publishes used_bytes;
+ *   full     -> handed back (no room left, or its thread exited); never written again, except
+ *               that ring mode may claim it anew (bounded mode never does).
  * Nothing goes back to free during a session: only pool_setup() (quiesced) refills the stack.
+ *
+ * The descriptor's control word packs the state, a pin bit and a generation:
+ *   bits 0-1 state | bit 2 pinned | bits 32-63 generation (+1 at every claim)
+ * A claim from ring mode is one compare-exchange from (gen, full, unpinned) to
+ * (gen + 1, claiming): a generation in the word means a stale expected value never matches
+ * (no ABA), and a pinned buffer cannot be claimed. The flusher pins a buffer while it copies
+ * it, after checking that the generation is still the one it saw when it fixed the buffer's
+ * length: it never copies a buffer that is being rewritten, and never one newer than its
+ * snapshot.
  */
 #ifndef XFDR_RUNTIME_POOL_POOL_TYPES_H
 #define XFDR_RUNTIME_POOL_POOL_TYPES_H
@@ -23,6 +34,18 @@ enum pool_buf_state {
 	POOL_FREE = 0,
 	POOL_OWNED = 1,
 	POOL_FULL = 2,
+	POOL_CLAIMING = 3,
+};
+
+#define POOL_STATE_MASK 3ull
+#define POOL_PINNED 4ull
+#define POOL_CTL(gen, state) ((uint64_t)(gen) << 32 | (uint64_t)(state))
+#define POOL_GEN(c) ((uint32_t)((c) >> 32))
+#define POOL_STATE(c) ((uint32_t)((c)&POOL_STATE_MASK))
+
+enum pool_mode {
+	POOL_BOUNDED = 0, /* exhausted: drop and count */
+	POOL_RING = 1,	  /* exhausted: claim the oldest full buffer */
 };
 
 struct pool_desc {
@@ -30,22 +53,35 @@ struct pool_desc {
 	uint8_t *data;		  /* fixed while the mapping lives */
 	/*
 	 * Bytes of whole records in data. The owner store-releases it after writing them;
-	 * the flusher load-acquires it and copies only that prefix.
+	 * the flusher load-acquires it and copies only that prefix. It shrinks only when the
+	 * owner erases an elided entry (then erase_seq moves first).
 	 */
 	size_t used_bytes;
-	uint32_t state;	      /* enum pool_buf_state; release after the owner fields */
+	/* Bytes the owner will never rewrite (below its erase floor when it last erased). */
+	size_t stable_bytes;
+	/* Bumped (release) each time the owner erases: a copy that saw it move is retried. */
+	uint64_t erase_seq;
+	uint64_t ctl;	      /* state, pin, generation (above) */
+	uint64_t claim_seq;   /* order of claims in the session: the flusher writes in it */
 	uint32_t owner_slot;  /* thread table index of the owner */
 	uint32_t owner_tid;   /* kernel tid of the owner */
-	uint32_t owner_tid16; /* the id in the buffer's NewBuffer record */
-	uint64_t first_tsc;   /* the TSC of the buffer's preamble (its NewCPUId) */
+	uint32_t owner_thread_id; /* the id in the buffer's NewBuffer record */
 	uint32_t mem_ready;   /* pool_memory.c: nonzero once the buffer's pages are populated */
-	uint32_t flush_mark;  /* flusher-private: grouping per thread */
-	size_t flush_used;    /* flusher-private: the length this flush copies */
+	uint64_t first_tsc;   /* the TSC of the buffer's preamble (its NewCPUId) */
+	uint64_t last_tsc;    /* the TSC of its last record, set before it becomes full */
+	/* Flusher-private. */
+	uint64_t flush_gen;   /* generation when the flush fixed its length */
+	uint64_t flush_seq;   /* claim_seq then: the order the flush writes buffers in */
+	size_t flush_used;    /* the length this flush copies; 0: not in this flush */
+	uint32_t flush_mark;  /* grouping per thread */
 } __attribute__((aligned(XFDR_CACHELINE)));
 
 struct pool {
 	/* Popped by every thread that needs a buffer: on a line of its own. */
 	struct __cds_lfs_stack free_stack __attribute__((aligned(XFDR_CACHELINE)));
+	/* Ring mode: the next buffer index (mod count) to try to reclaim. */
+	uint64_t ring_next __attribute__((aligned(XFDR_CACHELINE)));
+	uint64_t claims; /* claims so far in this session: the next claim_seq */
 	uint8_t *base __attribute__((aligned(XFDR_CACHELINE)));
 	size_t map_bytes;
 	struct pool_desc *descs;
@@ -53,6 +89,11 @@ struct pool {
 	size_t buffer_bytes;
 	uint32_t count;
 	uint32_t session; /* written by pool_setup() while quiesced */
+	uint32_t mode;	  /* enum pool_mode; written by pool_setup() */
+	/* Flusher-private scratch, mapped by pool_setup(): the buffer order and one copy. */
+	uint32_t *flush_order;
+	uint8_t *flush_copy;
+	size_t flush_scratch_bytes;
 };
 
 #endif /* XFDR_RUNTIME_POOL_POOL_TYPES_H */

@@ -3,7 +3,8 @@
  *
  * A thread's buffer, as written here (every byte through writer/encode.h):
  *
- *   NewBuffer(tid16) WallClockTime(CLOCK_REALTIME) NewCPUId(cpu, tsc)   <- when taken
+ *   NewBuffer(thread id) WallClockTime(CLOCK_REALTIME) NewCPUId(cpu, tsc)   <- when taken
+ *   [CustomEventMarker "XFDRSTAK" payload]         <- when the thread is inside calls
  *   { Function | NewCPUId Function | TSCWrap Function | Entry_Args CallArgument*
  *     | CustomEventMarker payload }*
  *
@@ -15,6 +16,11 @@
  *
  * Deltas count from the previous function record (or NewCPUId/TSCWrap). Custom events carry
  * an absolute TSC and do not move the delta base, as FDR v1 readers expect.
+ *
+ * Short-call elision: the plain entries written since the last other record (erase_floor)
+ * may be erased by the exit of the same function within the threshold; the delta base then
+ * goes back to the record before the entry (its TSC minus its delta), so every kept record
+ * keeps its exact time. An entry in an earlier buffer is never erased.
  */
 #include <errno.h>
 #include <string.h>
@@ -28,10 +34,14 @@
 #include "runtime/record/session.h"
 #include "runtime/record/thread.h"
 #include "writer/encode.h"
+#include "writer/payload.h"
 #include "xfdr/format.h"
 
 /* Registration is retried after this many events once the thread table was found full. */
 #define SLOTLESS_RETRY_EVENTS 1024u
+
+uint64_t rec_elide_ticks;
+uint64_t rec_elide_us;
 
 static XFDR_NOINSTR void count_drop(struct thread_slot *s, enum drop_cause cause, uint32_t session)
 {
@@ -39,34 +49,84 @@ static XFDR_NOINSTR void count_drop(struct thread_slot *s, enum drop_cause cause
 	xfdr_store_relaxed(&s->session, session);
 }
 
-/* Take a buffer and write its preamble. Returns 0 or -ENOBUFS. */
-static XFDR_NOINSTR int take_buffer(struct rec_thread *t, struct thread_slot *s, uint32_t session,
-				    uint64_t tsc, unsigned cpu)
+/* The thread whose buffer ring mode reused gets it counted, if its slot is still its own. */
+static XFDR_NOINSTR void count_overwritten(const struct pool_reused *r)
 {
-	struct pool_desc *d = __pool_take();
-	uint32_t tid16 = xfdr_load_relaxed(&s->tid16);
+	uint32_t n;
+	struct thread_slot *slots = thread_slots_used(&n);
+
+	if (r->owner_slot < n && xfdr_load_relaxed(&slots[r->owner_slot].tid) == r->owner_tid)
+		xfdr_add_relaxed(&slots[r->owner_slot].noted[NOTE_OVERWRITTEN], (uint64_t)1);
+	else
+		xfdr_add_relaxed(&thread_table.noted_elsewhere[NOTE_OVERWRITTEN], (uint64_t)1);
+}
+
+/*
+ * The stack context after a preamble: as many of the shadow stack's ids as leave room for
+ * the event that needs `need` bytes (every id, but for tiny buffers). Returns bytes written.
+ */
+static XFDR_NOINSTR size_t write_stack_context(uint8_t *p, size_t room, const struct rec_thread *t,
+					       const struct thread_slot *s, uint64_t tsc,
+					       size_t need)
+{
+	uint32_t n = t->depth < XFDR_STACK_IDS_MAX ? t->depth : XFDR_STACK_IDS_MAX;
+	size_t payload;
+
+	for (;; n--) {
+		payload = XFDR_STACK_PAYLOAD_BYTES(n);
+		if (room >= XFDR_MD_RECORD_BYTES + payload &&
+		    wr_fits(room - XFDR_MD_RECORD_BYTES - payload, need))
+			break;
+		if (!n)
+			return 0;
+	}
+	p += wr_custom_event_marker(p, (uint32_t)payload, tsc);
+	wr_stack_context(p, t->depth, s->stack, n);
+	return XFDR_MD_RECORD_BYTES + payload;
+}
+
+/*
+ * Take a buffer and write its preamble, and the stack context when the thread is inside
+ * calls, leaving room for the `need` bytes of the event that asked for it.
+ * Returns 0 or -ENOBUFS.
+ */
+static XFDR_NOINSTR int take_buffer(struct rec_thread *t, struct thread_slot *s, uint32_t session,
+				    uint64_t tsc, unsigned cpu, size_t need)
+{
+	struct pool_reused reused;
+	struct pool_desc *d = pool_claim(&reused);
+	size_t bytes = rt_pool.buffer_bytes;
+	uint32_t thread_id;
 	struct timespec wall;
 	uint8_t *p;
 
 	if (!d)
 		return -ENOBUFS;
-	d->owner_slot = s->index;
-	d->owner_tid = xfdr_load_relaxed(&s->tid);
-	d->owner_tid16 = tid16;
-	d->first_tsc = tsc;
+	if (reused.reused)
+		count_overwritten(&reused);
+	pool_memory_ready(d);
+	thread_id = thread_id_in_session(s, session);
+	xfdr_store_relaxed(&d->owner_slot, s->index);
+	xfdr_store_relaxed(&d->owner_tid, xfdr_load_relaxed(&s->tid));
+	xfdr_store_relaxed(&d->owner_thread_id, thread_id);
+	xfdr_store_relaxed(&d->first_tsc, tsc);
 	clock_gettime(CLOCK_REALTIME, &wall);
 	p = d->data;
-	p += wr_new_buffer(p, (uint16_t)tid16);
+	p += wr_new_buffer(p, (uint16_t)thread_id);
 	p += wr_wall_clock_time(p, (uint64_t)wall.tv_sec, (uint32_t)(wall.tv_nsec / 1000));
 	p += wr_new_cpu_id(p, (uint16_t)cpu, tsc);
-	/* pairs with the acquire of used_bytes in snapshot_lengths() */
+	if (t->depth)
+		p += write_stack_context(p, bytes - (size_t)(p - d->data), t, s, tsc, need);
+	xfdr_store_relaxed(&d->stable_bytes, (size_t)(p - d->data));
+	/* pairs with the acquire of used_bytes in the flusher */
 	xfdr_store_release(&d->used_bytes, (size_t)(p - d->data));
-	/* pairs with the acquire of state in snapshot_lengths(): owner fields before it */
-	xfdr_store_release(&d->state, (uint32_t)POOL_OWNED);
+	pool_publish_owned(d);
 	t->buf = d->data;
 	t->desc = d;
-	t->size = rt_pool.buffer_bytes;
+	t->size = bytes;
 	t->used = (size_t)(p - d->data);
+	t->erase_floor = t->used;
+	t->elide_ticks = xfdr_load_relaxed(&rec_elide_ticks);
 	t->session = session;
 	t->cpu = cpu;
 	t->last_tsc = tsc;
@@ -79,6 +139,61 @@ static XFDR_NOINSTR size_t event_bytes(const struct rec_event *ev)
 	if (ev->kind == REC_EV_CUSTOM)
 		return XFDR_MD_RECORD_BYTES + ((ev->bytes + 7) & ~(size_t)7);
 	return XFDR_FN_RECORD_BYTES + (size_t)ev->nargs * XFDR_MD_RECORD_BYTES;
+}
+
+/*
+ * try_elide - an exit of fid at tsc: when the buffer's last record is fid's entry (nothing
+ * recorded since), no older than the threshold, erase it and move the delta base back to
+ * the record before it. Returns 1 when erased (the exit is then not written).
+ * A flusher may be copying the bytes the next record rewrites: used_bytes shrinks first,
+ * then erase_seq moves, then (release fence) anything is rewritten, so a copy that read a
+ * rewritten byte sees erase_seq changed and is retried (flush.c).
+ */
+static XFDR_NOINSTR int try_elide(struct rec_thread *t, uint64_t tsc, uint32_t fid)
+{
+	struct pool_desc *d = t->desc;
+	unsigned action;
+	uint32_t efid, delta;
+
+	if (!t->elide_ticks || t->used < t->erase_floor + XFDR_FN_RECORD_BYTES)
+		return 0;
+	wr_function_read(t->buf + t->used - XFDR_FN_RECORD_BYTES, &action, &efid, &delta);
+	if (action != XFDR_FN_ENTER || efid != (fid & XFDR_FUNCTION_ID_MAX) || tsc < t->last_tsc ||
+	    tsc - t->last_tsc > t->elide_ticks)
+		return 0;
+	t->used -= XFDR_FN_RECORD_BYTES;
+	t->last_tsc -= delta;
+	/* pairs with the acquire of used_bytes in the flusher */
+	xfdr_store_release(&d->used_bytes, t->used);
+	xfdr_store_release(&d->stable_bytes, t->erase_floor);
+	/* pairs with the acquire of erase_seq in the flusher (it then sees the length above) */
+	xfdr_store_release(&d->erase_seq, xfdr_load_relaxed(&d->erase_seq) + 1);
+	/* pairs with the flusher's acquire fence: later rewrites come after the new erase_seq */
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	return 1;
+}
+
+/* The shadow stack follows every function event the thread records, drops or elides. */
+static XFDR_NOINSTR void shadow_stack_move(struct rec_thread *t, struct thread_slot *s,
+					   unsigned action, uint32_t fid)
+{
+	if (rec_action_is_entry(action)) {
+		if (t->depth < XFDR_STACK_IDS_MAX)
+			s->stack[t->depth] = fid;
+		else
+			xfdr_add_relaxed(&s->noted[NOTE_STACK_OVERFLOW], (uint64_t)1);
+		if (t->depth < UINT32_MAX)
+			t->depth++;
+	} else if (t->depth) {
+		t->depth--;
+	}
+}
+
+/* Hand the current buffer back full. */
+static XFDR_NOINSTR void close_buffer(struct rec_thread *t)
+{
+	pool_mark_full(t->desc, t->last_tsc);
+	rec_thread_forget_buffer(t);
 }
 
 /*
@@ -95,6 +210,17 @@ static XFDR_NOINSTR int write_event(struct rec_thread *t, struct thread_slot *s,
 
 	if (t->session != session)
 		rec_thread_forget_buffer(t); /* an older session's buffer: never written again */
+	if (t->stack_session != session) {
+		t->depth = 0; /* calls open before this session are not on its stack */
+		t->stack_session = session;
+	}
+	if (ev->kind == REC_EV_FUNCTION) {
+		shadow_stack_move(t, s, ev->action, ev->fid);
+		if (!rec_action_is_entry(ev->action) && t->buf && try_elide(t, tsc, ev->fid)) {
+			xfdr_add_relaxed(&s->noted[NOTE_ELIDED], (uint64_t)1);
+			return 0;
+		}
+	}
 	if (ev->kind == REC_EV_CUSTOM && ev->bytes > buffer_bytes) {
 		count_drop(s, DROP_TOO_LARGE, session);
 		return -EMSGSIZE;
@@ -110,11 +236,18 @@ static XFDR_NOINSTR int write_event(struct rec_thread *t, struct thread_slot *s,
 			count_drop(s, DROP_TOO_LARGE, session);
 			return -EMSGSIZE;
 		}
-		if (t->buf) {
-			pool_mark_full(t->desc);
-			rec_thread_forget_buffer(t);
-		}
-		if (take_buffer(t, s, session, tsc, cpu)) {
+		if (t->buf)
+			close_buffer(t);
+		/*
+		 * An entry is on the shadow stack already: the new buffer's context must not
+		 * list it, its own record follows.
+		 */
+		if (ev->kind == REC_EV_FUNCTION && rec_action_is_entry(ev->action))
+			t->depth--;
+		i = (unsigned)take_buffer(t, s, session, tsc, cpu, need);
+		if (ev->kind == REC_EV_FUNCTION && rec_action_is_entry(ev->action))
+			t->depth++;
+		if (i) {
 			count_drop(s, DROP_NO_BUFFER, session);
 			return -ENOBUFS;
 		}
@@ -129,10 +262,14 @@ static XFDR_NOINSTR int write_event(struct rec_thread *t, struct thread_slot *s,
 			p += wr_tsc_wrap(p, tsc);
 			t->last_tsc = tsc;
 		}
+		t->erase_floor = (size_t)(p - t->buf);
 		p += wr_function(p, ev->action, ev->fid, (uint32_t)(tsc - t->last_tsc));
 		for (i = 0; i < ev->nargs; i++)
 			p += wr_call_argument(p, ev->args[i]);
 		t->last_tsc = tsc;
+		/* Only a plain entry may be erased; anything else ends what can be. */
+		if (ev->action != XFDR_FN_ENTER || ev->nargs)
+			t->erase_floor = (size_t)(p - t->buf);
 	} else {
 		size_t padded = need - XFDR_MD_RECORD_BYTES;
 
@@ -140,9 +277,10 @@ static XFDR_NOINSTR int write_event(struct rec_thread *t, struct thread_slot *s,
 		memcpy(p, ev->data, ev->bytes);
 		memset(p + ev->bytes, 0, padded - ev->bytes);
 		p += padded;
+		t->erase_floor = (size_t)(p - t->buf);
 	}
 	t->used = (size_t)(p - t->buf);
-	/* pairs with the acquire of used_bytes in snapshot_lengths() */
+	/* pairs with the acquire of used_bytes in the flusher */
 	xfdr_store_release(&t->desc->used_bytes, t->used);
 	return 0;
 }

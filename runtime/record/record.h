@@ -16,7 +16,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "runtime/base/compiler.h"
 #include "runtime/record/thread_types.h"
+#include "xfdr/format.h"
 
 enum rec_event_kind {
 	REC_EV_FUNCTION = 0, /* action, fid, args[nargs] */
@@ -32,6 +34,19 @@ struct rec_event {
 	const void *data;
 	size_t bytes;
 };
+
+/* Entries push the shadow stack; exits and tail exits pop it. */
+static inline XFDR_NOINSTR int rec_action_is_entry(unsigned action)
+{
+	return action == XFDR_FN_ENTER || action == XFDR_FN_ENTER_ARGS;
+}
+
+/*
+ * Short-call elision threshold in TSC ticks (0: off), set by init from
+ * func_duration_threshold_us; each buffer takes a copy when it starts.
+ */
+extern uint64_t rec_elide_ticks XFDR_HIDDEN;
+extern uint64_t rec_elide_us XFDR_HIDDEN; /* the threshold as configured, for the .map */
 
 /*
  * rec_event_at - record ev as taken at (tsc, cpu) on the calling thread.

@@ -3,9 +3,11 @@
  *
  * The fast case is: the thread has a slot and is not already inside the runtime, its buffer
  * belongs to the session being recorded, the CPU is the one of its last record, the TSC
- * delta fits 32 bits and the 8-byte record fits (wr_fits: room for the EndOfBuffer stays).
- * Then: one record written, its length published with a release store. No lock, no atomic
- * read-modify-write, no system call. Everything else goes to rec_function_slow().
+ * delta fits 32 bits and the 8-byte record fits (wr_fits: room for the EndOfBuffer stays);
+ * an entry has room for its id on the shadow stack; an exit cannot erase its entry (elision
+ * off, or something was recorded since). Then: the shadow stack moves, one record is
+ * written, its length published with a release store. No lock, no atomic read-modify-write,
+ * no system call. Everything else goes to rec_function_slow().
  */
 #ifndef XFDR_RUNTIME_RECORD_RECORD_FAST_H
 #define XFDR_RUNTIME_RECORD_RECORD_FAST_H
@@ -43,6 +45,17 @@ static inline XFDR_NOINSTR void rec_function_at(uint64_t tsc, unsigned cpu, unsi
 	if (XFDR_UNLIKELY(t->session != session_recording() || cpu != t->cpu ||
 			  delta > UINT32_MAX || !wr_fits(t->size - t->used, XFDR_FN_RECORD_BYTES)))
 		goto slow_path;
+	if (rec_action_is_entry(action)) {
+		if (XFDR_UNLIKELY(t->depth >= XFDR_STACK_IDS_MAX))
+			goto slow_path;
+		s->stack[t->depth++] = fid;
+	} else {
+		if (XFDR_UNLIKELY(t->elide_ticks &&
+				  t->used >= t->erase_floor + XFDR_FN_RECORD_BYTES))
+			goto slow_path;
+		t->depth -= t->depth != 0;
+		t->erase_floor = t->used + XFDR_FN_RECORD_BYTES;
+	}
 	t->used += wr_function(t->buf + t->used, action, fid, (uint32_t)delta);
 	t->last_tsc = tsc;
 	/* pairs with the acquire of used_bytes in snapshot_lengths() */

@@ -84,6 +84,8 @@ static void slot_zero_counts(struct thread_slot *s)
 
 	for (c = 0; c < DROP_CAUSES; c++)
 		xfdr_store_relaxed(&s->dropped[c], (uint64_t)0);
+	for (c = 0; c < THREAD_NOTES; c++)
+		xfdr_store_relaxed(&s->noted[c], (uint64_t)0);
 }
 
 void thread_table_reset(void)
@@ -97,6 +99,9 @@ void thread_table_reset(void)
 		xfdr_store_relaxed(&tt->unattributed[c], (uint64_t)0);
 		xfdr_store_relaxed(&tt->recycled[c], (uint64_t)0);
 	}
+	for (c = 0; c < THREAD_NOTES; c++)
+		xfdr_store_relaxed(&tt->noted_elsewhere[c], (uint64_t)0);
+	xfdr_store_relaxed(&tt->next_thread_id, 0u);
 	for (i = 0; i < n; i++) {
 		struct thread_slot *s = &slots[i];
 
@@ -169,6 +174,8 @@ static struct thread_slot *slot_claim(struct thread_table *tt, struct thread_slo
 		 */
 		for (c = 0; c < DROP_CAUSES; c++)
 			xfdr_add_relaxed(&tt->recycled[c], xfdr_load_relaxed(&s->dropped[c]));
+		for (c = 0; c < THREAD_NOTES; c++)
+			xfdr_add_relaxed(&tt->noted_elsewhere[c], xfdr_load_relaxed(&s->noted[c]));
 		slot_zero_counts(s);
 		s->index = i;
 		return s;
@@ -190,7 +197,8 @@ XFDR_NOINSTR struct thread_slot *thread_register(struct rec_thread *t)
 		return NULL;
 	tid = (uint32_t)syscall(SYS_gettid);
 	xfdr_store_relaxed(&s->tid, tid);
-	xfdr_store_relaxed(&s->tid16, tid & 0xffffu);
+	xfdr_store_relaxed(&s->thread_id, 0u);
+	xfdr_store_relaxed(&s->id_session, 0u);
 	xfdr_store_relaxed(&s->session, 0u);
 	xfdr_store_relaxed(&s->busy, 0u);
 	current_name(s->name);
@@ -201,6 +209,24 @@ XFDR_NOINSTR struct thread_slot *thread_register(struct rec_thread *t)
 	pthread_setspecific(tt->key, s);
 	t->slot = s;
 	return s;
+}
+
+/*
+ * Thread ids count up from 1 in each session, so the threads of one file never share one
+ * (the low 16 bits of kernel tids do, once pid_max is above 65536). Beyond 65535 threads in
+ * one session they wrap; the .map pairs every id with its full tid either way.
+ */
+XFDR_NOINSTR uint32_t thread_id_in_session(struct thread_slot *s, uint32_t session)
+{
+	uint32_t n;
+
+	/* pairs with the release below: an id given for this session is complete */
+	if (xfdr_load_acquire(&s->id_session) == session)
+		return xfdr_load_relaxed(&s->thread_id);
+	n = __atomic_fetch_add(&thread_table.next_thread_id, 1u, __ATOMIC_RELAXED);
+	xfdr_store_relaxed(&s->thread_id, n % 0xffffu + 1u);
+	xfdr_store_release(&s->id_session, session);
+	return n % 0xffffu + 1u;
 }
 
 /*
@@ -219,7 +245,7 @@ static XFDR_NOINSTR void thread_exit(void *arg)
 	xfdr_store_relaxed(&s->busy, 1u);
 	xfdr_barrier();
 	if (t->desc && t->session == xfdr_load_acquire(&rt_pool.session))
-		pool_mark_full(t->desc);
+		pool_mark_full(t->desc, t->last_tsc);
 	rec_thread_forget_buffer(t);
 	current_name(s->exit_name);
 	t->slot = NULL;

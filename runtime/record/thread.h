@@ -78,6 +78,12 @@ void thread_table_reset(void);
 struct thread_slot *thread_register(struct rec_thread *t);
 
 /*
+ * thread_id_in_session - the slot's thread id for session (given on first use in a session).
+ * Context: the slot's thread (also in a signal handler); lock-free.
+ */
+uint32_t thread_id_in_session(struct thread_slot *s, uint32_t session);
+
+/*
  * thread_quiesce - wait until no thread is inside the runtime. The caller has already made new
  * events see "not recording"; a membarrier() makes every thread's guard store visible, then
  * each live slot's guard is awaited. Without membarrier (old kernels) a 20 ms grace period

@@ -16,6 +16,7 @@
 
 #include "runtime/base/compiler.h"
 #include "runtime/pool/pool_types.h"
+#include "xfdr/format.h"
 
 /* Drop causes: the .map file and the drop event print them in this order. */
 enum drop_cause {
@@ -33,6 +34,17 @@ enum slot_state {
 	SLOT_EXITED = 3, /* thread gone; kept for the .map until the slot is recycled */
 };
 
+/*
+ * Per-thread counts that are not drops: they say what the trace leaves out on purpose.
+ * Summed and folded like the drop counters; the .map file prints them per thread.
+ */
+enum thread_note {
+	NOTE_OVERWRITTEN = 0,	 /* buffers of the thread that ring mode reused */
+	NOTE_ELIDED = 1,	 /* calls erased by short-call elision */
+	NOTE_STACK_OVERFLOW = 2, /* entries deeper than the shadow stack holds ids for */
+	THREAD_NOTES = 3,
+};
+
 /* A CPU number no query returns: forces NewCPUId on the first event of a buffer. */
 #define REC_NO_CPU 0xffffffffu
 
@@ -45,14 +57,22 @@ struct thread_slot {
 	uint32_t busy;
 	uint32_t state;	  /* enum slot_state; release after the fields below */
 	uint32_t tid;	  /* kernel tid */
-	uint32_t tid16;	  /* low 16 bits, as in NewBuffer */
-	uint32_t session; /* last session in which the thread took a buffer or dropped */
+	uint32_t thread_id;  /* its id in NewBuffer records, unique in the session's files */
+	uint32_t id_session; /* the session thread_id was given for */
+	uint32_t session;    /* last session in which the thread took a buffer or dropped */
 	uint32_t index;
 	/* Counted with relaxed atomic adds: a signal handler may count on the same thread. */
 	uint64_t dropped[DROP_CAUSES];
+	/* Relaxed atomic adds too: overwritten is counted by the thread that reused the buffer. */
+	uint64_t noted[THREAD_NOTES];
 	/* Thread names (16 bytes, NUL-padded) as two words so readers can copy them safely. */
 	uint64_t name[2];      /* at registration */
 	uint64_t exit_name[2]; /* at thread exit, before state becomes SLOT_EXITED */
+	/*
+	 * The shadow call stack: the ids of the outermost open calls (rec_thread.depth says how
+	 * many are open). Only the owner touches it, with its guard held.
+	 */
+	uint32_t stack[XFDR_STACK_IDS_MAX] __attribute__((aligned(XFDR_CACHELINE)));
 } __attribute__((aligned(XFDR_CACHELINE)));
 
 struct rec_thread {
@@ -64,6 +84,15 @@ struct rec_thread {
 	uint32_t cpu;	   /* CPU of the current delta base, REC_NO_CPU without a buffer */
 	uint32_t session;  /* session of buf; 0 (never a session) without one */
 	struct thread_slot *slot;
+	/*
+	 * Short-call elision: records at or past erase_floor are plain entries that an exit
+	 * within elide_ticks may erase (elide_ticks 0: off, copied from rec_elide_ticks when the
+	 * buffer was taken).
+	 */
+	size_t erase_floor;
+	uint64_t elide_ticks;
+	uint32_t depth;	      /* open calls (slot->stack holds the outermost ids) */
+	uint32_t stack_session; /* the session depth counts for */
 	uint32_t registering; /* guard while the thread has no slot yet */
 	uint32_t slotless;    /* events since registration last failed (retry throttle) */
 } __attribute__((aligned(XFDR_CACHELINE)));
@@ -75,6 +104,8 @@ struct thread_table {
 	/* Drops of threads without a slot, and counts folded in from recycled slots. */
 	uint64_t unattributed[DROP_CAUSES];
 	uint64_t recycled[DROP_CAUSES];
+	uint64_t noted_elsewhere[THREAD_NOTES]; /* notes of recycled slots, or of no slot */
+	uint32_t next_thread_id; /* thread ids given in this session */
 	pthread_key_t key; /* its destructor hands a thread's buffer back at thread exit */
 	int key_ok;
 };

@@ -123,8 +123,11 @@ static void tally_file(const char *file, unsigned writers, struct tally *t)
 	xfdr_trace_close(tr);
 }
 
-/* Drop counts of one tid from the .map ("thread" lines), summed over the three causes. */
-static uint64_t map_thread_drops(const char *map, uint32_t tid, int *found)
+/*
+ * Drop counts of one tid from the .map ("thread" lines), summed over the three causes; *id
+ * gets the thread id the .map pairs with the tid.
+ */
+static uint64_t map_thread_drops(const char *map, uint32_t tid, int *found, unsigned long *id)
 {
 	const char *p = map;
 
@@ -139,7 +142,7 @@ static uint64_t map_thread_drops(const char *map, uint32_t tid, int *found)
 			fail_msg("bad thread line: %.80s", p);
 		if (ttid == tid) {
 			*found = 1;
-			assert_int_equal(t16, tid & 0xffff);
+			*id = t16;
 			return nb + re + tl;
 		}
 	}
@@ -186,12 +189,14 @@ static void run_accounting(unsigned writers, uint64_t events, size_t bsize, size
 	snprintf(map_path, sizeof(map_path), "%s.map", path);
 	map = (char *)ts_slurp(map_path, &n);
 	for (w = 0; w < writers; w++) {
+		unsigned long id;
 		int found;
-		uint64_t drops = map_thread_drops(map, wr[w].tid, &found);
+		uint64_t drops = map_thread_drops(map, wr[w].tid, &found, &id);
 
 		assert_true(found);
+		/* The file's NewBuffer id of the thread is the one the .map gives its tid. */
 		if (t.recorded[w])
-			assert_int_equal(t.tid16[w], wr[w].tid & 0xffff);
+			assert_int_equal(t.tid16[w], id);
 		/* Per thread: what the file holds plus what was counted is what was issued. */
 		if (t.recorded[w] + drops != events)
 			fail_msg("writer %u: %llu recorded + %llu dropped != %llu issued", w,
@@ -236,6 +241,7 @@ static void thread_churn(void **state)
 	enum { THREADS = 1000, EVENTS = 10, WAVE = 8 };
 	static struct writer wr[THREADS];
 	static struct tally t;
+	static unsigned char id_seen[THREADS + 1];
 	pthread_t th[WAVE];
 	char path[512], map_path[600];
 	size_t n;
@@ -261,10 +267,22 @@ static void thread_churn(void **state)
 		if (t.recorded[i] != EVENTS)
 			fail_msg("thread %u: %llu of %d events", i,
 				 (unsigned long long)t.recorded[i], EVENTS);
-		assert_int_equal(t.tid16[i], wr[i].tid & 0xffff);
 	}
 	snprintf(map_path, sizeof(map_path), "%s.map", path);
 	map = (char *)ts_slurp(map_path, &n);
+	/* Thread ids: one per thread of the file, 1 to THREADS, as the .map pairs them. */
+	memset(id_seen, 0, sizeof(id_seen));
+	for (i = 0; i < THREADS; i++) {
+		unsigned long id;
+		int found;
+
+		map_thread_drops(map, wr[i].tid, &found, &id);
+		assert_true(found);
+		assert_int_equal(t.tid16[i], id);
+		assert_true(id >= 1 && id <= THREADS);
+		assert_false(id_seen[id]);
+		id_seen[id] = 1;
+	}
 	/* Every exited thread is in the thread table; nothing was dropped. */
 	assert_true(ts_count(map, "\nthread\t") >= THREADS);
 	assert_int_equal(map_number(map, "dropped\ttotal"), 0);

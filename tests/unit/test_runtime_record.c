@@ -40,6 +40,9 @@ enum {
 
 static char path[512];
 
+/* The thread ids of a session count from 1: this thread is the first of every session here. */
+#define MAIN_THREAD_ID 1
+
 static void expect_zero(const uint8_t *p, size_t n)
 {
 	size_t i;
@@ -54,7 +57,7 @@ static void expect_preamble(const uint8_t *b, uint16_t cpu, uint64_t tsc)
 	uint64_t now = (uint64_t)time(NULL);
 
 	assert_int_equal(b[0], K_NEW_BUFFER);
-	assert_int_equal(ts_get16(b + 1), ts_tid() & 0xffff);
+	assert_int_equal(ts_get16(b + 1), MAIN_THREAD_ID);
 	expect_zero(b + 3, 13);
 	assert_int_equal(b[16], K_WALL);
 	assert_true(ts_get64(b + 17) + 100 >= now && ts_get64(b + 17) <= now + 1);
@@ -98,8 +101,32 @@ static void expect_eob(const uint8_t *p, size_t rest)
 }
 
 /*
+ * The stack-context custom event at p, field by field from format.h's table: marker (kind 5,
+ * payload size, TSC), "XFDRSTAK", version 1, depth, id count, ids, zero padding.
+ */
+static void expect_stack(const uint8_t *p, uint64_t tsc, uint32_t depth, const uint32_t *ids,
+			 uint32_t n)
+{
+	uint32_t size = (24 + 4 * n + 7) & ~7u, i;
+
+	assert_int_equal(p[0], K_CUSTOM);
+	assert_int_equal(ts_get32(p + 1), size);
+	assert_int_equal(ts_get64(p + 5), tsc);
+	expect_zero(p + 13, 3);
+	p += MD;
+	assert_memory_equal(p, "XFDRSTAK", 8);
+	assert_int_equal(ts_get32(p + 8), 1);
+	assert_int_equal(ts_get32(p + 12), depth);
+	assert_int_equal(ts_get32(p + 16), n);
+	assert_int_equal(ts_get32(p + 20), 0);
+	for (i = 0; i < n; i++)
+		assert_int_equal(ts_get32(p + 24 + 4 * i), ids[i]);
+	expect_zero(p + 24 + 4 * n, size - 24 - 4 * n);
+}
+
+/*
  * Flush, check the file size, read it: the header, nbuf buffers, and the drop buffer, which
- * needs 48 + 16 + 56 bytes and room for EndOfBuffer (buffers of 136 bytes and more).
+ * needs 48 + 16 + 64 bytes, exactly 128 (buffers of 128 bytes and more).
  */
 static uint8_t *flush_read(size_t bsize, size_t nbuf)
 {
@@ -108,7 +135,7 @@ static uint8_t *flush_read(size_t bsize, size_t nbuf)
 
 	assert_int_equal(xfdr_flush(path, sizeof(path)), 0);
 	data = ts_slurp(path, &bytes);
-	assert_int_equal(bytes, HDR + (nbuf + (bsize >= 136)) * bsize);
+	assert_int_equal(bytes, HDR + (nbuf + (bsize >= 128)) * bsize);
 	assert_int_equal(ts_get16(data), 1);
 	assert_int_equal(ts_get16(data + 2), 1);
 	assert_int_equal(ts_get64(data + 16), bsize);
@@ -155,7 +182,10 @@ static void start_session(size_t bsize, size_t bmax)
 	assert_int_equal(xfdr_start(), 0);
 }
 
-/* 9 entries into 128-byte buffers: 8 fit (the 16 bytes of EndOfBuffer stay), the 9th rotates. */
+/*
+ * 9 entries into 128-byte buffers: 8 fit (the 16 bytes of EndOfBuffer stay), the 9th rotates
+ * and its buffer starts with the stack context of the 8 open calls.
+ */
 static void rotation_at_exact_boundary(void **state)
 {
 	struct ts_yrec r[16];
@@ -174,16 +204,21 @@ static void rotation_at_exact_boundary(void **state)
 		expect_fn(b0 + PRE + FN * i, 0, (uint32_t)i + 1, i ? 10 : 0);
 	expect_eob(b0 + PRE + 64, 16);
 	expect_preamble(b1, 3, 1080);
-	expect_fn(b1 + PRE, 0, 9, 0);
-	expect_eob(b1 + PRE + FN, 128 - PRE - FN);
+	expect_stack(b1 + PRE, 1080, 8, (const uint32_t[]){1, 2, 3, 4, 5, 6, 7, 8}, 8);
+	expect_fn(b1 + PRE + MD + 56, 0, 9, 0);
+	assert_int_equal(PRE + MD + 56 + FN, 128); /* exactly full: no EndOfBuffer */
 	free(data);
 	reader_ok();
-	assert_int_equal(llvm_records(r, 16), 9); /* no room for a drop buffer in 128 bytes */
+	/* the stack context, then the drop buffer (exactly 128 bytes) */
+	assert_int_equal(llvm_records(r, 16), 11);
+	assert_string_equal(r[8].kind, "custom-event");
 	for (i = 0; i < 9; i++) {
-		assert_int_equal(r[i].fid, i + 1);
-		assert_int_equal(r[i].tsc, 1000 + 10 * i);
-		assert_int_equal(r[i].cpu, 3);
-		assert_string_equal(r[i].kind, "function-enter");
+		int k = i < 8 ? i : 9;
+
+		assert_int_equal(r[k].fid, i + 1);
+		assert_int_equal(r[k].tsc, 1000 + 10 * i);
+		assert_int_equal(r[k].cpu, 3);
+		assert_string_equal(r[k].kind, "function-enter");
 	}
 }
 
@@ -208,13 +243,17 @@ static void exact_fill_without_end_of_buffer(void **state)
 	expect_md_tsc(b0 + PRE + 16, K_CALL_ARG, 7);
 	expect_md_tsc(b0 + PRE + 32, K_CALL_ARG, 0x1122334455667788ull);
 	expect_preamble(b1, 1, 510);
-	expect_fn(b1 + PRE, 1, 2, 0);
+	/* Call 1 is still open: its depth, without its id (no room left for it in 96 bytes). */
+	expect_stack(b1 + PRE, 510, 1, NULL, 0);
+	expect_fn(b1 + PRE + MD + 24, 1, 2, 0);
+	assert_int_equal(PRE + MD + 24 + FN, 96);
 	free(data);
 	reader_ok();
-	assert_int_equal(llvm_records(r, 8), 3);
+	assert_int_equal(llvm_records(r, 8), 4);
 	assert_string_equal(r[1].kind, "function-enter-arg");
 	assert_string_equal(r[1].args, "7, 1234605616436508552 ");
-	assert_int_equal(r[2].tsc, 510);
+	assert_string_equal(r[2].kind, "custom-event");
+	assert_int_equal(r[3].tsc, 510);
 }
 
 /* Entry_Args with its arguments and a custom event with its payload stay in one buffer. */
@@ -249,16 +288,20 @@ static void groups_never_straddle(void **state)
 	assert_memory_equal(b1 + PRE + 72, "hello\0\0\0", 8);
 	assert_int_equal(PRE + 80, 128);
 	expect_preamble(b2, 2, 400);
-	assert_int_equal(b2[PRE], K_CUSTOM);
-	assert_int_equal(ts_get32(b2 + PRE + 1), 16);
-	assert_memory_equal(b2 + PRE + 16, "123456789\0\0\0\0\0\0\0", 16);
-	expect_eob(b2 + PRE + 32, 128 - PRE - 32);
+	/* Six calls open: the ids of the outermost two leave room for the 32-byte event. */
+	expect_stack(b2 + PRE, 400, 6, (const uint32_t[]){10, 10}, 2);
+	assert_int_equal(b2[PRE + 48], K_CUSTOM);
+	assert_int_equal(ts_get32(b2 + PRE + 48 + 1), 16);
+	assert_memory_equal(b2 + PRE + 48 + 16, "123456789\0\0\0\0\0\0\0", 16);
+	assert_int_equal(PRE + 48 + 32, 128);
 	free(data);
 	reader_ok();
-	assert_int_equal(llvm_records(r, 16), 8);
+	assert_int_equal(llvm_records(r, 16), 10); /* with the stack context and drop buffer */
 	assert_string_equal(r[5].args, "1, 2, 3 ");
 	assert_string_equal(r[6].kind, "custom-event");
 	assert_int_equal(r[6].tsc, 300);
+	assert_string_equal(r[7].kind, "custom-event");
+	assert_int_equal(r[7].tsc, 400);
 }
 
 /*
@@ -278,21 +321,23 @@ static void expect_drop_buffer(const uint8_t *b, uint16_t tid16, uint64_t no_buf
 	assert_int_equal(ts_get64(b + 35), tsc);
 	assert_int_equal(ts_get64(m + 5), tsc);
 	assert_int_equal(m[0], K_CUSTOM);
-	assert_int_equal(ts_get32(m + 1), 56 + 32 * entries);
+	assert_int_equal(ts_get32(m + 1), 64 + 40 * entries);
 	assert_memory_equal(pl, "XFDRDROP", 8);
-	assert_int_equal(ts_get32(pl + 8), 1);
+	assert_int_equal(ts_get32(pl + 8), 2);
 	assert_int_equal(ts_get32(pl + 12), entries);
 	assert_int_equal(ts_get64(pl + 16), no_buffer);
 	assert_int_equal(ts_get64(pl + 24), reentrant);
 	assert_int_equal(ts_get64(pl + 32), too_large);
 	assert_int_equal(ts_get64(pl + 40), 0);
 	assert_int_equal(ts_get32(pl + 48), 0);
+	assert_int_equal(ts_get64(pl + 56), 0); /* overwritten: bounded mode never reuses */
 	if (entries) {
-		assert_int_equal(ts_get32(pl + 56), ts_tid());
-		assert_int_equal(ts_get16(pl + 60), ts_tid() & 0xffff);
-		assert_int_equal(ts_get64(pl + 64), no_buffer);
-		assert_int_equal(ts_get64(pl + 72), reentrant);
-		assert_int_equal(ts_get64(pl + 80), too_large);
+		assert_int_equal(ts_get32(pl + 64), ts_tid());
+		assert_int_equal(ts_get16(pl + 68), MAIN_THREAD_ID);
+		assert_int_equal(ts_get64(pl + 72), no_buffer);
+		assert_int_equal(ts_get64(pl + 80), reentrant);
+		assert_int_equal(ts_get64(pl + 88), too_large);
+		assert_int_equal(ts_get64(pl + 96), 0);
 	}
 }
 
@@ -437,16 +482,21 @@ static void pool_exhaustion_counted(void **state)
 		rec_function_at(1000 + (uint64_t)i, 0, XFDR_FN_ENTER, (uint32_t)i);
 	assert_int_equal(rec_custom_event_at(2000, 0, "x", 1), -ENOBUFS);
 	data = flush_read(96, 2);
+	/* The second buffer: the depth of the 4 open calls (40 bytes), then one entry. */
+	expect_stack(data + HDR + 96 + PRE, 1004, 4, NULL, 0);
+	expect_fn(data + HDR + 96 + PRE + MD + 24, 0, 4, 0);
 	free(data);
 	reader_ok();
 	n = llvm_records(r, 16);
-	assert_int_equal(n, 8);
-	for (i = 0; i < 8; i++)
+	assert_int_equal(n, 6);
+	for (i = 0; i < 4; i++)
 		assert_int_equal(r[i].fid, i);
+	assert_string_equal(r[4].kind, "custom-event");
+	assert_int_equal(r[5].fid, 4);
 	snprintf(map_path, sizeof(map_path), "%s.map", path);
 	map = (char *)ts_slurp(map_path, &n);
-	assert_string_equal(ts_map_value(map, "dropped\tno_buffer", value, sizeof(value)), "4");
-	assert_string_equal(ts_map_value(map, "dropped\ttotal", value, sizeof(value)), "4");
+	assert_string_equal(ts_map_value(map, "dropped\tno_buffer", value, sizeof(value)), "7");
+	assert_string_equal(ts_map_value(map, "dropped\ttotal", value, sizeof(value)), "7");
 	assert_string_equal(ts_map_value(map, "buffers_written", value, sizeof(value)), "2");
 	free(map);
 }
@@ -474,12 +524,12 @@ static void drop_buffer_layout(void **state)
 	expect_fn(data + HDR + PRE + 23 * FN, 0, 1, 1);
 	expect_eob(data + HDR + 256 - 16, 16);
 	expect_drop_buffer(data + HDR + 256, 0, 5, 2, 1, 1, 100);
-	expect_eob(data + HDR + 256 + PRE + MD + 56 + 32, 256 - (PRE + MD + 56 + 32));
+	expect_eob(data + HDR + 256 + PRE + MD + 64 + 40, 256 - (PRE + MD + 64 + 40));
 	free(data);
 	reader_ok();
 	assert_int_equal(llvm_records(r, 40), 25);
 	assert_string_equal(r[24].kind, "custom-event");
-	assert_memory_equal(r[24].data, "\"XFDRDROP\\x01\\0\\0\\0\\x01", 20);
+	assert_memory_equal(r[24].data, "\"XFDRDROP\\x02\\0\\0\\0\\x01", 20);
 }
 
 /* Stopped: nothing recorded, nothing counted. A new session never writes the old buffer. */
@@ -709,7 +759,7 @@ static void public_api_and_map(void **state)
 	assert_string_equal(r[5].kind, "function-exit");
 	assert_string_equal(r[6].kind, "function-tail-exit");
 	assert_int_equal(r[6].fid, 42);
-	assert_int_equal(r[6].thread, ts_tid() & 0xffff);
+	assert_int_equal(r[6].thread, MAIN_THREAD_ID);
 
 	snprintf(map_path, sizeof(map_path), "%s.map", path);
 	map = (char *)ts_slurp(map_path, &n);
@@ -722,7 +772,9 @@ static void public_api_and_map(void **state)
 	snprintf(expect, sizeof(expect), "%llu", (unsigned long long)ts_get64(data + 8));
 	free(data);
 	assert_string_equal(ts_map_value(map, "tsc_hz", value, sizeof(value)), expect);
-	snprintf(expect, sizeof(expect), "%u\t%u\trec?test\t0\t0\t0", ts_tid(), ts_tid() & 0xffff);
+	/* tid, thread id, name, 3 drop causes, overwritten, elided, stack_overflow */
+	snprintf(expect, sizeof(expect), "%u\t%u\trec?test\t0\t0\t0\t0\t0\t0", ts_tid(),
+		 MAIN_THREAD_ID);
 	assert_string_equal(ts_map_value(map, "thread", value, sizeof(value)), expect);
 	free(map);
 	pthread_setname_np(pthread_self(), "test_runtime_re");
@@ -734,7 +786,7 @@ static void *worker(void *arg)
 	uint32_t fid = (uint32_t)(uintptr_t)arg;
 	uint32_t *tid16 = malloc(sizeof(*tid16));
 
-	*tid16 = ts_tid() & 0xffff;
+	*tid16 = ts_tid();
 	xfdr_enter(fid);
 	xfdr_exit(fid);
 	return tid16;
@@ -747,6 +799,7 @@ static void per_thread_files(void **state)
 	uint32_t tids[3];
 	char value[600], *map, *line;
 	size_t n, files = 0;
+	unsigned ids_seen = 0;
 	int i;
 
 	(void)state;
@@ -763,7 +816,7 @@ static void per_thread_files(void **state)
 		tids[i + 1] = *(uint32_t *)ret;
 		free(ret);
 	}
-	tids[0] = ts_tid() & 0xffff;
+	tids[0] = ts_tid();
 	assert_int_equal(xfdr_flush(path, sizeof(path)), 0);
 	assert_string_equal(path + strlen(path) - 4, ".map");
 	map = (char *)ts_slurp(path, &n);
@@ -780,9 +833,19 @@ static void per_thread_files(void **state)
 		who = r[0].fid - 100;
 		want = who ? 3 : 2; /* the main thread's entry, or a worker's pair; the drops */
 		assert_int_equal(n, want);
-		/* Every record of the file is its thread's (the drop event has its id too). */
+		/*
+		 * Every record of the file is its thread's (the drop event has its id too): ids
+		 * count from 1 in the order threads took buffers, the main thread first.
+		 */
 		for (k = 0; k < want; k++)
-			assert_int_equal(r[k].thread, tids[who]);
+			assert_int_equal(r[k].thread, r[0].thread);
+		if (!who)
+			assert_int_equal(r[0].thread, MAIN_THREAD_ID);
+		assert_true(r[0].thread >= 1 && r[0].thread <= 3);
+		assert_false(ids_seen & (1u << r[0].thread));
+		ids_seen |= 1u << r[0].thread;
+		assert_non_null(strrchr(file, 't'));
+		assert_int_equal(strtoul(strrchr(file, 't') + 1, NULL, 10), tids[who]);
 		files++;
 	}
 	assert_int_equal(files, 3);

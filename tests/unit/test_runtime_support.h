@@ -81,8 +81,13 @@ static TS_UNUSED int ts_group_teardown(void **state)
 	return 0;
 }
 
-/* init with a small pool in ts_dir, no flush at exit; returns xfdr_init's result. */
-static TS_UNUSED int ts_init(size_t buffer_size, size_t buffer_max, int per_thread_files)
+/*
+ * init with a small pool in ts_dir, no flush at exit, in the given mode; returns xfdr_init's
+ * result. ts_init: bounded mode, where an exhausted pool drops and counts (what most tests
+ * check byte by byte).
+ */
+static TS_UNUSED int ts_init_mode(size_t buffer_size, size_t buffer_max, int per_thread_files,
+				  int mode)
 {
 	struct xfdr_options o;
 
@@ -93,7 +98,13 @@ static TS_UNUSED int ts_init(size_t buffer_size, size_t buffer_max, int per_thre
 	o.per_thread_files = per_thread_files;
 	o.flush_at_exit = 0;
 	o.output = ts_dir;
+	o.mode = mode;
 	return xfdr_init(&o);
+}
+
+static TS_UNUSED int ts_init(size_t buffer_size, size_t buffer_max, int per_thread_files)
+{
+	return ts_init_mode(buffer_size, buffer_max, per_thread_files, XFDR_MODE_BOUNDED);
 }
 
 /* Whole file into memory (caller frees); asserts it could be read. */

@@ -242,6 +242,7 @@ static void test_call_argument(void **state)
 #define wr_custom_event_marker be_wr_custom_event_marker
 #define wr_call_argument be_wr_call_argument
 #define wr_fits be_wr_fits
+#define wr_function_read be_wr_function_read
 #include "writer/encode.h"
 #undef wr_put16
 #undef wr_put32
@@ -258,6 +259,7 @@ static void test_call_argument(void **state)
 #undef wr_custom_event_marker
 #undef wr_call_argument
 #undef wr_fits
+#undef wr_function_read
 #pragma pop_macro("__BYTE_ORDER__")
 
 static void test_big_endian_words(void **state)
@@ -734,13 +736,14 @@ static void test_drop_payload(void **state)
 {
 	/*
 	 * "XFDRDROP" with one entry, from the layout table in format.h, every field little-endian:
-	 * tag, version 1, entry_count 1, totals no_buffer 0x0102 reentrant 3 too_large 4
-	 * no_thread_slot 5, threads_omitted 6, reserved; then tid 0x00012345, thread id 0x2345,
-	 * reserved, no_buffer 7, reentrant 0x0100000000 (2^32), too_large 9.
+	 * tag, version 2, entry_count 1, totals no_buffer 0x0102 reentrant 3 too_large 4
+	 * no_thread_slot 5, threads_omitted 6, reserved, overwritten 0x0a; then tid 0x00012345,
+	 * thread id 0x2345, reserved, no_buffer 7, reentrant 0x0100000000 (2^32), too_large 9,
+	 * overwritten 0x0b.
 	 */
-	static const uint8_t want[88] = {
+	static const uint8_t want[104] = {
 	    'X', 'F', 'D', 'R', 'D', 'R', 'O', 'P', /* 0: tag */
-	    0x01, 0x00, 0x00, 0x00,		    /* 8: layout version */
+	    0x02, 0x00, 0x00, 0x00,		    /* 8: layout version */
 	    0x01, 0x00, 0x00, 0x00,		    /* 12: entry_count */
 	    0x02, 0x01, 0, 0, 0, 0, 0, 0,	    /* 16: no_buffer */
 	    0x03, 0, 0, 0, 0, 0, 0, 0,		    /* 24: reentrant */
@@ -748,33 +751,69 @@ static void test_drop_payload(void **state)
 	    0x05, 0, 0, 0, 0, 0, 0, 0,		    /* 40: no_thread_slot */
 	    0x06, 0x00, 0x00, 0x00,		    /* 48: threads_omitted */
 	    0x00, 0x00, 0x00, 0x00,		    /* 52: reserved */
-	    0x45, 0x23, 0x01, 0x00,		    /* 56: tid */
-	    0x45, 0x23, 0x00, 0x00,		    /* 60: thread id, reserved */
-	    0x07, 0, 0, 0, 0, 0, 0, 0,		    /* 64: no_buffer */
-	    0x00, 0, 0, 0, 0x01, 0, 0, 0,	    /* 72: reentrant */
-	    0x09, 0, 0, 0, 0, 0, 0, 0,		    /* 80: too_large */
+	    0x0a, 0, 0, 0, 0, 0, 0, 0,		    /* 56: overwritten */
+	    0x45, 0x23, 0x01, 0x00,		    /* 64: tid */
+	    0x45, 0x23, 0x00, 0x00,		    /* 68: thread id, reserved */
+	    0x07, 0, 0, 0, 0, 0, 0, 0,		    /* 72: no_buffer */
+	    0x00, 0, 0, 0, 0x01, 0, 0, 0,	    /* 80: reentrant */
+	    0x09, 0, 0, 0, 0, 0, 0, 0,		    /* 88: too_large */
+	    0x0b, 0, 0, 0, 0, 0, 0, 0,		    /* 96: overwritten */
 	};
 	const struct wr_drop_totals totals = {.no_buffer = 0x0102,
 					      .reentrant = 3,
 					      .too_large = 4,
 					      .no_thread_slot = 5,
-					      .threads_omitted = 6};
+					      .threads_omitted = 6,
+					      .overwritten = 0x0a};
 	const struct wr_drop_entry entry = {.tid = 0x12345,
 					    .thread_id = 0x2345,
 					    .no_buffer = 7,
 					    .reentrant = 1ull << 32,
-					    .too_large = 9};
+					    .too_large = 9,
+					    .overwritten = 0x0b};
 	uint8_t buf[128];
 
 	(void)state;
 	assert_int_equal(wr_drop_payload_bytes(1), sizeof(want));
-	assert_int_equal(wr_drop_payload_bytes(0), 56);
+	assert_int_equal(wr_drop_payload_bytes(0), 64);
 	memset(buf, DIRT, sizeof(buf));
-	assert_int_equal(wr_drop_head(buf, &totals, 1), 56);
-	assert_int_equal(buf[56], DIRT);
-	assert_int_equal(wr_drop_entry(buf + 56, &entry), 32);
+	assert_int_equal(wr_drop_head(buf, &totals, 1), 64);
+	assert_int_equal(buf[64], DIRT);
+	assert_int_equal(wr_drop_entry(buf + 64, &entry), 40);
 	assert_memory_equal(buf, want, sizeof(want));
 	assert_int_equal(buf[sizeof(want)], DIRT);
+}
+
+static void test_stack_context_payload(void **state)
+{
+	/*
+	 * "XFDRSTAK" from format.h's table, little-endian: tag, version 1, depth 300 (0x012c),
+	 * id_count 3, reserved, ids 7, 0x0fffffff, 0x10203, then 4 bytes of zero padding.
+	 */
+	static const uint8_t want[40] = {
+	    'X', 'F', 'D', 'R', 'S', 'T', 'A', 'K', /* 0: tag */
+	    0x01, 0x00, 0x00, 0x00,		    /* 8: layout version */
+	    0x2c, 0x01, 0x00, 0x00,		    /* 12: depth */
+	    0x03, 0x00, 0x00, 0x00,		    /* 16: id_count */
+	    0x00, 0x00, 0x00, 0x00,		    /* 20: reserved */
+	    0x07, 0x00, 0x00, 0x00,		    /* 24: ids[0] */
+	    0xff, 0xff, 0xff, 0x0f,		    /* 28: ids[1] */
+	    0x03, 0x02, 0x01, 0x00,		    /* 32: ids[2] */
+	    0x00, 0x00, 0x00, 0x00,		    /* 36: padding */
+	};
+	const uint32_t ids[3] = {7, 0x0fffffff, 0x10203};
+	uint8_t buf[64];
+
+	(void)state;
+	memset(buf, DIRT, sizeof(buf));
+	assert_int_equal(wr_stack_context(buf, 300, ids, 3), sizeof(want));
+	assert_memory_equal(buf, want, sizeof(want));
+	assert_int_equal(buf[sizeof(want)], DIRT);
+	/* No ids: the fixed part alone, already a multiple of 8. */
+	memset(buf, DIRT, sizeof(buf));
+	assert_int_equal(wr_stack_context(buf, 2, NULL, 0), 24);
+	assert_int_equal(buf[12], 2);
+	assert_int_equal(buf[24], DIRT);
 }
 
 int main(void)
@@ -806,6 +845,7 @@ int main(void)
 	    cmocka_unit_test(test_close_buffer),
 	    cmocka_unit_test(test_close_buffer_exactly_full_and_einval),
 	    cmocka_unit_test(test_drop_payload),
+	    cmocka_unit_test(test_stack_context_payload),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
