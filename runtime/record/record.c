@@ -65,11 +65,11 @@ static XFDR_NOINSTR void count_overwritten(const struct pool_reused *r)
  * The stack context after a preamble: as many of the shadow stack's ids as leave room for
  * the event that needs `need` bytes (every id, but for tiny buffers). Returns bytes written.
  */
-static XFDR_NOINSTR size_t write_stack_context(uint8_t *p, size_t room, const struct rec_thread *t,
+static XFDR_NOINSTR size_t write_stack_context(uint8_t *p, size_t room, uint32_t depth,
 					       const struct thread_slot *s, uint64_t tsc,
 					       size_t need)
 {
-	uint32_t n = t->depth < XFDR_STACK_IDS_MAX ? t->depth : XFDR_STACK_IDS_MAX;
+	uint32_t n = depth < XFDR_STACK_IDS_MAX ? depth : XFDR_STACK_IDS_MAX;
 	size_t payload;
 
 	for (;; n--) {
@@ -81,7 +81,7 @@ static XFDR_NOINSTR size_t write_stack_context(uint8_t *p, size_t room, const st
 			return 0;
 	}
 	p += wr_custom_event_marker(p, (uint32_t)payload, tsc);
-	wr_stack_context(p, t->depth, s->stack, n);
+	wr_stack_context(p, depth, s->stack, n);
 	return XFDR_MD_RECORD_BYTES + payload;
 }
 
@@ -115,8 +115,9 @@ static XFDR_NOINSTR int take_buffer(struct rec_thread *t, struct thread_slot *s,
 	p += wr_new_buffer(p, (uint16_t)thread_id);
 	p += wr_wall_clock_time(p, (uint64_t)wall.tv_sec, (uint32_t)(wall.tv_nsec / 1000));
 	p += wr_new_cpu_id(p, (uint16_t)cpu, tsc);
-	if (t->depth)
-		p += write_stack_context(p, bytes - (size_t)(p - d->data), t, s, tsc, need);
+	if (t->depth > 0)
+		p += write_stack_context(p, bytes - (size_t)(p - d->data), (uint32_t)t->depth, s,
+					 tsc, need);
 	xfdr_store_relaxed(&d->stable_bytes, (size_t)(p - d->data));
 	/* pairs with the acquire of used_bytes in the flusher */
 	xfdr_store_release(&d->used_bytes, (size_t)(p - d->data));
@@ -177,12 +178,14 @@ static XFDR_NOINSTR int try_elide(struct rec_thread *t, uint64_t tsc, uint32_t f
 static XFDR_NOINSTR void shadow_stack_move(struct rec_thread *t, struct thread_slot *s,
 					   unsigned action, uint32_t fid)
 {
+	if (t->depth < 0)
+		t->depth = 0;
 	if (rec_action_is_entry(action)) {
 		if (t->depth < XFDR_STACK_IDS_MAX)
 			s->stack[t->depth] = fid;
 		else
 			xfdr_add_relaxed(&s->noted[NOTE_STACK_OVERFLOW], (uint64_t)1);
-		if (t->depth < UINT32_MAX)
+		if (t->depth < INT32_MAX)
 			t->depth++;
 	} else if (t->depth) {
 		t->depth--;

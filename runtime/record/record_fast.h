@@ -28,12 +28,13 @@
  * the guard taken here (held = the slot) when the thread has a slot and was not inside the
  * runtime, without it (held = NULL) when it has no slot yet or is re-entering.
  */
-static inline XFDR_NOINSTR void rec_function_at(uint64_t tsc, unsigned cpu, unsigned action,
-						uint32_t fid)
+static inline XFDR_NOINSTR __attribute__((always_inline)) void
+rec_function_at(uint64_t tsc, unsigned cpu, unsigned action, uint32_t fid)
 {
 	struct rec_thread *t = &rec_self;
 	struct thread_slot *s = t->slot, *held = NULL;
 	uint64_t delta;
+	size_t used;
 
 	if (XFDR_UNLIKELY(!s || xfdr_load_relaxed(&s->busy)))
 		goto slow_path;
@@ -42,24 +43,29 @@ static inline XFDR_NOINSTR void rec_function_at(uint64_t tsc, unsigned cpu, unsi
 	/* A signal handler that runs from here on sees the guard; we see its records after. */
 	xfdr_barrier();
 	delta = tsc - t->last_tsc; /* huge when the clock went backwards: TSCWrap */
+	used = t->used;
 	if (XFDR_UNLIKELY(t->session != session_recording() || cpu != t->cpu ||
-			  delta > UINT32_MAX || !wr_fits(t->size - t->used, XFDR_FN_RECORD_BYTES)))
+			  delta > UINT32_MAX || !wr_fits(t->size - used, XFDR_FN_RECORD_BYTES)))
 		goto slow_path;
 	if (rec_action_is_entry(action)) {
-		if (XFDR_UNLIKELY(t->depth >= XFDR_STACK_IDS_MAX))
+		/* deeper than the ids kept, or below 0 after unmatched exits: the slow path */
+		if (XFDR_UNLIKELY((uint32_t)t->depth >= XFDR_STACK_IDS_MAX))
 			goto slow_path;
 		s->stack[t->depth++] = fid;
 	} else {
-		if (XFDR_UNLIKELY(t->elide_ticks &&
-				  t->used >= t->erase_floor + XFDR_FN_RECORD_BYTES))
-			goto slow_path;
-		t->depth -= t->depth != 0;
-		t->erase_floor = t->used + XFDR_FN_RECORD_BYTES;
+		if (XFDR_UNLIKELY(t->elide_ticks)) {
+			if (used >= t->erase_floor + XFDR_FN_RECORD_BYTES)
+				goto slow_path;
+			t->erase_floor = used + XFDR_FN_RECORD_BYTES;
+		}
+		t->depth--;
 	}
-	t->used += wr_function(t->buf + t->used, action, fid, (uint32_t)delta);
+	/* used is kept in a register: the record store may alias the TLS block for the compiler */
+	t->used = used + XFDR_FN_RECORD_BYTES;
 	t->last_tsc = tsc;
-	/* pairs with the acquire of used_bytes in snapshot_lengths() */
-	xfdr_store_release(&t->desc->used_bytes, t->used);
+	wr_function(t->buf + used, action, fid, (uint32_t)delta);
+	/* pairs with the acquire of used_bytes in the flusher */
+	xfdr_store_release(&t->desc->used_bytes, used + XFDR_FN_RECORD_BYTES);
 	xfdr_barrier();
 	/* pairs with the acquire in thread_quiesce() */
 	xfdr_store_release(&s->busy, 0u);
@@ -69,7 +75,8 @@ slow_path:
 }
 
 /* Record a function event now: the clock is read first, before any state is touched. */
-static inline XFDR_NOINSTR void rec_function(unsigned action, uint32_t fid)
+static inline XFDR_NOINSTR __attribute__((always_inline)) void rec_function(unsigned action,
+									    uint32_t fid)
 {
 	unsigned cpu;
 	uint64_t tsc = clock_read(&cpu);

@@ -91,7 +91,11 @@ struct rec_thread {
 	 */
 	size_t erase_floor;
 	uint64_t elide_ticks;
-	uint32_t depth;	      /* open calls (slot->stack holds the outermost ids) */
+	/*
+	 * Open calls (slot->stack holds the outermost ids). An exit with no open call takes it
+	 * below 0 (one decrement on the fast path, no test); it counts as 0 wherever it is read.
+	 */
+	int32_t depth;
 	uint32_t stack_session; /* the session depth counts for */
 	uint32_t registering; /* guard while the thread has no slot yet */
 	uint32_t slotless;    /* events since registration last failed (retry throttle) */
