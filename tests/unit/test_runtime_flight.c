@@ -47,8 +47,8 @@ static size_t file_events(const char *file, struct fev *out, size_t max, size_t 
 			continue;
 		}
 		assert_true(n < max);
-		out[n++] = (struct fev){ev.action, ev.function_id, ev.tsc, ev.cpu, ev.thread_id,
-					ev.buffer_index};
+		out[n++] = (struct fev){ev.action, ev.function_id, ev.tsc,
+					ev.cpu,	   ev.thread_id,   ev.buffer_index};
 	}
 	if (rc < 0)
 		fail_msg("%s", err.text);
@@ -246,8 +246,8 @@ static void elision_keeps_exact_times(void **state)
 
 	(void)state;
 	start_eliding(4096);
-	s = elide_ticks / 2;  /* short: elided */
-	l = elide_ticks * 2;  /* long: kept */
+	s = elide_ticks / 2;				    /* short: elided */
+	l = elide_ticks * 2;				    /* long: kept */
 	rec_function_at(1000, 0, XFDR_FN_ENTER, 1);	    /* A */
 	rec_function_at(1100, 0, XFDR_FN_ENTER, 2);	    /* B */
 	rec_function_at(1100 + s, 0, XFDR_FN_EXIT, 2);	    /* B short: gone */
@@ -259,7 +259,7 @@ static void elision_keeps_exact_times(void **state)
 	rec_function_at(2003 + 2 * l, 0, XFDR_FN_EXIT, 6);
 	rec_function_at(2004 + 2 * l, 0, XFDR_FN_EXIT, 5);
 	rec_function_at(2005 + 2 * l, 0, XFDR_FN_EXIT, 4);
-	rec_function_at(3000 + 4 * l, 0, XFDR_FN_EXIT, 1); /* A: long */
+	rec_function_at(3000 + 4 * l, 0, XFDR_FN_EXIT, 1);  /* A: long */
 	rec_function_at(5000 + 4 * l, 0, XFDR_FN_ENTER, 7); /* G on CPU 0 */
 	rec_function_at(5001 + 4 * l, 1, XFDR_FN_EXIT, 7);  /* G exits short on CPU 1: gone */
 	rec_function_at(6000 + 4 * l, 1, XFDR_FN_ENTER, 8); /* H on CPU 1 */
@@ -297,10 +297,10 @@ static void elision_stops_at_buffer_boundary(void **state)
 	s = elide_ticks / 2;
 	for (k = 0; k < 7; k++)
 		rec_function_at(1000 + k, 0, XFDR_FN_ENTER, (uint32_t)(10 + k));
-	rec_function_at(2000, 0, XFDR_FN_ENTER, 1);	/* P: 8th record of buffer 0 */
-	rec_function_at(2001, 0, XFDR_FN_ENTER, 2);	/* Q: first record of buffer 1 */
-	rec_function_at(2002, 0, XFDR_FN_EXIT, 2);	/* Q short: erased */
-	rec_function_at(2000 + s, 0, XFDR_FN_EXIT, 1);	/* P short, entry in buffer 0: kept */
+	rec_function_at(2000, 0, XFDR_FN_ENTER, 1);    /* P: 8th record of buffer 0 */
+	rec_function_at(2001, 0, XFDR_FN_ENTER, 2);    /* Q: first record of buffer 1 */
+	rec_function_at(2002, 0, XFDR_FN_EXIT, 2);     /* Q short: erased */
+	rec_function_at(2000 + s, 0, XFDR_FN_EXIT, 1); /* P short, entry in buffer 0: kept */
 	assert_int_equal(xfdr_flush(path, sizeof(path)), 0);
 	n = file_events(path, ev, 16, &custom);
 	assert_int_equal(n, 9);

@@ -61,6 +61,8 @@ static void defaults(void **state)
 	assert_int_equal(o.start, 0);
 	assert_int_equal(o.flush_at_exit, 1);
 	assert_int_equal(o.clock, XFDR_CLOCK_AUTO);
+	assert_int_equal(o.mode, XFDR_MODE_RING);
+	assert_int_equal(o.func_duration_threshold_us, 0);
 }
 
 static void set_good_values(void **state)
@@ -93,6 +95,16 @@ static void set_good_values(void **state)
 	assert_string_equal(o.output, "/tmp/x/");
 	assert_int_equal(xfdr_options_set(&o, "thread_max", "10"), 0);
 	assert_int_equal(o.thread_max, 10);
+	assert_int_equal(xfdr_options_set(&o, "mode", "bounded"), 0);
+	assert_int_equal(o.mode, XFDR_MODE_BOUNDED);
+	assert_int_equal(xfdr_options_set(&o, "mode", "ring"), 0);
+	assert_int_equal(o.mode, XFDR_MODE_RING);
+	assert_int_equal(xfdr_options_set(&o, "func_duration_threshold_us", "5"), 0);
+	assert_int_equal(o.func_duration_threshold_us, 5);
+	assert_int_equal(xfdr_options_set(&o, "func_duration_threshold_us", "1000000000"), 0);
+	assert_int_equal(o.func_duration_threshold_us, 1000000000);
+	assert_int_equal(xfdr_options_set(&o, "func_duration_threshold_us", "0"), 0);
+	assert_int_equal(o.func_duration_threshold_us, 0);
 }
 
 static void set_bad_values(void **state)
@@ -117,6 +129,12 @@ static void set_bad_values(void **state)
 	assert_int_equal(xfdr_options_set(&o, "start", "maybe"), -EINVAL);
 	assert_int_equal(xfdr_options_set(&o, "clock", "tsc"), -EINVAL);
 	assert_int_equal(xfdr_options_set(&o, "clock", NULL), -EINVAL);
+	assert_int_equal(xfdr_options_set(&o, "mode", "circular"), -EINVAL);
+	assert_int_equal(xfdr_options_set(&o, "mode", "Ring"), -EINVAL);
+	assert_int_equal(xfdr_options_set(&o, "func_duration_threshold_us", "5k"), -EINVAL);
+	assert_int_equal(xfdr_options_set(&o, "func_duration_threshold_us", "-1"), -EINVAL);
+	assert_int_equal(xfdr_options_set(&o, "func_duration_threshold_us", ""), -EINVAL);
+	assert_int_equal(xfdr_options_set(&o, "func_duration_threshold_us", "1000000001"), -EINVAL);
 	assert_int_equal(xfdr_options_set(&o, "no_such_key", "1"), -ENOENT);
 	assert_int_equal(xfdr_options_set(&o, "Buffer_size", "4096"), -ENOENT);
 	assert_memory_equal(&o, &before, sizeof(o));
@@ -159,6 +177,27 @@ static void env_syntax_and_messages(void **state)
 	assert_int_equal(c.o.clock, XFDR_CLOCK_RDTSC);
 	assert_string_equal(c.o.output, "/tmp/out/");
 	assert_int_equal(c.o.per_thread_files, 1);
+}
+
+/* The flight-recorder keys, as a new user types them: the "unknown key" is gone. */
+static void env_flight_recorder_keys(void **state)
+{
+	struct parse_call c;
+	char err[1024];
+
+	(void)state;
+	xfdr_options_default(&c.o);
+	c.text =
+	    "mode=bounded func_duration_threshold_us=5 mode=wrap func_duration_threshold_us=2us";
+	ts_capture_stderr(do_parse, &c, err, sizeof(err));
+	assert_int_equal(c.rejected, 2);
+	assert_string_equal(
+	    err, "xfdr: XFDR_OPTIONS: bad value \"wrap\" for mode (ring or bounded); keeping "
+		 "bounded\n"
+		 "xfdr: XFDR_OPTIONS: bad value \"2us\" for func_duration_threshold_us (0 to "
+		 "1000000000 microseconds); keeping 5\n");
+	assert_int_equal(c.o.mode, XFDR_MODE_BOUNDED);
+	assert_int_equal(c.o.func_duration_threshold_us, 5);
 }
 
 static void env_empty_and_separators_only(void **state)
@@ -273,6 +312,12 @@ static void init_rejects_bad_struct(void **state)
 	assert_int_equal(c.rc, -EINVAL);
 	assert_string_equal(err, "xfdr: xfdr_init: bad value 7 for clock (auto, rdtscp or "
 				 "rdtsc; default auto); nothing changed\n");
+	xfdr_options_default(&c.o);
+	c.o.mode = 2;
+	ts_capture_stderr(do_init, &c, err, sizeof(err));
+	assert_int_equal(c.rc, -EINVAL);
+	assert_string_equal(err, "xfdr: xfdr_init: bad value 2 for mode (ring or bounded; "
+				 "default ring); nothing changed\n");
 	/* The session from ts_init() is untouched. */
 	assert_int_equal(rt_pool.buffer_bytes, 4096);
 }
@@ -369,6 +414,7 @@ int main(void)
 	    cmocka_unit_test(set_good_values),
 	    cmocka_unit_test(set_bad_values),
 	    cmocka_unit_test(env_syntax_and_messages),
+	    cmocka_unit_test(env_flight_recorder_keys),
 	    cmocka_unit_test(env_empty_and_separators_only),
 	    cmocka_unit_test(env_too_long),
 	    cmocka_unit_test(env_random_text_never_crashes),
