@@ -87,11 +87,11 @@ static XFDR_NOINSTR size_t write_stack_context(uint8_t *p, size_t room, uint32_t
 
 /*
  * Take a buffer and write its preamble, and the stack context when the thread is inside
- * calls, leaving room for the `need` bytes of the event that asked for it.
- * Returns 0 or -ENOBUFS.
+ * calls (depth: open when the buffer begins, before the event that asked for it), leaving
+ * room for the `need` bytes of that event. Returns 0 or -ENOBUFS.
  */
 static XFDR_NOINSTR int take_buffer(struct rec_thread *t, struct thread_slot *s, uint32_t session,
-				    uint64_t tsc, unsigned cpu, size_t need)
+				    uint64_t tsc, unsigned cpu, size_t need, uint32_t depth)
 {
 	struct pool_reused reused;
 	struct pool_desc *d = pool_claim(&reused);
@@ -115,9 +115,8 @@ static XFDR_NOINSTR int take_buffer(struct rec_thread *t, struct thread_slot *s,
 	p += wr_new_buffer(p, (uint16_t)thread_id);
 	p += wr_wall_clock_time(p, (uint64_t)wall.tv_sec, (uint32_t)(wall.tv_nsec / 1000));
 	p += wr_new_cpu_id(p, (uint16_t)cpu, tsc);
-	if (t->depth > 0)
-		p += write_stack_context(p, bytes - (size_t)(p - d->data), (uint32_t)t->depth, s,
-					 tsc, need);
+	if (depth)
+		p += write_stack_context(p, bytes - (size_t)(p - d->data), depth, s, tsc, need);
 	xfdr_store_relaxed(&d->stable_bytes, (size_t)(p - d->data));
 	/* pairs with the acquire of used_bytes in the flusher */
 	xfdr_store_release(&d->used_bytes, (size_t)(p - d->data));
@@ -208,6 +207,7 @@ static XFDR_NOINSTR int write_event(struct rec_thread *t, struct thread_slot *s,
 {
 	size_t buffer_bytes = rt_pool.buffer_bytes;
 	size_t need, prefix = 0;
+	uint32_t open_calls;
 	uint8_t *p;
 	unsigned i;
 
@@ -217,6 +217,11 @@ static XFDR_NOINSTR int write_event(struct rec_thread *t, struct thread_slot *s,
 		t->depth = 0; /* calls open before this session are not on its stack */
 		t->stack_session = session;
 	}
+	/*
+	 * A buffer this event opens describes the calls open before it: an entry is not one
+	 * yet, an exit's call still is (its id stays in the stack array after the pop).
+	 */
+	open_calls = t->depth > 0 ? (uint32_t)t->depth : 0;
 	if (ev->kind == REC_EV_FUNCTION) {
 		shadow_stack_move(t, s, ev->action, ev->fid);
 		if (!rec_action_is_entry(ev->action) && t->buf && try_elide(t, tsc, ev->fid)) {
@@ -241,16 +246,7 @@ static XFDR_NOINSTR int write_event(struct rec_thread *t, struct thread_slot *s,
 		}
 		if (t->buf)
 			close_buffer(t);
-		/*
-		 * An entry is on the shadow stack already: the new buffer's context must not
-		 * list it, its own record follows.
-		 */
-		if (ev->kind == REC_EV_FUNCTION && rec_action_is_entry(ev->action))
-			t->depth--;
-		i = (unsigned)take_buffer(t, s, session, tsc, cpu, need);
-		if (ev->kind == REC_EV_FUNCTION && rec_action_is_entry(ev->action))
-			t->depth++;
-		if (i) {
+		if (take_buffer(t, s, session, tsc, cpu, need, open_calls)) {
 			count_drop(s, DROP_NO_BUFFER, session);
 			return -ENOBUFS;
 		}

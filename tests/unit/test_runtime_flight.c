@@ -168,9 +168,12 @@ static void bounded_keeps_the_oldest_events(void **state)
 /* ---- stack context ---------------------------------------------------------------------- */
 
 /*
- * Five nested calls stay open while leaf calls wrap a 4-buffer ring many times: the oldest
- * buffer left in the file has lost its predecessors, yet it starts with the XFDRSTAK event
- * that names the five open calls, and `xfdr dump` shows the depth of its first records.
+ * Five nested calls stay open while leaf calls wrap a 4-buffer ring many times. Buffer 0
+ * took the five entries and 19 leaf records, so it ended with a leaf entry; every later
+ * buffer holds 16 records after its context (256 - 48 - 64 - 16 bytes), so each begins with
+ * that leaf's exit: its context lists six open calls, 1..5 and 9. The oldest buffer left in
+ * the file has lost its predecessors, yet `xfdr dump --stacks` rebuilds the full stack of its
+ * first records from the context.
  */
 static void stack_context_survives_overwrite(void **state)
 {
@@ -193,17 +196,17 @@ static void stack_context_survives_overwrite(void **state)
 	assert_int_equal(xfdr_flush(path, sizeof(path)), 0);
 	xfdr_trace_close(ts_open_verified(path));
 	llvm_converts(path);
-	snprintf(cmd, sizeof(cmd), "'%s' dump '%s'", getenv("XFDR_BIN"), path);
+	snprintf(cmd, sizeof(cmd), "'%s' dump --stacks '%s'", getenv("XFDR_BIN"), path);
 	p = popen(cmd, "r");
 	assert_non_null(p);
 	assert_true(getdelim(&out, &len, '\0', p) > 0);
 	assert_int_equal(pclose(p), 0);
 	/* Buffer 0 of the file: NewBuffer, WallClockTime, NewCPUId, then the context. */
 	assert_non_null(strstr(out, "\n80         0      CustomEventMarker"));
-	assert_non_null(strstr(out, "depth=5 stack=#1;#2;#3;#4;#5"));
-	/* Its first function record is a leaf entry at depth 5 (the context's five calls). */
-	assert_non_null(strstr(out, "Entry             function=9"));
-	assert_non_null(strstr(strstr(out, "Entry             function=9"), "depth=5"));
+	assert_non_null(strstr(out, "context=seeded depth=6 stack=#1;#2;#3;#4;#5;#9\n"));
+	/* Its first record closes the leaf the context named, five calls deep. */
+	assert_non_null(strstr(out, "\n144        0      Exit              function=9 "));
+	assert_non_null(strstr(out, "depth=5 stack=#1;#2;#3;#4;#5;#9\n152 "));
 	free(out);
 }
 

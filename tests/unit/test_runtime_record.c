@@ -243,8 +243,11 @@ static void exact_fill_without_end_of_buffer(void **state)
 	expect_md_tsc(b0 + PRE + 16, K_CALL_ARG, 7);
 	expect_md_tsc(b0 + PRE + 32, K_CALL_ARG, 0x1122334455667788ull);
 	expect_preamble(b1, 1, 510);
-	/* Call 1 is still open: its depth, without its id (no room left for it in 96 bytes). */
-	expect_stack(b1 + PRE, 510, 1, NULL, 0);
+	/*
+	 * Calls 1 and 2 are open when the buffer begins (2's exit is its first record): their
+	 * depth, without their ids (no room left for them in 96 bytes).
+	 */
+	expect_stack(b1 + PRE, 510, 2, NULL, 0);
 	expect_fn(b1 + PRE + MD + 24, 1, 2, 0);
 	assert_int_equal(PRE + MD + 24 + FN, 96);
 	free(data);
