@@ -1,8 +1,8 @@
 /*
  * reader/cli/cli.h - what the verbs of the xfdr command share: exit statuses, messages, checked
- * output and progress. Nothing here decodes the format; that is the reader library's job
- * (include/xfdr/reader.h). Each verb is one file (verify.c, dump.c, convert.c) and is reached
- * through the table in xfdr.c.
+ * output, progress and finding the .map sidecar. Nothing here decodes the format; that is the
+ * reader library's job (include/xfdr/reader.h). Each verb is one file (verify.c, dump.c, convert.c)
+ * and is reached through the table in xfdr.c.
  */
 #ifndef XFDR_READER_CLI_CLI_H
 #define XFDR_READER_CLI_CLI_H
@@ -55,6 +55,21 @@ void cli_guard_std_fds(void);
  * content is a valid trace is the library's business and gives CLI_FAIL later.
  */
 int cli_check_input(const char *path);
+
+/* ---- The .map sidecar ------------------------------------------------------------------- */
+
+/*
+ * cli_sidecar - the sidecar of input: map when the user named one (--map), else "INPUT.map"
+ * (written into buf, n bytes) when that file exists, else NULL.
+ */
+const char *cli_sidecar(const char *input, const char *map, char *buf, size_t n);
+
+/*
+ * cli_names_load - the function names of the sidecar at path (NULL: none, *out NULL).
+ * Returns 0, or prints the reader's message and returns CLI_USAGE (it cannot be opened) or
+ * CLI_FAIL (it is malformed), with *out NULL.
+ */
+int cli_names_load(const char *path, struct xfdr_names **out);
 
 /* ---- Checked, buffered output ---------------------------------------------------------- */
 

@@ -107,6 +107,33 @@ int cli_check_input(const char *path)
 	return 0;
 }
 
+/* ---- The .map sidecar ---------------------------------------------------------------------- */
+
+const char *cli_sidecar(const char *input, const char *map, char *buf, size_t n)
+{
+	if (map)
+		return map;
+	if ((size_t)snprintf(buf, n, "%s.map", input) >= n || access(buf, F_OK) != 0)
+		return NULL;
+	return buf;
+}
+
+int cli_names_load(const char *path, struct xfdr_names **out)
+{
+	struct xfdr_error err;
+	int rc;
+
+	*out = NULL;
+	if (!path)
+		return 0;
+	rc = xfdr_names_load(path, out, &err);
+	if (!rc)
+		return 0;
+	cli_error("%s", err.text);
+	/* A missing map is an unreadable input (2), a bad one a failure (1). */
+	return rc == -1 ? CLI_USAGE : CLI_FAIL;
+}
+
 /* ---- Checked output ---------------------------------------------------------------------- */
 
 int cli_out_open(struct cli_out *o, const char *path)

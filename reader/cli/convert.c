@@ -25,6 +25,12 @@
  *    llvm-xray takes; llvm-xray 14 refuses a custom event of size 0 and a file with no
  *    buffers, both valid here (the latter prints an empty record list).
  *
+ * A window (--since=TSC, or --since=snapshot: the since_tsc of the .map sidecar a snapshot
+ * flush writes) leaves out every record with a lower TSC, after the order and the custom
+ * events' func-id have been worked out from all of them: the output is llvm-xray's with those
+ * lines deleted. A call whose entry is before the window keeps its exit: that is what a window
+ * is. Without --since nothing differs from llvm-xray.
+ *
  * Memory: the records are gathered as 32-byte entries pointing into the mapped file (args,
  * payloads), because the default order needs them all; sorting takes a second array.
  */
@@ -81,7 +87,11 @@ struct convert_opts {
 	const char *map;   /* --map FILE; NULL: FILE.map when it exists */
 	int use_map;       /* 0 with --no-map */
 	int sort;
+	int since;         /* 0: every record; SINCE_TSC: from since_tsc; SINCE_SNAPSHOT: the map's */
+	uint64_t since_tsc;
 };
+
+enum { SINCE_TSC = 1, SINCE_SNAPSHOT = 2 };
 
 /* ---- llvm-xray's thread order ------------------------------------------------------------ */
 
@@ -238,11 +248,11 @@ static int buffer_threads(struct xfdr_trace *t, const uint16_t *buf_tid, const u
 /*
  * gather - every event of the verified trace, in llvm-xray's order before its sort: threads
  * by llvm_thread_rank(), each thread's events in buffer and file order. Fills *out and
- * *scratch (an array of the same size for sorting); the caller frees both. Returns CLI_OK,
- * or CLI_FAIL after reporting.
+ * *scratch (an array of the same size for sorting); the caller frees both. Events with a TSC
+ * below since_tsc are left out (0 keeps all). Returns CLI_OK, or CLI_FAIL after reporting.
  */
-static int gather(struct xfdr_trace *t, struct yrecs *out, struct yrec **scratch,
-		  struct cli_progress *prog)
+static int gather(struct xfdr_trace *t, uint64_t since_tsc, struct yrecs *out,
+		  struct yrec **scratch, struct cli_progress *prog)
 {
 	uint64_t nbuf = xfdr_trace_buffer_count(t), bufs_done = 0, last_buf = UINT64_MAX;
 	struct yseg *seg = calloc(THREAD_IDS, sizeof(*seg));
@@ -304,6 +314,8 @@ static int gather(struct xfdr_trace *t, struct yrecs *out, struct yrec **scratch
 			y.ptr = ev.args;
 			y.count = ev.arg_count;
 		}
+		if (ev.tsc < since_tsc)
+			continue;
 		if (yrecs_push(&recs, &y) < 0)
 			goto oom;
 	}
@@ -333,7 +345,8 @@ static int gather(struct xfdr_trace *t, struct yrecs *out, struct yrec **scratch
 	}
 	out->n = 0;
 	for (r = 0; r < THREAD_IDS; r++) {
-		if (by_rank[r] < 0)
+		/* A thread whose records all fell before --since has none (and recs.v may be NULL). */
+		if (by_rank[r] < 0 || !seg[by_rank[r]].count)
 			continue;
 		memcpy(out->v + out->n, recs.v + seg[by_rank[r]].start,
 		       seg[by_rank[r]].count * sizeof(*out->v));
@@ -481,7 +494,7 @@ static void convert_help(void)
 {
 	fputs(
 	    "usage: xfdr convert [--output-format=yaml] [-o OUT] [--sort[=BOOL]] [--map MAP |\n"
-	    "                    --no-map] FILE\n"
+	    "                    --no-map] [--since=TSC|snapshot] FILE\n"
 	    "\n"
 	    "Print a trace as the YAML document `llvm-xray convert --output-format=yaml FILE`\n"
 	    "prints, byte for byte. The whole file is verified first: an invalid trace prints\n"
@@ -496,6 +509,10 @@ static void convert_help(void)
 	    "                           wrote (default: FILE.map when it exists)\n"
 	    "      --no-map             print function ids only, exactly as llvm-xray without\n"
 	    "                           an instrumentation map\n"
+	    "      --since=TSC|snapshot leave out the records with a TSC below TSC (a call that\n"
+	    "                           began before keeps its exit); 'snapshot': the since_tsc\n"
+	    "                           that a snapshot flush wrote into the .map sidecar (MAP,\n"
+	    "                           or FILE.map even with --no-map)\n"
 	    "  -h, --help               show this help\n"
 	    "\n"
 	    "Options may also be written with one dash, as llvm-xray accepts them (-sort=false).\n"
@@ -528,9 +545,11 @@ static int parse_convert_opts(int argc, char **argv, struct convert_opts *o)
 	    {"sort", optional_argument, NULL, 's'},
 	    {"map", required_argument, NULL, 'm'},
 	    {"no-map", no_argument, NULL, 'M'},
+	    {"since", required_argument, NULL, 'T'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
+	char *end;
 	int c, v;
 
 	o->input = NULL;
@@ -538,6 +557,8 @@ static int parse_convert_opts(int argc, char **argv, struct convert_opts *o)
 	o->sort = 1;
 	o->map = NULL;
 	o->use_map = 1;
+	o->since = 0;
+	o->since_tsc = 0;
 	opterr = 0;
 	optind = 0; /* GNU: start a fresh scan */
 	/* getopt_long_only, so llvm-xray's single-dash spellings (-output-format=yaml) work. */
@@ -566,6 +587,19 @@ static int parse_convert_opts(int argc, char **argv, struct convert_opts *o)
 			break;
 		case 'M':
 			o->use_map = 0;
+			break;
+		case 'T':
+			if (!strcmp(optarg, "snapshot")) {
+				o->since = SINCE_SNAPSHOT;
+				break;
+			}
+			errno = 0;
+			o->since_tsc = strtoull(optarg, &end, 10);
+			if (*optarg < '0' || *optarg > '9' || *end || errno)
+				return cli_usage("'--since' takes a TSC (a decimal number) or "
+						 "'snapshot', not '%s'",
+						 optarg);
+			o->since = SINCE_TSC;
 			break;
 		case 'h':
 			convert_help();
@@ -602,11 +636,12 @@ int cmd_convert(int argc, char **argv)
 	struct cli_progress prog;
 	struct cli_out *out = NULL;
 	struct xfdr_names *names = NULL;
+	const char *map;
 	char sidecar[4096];
 	struct xfdr_error err;
 	struct stat st;
 	size_t i;
-	int status, rc;
+	int status;
 
 	status = parse_convert_opts(argc, argv, &opt);
 	if (status)
@@ -616,17 +651,34 @@ int cmd_convert(int argc, char **argv)
 		return status;
 	if (opt.output && strcmp(opt.output, "-") && same_file(opt.input, opt.output))
 		return cli_usage("output '%s' is the input file", opt.output);
-	if (opt.use_map && !opt.map && (size_t)snprintf(sidecar, sizeof(sidecar), "%s.map",
-							  opt.input) < sizeof(sidecar) &&
-	    access(sidecar, F_OK) == 0)
-		opt.map = sidecar;
-	if (opt.use_map && opt.map) {
-		rc = xfdr_names_load(opt.map, &names, &err);
-		if (rc) {
-			cli_error("%s", err.text);
-			/* A missing map is an unreadable input (2), a bad one a failure (1). */
-			return rc == -1 ? CLI_USAGE : CLI_FAIL;
+	map = cli_sidecar(opt.input, opt.map, sidecar, sizeof(sidecar));
+	if (opt.since == SINCE_SNAPSHOT) {
+		if (!map) {
+			cli_error(
+			    "--since=snapshot: %s.map: %s (the window of a snapshot is in its "
+			    ".map sidecar)",
+			    opt.input, strerror(ENOENT));
+			return CLI_USAGE;
 		}
+		status = cli_names_load(map, &names);
+		if (status)
+			return status;
+		if (!xfdr_names_since_tsc(names, &opt.since_tsc)) {
+			cli_error("--since=snapshot: %s has no since_tsc line: not the sidecar of "
+				  "a snapshot",
+				  map);
+			xfdr_names_free(names);
+			return CLI_USAGE;
+		}
+		/* --no-map: the sidecar gives the window, not the names. */
+		if (!opt.use_map) {
+			xfdr_names_free(names);
+			names = NULL;
+		}
+	} else if (opt.use_map) {
+		status = cli_names_load(map, &names);
+		if (status)
+			return status;
 	}
 
 	cli_progress_begin(&prog, stat(opt.input, &st) == 0 ? (uint64_t)st.st_size : 0,
@@ -638,7 +690,7 @@ int cmd_convert(int argc, char **argv)
 		goto out;
 	}
 	cli_progress_phase(&prog, "reading");
-	if (gather(t, &recs, &scratch, &prog) != CLI_OK)
+	if (gather(t, opt.since ? opt.since_tsc : 0, &recs, &scratch, &prog) != CLI_OK)
 		goto out;
 	sorted = recs.v;
 	if (opt.sort) {

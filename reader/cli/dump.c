@@ -6,33 +6,73 @@
  * is 1, after everything before it has been printed. Line format (stable, for grep/awk):
  *
  *   OFFSET BUFFER RECORD FIELDS...   e.g.
- *   80     0      Entry             function=1 delta=10 tsc=1010 cpu=1
+ *   80     0      Entry             function=1 delta=10 tsc=1010 cpu=1 depth=0
  *
  * FIELDS are key=value: function records show the TSC the reader reconstructed; a custom event
  * shows its size, TSC and a preview of its first bytes in hex and as text.
+ *
+ * Call stacks: the function records are fed, in file order, to the reader's call-stack pairer
+ * (reader/lib/callstack.h), one stack per thread. `depth=N` on a function record line counts
+ * the calls open below the call it enters or exits (0 = outermost; for an exit with no open
+ * call of its function, the calls open then). An "XFDRSTAK" stack context (the runtime writes
+ * one after the preamble of a buffer that begins inside calls) rebuilds the stack of a thread
+ * with no open call, so the first records of a buffer whose predecessors are not in the file
+ * get their true depth; its line gets, after the preview,
+ *   context=seeded|agrees|differs depth=D stack=S       or   context=invalid reason="..."
+ * (seeded: it rebuilt the stack; agrees/differs: frames were open, and it was only compared
+ * with them). With --stacks each function record line ends with stack=S, the call's callers
+ * and itself. S is outermost first, ';' between frames: the function's name from the .map
+ * sidecar, or its id ('#ID' for an id the sidecar does not name), '?' for a call a context
+ * counted but did not name ('?*K' for K of them in a row). stack= is always the last field.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "reader/cli/cli.h"
+#include "reader/lib/callstack.h"
 
 #define DUMP_PREVIEW_BYTES 16
 
+struct dump_state {
+	struct cli_out *out;
+	struct xfdr_callstack *cs;
+	const struct xfdr_names *names; /* NULL without a sidecar */
+	int big_endian;
+	int stacks; /* --stacks */
+	/* The call an exit closed, from on_call(): its own (not an unwound caller's). */
+	int have_closed;
+	uint32_t closed_depth;
+};
+
 static void dump_help(void)
 {
-	fputs("usage: xfdr dump FILE\n"
+	fputs("usage: xfdr dump [--stacks] [--map=MAP | --no-map] FILE\n"
 	      "\n"
 	      "Print the header of FILE, then every record with its byte offset, buffer number,\n"
 	      "kind and decoded fields (function records with the absolute TSC the reader\n"
-	      "reconstructs, call arguments, custom events with their size and a preview).\n"
-	      "An invalid file is printed up to the first error, which goes to stderr.\n"
+	      "reconstructs and the call depth, call arguments, custom events with their size\n"
+	      "and a preview; an XFDRSTAK stack context decoded, and what the reader made of\n"
+	      "it). An invalid file is printed up to the first error, which goes to stderr.\n"
 	      "\n"
-	      "  -h, --help  show this help\n"
+	      "      --stacks   end each function record line with stack=S: the call's\n"
+	      "                 callers and itself, outermost first, ';' between frames\n"
+	      "      --map=MAP  name functions from MAP, a .map sidecar the runtime wrote\n"
+	      "                 (default: FILE.map when it exists)\n"
+	      "      --no-map   show function ids only\n"
+	      "  -h, --help     show this help\n"
+	      "\n"
+	      "depth=N on a function record line: calls open below it on its thread (0 =\n"
+	      "outermost), stack contexts included. On an XFDRSTAK line: context=seeded (it\n"
+	      "rebuilt the thread's stack), agrees or differs (calls were open: only\n"
+	      "compared), or invalid with a reason; depth=D and stack=S are the context's.\n"
+	      "In S a frame is a name, an id ('#ID' when the map does not name it), or '?'\n"
+	      "for a call the context did not name ('?*K': K of them).\n"
 	      "\n"
 	      "Exit status: 0 valid, 1 invalid file or write error, 2 usage error or unreadable\n"
-	      "FILE.\n",
+	      "FILE or MAP.\n",
 	      stdout);
 }
 
@@ -71,15 +111,157 @@ static void dump_payload(struct cli_out *o, const uint8_t *p, uint32_t n)
 		cli_puts(o, "...");
 }
 
-static void dump_record(struct cli_out *o, const struct xfdr_record *r)
+/* One frame of a stack= value. */
+static void put_frame(struct dump_state *s, uint32_t id)
 {
+	const char *name = xfdr_names_get(s->names, id);
+
+	if (name)
+		cli_puts(s->out, name);
+	else
+		cli_printf(s->out, s->names ? "#%" PRIu32 : "%" PRIu32, id);
+}
+
+/* k calls a context did not name. */
+static void put_unnamed(struct dump_state *s, uint32_t k)
+{
+	if (k == 1)
+		cli_putc(s->out, '?');
+	else
+		cli_printf(s->out, "?*%" PRIu32, k);
+}
+
+/* The pairer's open frames 0 .. n-1 of a thread, each followed by ';'. */
+static void put_open_frames(struct dump_state *s, uint16_t tid, uint32_t n)
+{
+	struct xfdr_frame f;
+	uint32_t d = 0, k;
+
+	while (d < n && !xfdr_callstack_frame_info(s->cs, tid, d, &f)) {
+		if (f.function_id == XFDR_CALL_UNKNOWN_FUNCTION) {
+			k = f.unnamed_run < n - d ? f.unnamed_run : n - d;
+			put_unnamed(s, k ? k : 1);
+			d += k ? k : 1;
+		} else {
+			put_frame(s, f.function_id);
+			d++;
+		}
+		cli_putc(s->out, ';');
+	}
+}
+
+static int on_call(void *ctx, const struct xfdr_call *c)
+{
+	struct dump_state *s = ctx;
+
+	if (c->flags & (XFDR_CALL_EXIT | XFDR_CALL_TAIL_EXIT)) {
+		s->have_closed = 1;
+		s->closed_depth = c->depth;
+	}
+	return 0;
+}
+
+/* Feed a function record to the pairer and print depth= (and stack=). Returns 0 or -ENOMEM. */
+static int dump_function_stack(struct dump_state *s, const struct xfdr_record *r)
+{
+	struct xfdr_event ev = {
+	    .type = XFDR_EVENT_FUNCTION,
+	    .action = r->kind,
+	    .function_id = r->function_id,
+	    .tsc = r->tsc,
+	    .cpu = r->cpu,
+	    .thread_id = r->thread_id,
+	    .offset = r->offset,
+	    .buffer_index = r->buffer_index,
+	};
+	uint32_t depth;
+	int rc;
+
+	s->have_closed = 0;
+	rc = xfdr_callstack_feed(s->cs, &ev);
+	if (rc)
+		return rc;
+	if (r->kind == XFDR_FN_ENTER || r->kind == XFDR_FN_ENTER_ARGS)
+		depth = xfdr_callstack_depth(s->cs, r->thread_id) - 1;
+	else
+		depth = s->have_closed ? s->closed_depth : 0;
+	cli_printf(s->out, " depth=%" PRIu32, depth);
+	if (s->stacks) {
+		/* The frames below the call are open: an exit only popped the call and above. */
+		cli_puts(s->out, " stack=");
+		put_open_frames(s, r->thread_id, depth);
+		put_frame(s, r->function_id);
+	}
+	return 0;
+}
+
+/* An XFDRSTAK payload: feed it to the pairer, print what it says and what became of it. */
+static int dump_stack_context(struct dump_state *s, const struct xfdr_record *r)
+{
+	struct xfdr_event ev = {
+	    .type = XFDR_EVENT_CUSTOM,
+	    .tsc = r->absolute_tsc,
+	    .cpu = r->cpu,
+	    .thread_id = r->thread_id,
+	    .offset = r->offset,
+	    .buffer_index = r->buffer_index,
+	    .payload = r->payload,
+	    .payload_bytes = r->payload_bytes,
+	    .big_endian = s->big_endian,
+	};
+	struct xfdr_callstack_stats before, after;
+	struct xfdr_stack_context sc;
+	struct xfdr_error err;
+	uint32_t i;
+	int rc;
+
+	xfdr_callstack_get_stats(s->cs, &before);
+	rc = xfdr_callstack_feed(s->cs, &ev);
+	if (rc)
+		return rc;
+	xfdr_callstack_get_stats(s->cs, &after);
+	if (xfdr_stack_context_decode(r->payload, r->payload_bytes, s->big_endian, &sc, &err)) {
+		cli_printf(s->out, " context=invalid reason=\"%s\"", err.text);
+		return 0;
+	}
+	if (after.contexts_invalid != before.contexts_invalid) {
+		cli_printf(s->out,
+			   " context=invalid reason=\"%" PRIu32 " calls beyond the %" PRIu32
+			   " ids: more than %u unnamed calls\"",
+			   sc.depth - sc.id_count, sc.id_count, XFDR_CALLSTACK_UNNAMED_MAX);
+		return 0;
+	}
+	cli_printf(s->out, " context=%s depth=%" PRIu32 " stack=",
+		   after.contexts_seeded != before.contexts_seeded   ? "seeded"
+		   : after.contexts_differ != before.contexts_differ ? "differs"
+								     : "agrees",
+		   sc.depth);
+	for (i = 0; i < sc.id_count; i++) {
+		if (i)
+			cli_putc(s->out, ';');
+		put_frame(s, sc.ids[i]);
+	}
+	if (sc.depth > sc.id_count) {
+		if (sc.id_count)
+			cli_putc(s->out, ';');
+		put_unnamed(s, sc.depth - sc.id_count);
+	}
+	return 0;
+}
+
+/* Returns 0, or -ENOMEM when the pairer ran out of memory. */
+static int dump_record(struct dump_state *s, const struct xfdr_record *r)
+{
+	struct cli_out *o = s->out;
 	const char *name =
 	    r->is_metadata ? xfdr_md_kind_name(r->kind) : xfdr_fn_action_name(r->kind);
+	int rc = 0;
 
 	cli_printf(o, "%-10" PRIu64 " %-6" PRIu64 " %-17s", r->offset, r->buffer_index, name);
 	if (!r->is_metadata) {
 		cli_printf(o, " function=%" PRIu32 " delta=%" PRIu32 " tsc=%" PRIu64 " cpu=%u",
 			   r->function_id, r->tsc_delta, r->tsc, r->cpu);
+		rc = dump_function_stack(s, r);
 	} else {
 		switch (r->kind) {
 		case XFDR_MD_NEW_BUFFER:
@@ -102,6 +284,8 @@ static void dump_record(struct cli_out *o, const struct xfdr_record *r)
 			cli_printf(o, " size=%" PRIu32 " tsc=%" PRIu64, r->payload_bytes,
 				   r->absolute_tsc);
 			dump_payload(o, r->payload, r->payload_bytes);
+			if (xfdr_payload_has_tag(r->payload, r->payload_bytes, XFDR_STACK_MAGIC))
+				rc = dump_stack_context(s, r);
 			break;
 		case XFDR_MD_CALL_ARGUMENT:
 			cli_printf(o, " arg=%" PRIu64 " hex=0x%" PRIx64, r->arg, r->arg);
@@ -111,51 +295,98 @@ static void dump_record(struct cli_out *o, const struct xfdr_record *r)
 		}
 	}
 	cli_putc(o, '\n');
+	return rc;
 }
 
 int cmd_dump(int argc, char **argv)
 {
 	static const struct option longopts[] = {
+	    {"stacks", no_argument, NULL, 'S'},
+	    {"map", required_argument, NULL, 'm'},
+	    {"no-map", no_argument, NULL, 'M'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	static struct cli_out out;
+	struct dump_state s = {.out = &out};
+	struct xfdr_names *names = NULL;
 	struct xfdr_record_cursor cur;
 	struct xfdr_trace *t;
 	struct xfdr_record r;
 	struct xfdr_error err;
-	int c, rc, status;
+	const char *map = NULL, *input;
+	char sidecar[4096];
+	int c, rc, status, use_map = 1;
 
 	opterr = 0;
 	optind = 0;
 	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-		if (c == 'h') {
+		switch (c) {
+		case 'h':
 			dump_help();
 			return CLI_OK;
+		case 'S':
+			s.stacks = 1;
+			break;
+		case 'm':
+			map = optarg;
+			break;
+		case 'M':
+			use_map = 0;
+			break;
+		default:
+			return cli_bad_option(argv, c, optopt);
 		}
-		return cli_bad_option(argv, c, optopt);
 	}
 	if (optind == argc)
 		return cli_usage("missing FILE");
 	if (argc - optind > 1)
 		return cli_usage("one FILE at a time; extra operand '%s'", argv[optind + 1]);
-	status = cli_check_input(argv[optind]);
+	if (map && !use_map)
+		return cli_usage("--map and --no-map exclude each other");
+	input = argv[optind];
+	status = cli_check_input(input);
 	if (status)
 		return status;
-	if (xfdr_trace_open(argv[optind], &t, &err) < 0) {
+	if (use_map) {
+		status = cli_names_load(cli_sidecar(input, map, sidecar, sizeof(sidecar)), &names);
+		if (status)
+			return status;
+	}
+	s.names = names;
+	if (xfdr_trace_open(input, &t, &err) < 0) {
 		fprintf(stderr, "%s\n", err.text);
+		xfdr_names_free(names);
+		return CLI_FAIL;
+	}
+	s.big_endian = xfdr_trace_header(t)->big_endian;
+	s.cs = xfdr_callstack_create(on_call, &s);
+	if (!s.cs) {
+		cli_error("%s: out of memory", input);
+		xfdr_trace_close(t);
+		xfdr_names_free(names);
 		return CLI_FAIL;
 	}
 	cli_out_open(&out, NULL);
 	dump_header(&out, t);
 	xfdr_records_begin(t, &cur);
-	while ((rc = xfdr_records_next(&cur, &r, &err)) == 1 && !out.err)
-		dump_record(&out, &r);
+	while ((rc = xfdr_records_next(&cur, &r, &err)) == 1 && !out.err) {
+		if (dump_record(&s, &r)) {
+			rc = -ENOMEM;
+			break;
+		}
+	}
 	status = cli_out_close(&out);
-	if (rc < 0) {
+	if (rc == -ENOMEM) {
+		cli_error("%s: offset %" PRIu64 ": out of memory for the call stack", input,
+			  r.offset);
+		status = CLI_FAIL;
+	} else if (rc < 0) {
 		fprintf(stderr, "%s\n", err.text);
 		status = CLI_FAIL;
 	}
+	xfdr_callstack_destroy(s.cs);
 	xfdr_trace_close(t);
+	xfdr_names_free(names);
 	return status;
 }

@@ -13,6 +13,14 @@
  * A frame is popped before its call is reported, so the state is consistent whenever the
  * callback runs or stops the walk; the popped slot stays untouched until the next push, which
  * keeps the entry event the callback sees alive.
+ *
+ * Stack contexts: a context pushes one frame per named call (from_context set, the entry event
+ * made up from the context: id, TSC, CPU, thread, offset) and, when it counts calls it does not
+ * name, one more frame that stands for all of them (`unnamed` = their number). Only a context
+ * seeds, and only an empty stack, so a thread has at most one such frame, at index unnamed_at,
+ * right above the named frames of its context. The depth the rules speak of (what callers see)
+ * is then the frames in the array plus the `hidden` calls the unnamed frame stands for beyond
+ * the first; closing its innermost call decrements it, and only the last pops it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -26,13 +34,19 @@
 
 struct cs_frame {
 	struct xfdr_event enter;
-	uint64_t child_tsc; /* total of the direct children closed so far */
+	uint64_t child_tsc; /* total of the direct children closed so far (of the innermost call
+			       of an unnamed frame) */
+	uint32_t unnamed;   /* 0: a call with a function id; n: n calls a context did not name */
+	int from_context;
 };
 
 struct cs_thread {
 	struct cs_frame *frames;
-	size_t cap; /* frames allocated */
-	uint32_t depth;
+	size_t cap;	     /* frames allocated */
+	uint32_t top;	     /* frames in use */
+	uint32_t hidden;     /* calls of the unnamed frame beyond its first (unnamed - 1), or 0 */
+	uint32_t unnamed_at; /* index of the unnamed frame, when has_unnamed */
+	int has_unnamed;
 	int counted; /* in stats.threads */
 	int active;  /* fed since created or finished: first_tsc and last_tsc hold */
 	uint64_t first_tsc;
@@ -85,18 +99,39 @@ void xfdr_callstack_destroy(struct xfdr_callstack *cs)
 	free(cs);
 }
 
-/* Room for one more frame. Returns 0 or -ENOMEM, with the stack unchanged. */
-static int cs_reserve(struct cs_thread *th)
+/* Open calls: the depth of the rules. */
+static uint32_t cs_depth(const struct cs_thread *th)
+{
+	return th->top + th->hidden;
+}
+
+/* The index in frames of the call at depth (< cs_depth(th)). */
+static uint32_t cs_index(const struct cs_thread *th, uint32_t depth)
+{
+	if (!th->has_unnamed || depth <= th->unnamed_at)
+		return depth;
+	if (depth - th->unnamed_at <= th->hidden)
+		return th->unnamed_at;
+	return depth - th->hidden;
+}
+
+/*
+ * Room for n more frames, which add calls to the depth of the rules. Returns 0 or -ENOMEM,
+ * with the stack unchanged.
+ */
+static int cs_reserve(struct cs_thread *th, uint32_t n, uint32_t calls)
 {
 	struct cs_frame *frames;
 	size_t cap;
 
-	if (th->depth == UINT32_MAX)
+	if (calls > UINT32_MAX - cs_depth(th))
 		return -ENOMEM;
-	if (th->depth < th->cap)
+	if (n <= th->cap - th->top)
 		return 0;
-	cap = th->cap ? th->cap * 2 : CS_FIRST_FRAMES;
-	if (cap < th->cap || cap > SIZE_MAX / sizeof(*frames))
+	cap = th->cap ? th->cap : CS_FIRST_FRAMES;
+	while (cap < (size_t)th->top + n && cap <= SIZE_MAX / 2)
+		cap *= 2;
+	if (cap < (size_t)th->top + n || cap > SIZE_MAX / sizeof(*frames))
 		return -ENOMEM;
 	frames = realloc(th->frames, cap * sizeof(*frames));
 	if (!frames)
@@ -115,38 +150,54 @@ static int cs_report(struct xfdr_callstack *cs, const struct xfdr_call *c)
 		cs->stats.no_exit++;
 	if (c->flags & XFDR_CALL_NO_ENTRY)
 		cs->stats.no_entry++;
+	if (c->flags & XFDR_CALL_FROM_CONTEXT)
+		cs->stats.from_context++;
 	if (cs->on_call && cs->on_call(cs->ctx, c))
 		return -ECANCELED;
 	return 0;
 }
 
 /*
- * Pop the innermost frame of th and report it as ended (end: one XFDR_CALL_* end bit) at
- * exit_tsc by the event exit (NULL for XFDR_CALL_NO_EXIT). Its time goes to its parent's
+ * Pop the innermost call of th and report it as ended (end: one XFDR_CALL_* end bit) at
+ * exit_tsc by the event exit (NULL for XFDR_CALL_NO_EXIT). An unnamed call takes the id fid
+ * (its own exit's function, or XFDR_CALL_UNKNOWN_FUNCTION). Its time goes to its parent's
  * children, or to the thread's depth-0 total. Returns 0 or -ECANCELED.
  */
 static int cs_pop(struct xfdr_callstack *cs, struct cs_thread *th, uint16_t tid, uint64_t exit_tsc,
-		  const struct xfdr_event *exit, unsigned end)
+		  const struct xfdr_event *exit, unsigned end, uint32_t fid)
 {
-	struct cs_frame *f = &th->frames[th->depth - 1];
+	struct cs_frame *f = &th->frames[th->top - 1];
 	struct xfdr_call c = {
-	    .function_id = f->enter.function_id,
+	    .function_id = f->unnamed ? fid : f->enter.function_id,
 	    .thread_id = tid,
 	    .cpu = f->enter.cpu,
-	    .depth = th->depth - 1,
-	    .flags = end | (f->enter.action == XFDR_FN_ENTER_ARGS ? XFDR_CALL_ARGS : 0u),
+	    .depth = cs_depth(th) - 1,
+	    .flags = end,
 	    .enter_tsc = f->enter.tsc,
 	    .exit_tsc = exit_tsc,
 	    .total_tsc = exit_tsc >= f->enter.tsc ? exit_tsc - f->enter.tsc : 0,
 	    .child_tsc = f->child_tsc,
-	    .enter = &f->enter,
+	    .enter = f->from_context ? NULL : &f->enter,
 	    .exit = exit,
 	};
 
-	th->depth--;
-	if (th->depth)
-		th->frames[th->depth - 1].child_tsc =
-		    add_sat(th->frames[th->depth - 1].child_tsc, c.total_tsc);
+	if (f->from_context)
+		c.flags |= XFDR_CALL_FROM_CONTEXT;
+	else if (f->enter.action == XFDR_FN_ENTER_ARGS)
+		c.flags |= XFDR_CALL_ARGS;
+	if (f->unnamed > 1) {
+		/* The next unnamed call out is its caller: this call is its only child so far. */
+		f->unnamed--;
+		th->hidden--;
+		f->child_tsc = c.total_tsc;
+		return cs_report(cs, &c);
+	}
+	if (f->unnamed)
+		th->has_unnamed = 0;
+	th->top--;
+	if (th->top)
+		th->frames[th->top - 1].child_tsc =
+		    add_sat(th->frames[th->top - 1].child_tsc, c.total_tsc);
 	else
 		th->root_child_tsc = add_sat(th->root_child_tsc, c.total_tsc);
 	return cs_report(cs, &c);
@@ -160,7 +211,7 @@ static int cs_no_entry(struct xfdr_callstack *cs, struct cs_thread *th, const st
 	    .function_id = ev->function_id,
 	    .thread_id = ev->thread_id,
 	    .cpu = ev->cpu,
-	    .depth = th->depth,
+	    .depth = cs_depth(th),
 	    .flags = end | XFDR_CALL_NO_ENTRY,
 	    .enter_tsc = th->first_tsc,
 	    .exit_tsc = ev->tsc,
@@ -173,7 +224,7 @@ static int cs_no_entry(struct xfdr_callstack *cs, struct cs_thread *th, const st
 	 * With nothing open, it was running since the thread's first event: every call that
 	 * closed at depth 0 before it ran inside it, and so does it inside a later one.
 	 */
-	if (!th->depth) {
+	if (!cs_depth(th)) {
 		c.child_tsc = th->root_child_tsc;
 		th->root_child_tsc = c.total_tsc;
 	}
@@ -181,7 +232,7 @@ static int cs_no_entry(struct xfdr_callstack *cs, struct cs_thread *th, const st
 }
 
 /* Counters and the thread's clock for an event that is being taken. */
-static void cs_note(struct xfdr_callstack *cs, struct cs_thread *th, uint64_t tsc)
+static void cs_clock(struct xfdr_callstack *cs, struct cs_thread *th, uint64_t tsc)
 {
 	if (!th->counted) {
 		th->counted = 1;
@@ -194,7 +245,98 @@ static void cs_note(struct xfdr_callstack *cs, struct cs_thread *th, uint64_t ts
 		cs->stats.tsc_backwards++;
 	}
 	th->last_tsc = tsc;
-	cs->stats.function_events++;
+}
+
+static void cs_note_depth(struct xfdr_callstack *cs, const struct cs_thread *th)
+{
+	if (cs_depth(th) > cs->stats.max_depth)
+		cs->stats.max_depth = cs_depth(th);
+}
+
+/* The thread's struct, made on first sight. NULL when out of memory. */
+static struct cs_thread *cs_thread(struct xfdr_callstack *cs, uint16_t tid)
+{
+	struct cs_thread *th = cs->threads[tid];
+
+	if (!th) {
+		th = calloc(1, sizeof(*th));
+		if (th)
+			cs->threads[tid] = th;
+	}
+	return th;
+}
+
+/* Does the context say what the open frames say? An unnamed call agrees with any id. */
+static int cs_context_agrees(const struct cs_thread *th, const struct xfdr_stack_context *sc)
+{
+	const struct cs_frame *f;
+	uint32_t i;
+
+	if (cs_depth(th) != sc->depth)
+		return 0;
+	for (i = 0; i < sc->id_count; i++) {
+		f = &th->frames[cs_index(th, i)];
+		if (!f->unnamed && f->enter.function_id != sc->ids[i])
+			return 0;
+	}
+	return 1;
+}
+
+/* A stack context (see the rules in callstack.h). Returns 0 or -ENOMEM (nothing changed). */
+static int cs_context(struct xfdr_callstack *cs, const struct xfdr_event *ev)
+{
+	struct xfdr_stack_context sc;
+	struct cs_thread *th;
+	struct cs_frame *f;
+	uint32_t unnamed, i;
+	int rc;
+
+	if (xfdr_stack_context_decode(ev->payload, ev->payload_bytes, ev->big_endian, &sc, NULL) ||
+	    sc.depth - sc.id_count > XFDR_CALLSTACK_UNNAMED_MAX) {
+		cs->stats.contexts_invalid++;
+		return 0;
+	}
+	th = cs_thread(cs, ev->thread_id);
+	if (!th)
+		return -ENOMEM;
+	if (cs_depth(th) || !sc.depth) {
+		cs_clock(cs, th, ev->tsc);
+		cs->stats.contexts++;
+		if (!cs_context_agrees(th, &sc))
+			cs->stats.contexts_differ++;
+		return 0;
+	}
+	unnamed = sc.depth - sc.id_count;
+	rc = cs_reserve(th, sc.id_count + (unnamed ? 1u : 0u), sc.depth);
+	if (rc)
+		return rc;
+	cs_clock(cs, th, ev->tsc);
+	cs->stats.contexts++;
+	cs->stats.contexts_seeded++;
+	f = NULL;
+	for (i = 0; i < sc.id_count + (unnamed ? 1u : 0u); i++) {
+		f = &th->frames[th->top++];
+		memset(f, 0, sizeof(*f));
+		f->enter.type = XFDR_EVENT_FUNCTION;
+		f->enter.action = XFDR_FN_ENTER;
+		f->enter.function_id = i < sc.id_count ? sc.ids[i] : XFDR_CALL_UNKNOWN_FUNCTION;
+		f->enter.tsc = ev->tsc;
+		f->enter.cpu = ev->cpu;
+		f->enter.thread_id = ev->thread_id;
+		f->enter.offset = ev->offset;
+		f->enter.buffer_index = ev->buffer_index;
+		f->enter.wall_seconds = ev->wall_seconds;
+		f->enter.wall_micros = ev->wall_micros;
+		f->from_context = 1;
+	}
+	if (f && unnamed) {
+		f->unnamed = unnamed;
+		th->has_unnamed = 1;
+		th->unnamed_at = th->top - 1;
+		th->hidden = unnamed - 1;
+	}
+	cs_note_depth(cs, th);
+	return 0;
 }
 
 int xfdr_callstack_feed(struct xfdr_callstack *cs, const struct xfdr_event *ev)
@@ -205,45 +347,53 @@ int xfdr_callstack_feed(struct xfdr_callstack *cs, const struct xfdr_event *ev)
 	uint32_t i;
 	int rc;
 
+	if (ev->type == XFDR_EVENT_CUSTOM &&
+	    xfdr_payload_has_tag(ev->payload, ev->payload_bytes, XFDR_STACK_MAGIC))
+		return cs_context(cs, ev);
 	if (ev->type != XFDR_EVENT_FUNCTION || ev->action >= XFDR_FN_ACTION_COUNT) {
 		cs->stats.ignored_events++;
 		return 0;
 	}
-	th = cs->threads[ev->thread_id];
-	if (!th) {
-		th = calloc(1, sizeof(*th));
-		if (!th)
-			return -ENOMEM;
-		cs->threads[ev->thread_id] = th;
-	}
+	th = cs_thread(cs, ev->thread_id);
+	if (!th)
+		return -ENOMEM;
 
 	if (ev->action == XFDR_FN_ENTER || ev->action == XFDR_FN_ENTER_ARGS) {
-		rc = cs_reserve(th);
+		rc = cs_reserve(th, 1, 1);
 		if (rc)
 			return rc;
-		cs_note(cs, th, ev->tsc);
-		f = &th->frames[th->depth++];
+		cs_clock(cs, th, ev->tsc);
+		cs->stats.function_events++;
+		f = &th->frames[th->top++];
 		f->enter = *ev;
 		f->child_tsc = 0;
-		if (th->depth > cs->stats.max_depth)
-			cs->stats.max_depth = th->depth;
+		f->unnamed = 0;
+		f->from_context = 0;
+		cs_note_depth(cs, th);
 		return 0;
 	}
 
-	cs_note(cs, th, ev->tsc);
+	cs_clock(cs, th, ev->tsc);
+	cs->stats.function_events++;
 	end = ev->action == XFDR_FN_TAIL_EXIT ? XFDR_CALL_TAIL_EXIT : XFDR_CALL_EXIT;
-	for (i = th->depth; i > 0; i--)
-		if (th->frames[i - 1].enter.function_id == ev->function_id)
+	/*
+	 * The nearest frame of the function; an unnamed frame stops the search: its calls are
+	 * inside every named frame below it, so the exit must be the innermost one's.
+	 */
+	for (i = th->top; i > 0; i--)
+		if (th->frames[i - 1].unnamed ||
+		    th->frames[i - 1].enter.function_id == ev->function_id)
 			break;
 	if (!i)
 		return cs_no_entry(cs, th, ev, end);
 	/* The frames above the match never saw their exit: this one closes them too. */
-	while (th->depth > i) {
-		rc = cs_pop(cs, th, ev->thread_id, ev->tsc, ev, XFDR_CALL_UNWOUND);
+	while (th->top > i) {
+		rc = cs_pop(cs, th, ev->thread_id, ev->tsc, ev, XFDR_CALL_UNWOUND,
+			    XFDR_CALL_UNKNOWN_FUNCTION);
 		if (rc)
 			return rc;
 	}
-	return cs_pop(cs, th, ev->thread_id, ev->tsc, ev, end);
+	return cs_pop(cs, th, ev->thread_id, ev->tsc, ev, end, ev->function_id);
 }
 
 int xfdr_callstack_finish_thread(struct xfdr_callstack *cs, uint16_t thread_id)
@@ -253,8 +403,9 @@ int xfdr_callstack_finish_thread(struct xfdr_callstack *cs, uint16_t thread_id)
 
 	if (!th)
 		return 0;
-	while (th->depth) {
-		rc = cs_pop(cs, th, thread_id, th->last_tsc, NULL, XFDR_CALL_NO_EXIT);
+	while (th->top) {
+		rc = cs_pop(cs, th, thread_id, th->last_tsc, NULL, XFDR_CALL_NO_EXIT,
+			    XFDR_CALL_UNKNOWN_FUNCTION);
 		if (rc)
 			return rc;
 	}
@@ -287,15 +438,41 @@ uint32_t xfdr_callstack_depth(const struct xfdr_callstack *cs, uint16_t thread_i
 {
 	const struct cs_thread *th = cs->threads[thread_id];
 
-	return th ? th->depth : 0;
+	return th ? cs_depth(th) : 0;
 }
 
 const struct xfdr_event *xfdr_callstack_frame(const struct xfdr_callstack *cs, uint16_t thread_id,
 					      uint32_t depth)
 {
 	const struct cs_thread *th = cs->threads[thread_id];
+	const struct cs_frame *f;
 
-	return th && depth < th->depth ? &th->frames[depth].enter : NULL;
+	if (!th || depth >= cs_depth(th))
+		return NULL;
+	f = &th->frames[cs_index(th, depth)];
+	return f->from_context ? NULL : &f->enter;
+}
+
+int xfdr_callstack_frame_info(const struct xfdr_callstack *cs, uint16_t thread_id, uint32_t depth,
+			      struct xfdr_frame *out)
+{
+	const struct cs_thread *th = cs->threads[thread_id];
+	const struct cs_frame *f;
+
+	if (!th || depth >= cs_depth(th))
+		return -1;
+	f = &th->frames[cs_index(th, depth)];
+	*out = (struct xfdr_frame){
+	    .function_id = f->unnamed ? XFDR_CALL_UNKNOWN_FUNCTION : f->enter.function_id,
+	    .flags = f->from_context			     ? XFDR_CALL_FROM_CONTEXT
+		     : f->enter.action == XFDR_FN_ENTER_ARGS ? XFDR_CALL_ARGS
+							     : 0u,
+	    /* The unnamed frame's calls span depths unnamed_at .. unnamed_at + hidden. */
+	    .unnamed_run = f->unnamed ? th->unnamed_at + th->hidden - depth + 1 : 0,
+	    .enter_tsc = f->enter.tsc,
+	    .enter = f->from_context ? NULL : &f->enter,
+	};
+	return 0;
 }
 
 /* Word an out-of-memory error the way the reader words a violation. Returns -1. */

@@ -17,7 +17,20 @@
  *                            XFDR_CALL_NO_ENTRY (the trace began inside F, or the buffers
  *                            holding its entry were overwritten or dropped) and the stack is
  *                            left as it was. Such an exit is never dropped silently.
- *   custom events            ignored (counted).
+ *   XFDRSTAK stack context   (the custom event the runtime writes after the preamble of a
+ *                            buffer that begins inside calls, format.h) when the thread has no
+ *                            open frame (its earlier buffers are not in the trace: reused in
+ *                            ring mode, or older than a snapshot's window): the frames are
+ *                            pushed, outermost first, as calls whose entry is not recorded
+ *                            (XFDR_CALL_FROM_CONTEXT), begun at the context's TSC. Calls the
+ *                            context counts but does not name (depth > id_count) become frames
+ *                            of unknown function: an exit that reaches one (no named frame of
+ *                            its function above it) closes the innermost of them and names it.
+ *                            When frames are open (the earlier buffers are in the trace) the
+ *                            events already paired win: the context is only compared with the
+ *                            open frames (depth and ids) and a disagreement counted. A context
+ *                            that does not decode is counted and ignored.
+ *   other custom events      ignored (counted).
  *   finish                   every frame still open is reported as XFDR_CALL_NO_EXIT, closed
  *                            at the last TSC seen on its thread, innermost first, threads by
  *                            ascending id.
@@ -29,9 +42,11 @@
  * previous such exit, is counted as its child (it was running before and after them).
  *
  * Memory: one table of thread pointers, then per thread seen one small struct and a stack
- * that grows by doubling with realloc(); depth is bounded only by memory. Once a thread's
- * stack is as deep as it will get, feeding never allocates. An allocation failure is an
- * -ENOMEM return that leaves the pairer as it was, never a crash.
+ * that grows by doubling with realloc(); depth is bounded only by memory. The unnamed calls
+ * of a context take one frame however many they are; a context with more than
+ * XFDR_CALLSTACK_UNNAMED_MAX of them is taken as corrupt (each would be reported one by
+ * one). Once a thread's stack is as deep as it will get, feeding never allocates. An
+ * allocation failure is an -ENOMEM return that leaves the pairer as it was, never a crash.
  *
  * Context: a pairer is plain single-threaded data; one thread at a time may use it.
  */
@@ -56,7 +71,15 @@ enum xfdr_call_flag {
 	XFDR_CALL_NO_ENTRY = 1u << 4,  /* an exit with no matching entry on the stack; with
 					  XFDR_CALL_EXIT or XFDR_CALL_TAIL_EXIT */
 	XFDR_CALL_ARGS = 1u << 5,      /* began with Entry_Args */
+	/* Began before its thread's first buffer in the trace: its frame came from a stack
+	   context, its entry is not recorded (enter NULL, enter_tsc the context's). */
+	XFDR_CALL_FROM_CONTEXT = 1u << 6,
 };
+
+/* The function id of a call a stack context counted but did not name, until an exit names it. */
+#define XFDR_CALL_UNKNOWN_FUNCTION UINT32_MAX
+/* Unnamed calls (depth - id_count) a stack context may have and still be taken. */
+#define XFDR_CALLSTACK_UNNAMED_MAX (1u << 24)
 #define XFDR_CALL_END_MASK                                                                         \
 	(XFDR_CALL_EXIT | XFDR_CALL_TAIL_EXIT | XFDR_CALL_UNWOUND | XFDR_CALL_NO_EXIT)
 
@@ -66,18 +89,22 @@ enum xfdr_call_flag {
  * through xfdr_event_arg()) point into the trace, which must still be open.
  */
 struct xfdr_call {
-	uint32_t function_id;
+	uint32_t function_id; /* XFDR_CALL_UNKNOWN_FUNCTION: an unnamed call of a stack context
+				 that no exit named (XFDR_CALL_UNWOUND or XFDR_CALL_NO_EXIT) */
 	uint16_t thread_id;
-	uint16_t cpu;	    /* of the entry record; of the exit record with XFDR_CALL_NO_ENTRY */
+	uint16_t cpu;	    /* of the entry record; of the exit record with XFDR_CALL_NO_ENTRY; of
+			       the context with XFDR_CALL_FROM_CONTEXT */
 	uint32_t depth;	    /* frames below it on its thread's stack: 0 = outermost recorded. With
 			       XFDR_CALL_NO_ENTRY: the frames open when the exit came (how many
 			       unrecorded callers it had is not known) */
 	unsigned flags;	    /* enum xfdr_call_flag bits */
-	uint64_t enter_tsc; /* with XFDR_CALL_NO_ENTRY: the first TSC seen on the thread */
+	uint64_t enter_tsc; /* with XFDR_CALL_NO_ENTRY: the first TSC seen on the thread; with
+			       XFDR_CALL_FROM_CONTEXT: the context's (it began no later) */
 	uint64_t exit_tsc;  /* with XFDR_CALL_NO_EXIT: the last TSC seen on the thread */
 	uint64_t total_tsc; /* exit_tsc - enter_tsc; 0 if the clock went backwards */
 	uint64_t child_tsc; /* sum of the total_tsc of its direct children (saturating) */
-	const struct xfdr_event *enter; /* its Entry/Entry_Args event; NULL with NO_ENTRY */
+	const struct xfdr_event *enter; /* its Entry/Entry_Args event; NULL with NO_ENTRY or
+					   FROM_CONTEXT */
 	const struct xfdr_event *exit;	/* the Exit/Tail_Exit that closed it: its own, or with
 					   XFDR_CALL_UNWOUND its caller's; NULL with NO_EXIT */
 };
@@ -89,15 +116,21 @@ static inline uint64_t xfdr_call_self_tsc(const struct xfdr_call *c)
 }
 
 struct xfdr_callstack_stats {
-	uint64_t function_events; /* Entry, Entry_Args, Exit and Tail_Exit events taken */
-	uint64_t ignored_events;  /* custom events (and unknown actions): not paired */
-	uint64_t calls;		  /* calls reported, of every kind below */
-	uint64_t unwound;	  /* of which XFDR_CALL_UNWOUND */
-	uint64_t no_exit;	  /* of which XFDR_CALL_NO_EXIT */
-	uint64_t no_entry;	  /* of which XFDR_CALL_NO_ENTRY (unmatched exits) */
-	uint64_t tsc_backwards;	  /* events with a lower TSC than their thread's previous one */
-	uint32_t max_depth;	  /* most frames ever open at once on one thread */
-	uint32_t threads;	  /* distinct thread ids seen */
+	uint64_t function_events;  /* Entry, Entry_Args, Exit and Tail_Exit events taken */
+	uint64_t ignored_events;   /* custom events other than XFDRSTAK (and unknown actions) */
+	uint64_t calls;		   /* calls reported, of every kind below */
+	uint64_t unwound;	   /* of which XFDR_CALL_UNWOUND */
+	uint64_t no_exit;	   /* of which XFDR_CALL_NO_EXIT */
+	uint64_t no_entry;	   /* of which XFDR_CALL_NO_ENTRY (unmatched exits) */
+	uint64_t from_context;	   /* of which XFDR_CALL_FROM_CONTEXT */
+	uint64_t contexts;	   /* XFDRSTAK stack-context events taken */
+	uint64_t contexts_seeded;  /* of which rebuilt the stack of a thread with no open frame */
+	uint64_t contexts_differ;  /* of which disagreed with the open frames (left as they were) */
+	uint64_t contexts_invalid; /* XFDRSTAK events not taken: not decodable, or more than
+				      XFDR_CALLSTACK_UNNAMED_MAX unnamed calls */
+	uint64_t tsc_backwards;	   /* events with a lower TSC than their thread's previous one */
+	uint32_t max_depth;	   /* most frames ever open at once on one thread */
+	uint32_t threads;	   /* distinct thread ids seen */
 };
 
 struct xfdr_callstack; /* the pairer: its stacks, the callback, the counters */
@@ -119,7 +152,9 @@ struct xfdr_callstack *xfdr_callstack_create(xfdr_call_fn on_call, void *ctx);
 void xfdr_callstack_destroy(struct xfdr_callstack *cs);
 
 /*
- * xfdr_callstack_feed - take one event (the event is only read during the call).
+ * xfdr_callstack_feed - take one event (the event is only read during the call). A custom
+ * event is taken as a stack context when its payload is tagged XFDRSTAK (decoded in the byte
+ * order ev->big_endian gives).
  * Returns
  *   0           taken; the calls it completed, if any, were reported.
  *   -ENOMEM     no memory for a new thread or a deeper stack (or more than UINT32_MAX
@@ -145,15 +180,35 @@ int xfdr_callstack_finish(struct xfdr_callstack *cs);
 /* The counters so far. */
 void xfdr_callstack_get_stats(const struct xfdr_callstack *cs, struct xfdr_callstack_stats *out);
 
-/* Frames now open on a thread (0 for a thread never seen). */
+/* Frames now open on a thread (0 for a thread never seen), those from a context included. */
 uint32_t xfdr_callstack_depth(const struct xfdr_callstack *cs, uint16_t thread_id);
 
 /*
  * The entry event of the open frame at depth (0 = outermost) of a thread, NULL if there is
- * none. Valid until the next feed or finish. For showing a stack, e.g. where a crash cut in.
+ * none or the frame came from a stack context. Valid until the next feed or finish. For
+ * showing a stack, e.g. where a crash cut in.
  */
 const struct xfdr_event *xfdr_callstack_frame(const struct xfdr_callstack *cs, uint16_t thread_id,
 					      uint32_t depth);
+
+/* An open frame, as xfdr_callstack_frame_info() describes it. */
+struct xfdr_frame {
+	uint32_t function_id; /* XFDR_CALL_UNKNOWN_FUNCTION: a call a context did not name */
+	unsigned flags;	      /* XFDR_CALL_FROM_CONTEXT, XFDR_CALL_ARGS */
+	/* Unnamed frames from this depth up, this one included (0 for a named frame): a caller
+	   showing a stack can skip past them at once. */
+	uint32_t unnamed_run;
+	uint64_t enter_tsc; /* its entry's TSC; with XFDR_CALL_FROM_CONTEXT the context's */
+	const struct xfdr_event *enter; /* NULL with XFDR_CALL_FROM_CONTEXT */
+};
+
+/*
+ * xfdr_callstack_frame_info - the open frame at depth (0 = outermost) of a thread, in *out.
+ * Returns 0, or -1 when the thread has no frame at that depth. Valid until the next feed or
+ * finish; may be called from the callback (the frames below the reported call are open).
+ */
+int xfdr_callstack_frame_info(const struct xfdr_callstack *cs, uint16_t thread_id, uint32_t depth,
+			      struct xfdr_frame *out);
 
 /*
  * xfdr_callstack_pair_trace - pair a whole trace: walk its events in XFDR_ORDER_THREAD, finish

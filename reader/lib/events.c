@@ -122,6 +122,7 @@ int xfdr_events_next(struct xfdr_event_iter *it, struct xfdr_event *ev, struct x
 		    .wall_micros = info->wall_micros,
 		    .payload = r->payload,
 		    .payload_bytes = r->payload_bytes,
+		    .big_endian = t->hdr.big_endian,
 		};
 		return 1;
 	}

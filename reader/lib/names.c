@@ -2,8 +2,9 @@
  * reader/lib/names.c - function names from the `.map` sidecar the runtime writes beside each
  * trace. The sidecar format is specified in doc/map-format.md.
  *
- * Only the lines `function<TAB>ID<TAB>NAME<TAB>...` are read; every other line is skipped, so
- * fields a later runtime adds do not break this reader. A NAME in angle brackets (`<unknown>`,
+ * Only the lines `function<TAB>ID<TAB>NAME<TAB>...` and `since_tsc<TAB>TSC` (the start of a
+ * snapshot's window) are read; every other line is skipped, so keys a later runtime adds do
+ * not break this reader. A NAME in angle brackets (`<unknown>`,
  * `<unassigned>`) means the runtime could not name the id: such ids stay unnamed, and a caller
  * shows their number as it would without a map. The table is an array sorted by id and
  * searched by bisection: memory grows with the named functions only.
@@ -27,6 +28,8 @@ struct rd_name {
 struct xfdr_names {
 	struct rd_name *v; /* sorted by id once loaded */
 	size_t count, cap;
+	int have_since;
+	uint64_t since_tsc;
 };
 
 static int fail(struct xfdr_error *err, int rc, uint64_t offset, const char *fmt, ...)
@@ -103,6 +106,28 @@ static int parse_function_line(struct xfdr_names *n, char *line, const char **wh
 	return 0;
 }
 
+/* Parse a `since_tsc` line: a decimal u64, then the end of the line or a TAB (more fields). */
+static int parse_since_line(struct xfdr_names *n, const char *line, const char **why)
+{
+	const char *p = line + sizeof("since_tsc");
+	char *end;
+	unsigned long long v;
+
+	if (n->have_since) {
+		*why = "expected at most one since_tsc line";
+		return -1;
+	}
+	errno = 0;
+	v = strtoull(p, &end, 10);
+	if (*p < '0' || *p > '9' || errno || (*end && *end != '\t')) {
+		*why = "expected a decimal TSC (0..18446744073709551615) after 'since_tsc<TAB>'";
+		return -1;
+	}
+	n->have_since = 1;
+	n->since_tsc = v;
+	return 0;
+}
+
 int xfdr_names_load(const char *path, struct xfdr_names **out, struct xfdr_error *err)
 {
 	struct xfdr_names *n;
@@ -130,9 +155,13 @@ int xfdr_names_load(const char *path, struct xfdr_names **out, struct xfdr_error
 		next_offset += (uint64_t)len;
 		if (len && line[len - 1] == '\n')
 			line[--len] = '\0';
-		if (strncmp(line, "function\t", sizeof("function")))
+		if (!strncmp(line, "function\t", sizeof("function")))
+			rc = parse_function_line(n, line, &why);
+		else if (!strncmp(line, "since_tsc\t", sizeof("since_tsc")))
+			rc = parse_since_line(n, line, &why);
+		else
 			continue;
-		if (parse_function_line(n, line, &why)) {
+		if (rc) {
 			rc = fail(err, -2, line_offset, "%s: line %zu: %s, found '%.60s'", path,
 				  lineno, why, line);
 			break;
@@ -171,6 +200,14 @@ const char *xfdr_names_get(const struct xfdr_names *n, uint32_t id)
 		return NULL;
 	hit = bsearch(&key, n->v, n->count, sizeof(*n->v), by_id);
 	return hit ? hit->name : NULL;
+}
+
+int xfdr_names_since_tsc(const struct xfdr_names *n, uint64_t *tsc)
+{
+	if (!n || !n->have_since)
+		return 0;
+	*tsc = n->since_tsc;
+	return 1;
 }
 
 void xfdr_names_free(struct xfdr_names *n)

@@ -991,18 +991,19 @@ static void test_verify_empty_file(void **state)
 	"32         0      NewBuffer         thread=42\n"                                          \
 	"48         0      WallClockTime     seconds=7 micros=8\n"                                 \
 	"64         0      NewCPUId          cpu=3 tsc=100\n"                                      \
-	"80         0      Entry             function=1 delta=5 tsc=105 cpu=3\n"                   \
-	"88         0      Entry_Args        function=2 delta=10 tsc=115 cpu=3\n"                  \
+	"80         0      Entry             function=1 delta=5 tsc=105 cpu=3 depth=0\n"           \
+	"88         0      Entry_Args        function=2 delta=10 tsc=115 cpu=3 depth=1\n"          \
 	"96         0      CallArgument      arg=7 hex=0x7\n"                                      \
 	"112        0      CallArgument      arg=9223372036854775808 hex=0x8000000000000000\n"     \
-	"128        0      Exit              function=2 delta=4294967295 tsc=4294967410 cpu=3\n"
+	"128        0      Exit              function=2 delta=4294967295 tsc=4294967410 cpu=3 "    \
+	"depth=1\n"
 #define DUMP_REST                                                                                  \
 	"136        0      TSCWrap           tsc=1000\n"                                           \
-	"152        0      Tail_Exit         function=1 delta=1 tsc=1001 cpu=3\n"                  \
+	"152        0      Tail_Exit         function=1 delta=1 tsc=1001 cpu=3 depth=0\n"          \
 	"160        0      CustomEventMarker size=8 tsc=50 data=6162206364206566 "                 \
 	"text=\"ab cd ef\"\n"                                                                      \
 	"184        0      NewCPUId          cpu=4 tsc=2000\n"                                     \
-	"200        0      Exit              function=1 delta=2 tsc=2002 cpu=4\n"                  \
+	"200        0      Exit              function=1 delta=2 tsc=2002 cpu=4 depth=0\n"          \
 	"208        0      EndOfBuffer       padding=64\n"
 
 static void test_dump(void **state)

@@ -37,6 +37,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "reader/lib/callstack.h"
 #include "tests/support/child.h"
 #include "tests/support/image.h"
 #include "tests/unit/test_trace_gen.h"
@@ -1159,6 +1160,177 @@ static void test_llvm_yaml_loses_non_utf8_payload(void **state)
 	revs_free(&ours);
 }
 
+/* `llvm-xray account path` (plain, or -k): status, and each function's count and seconds. */
+struct acct {
+	int status;
+	size_t n;
+	struct {
+		unsigned fid, count;
+		double min, max, sum;
+	} f[8];
+};
+
+static void account(const char *path, int keep_going, struct acct *a)
+{
+	char *argv[] = {(char *)llvm_xray(), "account", keep_going ? "-k" : (char *)path,
+			keep_going ? (char *)path : NULL, NULL};
+	struct child_result r;
+	const char *line;
+	double med, p90, p99;
+
+	memset(a, 0, sizeof(*a));
+	child_capture(argv, &r);
+	a->status = r.status;
+	for (line = r.out; line && *line;
+	     line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		if (a->n < 8 && sscanf(line, " %u %u [ %lf, %lf, %lf, %lf, %lf] %lf",
+				       &a->f[a->n].fid, &a->f[a->n].count, &a->f[a->n].min, &med,
+				       &p90, &p99, &a->f[a->n].max, &a->f[a->n].sum) == 8)
+			a->n++;
+	}
+	if (a->status)
+		print_message("llvm-xray account: %s", r.err);
+	child_result_free(&r);
+}
+
+static void expect_acct(const struct acct *a, size_t i, unsigned fid, unsigned count, double min,
+			double max, double sum)
+{
+	assert_true(i < a->n);
+	assert_int_equal(a->f[i].fid, fid);
+	assert_int_equal(a->f[i].count, count);
+	assert_true(a->f[i].min > min - 1e-9 && a->f[i].min < min + 1e-9);
+	assert_true(a->f[i].max > max - 1e-9 && a->f[i].max < max + 1e-9);
+	assert_true(a->f[i].sum > sum - 1e-9 && a->f[i].sum < sum + 1e-9);
+}
+
+struct kept_calls {
+	struct xfdr_call v[4];
+	size_t n;
+};
+
+static int keep_call(void *ctx, const struct xfdr_call *c)
+{
+	struct kept_calls *k = ctx;
+
+	assert_true(k->n < 4);
+	k->v[k->n++] = *c;
+	return 0;
+}
+
+/*
+ * Not a departure: the stack context, xfdr's "XFDRSTAK" custom event right after the preamble
+ * of a buffer that begins inside calls (layout in format.h). llvm-xray 14 takes it as any
+ * custom event: `convert` prints it as a custom-event record in its place, `account` skips it.
+ * Thread 7, buffers of 112 bytes, exactly full (no padding for llvm-xray to parse as records),
+ * a 1000 Hz clock so that account's seconds are ticks / 1000:
+ *   buffer 0 @32: tsc 900; Entry 1 910, Entry 2 920, Entry 3 930, Exit 3 940, Entry 3 950,
+ *                 Exit 3 970, Entry 4 980, Exit 4 990
+ *   buffer 1 @144: tsc 1000; @192 marker (32 bytes, tsc 1000) and XFDRSTAK version 1, depth 2,
+ *                 ids 1 2; Exit 2 1005, Exit 1 1010
+ * account: 1 once 0.1 s (910-1010), 2 once 0.085 s, 3 twice 0.01 + 0.02 s, 4 once 0.01 s.
+ * Buffer 1 alone (buffer 0 reused, as in ring mode) still converts, but account fails: its
+ * exits have no entry, as it does not read the context (with -k it accounts nothing). Our pairer
+ * pairs them from the context: 2 over 1000-1005 inside 1 over 1000-1010.
+ */
+static void test_llvm_takes_stack_context(void **state)
+{
+	static const uint8_t stak[32] = {'X', 'F',    'D',    'R',    'S',    'T',    'A',
+					 'K', L32(1), L32(2), L32(2), L32(0), L32(1), L32(2)};
+	static struct img m, alone;
+	struct xfdr_callstack_stats s;
+	struct kept_calls calls;
+	struct xfdr_trace *t;
+	struct xfdr_error err;
+	struct revs ours;
+	struct acct a;
+	struct yaml y;
+	const char *path;
+	int sorted;
+
+	(void)state;
+	REQUIRE_LLVM_XRAY();
+	memset(&m, 0, sizeof(m));
+	PUT(&m, L16(1), L16(1), L32(3), L64(1000), L64(112), Z8);
+	m.buf_bytes = 112;
+	img_buffer(&m, 7, 10, 4);
+	PUT(&m, 0x05, L16(3), L64(900), Z5);
+	PUT(&m, L32(0u << 1 | 1u << 4), L32(10), L32(0u << 1 | 2u << 4), L32(10));
+	PUT(&m, L32(0u << 1 | 3u << 4), L32(10), L32(1u << 1 | 3u << 4), L32(10));
+	PUT(&m, L32(0u << 1 | 3u << 4), L32(10), L32(1u << 1 | 3u << 4), L32(20));
+	PUT(&m, L32(0u << 1 | 4u << 4), L32(10), L32(1u << 1 | 4u << 4), L32(10));
+	AT(&m, 144);
+	img_buffer(&m, 7, 10, 5);
+	PUT(&m, 0x05, L16(3), L64(1000), Z5);
+	AT(&m, 192);
+	PUT(&m, 0x0b, L32(32), L64(1000), Z3);
+	img_put(&m, stak, sizeof(stak));
+	PUT(&m, L32(1u << 1 | 2u << 4), L32(5), L32(1u << 1 | 1u << 4), L32(5));
+	AT(&m, 256);
+	path = write_file("stack-context.xray", m.b, m.len);
+
+	our_events(&m, &ours);
+	assert_int_equal(ours.n, 11);
+	expect_fn(&ours.e[7], 7, XFDR_FN_EXIT, 4, 990);
+	assert_int_equal(ours.e[8].ev.type, XFDR_EVENT_CUSTOM);
+	assert_int_equal(ours.e[8].ev.tsc, 1000);
+	assert_int_equal(ours.e[8].ev.payload_bytes, 32);
+	assert_memory_equal(ours.e[8].ev.payload, stak, 32);
+	expect_fn(&ours.e[10], 7, XFDR_FN_EXIT, 1, 1010);
+	for (sorted = 0; sorted < 2; sorted++) {
+		convert_ok(path, sorted, &y);
+		assert_int_equal(y.n, 11);
+		assert_int_equal(y.r[8].kind, Y_CUSTOM);
+		assert_int_equal(y.r[8].tsc, 1000);
+		assert_int_equal(y.r[8].data_len, 32);
+		assert_memory_equal(y.r[8].data, stak, 32);
+		assert_int_equal(y.r[9].kind, Y_EXIT);
+		assert_int_equal(y.r[9].tsc, 1005);
+		compare_per_thread(&y, &ours, sorted);
+		yaml_free(&y);
+	}
+	revs_free(&ours);
+
+	account(path, 0, &a);
+	assert_int_equal(a.status, 0);
+	assert_int_equal(a.n, 4);
+	expect_acct(&a, 0, 1, 1, 0.1, 0.1, 0.1);
+	expect_acct(&a, 1, 2, 1, 0.085, 0.085, 0.085);
+	expect_acct(&a, 2, 3, 2, 0.01, 0.02, 0.03);
+	expect_acct(&a, 3, 4, 1, 0.01, 0.01, 0.01);
+
+	/* Buffer 1 alone. */
+	memset(&alone, 0, sizeof(alone));
+	img_put(&alone, m.b, 32);
+	img_put(&alone, m.b + 144, 112);
+	path = write_file("stack-context-alone.xray", alone.b, alone.len);
+	convert_ok(path, 0, &y);
+	assert_int_equal(y.n, 3);
+	assert_int_equal(y.r[0].kind, Y_CUSTOM);
+	assert_int_equal(y.r[2].tsc, 1010);
+	yaml_free(&y);
+	account(path, 0, &a);
+	assert_int_not_equal(a.status, 0);
+	account(path, 1, &a);
+	assert_int_equal(a.status, 0);
+	assert_int_equal(a.n, 0);
+
+	memset(&calls, 0, sizeof(calls));
+	assert_int_equal(xfdr_trace_open_memory(alone.b, alone.len, "alone", &t, &err), 0);
+	assert_int_equal(xfdr_callstack_pair_trace(t, keep_call, &calls, &s, &err), 0);
+	xfdr_trace_close(t);
+	assert_int_equal(calls.n, 2);
+	assert_int_equal(calls.v[0].function_id, 2);
+	assert_int_equal(calls.v[0].depth, 1);
+	assert_int_equal(calls.v[0].flags, XFDR_CALL_EXIT | XFDR_CALL_FROM_CONTEXT);
+	assert_int_equal(calls.v[0].total_tsc, 5);
+	assert_int_equal(calls.v[1].function_id, 1);
+	assert_int_equal(calls.v[1].depth, 0);
+	assert_int_equal(calls.v[1].total_tsc, 10);
+	assert_int_equal(s.no_entry, 0);
+	assert_int_equal(s.contexts_seeded, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1172,6 +1344,7 @@ int main(void)
 	    cmocka_unit_test(test_llvm_block_order_is_not_lexicographic),
 	    cmocka_unit_test(test_llvm_agrees_preamble_needs_new_cpu_id),
 	    cmocka_unit_test(test_llvm_yaml_loses_non_utf8_payload),
+	    cmocka_unit_test(test_llvm_takes_stack_context),
 	};
 
 	return cmocka_run_group_tests(tests, setup_dir, remove_dir);

@@ -8,6 +8,10 @@
  * with the writer's encoders, open it with the reader and pair it; there the expected TSCs
  * and offsets are the ones written into the image.
  *
+ * Stack contexts ("XFDRSTAK" custom events) carry payloads written byte by byte from the
+ * layout in format.h: "XFDRSTAK", u32 version 1, u32 depth, u32 id_count, u32 reserved, the
+ * u32 ids outermost first, zero padding to a multiple of 8.
+ *
  * Allocation failures are real: the binary takes over the allocator
  * (tests/support/alloc_hook.h), which fails every allocation while alloc_failing is set (or
  * after alloc_fail_after more) and counts them while alloc_counting is set.
@@ -24,6 +28,7 @@
 
 #include "reader/lib/callstack.h"
 #include "tests/support/alloc_hook.h"
+#include "tests/support/image.h"
 #include "writer/encode.h"
 #include "writer/file.h"
 #include "xfdr/reader.h"
@@ -727,6 +732,403 @@ static void test_feed_without_memory(void **state)
 	xfdr_callstack_destroy(cs);
 }
 
+/* ---- stack contexts ------------------------------------------------------------------- */
+
+#define STAK(depth, count)                                                                         \
+	'X', 'F', 'D', 'R', 'S', 'T', 'A', 'K', L32(1), L32(depth), L32(count), L32(0)
+#define FROM XFDR_CALL_FROM_CONTEXT
+#define UNKNOWN XFDR_CALL_UNKNOWN_FUNCTION
+
+/* A custom event on thread tid at tsc with the payload p (n bytes), little-endian, cpu 5. */
+static struct xfdr_event custom(uint16_t tid, uint64_t tsc, const uint8_t *p, uint32_t n)
+{
+	struct xfdr_event ev = {
+	    .type = XFDR_EVENT_CUSTOM,
+	    .tsc = tsc,
+	    .cpu = 5,
+	    .thread_id = tid,
+	    .payload = p,
+	    .payload_bytes = n,
+	};
+
+	return ev;
+}
+
+static void expect_frame(const struct xfdr_callstack *cs, uint16_t tid, uint32_t depth,
+			 uint32_t fid, unsigned flags, uint32_t run, uint64_t enter_tsc,
+			 long long enter_seq)
+{
+	struct xfdr_frame f;
+
+	memset(&f, 0xa5, sizeof(f));
+	assert_int_equal(xfdr_callstack_frame_info(cs, tid, depth, &f), 0);
+	assert_int_equal(f.function_id, fid);
+	assert_int_equal(f.flags, flags);
+	assert_int_equal(f.unnamed_run, run);
+	assert_int_equal(f.enter_tsc, enter_tsc);
+	if (enter_seq == NONE) {
+		assert_null(f.enter);
+		assert_null(xfdr_callstack_frame(cs, tid, depth));
+	} else {
+		assert_non_null(f.enter);
+		assert_int_equal(f.enter->offset, enter_seq);
+		assert_ptr_equal(xfdr_callstack_frame(cs, tid, depth), f.enter);
+	}
+}
+
+/*
+ * The buffer begins two calls deep (1 calls 2), its predecessors gone: the context makes them
+ * open frames, so their exits pair with them at their true depth, begun at the context's TSC
+ * (1000) with no entry event, and a call inside them is their child.
+ */
+static void test_context_seeds_empty_stack(void **state)
+{
+	static const uint8_t stak[] = {STAK(2, 2), L32(1), L32(2)};
+	struct xfdr_event ev[] = {
+	    custom(1, 1000, stak, sizeof(stak)), /* 0 */
+	    fn(1, ENTER, 3, 1002),		 /* 1 */
+	    fn(1, EXIT, 3, 1004),		 /* 2 */
+	    fn(1, EXIT, 2, 1005),		 /* 3 */
+	    fn(1, EXIT, 1, 1010),		 /* 4 */
+	};
+	const struct want w[] = {
+	    {1, 3, 2, XFDR_CALL_EXIT, 1002, 1004, 0, 1, 2},
+	    {1, 2, 1, XFDR_CALL_EXIT | FROM, 1000, 1005, 2, NONE, 3},
+	    {1, 1, 0, XFDR_CALL_EXIT | FROM, 1000, 1010, 5, NONE, 4},
+	};
+	struct xfdr_callstack_stats s;
+	struct rec r;
+	struct xfdr_callstack *cs = new_pairer(&r);
+	struct xfdr_frame f;
+
+	(void)state;
+	assert_int_equal(sizeof(stak), 32);
+	feed_all(cs, ev, 0, 1);
+	assert_int_equal(xfdr_callstack_depth(cs, 1), 2);
+	expect_frame(cs, 1, 0, 1, FROM, 0, 1000, NONE);
+	expect_frame(cs, 1, 1, 2, FROM, 0, 1000, NONE);
+	assert_int_equal(xfdr_callstack_frame_info(cs, 1, 2, &f), -1);
+	assert_int_equal(xfdr_callstack_frame_info(cs, 2, 0, &f), -1);
+	feed_all(cs, ev, 1, 2);
+	expect_frame(cs, 1, 2, 3, 0, 0, 1002, 1);
+	feed_all(cs, ev, 2, N_OF(ev));
+	expect_calls(&r, 0, w, N_OF(w));
+	assert_int_equal(r.v[1].c.cpu, 5); /* the context's */
+	assert_int_equal(r.v[1].exit_cpu, CPU);
+	s = stats_of(cs);
+	assert_int_equal(s.contexts, 1);
+	assert_int_equal(s.contexts_seeded, 1);
+	assert_int_equal(s.contexts_differ, 0);
+	assert_int_equal(s.contexts_invalid, 0);
+	assert_int_equal(s.from_context, 2);
+	assert_int_equal(s.ignored_events, 0);
+	assert_int_equal(s.function_events, 4);
+	assert_int_equal(s.calls, 3);
+	assert_int_equal(s.no_entry, 0);
+	assert_int_equal(s.max_depth, 3);
+	assert_int_equal(s.threads, 1);
+	assert_int_equal(xfdr_callstack_depth(cs, 1), 0);
+	xfdr_callstack_destroy(cs);
+}
+
+/*
+ * A context that counts 4 calls and names 2 (1, 2): the 2 unnamed ones are innermost. Each
+ * exit that reaches them closes the innermost and names it (9, then 8); a call made meanwhile
+ * (5) sits on top of them, at depth 3. What is still open at the end is reported as such.
+ *   9: 1000-1001; 5: 1002-1003 (child of the unnamed call 8); 8: 1000-1004, children 9 and 5
+ *   (1 + 1); 2: 1000-1006, child 8 (4); 1: open, closed at 1006, child 2 (6).
+ */
+static void test_context_unnamed_calls(void **state)
+{
+	static const uint8_t stak[] = {STAK(4, 2), L32(1), L32(2)};
+	struct xfdr_event ev[] = {
+	    custom(2, 1000, stak, sizeof(stak)), /* 0 */
+	    fn(2, EXIT, 9, 1001),		 /* 1 */
+	    fn(2, ENTER, 5, 1002),		 /* 2 */
+	    fn(2, EXIT, 5, 1003),		 /* 3 */
+	    fn(2, EXIT, 8, 1004),		 /* 4 */
+	    fn(2, EXIT, 2, 1006),		 /* 5 */
+	};
+	const struct want w[] = {
+	    {2, 9, 3, XFDR_CALL_EXIT | FROM, 1000, 1001, 0, NONE, 1},
+	    {2, 5, 3, XFDR_CALL_EXIT, 1002, 1003, 0, 2, 3},
+	    {2, 8, 2, XFDR_CALL_EXIT | FROM, 1000, 1004, 2, NONE, 4},
+	    {2, 2, 1, XFDR_CALL_EXIT | FROM, 1000, 1006, 4, NONE, 5},
+	    {2, 1, 0, XFDR_CALL_NO_EXIT | FROM, 1000, 1006, 6, NONE, NONE},
+	};
+	struct xfdr_callstack_stats s;
+	struct rec r;
+	struct xfdr_callstack *cs = new_pairer(&r);
+	struct xfdr_frame f;
+
+	(void)state;
+	feed_all(cs, ev, 0, 1);
+	assert_int_equal(xfdr_callstack_depth(cs, 2), 4);
+	expect_frame(cs, 2, 1, 2, FROM, 0, 1000, NONE);
+	expect_frame(cs, 2, 2, UNKNOWN, FROM, 2, 1000, NONE);
+	expect_frame(cs, 2, 3, UNKNOWN, FROM, 1, 1000, NONE);
+	assert_int_equal(xfdr_callstack_frame_info(cs, 2, 4, &f), -1);
+	feed_all(cs, ev, 1, 3);
+	assert_int_equal(xfdr_callstack_depth(cs, 2), 4);
+	expect_frame(cs, 2, 2, UNKNOWN, FROM, 1, 1000, NONE);
+	expect_frame(cs, 2, 3, 5, 0, 0, 1002, 2);
+	feed_all(cs, ev, 3, N_OF(ev));
+	assert_int_equal(xfdr_callstack_finish(cs), 0);
+	expect_calls(&r, 0, w, N_OF(w));
+	s = stats_of(cs);
+	assert_int_equal(s.from_context, 4);
+	assert_int_equal(s.no_exit, 1);
+	assert_int_equal(s.max_depth, 4);
+	xfdr_callstack_destroy(cs);
+}
+
+/*
+ * Unnamed calls nobody exits are reported at the finish with XFDR_CALL_UNKNOWN_FUNCTION. And an
+ * exit of a named context frame's function that reaches an unnamed call closes that call (the
+ * unnamed calls are the innermost: in a consistent trace they exit first; recursion is the usual
+ * reason a stack is deeper than 128).
+ */
+static void test_context_unnamed_at_finish(void **state)
+{
+	static const uint8_t stak3[] = {STAK(3, 1), L32(7), L32(0)};
+	static const uint8_t stak2[] = {STAK(2, 1), L32(7), L32(0)};
+	struct xfdr_event ev[] = {
+	    custom(3, 50, stak3, sizeof(stak3)), /* 0 */
+	    fn(3, ENTER, 4, 60),		 /* 1 */
+	    fn(3, EXIT, 4, 70),			 /* 2 */
+	    custom(4, 50, stak2, sizeof(stak2)), /* 3 */
+	    fn(4, EXIT, 7, 55),			 /* 4 */
+	    fn(4, EXIT, 7, 60),			 /* 5 */
+	};
+	const struct want w3[] = {
+	    {3, 4, 3, XFDR_CALL_EXIT, 60, 70, 0, 1, 2},
+	    {3, UNKNOWN, 2, XFDR_CALL_NO_EXIT | FROM, 50, 70, 10, NONE, NONE},
+	    {3, UNKNOWN, 1, XFDR_CALL_NO_EXIT | FROM, 50, 70, 20, NONE, NONE},
+	    {3, 7, 0, XFDR_CALL_NO_EXIT | FROM, 50, 70, 20, NONE, NONE},
+	};
+	const struct want w4[] = {
+	    {4, 7, 1, XFDR_CALL_EXIT | FROM, 50, 55, 0, NONE, 4},
+	    {4, 7, 0, XFDR_CALL_EXIT | FROM, 50, 60, 5, NONE, 5},
+	};
+	struct rec r;
+	struct xfdr_callstack *cs = new_pairer(&r);
+
+	(void)state;
+	feed_all(cs, ev, 0, 3);
+	assert_int_equal(xfdr_callstack_finish_thread(cs, 3), 0);
+	expect_calls(&r, 0, w3, N_OF(w3));
+	feed_all(cs, ev, 3, N_OF(ev));
+	expect_calls(&r, N_OF(w3), w4, N_OF(w4));
+	assert_int_equal(xfdr_callstack_depth(cs, 4), 0);
+	assert_int_equal(stats_of(cs).no_entry, 0);
+	xfdr_callstack_destroy(cs);
+}
+
+/* The exit of the outermost context frame closes the two above it, whose exits are lost. */
+static void test_context_frames_unwound(void **state)
+{
+	static const uint8_t stak[] = {STAK(3, 3), L32(1), L32(2), L32(3), L32(0)};
+	struct xfdr_event ev[] = {
+	    custom(1, 100, stak, sizeof(stak)), /* 0 */
+	    fn(1, EXIT, 1, 110),		/* 1 */
+	};
+	const struct want w[] = {
+	    {1, 3, 2, XFDR_CALL_UNWOUND | FROM, 100, 110, 0, NONE, 1},
+	    {1, 2, 1, XFDR_CALL_UNWOUND | FROM, 100, 110, 10, NONE, 1},
+	    {1, 1, 0, XFDR_CALL_EXIT | FROM, 100, 110, 10, NONE, 1},
+	};
+	struct rec r;
+	struct xfdr_callstack *cs = new_pairer(&r);
+
+	(void)state;
+	assert_int_equal(sizeof(stak), 40);
+	feed_all(cs, ev, 0, N_OF(ev));
+	expect_calls(&r, 0, w, N_OF(w));
+	assert_int_equal(stats_of(cs).unwound, 2);
+	assert_int_equal(stats_of(cs).from_context, 3);
+	xfdr_callstack_destroy(cs);
+}
+
+/*
+ * With frames open (the thread's earlier buffers are in the trace) a context only gets
+ * compared: the same depth and ids agree, anything else differs; the frames stay the entries'.
+ * An unnamed call agrees with any id.
+ */
+static void test_context_with_open_frames(void **state)
+{
+	static const uint8_t same[] = {STAK(2, 2), L32(1), L32(2)};
+	static const uint8_t other_id[] = {STAK(2, 2), L32(1), L32(5)};
+	static const uint8_t deeper[] = {STAK(3, 3), L32(1), L32(2), L32(3), L32(0)};
+	static const uint8_t none[] = {STAK(0, 0)};
+	static const uint8_t three_one[] = {STAK(3, 1), L32(1), L32(0)};
+	static const uint8_t three_two[] = {STAK(3, 2), L32(1), L32(2)};
+	static const uint8_t three_bad[] = {STAK(3, 2), L32(9), L32(2)};
+	struct xfdr_event ev[] = {
+	    fn(1, ENTER, 1, 10),			 /* 0 */
+	    fn(1, ENTER, 2, 20),			 /* 1 */
+	    custom(1, 30, same, sizeof(same)),		 /* 2 agrees */
+	    custom(1, 31, other_id, sizeof(other_id)),	 /* 3 differs */
+	    custom(1, 32, deeper, sizeof(deeper)),	 /* 4 differs */
+	    custom(1, 33, none, sizeof(none)),		 /* 5 differs */
+	    fn(1, EXIT, 2, 40),				 /* 6 */
+	    fn(1, EXIT, 1, 50),				 /* 7 */
+	    custom(1, 60, none, sizeof(none)),		 /* 8 agrees: nothing open */
+	    custom(2, 70, three_one, sizeof(three_one)), /* 9 seeds [1 ? ?] */
+	    custom(2, 71, three_two, sizeof(three_two)), /* 10 agrees */
+	    custom(2, 72, three_bad, sizeof(three_bad)), /* 11 differs */
+	};
+	const struct want w[] = {
+	    {1, 2, 1, XFDR_CALL_EXIT, 20, 40, 0, 1, 6},
+	    {1, 1, 0, XFDR_CALL_EXIT, 10, 50, 20, 0, 7},
+	};
+	struct xfdr_callstack_stats s;
+	struct rec r;
+	struct xfdr_callstack *cs = new_pairer(&r);
+
+	(void)state;
+	assert_int_equal(sizeof(none), 24);
+	feed_all(cs, ev, 0, 3);
+	s = stats_of(cs);
+	assert_int_equal(s.contexts, 1);
+	assert_int_equal(s.contexts_seeded + s.contexts_differ, 0);
+	feed_all(cs, ev, 3, 6);
+	assert_int_equal(stats_of(cs).contexts_differ, 3);
+	assert_int_equal(xfdr_callstack_depth(cs, 1), 2);
+	expect_frame(cs, 1, 1, 2, 0, 0, 20, 1);
+	feed_all(cs, ev, 6, N_OF(ev));
+	expect_calls(&r, 0, w, N_OF(w));
+	s = stats_of(cs);
+	assert_int_equal(s.contexts, 8);
+	assert_int_equal(s.contexts_seeded, 1);
+	assert_int_equal(s.contexts_differ, 4);
+	assert_int_equal(s.from_context, 0);
+	assert_int_equal(s.ignored_events, 0);
+	assert_int_equal(xfdr_callstack_depth(cs, 2), 3);
+	expect_frame(cs, 2, 1, UNKNOWN, FROM, 2, 70, NONE);
+	xfdr_callstack_destroy(cs);
+}
+
+/*
+ * Payloads that are not a stack context are not taken: a bad XFDRSTAK is counted as invalid,
+ * another custom event as ignored. The byte order is the event's. The most unnamed calls a
+ * context may have is 2^24.
+ */
+static void test_context_invalid(void **state)
+{
+	static const uint8_t version2[] = {'X', 'F',	'D',	'R',	'S',	'T',	'A',
+					   'K', L32(2), L32(1), L32(1), L32(0), L32(1), L32(0)};
+	static const uint8_t cut[] = {'X', 'F', 'D', 'R', 'S', 'T', 'A', 'K', L32(1), L32(0)};
+	static const uint8_t too_deep[] = {STAK(0x1000001, 0)};
+	static const uint8_t deepest[] = {STAK(0x1000000, 0)};
+	static const uint8_t drop[] = {'X', 'F', 'D', 'R', 'D', 'R', 'O', 'P', Z8};
+	static const uint8_t big[] = {'X',
+				      'F',
+				      'D',
+				      'R',
+				      'S',
+				      'T',
+				      'A',
+				      'K',
+				      B32(1),
+				      B32(1),
+				      B32(1),
+				      B32(0),
+				      B32(0x1234567),
+				      B32(0)};
+	struct xfdr_event ev[] = {
+	    custom(1, 10, version2, sizeof(version2)), /* 0 */
+	    custom(1, 11, cut, sizeof(cut)),	       /* 1 */
+	    custom(1, 12, too_deep, sizeof(too_deep)), /* 2 */
+	    custom(1, 13, drop, sizeof(drop)),	       /* 3 */
+	    custom(1, 14, big, sizeof(big)),	       /* 4 little-endian: version 0x01000000 */
+	};
+	struct xfdr_callstack_stats s;
+	struct xfdr_event e;
+	struct rec r;
+	struct xfdr_callstack *cs = new_pairer(&r);
+
+	(void)state;
+	feed_all(cs, ev, 0, N_OF(ev));
+	s = stats_of(cs);
+	assert_int_equal(s.contexts_invalid, 4);
+	assert_int_equal(s.ignored_events, 1);
+	assert_int_equal(s.contexts, 0);
+	assert_int_equal(s.threads, 0);
+	assert_int_equal(xfdr_callstack_depth(cs, 1), 0);
+
+	e = custom(1, 15, big, sizeof(big));
+	e.big_endian = 1;
+	assert_int_equal(xfdr_callstack_feed(cs, &e), 0);
+	assert_int_equal(xfdr_callstack_depth(cs, 1), 1);
+	expect_frame(cs, 1, 0, 0x1234567, FROM, 0, 15, NONE);
+	e = fn(1, EXIT, 0x1234567, 16);
+	assert_int_equal(xfdr_callstack_feed(cs, &e), 0);
+	assert_int_equal(r.n, 1);
+	assert_int_equal(r.v[0].c.function_id, 0x1234567);
+
+	/* 2^24 unnamed calls take one frame; the exit of 5 closes the innermost. */
+	e = custom(2, 100, deepest, sizeof(deepest));
+	assert_int_equal(xfdr_callstack_feed(cs, &e), 0);
+	assert_int_equal(xfdr_callstack_depth(cs, 2), 16777216);
+	expect_frame(cs, 2, 0, UNKNOWN, FROM, 16777216, 100, NONE);
+	expect_frame(cs, 2, 16777215, UNKNOWN, FROM, 1, 100, NONE);
+	e = fn(2, EXIT, 5, 101);
+	assert_int_equal(xfdr_callstack_feed(cs, &e), 0);
+	assert_int_equal(r.n, 2);
+	assert_int_equal(r.v[1].c.function_id, 5);
+	assert_int_equal(r.v[1].c.depth, 16777215);
+	assert_int_equal(xfdr_callstack_depth(cs, 2), 16777215);
+	assert_int_equal(stats_of(cs).max_depth, 16777216);
+	xfdr_callstack_destroy(cs); /* open frames are dropped unreported */
+}
+
+/* A context that needs a new thread or a larger stack gets -ENOMEM and changes nothing. */
+static void test_context_without_memory(void **state)
+{
+	static uint8_t stak[24 + 4 * 100];
+	struct xfdr_callstack_stats before, after;
+	struct xfdr_event ev;
+	struct rec r;
+	struct xfdr_callstack *cs = new_pairer(&r);
+	static const uint8_t head[] = {STAK(100, 100)};
+	uint32_t i;
+
+	(void)state;
+	memcpy(stak, head, sizeof(head));
+	for (i = 0; i < 100; i++) {
+		const uint8_t id[] = {L32(i + 1)};
+
+		memcpy(stak + 24 + 4 * i, id, 4);
+	}
+	ev = custom(6, 10, stak, sizeof(stak));
+	before = stats_of(cs);
+	alloc_failing = 1;
+	assert_int_equal(xfdr_callstack_feed(cs, &ev), -ENOMEM);
+	alloc_normal();
+	after = stats_of(cs);
+	assert_memory_equal(&before, &after, sizeof(before));
+	assert_int_equal(xfdr_callstack_depth(cs, 6), 0);
+
+	/* The thread exists now (a first entry made it), but 100 frames need a larger stack. */
+	ev = fn(6, ENTER, 1, 5);
+	assert_int_equal(xfdr_callstack_feed(cs, &ev), 0);
+	ev = fn(6, EXIT, 1, 6);
+	assert_int_equal(xfdr_callstack_feed(cs, &ev), 0);
+	ev = custom(6, 10, stak, sizeof(stak));
+	before = stats_of(cs);
+	alloc_failing = 1;
+	assert_int_equal(xfdr_callstack_feed(cs, &ev), -ENOMEM);
+	alloc_normal();
+	after = stats_of(cs);
+	assert_memory_equal(&before, &after, sizeof(before));
+	assert_int_equal(xfdr_callstack_depth(cs, 6), 0);
+
+	assert_int_equal(xfdr_callstack_feed(cs, &ev), 0);
+	assert_int_equal(xfdr_callstack_depth(cs, 6), 100);
+	expect_frame(cs, 6, 99, 100, FROM, 0, 10, NONE);
+	xfdr_callstack_destroy(cs);
+}
+
 /* ---- end to end: a real image -------------------------------------------------------- */
 
 #define IMG_BUF 256
@@ -930,6 +1332,13 @@ int main(void)
 	    cmocka_unit_test(test_deep_stack),
 	    cmocka_unit_test(test_create_without_memory),
 	    cmocka_unit_test(test_feed_without_memory),
+	    cmocka_unit_test(test_context_seeds_empty_stack),
+	    cmocka_unit_test(test_context_unnamed_calls),
+	    cmocka_unit_test(test_context_unnamed_at_finish),
+	    cmocka_unit_test(test_context_frames_unwound),
+	    cmocka_unit_test(test_context_with_open_frames),
+	    cmocka_unit_test(test_context_invalid),
+	    cmocka_unit_test(test_context_without_memory),
 	    cmocka_unit_test(test_pair_trace),
 	    cmocka_unit_test(test_pair_trace_invalid),
 	};

@@ -1,6 +1,7 @@
 /*
  * tests/unit/test_reader_names.c - the .map function names in the reader library
- * (xfdr_names_load/get/free, reader/lib/names.c), against doc/map-format.md.
+ * (xfdr_names_load/get/free, reader/lib/names.c), against doc/map-format.md, and the window
+ * of a snapshot (the `since_tsc` line, xfdr_names_since_tsc).
  *
  * Each sidecar is written out literally here; the expected names, return codes, messages and
  * offsets are read off that text by hand (the offsets are byte counts of the lines before).
@@ -130,6 +131,85 @@ static void id_named_twice(void **state)
 	assert_string_equal(err.text, want);
 }
 
+/* A snapshot's sidecar: since_tsc among keys the reader does not know, which it skips. */
+static void since_tsc(void **state)
+{
+	const char *path = write_map("snap.map", "xfdr-map\t1\n"
+						 "mode\tring\n"
+						 "since_tsc\t18446744073709551615\n"
+						 "func_duration_threshold_us\t5\n"
+						 "overwritten\t12\n"
+						 "function\t1\tmain\t0x1\t-\t-\n");
+	struct xfdr_names *n = NULL;
+	struct xfdr_error err;
+	uint64_t tsc = 7;
+
+	(void)state;
+	assert_int_equal(xfdr_names_load(path, &n, &err), 0);
+	assert_int_equal(xfdr_names_since_tsc(n, &tsc), 1);
+	assert_true(tsc == UINT64_MAX);
+	assert_string_equal(xfdr_names_get(n, 1), "main");
+	xfdr_names_free(n);
+
+	/* A later field after the TSC is skipped; 0 is a window too. */
+	path = write_map("snap0.map", "since_tsc\t0\tlater\n");
+	assert_int_equal(xfdr_names_load(path, &n, &err), 0);
+	tsc = 7;
+	assert_int_equal(xfdr_names_since_tsc(n, &tsc), 1);
+	assert_int_equal(tsc, 0);
+	xfdr_names_free(n);
+
+	/* Not a snapshot: no since_tsc (a key that only starts like it does not count). */
+	path = write_map("plain.map", "since_tsc_x\t5\nsince\t5\nfunction\t1\tmain\n");
+	assert_int_equal(xfdr_names_load(path, &n, &err), 0);
+	tsc = 7;
+	assert_int_equal(xfdr_names_since_tsc(n, &tsc), 0);
+	assert_int_equal(tsc, 7);
+	xfdr_names_free(n);
+	assert_int_equal(xfdr_names_since_tsc(NULL, &tsc), 0);
+}
+
+/* -2: a since_tsc that is not a decimal u64, or a second one. */
+static void since_tsc_malformed(void **state)
+{
+	static const char *const bad[] = {
+	    "since_tsc\t\n",	 "since_tsc\t12x\n", "since_tsc\t-1\n",
+	    "since_tsc\t 12\n",	 "since_tsc\t+12\n", "since_tsc\t18446744073709551616\n",
+	    "since_tsc\t0x10\n",
+	};
+	struct xfdr_names *n = (struct xfdr_names *)&n;
+	struct xfdr_error err;
+	char want[512];
+	const char *path;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char text[64];
+
+		/* "pid\t1\n" is 6 bytes: the bad line 2 starts at 6. */
+		snprintf(text, sizeof(text), "pid\t1\n%s", bad[i]);
+		path = write_map("badsince.map", text);
+		n = (struct xfdr_names *)&n;
+		assert_int_equal(xfdr_names_load(path, &n, &err), -2);
+		assert_null(n);
+		assert_int_equal(err.offset, 6);
+		snprintf(want, sizeof(want),
+			 "%s: line 2: expected a decimal TSC (0..18446744073709551615) after "
+			 "'since_tsc<TAB>', found '",
+			 path);
+		assert_memory_equal(err.text, want, strlen(want));
+	}
+
+	path = write_map("twosince.map", "since_tsc\t5\nsince_tsc\t5\n");
+	assert_int_equal(xfdr_names_load(path, &n, &err), -2);
+	assert_null(n);
+	assert_int_equal(err.offset, 12);
+	snprintf(want, sizeof(want),
+		 "%s: line 2: expected at most one since_tsc line, found 'since_tsc\t5'", path);
+	assert_string_equal(err.text, want);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -155,6 +235,8 @@ int main(void)
 	    cmocka_unit_test(missing_file),
 	    cmocka_unit_test(malformed_line),
 	    cmocka_unit_test(id_named_twice),
+	    cmocka_unit_test(since_tsc),
+	    cmocka_unit_test(since_tsc_malformed),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
