@@ -6,7 +6,10 @@
 # For each example: the program succeeds and writes exactly one trace and its .map; the
 # trace passes `xfdr verify` and `llvm-xray convert`; and what only that example records is
 # there (names of its functions in the .map, Entry_Args and custom events, one thread per
-# worker). One PASS or FAIL line per example; exit status 1 if any failed.
+# worker). snapshot writes several traces, one per slowest-so-far request: each must pass
+# both readers, name where its window begins (since_tsc in its .map), hold that window, and
+# (when `xfdr convert` has --since) trim to it. One PASS, SKIP or FAIL line per check; exit
+# status 1 if any failed.
 set -u
 
 dir=$1
@@ -113,6 +116,106 @@ if run threads LD_PRELOAD="$so" XFDR_OPTIONS="start=1:output=$tmp/threads/" \
 		fail threads "llvm-xray sees $tids threads, expected main and 4 workers"
 	else
 		echo "PASS threads: 4 workers and main, each with its own thread id"
+	fi
+fi
+
+# below(t, s) in awk: the timestamp t is below s (digit strings compared by length, then as
+# text: awk's numbers are doubles, exact only below 2^53).
+tsc_awk='function below(t, s) { return length(t) < length(s) || (length(t) == length(s) && (t "") < (s "")) }'
+
+# since_of TRACE: the since_tsc of TRACE's .map (empty when there is none).
+since_of() {
+	awk -F '\t' '$1 == "since_tsc" { print $2 }' "$1.map"
+}
+
+# snapshot_file TRACE: one snapshot passes both readers, and its .map says where the window
+# begins; the request's own handle_request (id 1) entry is at or after it. Sets $since.
+snapshot_file() {
+	log=$tmp/snapshot/log
+	if [ ! -f "$1.map" ]; then
+		fail snapshot "no $1.map"
+		return 1
+	fi
+	if ! "$xfdr" verify "$1" >>"$log" 2>&1; then
+		fail snapshot "xfdr verify rejects $1"
+		return 1
+	fi
+	if ! "$llvm" convert --output-format=yaml "$1" >"$1.yaml" 2>>"$log"; then
+		fail snapshot "llvm-xray convert rejects $1"
+		return 1
+	fi
+	since=$(since_of "$1")
+	case $since in
+	'' | *[!0-9]*)
+		fail snapshot "$1.map has no since_tsc line"
+		return 1
+		;;
+	esac
+	if ! awk -v s="$since" "$tsc_awk"'
+		/func-id: 1,.*kind: function-enter,/ && match($0, /tsc: [0-9]+/) &&
+		    !below(substr($0, RSTART + 5, RLENGTH - 5), s) { found = 1 }
+		END { exit !found }' "$1.yaml"; then
+		fail snapshot "$1 holds no request entry at or after since_tsc $since"
+		return 1
+	fi
+	return 0
+}
+
+# snapshot_trim TRACE: xfdr convert --since=snapshot keeps no record before since_tsc, and
+# keeps the request itself.
+snapshot_trim() {
+	since=$(since_of "$1")
+	if ! "$xfdr" convert --since=snapshot "$1" >"$1.trimmed" 2>>"$tmp/snapshot/log"; then
+		fail snapshot "xfdr convert --since=snapshot rejects $1"
+		return 1
+	fi
+	early=$(awk -v s="$since" "$tsc_awk"'
+		match($0, /tsc: [0-9]+/) && below(substr($0, RSTART + 5, RLENGTH - 5), s) { n++ }
+		END { print n + 0 }' "$1.trimmed")
+	if [ "$early" -ne 0 ]; then
+		fail snapshot "xfdr convert --since=snapshot $1 keeps $early records before $since"
+		return 1
+	fi
+	if ! grep -q "func-id: 1,.*kind: function-enter," "$1.trimmed"; then
+		fail snapshot "xfdr convert --since=snapshot $1 leaves no request entry"
+		return 1
+	fi
+	return 0
+}
+
+mkdir -p "$tmp/snapshot"
+if ! "$dir/snapshot" 3000 "$tmp/snapshot/" >"$tmp/snapshot/log" 2>&1; then
+	fail snapshot "the program failed"
+else
+	set -- "$tmp/snapshot"/*.xray
+	printed=$(grep -c "slowest so far: $tmp/snapshot/" "$tmp/snapshot/log")
+	if [ ! -f "$1" ]; then
+		fail snapshot "no snapshot in $tmp/snapshot"
+	elif [ "$printed" -ne $# ]; then
+		fail snapshot "the program printed $printed snapshot paths, $# files were written"
+	else
+		ok=1
+		threads=0
+		for trace; do
+			snapshot_file "$trace" || { ok=0; break; }
+			n=$(sed -n 's/.*thread: \([0-9]*\),.*/\1/p' "$trace.yaml" | sort -u | wc -l)
+			[ "$n" -gt "$threads" ] && threads=$n
+		done
+		if [ $ok = 1 ] && [ "$threads" -lt 2 ]; then
+			fail snapshot "no snapshot holds more than one thread"
+			ok=0
+		fi
+		[ $ok = 1 ] && echo "PASS snapshot: $# snapshots, each valid for xfdr and llvm-xray," \
+			"with since_tsc and the request's window, up to $threads threads"
+		if [ $ok = 1 ] && "$xfdr" convert --help 2>&1 | grep -q -- '--since='; then
+			for trace; do
+				snapshot_trim "$trace" || { ok=0; break; }
+			done
+			[ $ok = 1 ] && echo "PASS snapshot: xfdr convert --since=snapshot keeps" \
+				"no record before since_tsc"
+		elif [ $ok = 1 ]; then
+			echo "SKIP snapshot: this xfdr convert has no --since (trimming not checked)"
+		fi
 	fi
 fi
 

@@ -9,6 +9,8 @@
 #               (-Wl,-u,xfdr_init pulls the runtime in; XRay's own symbols are hidden, so the
 #               handler can only be linked statically, not preloaded)
 #   threads     examples/threads.c with -finstrument-functions only, preloaded like cyg_sort
+#   snapshot    examples/snapshot.c, XFDR_SCOPE and xfdr_flush_since(): worker threads save
+#               the window of each slowest-so-far request; linked with libxfdr.a
 #
 #   make demo             record cyg_sort and show what was recorded (examples/demo.sh)
 #   make check-examples   run every example under xfdr; each trace must pass `xfdr verify`
@@ -18,7 +20,7 @@ EXAMPLES_DIR    := $(BUILD)/examples
 EXAMPLES_CLANG  ?= clang
 EXAMPLES_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -O2 -g -pthread
 EXAMPLES_XRAY   := -fxray-instrument -fxray-instruction-threshold=1
-EXAMPLES_PROGS  := $(addprefix $(EXAMPLES_DIR)/,manual cyg_sort xray_sort threads)
+EXAMPLES_PROGS  := $(addprefix $(EXAMPLES_DIR)/,manual cyg_sort xray_sort threads snapshot)
 
 $(EXAMPLES_DIR)/manual: examples/manual.c include/xfdr/xfdr.h $(LIBXFDR_A)
 	@mkdir -p $(@D)
@@ -36,6 +38,10 @@ $(EXAMPLES_DIR)/xray_sort: examples/sort.c $(LIBXFDR_A)
 $(EXAMPLES_DIR)/threads: examples/threads.c
 	@mkdir -p $(@D)
 	$(CC) $(EXAMPLES_CFLAGS) -finstrument-functions -o $@ $<
+
+$(EXAMPLES_DIR)/snapshot: examples/snapshot.c include/xfdr/xfdr.h $(LIBXFDR_A)
+	@mkdir -p $(@D)
+	$(CC) $(EXAMPLES_CFLAGS) -Iinclude -o $@ $< $(LIBXFDR_A) $(SAN_LDFLAGS) $(RUNTIME_LIBS)
 
 .PHONY: check-examples
 examples: $(EXAMPLES_PROGS)
