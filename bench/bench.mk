@@ -1,9 +1,11 @@
-# bench/bench.mk - `make bench`: ns per event for xfdr beside the floor and LLVM's FDR runtime.
+# bench/bench.mk - `make bench`: ns per event for xfdr beside the floor and LLVM's FDR runtime,
+# then the start-up table (xfdr_init and pool population for 64 MiB, 1 GiB and 4 GiB pools).
 # Included by the top-level Makefile; uses its BUILD, CC, BASE_CFLAGS, BENCH_CFLAGS, LIBXFDR_A,
 # RUNTIME_LIBS. Everything is built in $(BUILD)/bench/. Method: bench/README.md.
 #
-#   make bench                          the table, on stdout (about 10 s once built)
-#   make bench BENCH_REPS=11 BENCH_EVENTS=4000000
+#   make bench                          both tables, on stdout (about 30 s once built)
+#   make bench BENCH_REPS=11 BENCH_EVENTS=4000000 BENCH_STARTUP_REPS=5
+#   make bench-startup                  the start-up table alone
 #
 # Each row is one program (or part of one) run by bench/run.sh, one after the other. A row is
 # added by building its program here and appending its command line to BENCH_RUNS; a row
@@ -40,7 +42,8 @@ BENCH_RUNS  := '$(BENCH_DIR)/bench_base $(BENCH_ARGS)'
 # run flushes into $(BENCH_DIR)/trace, counts the records with libxfdr_reader, and deletes
 # the file.
 BENCH_XFDR_SRCS := bench/harness.c bench/xfdr_row.c bench/callee.c
-BENCH_XFDR_HDRS := $(BENCH_HDRS) bench/xfdr_row.h include/xfdr/xfdr.h include/xfdr/reader.h
+BENCH_XFDR_HDRS := $(BENCH_HDRS) bench/xfdr_row.h include/xfdr/xfdr.h include/xfdr/reader.h \
+		runtime/pool/pool.h runtime/pool/pool_types.h
 BENCH_XFDR_ARGS := $(BENCH_ARGS) -b $(BENCH_BUF_BYTES) -m $(BENCH_BUF_COUNT) -o $(BENCH_DIR)/trace
 
 $(BENCH_DIR)/bench_xfdr_manual: $(BENCH_XFDR_SRCS) bench/bench_xfdr_manual.c $(BENCH_XFDR_HDRS) \
@@ -89,7 +92,25 @@ BENCH_RUNS  += '$(BENCH_LLVM_ENV) $(BENCH_DIR)/bench_llvm_fdr $(BENCH_ARGS)'
 BENCH_RUNS  += 'pending:xfdr via the XRay sled handler'
 BENCH_RUNS  += 'pending:xfdr via -finstrument-functions'
 
-# ---- the target -------------------------------------------------------------------------------
-.PHONY: bench
-bench: all $(BENCH_PROGS)
-	@sh bench/run.sh 'make $(strip $(MAKEOVERRIDES) $(MAKECMDGOALS))' $(BENCH_RUNS)
+# ---- start-up: xfdr_init() and pool population, beside the old MAP_POPULATE ------------------
+# Its own table, printed after the per-event one (bench/startup.c prints it itself). It maps up
+# to 4 GiB, one pool at a time, never while another program of the benchmark runs.
+BENCH_STARTUP_REPS ?= 3
+
+$(BENCH_DIR)/startup: bench/startup.c include/xfdr/xfdr.h runtime/pool/pool.h \
+		runtime/pool/pool_types.h $(LIBXFDR_A)
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_FLAGS) -o $@ bench/startup.c $(LIBXFDR_A) $(SAN_LDFLAGS) $(RUNTIME_LIBS)
+
+# ---- the targets ------------------------------------------------------------------------------
+# Exit status 1 when either table reports a failure; both are printed in full either way.
+.PHONY: bench bench-startup
+bench: all $(BENCH_PROGS) $(BENCH_DIR)/startup
+	@status=0; \
+	sh bench/run.sh 'make $(strip $(MAKEOVERRIDES) $(MAKECMDGOALS))' $(BENCH_RUNS) || status=1; \
+	echo; \
+	$(BENCH_DIR)/startup -r $(BENCH_STARTUP_REPS) || status=1; \
+	exit $$status
+
+bench-startup: $(BENCH_DIR)/startup
+	@$(BENCH_DIR)/startup -r $(BENCH_STARTUP_REPS)

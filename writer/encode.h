@@ -51,10 +51,24 @@ static inline uint8_t wr_md_byte(unsigned kind)
 #endif
 }
 
+/*
+ * wr_function_word - a function record as the 64-bit word whose bytes in memory are the
+ * record: the runtime stores it with one (atomic) 8-byte store.
+ */
+static inline uint64_t wr_function_word(unsigned action, uint32_t fid, uint32_t tsc_delta)
+{
+	uint8_t b[XFDR_FN_RECORD_BYTES];
+	uint64_t w;
+
+	wr_put32(b + XFDR_FN_WORD_OFF, wr_fn_word(action, fid));
+	wr_put32(b + XFDR_FN_DELTA_OFF, tsc_delta);
+	memcpy(&w, b, sizeof(w));
+	return w;
+}
+
 static inline size_t wr_function(uint8_t *p, unsigned action, uint32_t fid, uint32_t tsc_delta)
 {
-	wr_put32(p + XFDR_FN_WORD_OFF, wr_fn_word(action, fid));
-	wr_put32(p + XFDR_FN_DELTA_OFF, tsc_delta);
+	wr_put64(p, wr_function_word(action, fid, tsc_delta));
 	return XFDR_FN_RECORD_BYTES;
 }
 

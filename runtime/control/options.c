@@ -53,8 +53,8 @@ static int valid_threshold_us(size_t v)
 }
 
 static const char *const clock_names[] = {"auto", "rdtscp", "rdtsc", NULL};
-static const char *const mode_names[] = {[XFDR_MODE_RING] = "ring",
-					 [XFDR_MODE_BOUNDED] = "bounded", NULL};
+static const char *const mode_names[] = {
+    [XFDR_MODE_RING] = "ring", [XFDR_MODE_BOUNDED] = "bounded", NULL};
 
 #define OFF(f) offsetof(struct xfdr_options, f)
 

@@ -143,11 +143,16 @@ static size_t copy_buffer(struct pool_desc *d)
 			stable = used;
 		memcpy(copy, d->data, stable);
 		for (off = stable; off < used; off += 8)
-			xfdr_store_relaxed((uint64_t *)(void *)(copy + off),
-					   xfdr_load_relaxed((const uint64_t *)(void *)(d->data + off)));
-		/* pairs with the release fence in try_elide(): a rewritten word means a new seq */
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if (xfdr_load_relaxed(&d->erase_seq) == seq)
+			xfdr_store_relaxed(
+			    (uint64_t *)(void *)(copy + off),
+			    xfdr_load_relaxed((const uint64_t *)(void *)(d->data + off)));
+		/*
+		 * A read-modify-write, not a load: it is ordered after the reads above (release),
+		 * and it comes after any erase whose rewrite one of them saw (the erase's
+		 * acquire), so it returns a new erase_seq then. Fences would do the same, but
+		 * ThreadSanitizer checks only this form.
+		 */
+		if (__atomic_fetch_add(&d->erase_seq, 0, __ATOMIC_RELEASE) == seq)
 			break;
 		if (tries == 3) {
 			used = stable;

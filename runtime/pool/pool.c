@@ -3,6 +3,7 @@
  * run-time side of the pool; layout and states: pool_types.h).
  */
 #define _LGPL_SOURCE
+#include <urcu/arch.h>
 #include <urcu/lfstack.h>
 
 #include "runtime/base/compiler.h"
@@ -29,10 +30,30 @@ static XFDR_NOINSTR struct pool_desc *pop_free(void)
 }
 
 /*
+ * A flush pins a buffer only while it copies it into memory (a few microseconds): wait that
+ * long rather than take a newer buffer, which would leave a hole in the older one's thread
+ * history. Bounded, because the flusher may be preempted or interrupted.
+ */
+#define PINNED_WAIT_SPINS 4096
+
+static XFDR_NOINSTR uint64_t wait_unpinned(struct pool_desc *d, uint64_t c)
+{
+	int spins;
+
+	for (spins = 0; (c & POOL_PINNED) && spins < PINNED_WAIT_SPINS; spins++) {
+		caa_cpu_relax();
+		/* pairs with the release in pool_unpin() */
+		c = xfdr_load_acquire(&d->ctl);
+	}
+	return c;
+}
+
+/*
  * Ring mode: walk the buffers from ring_next on. The free stack hands buffers out in index
  * order, so index order from 0 is the order they were first filled, and a cursor that goes
- * round keeps taking the buffer filled longest ago. Owned buffers (a thread still writes) and
- * pinned ones (a flush copies) are passed over; after one full round the claim fails.
+ * round keeps taking the buffer filled longest ago. Owned buffers (a thread still writes) are
+ * passed over, and pinned ones (a flush copies) when the copy outlasts the wait; after one
+ * full round the claim fails.
  */
 static XFDR_NOINSTR struct pool_desc *reclaim_full(struct pool_reused *reused)
 {
@@ -44,6 +65,9 @@ static XFDR_NOINSTR struct pool_desc *reclaim_full(struct pool_reused *reused)
 		/* pairs with the release in pool_mark_full() and pool_unpin() */
 		uint64_t c = xfdr_load_acquire(&d->ctl);
 
+		if (POOL_STATE(c) != POOL_FULL)
+			continue;
+		c = wait_unpinned(d, c);
 		if (POOL_STATE(c) != POOL_FULL || (c & POOL_PINNED))
 			continue;
 		/*

@@ -12,8 +12,10 @@ extern struct pool rt_pool XFDR_HIDDEN;
 /*
  * pool_setup - make an empty pool of count buffers of buffer_bytes for the given session,
  * with the given policy (enum pool_mode).
- * Same geometry as before: the used prefix of every buffer is zeroed in place (the pages stay
- * populated); otherwise the old mappings are released and new ones mapped with MAP_POPULATE.
+ * Same geometry as before: what the last session wrote is zeroed in place (the pages stay
+ * populated); otherwise the old mappings are released and new ones mapped by
+ * pool_memory_map() (2 MiB-aligned, populated in the background and at the latest when a
+ * thread claims the buffer).
  * Context: init only, with no thread inside the runtime (thread_quiesce()).
  * Returns 0 or -ENOMEM (the pool is then empty: count 0).
  */

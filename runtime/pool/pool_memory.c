@@ -45,10 +45,11 @@
 static size_t page_bytes; /* set by pool_memory_map() before any buffer can be claimed */
 
 /*
- * The background thread. It is detached (a finished thread must not wait for a join that may
- * never come, and exit() never waits for it); pool_memory_unmap() asks it to stop and waits
- * on `done`, which the thread posts after its last access to the pool. `running`, `pid` and
- * `done` are used by pool_memory_map()/unmap() only, which init serializes.
+ * The background thread. It is detached: a thread that finished is never left waiting for a
+ * join that may never come (TSan would call it leaked at exit), and exit() does not wait for
+ * one still running. pool_memory_unmap() asks it to stop and waits on `done`, which the thread
+ * posts after its last access to the pool. `running`, `pid` and `done` are used by
+ * pool_memory_map()/unmap() only, which init serializes.
  */
 static struct {
 	int running; /* started, and `done` not yet waited for */

@@ -54,26 +54,26 @@ struct pool_desc {
 	/*
 	 * Bytes of whole records in data. The owner store-releases it after writing them;
 	 * the flusher load-acquires it and copies only that prefix. It shrinks only when the
-	 * owner erases an elided entry (then erase_seq moves first).
+	 * owner erases an elided entry, and erase_seq moves right after.
 	 */
 	size_t used_bytes;
 	/* Bytes the owner will never rewrite (below its erase floor when it last erased). */
 	size_t stable_bytes;
 	/* Bumped (release) each time the owner erases: a copy that saw it move is retried. */
 	uint64_t erase_seq;
-	uint64_t ctl;	      /* state, pin, generation (above) */
-	uint64_t claim_seq;   /* order of claims in the session: the flusher writes in it */
-	uint32_t owner_slot;  /* thread table index of the owner */
-	uint32_t owner_tid;   /* kernel tid of the owner */
+	uint64_t ctl;		  /* state, pin, generation (above) */
+	uint64_t claim_seq;	  /* order of claims in the session: the flusher writes in it */
+	uint32_t owner_slot;	  /* thread table index of the owner */
+	uint32_t owner_tid;	  /* kernel tid of the owner */
 	uint32_t owner_thread_id; /* the id in the buffer's NewBuffer record */
-	uint32_t mem_ready;   /* pool_memory.c: nonzero once the buffer's pages are populated */
-	uint64_t first_tsc;   /* the TSC of the buffer's preamble (its NewCPUId) */
-	uint64_t last_tsc;    /* the TSC of its last record, set before it becomes full */
+	uint32_t mem_ready;	  /* pool_memory.c: nonzero once the buffer's pages are populated */
+	uint64_t first_tsc;	  /* the TSC of the buffer's preamble (its NewCPUId) */
+	uint64_t last_tsc;	  /* the TSC of its last record, set before it becomes full */
 	/* Flusher-private. */
-	uint64_t flush_gen;   /* generation when the flush fixed its length */
-	uint64_t flush_seq;   /* claim_seq then: the order the flush writes buffers in */
-	size_t flush_used;    /* the length this flush copies; 0: not in this flush */
-	uint32_t flush_mark;  /* grouping per thread */
+	uint64_t flush_gen;  /* generation when the flush fixed its length */
+	uint64_t flush_seq;  /* claim_seq then: the order the flush writes buffers in */
+	size_t flush_used;   /* the length this flush copies; 0: not in this flush */
+	uint32_t flush_mark; /* grouping per thread */
 } __attribute__((aligned(XFDR_CACHELINE)));
 
 struct pool {

@@ -146,8 +146,8 @@ static XFDR_NOINSTR size_t event_bytes(const struct rec_event *ev)
  * recorded since), no older than the threshold, erase it and move the delta base back to
  * the record before it. Returns 1 when erased (the exit is then not written).
  * A flusher may be copying the bytes the next record rewrites: used_bytes shrinks first,
- * then erase_seq moves, then (release fence) anything is rewritten, so a copy that read a
- * rewritten byte sees erase_seq changed and is retried (flush.c).
+ * then erase_seq moves, then anything is rewritten, so a copy that read a rewritten byte sees
+ * erase_seq changed and is retried (flush.c).
  */
 static XFDR_NOINSTR int try_elide(struct rec_thread *t, uint64_t tsc, uint32_t fid)
 {
@@ -166,10 +166,12 @@ static XFDR_NOINSTR int try_elide(struct rec_thread *t, uint64_t tsc, uint32_t f
 	/* pairs with the acquire of used_bytes in the flusher */
 	xfdr_store_release(&d->used_bytes, t->used);
 	xfdr_store_release(&d->stable_bytes, t->erase_floor);
-	/* pairs with the acquire of erase_seq in the flusher (it then sees the length above) */
-	xfdr_store_release(&d->erase_seq, xfdr_load_relaxed(&d->erase_seq) + 1);
-	/* pairs with the flusher's acquire fence: later rewrites come after the new erase_seq */
-	__atomic_thread_fence(__ATOMIC_RELEASE);
+	/*
+	 * Release: a flusher that reads the new erase_seq (acquire) sees the lengths above.
+	 * Acquire: no later rewrite moves before it, so a copy that read a rewritten word has
+	 * its closing read-modify-write of erase_seq ordered after this one (copy_buffer()).
+	 */
+	__atomic_fetch_add(&d->erase_seq, 1, __ATOMIC_ACQ_REL);
 	return 1;
 }
 
@@ -199,12 +201,34 @@ static XFDR_NOINSTR void close_buffer(struct rec_thread *t)
 }
 
 /*
+ * put_words - copy bytes (zero-padded to whole 8-byte words) to a buffer's next records with
+ * relaxed atomic 8-byte stores; returns the end. After an elided entry is erased, the next
+ * records land on bytes a flusher may be copying at that moment (with atomic loads, checked
+ * against erase_seq: flush.c): word stores keep that race defined, and visible to
+ * ThreadSanitizer. On x86-64 each is a plain move.
+ */
+static XFDR_NOINSTR uint8_t *put_words(uint8_t *dst, const void *src, size_t bytes)
+{
+	const uint8_t *s = src;
+	uint64_t w;
+	size_t i;
+
+	for (i = 0; i < bytes; i += 8) {
+		w = 0;
+		memcpy(&w, s + i, bytes - i < 8 ? bytes - i : 8);
+		xfdr_store_relaxed((uint64_t *)(void *)(dst + i), w);
+	}
+	return dst + i;
+}
+
+/*
  * write_event - put one event group into the thread's buffer, rotating it if needed.
  * Context: guard held, session is the one being recorded.
  */
 static XFDR_NOINSTR int write_event(struct rec_thread *t, struct thread_slot *s, uint32_t session,
 				    uint64_t tsc, unsigned cpu, const struct rec_event *ev)
 {
+	uint8_t md[XFDR_MD_RECORD_BYTES] __attribute__((aligned(8))); /* one metadata record */
 	size_t buffer_bytes = rt_pool.buffer_bytes;
 	size_t need, prefix = 0;
 	uint32_t open_calls;
@@ -253,29 +277,30 @@ static XFDR_NOINSTR int write_event(struct rec_thread *t, struct thread_slot *s,
 	}
 	p = t->buf + t->used;
 	if (ev->kind == REC_EV_FUNCTION) {
+		uint64_t w;
+
 		if (cpu != t->cpu) {
-			p += wr_new_cpu_id(p, (uint16_t)cpu, tsc);
+			p = put_words(p, md, wr_new_cpu_id(md, (uint16_t)cpu, tsc));
 			t->cpu = cpu;
 			t->last_tsc = tsc;
 		} else if (tsc - t->last_tsc > UINT32_MAX) {
-			p += wr_tsc_wrap(p, tsc);
+			p = put_words(p, md, wr_tsc_wrap(md, tsc));
 			t->last_tsc = tsc;
 		}
 		t->erase_floor = (size_t)(p - t->buf);
-		p += wr_function(p, ev->action, ev->fid, (uint32_t)(tsc - t->last_tsc));
+		w = wr_function_word(ev->action, ev->fid, (uint32_t)(tsc - t->last_tsc));
+		p = put_words(p, &w, sizeof(w));
 		for (i = 0; i < ev->nargs; i++)
-			p += wr_call_argument(p, ev->args[i]);
+			p = put_words(p, md, wr_call_argument(md, ev->args[i]));
 		t->last_tsc = tsc;
 		/* Only a plain entry may be erased; anything else ends what can be. */
 		if (ev->action != XFDR_FN_ENTER || ev->nargs)
 			t->erase_floor = (size_t)(p - t->buf);
 	} else {
-		size_t padded = need - XFDR_MD_RECORD_BYTES;
-
-		p += wr_custom_event_marker(p, (uint32_t)padded, tsc);
-		memcpy(p, ev->data, ev->bytes);
-		memset(p + ev->bytes, 0, padded - ev->bytes);
-		p += padded;
+		p = put_words(
+		    p, md,
+		    wr_custom_event_marker(md, (uint32_t)(need - XFDR_MD_RECORD_BYTES), tsc));
+		p = put_words(p, ev->data, ev->bytes);
 		t->erase_floor = (size_t)(p - t->buf);
 	}
 	t->used = (size_t)(p - t->buf);

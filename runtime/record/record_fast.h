@@ -63,7 +63,9 @@ rec_function_at(uint64_t tsc, unsigned cpu, unsigned action, uint32_t fid)
 	/* used is kept in a register: the record store may alias the TLS block for the compiler */
 	t->used = used + XFDR_FN_RECORD_BYTES;
 	t->last_tsc = tsc;
-	wr_function(t->buf + used, action, fid, (uint32_t)delta);
+	/* one word store, atomic for the flusher's sake: see put_words() in record.c */
+	xfdr_store_relaxed((uint64_t *)(void *)(t->buf + used),
+			   wr_function_word(action, fid, (uint32_t)delta));
 	/* pairs with the acquire of used_bytes in the flusher */
 	xfdr_store_release(&t->desc->used_bytes, used + XFDR_FN_RECORD_BYTES);
 	xfdr_barrier();

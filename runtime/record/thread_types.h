@@ -55,8 +55,8 @@ struct thread_slot {
 	 * store; thread_quiesce() reads it with acquire after a membarrier().
 	 */
 	uint32_t busy;
-	uint32_t state;	  /* enum slot_state; release after the fields below */
-	uint32_t tid;	  /* kernel tid */
+	uint32_t state;	     /* enum slot_state; release after the fields below */
+	uint32_t tid;	     /* kernel tid */
 	uint32_t thread_id;  /* its id in NewBuffer records, unique in the session's files */
 	uint32_t id_session; /* the session thread_id was given for */
 	uint32_t session;    /* last session in which the thread took a buffer or dropped */
@@ -97,8 +97,8 @@ struct rec_thread {
 	 */
 	int32_t depth;
 	uint32_t stack_session; /* the session depth counts for */
-	uint32_t registering; /* guard while the thread has no slot yet */
-	uint32_t slotless;    /* events since registration last failed (retry throttle) */
+	uint32_t registering;	/* guard while the thread has no slot yet */
+	uint32_t slotless;	/* events since registration last failed (retry throttle) */
 } __attribute__((aligned(XFDR_CACHELINE)));
 
 struct thread_table {
@@ -109,7 +109,7 @@ struct thread_table {
 	uint64_t unattributed[DROP_CAUSES];
 	uint64_t recycled[DROP_CAUSES];
 	uint64_t noted_elsewhere[THREAD_NOTES]; /* notes of recycled slots, or of no slot */
-	uint32_t next_thread_id; /* thread ids given in this session */
+	uint32_t next_thread_id;		/* thread ids given in this session */
 	pthread_key_t key; /* its destructor hands a thread's buffer back at thread exit */
 	int key_ok;
 };

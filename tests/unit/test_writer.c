@@ -243,6 +243,7 @@ static void test_call_argument(void **state)
 #define wr_call_argument be_wr_call_argument
 #define wr_fits be_wr_fits
 #define wr_function_read be_wr_function_read
+#define wr_function_word be_wr_function_word
 #include "writer/encode.h"
 #undef wr_put16
 #undef wr_put32
@@ -260,6 +261,7 @@ static void test_call_argument(void **state)
 #undef wr_call_argument
 #undef wr_fits
 #undef wr_function_read
+#undef wr_function_word
 #pragma pop_macro("__BYTE_ORDER__")
 
 static void test_big_endian_words(void **state)
