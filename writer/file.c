@@ -12,8 +12,8 @@
  * NewBuffer, so zeros (harmless Entry records of function 0) are what keeps it on track.
  *
  * Everything here may run in a signal handler (xfdr_flush() is async-signal-safe): the only
- * system call is write(2), the padding comes from a static block of zeros, nothing is
- * allocated or locked, and the caller's errno is given back unchanged.
+ * system calls are write(2) and pwrite(2), the padding comes from a static block of zeros, nothing
+ * is allocated or locked, and the caller's errno is given back unchanged.
  */
 #include <errno.h>
 #include <string.h>
@@ -63,6 +63,27 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 			return -EIO;
 		p += k;
 		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/* write_all() at a file offset, with pwrite(2). */
+static int pwrite_all(int fd, const uint8_t *p, size_t n, uint64_t offset)
+{
+	ssize_t k;
+
+	while (n) {
+		k = pwrite(fd, p, n, (off_t)offset);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (k == 0)
+			return -EIO;
+		p += k;
+		n -= (size_t)k;
+		offset += (uint64_t)k;
 	}
 	return 0;
 }
@@ -140,4 +161,16 @@ int wr_close_buffer(uint8_t *data, size_t used_bytes, size_t buffer_bytes)
 	after = used_bytes + wr_end_of_buffer(data + used_bytes);
 	memset(data + after, 0, buffer_bytes - after);
 	return 0;
+}
+
+int wr_write_buffer_at(int fd, uint8_t *data, size_t used_bytes, size_t buffer_bytes,
+		       uint64_t offset)
+{
+	int saved = errno;
+	int rc = wr_close_buffer(data, used_bytes, buffer_bytes);
+
+	if (!rc)
+		rc = pwrite_all(fd, data, buffer_bytes, offset);
+	errno = saved;
+	return rc;
 }

@@ -1,8 +1,8 @@
 /*
  * writer/file.h - write a whole FDR v1 file: one header, then complete thread buffers.
  *
- * Used by the flusher, possibly from a signal handler: only write(2) (looped on EINTR and
- * short writes) is called, no allocation, no locks, no stdio. errno is preserved.
+ * Used by the flusher, possibly from a signal handler: only write(2) and pwrite(2) (looped on
+ * EINTR and short writes) are called, no allocation, no locks, no stdio. errno is preserved.
  */
 #ifndef XFDR_WRITER_FILE_H
 #define XFDR_WRITER_FILE_H
@@ -44,5 +44,13 @@ int wr_write_buffer(int fd, const uint8_t *data, size_t used_bytes, size_t buffe
  * Returns 0. Used to build whole files in memory (tests, snapshots).
  */
 int wr_close_buffer(uint8_t *data, size_t used_bytes, size_t buffer_bytes);
+
+/*
+ * wr_write_buffer_at - close the buffer in data in place (wr_close_buffer(): data must hold
+ * buffer_bytes) and write it whole at a file offset with pwrite(2), so that buffers can be
+ * written in any order. Context: async-signal-safe. Returns as wr_write_buffer().
+ */
+int wr_write_buffer_at(int fd, uint8_t *data, size_t used_bytes, size_t buffer_bytes,
+		       uint64_t offset);
 
 #endif /* XFDR_WRITER_FILE_H */

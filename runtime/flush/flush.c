@@ -2,10 +2,10 @@
  * runtime/flush/flush.c - snapshot the pool into trace files, async-signal-safe.
  *
  * A trace file: the 32-byte header, then every buffer holding data in claim order (so each
- * thread's buffers are in time order), each copied (copy_buffer) and written whole through
- * wr_write_buffer() (records, EndOfBuffer, zero padding), then the drop-count buffer
- * (drops.c). Owned buffers are copied up to the length their thread has published: the
- * thread writes past it, and release-stores the new length after the bytes.
+ * thread's buffers are in time order), each copied (copy_buffer) and written whole into its
+ * slot (records, EndOfBuffer, zero padding; newest first: write_buffers()), then the
+ * drop-count buffer (drops.c). Owned buffers are copied up to the length their thread has
+ * published: the thread writes past it, and release-stores the new length after the bytes.
  *
  * Only open, write, close, getpid, clock_gettime, rdtsc and sched_getcpu are used: no lock,
  * no allocation, no stdio. The caller (xfdr_flush) makes flushes exclusive through rt_ctl,
@@ -23,6 +23,7 @@
 #include "runtime/flush/output.h"
 #include "runtime/pool/pool.h"
 #include "runtime/record/clock.h"
+#include "writer/encode.h"
 #include "writer/file.h"
 #include "xfdr/format.h"
 
@@ -74,12 +75,12 @@ static void sort_by_claim(uint32_t *order, uint32_t n)
  * thread fills its buffers in claim order, so when a later buffer of a thread is seen, its
  * earlier ones are already full and complete. Each thread's events in the file are then one
  * gap-free run of what it recorded, even while it keeps recording. Returns the count chosen,
- * listed in rt_pool.flush_order.
+ * listed in rt_pool.flush_order: the buffers of the file, in the order of its slots.
  */
 static uint32_t snapshot(uint64_t since)
 {
 	uint32_t *order = rt_pool.flush_order;
-	uint32_t i, n = 0;
+	uint32_t i, n = 0, chosen;
 
 	for (i = 0; i < rt_pool.count; i++) {
 		struct pool_desc *d = &rt_pool.descs[i];
@@ -92,8 +93,12 @@ static uint32_t snapshot(uint64_t since)
 			continue;
 		if (st == POOL_FULL && since && xfdr_load_relaxed(&d->last_tsc) < since)
 			continue;
+		/* Owner fields, published with the state read above; checked again by the pin. */
 		d->flush_gen = POOL_GEN(c);
 		d->flush_seq = xfdr_load_relaxed(&d->claim_seq);
+		d->flush_first_tsc = xfdr_load_relaxed(&d->first_tsc);
+		d->flush_tid = xfdr_load_relaxed(&d->owner_tid);
+		d->flush_thread_id = xfdr_load_relaxed(&d->owner_thread_id);
 		order[n++] = i;
 	}
 	sort_by_claim(order, n);
@@ -107,7 +112,11 @@ static uint32_t snapshot(uint64_t since)
 			used = 0;
 		d->flush_used = used >= XFDR_BUFFER_PREAMBLE_BYTES ? used : 0;
 	}
-	return n;
+	/* Keep only what has data: the file's buffer slots, in claim order. */
+	for (i = 0, chosen = 0; i < n; i++)
+		if (rt_pool.descs[order[i]].flush_used)
+			order[chosen++] = order[i];
+	return chosen;
 }
 
 /*
@@ -163,17 +172,59 @@ static size_t copy_buffer(struct pool_desc *d)
 	return used >= XFDR_BUFFER_PREAMBLE_BYTES ? used : 0;
 }
 
-/* Copy and write d whole; counts it in *written. Returns 0 or a negative errno. */
-static int write_pool_buffer(int fd, struct pool_desc *d, uint64_t *written)
+/* Byte offset of buffer slot k of a trace file. */
+static uint64_t slot_offset(uint32_t k)
+{
+	return XFDR_FILE_HEADER_BYTES + (uint64_t)k * rt_pool.buffer_bytes;
+}
+
+/*
+ * Copy d and write it whole into slot k. A buffer claimed anew before the flusher got to it
+ * keeps its slot as an empty buffer of its thread (preamble only, wall clock 0: it was the
+ * oldest), so the slots written before it stay where they are; counted in st->buffers_reused.
+ */
+static int write_pool_buffer(int fd, struct pool_desc *d, uint32_t k, struct map_flush *st)
 {
 	size_t n = copy_buffer(d);
-	int rc;
+	uint8_t *p = rt_pool.flush_copy;
 
-	if (!n)
-		return 0;
-	rc = wr_write_buffer(fd, rt_pool.flush_copy, n, rt_pool.buffer_bytes);
-	if (!rc)
-		(*written)++;
+	if (!n) {
+		p += wr_new_buffer(p, (uint16_t)d->flush_thread_id);
+		p += wr_wall_clock_time(p, 0, 0);
+		p += wr_new_cpu_id(p, 0, d->flush_first_tsc);
+		n = (size_t)(p - rt_pool.flush_copy);
+		st->buffers_reused++;
+	} else {
+		st->buffers_written++;
+	}
+	return wr_write_buffer_at(fd, rt_pool.flush_copy, n, rt_pool.buffer_bytes, slot_offset(k));
+}
+
+/*
+ * Write the chosen buffers of one thread (all: every thread) into consecutive slots, in claim
+ * order, copying them from the newest to the oldest. Ring mode reuses buffers from the oldest
+ * on: copying the other way, the flusher meets the reuse at the oldest end of every thread's
+ * history, so a buffer reused during the flush costs the oldest events, not a hole in the
+ * middle. *slots gets the number of slots used. Returns 0 or a negative errno.
+ */
+static int write_buffers(int fd, int all, uint32_t tid, uint32_t n, uint32_t epoch,
+			 struct map_flush *st, uint32_t *slots)
+{
+	uint32_t *order = rt_pool.flush_order;
+	uint32_t i, k = 0;
+	int rc = 0;
+
+	for (i = 0; i < n; i++)
+		k += all || rt_pool.descs[order[i]].flush_tid == tid;
+	*slots = k;
+	for (i = n; i-- > 0 && !rc;) {
+		struct pool_desc *d = &rt_pool.descs[order[i]];
+
+		if (!all && d->flush_tid != tid)
+			continue;
+		d->flush_mark = epoch;
+		rc = write_pool_buffer(fd, d, --k, st);
+	}
 	return rc;
 }
 
@@ -197,10 +248,9 @@ static uint64_t earliest_tsc(uint32_t n, uint64_t fallback)
 
 	for (i = 0; i < n; i++) {
 		struct pool_desc *d = &rt_pool.descs[rt_pool.flush_order[i]];
-		uint64_t first = xfdr_load_relaxed(&d->first_tsc);
 
-		if (d->flush_used && first < min)
-			min = first;
+		if (d->flush_first_tsc < min)
+			min = d->flush_first_tsc;
 	}
 	return min;
 }
@@ -213,13 +263,16 @@ static uint64_t earliest_tsc(uint32_t n, uint64_t fallback)
  * (the first record of a single-threaded file) when met last. A per-thread file's drop
  * buffer is that thread's last block: the time now fits.
  */
-static int write_drop_buffer(int fd, uint32_t n, int per_thread, uint32_t tid, uint16_t thread_id)
+static int write_drop_buffer(int fd, uint32_t slot, uint32_t n, int per_thread, uint32_t tid,
+			     uint16_t thread_id)
 {
 	unsigned cpu;
 	uint64_t tsc = clock_read(&cpu);
 
 	if (!per_thread)
 		tsc = earliest_tsc(n, tsc);
+	if (lseek(fd, (off_t)slot_offset(slot), SEEK_SET) < 0)
+		return -errno;
 	return drops_write_buffer(fd, rt_pool.buffer_bytes, per_thread, tid, thread_id, tsc, cpu);
 }
 
@@ -244,15 +297,15 @@ static int close_checked(int fd, int rc)
 }
 
 /* Process file: every buffer of the flush, then the process drop buffer. */
-static int flush_process_file(int fd, uint32_t n, uint64_t tsc_hz, uint64_t *written)
+static int flush_process_file(int fd, uint32_t n, uint64_t tsc_hz, struct map_flush *st)
 {
-	uint32_t i;
+	uint32_t slots = 0;
 	int rc = write_header(fd, tsc_hz);
 
-	for (i = 0; i < n && !rc; i++)
-		rc = write_pool_buffer(fd, &rt_pool.descs[rt_pool.flush_order[i]], written);
 	if (!rc)
-		rc = write_drop_buffer(fd, n, 0, 0, 0);
+		rc = write_buffers(fd, 1, 0, n, ++flush_epoch, st, &slots);
+	if (!rc)
+		rc = write_drop_buffer(fd, slots, n, 0, 0, 0);
 	return rc;
 }
 
@@ -261,23 +314,21 @@ static int flush_process_file(int fd, uint32_t n, uint64_t tsc_hz, uint64_t *wri
  * its exit destructor, keeps one file); each listed in the map.
  */
 static int flush_thread_files(int map_fd, uint64_t pid, uint32_t n, uint32_t file_n,
-			      uint64_t tsc_hz, uint64_t *written)
+			      uint64_t tsc_hz, struct map_flush *st)
 {
 	char path[PATH_MAX];
 	struct pr_buf b = PR_BUF_INIT(path);
 	uint32_t *order = rt_pool.flush_order;
-	uint32_t i, j, epoch = ++flush_epoch;
+	uint32_t i, slots = 0, epoch = ++flush_epoch;
 	int rc = 0;
 
 	for (i = 0; i < n && !rc; i++) {
 		struct pool_desc *d = &rt_pool.descs[order[i]];
-		uint32_t tid, thread_id;
+		uint32_t tid = d->flush_tid;
 		int fd;
 
-		if (d->flush_mark == epoch || !d->flush_used)
+		if (d->flush_mark == epoch)
 			continue;
-		tid = xfdr_load_relaxed(&d->owner_tid);
-		thread_id = xfdr_load_relaxed(&d->owner_thread_id);
 		rc = output_name(&b, pid, file_n, ".xray", tid);
 		if (rc)
 			break;
@@ -287,17 +338,10 @@ static int flush_thread_files(int map_fd, uint64_t pid, uint32_t n, uint32_t fil
 			break;
 		}
 		rc = write_header(fd, tsc_hz);
-		for (j = i; j < n && !rc; j++) {
-			struct pool_desc *e = &rt_pool.descs[order[j]];
-
-			if (e->flush_mark == epoch || !e->flush_used ||
-			    xfdr_load_relaxed(&e->owner_tid) != tid)
-				continue;
-			e->flush_mark = epoch;
-			rc = write_pool_buffer(fd, e, written);
-		}
 		if (!rc)
-			rc = write_drop_buffer(fd, n, 1, tid, (uint16_t)thread_id);
+			rc = write_buffers(fd, 0, tid, n, epoch, st, &slots);
+		if (!rc)
+			rc = write_drop_buffer(fd, slots, n, 1, tid, (uint16_t)d->flush_thread_id);
 		rc = close_checked(fd, rc);
 		if (!rc)
 			rc = map_write_trace(map_fd, path);
@@ -311,7 +355,7 @@ int flush_run(uint64_t since, char *path_out, size_t path_bytes)
 	struct pr_buf tb = PR_BUF_INIT(trace), mb = PR_BUF_INIT(map);
 	uint64_t pid = (uint64_t)getpid();
 	uint64_t tsc_hz = clock_tsc_hz();
-	uint64_t written = 0;
+	struct map_flush st = {.since_tsc = since};
 	struct drop_totals drops;
 	int fd = -1, map_fd, rc;
 	uint32_t n, chosen;
@@ -323,13 +367,13 @@ int flush_run(uint64_t since, char *path_out, size_t path_bytes)
 			return map_fd;
 		rc = map_write_head(map_fd);
 		if (!rc)
-			rc = flush_thread_files(map_fd, pid, chosen, n, tsc_hz, &written);
+			rc = flush_thread_files(map_fd, pid, chosen, n, tsc_hz, &st);
 		copy_out(path_out, path_bytes, map);
 	} else {
 		fd = output_create_unique(&tb, pid, ".xray", &n);
 		if (fd < 0)
 			return fd;
-		rc = flush_process_file(fd, chosen, tsc_hz, &written);
+		rc = flush_process_file(fd, chosen, tsc_hz, &st);
 		rc = close_checked(fd, rc);
 		copy_out(path_out, path_bytes, trace);
 		if (output_name(&mb, pid, n, ".xray.map", -1))
@@ -344,7 +388,7 @@ int flush_run(uint64_t since, char *path_out, size_t path_bytes)
 	}
 	drops_sum(&drops);
 	if (!rc)
-		rc = map_write_tail(map_fd, tsc_hz, written, since, &drops);
+		rc = map_write_tail(map_fd, tsc_hz, &st, &drops);
 	rc = close_checked(map_fd, rc);
 	if (drops.total)
 		drops_report(&drops, map);

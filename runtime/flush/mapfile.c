@@ -105,7 +105,7 @@ static int thread_lines(int fd)
 	return rc;
 }
 
-int map_write_tail(int fd, uint64_t tsc_hz, uint64_t buffers_written, uint64_t since_tsc,
+int map_write_tail(int fd, uint64_t tsc_hz, const struct map_flush *st,
 		   const struct drop_totals *drops)
 {
 	int rc, c;
@@ -128,10 +128,12 @@ int map_write_tail(int fd, uint64_t tsc_hz, uint64_t buffers_written, uint64_t s
 			     xfdr_load_relaxed(&rt_pool.mode) == POOL_RING ? "ring" : "bounded");
 	if (!rc)
 		rc = line_kv(fd, "func_duration_threshold_us", xfdr_load_relaxed(&rec_elide_us));
-	if (!rc && since_tsc)
-		rc = line_kv(fd, "since_tsc", since_tsc);
+	if (!rc && st->since_tsc)
+		rc = line_kv(fd, "since_tsc", st->since_tsc);
 	if (!rc)
-		rc = line_kv(fd, "buffers_written", buffers_written);
+		rc = line_kv(fd, "buffers_written", st->buffers_written);
+	if (!rc)
+		rc = line_kv(fd, "buffers_reused_in_flush", st->buffers_reused);
 	for (c = 0; c < DROP_CAUSES && !rc; c++) {
 		char text[96];
 		struct pr_buf b = PR_BUF_INIT(text);

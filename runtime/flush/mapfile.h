@@ -12,6 +12,13 @@
 
 struct drop_totals;
 
+/* What one flush wrote. */
+struct map_flush {
+	uint64_t buffers_written; /* buffers of recorded events in the trace(s) */
+	uint64_t buffers_reused;  /* ring mode reused them before the flusher copied them */
+	uint64_t since_tsc;	  /* xfdr_flush_since()'s start; 0: a whole flush */
+};
+
 /* The lines before "trace": the format version, the pid, the program. */
 int map_write_head(int fd);
 /* One "trace" line. */
@@ -20,7 +27,7 @@ int map_write_trace(int fd, const char *path);
  * Everything after the trace lines: clock, pool, the snapshot's start (since_tsc, when not
  * 0), drops and notes, threads, functions.
  */
-int map_write_tail(int fd, uint64_t tsc_hz, uint64_t buffers_written, uint64_t since_tsc,
+int map_write_tail(int fd, uint64_t tsc_hz, const struct map_flush *st,
 		   const struct drop_totals *drops);
 
 #endif /* XFDR_RUNTIME_FLUSH_MAPFILE_H */

@@ -70,9 +70,12 @@ struct pool_desc {
 	uint64_t first_tsc;	  /* the TSC of the buffer's preamble (its NewCPUId) */
 	uint64_t last_tsc;	  /* the TSC of its last record, set before it becomes full */
 	/* Flusher-private. */
-	uint64_t flush_gen;  /* generation when the flush fixed its length */
-	uint64_t flush_seq;  /* claim_seq then: the order the flush writes buffers in */
-	size_t flush_used;   /* the length this flush copies; 0: not in this flush */
+	uint64_t flush_gen;	  /* generation when the flush fixed its length */
+	uint64_t flush_seq;	  /* claim_seq then: the order the flush writes buffers in */
+	size_t flush_used;	  /* the length this flush copies; 0: not in this flush */
+	uint64_t flush_first_tsc; /* first_tsc, owner_tid and owner_thread_id when chosen */
+	uint32_t flush_tid;
+	uint32_t flush_thread_id;
 	uint32_t flush_mark; /* grouping per thread */
 } __attribute__((aligned(XFDR_CACHELINE)));
 

@@ -99,7 +99,8 @@ struct file_view {
 	uint32_t writer_of_id[65536]; /* writer + 1 of each NewBuffer id; 0: none */
 	uint8_t empty_of_id[65536];   /* the id had a buffer without function records */
 	uint64_t empty_buffers;
-	uint64_t pool_buffers; /* buffers of the pool (thread id != 0) */
+	uint64_t placeholders; /* slots of buffers reused before the flusher copied them */
+	uint64_t pool_buffers; /* buffers of the pool (thread id != 0), placeholders not */
 	uint64_t buffers;      /* all buffers, the drop buffer included */
 	int drop_seen;
 	uint64_t drop_no_buffer;
@@ -124,6 +125,7 @@ struct bufwalk {
 	int stak;
 	struct xfdr_stack_context sc;
 	int custom_drop;
+	int placeholder; /* wall clock 0: the flusher found the buffer reused (flush.c) */
 	size_t used;
 };
 
@@ -345,6 +347,19 @@ static int end_buffer(const struct scheme *sc, struct file_view *v, const struct
 		v->drop_seen = 1;
 		return 0;
 	}
+	/*
+	 * A placeholder keeps the slot of a buffer that was reused before the flusher could copy
+	 * it (counted in the .map, checked by the caller); it holds no record. The flusher copies
+	 * newest first and reuse mostly takes the oldest, so it is mostly a thread's first slot,
+	 * but the ring's cursor passes over buffers still owned, so not always.
+	 */
+	if (b->placeholder) {
+		if (b->functions || b->stak)
+			return bad(v, "buffer %llu: a placeholder with records",
+				   (unsigned long long)b->index);
+		v->placeholders++;
+		return 0;
+	}
 	v->pool_buffers++;
 	if (b->writer >= 0) {
 		v->w[b->writer].last_used = b->used;
@@ -436,6 +451,7 @@ static int check_file(struct xfdr_trace *tr, const struct scheme *sc, struct fil
 				return bad(v, "offset %llu: WallClockTime out of place",
 					   (unsigned long long)r.offset);
 			b.step = 2;
+			b.placeholder = r.seconds == 0 && r.micros == 0;
 			break;
 		case XFDR_MD_NEW_CPU_ID:
 			if (b.step < 2)
@@ -582,6 +598,10 @@ static void check_map_ids(const char *path, const char *map, const struct file_v
 		fail_msg("%s: buffers_written %llu, %llu buffers in the file", path,
 			 (unsigned long long)map_number(map, "buffers_written"),
 			 (unsigned long long)v->pool_buffers);
+	if (map_number(map, "buffers_reused_in_flush") != v->placeholders)
+		fail_msg("%s: buffers_reused_in_flush %llu, %llu placeholders in the file", path,
+			 (unsigned long long)map_number(map, "buffers_reused_in_flush"),
+			 (unsigned long long)v->placeholders);
 }
 
 static void unlink_pair(const char *path, const char *map_path)
