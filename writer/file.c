@@ -44,16 +44,17 @@ size_t wr_encode_file_header(uint8_t out[32], const struct wr_file_header *h)
 }
 
 /*
- * Write all n bytes, retrying on EINTR and after short writes. Returns 0 or a negative errno;
- * a write(2) that reports 0 bytes for a non-empty request would loop forever, so it is -EIO.
- * Leaves errno changed: the public entry points restore it.
+ * Write all n bytes, retrying on EINTR and after short writes: at the file position, or at
+ * offset with pwrite(2) when offset >= 0. Returns 0 or a negative errno; a write that reports
+ * 0 bytes for a non-empty request would loop forever, so it is -EIO. Leaves errno changed:
+ * the public entry points restore it.
  */
-static int write_all(int fd, const uint8_t *p, size_t n)
+static int write_all_at(int fd, const uint8_t *p, size_t n, int64_t offset)
 {
 	ssize_t k;
 
 	while (n) {
-		k = write(fd, p, n);
+		k = offset < 0 ? write(fd, p, n) : pwrite(fd, p, n, (off_t)offset);
 		if (k < 0) {
 			if (errno == EINTR)
 				continue;
@@ -63,29 +64,15 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 			return -EIO;
 		p += k;
 		n -= (size_t)k;
+		if (offset >= 0)
+			offset += k;
 	}
 	return 0;
 }
 
-/* write_all() at a file offset, with pwrite(2). */
-static int pwrite_all(int fd, const uint8_t *p, size_t n, uint64_t offset)
+static int write_all(int fd, const uint8_t *p, size_t n)
 {
-	ssize_t k;
-
-	while (n) {
-		k = pwrite(fd, p, n, (off_t)offset);
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (k == 0)
-			return -EIO;
-		p += k;
-		n -= (size_t)k;
-		offset += (uint64_t)k;
-	}
-	return 0;
+	return write_all_at(fd, p, n, -1);
 }
 
 static int write_zeros(int fd, size_t n)
@@ -170,7 +157,7 @@ int wr_write_buffer_at(int fd, uint8_t *data, size_t used_bytes, size_t buffer_b
 	int rc = wr_close_buffer(data, used_bytes, buffer_bytes);
 
 	if (!rc)
-		rc = pwrite_all(fd, data, buffer_bytes, offset);
+		rc = write_all_at(fd, data, buffer_bytes, (int64_t)offset);
 	errno = saved;
 	return rc;
 }

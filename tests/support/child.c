@@ -281,3 +281,21 @@ void child_print_file(const char *path)
 		fprintf(stderr, "  | %s", line);
 	fclose(f);
 }
+
+const char *child_xfdr_bin(void)
+{
+	const char *s = getenv("XFDR_BIN");
+
+	if (!s || !*s) {
+		print_error("XFDR_BIN is not set (run through make check-unit)\n");
+		fail();
+	}
+	return s;
+}
+
+const char *child_llvm_xray(void)
+{
+	const char *s = getenv("XFDR_LLVM_XRAY");
+
+	return s && *s ? s : "llvm-xray";
+}

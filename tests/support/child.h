@@ -71,6 +71,12 @@ void child_capture(char *const argv[], struct child_result *r);
 /* Free the captured text; pid, status and signal stay readable. */
 void child_result_free(struct child_result *r);
 
+/* The xfdr command under test ($XFDR_BIN; the test fails when it is not set). */
+const char *child_xfdr_bin(void);
+
+/* The llvm-xray to compare with ($XFDR_LLVM_XRAY, else llvm-xray from PATH). */
+const char *child_llvm_xray(void);
+
 /* Print a file the child wrote (a log) to stderr, each line behind "  | "; quiet if absent. */
 void child_print_file(const char *path);
 

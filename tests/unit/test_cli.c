@@ -41,24 +41,6 @@
 
 static char tmpdir[] = "/tmp/xfdr-test-cli-XXXXXX";
 
-static const char *xfdr_bin(void)
-{
-	const char *s = getenv("XFDR_BIN");
-
-	if (!s || !*s) {
-		print_error("XFDR_BIN is not set (run through make check-unit)\n");
-		fail();
-	}
-	return s;
-}
-
-static const char *llvm_xray(void)
-{
-	const char *s = getenv("XFDR_LLVM_XRAY");
-
-	return s && *s ? s : "llvm-xray";
-}
-
 /* A path in the test's directory; the result stays valid for the next 7 calls. */
 static char *tmp_path(const char *name)
 {
@@ -106,7 +88,7 @@ static void run(struct child_result *r, enum run_stdout mode, ...)
 	va_list ap;
 	int n = 0;
 
-	argv[n++] = (char *)xfdr_bin();
+	argv[n++] = (char *)child_xfdr_bin();
 	va_start(ap, mode);
 	while ((argv[n] = va_arg(ap, char *)) != NULL) {
 		n++;
@@ -271,14 +253,18 @@ static const char *tb_write(struct tb *b, const char *name)
 static void compare_with_llvm(const char *path, const char *sort)
 {
 	char sort_opt[32];
-	char *argv[] = {(char *)llvm_xray(), "convert", "--output-format=yaml", sort_opt,
-			(char *)path,	     NULL};
+	char *argv[] = {(char *)child_llvm_xray(),
+			"convert",
+			"--output-format=yaml",
+			sort_opt,
+			(char *)path,
+			NULL};
 	struct child_result want, got;
 
 	snprintf(sort_opt, sizeof(sort_opt), "--sort=%s", sort);
 	run_argv_fd(&want, argv, RUN_PIPE, -1);
 	if (want.status != 0) {
-		print_error("%s failed on %s: %s\n", llvm_xray(), path, want.err);
+		print_error("%s failed on %s: %s\n", child_llvm_xray(), path, want.err);
 		fail();
 	}
 	run(&got, RUN_PIPE, "convert", "--output-format=yaml", sort_opt, path, NULL);
@@ -856,7 +842,7 @@ static void test_convert_progress_on_terminal_only(void **state)
 	const char *path = tmp_path("big.xray");
 	uint8_t head[XFDR_FILE_HEADER_BYTES + 4 * XFDR_MD_RECORD_BYTES + 8];
 	struct wr_file_header h = {1000, buf_bytes, 1, 1};
-	char *argv[] = {(char *)xfdr_bin(), "convert", (char *)path, NULL};
+	char *argv[] = {(char *)child_xfdr_bin(), "convert", (char *)path, NULL};
 	const char *want = "---\nheader:\n  version:         1\n  type:            1\n"
 			   "  constant-tsc:    true\n  nonstop-tsc:     true\n"
 			   "  cycle-frequency: 1000\nrecords:\n"

@@ -26,24 +26,6 @@ static char dir[] = "/tmp/xfdr-test-cli-context-XXXXXX";
 
 /* ---- running ----------------------------------------------------------------------------- */
 
-static const char *xfdr_bin(void)
-{
-	const char *s = getenv("XFDR_BIN");
-
-	if (!s || !*s) {
-		print_error("XFDR_BIN is not set (run through make check-unit)\n");
-		fail();
-	}
-	return s;
-}
-
-static const char *llvm_xray(void)
-{
-	const char *s = getenv("XFDR_LLVM_XRAY");
-
-	return s && *s ? s : "llvm-xray";
-}
-
 /* run(&r, arg1, ..., NULL): the xfdr command, stdout and stderr captured, in dir. */
 static void run(struct child_result *r, ...)
 {
@@ -51,7 +33,7 @@ static void run(struct child_result *r, ...)
 	va_list ap;
 	int n = 0;
 
-	argv[n++] = (char *)xfdr_bin();
+	argv[n++] = (char *)child_xfdr_bin();
 	va_start(ap, r);
 	while ((argv[n] = va_arg(ap, char *)) != NULL) {
 		n++;
@@ -364,8 +346,12 @@ static void test_dump_deep_context(void **state)
 static char *llvm_yaml_since(const char *path, const char *sort, uint64_t since)
 {
 	char sort_opt[32];
-	char *argv[] = {(char *)llvm_xray(), "convert", "--output-format=yaml", sort_opt,
-			(char *)path,	     NULL};
+	char *argv[] = {(char *)child_llvm_xray(),
+			"convert",
+			"--output-format=yaml",
+			sort_opt,
+			(char *)path,
+			NULL};
 	struct child_result r;
 	char *out, *line, *next, *tsc;
 	size_t n = 0;
@@ -373,7 +359,7 @@ static char *llvm_yaml_since(const char *path, const char *sort, uint64_t since)
 	snprintf(sort_opt, sizeof(sort_opt), "--sort=%s", sort);
 	child_capture(argv, &r);
 	if (r.status) {
-		print_error("%s failed on %s: %s\n", llvm_xray(), path, r.err);
+		print_error("%s failed on %s: %s\n", child_llvm_xray(), path, r.err);
 		fail();
 	}
 	out = calloc(1, r.out_len + 1);

@@ -48,13 +48,6 @@
 
 /* ---- running llvm-xray ----------------------------------------------------------------- */
 
-static const char *llvm_xray(void)
-{
-	const char *s = getenv("XFDR_LLVM_XRAY");
-
-	return s && *s ? s : "llvm-xray";
-}
-
 static void append(char **buf, size_t *len, const char *p, size_t n)
 {
 	*buf = realloc(*buf, *len + n + 1);
@@ -66,7 +59,7 @@ static void append(char **buf, size_t *len, const char *p, size_t n)
 
 static int have_llvm_xray(void)
 {
-	char *argv[] = {(char *)llvm_xray(), "--version", NULL};
+	char *argv[] = {(char *)child_llvm_xray(), "--version", NULL};
 	struct child_result r;
 	int ok;
 
@@ -80,7 +73,7 @@ static int have_llvm_xray(void)
 	do {                                                                                       \
 		if (!have_llvm_xray()) {                                                           \
 			print_message("llvm-xray (%s) not found: interop test skipped\n",          \
-				      llvm_xray());                                                \
+				      child_llvm_xray());                                          \
 			skip();                                                                    \
 		}                                                                                  \
 	} while (0)
@@ -91,7 +84,7 @@ static void convert(const char *path, int sorted, struct child_result *r)
 	char *argv[6];
 	int n = 0;
 
-	argv[n++] = (char *)llvm_xray();
+	argv[n++] = (char *)child_llvm_xray();
 	argv[n++] = "convert";
 	argv[n++] = "--output-format=yaml";
 	if (!sorted)
@@ -103,7 +96,7 @@ static void convert(const char *path, int sorted, struct child_result *r)
 
 static void fdr_dump_verify(const char *path, struct child_result *r)
 {
-	char *argv[] = {(char *)llvm_xray(), "fdr-dump", "--verify", (char *)path, NULL};
+	char *argv[] = {(char *)child_llvm_xray(), "fdr-dump", "--verify", (char *)path, NULL};
 
 	child_capture(argv, r);
 }
@@ -1172,7 +1165,7 @@ struct acct {
 
 static void account(const char *path, int keep_going, struct acct *a)
 {
-	char *argv[] = {(char *)llvm_xray(), "account", keep_going ? "-k" : (char *)path,
+	char *argv[] = {(char *)child_llvm_xray(), "account", keep_going ? "-k" : (char *)path,
 			keep_going ? (char *)path : NULL, NULL};
 	struct child_result r;
 	const char *line;

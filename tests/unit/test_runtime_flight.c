@@ -92,6 +92,32 @@ static void llvm_converts(const char *file)
 	free(yaml);
 }
 
+/*
+ * The event sequence of these tests: event k is the entry (k even) or exit (k odd) of
+ * function k / 2 + 1 at TSC 1000 + 10 k, on one CPU.
+ */
+static void issue_pairs(uint64_t events, unsigned cpu)
+{
+	uint64_t k;
+
+	for (k = 0; k < events; k++)
+		rec_function_at(1000 + 10 * k, cpu, k & 1 ? XFDR_FN_EXIT : XFDR_FN_ENTER,
+				(uint32_t)(k / 2 + 1));
+}
+
+/* ev[0..n) must be events first, first + 1, ... of that sequence. */
+static void expect_pairs(const struct fev *ev, size_t n, uint64_t first, unsigned cpu)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		uint64_t k = first + i;
+
+		expect_fev(&ev[i], k & 1 ? XFDR_FN_EXIT : XFDR_FN_ENTER, (uint32_t)(k / 2 + 1),
+			   1000 + 10 * k, (uint16_t)cpu);
+	}
+}
+
 /* ---- ring mode ------------------------------------------------------------------------ */
 
 /*
@@ -107,24 +133,18 @@ static void ring_keeps_the_newest_events(void **state)
 	static struct fev ev[EVENTS];
 	size_t n, custom, i;
 	char *map;
-	uint64_t k;
 
 	(void)state;
 	assert_int_equal(ts_init_mode(256, BUFS, 0, XFDR_MODE_RING), 0);
 	assert_int_equal(xfdr_start(), 0);
-	for (k = 0; k < EVENTS; k++)
-		rec_function_at(1000 + 10 * k, 2, k & 1 ? XFDR_FN_EXIT : XFDR_FN_ENTER,
-				(uint32_t)(k / 2 + 1));
+	issue_pairs(EVENTS, 2);
 	assert_int_equal(xfdr_flush(path, sizeof(path)), 0);
 	n = file_events(path, ev, EVENTS, &custom);
 	assert_int_equal(n, BUFS * PER_BUF);
 	assert_int_equal(custom, 1); /* the drop buffer only */
-	for (i = 0; i < n; i++) {
-		k = EVENTS - BUFS * PER_BUF + i;
-		expect_fev(&ev[i], k & 1 ? XFDR_FN_EXIT : XFDR_FN_ENTER, (uint32_t)(k / 2 + 1),
-			   1000 + 10 * k, 2);
+	expect_pairs(ev, n, EVENTS - BUFS * PER_BUF, 2);
+	for (i = 0; i < n; i++)
 		assert_int_equal(ev[i].buffer, i / PER_BUF);
-	}
 	map = map_of(path);
 	assert_string_equal(ts_map_value(map, "mode", (char[16]){0}, 16), "ring");
 	assert_int_equal(map_u64(map, "overwritten"), EVENTS / PER_BUF - BUFS);
@@ -142,22 +162,17 @@ static void bounded_keeps_the_oldest_events(void **state)
 {
 	enum { PER_BUF = 24, BUFS = 4, EVENTS = 10 * BUFS * PER_BUF };
 	static struct fev ev[EVENTS];
-	size_t n, custom, i;
+	size_t n, custom;
 	char *map;
-	uint64_t k;
 
 	(void)state;
 	assert_int_equal(ts_init_mode(256, BUFS, 0, XFDR_MODE_BOUNDED), 0);
 	assert_int_equal(xfdr_start(), 0);
-	for (k = 0; k < EVENTS; k++)
-		rec_function_at(1000 + 10 * k, 2, k & 1 ? XFDR_FN_EXIT : XFDR_FN_ENTER,
-				(uint32_t)(k / 2 + 1));
+	issue_pairs(EVENTS, 2);
 	assert_int_equal(xfdr_flush(path, sizeof(path)), 0);
 	n = file_events(path, ev, EVENTS, &custom);
 	assert_int_equal(n, BUFS * PER_BUF);
-	for (i = 0; i < n; i++)
-		expect_fev(&ev[i], i & 1 ? XFDR_FN_EXIT : XFDR_FN_ENTER, (uint32_t)(i / 2 + 1),
-			   1000 + 10 * i, 2);
+	expect_pairs(ev, n, 0, 2);
 	map = map_of(path);
 	assert_string_equal(ts_map_value(map, "mode", (char[16]){0}, 16), "bounded");
 	assert_int_equal(map_u64(map, "overwritten"), 0);
@@ -329,24 +344,17 @@ static void snapshot_since_a_timestamp(void **state)
 	enum { PER_BUF = 24, EVENTS = 10 * PER_BUF };
 	static struct fev ev[EVENTS + 8];
 	char first[512];
-	size_t n, custom, i;
+	size_t n, custom;
 	char *map;
-	uint64_t k;
 
 	(void)state;
 	assert_int_equal(ts_init_mode(256, 16, 0, XFDR_MODE_BOUNDED), 0);
 	assert_int_equal(xfdr_start(), 0);
-	for (k = 0; k < EVENTS; k++)
-		rec_function_at(1000 + 10 * k, 3, k & 1 ? XFDR_FN_EXIT : XFDR_FN_ENTER,
-				(uint32_t)(k / 2 + 1));
+	issue_pairs(EVENTS, 3);
 	assert_int_equal(xfdr_flush_since(1000 + 10 * 130, first, sizeof(first)), 0);
 	n = file_events(first, ev, EVENTS, &custom);
 	assert_int_equal(n, 5 * PER_BUF);
-	for (i = 0; i < n; i++) {
-		k = 5 * PER_BUF + i;
-		expect_fev(&ev[i], k & 1 ? XFDR_FN_EXIT : XFDR_FN_ENTER, (uint32_t)(k / 2 + 1),
-			   1000 + 10 * k, 3);
-	}
+	expect_pairs(ev, n, 5 * PER_BUF, 3);
 	map = map_of(first);
 	assert_int_equal(map_u64(map, "since_tsc"), 1000 + 10 * 130);
 	assert_int_equal(map_u64(map, "buffers_written"), 5);

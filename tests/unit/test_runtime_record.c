@@ -271,8 +271,8 @@ static void groups_never_straddle(void **state)
 	start_session(128, 8);
 	for (i = 0; i < 5; i++) /* 40 bytes: 40 left */
 		rec_function_at(100 + (uint64_t)i, 2, XFDR_FN_ENTER, 10);
-	rec_function_args_at(200, 2, XFDR_FN_ENTER_ARGS, 11, args, 3);	 /* 56: next buffer */
-	assert_int_equal(rec_custom_event_at(300, 2, "hello", 5), 0);	 /* 16 + 8: exact fill */
+	rec_function_args_at(200, 2, XFDR_FN_ENTER_ARGS, 11, args, 3);	  /* 56: next buffer */
+	assert_int_equal(rec_custom_event_at(300, 2, "hello", 5), 0);	  /* 16 + 8: exact fill */
 	assert_int_equal(rec_custom_event_at(400, 2, "123456789", 9), 0); /* 32: next buffer */
 	data = flush_read(128, 3);
 	b0 = data + HDR;
@@ -635,8 +635,8 @@ static void clock_paths(void **state)
 		check_clock_source(XFDR_CLOCK_RDTSCP, CLOCK_SRC_RDTSC);
 	/* auto: rdtscp only where it is there and no rseq area gives the CPU for free. */
 	check_clock_source(XFDR_CLOCK_AUTO, cpu_has_rdtscp() && !clock_cpu_from_rseq()
-						    ? CLOCK_SRC_RDTSCP
-						    : CLOCK_SRC_RDTSC);
+						? CLOCK_SRC_RDTSCP
+						: CLOCK_SRC_RDTSC);
 #else
 	check_clock_source(XFDR_CLOCK_AUTO, CLOCK_SRC_PORTABLE);
 #endif
