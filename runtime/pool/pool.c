@@ -53,7 +53,10 @@ static XFDR_NOINSTR uint64_t wait_unpinned(struct pool_desc *d, uint64_t c)
  * order, so index order from 0 is the order they were first filled, and a cursor that goes
  * round keeps taking the buffer filled longest ago. Owned buffers (a thread still writes) are
  * passed over, and pinned ones (a flush copies) when the copy outlasts the wait; after one
- * full round the claim fails.
+ * full round the claim fails. Not a liburcu queue of full buffers: its dequeue needs a lock
+ * between dequeuers (wfcqueue) or RCU-deferred node reuse (lfqueue), and a claim may run in
+ * a signal handler and reuses the node at once. A counter and one compare-exchange per
+ * candidate need neither.
  */
 static XFDR_NOINSTR struct pool_desc *reclaim_full(struct pool_reused *reused)
 {
