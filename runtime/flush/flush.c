@@ -140,7 +140,10 @@ static size_t copy_buffer(struct pool_desc *d)
 	for (tries = 0;; tries++) {
 		/* pairs with the release of erase_seq in try_elide() */
 		seq = xfdr_load_acquire(&d->erase_seq);
-		/* pairs with the release of stable_bytes in take_buffer() and try_elide() */
+		/*
+		 * pairs with the release of stable_bytes in try_elide(); take_buffer()'s value
+		 * came with the generation the pin checked
+		 */
 		stable = xfdr_load_acquire(&d->stable_bytes);
 		if (tries) {
 			/* the length the erase left, or a later one (same pairing as above) */
@@ -151,10 +154,11 @@ static size_t copy_buffer(struct pool_desc *d)
 		if (stable > used)
 			stable = used;
 		memcpy(copy, d->data, stable);
-		for (off = stable; off < used; off += 8)
-			xfdr_store_relaxed(
-			    (uint64_t *)(void *)(copy + off),
-			    xfdr_load_relaxed((const uint64_t *)(void *)(d->data + off)));
+		for (off = stable; off < used; off += 8) {
+			uint64_t w = xfdr_load_relaxed((const uint64_t *)(void *)(d->data + off));
+
+			memcpy(copy + off, &w, sizeof(w)); /* the scratch is the flusher's alone */
+		}
 		/*
 		 * A read-modify-write, not a load: it is ordered after the reads above (release),
 		 * and it comes after any erase whose rewrite one of them saw (the erase's
@@ -349,6 +353,20 @@ static int flush_thread_files(int map_fd, uint64_t pid, uint32_t n, uint32_t fil
 	return rc;
 }
 
+/* One stderr line when threads reused chosen buffers before this flush could copy them. */
+static void report_reused(uint64_t buffers, const char *map_path)
+{
+	char text[PATH_MAX + 200];
+	struct pr_buf b = PR_BUF_INIT(text);
+
+	pr_u64(&b, buffers);
+	pr_str(&b, " buffers were reused by recording threads before this flush could copy them "
+		   "(empty in the trace; buffers_reused_in_flush in ");
+	pr_str(&b, map_path);
+	pr_char(&b, ')');
+	pr_line(&b);
+}
+
 int flush_run(uint64_t since, char *path_out, size_t path_bytes)
 {
 	char trace[PATH_MAX], map[PATH_MAX];
@@ -360,11 +378,16 @@ int flush_run(uint64_t since, char *path_out, size_t path_bytes)
 	int fd = -1, map_fd, rc;
 	uint32_t n, chosen;
 
-	chosen = snapshot(since);
+	/*
+	 * The snapshot comes after the file is created: in ring mode, threads keep reusing
+	 * buffers meanwhile, and the shorter the time from snapshot to copy, the fewer of the
+	 * chosen buffers are gone when the flusher gets to them.
+	 */
 	if (flush_output.per_thread_files) {
 		map_fd = output_create_unique(&mb, pid, ".map", &n);
 		if (map_fd < 0)
 			return map_fd;
+		chosen = snapshot(since);
 		rc = map_write_head(map_fd);
 		if (!rc)
 			rc = flush_thread_files(map_fd, pid, chosen, n, tsc_hz, &st);
@@ -373,6 +396,7 @@ int flush_run(uint64_t since, char *path_out, size_t path_bytes)
 		fd = output_create_unique(&tb, pid, ".xray", &n);
 		if (fd < 0)
 			return fd;
+		chosen = snapshot(since);
 		rc = flush_process_file(fd, chosen, tsc_hz, &st);
 		rc = close_checked(fd, rc);
 		copy_out(path_out, path_bytes, trace);
@@ -392,5 +416,7 @@ int flush_run(uint64_t since, char *path_out, size_t path_bytes)
 	rc = close_checked(map_fd, rc);
 	if (drops.total)
 		drops_report(&drops, map);
+	if (st.buffers_reused)
+		report_reused(st.buffers_reused, map);
 	return rc;
 }

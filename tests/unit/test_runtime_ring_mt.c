@@ -604,6 +604,41 @@ static void check_map_ids(const char *path, const char *map, const struct file_v
 			 (unsigned long long)v->placeholders);
 }
 
+struct flush_call {
+	char *path;
+	size_t bytes;
+	int rc;
+};
+
+static void do_flush(void *arg)
+{
+	struct flush_call *c = arg;
+
+	c->rc = xfdr_flush(c->path, c->bytes);
+}
+
+/*
+ * Flush with stderr captured into err: a flush that found chosen buffers reused says so on
+ * stderr exactly when its .map counts them (check_reused_reported()).
+ */
+static void flush_capturing(char *path, size_t bytes, char *err, size_t err_bytes)
+{
+	struct flush_call c = {.path = path, .bytes = bytes};
+
+	ts_capture_stderr(do_flush, &c, err, err_bytes);
+	assert_int_equal(c.rc, 0);
+}
+
+static void check_reused_reported(const char *path, const char *map, const char *err)
+{
+	int said =
+	    strstr(err, "buffers were reused by recording threads before this flush") != NULL;
+
+	if (said != (map_number(map, "buffers_reused_in_flush") > 0))
+		fail_msg("%s: buffers_reused_in_flush %llu, stderr: \"%s\"", path,
+			 (unsigned long long)map_number(map, "buffers_reused_in_flush"), err);
+}
+
 static void unlink_pair(const char *path, const char *map_path)
 {
 	unlink(path);
@@ -833,7 +868,7 @@ static void flush_races_reuse(void **state)
 	static uint32_t id_of[WRITERS];
 	unsigned flushes = scaled(ts_sanitized() ? 300 : 1000), s, w;
 	uint64_t seen_buffers = 0, files_with_holes = 0, partial_files = 0, empty = 0;
-	char path[512], map_path[600];
+	char path[512], map_path[600], err[2048];
 	char *map;
 
 	(void)state;
@@ -859,10 +894,11 @@ static void flush_races_reuse(void **state)
 	}
 	pthread_barrier_wait(&go);
 	for (s = 0; s < flushes; s++) {
-		assert_int_equal(xfdr_flush(path, sizeof(path)), 0);
+		flush_capturing(path, sizeof(path), err, sizeof(err));
 		check_path(path, &sc, &v);
 		map = map_of(path, map_path, sizeof(map_path));
 		check_map_ids(path, map, &v, writer_tid, WRITERS, mt);
+		check_reused_reported(path, map, err);
 		free(map);
 		seen_buffers += v.pool_buffers;
 		empty += v.empty_buffers;
@@ -958,7 +994,7 @@ static void flush_races_thread_exit(void **state)
 	static struct map_thread mt[MAP_THREADS_MAX];
 	unsigned threads = ts_sanitized() ? 600 : 2000, flushes = 0, w, claimed = 0;
 	uint64_t seen_buffers = 0, over = 0, noted = 0;
-	char path[512], map_path[600];
+	char path[512], map_path[600], err[2048];
 	size_t n;
 	char *map;
 
@@ -970,10 +1006,11 @@ static void flush_races_thread_exit(void **state)
 	    .sc = &sc, .wr = wr, .threads = threads, .wave = WAVE, .events = EVENTS};
 	start_thread(spawn_waves, &sp);
 	while (!__atomic_load_n(&sp.done, __ATOMIC_ACQUIRE)) {
-		assert_int_equal(xfdr_flush(path, sizeof(path)), 0);
+		flush_capturing(path, sizeof(path), err, sizeof(err));
 		check_path(path, &sc, &v);
 		map = map_of(path, map_path, sizeof(map_path));
 		check_map_ids(path, map, &v, writer_tid, threads, mt);
+		check_reused_reported(path, map, err);
 		free(map);
 		seen_buffers += v.pool_buffers;
 		if (flushes % 64 == 0)
