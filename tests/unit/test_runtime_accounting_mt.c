@@ -75,7 +75,7 @@ static void *writer_until_stopped(void *arg)
 /* Per writer: events found in the file (a prefix of its sequence), and its drop counts. */
 struct tally {
 	uint64_t recorded[MAX_WRITERS];
-	uint32_t tid16[MAX_WRITERS];
+	uint32_t thread_id[MAX_WRITERS];
 	uint64_t custom_events;
 };
 
@@ -113,8 +113,8 @@ static void tally_file(const char *file, unsigned writers, struct tally *t)
 			fail_msg("%s: writer %u event %llu: action %u", file, w,
 				 (unsigned long long)i, ev.action);
 		if (t->recorded[w] == 0)
-			t->tid16[w] = ev.thread_id;
-		else if (t->tid16[w] != ev.thread_id)
+			t->thread_id[w] = ev.thread_id;
+		else if (t->thread_id[w] != ev.thread_id)
 			fail_msg("%s: writer %u changed thread id", file, w);
 		t->recorded[w]++;
 	}
@@ -196,7 +196,7 @@ static void run_accounting(unsigned writers, uint64_t events, size_t bsize, size
 		assert_true(found);
 		/* The file's NewBuffer id of the thread is the one the .map gives its tid. */
 		if (t.recorded[w])
-			assert_int_equal(t.tid16[w], id);
+			assert_int_equal(t.thread_id[w], id);
 		/* Per thread: what the file holds plus what was counted is what was issued. */
 		if (t.recorded[w] + drops != events)
 			fail_msg("writer %u: %llu recorded + %llu dropped != %llu issued", w,
@@ -278,7 +278,7 @@ static void thread_churn(void **state)
 
 		map_thread_drops(map, wr[i].tid, &found, &id);
 		assert_true(found);
-		assert_int_equal(t.tid16[i], id);
+		assert_int_equal(t.thread_id[i], id);
 		assert_true(id >= 1 && id <= THREADS);
 		assert_false(id_seen[id]);
 		id_seen[id] = 1;

@@ -312,14 +312,14 @@ static void groups_never_straddle(void **state)
  * the earliest TSC of the file's buffers (tsc), so that llvm-xray account never meets a record
  * below it.
  */
-static void expect_drop_buffer(const uint8_t *b, uint16_t tid16, uint64_t no_buffer,
+static void expect_drop_buffer(const uint8_t *b, uint16_t thread_id, uint64_t no_buffer,
 			       uint64_t reentrant, uint64_t too_large, uint32_t entries,
 			       uint64_t tsc)
 {
 	const uint8_t *m = b + PRE, *pl = m + MD;
 
 	assert_int_equal(b[0], K_NEW_BUFFER);
-	assert_int_equal(ts_get16(b + 1), tid16);
+	assert_int_equal(ts_get16(b + 1), thread_id);
 	assert_int_equal(b[32], K_NEW_CPU);
 	assert_int_equal(ts_get64(b + 35), tsc);
 	assert_int_equal(ts_get64(m + 5), tsc);
@@ -787,12 +787,12 @@ static void public_api_and_map(void **state)
 static void *worker(void *arg)
 {
 	uint32_t fid = (uint32_t)(uintptr_t)arg;
-	uint32_t *tid16 = malloc(sizeof(*tid16));
+	uint32_t *tid = malloc(sizeof(*tid));
 
-	*tid16 = ts_tid();
+	*tid = ts_tid();
 	xfdr_enter(fid);
 	xfdr_exit(fid);
-	return tid16;
+	return tid;
 }
 
 static void per_thread_files(void **state)
