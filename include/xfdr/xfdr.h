@@ -141,7 +141,8 @@ XFDR_API int xfdr_stop(void);
  * Buffers still being written are copied up to what their thread has published (whole
  * records only); recording goes on. In ring mode, threads that fill the pool while the flush
  * runs may reuse a chosen buffer before it is copied: it is then written as an empty buffer
- * of its thread and counted (.map: buffers_reused_in_flush); a buffer is never torn. path_out (if not NULL) receives the trace file's path
+ * of its thread, counted (.map: buffers_reused_in_flush) and reported with one stderr line; a
+ * buffer is never torn. path_out (if not NULL) receives the trace file's path
  * (per_thread_files: the .map file's path), NUL-terminated and cut to path_bytes.
  * Context: async-signal-safe (open, write, close, clock_gettime only; no lock, no malloc). It
  * may spin up to 20 ms so that the TSC calibration has a long enough baseline.
