@@ -144,8 +144,8 @@ XFDR_API int xfdr_stop(void);
  * of its thread, counted (.map: buffers_reused_in_flush) and reported with one stderr line; a
  * buffer is never torn. path_out (if not NULL) receives the trace file's path
  * (per_thread_files: the .map file's path), NUL-terminated and cut to path_bytes.
- * Context: async-signal-safe (open, write, close, clock_gettime only; no lock, no malloc). It
- * may spin up to 20 ms so that the TSC calibration has a long enough baseline.
+ * Context: async-signal-safe (open, write, pwrite, lseek, close, clock_gettime only; no lock,
+ * no malloc). It may spin up to 20 ms so that the TSC calibration has a long enough baseline.
  * Returns 0; -EINVAL before xfdr_init(); -EBUSY if another flush or an init is running;
  * -ENAMETOOLONG; or the negative errno of open(2)/write(2).
  */

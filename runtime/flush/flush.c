@@ -7,8 +7,8 @@
  * drop-count buffer (drops.c). Owned buffers are copied up to the length their thread has
  * published: the thread writes past it, and release-stores the new length after the bytes.
  *
- * Only open, write, close, getpid, clock_gettime, rdtsc and sched_getcpu are used: no lock,
- * no allocation, no stdio. The caller (xfdr_flush) makes flushes exclusive through rt_ctl,
+ * Only open, write, pwrite, lseek, close, getpid, clock_gettime, rdtsc and sched_getcpu are
+ * used: no lock, no allocation, no stdio. The caller (xfdr_flush) makes flushes exclusive through rt_ctl,
  * so the scratch in rt_pool (flush_order, flush_copy) is the flusher's alone.
  */
 #include <errno.h>
