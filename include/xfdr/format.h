@@ -208,6 +208,112 @@ XFDR_STATIC_ASSERT(XFDR_STACK_IDS_OFF % 8 == 0, "XFDRSTAK: fixed part is whole 8
 /* Bytes of a stack-context payload with n ids (a multiple of 8). */
 #define XFDR_STACK_PAYLOAD_BYTES(n) ((XFDR_STACK_IDS_OFF + 4u * (uint32_t)(n) + 7u) & ~7u)
 
+/*
+ * "XFDRCRSH", a crash: recorded by the crash handler (flush_on_crash) in the crashing thread's
+ * buffer, stamped with the TSC when the handler ran, right before the flush. The backtrace is
+ * the crashing thread's, unwound with libunwind from the signal frame: frame 0 is the
+ * instruction that was executing (for SIGSEGV, SIGBUS, SIGILL, SIGFPE: the one that faulted),
+ * each later one a return address, innermost first. The size is 40 + 8 * frame_count bytes.
+ *   off  0  char[8]  "XFDRCRSH"
+ *   off  8  u32      layout version (1)
+ *   off 12  u32      signal number
+ *   off 16  i32      si_code of the signal
+ *   off 20  u32      kernel tid of the crashing thread
+ *   off 24  u64      fault address (si_addr; 0 for signals that have none)
+ *   off 32  u32      frame_count: program counters that follow (<= XFDR_CRASH_FRAMES_MAX)
+ *   off 36  u32      flags: XFDR_CRASH_TRUNCATED when the stack had more frames than kept
+ *   off 40  u64[frame_count]  program counters, innermost first
+ */
+#define XFDR_CRASH_MAGIC "XFDRCRSH"
+enum {
+	XFDR_CRASH_LAYOUT_VERSION = 1,
+	XFDR_CRASH_FRAMES_MAX = 64,
+	XFDR_CRASH_VERSION_OFF = 8,
+	XFDR_CRASH_SIGNAL_OFF = 12,
+	XFDR_CRASH_CODE_OFF = 16,
+	XFDR_CRASH_TID_OFF = 20,
+	XFDR_CRASH_ADDR_OFF = 24,
+	XFDR_CRASH_FRAME_COUNT_OFF = 32,
+	XFDR_CRASH_FLAGS_OFF = 36,
+	XFDR_CRASH_FRAMES_OFF = 40,
+	XFDR_CRASH_TRUNCATED = 1,
+};
+
+XFDR_STATIC_ASSERT(XFDR_CRASH_FRAMES_OFF % 8 == 0, "XFDRCRSH: fixed part is whole 8-byte words");
+
+/* Bytes of a crash payload with n frames (a multiple of 8). */
+#define XFDR_CRASH_PAYLOAD_BYTES(n) (XFDR_CRASH_FRAMES_OFF + 8u * (uint32_t)(n))
+
+/*
+ * "XFDRPOOL", the pool locator: how a tool finds the recorder's buffers without the process,
+ * in a core dump (`xfdr core`) or in the files of a file-backed pool (`xfdr recover`). It
+ * starts a page-aligned mapping and is followed, at header_bytes, by buffer_count buffer
+ * descriptors of desc_stride bytes each. The offsets of the descriptor fields a tool needs
+ * are in the locator, so the descriptor's internal layout may change without a new version.
+ * All fields in the byte order of the recording machine.
+ *   off   0  char[8]  "XFDRPOOL"
+ *   off   8  u32      layout version (1)
+ *   off  12  u32      header_bytes: offset of descriptor 0 from the locator
+ *   off  16  u64      pid of the recording process
+ *   off  24  u64      buffers_addr: address of buffer 0 in the recording process (buffer i
+ *                     is at buffers_addr + i * buffer_bytes)
+ *   off  32  u64      buffer_bytes
+ *   off  40  u32      buffer_count
+ *   off  44  u32      desc_stride
+ *   off  48  u64      tsc_hz: the trace header's cycle_frequency; 0 until the runtime knew it
+ *   off  56  u32      session: buffers of other sessions are stale
+ *   off  60  u32      flags: XFDR_POOL_INVARIANT_TSC, XFDR_POOL_FILE_BACKED
+ *   off  64  u32      offset in a descriptor of used_bytes (u64): bytes of whole records
+ *   off  68  u32      ... of ctl (u64): state in bits 0-1 (XFDR_POOL_STATE_*), generation in
+ *                     bits 32-63
+ *   off  72  u32      ... of claim_seq (u64): order of claims; a thread's buffers in time
+ *                     order
+ *   off  76  u32      ... of owner_tid (u32): kernel tid
+ *   off  80  u32      ... of owner_thread_id (u32): the id in the buffer's NewBuffer record
+ *   off  84  u32      ... of first_tsc (u64): TSC of the buffer's preamble
+ *   off  88  u32      ... of last_tsc (u64): TSC of its last record once full
+ *   off  92  u32      reserved (0)
+ *   off  96  u64      descs_addr: address of descriptor 0 in the recording process
+ *   off 104  u64      thread_table_addr: reserved for thread names (0 in version 1)
+ *   off 112  16 bytes reserved (0)
+ * A buffer whose state is owned or full holds a NewBuffer preamble and used_bytes bytes of
+ * whole records (an owned one was being written: its records up to used_bytes are complete).
+ * With backing=file, "<base>.xray" holds the trace header and the buffers (a version 1 trace
+ * laid out as the pool) and "<base>.xray.pool" this locator and the descriptors.
+ */
+#define XFDR_POOL_MAGIC "XFDRPOOL"
+enum {
+	XFDR_POOL_LAYOUT_VERSION = 1,
+	XFDR_POOL_HEADER_BYTES = 128,
+	XFDR_POOL_VERSION_OFF = 8,
+	XFDR_POOL_HEADER_BYTES_OFF = 12,
+	XFDR_POOL_PID_OFF = 16,
+	XFDR_POOL_BUFFERS_ADDR_OFF = 24,
+	XFDR_POOL_BUFFER_BYTES_OFF = 32,
+	XFDR_POOL_BUFFER_COUNT_OFF = 40,
+	XFDR_POOL_DESC_STRIDE_OFF = 44,
+	XFDR_POOL_TSC_HZ_OFF = 48,
+	XFDR_POOL_SESSION_OFF = 56,
+	XFDR_POOL_FLAGS_OFF = 60,
+	XFDR_POOL_USED_AT_OFF = 64,
+	XFDR_POOL_CTL_AT_OFF = 68,
+	XFDR_POOL_CLAIM_SEQ_AT_OFF = 72,
+	XFDR_POOL_OWNER_TID_AT_OFF = 76,
+	XFDR_POOL_THREAD_ID_AT_OFF = 80,
+	XFDR_POOL_FIRST_TSC_AT_OFF = 84,
+	XFDR_POOL_LAST_TSC_AT_OFF = 88,
+	XFDR_POOL_DESCS_ADDR_OFF = 96,
+	XFDR_POOL_THREAD_TABLE_ADDR_OFF = 104,
+
+	XFDR_POOL_INVARIANT_TSC = 1,
+	XFDR_POOL_FILE_BACKED = 2,
+
+	XFDR_POOL_STATE_FREE = 0,
+	XFDR_POOL_STATE_OWNED = 1,
+	XFDR_POOL_STATE_FULL = 2,
+	XFDR_POOL_STATE_CLAIMING = 3,
+};
+
 #ifdef __cplusplus
 }
 #endif

@@ -83,6 +83,11 @@ enum xfdr_clock {
 	XFDR_CLOCK_RDTSC = 2,  /* rdtsc, CPU from glibc's rseq area, else sched_getcpu() */
 };
 
+enum xfdr_backing {
+	XFDR_BACKING_MEMORY = 0, /* anonymous memory: lost if the process dies unflushed */
+	XFDR_BACKING_FILE = 1,	 /* a shared file mapping that outlives the process */
+};
+
 enum xfdr_mode {
 	XFDR_MODE_RING = 0,    /* reuse the oldest full buffer: keep the newest history */
 	XFDR_MODE_BOUNDED = 1, /* keep the oldest history, drop (and count) new events */
@@ -99,6 +104,10 @@ struct xfdr_options {
 	size_t thread_max;    /* thread slots; only the first xfdr_init() of a process sets it */
 	int mode;	      /* enum xfdr_mode */
 	uint64_t func_duration_threshold_us; /* 0: no elision */
+	int flush_signal;		     /* 0: none; else the signal that writes a snapshot */
+	int flush_on_terminate;		     /* 0/1: SIGTERM and SIGINT flush, then end */
+	int flush_on_crash;		     /* 0/1: SIGSEGV and the other crashes flush */
+	int backing;			     /* enum xfdr_backing */
 };
 
 /* Fill o with the defaults listed above. Context: any. */

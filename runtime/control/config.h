@@ -9,9 +9,12 @@
 #define XFDR_RUNTIME_CONTROL_CONFIG_H
 
 #include "runtime/base/compiler.h"
+#include "xfdr/xfdr.h"
 
 struct rt_config {
 	int flush_at_exit;
+	/* The options of the last init (output NULL: kept by flush/output.c), for a fork child. */
+	struct xfdr_options options;
 };
 
 extern struct rt_config rt_cfg XFDR_HIDDEN;

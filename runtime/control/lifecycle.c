@@ -7,15 +7,19 @@
  * and stop only flip the recording session in the low half.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "runtime/base/compiler.h"
 #include "runtime/base/print.h"
 #include "runtime/control/config.h"
 #include "runtime/control/options.h"
 #include "runtime/flush/flush.h"
+#include "runtime/flush/livemap.h"
 #include "runtime/flush/output.h"
+#include "runtime/flush/signals.h"
 #include "runtime/hooks/xray.h"
 #include "runtime/pool/pool.h"
 #include "runtime/record/clock.h"
@@ -80,7 +84,52 @@ static void elision_setup(uint64_t us)
 static void env_options(struct xfdr_options *o)
 {
 	xfdr_options_default(o);
+	/*
+	 * Recording set up from the environment is the user's, not the program's: SIGTERM and
+	 * SIGINT flush by default. A program that calls xfdr_init() with its own options owns
+	 * its signals, and asks for it.
+	 */
+	o->flush_on_terminate = 1;
 	opt_parse(o, getenv("XFDR_OPTIONS"), "XFDR_OPTIONS", env_store, sizeof(env_store));
+}
+
+static int rt_flush_from_signal(char *path_out, size_t path_bytes);
+
+/*
+ * The pool, and with backing=file its live files "<prefix>-<pid>-live.xray" (header and
+ * buffers) and ".xray.map" (kept current for `xfdr recover`).
+ */
+static int pool_and_backing_setup(const struct xfdr_options *o, uint32_t session)
+{
+	char live[PATH_MAX], map[PATH_MAX];
+	struct pr_buf lb = PR_BUF_INIT(live), mb = PR_BUF_INIT(map);
+	int file = o->backing == XFDR_BACKING_FILE;
+	uint64_t pid = (uint64_t)getpid();
+	int rc;
+
+	livemap_stop();
+	if (file &&
+	    (output_live_name(&lb, pid, ".xray") || output_live_name(&mb, pid, ".xray.map")))
+		return -ENAMETOOLONG;
+	rc =
+	    pool_setup(o->buffer_size, (uint32_t)o->buffer_max, session,
+		       o->mode == XFDR_MODE_BOUNDED ? POOL_BOUNDED : POOL_RING, file ? live : NULL);
+	if (!rc)
+		rc = livemap_start(file ? map : NULL);
+	return rc;
+}
+
+static int signals_setup(const struct xfdr_options *o)
+{
+	struct signal_plan plan = {
+	    .flush_signal = o->flush_signal,
+	    .on_terminate = o->flush_on_terminate,
+	    .on_crash = o->flush_on_crash,
+	    .flush = rt_flush_from_signal,
+	    .stop = xfdr_stop,
+	};
+
+	return signals_install(&plan);
 }
 
 static int rt_init(const struct xfdr_options *o)
@@ -107,14 +156,15 @@ static int rt_init(const struct xfdr_options *o)
 	session = next_session++;
 	if (next_session == SESSION_OFF)
 		next_session = 1;
-	rc = pool_setup(o->buffer_size, (uint32_t)o->buffer_max, session,
-			o->mode == XFDR_MODE_BOUNDED ? POOL_BOUNDED : POOL_RING);
+	rc = pool_and_backing_setup(o, session);
 	if (rc) {
 		ctl_clear(CTL_INITIALIZED);
 		goto out;
 	}
 	thread_table_reset();
 	rt_cfg.flush_at_exit = o->flush_at_exit;
+	rt_cfg.options = *o;
+	rt_cfg.options.output = NULL; /* output_configure() kept what it needs */
 	clock_init(o->clock);
 	elision_setup(o->func_duration_threshold_us);
 	xfdr_store_relaxed(&unflushed, 0);
@@ -124,6 +174,8 @@ static int rt_init(const struct xfdr_options *o)
 		atexit(rt_exit_flush);
 	}
 	__atomic_fetch_or(&rt_ctl, CTL_MAKE(CTL_INITIALIZED, 0), __ATOMIC_ACQ_REL);
+	/* After the pool exists: a signal that arrives from now on finds something to flush. */
+	rc = signals_setup(o);
 out:
 	ctl_clear(CTL_INIT_RUNNING);
 	if (rc == -ENOMEM || rc == -ENAMETOOLONG || rc == -EBUSY) {
@@ -219,6 +271,12 @@ XFDR_API uint64_t xfdr_now(void)
 	unsigned cpu;
 
 	return clock_read(&cpu);
+}
+
+/* The flush a signal handler asks for: like xfdr_flush(), and it reports like the exit one. */
+static int rt_flush_from_signal(char *path_out, size_t path_bytes)
+{
+	return xfdr_flush(path_out, path_bytes);
 }
 
 XFDR_API int xfdr_flush(char *path_out, size_t path_bytes)

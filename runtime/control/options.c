@@ -6,6 +6,7 @@
  * (flush_signal, ...) is one more row and one more struct field.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -19,8 +20,9 @@ enum opt_type {
 	OPT_SIZE, /* size_t, decimal with an optional k/m/g (binary) suffix */
 	OPT_BOOL, /* int 0/1 */
 	OPT_STRING,
-	OPT_NAMED, /* int, an index into the row's names */
-	OPT_U64,   /* uint64_t, plain decimal */
+	OPT_NAMED,  /* int, an index into the row's names */
+	OPT_U64,    /* uint64_t, plain decimal */
+	OPT_SIGNAL, /* int, a signal by name (SIGUSR2, USR2) or number; 0/none: no signal */
 };
 
 struct opt_row {
@@ -52,9 +54,35 @@ static int valid_threshold_us(size_t v)
 	return v <= OPT_MAX_THRESHOLD_US;
 }
 
+/*
+ * A flush signal must be one the program can catch and that does not already mean a crash
+ * (flush_on_crash handles those): SIGKILL, SIGSTOP and the synchronous faults are refused.
+ */
+static int valid_flush_signal(size_t v)
+{
+	return v == 0 ||
+	       (v < (size_t)NSIG && v != SIGKILL && v != SIGSTOP && v != SIGSEGV && v != SIGBUS &&
+		v != SIGILL && v != SIGFPE && v != SIGABRT && v != SIGTRAP);
+}
+
 static const char *const clock_names[] = {"auto", "rdtscp", "rdtsc", NULL};
 static const char *const mode_names[] = {
     [XFDR_MODE_RING] = "ring", [XFDR_MODE_BOUNDED] = "bounded", NULL};
+static const char *const backing_names[] = {
+    [XFDR_BACKING_MEMORY] = "memory", [XFDR_BACKING_FILE] = "file", NULL};
+
+/* Signal names as kill -l spells them without "SIG"; index = number. */
+static const char *const signal_names[] = {
+    [SIGHUP] = "HUP",	    [SIGINT] = "INT",	[SIGQUIT] = "QUIT",   [SIGILL] = "ILL",
+    [SIGTRAP] = "TRAP",	    [SIGABRT] = "ABRT", [SIGBUS] = "BUS",     [SIGFPE] = "FPE",
+    [SIGKILL] = "KILL",	    [SIGUSR1] = "USR1", [SIGSEGV] = "SEGV",   [SIGUSR2] = "USR2",
+    [SIGPIPE] = "PIPE",	    [SIGALRM] = "ALRM", [SIGTERM] = "TERM",   [SIGCHLD] = "CHLD",
+    [SIGCONT] = "CONT",	    [SIGSTOP] = "STOP", [SIGTSTP] = "TSTP",   [SIGTTIN] = "TTIN",
+    [SIGTTOU] = "TTOU",	    [SIGURG] = "URG",	[SIGXCPU] = "XCPU",   [SIGXFSZ] = "XFSZ",
+    [SIGVTALRM] = "VTALRM", [SIGPROF] = "PROF", [SIGWINCH] = "WINCH", [SIGIO] = "IO",
+    [SIGPWR] = "PWR",	    [SIGSYS] = "SYS",
+};
+#define SIGNAL_NAMES (sizeof(signal_names) / sizeof(signal_names[0]))
 
 #define OFF(f) offsetof(struct xfdr_options, f)
 
@@ -71,6 +99,12 @@ static const struct opt_row opt_rows[] = {
     {"mode", OPT_NAMED, OFF(mode), "ring or bounded", NULL, mode_names},
     {"func_duration_threshold_us", OPT_U64, OFF(func_duration_threshold_us),
      "0 to 1000000000 microseconds", valid_threshold_us, NULL},
+    {"flush_signal", OPT_SIGNAL, OFF(flush_signal),
+     "a signal name or number the program can catch, not a crash signal; 0 for none",
+     valid_flush_signal, NULL},
+    {"flush_on_terminate", OPT_BOOL, OFF(flush_on_terminate), "0 or 1", NULL, NULL},
+    {"flush_on_crash", OPT_BOOL, OFF(flush_on_crash), "0 or 1", NULL, NULL},
+    {"backing", OPT_NAMED, OFF(backing), "memory or file", NULL, backing_names},
 };
 
 XFDR_API void xfdr_options_default(struct xfdr_options *o)
@@ -84,6 +118,10 @@ XFDR_API void xfdr_options_default(struct xfdr_options *o)
 	o->clock = XFDR_CLOCK_AUTO;
 	o->mode = XFDR_MODE_RING;
 	o->func_duration_threshold_us = 0;
+	o->flush_signal = 0;
+	o->flush_on_terminate = 0;
+	o->flush_on_crash = 1;
+	o->backing = XFDR_BACKING_MEMORY;
 }
 
 static const struct opt_row *opt_find(const char *key)
@@ -168,6 +206,51 @@ static int parse_named(const char *const *names, const char *s, int *out)
 	return -EINVAL;
 }
 
+/* "SIGUSR2", "USR2" (any case), "SIGRTMIN+3", a number, or "none". */
+static int parse_signal(const char *s, size_t *out)
+{
+	size_t i, n;
+
+	if (!strcasecmp(s, "none")) {
+		*out = 0;
+		return 0;
+	}
+	if (*s >= '0' && *s <= '9')
+		return parse_size(s, out) || s[strspn(s, "0123456789")] ? -EINVAL : 0;
+	if (!strncasecmp(s, "SIG", 3))
+		s += 3;
+	if (!strncasecmp(s, "RTMIN", 5)) {
+		n = 0;
+		if (s[5] &&
+		    (s[5] != '+' || parse_size(s + 6, &n) || s[6 + strspn(s + 6, "0123456789")]))
+			return -EINVAL;
+		if (n > (size_t)(SIGRTMAX - SIGRTMIN))
+			return -EINVAL;
+		*out = (size_t)SIGRTMIN + n;
+		return 0;
+	}
+	for (i = 1; i < SIGNAL_NAMES; i++) {
+		if (signal_names[i] && !strcasecmp(s, signal_names[i])) {
+			*out = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static void print_signal(struct pr_buf *b, int sig)
+{
+	if (sig > 0 && (size_t)sig < SIGNAL_NAMES && signal_names[sig]) {
+		pr_str(b, "SIG");
+		pr_str(b, signal_names[sig]);
+	} else if (sig >= SIGRTMIN && sig <= SIGRTMAX) {
+		pr_str(b, "SIGRTMIN+");
+		pr_u64(b, (uint64_t)(sig - SIGRTMIN));
+	} else {
+		pr_i64(b, sig);
+	}
+}
+
 static int name_count(const char *const *names)
 {
 	int n = 0;
@@ -210,6 +293,12 @@ static int row_set(const struct opt_row *r, struct xfdr_options *o, const char *
 		memcpy(field, &v, sizeof(v));
 		return 0;
 	}
+	case OPT_SIGNAL:
+		if (parse_signal(value, &sz) || (r->valid && !r->valid(sz)))
+			return -EINVAL;
+		i = (int)sz;
+		memcpy(field, &i, sizeof(i));
+		return 0;
 	case OPT_STRING:
 		memcpy(field, &value, sizeof(value));
 		return 0;
@@ -248,6 +337,10 @@ static void row_print(struct pr_buf *b, const struct opt_row *r, const struct xf
 		pr_u64(b, v);
 		break;
 	}
+	case OPT_SIGNAL:
+		memcpy(&i, field, sizeof(i));
+		print_signal(b, i);
+		break;
 	case OPT_STRING:
 		memcpy(&s, field, sizeof(s));
 		pr_char(b, '"');
@@ -395,6 +488,14 @@ const char *opt_check(const struct xfdr_options *o)
 		bad = opt_find("mode");
 	else if (!valid_threshold_us(o->func_duration_threshold_us))
 		bad = opt_find("func_duration_threshold_us");
+	else if (o->flush_signal < 0 || !valid_flush_signal((size_t)o->flush_signal))
+		bad = opt_find("flush_signal");
+	else if (o->flush_on_terminate != 0 && o->flush_on_terminate != 1)
+		bad = opt_find("flush_on_terminate");
+	else if (o->flush_on_crash != 0 && o->flush_on_crash != 1)
+		bad = opt_find("flush_on_crash");
+	else if (o->backing != XFDR_BACKING_MEMORY && o->backing != XFDR_BACKING_FILE)
+		bad = opt_find("backing");
 	if (!bad)
 		return NULL;
 	pr_str(&b, "xfdr_init: bad value ");

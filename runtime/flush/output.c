@@ -80,6 +80,20 @@ int output_name(struct pr_buf *b, uint64_t pid, uint32_t n, const char *suffix, 
 	return b->truncated ? -ENAMETOOLONG : 0;
 }
 
+int output_live_name(struct pr_buf *b, uint64_t pid, const char *suffix)
+{
+	b->len = 0;
+	b->truncated = 0;
+	pr_str(b, flush_output.dir);
+	pr_str(b, flush_output.prefix);
+	pr_char(b, '-');
+	pr_u64(b, pid);
+	pr_str(b, "-live");
+	pr_str(b, suffix);
+	pr_cstr(b);
+	return b->truncated ? -ENAMETOOLONG : 0;
+}
+
 int output_create_unique(struct pr_buf *b, uint64_t pid, const char *suffix, uint32_t *n_out)
 {
 	uint32_t tries, n = xfdr_load_relaxed(&next_seq);

@@ -37,6 +37,12 @@ int output_configure(const char *output, int per_thread_files);
 int output_name(struct pr_buf *b, uint64_t pid, uint32_t n, const char *suffix, int64_t tid);
 
 /*
+ * output_live_name - dir + prefix + "-<pid>-live" + suffix into b: the files of a file-backed
+ * pool. Returns 0 or -ENAMETOOLONG. Context: async-signal-safe.
+ */
+int output_live_name(struct pr_buf *b, uint64_t pid, const char *suffix);
+
+/*
  * output_create_unique - create (O_EXCL) the first "<prefix>-<pid>-<n><suffix>" that no
  * earlier flush of any process wrote, from the <n> after the last one used; *n_out gets it.
  * Returns the open descriptor, -ENAMETOOLONG, -EEXIST (no free name in 10000 tries) or the

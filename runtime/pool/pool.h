@@ -11,7 +11,8 @@ extern struct pool rt_pool XFDR_HIDDEN;
 
 /*
  * pool_setup - make an empty pool of count buffers of buffer_bytes for the given session,
- * with the given policy (enum pool_mode).
+ * with the given policy (enum pool_mode), in anonymous memory (file_path NULL) or in a shared
+ * mapping of file_path laid out as a version 1 trace (backing=file).
  * Same geometry as before: what the last session wrote is zeroed in place (the pages stay
  * populated); otherwise the old mappings are released and new ones mapped by
  * pool_memory_map() (2 MiB-aligned, populated in the background and at the latest when a
@@ -19,7 +20,16 @@ extern struct pool rt_pool XFDR_HIDDEN;
  * Context: init only, with no thread inside the runtime (thread_quiesce()).
  * Returns 0 or -ENOMEM (the pool is then empty: count 0).
  */
-int pool_setup(size_t buffer_bytes, uint32_t count, uint32_t session, enum pool_mode mode);
+int pool_setup(size_t buffer_bytes, uint32_t count, uint32_t session, enum pool_mode mode,
+	       const char *file_path);
+
+/*
+ * pool_forget_after_fork - in a fork child: the pool's mappings are copies of the parent's (or
+ * shared with it, backing=file); release them without touching the parent's data or files,
+ * so that the next pool_setup() maps a pool of the child's own.
+ * Context: the child, right after fork(), before any thread records.
+ */
+void pool_forget_after_fork(void);
 
 /*
  * pool_memory_map - map count buffers of buffer_bytes and their descriptors into rt_pool.

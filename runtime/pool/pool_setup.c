@@ -41,11 +41,13 @@ static int scratch_map(size_t buffer_bytes, uint32_t count)
 	return 0;
 }
 
-int pool_setup(size_t buffer_bytes, uint32_t count, uint32_t session, enum pool_mode mode)
+int pool_setup(size_t buffer_bytes, uint32_t count, uint32_t session, enum pool_mode mode,
+	       const char *file_path)
 {
 	uint32_t i;
 	int rc;
 
+	(void)file_path; /* placeholder until file backing lands (issue 9) */
 	if (rt_pool.base && rt_pool.buffer_bytes == buffer_bytes && rt_pool.count == count) {
 		/*
 		 * Zero what the last session wrote: stale bytes must never read as records. A
@@ -102,4 +104,9 @@ int pool_setup(size_t buffer_bytes, uint32_t count, uint32_t session, enum pool_
 	xfdr_store_relaxed(&rt_pool.mode, (uint32_t)mode);
 	xfdr_store_release(&rt_pool.session, session);
 	return 0;
+}
+
+void pool_forget_after_fork(void)
+{
+	/* placeholder until fork support lands (issue 9) */
 }

@@ -1,0 +1,29 @@
+/*
+ * runtime/flush/signals.h - the signal triggers of a flush: the on-demand flush signal, the
+ * termination signals and the crashes (see xfdr.h, "Survival").
+ */
+#ifndef XFDR_RUNTIME_FLUSH_SIGNALS_H
+#define XFDR_RUNTIME_FLUSH_SIGNALS_H
+
+#include <stddef.h>
+
+/*
+ * What init asks for. The flush and stop of the life cycle (a higher layer) are registered
+ * here, so that this layer never calls up.
+ */
+struct signal_plan {
+	int flush_signal; /* 0: none */
+	int on_terminate; /* SIGTERM, SIGINT */
+	int on_crash;	  /* SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP */
+	int (*flush)(char *path_out, size_t path_bytes);
+	int (*stop)(void);
+};
+
+/*
+ * signals_install - install (or, on a later init, update) the handlers the plan asks for and
+ * restore the previous dispositions of those it no longer asks for.
+ * Context: init only. Returns 0 or a negative errno of sigaction(2)/mmap(2).
+ */
+int signals_install(const struct signal_plan *p);
+
+#endif /* XFDR_RUNTIME_FLUSH_SIGNALS_H */
