@@ -7,9 +7,11 @@
  * drop-count buffer (drops.c). Owned buffers are copied up to the length their thread has
  * published: the thread writes past it, and release-stores the new length after the bytes.
  *
- * Only open, write, pwrite, lseek, close, getpid, clock_gettime, rdtsc and sched_getcpu are
- * used: no lock, no allocation, no stdio. The caller (xfdr_flush) makes flushes exclusive through rt_ctl,
- * so the scratch in rt_pool (flush_order, flush_copy) is the flusher's alone.
+ * Each file is written under a ".part" name and renamed when complete (output.h).
+ * Only open, write, pwrite, lseek, close, rename, unlink, access, getpid, clock_gettime, rdtsc
+ * and sched_getcpu are used: no lock, no allocation, no stdio. The caller (xfdr_flush) makes
+ * flushes exclusive through rt_ctl, so the scratch in rt_pool (flush_order, flush_copy) is the
+ * flusher's alone.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -336,9 +338,9 @@ static int flush_thread_files(int map_fd, uint64_t pid, uint32_t n, uint32_t fil
 		rc = output_name(&b, pid, file_n, ".xray", tid);
 		if (rc)
 			break;
-		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		fd = output_create_part(path, 0);
 		if (fd < 0) {
-			rc = -errno;
+			rc = fd;
 			break;
 		}
 		rc = write_header(fd, tsc_hz);
@@ -346,7 +348,7 @@ static int flush_thread_files(int map_fd, uint64_t pid, uint32_t n, uint32_t fil
 			rc = write_buffers(fd, 0, tid, n, epoch, st, &slots);
 		if (!rc)
 			rc = write_drop_buffer(fd, slots, n, 1, tid, (uint16_t)d->flush_thread_id);
-		rc = close_checked(fd, rc);
+		rc = output_finish(path, close_checked(fd, rc));
 		if (!rc)
 			rc = map_write_trace(map_fd, path);
 	}
@@ -398,13 +400,13 @@ int flush_run(uint64_t since, char *path_out, size_t path_bytes)
 			return fd;
 		chosen = snapshot(since);
 		rc = flush_process_file(fd, chosen, tsc_hz, &st);
-		rc = close_checked(fd, rc);
+		rc = output_finish(trace, close_checked(fd, rc));
 		copy_out(path_out, path_bytes, trace);
 		if (output_name(&mb, pid, n, ".xray.map", -1))
 			return rc ? rc : -ENAMETOOLONG;
-		map_fd = open(map, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		map_fd = output_create_part(map, 0);
 		if (map_fd < 0)
-			return rc ? rc : -errno;
+			return rc ? rc : map_fd;
 		if (!rc)
 			rc = map_write_head(map_fd);
 		if (!rc)
@@ -413,7 +415,7 @@ int flush_run(uint64_t since, char *path_out, size_t path_bytes)
 	drops_sum(&drops);
 	if (!rc)
 		rc = map_write_tail(map_fd, tsc_hz, &st, &drops);
-	rc = close_checked(map_fd, rc);
+	rc = output_finish(map, close_checked(map_fd, rc));
 	if (drops.total)
 		drops_report(&drops, map);
 	if (st.buffers_reused)

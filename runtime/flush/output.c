@@ -3,8 +3,10 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h> /* rename(2) */
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "runtime/flush/output.h"
 
@@ -94,6 +96,29 @@ int output_live_name(struct pr_buf *b, uint64_t pid, const char *suffix)
 	return b->truncated ? -ENAMETOOLONG : 0;
 }
 
+/* "<final>.part" into b. */
+static int part_name(struct pr_buf *b, const char *final)
+{
+	b->len = 0;
+	b->truncated = 0;
+	pr_str(b, final);
+	pr_str(b, OUTPUT_PART_SUFFIX);
+	pr_cstr(b);
+	return b->truncated ? -ENAMETOOLONG : 0;
+}
+
+int output_create_part(const char *final, int exclusive)
+{
+	char part[PATH_MAX + sizeof(OUTPUT_PART_SUFFIX)];
+	struct pr_buf b = PR_BUF_INIT(part);
+	int fd, rc = part_name(&b, final);
+
+	if (rc)
+		return rc;
+	fd = open(part, O_WRONLY | O_CREAT | O_CLOEXEC | (exclusive ? O_EXCL : O_TRUNC), 0644);
+	return fd < 0 ? -errno : fd;
+}
+
 int output_create_unique(struct pr_buf *b, uint64_t pid, const char *suffix, uint32_t *n_out)
 {
 	uint32_t tries, n = xfdr_load_relaxed(&next_seq);
@@ -103,14 +128,36 @@ int output_create_unique(struct pr_buf *b, uint64_t pid, const char *suffix, uin
 		rc = output_name(b, pid, n, suffix, -1);
 		if (rc)
 			return rc;
-		fd = open(b->text, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		/* A name some earlier process (same pid, before a reboot) completed is not ours. */
+		if (access(b->text, F_OK) == 0)
+			continue;
+		fd = output_create_part(b->text, 1);
 		if (fd >= 0) {
 			xfdr_store_relaxed(&next_seq, n + 1);
 			*n_out = n;
 			return fd;
 		}
-		if (errno != EEXIST)
-			return -errno;
+		if (fd != -EEXIST)
+			return fd;
 	}
 	return -EEXIST;
+}
+
+int output_finish(const char *final, int rc)
+{
+	char part[PATH_MAX + sizeof(OUTPUT_PART_SUFFIX)];
+	struct pr_buf b = PR_BUF_INIT(part);
+
+	if (part_name(&b, final))
+		return rc ? rc : -ENAMETOOLONG;
+	if (rc) {
+		unlink(part);
+		return rc;
+	}
+	return rename(part, final) ? -errno : 0;
+}
+
+void output_after_fork(void)
+{
+	xfdr_store_relaxed(&next_seq, 0u);
 }

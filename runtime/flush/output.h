@@ -43,11 +43,35 @@ int output_name(struct pr_buf *b, uint64_t pid, uint32_t n, const char *suffix, 
 int output_live_name(struct pr_buf *b, uint64_t pid, const char *suffix);
 
 /*
- * output_create_unique - create (O_EXCL) the first "<prefix>-<pid>-<n><suffix>" that no
- * earlier flush of any process wrote, from the <n> after the last one used; *n_out gets it.
- * Returns the open descriptor, -ENAMETOOLONG, -EEXIST (no free name in 10000 tries) or the
- * negative errno of open(2). Context: async-signal-safe.
+ * Every file a flush writes is written under "<name>.part" and renamed to its name once
+ * complete, so a name without the suffix is always a whole file; a ".part" that stays is a
+ * flush that did not complete (the process died in it).
+ */
+#define OUTPUT_PART_SUFFIX ".part"
+
+/*
+ * output_create_unique - create "<prefix>-<pid>-<n><suffix>.part" (O_EXCL) for the first <n>,
+ * from the one after the last used, whose complete file does not exist and whose part is not
+ * being written; b gets the final name, *n_out the <n>. Returns the open descriptor,
+ * -ENAMETOOLONG, -EEXIST (no free name in 10000 tries) or the negative errno of open(2).
+ * Context: async-signal-safe.
  */
 int output_create_unique(struct pr_buf *b, uint64_t pid, const char *suffix, uint32_t *n_out);
+
+/*
+ * output_create_part - create "<final>.part" for writing (exclusive: O_EXCL, else truncating
+ * a leftover). Returns the descriptor or a negative errno. Context: async-signal-safe.
+ */
+int output_create_part(const char *final, int exclusive);
+
+/*
+ * output_finish - after "<final>.part" was written and closed with result rc: rename it to
+ * final (rc 0), or remove it (rc < 0). Returns rc, or the negative errno of rename(2).
+ * Context: async-signal-safe.
+ */
+int output_finish(const char *final, int rc);
+
+/* output_after_fork - a fork child counts its own file names from 0. Context: the child. */
+void output_after_fork(void);
 
 #endif /* XFDR_RUNTIME_FLUSH_OUTPUT_H */
