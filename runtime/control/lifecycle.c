@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -26,6 +27,8 @@
 #include "runtime/record/record.h"
 #include "runtime/record/session.h"
 #include "runtime/record/thread.h"
+#include "runtime/record/thread_fork.h"
+#include "runtime/symbols/fnmap.h"
 #include "xfdr/xfdr.h"
 
 /* How long a new session waits for threads still inside the runtime. */
@@ -66,6 +69,9 @@ static void ctl_clear(uint32_t bits)
 }
 
 static void rt_exit_flush(void);
+static void rt_fork_prepare(void);
+static void rt_fork_parent(void);
+static void rt_fork_child(void);
 
 /* The elision threshold in ticks: the calibration may spin up to 20 ms, only when asked. */
 static void elision_setup(uint64_t us)
@@ -132,7 +138,8 @@ static int signals_setup(const struct xfdr_options *o)
 	return signals_install(&plan);
 }
 
-static int rt_init(const struct xfdr_options *o)
+/* configure_output 0: keep the output settings (a fork child's options have none). */
+static int rt_init(const struct xfdr_options *o, int configure_output)
 {
 	uint64_t seen;
 	uint32_t session;
@@ -150,9 +157,11 @@ static int rt_init(const struct xfdr_options *o)
 	rc = thread_quiesce(INIT_QUIESCE_MS);
 	if (rc)
 		goto out;
-	rc = output_configure(o->output, o->per_thread_files);
-	if (rc)
-		goto out;
+	if (configure_output) {
+		rc = output_configure(o->output, o->per_thread_files);
+		if (rc)
+			goto out;
+	}
 	session = next_session++;
 	if (next_session == SESSION_OFF)
 		next_session = 1;
@@ -172,6 +181,7 @@ static int rt_init(const struct xfdr_options *o)
 	if (!exit_registered) {
 		exit_registered = 1;
 		atexit(rt_exit_flush);
+		pthread_atfork(rt_fork_prepare, rt_fork_parent, rt_fork_child);
 	}
 	__atomic_fetch_or(&rt_ctl, CTL_MAKE(CTL_INITIALIZED, 0), __ATOMIC_ACQ_REL);
 	/* After the pool exists: a signal that arrives from now on finds something to flush. */
@@ -199,7 +209,7 @@ XFDR_API int xfdr_init(const struct xfdr_options *o)
 		env_options(&env);
 		o = &env;
 	}
-	return rt_init(o);
+	return rt_init(o, 1);
 }
 
 /* atexit: stop, and write what was recorded since the last complete flush. */
@@ -223,6 +233,46 @@ static void rt_exit_flush(void)
 		pr_str(&b, path);
 	}
 	pr_line(&b);
+}
+
+/*
+ * fork(): the child records alone, into its own files. The parent's other threads do not run
+ * in the child and its buffers hold the parent's history, written by the parent's flushes:
+ * the child forgets both (without writing to them: a file-backed pool is shared with the
+ * parent), maps a pool of its own under its own pid, and goes on recording if the parent was.
+ * A fork while another thread is in xfdr_init() leaves the child without a recorder.
+ */
+static void rt_fork_prepare(void)
+{
+	fnmap_before_fork();
+}
+
+static void rt_fork_parent(void)
+{
+	fnmap_after_fork_parent();
+}
+
+static void rt_fork_child(void)
+{
+	uint64_t c = xfdr_load_acquire(&rt_ctl);
+	uint32_t before = CTL_SESSION(c);
+	struct xfdr_options o = rt_cfg.options;
+
+	fnmap_after_fork_child();
+	output_after_fork();
+	xfdr_store_relaxed(&unflushed, 0);
+	if (!(CTL_FLAGS(c) & CTL_INITIALIZED) || (CTL_FLAGS(c) & CTL_INIT_RUNNING)) {
+		xfdr_store_release(&rt_ctl, CTL_MAKE(0, SESSION_OFF));
+		return;
+	}
+	/* Nothing records meanwhile: the child has one thread, this one. */
+	xfdr_store_release(&rt_ctl, CTL_MAKE(0, SESSION_OFF));
+	livemap_forget_after_fork();
+	pool_forget_after_fork();
+	thread_table_after_fork();
+	o.start = before != SESSION_OFF;
+	if (rt_init(&o, 0) == 0 && o.start)
+		thread_self_keep_stack(before, xfdr_load_relaxed(&rt_pool.session));
 }
 
 XFDR_API int xfdr_start(void)
@@ -315,5 +365,5 @@ __attribute__((constructor)) static void rt_load(void)
 		return;
 	env_options(&o);
 	if (o.start)
-		rt_init(&o);
+		rt_init(&o, 1);
 }

@@ -364,3 +364,18 @@ const char *fnmap_cause_name(enum fnmap_unassigned_cause cause)
 {
 	return (unsigned)cause < FNMAP_CAUSES ? cause_names[cause] : "unknown";
 }
+
+void fnmap_before_fork(void)
+{
+	urcu_bp_before_fork();
+}
+
+void fnmap_after_fork_parent(void)
+{
+	urcu_bp_after_fork_parent();
+}
+
+void fnmap_after_fork_child(void)
+{
+	urcu_bp_after_fork_child();
+}

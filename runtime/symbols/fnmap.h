@@ -46,4 +46,13 @@ uint64_t fnmap_unassigned(enum fnmap_unassigned_cause cause);
 /* The name of a cause in the .map sidecar: "overflow", "no_memory", "reentrant". */
 const char *fnmap_cause_name(enum fnmap_unassigned_cause cause);
 
+/*
+ * Around fork(): urcu-bp (the map's RCU flavor) must be told, so that its reader registry and
+ * the hash table's resize worker are consistent in the child (liburcu asks the application to
+ * call these from pthread_atfork handlers). Context: the forking thread.
+ */
+void fnmap_before_fork(void);
+void fnmap_after_fork_parent(void);
+void fnmap_after_fork_child(void);
+
 #endif /* XFDR_RUNTIME_SYMBOLS_FNMAP_H */
