@@ -193,25 +193,49 @@ struct xfdr_stack_context {
 int xfdr_stack_context_decode(const uint8_t *payload, uint32_t bytes, int big_endian,
 			      struct xfdr_stack_context *out, struct xfdr_error *err);
 
+/* A decoded "XFDRCRSH" crash event (layout in format.h). */
+struct xfdr_crash_event {
+	uint32_t signal;      /* signal number, as numbered on the recording machine */
+	int32_t code;	      /* si_code of the signal */
+	uint32_t tid;	      /* kernel tid of the crashing thread */
+	uint64_t fault_addr;  /* si_addr; 0 for signals that have none */
+	uint32_t frame_count; /* program counters in pcs: <= XFDR_CRASH_FRAMES_MAX */
+	uint32_t flags;	      /* XFDR_CRASH_TRUNCATED: the stack had more frames than kept */
+	uint64_t pcs[XFDR_CRASH_FRAMES_MAX]; /* innermost first: pcs[0] was executing */
+};
+
+/*
+ * xfdr_crash_event_decode - check and decode the payload of an "XFDRCRSH" custom event, whose
+ * fields are in the byte order of its file (big_endian as for xfdr_stack_context_decode()).
+ * Returns 0 with *out filled, or -1 with *out untouched and err filled (when not NULL), worded
+ * as by xfdr_stack_context_decode(): "payload offset N: expected ..., found ...".
+ * Rejected: fewer than 40 bytes, another tag, a layout version other than 1, a frame_count
+ * above XFDR_CRASH_FRAMES_MAX, a size other than XFDR_CRASH_PAYLOAD_BYTES(frame_count) (a
+ * payload too short for its frames, or with bytes after them). Flag bits other than
+ * XFDR_CRASH_TRUNCATED are kept in flags, not rejected: a later writer may define them.
+ */
+int xfdr_crash_event_decode(const uint8_t *payload, uint32_t bytes, int big_endian,
+			    struct xfdr_crash_event *out, struct xfdr_error *err);
+
 /* ---- Function names from the .map sidecar -------------------------------------------- */
 
 /*
  * The names a `.map` sidecar (the text file the runtime writes beside a trace, specified in
- * doc/map-format.md) gives to function ids. Only its `function` lines and its `since_tsc` line
- * are read; ids it marks as unnamed (`<unknown>`, `<unassigned>`) are left out. Memory grows
- * with the named ids only.
+ * doc/map-format.md) gives to function ids, and what it says about a crash. Only its
+ * `function`, `since_tsc`, `crash` and `frame` lines are read; ids it marks as unnamed
+ * (`<unknown>`, `<unassigned>`) are left out. Memory grows with the named ids and the frames.
  */
 struct xfdr_names;
 
 /*
- * xfdr_names_load - read the function names of the sidecar at path.
+ * xfdr_names_load - read the function names (and the crash) of the sidecar at path.
  * Returns 0 with *out set (possibly naming nothing), or, with *out NULL and err filled with
  * one line that starts with the path:
  *   -1  the file cannot be opened: "PATH: <errno text>"
- *   -2  it can be opened but not used: a malformed `function` or `since_tsc` line ("PATH:
- *       line N: expected ..., found '<the line>'"), an id named twice, a second `since_tsc`
- *       line, a read error, or no memory.
- *       err->offset is the byte offset of the malformed line, else 0.
+ *   -2  it can be opened but not used: a malformed `function`, `since_tsc`, `crash` or `frame`
+ *       line ("PATH: line N: expected ..., found '<the line>'"), an id named twice, a second
+ *       `since_tsc` line, a frame index listed twice for one crash, a read error, or no
+ *       memory. err->offset is the byte offset of the malformed line, else 0.
  * So a caller can tell a missing input (a usage error) from a bad one.
  */
 int xfdr_names_load(const char *path, struct xfdr_names **out, struct xfdr_error *err);
@@ -226,6 +250,44 @@ const char *xfdr_names_get(const struct xfdr_names *n, uint32_t id);
  * repeated `since_tsc` line, see there.)
  */
 int xfdr_names_since_tsc(const struct xfdr_names *n, uint64_t *tsc);
+
+/*
+ * The crash the sidecar records: its `crash` line (doc/map-format.md), written by the crash
+ * flush beside the XFDRCRSH event, and the `frame` lines after it, which name the event's
+ * program counters. Strings point into n and live until xfdr_names_free(n).
+ *   crash<TAB>SIGNAL<TAB>SIGNAME<TAB>SI_CODE<TAB>0xFAULT_ADDR<TAB>TID
+ *   frame<TAB>INDEX<TAB>0xPC<TAB>SYMBOL|<unknown><TAB>MODULE|-<TAB>0xMODULE_VADDR|-
+ * A `crash` line drops the crash and the frames read before it: the last crash is kept, with
+ * the frame lines after it.
+ */
+struct xfdr_map_crash {
+	uint32_t signal;	 /* as numbered on the recording machine */
+	const char *signal_name; /* as the sidecar writes it, e.g. "SIGSEGV" */
+	int32_t code;		 /* si_code */
+	uint64_t fault_addr;
+	uint32_t tid;
+};
+
+struct xfdr_map_frame {
+	uint32_t index; /* 0 = innermost, as in the XFDRCRSH event */
+	uint64_t pc;
+	const char *symbol; /* NULL when the sidecar could not name it (`<unknown>`) */
+	const char *module; /* the file mapped at pc; NULL when none (`-`) */
+	int have_module_vaddr;
+	uint64_t module_vaddr; /* pc as an address of module's symbols (for addr2line -e) */
+};
+
+/* 1 with *out filled when the sidecar has a `crash` line, 0 when not or n is NULL. */
+int xfdr_names_crash(const struct xfdr_names *n, struct xfdr_map_crash *out);
+
+/* Frame lines kept (those of the last crash), 0 when n is NULL. */
+uint32_t xfdr_names_frame_count(const struct xfdr_names *n);
+
+/* 1 with *out filled when the sidecar has a frame of that index, 0 when not or n is NULL. */
+int xfdr_names_frame(const struct xfdr_names *n, uint32_t index, struct xfdr_map_frame *out);
+
+/* The frame of lowest index whose pc is pc: 1 with *out filled, 0 when none or n is NULL. */
+int xfdr_names_frame_at_pc(const struct xfdr_names *n, uint64_t pc, struct xfdr_map_frame *out);
 
 void xfdr_names_free(struct xfdr_names *n);
 

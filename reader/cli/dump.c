@@ -24,17 +24,39 @@
  * and itself. S is outermost first, ';' between frames: the function's name from the .map
  * sidecar, or its id ('#ID' for an id the sidecar does not name), '?' for a call a context
  * counted but did not name ('?*K' for K of them in a row). stack= is always the last field.
+ *
+ * Crashes: an "XFDRCRSH" event's line gets, after the preview,
+ *   crash=SIGNAME signal=N code=SI_CODE addr=0xFAULT tid=TID frames=K [truncated=1]
+ * or crash=invalid reason="...", and is followed by one line per frame, innermost first,
+ * indented so that no record line starts that way:
+ *   "    #I 0xPC [NAME] [(MODULE[+0xMODULE_VADDR])]"
+ * A frame is described by the sidecar's `frame` line of its index when that line's pc is the
+ * frame's, else by the first `frame` line with its pc. NAME is that line's symbol; when the line
+ * gives none but a module and module_vaddr, it is the function symbol of the module's ELF
+ * symbol table covering the address (for frames after the first, which are return addresses,
+ * the address before it, inside the call: a call that ends a function returns to the next
+ * one). Without either, the frame shows its pc (and what is known of its module) only.
+ * SIGNAME is the sidecar's `crash` line's when its signal number is the event's, else the
+ * host's name for the number, else '?'.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "reader/cli/cli.h"
 #include "reader/lib/callstack.h"
+#include "reader/lib/elf_symbols.h"
 
 #define DUMP_PREVIEW_BYTES 16
+
+/* A module a crash frame named, opened once per dump; elf NULL: it could not be read. */
+struct dump_module {
+	char *path;
+	struct rd_elf *elf;
+};
 
 struct dump_state {
 	struct cli_out *out;
@@ -45,6 +67,9 @@ struct dump_state {
 	/* The call an exit closed, from on_call(): its own (not an unwound caller's). */
 	int have_closed;
 	uint32_t closed_depth;
+	/* Crash frames: the modules their names were looked up in. */
+	struct dump_module *modules;
+	size_t module_count, module_cap;
 };
 
 static void dump_help(void)
@@ -70,6 +95,13 @@ static void dump_help(void)
 	      "compared), or invalid with a reason; depth=D and stack=S are the context's.\n"
 	      "In S a frame is a name, an id ('#ID' when the map does not name it), or '?'\n"
 	      "for a call the context did not name ('?*K': K of them).\n"
+	      "\n"
+	      "An XFDRCRSH crash event: crash=SIGNAME signal=N code=SI_CODE addr=0xADDR tid=TID\n"
+	      "frames=K (and truncated=1 when the stack had more frames than kept), or\n"
+	      "crash=invalid with a reason; then one line per frame, innermost first:\n"
+	      "    #I 0xPC NAME (MODULE+0xMODULE_VADDR)\n"
+	      "named by the map's frame lines, else from MODULE's ELF symbol table (.symtab,\n"
+	      "else .dynsym); NAME or the module is left out when unknown.\n"
 	      "\n"
 	      "Exit status: 0 valid, 1 invalid file or write error, 2 usage error or unreadable\n"
 	      "FILE or MAP.\n",
@@ -249,13 +281,133 @@ static int dump_stack_context(struct dump_state *s, const struct xfdr_record *r)
 	return 0;
 }
 
+/* The ELF file at path, opened at its first use; NULL when it cannot be read (or no memory). */
+static const struct rd_elf *module_elf(struct dump_state *s, const char *path)
+{
+	struct dump_module *m;
+	size_t i;
+
+	for (i = 0; i < s->module_count; i++) {
+		if (!strcmp(s->modules[i].path, path))
+			return s->modules[i].elf;
+	}
+	if (s->module_count == s->module_cap) {
+		size_t cap = s->module_cap ? 2 * s->module_cap : 8;
+
+		m = realloc(s->modules, cap * sizeof(*m));
+		if (!m)
+			return NULL;
+		s->modules = m;
+		s->module_cap = cap;
+	}
+	m = &s->modules[s->module_count];
+	m->path = strdup(path);
+	if (!m->path)
+		return NULL;
+	if (rd_elf_open(path, &m->elf))
+		m->elf = NULL;
+	s->module_count++;
+	return m->elf;
+}
+
+static void close_modules(struct dump_state *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->module_count; i++) {
+		rd_elf_close(s->modules[i].elf);
+		free(s->modules[i].path);
+	}
+	free(s->modules);
+}
+
+/* The name of a signal: the sidecar's for the crash it records, else the host's, else "?". */
+static void put_signal_name(struct dump_state *s, uint32_t signal)
+{
+	struct xfdr_map_crash mc;
+	const char *abbrev = NULL;
+
+	if (xfdr_names_crash(s->names, &mc) && mc.signal == signal) {
+		cli_puts(s->out, mc.signal_name);
+		return;
+	}
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
+	if (signal <= (uint32_t)INT32_MAX)
+		abbrev = sigabbrev_np((int)signal);
+#endif
+	if (abbrev) {
+		cli_puts(s->out, "SIG");
+		cli_puts(s->out, abbrev);
+	} else {
+		cli_putc(s->out, '?');
+	}
+}
+
+/* An XFDRCRSH payload: its fields on the record line. Returns 1 when it decoded into *ce. */
+static int dump_crash(struct dump_state *s, const struct xfdr_record *r,
+		      struct xfdr_crash_event *ce)
+{
+	struct xfdr_error err;
+
+	if (xfdr_crash_event_decode(r->payload, r->payload_bytes, s->big_endian, ce, &err)) {
+		cli_printf(s->out, " crash=invalid reason=\"%s\"", err.text);
+		return 0;
+	}
+	cli_puts(s->out, " crash=");
+	put_signal_name(s, ce->signal);
+	cli_printf(s->out,
+		   " signal=%" PRIu32 " code=%" PRId32 " addr=0x%" PRIx64 " tid=%" PRIu32
+		   " frames=%" PRIu32,
+		   ce->signal, ce->code, ce->fault_addr, ce->tid, ce->frame_count);
+	if (ce->flags & XFDR_CRASH_TRUNCATED)
+		cli_puts(s->out, " truncated=1");
+	return 1;
+}
+
+/* The frames of a decoded crash, one line each (see the top of the file). */
+static void dump_crash_frames(struct dump_state *s, const struct xfdr_crash_event *ce)
+{
+	struct xfdr_map_frame f;
+	const char *name;
+	uint64_t pc, at;
+	uint32_t i;
+	int have;
+
+	for (i = 0; i < ce->frame_count; i++) {
+		pc = ce->pcs[i];
+		have = xfdr_names_frame(s->names, i, &f) && f.pc == pc;
+		if (!have)
+			have = xfdr_names_frame_at_pc(s->names, pc, &f);
+		name = have ? f.symbol : NULL;
+		if (!name && have && f.module && f.have_module_vaddr) {
+			/* A return address: the call is the instruction before it. */
+			at = f.module_vaddr - (i && f.module_vaddr ? 1 : 0);
+			name = rd_elf_symbol(module_elf(s, f.module), at, NULL);
+		}
+		cli_printf(s->out, "    #%" PRIu32 " 0x%" PRIx64, i, pc);
+		if (name) {
+			cli_putc(s->out, ' ');
+			cli_puts(s->out, name);
+		}
+		if (have && f.module) {
+			cli_puts(s->out, " (");
+			cli_puts(s->out, f.module);
+			if (f.have_module_vaddr)
+				cli_printf(s->out, "+0x%" PRIx64, f.module_vaddr);
+			cli_putc(s->out, ')');
+		}
+		cli_putc(s->out, '\n');
+	}
+}
+
 /* Returns 0, or -ENOMEM when the pairer ran out of memory. */
 static int dump_record(struct dump_state *s, const struct xfdr_record *r)
 {
 	struct cli_out *o = s->out;
 	const char *name =
 	    r->is_metadata ? xfdr_md_kind_name(r->kind) : xfdr_fn_action_name(r->kind);
-	int rc = 0;
+	struct xfdr_crash_event ce;
+	int rc = 0, crash = 0;
 
 	cli_printf(o, "%-10" PRIu64 " %-6" PRIu64 " %-17s", r->offset, r->buffer_index, name);
 	if (!r->is_metadata) {
@@ -286,6 +438,9 @@ static int dump_record(struct dump_state *s, const struct xfdr_record *r)
 			dump_payload(o, r->payload, r->payload_bytes);
 			if (xfdr_payload_has_tag(r->payload, r->payload_bytes, XFDR_STACK_MAGIC))
 				rc = dump_stack_context(s, r);
+			else if (xfdr_payload_has_tag(r->payload, r->payload_bytes,
+						      XFDR_CRASH_MAGIC))
+				crash = dump_crash(s, r, &ce);
 			break;
 		case XFDR_MD_CALL_ARGUMENT:
 			cli_printf(o, " arg=%" PRIu64 " hex=0x%" PRIx64, r->arg, r->arg);
@@ -295,6 +450,8 @@ static int dump_record(struct dump_state *s, const struct xfdr_record *r)
 		}
 	}
 	cli_putc(o, '\n');
+	if (crash)
+		dump_crash_frames(s, &ce);
 	return rc;
 }
 
@@ -386,6 +543,7 @@ int cmd_dump(int argc, char **argv)
 		status = CLI_FAIL;
 	}
 	xfdr_callstack_destroy(s.cs);
+	close_modules(&s);
 	xfdr_trace_close(t);
 	xfdr_names_free(names);
 	return status;

@@ -2,12 +2,19 @@
  * reader/lib/names.c - function names from the `.map` sidecar the runtime writes beside each
  * trace. The sidecar format is specified in doc/map-format.md.
  *
- * Only the lines `function<TAB>ID<TAB>NAME<TAB>...` and `since_tsc<TAB>TSC` (the start of a
- * snapshot's window) are read; every other line is skipped, so keys a later runtime adds do
- * not break this reader. A NAME in angle brackets (`<unknown>`,
- * `<unassigned>`) means the runtime could not name the id: such ids stay unnamed, and a caller
- * shows their number as it would without a map. The table is an array sorted by id and
- * searched by bisection: memory grows with the named functions only.
+ * Only the lines `function<TAB>ID<TAB>NAME<TAB>...`, `since_tsc<TAB>TSC` (the start of a
+ * snapshot's window), `crash<TAB>...` and `frame<TAB>...` (a crash and its backtrace) are read;
+ * every other line is skipped, so keys a later runtime adds do not break this reader. A NAME
+ * in angle brackets (`<unknown>`, `<unassigned>`) means the runtime could not name the id:
+ * such ids stay unnamed, and a caller shows their number as it would without a map. The table
+ * is an array sorted by id and searched by bisection: memory grows with the named functions
+ * only.
+ *
+ * Crash lines: the last `crash` line is kept, with the `frame` lines that follow it (a new
+ * `crash` line drops the frames of the one before). Frames are an array sorted by index once
+ * loaded; their few lookups by pc scan it. Every field a `crash` or `frame` line defines must be
+ * there and well formed (fields after them are skipped, as later keys are); a frame index
+ * listed twice for one crash makes the sidecar invalid, as an id named twice does.
  *
  * Every message starts with the path (then the line, where there is one), so that a command
  * can print it as it is.
@@ -25,11 +32,26 @@ struct rd_name {
 	char *name;
 };
 
+struct rd_frame {
+	uint32_t index;
+	size_t seq; /* order in the file: of two frames with one index, the first is named first */
+	uint64_t pc;
+	char *symbol; /* NULL: <unknown> */
+	char *module; /* NULL: - */
+	int have_vaddr;
+	uint64_t vaddr;
+};
+
 struct xfdr_names {
 	struct rd_name *v; /* sorted by id once loaded */
 	size_t count, cap;
 	int have_since;
 	uint64_t since_tsc;
+	int have_crash;
+	struct xfdr_map_crash crash; /* crash.signal_name is crash_signal_name */
+	char *crash_signal_name;
+	struct rd_frame *frames; /* of the last crash; sorted by index once loaded */
+	size_t frame_count, frame_cap;
 };
 
 static int fail(struct xfdr_error *err, int rc, uint64_t offset, const char *fmt, ...)
@@ -128,6 +150,237 @@ static int parse_since_line(struct xfdr_names *n, const char *line, const char *
 	return 0;
 }
 
+/* ---- crash and frame lines ---------------------------------------------------------------- */
+
+/* One TAB-separated field: [p, p + len). */
+struct field {
+	const char *p;
+	size_t len;
+};
+
+/*
+ * Split what follows the key into at most max fields; returns how many there are (at most max:
+ * the rest of the line, later fields a reader does not know, is not looked at).
+ */
+static size_t split_fields(const char *rest, struct field *f, size_t max)
+{
+	size_t n = 0;
+	const char *tab;
+
+	while (n < max) {
+		tab = strchr(rest, '\t');
+		f[n].p = rest;
+		f[n].len = tab ? (size_t)(tab - rest) : strlen(rest);
+		n++;
+		if (!tab)
+			break;
+		rest = tab + 1;
+	}
+	return n;
+}
+
+/* A decimal number of 1 to 20 digits, at most max. */
+static int parse_dec(const struct field *f, uint64_t max, uint64_t *v)
+{
+	uint64_t x = 0;
+	size_t i;
+
+	if (!f->len || f->len > 20)
+		return -1;
+	for (i = 0; i < f->len; i++) {
+		unsigned d = (unsigned)(f->p[i] - '0');
+
+		if (d > 9 || x > (UINT64_MAX - d) / 10)
+			return -1;
+		x = x * 10 + d;
+	}
+	if (x > max)
+		return -1;
+	*v = x;
+	return 0;
+}
+
+/* A decimal int32, with an optional '-'. */
+static int parse_i32(const struct field *f, int32_t *v)
+{
+	struct field digits = *f;
+	uint64_t x;
+	int neg = f->len && f->p[0] == '-';
+
+	if (neg) {
+		digits.p++;
+		digits.len--;
+	}
+	if (parse_dec(&digits, neg ? (uint64_t)INT32_MAX + 1 : (uint64_t)INT32_MAX, &x))
+		return -1;
+	*v = neg ? (int32_t)(-(int64_t)x) : (int32_t)x;
+	return 0;
+}
+
+/* "0x" and 1 to 16 hex digits. */
+static int parse_hex(const struct field *f, uint64_t *v)
+{
+	uint64_t x = 0;
+	size_t i;
+
+	if (f->len < 3 || f->len > 18 || f->p[0] != '0' || f->p[1] != 'x')
+		return -1;
+	for (i = 2; i < f->len; i++) {
+		char c = f->p[i];
+		unsigned d;
+
+		if (c >= '0' && c <= '9')
+			d = (unsigned)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			d = (unsigned)(c - 'a' + 10);
+		else if (c >= 'A' && c <= 'F')
+			d = (unsigned)(c - 'A' + 10);
+		else
+			return -1;
+		x = x << 4 | d;
+	}
+	*v = x;
+	return 0;
+}
+
+static void free_frames(struct xfdr_names *n)
+{
+	size_t i;
+
+	for (i = 0; i < n->frame_count; i++) {
+		free(n->frames[i].symbol);
+		free(n->frames[i].module);
+	}
+	n->frame_count = 0;
+}
+
+/* `crash<TAB>SIGNAL<TAB>SIGNAME<TAB>SI_CODE<TAB>0xADDR<TAB>TID`; replaces an earlier crash. */
+static int parse_crash_line(struct xfdr_names *n, const char *line, const char **why)
+{
+	struct field f[5];
+	size_t k = split_fields(line + sizeof("crash"), f, 5);
+	uint64_t signal, tid, addr;
+	int32_t code;
+	char *name;
+
+	if (parse_dec(&f[0], UINT32_MAX, &signal)) {
+		*why = "expected a signal number (decimal) after 'crash<TAB>'";
+		return -1;
+	}
+	if (k < 2 || !f[1].len) {
+		*why = "expected a signal name after the signal number";
+		return -1;
+	}
+	if (k < 3 || parse_i32(&f[2], &code)) {
+		*why = "expected an si_code (decimal, 32 bits) after the signal name";
+		return -1;
+	}
+	if (k < 4 || parse_hex(&f[3], &addr)) {
+		*why = "expected a fault address (0x hex, 64 bits) after the si_code";
+		return -1;
+	}
+	if (k < 5 || parse_dec(&f[4], UINT32_MAX, &tid)) {
+		*why = "expected a tid (decimal) after the fault address";
+		return -1;
+	}
+	name = strndup(f[1].p, f[1].len);
+	if (!name) {
+		*why = "out of memory";
+		return -1;
+	}
+	free(n->crash_signal_name);
+	free_frames(n);
+	n->crash_signal_name = name;
+	n->crash.signal = (uint32_t)signal;
+	n->crash.signal_name = name;
+	n->crash.code = code;
+	n->crash.fault_addr = addr;
+	n->crash.tid = (uint32_t)tid;
+	n->have_crash = 1;
+	return 0;
+}
+
+/* `frame<TAB>INDEX<TAB>0xPC<TAB>SYMBOL|<unknown><TAB>MODULE|-<TAB>0xVADDR|-`. */
+static int parse_frame_line(struct xfdr_names *n, const char *line, const char **why)
+{
+	struct field f[5];
+	size_t k = split_fields(line + sizeof("frame"), f, 5);
+	struct rd_frame fr = {0};
+	uint64_t index;
+
+	if (parse_dec(&f[0], UINT32_MAX, &index)) {
+		*why = "expected a frame index (decimal) after 'frame<TAB>'";
+		return -1;
+	}
+	if (k < 2 || parse_hex(&f[1], &fr.pc)) {
+		*why = "expected a pc (0x hex, 64 bits) after the frame index";
+		return -1;
+	}
+	if (k < 3 || !f[2].len) {
+		*why = "expected a symbol or <unknown> after the pc";
+		return -1;
+	}
+	if (k < 4 || !f[3].len) {
+		*why = "expected a module path or - after the symbol";
+		return -1;
+	}
+	if (k < 5 || (!(f[4].len == 1 && f[4].p[0] == '-') && parse_hex(&f[4], &fr.vaddr))) {
+		*why = "expected a module_vaddr (0x hex, 64 bits) or - after the module";
+		return -1;
+	}
+	fr.index = (uint32_t)index;
+	fr.seq = n->frame_count;
+	fr.have_vaddr = f[4].p[0] != '-';
+	if (n->frame_count == n->frame_cap) {
+		size_t cap = n->frame_cap ? n->frame_cap * 2 : 16;
+		struct rd_frame *v = realloc(n->frames, cap * sizeof(*v));
+
+		if (!v)
+			goto no_memory;
+		n->frames = v;
+		n->frame_cap = cap;
+	}
+	if (f[2].p[0] != '<' && !(fr.symbol = strndup(f[2].p, f[2].len)))
+		goto no_memory;
+	if (!(f[3].len == 1 && f[3].p[0] == '-') && !(fr.module = strndup(f[3].p, f[3].len)))
+		goto no_memory;
+	n->frames[n->frame_count++] = fr;
+	return 0;
+no_memory:
+	free(fr.symbol);
+	*why = "out of memory";
+	return -1;
+}
+
+static int by_index(const void *a, const void *b)
+{
+	const struct rd_frame *x = a, *y = b;
+
+	if (x->index != y->index)
+		return x->index < y->index ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* bsearch() by index alone: the indexes are unique once loaded. */
+static int index_of(const void *a, const void *b)
+{
+	const struct rd_frame *x = a, *y = b;
+
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static void frame_out(const struct rd_frame *f, struct xfdr_map_frame *out)
+{
+	out->index = f->index;
+	out->pc = f->pc;
+	out->symbol = f->symbol;
+	out->module = f->module;
+	out->have_module_vaddr = f->have_vaddr;
+	out->module_vaddr = f->have_vaddr ? f->vaddr : 0;
+}
+
+/* ---- loading ------------------------------------------------------------------------------ */
+
 int xfdr_names_load(const char *path, struct xfdr_names **out, struct xfdr_error *err)
 {
 	struct xfdr_names *n;
@@ -159,6 +412,10 @@ int xfdr_names_load(const char *path, struct xfdr_names **out, struct xfdr_error
 			rc = parse_function_line(n, line, &why);
 		else if (!strncmp(line, "since_tsc\t", sizeof("since_tsc")))
 			rc = parse_since_line(n, line, &why);
+		else if (!strncmp(line, "crash\t", sizeof("crash")))
+			rc = parse_crash_line(n, line, &why);
+		else if (!strncmp(line, "frame\t", sizeof("frame")))
+			rc = parse_frame_line(n, line, &why);
 		else
 			continue;
 		if (rc) {
@@ -181,6 +438,18 @@ int xfdr_names_load(const char *path, struct xfdr_names **out, struct xfdr_error
 		if (n->v[i].id == n->v[i - 1].id) {
 			rc = fail(err, -2, 0, "%s: function id %u is named twice ('%s' and '%s')",
 				  path, n->v[i].id, n->v[i - 1].name, n->v[i].name);
+			goto out_free;
+		}
+	}
+	if (n->frame_count)
+		qsort(n->frames, n->frame_count, sizeof(*n->frames), by_index);
+	for (i = 1; i < n->frame_count; i++) {
+		if (n->frames[i].index == n->frames[i - 1].index) {
+			rc = fail(
+			    err, -2, 0,
+			    "%s: frame %u is listed twice for one crash (pc 0x%llx and 0x%llx)",
+			    path, n->frames[i].index, (unsigned long long)n->frames[i - 1].pc,
+			    (unsigned long long)n->frames[i].pc);
 			goto out_free;
 		}
 	}
@@ -210,6 +479,48 @@ int xfdr_names_since_tsc(const struct xfdr_names *n, uint64_t *tsc)
 	return 1;
 }
 
+int xfdr_names_crash(const struct xfdr_names *n, struct xfdr_map_crash *out)
+{
+	if (!n || !n->have_crash)
+		return 0;
+	*out = n->crash;
+	return 1;
+}
+
+uint32_t xfdr_names_frame_count(const struct xfdr_names *n)
+{
+	return n ? (uint32_t)n->frame_count : 0;
+}
+
+int xfdr_names_frame(const struct xfdr_names *n, uint32_t index, struct xfdr_map_frame *out)
+{
+	struct rd_frame key = {.index = index};
+	const struct rd_frame *hit;
+
+	if (!n || !n->frame_count)
+		return 0;
+	hit = bsearch(&key, n->frames, n->frame_count, sizeof(*n->frames), index_of);
+	if (!hit)
+		return 0;
+	frame_out(hit, out);
+	return 1;
+}
+
+int xfdr_names_frame_at_pc(const struct xfdr_names *n, uint64_t pc, struct xfdr_map_frame *out)
+{
+	size_t i;
+
+	if (!n)
+		return 0;
+	for (i = 0; i < n->frame_count; i++) {
+		if (n->frames[i].pc == pc) {
+			frame_out(&n->frames[i], out);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 void xfdr_names_free(struct xfdr_names *n)
 {
 	size_t i;
@@ -219,5 +530,8 @@ void xfdr_names_free(struct xfdr_names *n)
 	for (i = 0; i < n->count; i++)
 		free(n->v[i].name);
 	free(n->v);
+	free_frames(n);
+	free(n->frames);
+	free(n->crash_signal_name);
 	free(n);
 }
