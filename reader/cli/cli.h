@@ -1,8 +1,8 @@
 /*
  * reader/cli/cli.h - what the verbs of the xfdr command share: exit statuses, messages, checked
  * output, progress and finding the .map sidecar. Nothing here decodes the format; that is the
- * reader library's job (include/xfdr/reader.h). Each verb is one file (verify.c, dump.c, convert.c)
- * and is reached through the table in xfdr.c.
+ * reader library's job (include/xfdr/reader.h). Each verb is one file (verify.c, dump.c, convert.c,
+ * recover.c, core.c) and is reached through the table in xfdr.c.
  */
 #ifndef XFDR_READER_CLI_CLI_H
 #define XFDR_READER_CLI_CLI_H
@@ -29,6 +29,8 @@ enum cli_status {
 int cmd_verify(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
+int cmd_recover(int argc, char **argv);
+int cmd_core(int argc, char **argv);
 
 /*
  * Messages. Every diagnostic is one line on stderr starting with "xfdr VERB: ". The verb name
@@ -140,6 +142,77 @@ void cli_progress_begin(struct cli_progress *p, uint64_t input_bytes, const char
 void cli_progress_phase(struct cli_progress *p, const char *what);
 void cli_progress_update(struct cli_progress *p, uint64_t done, uint64_t total);
 void cli_progress_end(struct cli_progress *p);
+
+/* ---- Rebuilt traces: what `recover` and `core` share ----------------------------------- */
+
+struct rd_pool_job;
+struct rd_pool_result;
+
+/*
+ * A new output file, written under a temporary name beside its path ("PATH.tmp.XXXXXX",
+ * mode 0666 less the umask, like any created file) and renamed over it once complete, so
+ * that an interrupted or failed run never leaves a half-written file under the real name.
+ */
+struct cli_new_file {
+	char tmp[4096];
+	const char *path;
+	int fd; /* -1 once committed or aborted */
+};
+
+/* Returns 0, or reports "xfdr VERB: PATH: cannot create: ..." and returns CLI_FAIL. */
+int cli_new_file_open(struct cli_new_file *f, const char *path);
+/* Close and rename. Returns 0, or reports, removes the temporary file and returns CLI_FAIL. */
+int cli_new_file_commit(struct cli_new_file *f);
+/* Close and remove the temporary file (nothing if already committed or aborted). */
+void cli_new_file_abort(struct cli_new_file *f);
+
+/*
+ * cli_refuse_existing - unless force, refuse to replace path: reports "xfdr VERB: PATH
+ * exists (--force replaces it)" and returns CLI_FAIL; else 0.
+ */
+int cli_refuse_existing(const char *path, int force);
+
+/*
+ * cli_rebuild - run the rebuild of job into out, then write the sidecar out + ".map" with
+ * write_map(f, res, ctx) (which returns 0, or reports and returns CLI_FAIL), and put both in
+ * place. Returns CLI_OK with *res filled (rd_pool_result_free() it), or CLI_FAIL, reported,
+ * with nothing left behind.
+ */
+int cli_rebuild(const struct rd_pool_job *job, const char *out,
+		int (*write_map)(FILE *f, const struct rd_pool_result *res, void *ctx), void *ctx,
+		struct rd_pool_result *res);
+
+/*
+ * cli_rebuild_report - the summary on stderr, one fact per line: buffers kept and from how
+ * many threads, open buffers closed, buffers left out by cause (absent ones described by
+ * `absent`, e.g. "not in the core"), tails cut, the TSC rate when it was not told, and
+ * "wrote OUT". best_effort: the run had no locator.
+ */
+void cli_rebuild_report(const struct rd_pool_result *res, const char *out, const char *absent,
+			int best_effort);
+
+/* Callbacks for struct rd_pool_job: -v prints one line per buffer (what became of it and
+ * why), else ctx is a struct cli_progress to update. */
+struct rd_pool_note;
+void cli_note_verbose(void *ctx, const struct rd_pool_note *n);
+void cli_note_progress(void *ctx, const struct rd_pool_note *n);
+
+/* A .map value: TAB, newline and other control characters written as '?'. */
+void cli_map_value(FILE *f, const char *s);
+
+/*
+ * cli_map_generated - the sidecar of a rebuilt trace when no .map of the run exists (doc/map-
+ * format.md, lines in its order): xfdr-map, pid, trace, tsc_hz, constant_tsc, nonstop_tsc,
+ * buffer_size, buffer_max, buffers_written and a `thread` line per thread kept, named
+ * "<unknown>", with zero counts. Returns 0, or reports a write error and returns CLI_FAIL.
+ */
+struct cli_map_facts {
+	uint64_t pid;
+	const char *trace;
+	int constant_tsc, nonstop_tsc;
+	uint64_t buffer_bytes, buffer_count;
+};
+int cli_map_generated(FILE *f, const struct cli_map_facts *facts, const struct rd_pool_result *res);
 
 /* ---- YAML scalars as LLVM's YAML writer prints them (yaml.c) ---------------------- */
 

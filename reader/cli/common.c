@@ -4,6 +4,9 @@
  * Output contract: a verb writes through struct cli_out and ends with cli_out_close(), which
  * is the only place a write error is reported. fwrite() errors are sticky: after the first one
  * nothing more is attempted, so a full disk costs one failed write, not millions.
+ *
+ * Rebuilt traces (recover, core): created under a temporary name and renamed when whole,
+ * with their sidecar; the summary of what was kept and dropped is printed here for both.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +18,7 @@
 #include <unistd.h>
 
 #include "reader/cli/cli.h"
+#include "reader/lib/pool_image.h"
 
 static const char *cli_verb = "xfdr";
 
@@ -278,4 +282,255 @@ void cli_progress_end(struct cli_progress *p)
 	fputs("\r\033[K", stderr);
 	fflush(stderr);
 	p->drawn = 0;
+}
+
+/* ---- New files, renamed into place ----------------------------------------------------- */
+
+int cli_new_file_open(struct cli_new_file *f, const char *path)
+{
+	mode_t mask;
+
+	f->path = path;
+	f->fd = -1;
+	if ((size_t)snprintf(f->tmp, sizeof(f->tmp), "%s.tmp.XXXXXX", path) >= sizeof(f->tmp)) {
+		cli_error("%s: cannot create: %s", path, strerror(ENAMETOOLONG));
+		return CLI_FAIL;
+	}
+	f->fd = mkostemp(f->tmp, O_CLOEXEC);
+	if (f->fd < 0) {
+		cli_error("%s: cannot create: %s", path, strerror(errno));
+		return CLI_FAIL;
+	}
+	/* mkstemp() makes it 0600; give it the mode open(O_CREAT, 0666) would have. */
+	mask = umask(0);
+	umask(mask);
+	if (fchmod(f->fd, 0666 & ~mask) != 0) {
+		cli_error("%s: cannot create: %s", path, strerror(errno));
+		cli_new_file_abort(f);
+		return CLI_FAIL;
+	}
+	return 0;
+}
+
+int cli_new_file_commit(struct cli_new_file *f)
+{
+	int fd = f->fd;
+
+	f->fd = -1;
+	if (close(fd) != 0) {
+		cli_error("%s: write error: %s", f->path, strerror(errno));
+		unlink(f->tmp);
+		return CLI_FAIL;
+	}
+	if (rename(f->tmp, f->path) != 0) {
+		cli_error("%s: cannot create: %s", f->path, strerror(errno));
+		unlink(f->tmp);
+		return CLI_FAIL;
+	}
+	return 0;
+}
+
+void cli_new_file_abort(struct cli_new_file *f)
+{
+	if (f->fd < 0)
+		return;
+	close(f->fd);
+	f->fd = -1;
+	unlink(f->tmp);
+}
+
+int cli_refuse_existing(const char *path, int force)
+{
+	struct stat st;
+
+	if (force || lstat(path, &st) != 0)
+		return 0;
+	cli_error("%s exists (--force replaces it)", path);
+	return CLI_FAIL;
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	ssize_t w;
+
+	while (n) {
+		w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? errno : EIO;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int cli_rebuild(const struct rd_pool_job *job, const char *out,
+		int (*write_map)(FILE *f, const struct rd_pool_result *res, void *ctx), void *ctx,
+		struct rd_pool_result *res)
+{
+	struct cli_new_file tf, mf;
+	struct xfdr_error err;
+	char map[4096], *text = NULL;
+	size_t len = 0;
+	FILE *f;
+	int e;
+
+	if ((size_t)snprintf(map, sizeof(map), "%s.map", out) >= sizeof(map)) {
+		cli_error("%s.map: cannot create: %s", out, strerror(ENAMETOOLONG));
+		return CLI_FAIL;
+	}
+	if (cli_new_file_open(&tf, out))
+		return CLI_FAIL;
+	if (rd_pool_rebuild(job, tf.fd, out, res, &err) < 0) {
+		fprintf(stderr, "%s\n", err.text);
+		cli_new_file_abort(&tf);
+		return CLI_FAIL;
+	}
+	/* The sidecar is small: composed in memory, so one check covers every line. */
+	f = open_memstream(&text, &len);
+	if (!f) {
+		cli_error("%s: cannot create: %s", map, strerror(errno));
+		goto fail;
+	}
+	if (write_map(f, res, ctx) != 0) {
+		fclose(f);
+		goto fail;
+	}
+	if (fclose(f) != 0) {
+		cli_error("%s: write error: %s", map, strerror(ENOMEM));
+		goto fail;
+	}
+	if (cli_new_file_open(&mf, map))
+		goto fail;
+	e = write_all(mf.fd, text, len);
+	if (e) {
+		cli_error("%s: write error: %s", map, strerror(e));
+		cli_new_file_abort(&mf);
+		goto fail;
+	}
+	if (cli_new_file_commit(&tf)) {
+		cli_new_file_abort(&mf);
+		goto fail_res;
+	}
+	if (cli_new_file_commit(&mf))
+		goto fail_res;
+	free(text);
+	return CLI_OK;
+fail:
+	cli_new_file_abort(&tf);
+fail_res:
+	free(text);
+	rd_pool_result_free(res);
+	return CLI_FAIL;
+}
+
+static const char *plural(uint64_t n)
+{
+	return n == 1 ? "" : "s";
+}
+
+void cli_rebuild_report(const struct rd_pool_result *res, const char *out, const char *absent,
+			int best_effort)
+{
+	static const struct {
+		enum rd_pool_verdict v;
+		const char *why;
+	} dropped[] = {
+	    {RD_POOL_CLAIMING, "being claimed (preamble not yet complete)"},
+	    {RD_POOL_EMPTY, "claimed, no preamble written yet"},
+	    {RD_POOL_BAD_LENGTH, "the descriptor's used_bytes is beyond the buffer size"},
+	    {RD_POOL_STALE, "stale bytes of an earlier use (the preamble is not the descriptor's)"},
+	    {RD_POOL_BAD_PREAMBLE, "no valid NewBuffer, WallClockTime, NewCPUId at the start"},
+	    {RD_POOL_ABSENT, NULL},
+	    {RD_POOL_NO_ROOM, "no room left to close them with EndOfBuffer"},
+	};
+	size_t i;
+	uint64_t n;
+
+	cli_error("%llu buffer%s of %zu thread%s kept, of %llu in the pool",
+		  (unsigned long long)res->kept, plural(res->kept), res->thread_count,
+		  plural(res->thread_count), (unsigned long long)res->buffers);
+	if (res->open_closed)
+		cli_error("%llu open buffer%s closed at %s last complete record",
+			  (unsigned long long)res->open_closed, plural(res->open_closed),
+			  res->open_closed == 1 ? "its" : "their");
+	if ((n = res->count[RD_POOL_FREE]))
+		cli_error("%llu never-used buffer%s dropped", (unsigned long long)n, plural(n));
+	for (i = 0; i < sizeof(dropped) / sizeof(dropped[0]); i++) {
+		n = res->count[dropped[i].v];
+		if (n)
+			cli_error("%llu buffer%s dropped: %s", (unsigned long long)n, plural(n),
+				  dropped[i].why ? dropped[i].why : absent);
+	}
+	if (res->tails_cut)
+		cli_error("%llu torn tail%s cut (%llu bytes of incomplete or invalid records)",
+			  (unsigned long long)res->tails_cut, plural(res->tails_cut),
+			  (unsigned long long)res->tail_bytes_cut);
+	if (best_effort && res->kept)
+		cli_error("best effort: %llu buffer%s end at unwritten (zero) bytes, %llu at an "
+			  "invalid record",
+			  (unsigned long long)res->zero_ended, plural(res->zero_ended),
+			  (unsigned long long)res->invalid_ended);
+	if (res->hz_estimated)
+		cli_error(
+		    "TSC rate not recorded: estimated from the buffers' wall clocks as %llu Hz",
+		    (unsigned long long)res->tsc_hz);
+	else if (res->hz_assumed)
+		cli_error("warning: TSC rate not recorded and the buffers span less than %u ms: "
+			  "assuming %llu Hz (times in the trace are then only relative)",
+			  RD_POOL_HZ_MIN_SPAN_US / 1000, (unsigned long long)res->tsc_hz);
+	if (!res->kept)
+		cli_error("no buffer held recorded events: the trace has a header only");
+	cli_error("wrote %s", out);
+}
+
+void cli_map_value(FILE *f, const char *s)
+{
+	for (; *s; s++)
+		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
+}
+
+int cli_map_generated(FILE *f, const struct cli_map_facts *m, const struct rd_pool_result *res)
+{
+	size_t i;
+
+	fprintf(f, "xfdr-map\t1\npid\t%llu\ntrace\t", (unsigned long long)m->pid);
+	cli_map_value(f, m->trace);
+	fprintf(f,
+		"\ntsc_hz\t%llu\nconstant_tsc\t%d\nnonstop_tsc\t%d\nbuffer_size\t%llu\n"
+		"buffer_max\t%llu\nbuffers_written\t%llu\n",
+		(unsigned long long)res->tsc_hz, !!m->constant_tsc, !!m->nonstop_tsc,
+		(unsigned long long)m->buffer_bytes, (unsigned long long)m->buffer_count,
+		(unsigned long long)res->kept);
+	for (i = 0; i < res->thread_count; i++)
+		fprintf(f, "thread\t%u\t%u\t<unknown>\t0\t0\t0\t0\t0\t0\n",
+			(unsigned)res->threads[i].tid, (unsigned)res->threads[i].thread_id);
+	return 0;
+}
+
+/* ---- What became of each buffer ------------------------------------------------------------ */
+
+static const char *const state_names[] = {"free", "owned", "full", "claiming"};
+
+void cli_note_progress(void *ctx, const struct rd_pool_note *n)
+{
+	cli_progress_update(ctx, n->done, n->total);
+}
+
+/* "buffer 3: owned, used 88, claim 4, thread 1 (tid 1001): kept 80 bytes; stopped at ..." */
+void cli_note_verbose(void *ctx, const struct rd_pool_note *n)
+{
+	char desc[160] = "", kept[48] = "";
+
+	(void)ctx;
+	if (n->have_desc)
+		snprintf(desc, sizeof(desc), "%s, used %llu, claim %llu, thread %u (tid %u): ",
+			 state_names[n->state & 3], (unsigned long long)n->used,
+			 (unsigned long long)n->claim_seq, n->thread_id, n->tid);
+	if (n->verdict == RD_POOL_KEPT)
+		snprintf(kept, sizeof(kept), " %llu bytes", (unsigned long long)n->kept);
+	cli_error("buffer %llu: %s%s%s%s%s", (unsigned long long)n->index, desc,
+		  rd_pool_verdict_name(n->verdict), kept, n->why ? "; stopped at " : "",
+		  n->why ? n->why : "");
 }

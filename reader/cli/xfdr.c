@@ -21,6 +21,9 @@ static const struct verb verbs[] = {
     {"dump", cmd_dump, "dump FILE            the header and every record with its offset"},
     {"convert", cmd_convert,
      "convert FILE         the YAML that `llvm-xray convert --output-format=yaml` prints"},
+    {"recover", cmd_recover,
+     "recover FILE         rebuild a trace from the live files of a killed process"},
+    {"core", cmd_core, "core CORE            rebuild a trace from the xfdr pool in a core dump"},
 };
 
 #define NVERBS (sizeof(verbs) / sizeof(verbs[0]))
@@ -41,7 +44,8 @@ static void main_help(FILE *f)
 	fputs("\n"
 	      "Run 'xfdr COMMAND --help' for a command's options.\n"
 	      "Exit status: 0 success, 1 invalid trace or write error, 2 usage error or\n"
-	      "unreadable file. Errors in a trace are reported as\n"
+	      "unreadable file (recover and core: 1 for any input they cannot use).\n"
+	      "Errors in a trace are reported as\n"
 	      "  FILE: offset N: expected ..., found ...\n",
 	      f);
 }

@@ -1,0 +1,533 @@
+/*
+ * reader/cli/recover.c - `xfdr recover FILE`: a valid trace from the files of a file-backed
+ * pool (XFDR_OPTIONS backing=file) whose process died without flushing (SIGKILL, OOM kill,
+ * power loss of a process that is not the machine).
+ *
+ * The runtime keeps three files current while it records:
+ *   FILE       "<base>-live.xray": a version 1 header (cycle_frequency may still be 0), then
+ *              the pool's buffers at 32 + i * buffer_size, not terminated (after a buffer's
+ *              used bytes: zeros, or stale bytes of its earlier use)
+ *   FILE.pool  the "XFDRPOOL" locator and the buffer descriptors (format.h)
+ *   FILE.map   the sidecar, naming FILE in its `trace` line
+ * The rebuild itself is reader/lib/pool_image.c's: here are the files, the options and the
+ * messages. Without FILE.pool every buffer is walked up to its first invalid record (best
+ * effort, said on stderr). The output OUT gets OUT.map: FILE.map with its `trace` line naming
+ * OUT (and the rate and buffer count of OUT), so `xfdr convert OUT` names functions.
+ *
+ * Exit status: 0 OUT written; 1 nothing written: FILE missing or malformed (one line naming
+ * the file and the offset), OUT exists without --force, or a write error; 2 usage error.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "reader/cli/cli.h"
+#include "reader/lib/pool_image.h"
+
+#define LIVE_SUFFIX "-live.xray"
+#define RECOVERED_SUFFIX "-recovered.xray"
+
+static void recover_help(void)
+{
+	fputs("usage: xfdr recover [-o OUT] [--force] [-v] FILE\n"
+	      "\n"
+	      "Rebuild a valid trace from the live files of a process that recorded with\n"
+	      "XFDR_OPTIONS backing=file and died without flushing (killed, out of memory).\n"
+	      "FILE is its \"<base>-live.xray\"; FILE.pool (the pool's buffer descriptors) and\n"
+	      "FILE.map are read when present. Buffers that held events are kept in the order\n"
+	      "their threads claimed them; a buffer that was being written is closed at its\n"
+	      "last complete record, a torn tail is cut, never-used buffers are dropped.\n"
+	      "Without FILE.pool each buffer is kept up to its first invalid record: a best\n"
+	      "effort. What was kept and dropped is printed on stderr.\n"
+	      "\n"
+	      "  -o, --output=OUT  write OUT (default: FILE with -live.xray replaced by\n"
+	      "                    -recovered.xray, else FILE.recovered.xray) and OUT.map\n"
+	      "  -f, --force       replace OUT and OUT.map if they exist\n"
+	      "  -v, --verbose     one line per buffer on stderr: what became of it and why\n"
+	      "  -h, --help        show this help\n"
+	      "\n"
+	      "Exit status: 0 OUT written, 1 nothing written (FILE missing or malformed, OUT\n"
+	      "exists, write error), 2 usage error.\n",
+	      stdout);
+}
+
+struct recover_opts {
+	const char *input;
+	const char *output;
+	int force;
+	int verbose;
+};
+
+/* Returns 0, a status, or -1 after --help. */
+static int parse_recover_opts(int argc, char **argv, struct recover_opts *o)
+{
+	static const struct option longopts[] = {
+	    {"output", required_argument, NULL, 'o'},
+	    {"force", no_argument, NULL, 'f'},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	opterr = 0;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, ":o:fvh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'f':
+			o->force = 1;
+			break;
+		case 'v':
+			o->verbose = 1;
+			break;
+		case 'h':
+			recover_help();
+			return -1;
+		default:
+			return cli_bad_option(argv, c, optopt);
+		}
+	}
+	if (optind == argc)
+		return cli_usage("missing FILE");
+	if (argc - optind > 1)
+		return cli_usage("one FILE at a time; extra operand '%s'", argv[optind + 1]);
+	o->input = argv[optind];
+	if (o->output && !*o->output)
+		return cli_usage("empty OUT");
+	return 0;
+}
+
+/* ---- Files as sources ------------------------------------------------------------------- */
+
+struct file_src {
+	int fd;
+	const char *name;
+	uint64_t bytes; /* size when opened */
+};
+
+static int file_read(void *ctx, uint64_t at, void *buf, size_t n, struct xfdr_error *err)
+{
+	struct file_src *s = ctx;
+	uint8_t *p = buf;
+	ssize_t r;
+
+	while (n) {
+		r = pread(s->fd, p, n, (off_t)at);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			err->offset = at;
+			snprintf(err->text, sizeof(err->text),
+				 "%s: offset %llu: expected %zu readable bytes, found %s", s->name,
+				 (unsigned long long)at, n, strerror(errno));
+			return -1;
+		}
+		if (r == 0)
+			return 1; /* the file ends first */
+		p += r;
+		n -= (size_t)r;
+		at += (uint64_t)r;
+	}
+	return 0;
+}
+
+/*
+ * Open path for reading. Returns 0; -1 when it does not exist and may_miss; else reports
+ * "xfdr recover: PATH: <reason>" and returns CLI_FAIL.
+ */
+static int file_open(struct file_src *s, const char *path, int may_miss)
+{
+	struct stat st;
+
+	s->name = path;
+	s->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (s->fd < 0) {
+		if (may_miss && errno == ENOENT)
+			return -1;
+		cli_error("%s: %s", path, strerror(errno));
+		return CLI_FAIL;
+	}
+	if (fstat(s->fd, &st) != 0) {
+		cli_error("%s: %s", path, strerror(errno));
+		close(s->fd);
+		s->fd = -1;
+		return CLI_FAIL;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		cli_error("%s: %s", path,
+			  S_ISDIR(st.st_mode) ? strerror(EISDIR) : "not a regular file");
+		close(s->fd);
+		s->fd = -1;
+		return CLI_FAIL;
+	}
+
+	s->bytes = (uint64_t)st.st_size;
+	return 0;
+}
+
+static void file_close(struct file_src *s)
+{
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
+}
+
+/* ---- The inputs ------------------------------------------------------------------------- */
+
+/*
+ * The live file's header, checked by the reader library (version, type, buffer_size) over
+ * the bytes there are. Returns 0, or prints its "FILE: offset N: ..." and returns CLI_FAIL.
+ */
+static int read_live_header(struct file_src *live, struct xfdr_header *h)
+{
+	uint8_t b[XFDR_FILE_HEADER_BYTES];
+	size_t n = live->bytes < sizeof(b) ? (size_t)live->bytes : sizeof(b);
+	struct xfdr_trace *t;
+	struct xfdr_error err;
+	int rc;
+
+	rc = file_read(live, 0, b, n, &err);
+	if (rc) {
+		if (rc > 0)
+			snprintf(err.text, sizeof(err.text),
+				 "%s: offset 0: expected %zu bytes, "
+				 "found fewer (the file shrank)",
+				 live->name, n);
+		fprintf(stderr, "%s\n", err.text);
+		return CLI_FAIL;
+	}
+	/* A header-only image: the library checks the header and nothing past it. */
+	if (xfdr_trace_open_memory(b, n, live->name, &t, &err) < 0) {
+		fprintf(stderr, "%s\n", err.text);
+		return CLI_FAIL;
+	}
+	*h = *xfdr_trace_header(t);
+	xfdr_trace_close(t);
+	return 0;
+}
+
+/* Read and check FILE.pool's locator and that its descriptors are all there. */
+static int read_pool(struct file_src *pool, const struct xfdr_header *h, const char *live,
+		     struct rd_pool_locator *loc)
+{
+	uint8_t b[XFDR_POOL_HEADER_BYTES];
+	struct xfdr_error err;
+	uint64_t need;
+	int rc;
+
+	if (pool->bytes < XFDR_POOL_HEADER_BYTES) {
+		if (pool->bytes)
+			fprintf(stderr,
+				"%s: offset %llu: expected a %d-byte pool locator, found %llu "
+				"bytes\n",
+				pool->name, (unsigned long long)pool->bytes, XFDR_POOL_HEADER_BYTES,
+				(unsigned long long)pool->bytes);
+		else
+			fprintf(stderr,
+				"%s: offset 0: expected a %d-byte pool locator, found an empty "
+				"file\n",
+				pool->name, XFDR_POOL_HEADER_BYTES);
+		return CLI_FAIL;
+	}
+	rc = file_read(pool, 0, b, sizeof(b), &err);
+	if (rc) {
+		if (rc > 0)
+			snprintf(err.text, sizeof(err.text),
+				 "%s: offset 0: expected %d bytes, found fewer (the file shrank)",
+				 pool->name, XFDR_POOL_HEADER_BYTES);
+		fprintf(stderr, "%s\n", err.text);
+		return CLI_FAIL;
+	}
+	if (rd_pool_locator_parse(b, loc, &err) < 0) {
+		fprintf(stderr, "%s: offset %llu: %s\n", pool->name, (unsigned long long)err.offset,
+			err.text);
+		return CLI_FAIL;
+	}
+	need = loc->header_bytes + (uint64_t)loc->buffer_count * loc->desc_stride;
+	if (pool->bytes < need) {
+		fprintf(stderr,
+			"%s: offset %llu: expected %u descriptors of %u bytes from offset %u (%llu "
+			"bytes in all), found the end of the file\n",
+			pool->name, (unsigned long long)pool->bytes, loc->buffer_count,
+			loc->desc_stride, loc->header_bytes, (unsigned long long)need);
+		return CLI_FAIL;
+	}
+	if (loc->big_endian != h->big_endian) {
+		fprintf(stderr,
+			"%s: offset 0: expected the byte order of %s (%s-endian), found "
+			"%s-endian\n",
+			live, pool->name, loc->big_endian ? "big" : "little",
+			h->big_endian ? "big" : "little");
+		return CLI_FAIL;
+	}
+	if (h->buffer_size != loc->buffer_bytes) {
+		fprintf(stderr,
+			"%s: offset %d: expected buffer_size %llu (the buffer_bytes of %s), "
+			"found %llu\n",
+			live, XFDR_HDR_BUFFER_SIZE_OFF, (unsigned long long)loc->buffer_bytes,
+			pool->name, (unsigned long long)h->buffer_size);
+		return CLI_FAIL;
+	}
+	if (!(loc->flags & XFDR_POOL_FILE_BACKED))
+		cli_error("%s: warning: the locator is not marked file-backed; going on",
+			  pool->name);
+	return 0;
+}
+
+/* The `tsc_hz` of the live sidecar, or 0. */
+static uint64_t map_tsc_hz(const char *map)
+{
+	char line[256], *end;
+	uint64_t hz = 0;
+	FILE *f;
+
+	f = fopen(map, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "tsc_hz\t", 7))
+			continue;
+		errno = 0;
+		hz = strtoull(line + 7, &end, 10);
+		if (errno || end == line + 7 || (*end != '\n' && *end))
+			hz = 0;
+		break;
+	}
+	fclose(f);
+	return hz;
+}
+
+/* ---- The sidecar of OUT ----------------------------------------------------------------- */
+
+struct map_ctx {
+	const char *live_map; /* NULL: none, generate one */
+	const char *out;
+	struct cli_map_facts facts;
+};
+
+/* Is the line's key (up to the first TAB) `key`? */
+static int has_key(const char *line, const char *key)
+{
+	size_t n = strlen(key);
+
+	return !strncmp(line, key, n) && (line[n] == '\t' || line[n] == '\n' || !line[n]);
+}
+
+/*
+ * FILE.map's lines as they are, but: one `trace` line naming OUT (where the first was, or
+ * after xfdr-map/pid/program when there was none), `tsc_hz` the rate of OUT's header, its
+ * method said when the rate was estimated or assumed, `buffers_written` the buffers kept.
+ */
+static int write_recovered_map(FILE *f, const struct rd_pool_result *res, void *ctx)
+{
+	struct map_ctx *m = ctx;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	int traced = 0;
+	FILE *in;
+
+	if (!m->live_map)
+		return cli_map_generated(f, &m->facts, res);
+	in = fopen(m->live_map, "r");
+	if (!in) {
+		cli_error("%s: %s", m->live_map, strerror(errno));
+		return CLI_FAIL;
+	}
+	while ((n = getline(&line, &cap, in)) > 0) {
+		if (line[n - 1] != '\n') {
+			/* The last line without its newline: give it one. */
+			char *l = realloc(line, (size_t)n + 2);
+
+			if (!l) {
+				cli_error("%s: %s", m->live_map, strerror(ENOMEM));
+				free(line);
+				fclose(in);
+				return CLI_FAIL;
+			}
+			line = l;
+			cap = (size_t)n + 2;
+			line[n++] = '\n';
+			line[n] = '\0';
+		}
+		if (!traced && !has_key(line, "xfdr-map") && !has_key(line, "pid") &&
+		    !has_key(line, "program")) {
+			fputs("trace\t", f);
+			cli_map_value(f, m->out);
+			fputc('\n', f);
+			traced = 1;
+			if (has_key(line, "trace"))
+				continue;
+		}
+		if (has_key(line, "trace"))
+			continue;
+		if (has_key(line, "tsc_hz"))
+			fprintf(f, "tsc_hz\t%llu\n", (unsigned long long)res->tsc_hz);
+		else if (has_key(line, "tsc_hz_method") && res->hz_estimated)
+			fputs("tsc_hz_method\testimated\n", f);
+		else if (has_key(line, "tsc_hz_method") && res->hz_assumed)
+			fputs("tsc_hz_method\tassumed-1GHz\n", f);
+		else if (has_key(line, "buffers_written"))
+			fprintf(f, "buffers_written\t%llu\n", (unsigned long long)res->kept);
+		else
+			fputs(line, f);
+	}
+	if (ferror(in)) {
+		cli_error("%s: read error: %s", m->live_map, strerror(errno));
+		free(line);
+		fclose(in);
+		return CLI_FAIL;
+	}
+	free(line);
+	fclose(in);
+	if (!traced) {
+		fputs("trace\t", f);
+		cli_map_value(f, m->out);
+		fputc('\n', f);
+	}
+	return 0;
+}
+
+/* ---- The verb ----------------------------------------------------------------------------- */
+
+/* FILE with -live.xray replaced by -recovered.xray, else FILE.recovered.xray. */
+static int default_output(const char *input, char *buf, size_t n)
+{
+	size_t len = strlen(input), sl = strlen(LIVE_SUFFIX);
+	int w;
+
+	if (len > sl && !strcmp(input + len - sl, LIVE_SUFFIX))
+		w = snprintf(buf, n, "%.*s%s", (int)(len - sl), input, RECOVERED_SUFFIX);
+	else
+		w = snprintf(buf, n, "%s.recovered.xray", input);
+	return w < 0 || (size_t)w >= n ? -1 : 0;
+}
+
+static int same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
+int cmd_recover(int argc, char **argv)
+{
+	struct recover_opts opt;
+	struct file_src live = {-1, NULL, 0}, pool = {-1, NULL, 0};
+	struct rd_pool_locator loc;
+	struct rd_pool_job job;
+	struct rd_pool_result res;
+	struct cli_progress prog;
+	struct map_ctx mctx;
+	struct xfdr_header h;
+	char pool_path[4096], map_path[4096], out_buf[4096], out_map[4096];
+	const char *out;
+	int status, have_pool, rc;
+
+	status = parse_recover_opts(argc, argv, &opt);
+	if (status)
+		return status < 0 ? CLI_OK : status;
+	if ((size_t)snprintf(pool_path, sizeof(pool_path), "%s.pool", opt.input) >=
+		sizeof(pool_path) ||
+	    (size_t)snprintf(map_path, sizeof(map_path), "%s.map", opt.input) >= sizeof(map_path)) {
+		cli_error("%s: %s", opt.input, strerror(ENAMETOOLONG));
+		return CLI_FAIL;
+	}
+	out = opt.output;
+	if (!out) {
+		if (default_output(opt.input, out_buf, sizeof(out_buf))) {
+			cli_error("%s: %s", opt.input, strerror(ENAMETOOLONG));
+			return CLI_FAIL;
+		}
+		out = out_buf;
+	}
+	if ((size_t)snprintf(out_map, sizeof(out_map), "%s.map", out) >= sizeof(out_map)) {
+		cli_error("%s.map: %s", out, strerror(ENAMETOOLONG));
+		return CLI_FAIL;
+	}
+
+	status = file_open(&live, opt.input, 0);
+	if (status)
+		return status;
+	status = CLI_FAIL;
+	if (same_file(out, opt.input) || same_file(out, pool_path) || same_file(out, map_path) ||
+	    same_file(out_map, opt.input) || same_file(out_map, pool_path) ||
+	    same_file(out_map, map_path)) {
+		cli_error("%s: OUT would replace an input file", out);
+		goto out;
+	}
+	if (cli_refuse_existing(out, opt.force) || cli_refuse_existing(out_map, opt.force))
+		goto out;
+	if (read_live_header(&live, &h))
+		goto out;
+	rc = file_open(&pool, pool_path, 1);
+	if (rc > 0)
+		goto out;
+	have_pool = rc == 0;
+
+	memset(&job, 0, sizeof(job));
+	job.bufs = (struct rd_pool_source){file_read, &live};
+	job.bufs_at = XFDR_FILE_HEADER_BYTES;
+	if (have_pool) {
+		if (read_pool(&pool, &h, opt.input, &loc))
+			goto out;
+		job.loc = &loc;
+		job.descs = (struct rd_pool_source){file_read, &pool};
+		job.descs_at = loc.header_bytes;
+		job.constant_tsc = job.nonstop_tsc = !!(loc.flags & XFDR_POOL_INVARIANT_TSC);
+		job.tsc_hz = loc.tsc_hz;
+	} else {
+		cli_error("%s: not found: best-effort recovery, each buffer walked up to its first "
+			  "invalid record (stale bytes of a reused buffer may be kept)",
+			  pool_path);
+		job.buffer_bytes = h.buffer_size;
+		job.buffer_count = (live.bytes - XFDR_FILE_HEADER_BYTES) / h.buffer_size;
+		job.big_endian = h.big_endian;
+		job.constant_tsc = h.constant_tsc;
+		job.nonstop_tsc = h.nonstop_tsc;
+	}
+	if (!job.tsc_hz)
+		job.tsc_hz = h.cycle_frequency;
+	memset(&mctx, 0, sizeof(mctx));
+	mctx.live_map = access(map_path, F_OK) == 0 ? map_path : NULL;
+	if (!job.tsc_hz && mctx.live_map)
+		job.tsc_hz = map_tsc_hz(map_path);
+	mctx.out = out;
+	mctx.facts = (struct cli_map_facts){
+	    .pid = have_pool ? loc.pid : 0,
+	    .trace = out,
+	    .constant_tsc = job.constant_tsc,
+	    .nonstop_tsc = job.nonstop_tsc,
+	    .buffer_bytes = h.buffer_size,
+	    .buffer_count = have_pool ? loc.buffer_count : job.buffer_count,
+	};
+
+	cli_progress_begin(&prog, live.bytes, "recovering");
+	if (opt.verbose) {
+		job.note = cli_note_verbose;
+	} else if (prog.on) {
+		job.note = cli_note_progress;
+		job.note_ctx = &prog;
+	}
+	status = cli_rebuild(&job, out, write_recovered_map, &mctx, &res);
+	cli_progress_end(&prog);
+	if (status)
+		goto out;
+	cli_rebuild_report(&res, out, "missing from the live file (it is shorter than the pool)",
+			   !have_pool);
+	rd_pool_result_free(&res);
+out:
+	file_close(&live);
+	file_close(&pool);
+	return status;
+}

@@ -1,0 +1,527 @@
+/*
+ * tests/unit/test_cli_core.c - `xfdr core`: a valid trace from the xfdr pool in a core dump.
+ *
+ * The cores are minimal ELF64 files of type ET_CORE built in the test (tests/support/
+ * pool_layout.h): PT_LOAD segments at chosen addresses holding a locator page with the
+ * descriptors, the buffers (split across segments, so that a buffer straddles two), decoys
+ * (an "XFDRPOOL" at a page start that is no valid locator, a whole valid locator copy that is
+ * not page-aligned), memory that was not dumped (filesz 0) and a note segment. The pool is the
+ * scenario `xfdr recover` is tested with; llvm-xray (the independent oracle) lists what the
+ * output holds. Errors: one line naming the file (and the offset for a malformed file), exit
+ * 1, nothing written.
+ */
+#include <errno.h>
+#include <ftw.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "tests/support/child.h"
+#include "tests/support/pool_layout.h"
+#include "xfdr/format.h"
+
+#define LOC 0x7f1234560000ull  /* the locator page */
+#define BUFS 0x7f1234600000ull /* the buffers */
+#define RODATA 0x400000ull
+#define PAGE 4096u
+
+static char tmpdir[] = "/tmp/xfdr-test-core-XXXXXX";
+
+static char *tmp_path(const char *name)
+{
+	static char paths[8][256];
+	static int next;
+	char *p = paths[next++ % 8];
+
+	snprintf(p, sizeof(paths[0]), "%s/%s", tmpdir, name);
+	return p;
+}
+
+static int exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0;
+}
+
+static int count_lines(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+static void assert_text_equal(const char *got, const char *want)
+{
+	if (strcmp(got, want)) {
+		print_error("--- got\n%s--- want\n%s", got, want);
+		fail();
+	}
+}
+
+static void assert_verifies(const char *path)
+{
+	struct child_result r;
+
+	pl_xfdr(&r, "verify", path, NULL);
+	if (r.status != 0) {
+		print_error("xfdr verify %s: %s\n", path, r.err);
+		fail();
+	}
+	child_result_free(&r);
+}
+
+/* Two pages of "read-only data": a page-aligned decoy and an unaligned valid locator copy. */
+static void make_rodata(uint8_t *ro, const struct pl_pool *p)
+{
+	memset(ro, 0xab, 2 * PAGE);
+	memcpy(ro + 0x10, p->meta, p->meta_bytes);
+	memcpy(ro + PAGE, "XFDRPOOL", 8);
+	memset(ro + PAGE + 8, 7, 120); /* layout version 0x07070707 */
+}
+
+/*
+ * The scenario's core: a note, the rodata, undumped memory, the locator page, and the
+ * buffers in segments split at `splits` (buffer-area offsets, ascending, ending with 2048),
+ * each segment dumped unless its bit in `holes` is set.
+ */
+static const char *write_core(const char *name, const size_t *splits, size_t nsplits,
+			      unsigned holes)
+{
+	const char *path = tmp_path(name);
+	static uint8_t ro[2 * PAGE], page[PAGE];
+	struct pl_seg segs[16];
+	struct pl_pool p;
+	size_t n = 0, i, from = 0;
+
+	pl_scenario(&p, BUFS, LOC, 0, 1);
+	make_rodata(ro, &p);
+	memset(page, 0, sizeof(page));
+	memcpy(page, p.meta, p.meta_bytes);
+	segs[n++] = (struct pl_seg){.type = 4 /* PT_NOTE */};
+	segs[n++] = (struct pl_seg){RODATA, ro, sizeof(ro), sizeof(ro), 0};
+	segs[n++] = (struct pl_seg){0x500000, NULL, 0, 0x10000, 0};
+	segs[n++] = (struct pl_seg){LOC, page, sizeof(page), sizeof(page), 0};
+	for (i = 0; i < nsplits; i++) {
+		size_t len = splits[i] - from;
+
+		segs[n++] =
+		    (struct pl_seg){BUFS + from, p.bufs + from, holes >> i & 1 ? 0 : len, len, 0};
+		from = splits[i];
+	}
+	pl_write_core(path, 4, segs, n);
+	pl_free(&p);
+	return path;
+}
+
+static const char *scenario_core(const char *name)
+{
+	/* Buffer 2 (bytes 512-767) straddles the two segments. */
+	static const size_t splits[] = {640, 2048};
+
+	return write_core(name, splits, 2, 0);
+}
+
+/* ---- The scenario ------------------------------------------------------------------------ */
+
+static void test_core_scenario(void **state)
+{
+	const char *core = scenario_core("scenario.core");
+	char out[256], map[256], want[1024], *events, *text;
+	struct child_result r;
+	uint64_t hz = 0;
+	size_t n;
+
+	(void)state;
+	snprintf(out, sizeof(out), "%s.xray", core);
+	snprintf(map, sizeof(map), "%s.xray.map", core);
+	pl_xfdr(&r, "core", core, NULL);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(r.out_len, 0);
+	pl_assert_contains(r.err, "xfdr core: 5 buffers of 2 threads kept, of 8 in the pool\n");
+	pl_assert_contains(r.err,
+			   "xfdr core: 2 open buffers closed at their last complete record\n");
+	pl_assert_contains(r.err, "xfdr core: 1 never-used buffer dropped\n");
+	pl_assert_contains(r.err, "xfdr core: 1 buffer dropped: being claimed");
+	pl_assert_contains(r.err, "xfdr core: 1 buffer dropped: stale bytes of an earlier use");
+	pl_assert_contains(r.err, "xfdr core: 1 torn tail cut (8 bytes");
+	pl_assert_contains(r.err, "estimated from the buffers' wall clocks as 2000000000 Hz\n");
+	snprintf(want, sizeof(want), "xfdr core: wrote %s\n", out);
+	pl_assert_contains(r.err, want);
+	/* One pool: the decoys are not mentioned. */
+	assert_null(strstr(r.err, "pools"));
+	assert_int_equal(count_lines(r.err), 8);
+	child_result_free(&r);
+
+	assert_verifies(out);
+	events = pl_llvm_events(out, &hz);
+	assert_text_equal(events, PL_SCENARIO_EVENTS);
+	assert_int_equal(hz, 2000000000ull);
+	free(events);
+
+	text = (char *)pl_read_file(map, &n);
+	assert_non_null(text);
+	snprintf(want, sizeof(want),
+		 "xfdr-map\t1\npid\t4242\ntrace\t%s\ntsc_hz\t2000000000\nconstant_tsc\t1\n"
+		 "nonstop_tsc\t1\nbuffer_size\t256\nbuffer_max\t8\nbuffers_written\t5\n"
+		 "thread\t1001\t1\t<unknown>\t0\t0\t0\t0\t0\t0\n"
+		 "thread\t1002\t2\t<unknown>\t0\t0\t0\t0\t0\t0\n",
+		 out);
+	assert_text_equal(text, want);
+	free(text);
+
+	/* Again: OUT exists now. */
+	pl_xfdr(&r, "core", core, NULL);
+	assert_int_equal(r.status, 1);
+	assert_int_equal(count_lines(r.err), 1);
+	pl_assert_contains(r.err, "exists (--force replaces it)");
+	child_result_free(&r);
+	pl_xfdr(&r, "core", "--force", "-o", tmp_path("scenario-out.xray"), core, NULL);
+	assert_int_equal(r.status, 0);
+	child_result_free(&r);
+	assert_verifies(tmp_path("scenario-out.xray"));
+	assert_true(exists(tmp_path("scenario-out.xray.map")));
+}
+
+/* -v names the pool found and why the decoy is none. */
+static void test_core_verbose(void **state)
+{
+	const char *core = scenario_core("verbose.core");
+	struct child_result r;
+
+	(void)state;
+	pl_xfdr(&r, "core", "-v", "-o", tmp_path("verbose.xray"), core, NULL);
+	assert_int_equal(r.status, 0);
+	pl_assert_contains(r.err, "xfdr core: \"XFDRPOOL\" at 0x401000 is not a pool: offset 8: "
+				  "expected layout version 1");
+	pl_assert_contains(r.err, "xfdr core: pool at 0x7f1234560000: session 1, pid 4242, 8 "
+				  "buffers of 256 bytes at 0x7f1234600000\n");
+	pl_assert_contains(r.err, "xfdr core: buffer 3: owned, used 72, claim 4, thread 1 (tid "
+				  "1001): kept 64 bytes; stopped at byte 64");
+	child_result_free(&r);
+}
+
+/* A buffer whose memory is not in the core is counted and left out; the others are kept. */
+static void test_core_memory_not_dumped(void **state)
+{
+	/* Buffer 6 (bytes 1536-1791) in a segment with no file bytes. */
+	static const size_t splits[] = {1536, 1792, 2048};
+	const char *core = write_core("hole.core", splits, 3, 2);
+	const char *out = tmp_path("hole.xray");
+	const char *want = PL_SCENARIO_EVENTS;
+	struct child_result r;
+	char *events;
+	int i;
+
+	(void)state;
+	pl_xfdr(&r, "core", "-o", out, core, NULL);
+	assert_int_equal(r.status, 0);
+	pl_assert_contains(r.err, "xfdr core: 4 buffers of 2 threads kept, of 8 in the pool\n");
+	pl_assert_contains(r.err, "xfdr core: 1 buffer dropped: not in the core (memory not "
+				  "dumped; the pool is file-backed: `xfdr recover` reads its live "
+				  "file)\n");
+	child_result_free(&r);
+	assert_verifies(out);
+	/* Buffer 6 held the first three events. */
+	for (i = 0; i < 3; i++)
+		want = strchr(want, '\n') + 1;
+	events = pl_llvm_events(out, NULL);
+	assert_text_equal(events, want);
+	free(events);
+}
+
+/* A core cut short (RLIMIT_CORE): a warning, and what is missing reads as absent. */
+static void test_core_truncated(void **state)
+{
+	const char *core = scenario_core("cut.core");
+	const char *out = tmp_path("cut.xray");
+	struct child_result r;
+	uint8_t *b;
+	size_t n;
+
+	(void)state;
+	b = pl_read_file(core, &n);
+	assert_non_null(b);
+	/* The file ends 256 bytes into the second buffer segment (buffer area offset 896). */
+	pl_write_file(core, b, n - PAGE + 256);
+	free(b);
+	pl_xfdr(&r, "core", "-o", out, core, NULL);
+	assert_int_equal(r.status, 0);
+	pl_assert_contains(r.err, "warning: the file ends inside 1 of its segments");
+	/* Buffers 0, 2 and the used bytes of 3 (768-839) are in; 5, 6 and 7 are cut off. */
+	pl_assert_contains(r.err, "xfdr core: 3 buffers of 2 threads kept, of 8 in the pool\n");
+	pl_assert_contains(r.err, "xfdr core: 3 buffers dropped: not in the core");
+	child_result_free(&r);
+	assert_verifies(out);
+}
+
+/* An older pool of the same process: the newest session is used, and said so. */
+static void test_core_two_pools(void **state)
+{
+	const char *core = tmp_path("two.core"), *out = tmp_path("two.xray");
+	static uint8_t page[PAGE], old_page[PAGE];
+	struct pl_pool p, old;
+	struct pl_seg segs[4];
+	struct child_result r;
+	char *events;
+	size_t at;
+
+	(void)state;
+	pl_scenario(&p, BUFS, LOC, 0, 2);
+	memcpy(page, p.meta, p.meta_bytes);
+	/* The old pool lies higher in memory, so address order does not decide. */
+	pl_init(&old, 2, 256, PL_SCENARIO_PID, 0x7f2000100000ull, 0x7f2000000000ull, 0, 1, 0);
+	at = pl_preamble(&old, 0, 5, 50, 0, 0, 10);
+	at = pl_fn(&old, 0, at, XFDR_FN_ENTER, 42, 1);
+	pl_desc(&old, 0, PL_FULL, 1, at, 0, 999, 5, 10, 11);
+	memcpy(old_page, old.meta, old.meta_bytes);
+	segs[0] = (struct pl_seg){LOC, page, PAGE, PAGE, 0};
+	segs[1] = (struct pl_seg){BUFS, p.bufs, 2048, 2048, 0};
+	segs[2] = (struct pl_seg){0x7f2000000000ull, old_page, PAGE, PAGE, 0};
+	segs[3] = (struct pl_seg){0x7f2000100000ull, old.bufs, 512, 512, 0};
+	pl_write_core(core, 4, segs, 4);
+	pl_free(&p);
+
+	pl_xfdr(&r, "core", "-o", out, core, NULL);
+	assert_int_equal(r.status, 0);
+	pl_assert_contains(r.err,
+			   "xfdr core: 2 xfdr pools in this core (the process "
+			   "re-initialised?): using the newest, session 2 at 0x7f1234560000\n");
+	child_result_free(&r);
+	events = pl_llvm_events(out, NULL);
+	assert_text_equal(events, PL_SCENARIO_EVENTS);
+	free(events);
+
+	/* With the newer one gone, the older one is the pool. */
+	pl_write_core(core, 4, segs + 2, 2);
+	pl_xfdr(&r, "core", "-f", "-o", out, core, NULL);
+	assert_int_equal(r.status, 0);
+	assert_null(strstr(r.err, "pools"));
+	child_result_free(&r);
+	events = pl_llvm_events(out, NULL);
+	assert_text_equal(events, "t5 function-enter f42 @11\n");
+	free(events);
+	pl_free(&old);
+}
+
+/* ---- Errors --------------------------------------------------------------------------------- */
+
+/* `xfdr core path`: exit 1, one stderr line starting with want, no output. */
+static void expect_error(const char *path, const char *want)
+{
+	struct child_result r;
+	char out[300];
+
+	snprintf(out, sizeof(out), "%s.err.xray", path);
+	pl_xfdr(&r, "core", "-o", out, path, NULL);
+	if (r.status != 1 || count_lines(r.err) != 1 || strncmp(r.err, want, strlen(want))) {
+		print_error("status %d, stderr [%s], expected 1 and one line starting [%s]\n",
+			    r.status, r.err, want);
+		fail();
+	}
+	assert_int_equal(r.out_len, 0);
+	assert_false(exists(out));
+	child_result_free(&r);
+}
+
+static void test_core_errors(void **state)
+{
+	const char *path = tmp_path("bad.core");
+	static uint8_t ro[2 * PAGE], page[PAGE];
+	uint8_t elf32[64] = {0x7f, 'E', 'L', 'F', 1, 1, 1};
+	uint8_t odd[64] = {0x7f, 'E', 'L', 'F', 2, 9, 1};
+	struct pl_seg segs[3];
+	struct pl_pool p;
+	char want[600];
+	uint8_t *b;
+	size_t n;
+
+	(void)state;
+	snprintf(want, sizeof(want), "xfdr core: %s: No such file or directory",
+		 tmp_path("none.core"));
+	expect_error(tmp_path("none.core"), want);
+
+	pl_write_file(path, "hello world\n", 12);
+	snprintf(
+	    want, sizeof(want),
+	    "%s: offset 0: expected an ELF file (bytes 7f 45 4c 46), found bytes 68 65 6c 6c\n",
+	    path);
+	expect_error(path, want);
+
+	pl_write_file(path, "", 0);
+	snprintf(want, sizeof(want),
+		 "%s: offset 0: expected an ELF file (bytes 7f 45 4c 46), found an empty file\n",
+		 path);
+	expect_error(path, want);
+
+	pl_write_file(path, elf32, sizeof(elf32));
+	snprintf(want, sizeof(want),
+		 "%s: offset 4: expected a 64-bit ELF file (class 2), found class 1 (32-bit)\n",
+		 path);
+	expect_error(path, want);
+
+	pl_write_file(path, odd, sizeof(odd));
+	snprintf(want, sizeof(want),
+		 "%s: offset 5: expected byte order 1 (little-endian) or 2 (big-endian), found 9\n",
+		 path);
+	expect_error(path, want);
+
+	pl_write_file(path, odd, 20);
+	odd[5] = 1;
+	pl_write_file(path, odd, 20);
+	snprintf(want, sizeof(want),
+		 "%s: offset 20: expected a 64-byte ELF header, found 20 bytes\n", path);
+	expect_error(path, want);
+
+	/* An executable and a shared object are not cores, whatever they hold. */
+	pl_scenario(&p, BUFS, LOC, 0, 1);
+	memcpy(page, p.meta, p.meta_bytes);
+	segs[0] = (struct pl_seg){LOC, page, PAGE, PAGE, 0};
+	segs[1] = (struct pl_seg){BUFS, p.bufs, 2048, 2048, 0};
+	pl_write_core(path, 2, segs, 2);
+	snprintf(want, sizeof(want),
+		 "%s: offset 16: expected a core file (e_type 4, ET_CORE), found e_type 2 "
+		 "(ET_EXEC, an executable)\n",
+		 path);
+	expect_error(path, want);
+	pl_write_core(path, 3, segs, 2);
+	snprintf(want, sizeof(want),
+		 "%s: offset 16: expected a core file (e_type 4, ET_CORE), found e_type 3 (ET_DYN",
+		 path);
+	expect_error(path, want);
+
+	/* Program headers past the end of the file. */
+	pl_write_core(path, 4, segs, 2);
+	b = pl_read_file(path, &n);
+	assert_non_null(b);
+	pl_write_file(path, b, 64 + 56);
+	free(b);
+	snprintf(want, sizeof(want),
+		 "%s: offset 32: expected 2 program headers of 56 bytes from offset 64, found the "
+		 "end of the file at 120\n",
+		 path);
+	expect_error(path, want);
+
+	/* No pool: nothing that looks like one; only a decoy; a locator without descriptors. */
+	segs[0] = (struct pl_seg){RODATA, p.bufs, 2048, 2048, 0};
+	pl_write_core(path, 4, segs, 1);
+	snprintf(want, sizeof(want),
+		 "xfdr core: %s: no xfdr pool in this core: was the process running xfdr? (with "
+		 "backing=file, `xfdr recover` reads the live file)\n",
+		 path);
+	expect_error(path, want);
+
+	make_rodata(ro, &p);
+	segs[0] = (struct pl_seg){RODATA, ro, sizeof(ro), sizeof(ro), 0};
+	pl_write_core(path, 4, segs, 1);
+	snprintf(want, sizeof(want),
+		 "xfdr core: %s: no xfdr pool in this core: was the process running xfdr? (1 "
+		 "\"XFDRPOOL\" at a page start did not validate, the first at 0x401000: offset 8: "
+		 "expected layout version 1",
+		 path);
+	expect_error(path, want);
+
+	/* The locator page alone (its descriptors past the dumped 256 bytes). */
+	segs[0] = (struct pl_seg){LOC, page, 256, PAGE, 0};
+	pl_write_core(path, 4, segs, 1);
+	snprintf(
+	    want, sizeof(want),
+	    "xfdr core: %s: no xfdr pool in this core: was the process running xfdr? (1 "
+	    "\"XFDRPOOL\" at a page start did not validate, the first at 0x7f1234560000: its 8 "
+	    "descriptors (576 bytes at 0x7f1234560080) are not all in the core)\n",
+	    path);
+	expect_error(path, want);
+
+	/* descs_addr elsewhere than after the locator: not this locator's descriptors. */
+	pl_loc64(&p, XFDR_POOL_DESCS_ADDR_OFF, 0x1000);
+	memcpy(page, p.meta, p.meta_bytes);
+	segs[0] = (struct pl_seg){LOC, page, PAGE, PAGE, 0};
+	pl_write_core(path, 4, segs, 2);
+	snprintf(want, sizeof(want),
+		 "xfdr core: %s: no xfdr pool in this core: was the process running xfdr? (1 "
+		 "\"XFDRPOOL\" at a page start did not validate, the first at 0x7f1234560000: "
+		 "offset 96: expected descs_addr 0 or 0x7f1234560080",
+		 path);
+	expect_error(path, want);
+	pl_free(&p);
+}
+
+static void test_core_usage(void **state)
+{
+	struct child_result r;
+
+	(void)state;
+	pl_xfdr(&r, "core", NULL);
+	assert_int_equal(r.status, 2);
+	pl_assert_contains(r.err, "xfdr core: missing CORE");
+	child_result_free(&r);
+
+	pl_xfdr(&r, "core", "a", "b", NULL);
+	assert_int_equal(r.status, 2);
+	pl_assert_contains(r.err, "one CORE at a time; extra operand 'b'");
+	child_result_free(&r);
+
+	pl_xfdr(&r, "core", "-x", "a", NULL);
+	assert_int_equal(r.status, 2);
+	pl_assert_contains(r.err, "unknown option '-x'");
+	child_result_free(&r);
+
+	pl_xfdr(&r, "core", "--help", NULL);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(r.err_len, 0);
+	assert_int_equal(strncmp(r.out, "usage: xfdr core ", 17), 0);
+	child_result_free(&r);
+
+	pl_xfdr(&r, "help", "core", NULL);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(strncmp(r.out, "usage: xfdr core ", 17), 0);
+	child_result_free(&r);
+}
+
+/* ---- Fixtures ----------------------------------------------------------------------------------
+ */
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	return nftw(tmpdir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_core_scenario),
+	    cmocka_unit_test(test_core_verbose),
+	    cmocka_unit_test(test_core_memory_not_dumped),
+	    cmocka_unit_test(test_core_truncated),
+	    cmocka_unit_test(test_core_two_pools),
+	    cmocka_unit_test(test_core_errors),
+	    cmocka_unit_test(test_core_usage),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

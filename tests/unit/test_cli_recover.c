@@ -1,0 +1,680 @@
+/*
+ * tests/unit/test_cli_recover.c - `xfdr recover`: a valid trace from the live files of a
+ * file-backed pool whose process died.
+ *
+ * The live files are built by hand (tests/support/pool_layout.h: the locator from format.h's
+ * offsets, descriptors in a layout of the tests' own, records byte by byte), with everything
+ * a dead recorder leaves: full and open buffers, a torn tail, a never-used buffer, one being
+ * claimed, a stale one, two threads claimed out of index order. What the output must hold is
+ * listed by `llvm-xray convert` (the independent oracle) and checked byte by byte where the
+ * rebuild decides something (order, where each buffer is closed). Errors: one line naming the
+ * file and the offset, exit 1, nothing written.
+ */
+#include <errno.h>
+#include <ftw.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "tests/support/child.h"
+#include "tests/support/pool_layout.h"
+#include "xfdr/format.h"
+
+static char tmpdir[] = "/tmp/xfdr-test-recover-XXXXXX";
+
+/* A path in the test's directory; valid for the next 7 calls. */
+static char *tmp_path(const char *name)
+{
+	static char paths[8][256];
+	static int next;
+	char *p = paths[next++ % 8];
+
+	snprintf(p, sizeof(paths[0]), "%s/%s", tmpdir, name);
+	return p;
+}
+
+static int exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0;
+}
+
+static int count_lines(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+static uint64_t le64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static void assert_text_equal(const char *got, const char *want)
+{
+	if (strcmp(got, want)) {
+		print_error("--- got\n%s--- want\n%s", got, want);
+		fail();
+	}
+}
+
+/* The scenario's live files "<name>-live.xray" (+ .pool unless no_pool). Returns FILE. */
+static const char *write_scenario(const char *name, uint64_t loc_hz, uint64_t header_hz,
+				  int no_pool)
+{
+	char base[128];
+	const char *live, *pool;
+	struct pl_pool p;
+
+	snprintf(base, sizeof(base), "%s-live.xray", name);
+	live = tmp_path(base);
+	pl_scenario(&p, 0x7f0000000000ull, 0x7e0000000000ull, loc_hz, 1);
+	pl_write_live(&p, live, header_hz);
+	if (!no_pool) {
+		snprintf(base, sizeof(base), "%s-live.xray.pool", name);
+		pool = tmp_path(base);
+		pl_write_pool(&p, pool);
+	}
+	pl_free(&p);
+	return live;
+}
+
+/* xfdr verify OUT exits 0 with nothing on stderr. */
+static void assert_verifies(const char *path)
+{
+	struct child_result r;
+
+	pl_xfdr(&r, "verify", path, NULL);
+	if (r.status != 0) {
+		print_error("xfdr verify %s: %s\n", path, r.err);
+		fail();
+	}
+	child_result_free(&r);
+}
+
+/*
+ * The rebuilt file holds the kept buffers in claim order, each closed right after its last
+ * whole record: thread ids 1 2 1 2 1, preamble TSCs 1000000 + k * 40000000, EndOfBuffer at
+ * 72 (3 records after the preamble; the stale record after used_bytes dropped), 96, 56 (where
+ * the buffer's own EndOfBuffer was), 64 (the stale records after used_bytes dropped), 64 (the
+ * torn NewCPUId cut), and zeros up to 256.
+ */
+static void check_rebuilt_bytes(const char *path, uint64_t hz)
+{
+	static const uint16_t thread[] = {1, 2, 1, 2, 1};
+	static const size_t eob_at[] = {72, 96, 56, 64, 64};
+	size_t n, k, i;
+	uint8_t *f = pl_read_file(path, &n), *b;
+
+	assert_non_null(f);
+	assert_int_equal(n, 32 + 5 * 256);
+	assert_int_equal(f[0] | f[1] << 8, 1);
+	assert_int_equal(f[2] | f[3] << 8, 1);
+	assert_int_equal(f[4], 3); /* constant and nonstop TSC: the locator's invariant flag */
+	assert_int_equal(le64(f + 8), hz);
+	assert_int_equal(le64(f + 16), 256);
+	for (k = 0; k < 5; k++) {
+		b = f + 32 + k * 256;
+		assert_int_equal(b[0], 0x01);
+		assert_int_equal(b[1] | b[2] << 8, thread[k]);
+		assert_int_equal(b[32], 0x05);
+		assert_int_equal(le64(b + 35), 1000000ull + k * 40000000ull);
+		assert_int_equal(b[eob_at[k]], 0x03);
+		for (i = eob_at[k] + 1; i < 256; i++)
+			assert_int_equal(b[i], 0);
+	}
+	free(f);
+}
+
+static const char scenario_summary[][80] = {
+    "xfdr recover: 5 buffers of 2 threads kept, of 8 in the pool\n",
+    "xfdr recover: 2 open buffers closed at their last complete record\n",
+    "xfdr recover: 1 never-used buffer dropped\n",
+    "xfdr recover: 1 buffer dropped: being claimed",
+    "xfdr recover: 1 buffer dropped: stale bytes of an earlier use",
+    "xfdr recover: 1 torn tail cut (8 bytes",
+};
+
+/* ---- The scenario --------------------------------------------------------------------------- */
+
+static void test_recover_scenario(void **state)
+{
+	const char *live = write_scenario("a", 0, 0, 0);
+	const char *out = tmp_path("a-recovered.xray");
+	const char *map = tmp_path("a-recovered.xray.map");
+	char want[1024], *events, *text;
+	struct child_result r;
+	uint64_t hz = 0;
+	size_t i, n;
+
+	(void)state;
+	pl_xfdr(&r, "recover", live, NULL);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(r.out_len, 0);
+	for (i = 0; i < sizeof(scenario_summary) / sizeof(scenario_summary[0]); i++)
+		pl_assert_contains(r.err, scenario_summary[i]);
+	/* No rate in the locator, the header or a sidecar: 160000000 ticks in 80 ms. */
+	pl_assert_contains(r.err, "estimated from the buffers' wall clocks as 2000000000 Hz\n");
+	snprintf(want, sizeof(want), "xfdr recover: wrote %s\n", out);
+	pl_assert_contains(r.err, want);
+	assert_int_equal(count_lines(r.err), 8);
+	child_result_free(&r);
+
+	assert_verifies(out);
+	events = pl_llvm_events(out, &hz);
+	assert_text_equal(events, PL_SCENARIO_EVENTS);
+	assert_int_equal(hz, 2000000000ull);
+	free(events);
+	check_rebuilt_bytes(out, 2000000000ull);
+
+	/* No live sidecar: one is made from what the pool says. */
+	text = (char *)pl_read_file(map, &n);
+	assert_non_null(text);
+	snprintf(want, sizeof(want),
+		 "xfdr-map\t1\npid\t4242\ntrace\t%s\ntsc_hz\t2000000000\nconstant_tsc\t1\n"
+		 "nonstop_tsc\t1\nbuffer_size\t256\nbuffer_max\t8\nbuffers_written\t5\n"
+		 "thread\t1001\t1\t<unknown>\t0\t0\t0\t0\t0\t0\n"
+		 "thread\t1002\t2\t<unknown>\t0\t0\t0\t0\t0\t0\n",
+		 out);
+	assert_text_equal(text, want);
+	free(text);
+}
+
+/* The live sidecar is carried over, naming OUT; its functions name the events. */
+static void test_recover_keeps_live_map(void **state)
+{
+	const char *live = write_scenario("m", 3000000000ull, 0, 0);
+	const char *out = tmp_path("m-out.xray");
+	char live_map[256], out_map[256], want[2048], *text;
+	struct child_result r;
+	uint64_t hz = 0;
+	size_t n;
+
+	(void)state;
+	snprintf(live_map, sizeof(live_map), "%s.map", live);
+	snprintf(out_map, sizeof(out_map), "%s.map", out);
+	snprintf(want, sizeof(want),
+		 "xfdr-map\t1\npid\t4242\nprogram\t./prog\ntrace\t%s\ntsc_hz\t0\n"
+		 "tsc_hz_method\tcalibrated\nbuffer_size\t256\nbuffer_max\t8\nbuffers_written\t0\n"
+		 "thread\t1001\t1\tmain\t0\t0\t0\t0\t0\t0\n"
+		 "thread\t1002\t2\tworker\t0\t0\t0\t0\t0\t0\n"
+		 "functions\txray\t7\nfunction\t1\tmain\t0x1000\t-\t-\n"
+		 "function\t7\tleaf\t0x7000\t-\t-",
+		 live);
+	pl_write_file(live_map, want, strlen(want));
+
+	pl_xfdr(&r, "recover", "-o", out, live, NULL);
+	assert_int_equal(r.status, 0);
+	/* The locator told the rate: nothing estimated. */
+	assert_null(strstr(r.err, "estimated"));
+	child_result_free(&r);
+
+	text = pl_llvm_events(out, &hz);
+	assert_text_equal(text, PL_SCENARIO_EVENTS);
+	assert_int_equal(hz, 3000000000ull);
+	free(text);
+	text = (char *)pl_read_file(out_map, &n);
+	assert_non_null(text);
+	snprintf(want, sizeof(want),
+		 "xfdr-map\t1\npid\t4242\nprogram\t./prog\ntrace\t%s\ntsc_hz\t3000000000\n"
+		 "tsc_hz_method\tcalibrated\nbuffer_size\t256\nbuffer_max\t8\nbuffers_written\t5\n"
+		 "thread\t1001\t1\tmain\t0\t0\t0\t0\t0\t0\n"
+		 "thread\t1002\t2\tworker\t0\t0\t0\t0\t0\t0\n"
+		 "functions\txray\t7\nfunction\t1\tmain\t0x1000\t-\t-\n"
+		 "function\t7\tleaf\t0x7000\t-\t-\n",
+		 out);
+	assert_text_equal(text, want);
+	free(text);
+
+	/* `xfdr convert OUT` reads OUT.map: the names keep working. */
+	pl_xfdr(&r, "convert", out, NULL);
+	assert_int_equal(r.status, 0);
+	pl_assert_contains(r.out, "func-id: 1, function: main, cpu: 0, thread: 1, kind: "
+				  "function-enter, tsc: 1000010,");
+	pl_assert_contains(r.out, "func-id: 7, function: leaf, cpu: 0, thread: 1, kind: "
+				  "function-exit, tsc: 161000007,");
+	child_result_free(&r);
+}
+
+/* No rate in the locator: the live header's, else the live sidecar's tsc_hz. */
+static void test_recover_rate_sources(void **state)
+{
+	const char *live = write_scenario("hz", 0, 2500000000ull, 0);
+	const char *out = tmp_path("hz-recovered.xray");
+	struct child_result r;
+	uint64_t hz = 0;
+	char map[256];
+	char *events;
+
+	(void)state;
+	pl_xfdr(&r, "recover", live, NULL);
+	assert_int_equal(r.status, 0);
+	assert_null(strstr(r.err, "estimated"));
+	child_result_free(&r);
+	events = pl_llvm_events(out, &hz);
+	assert_int_equal(hz, 2500000000ull);
+	free(events);
+
+	live = write_scenario("hz2", 0, 0, 0);
+	out = tmp_path("hz2-recovered.xray");
+	snprintf(map, sizeof(map), "%s.map", live);
+	pl_write_file(map, "xfdr-map\t1\ntsc_hz\t2200000000\n", 29);
+	pl_xfdr(&r, "recover", live, NULL);
+	assert_int_equal(r.status, 0);
+	assert_null(strstr(r.err, "estimated"));
+	child_result_free(&r);
+	events = pl_llvm_events(out, &hz);
+	assert_int_equal(hz, 2200000000ull);
+	free(events);
+}
+
+/* An existing OUT is kept unless --force. */
+static void test_recover_refuses_to_overwrite(void **state)
+{
+	const char *live = write_scenario("o", 0, 0, 0);
+	const char *out = tmp_path("o-recovered.xray");
+	struct child_result r;
+	size_t n;
+	uint8_t *b;
+
+	(void)state;
+	pl_write_file(out, "keep me", 7);
+	pl_xfdr(&r, "recover", live, NULL);
+	assert_int_equal(r.status, 1);
+	assert_int_equal(count_lines(r.err), 1);
+	pl_assert_contains(r.err, out);
+	pl_assert_contains(r.err, "exists (--force replaces it)");
+	child_result_free(&r);
+	b = pl_read_file(out, &n);
+	assert_int_equal(n, 7);
+	free(b);
+
+	pl_xfdr(&r, "recover", "--force", live, NULL);
+	assert_int_equal(r.status, 0);
+	child_result_free(&r);
+	assert_verifies(out);
+
+	/* OUT must never be one of the inputs. */
+	pl_xfdr(&r, "recover", "-f", "-o", live, live, NULL);
+	assert_int_equal(r.status, 1);
+	pl_assert_contains(r.err, "would replace an input file");
+	child_result_free(&r);
+}
+
+/* Without FILE.pool: each buffer walked to its first invalid record, said to be a best effort. */
+static void test_recover_without_pool(void **state)
+{
+	const char *live = write_scenario("np", 0, 2000000000ull, 1);
+	const char *out = tmp_path("np-recovered.xray");
+	struct child_result r;
+	char *events;
+
+	(void)state;
+	pl_xfdr(&r, "recover", live, NULL);
+	assert_int_equal(r.status, 0);
+	pl_assert_contains(r.err, ".pool: not found: best-effort recovery");
+	/* Every buffer whose start is a valid preamble: all but the never-used one. */
+	pl_assert_contains(r.err, "xfdr recover: 7 buffers of 2 threads kept, of 8 in the pool\n");
+	pl_assert_contains(r.err, "xfdr recover: 1 never-used buffer dropped\n");
+	pl_assert_contains(r.err, "best effort: ");
+	child_result_free(&r);
+	assert_verifies(out);
+	/* The stale records are in (nothing tells them apart without the descriptors). */
+	events = pl_llvm_events(out, NULL);
+	pl_assert_contains(events, "t1 function-enter f1 @1000010\n");
+	pl_assert_contains(events, "t1 function-enter f8 @501\n");
+	free(events);
+}
+
+/* -v: one line per buffer, saying what became of it and why. */
+static void test_recover_verbose(void **state)
+{
+	const char *live = write_scenario("v", 2000000000ull, 0, 0);
+	struct child_result r;
+
+	(void)state;
+	pl_xfdr(&r, "recover", "-v", live, NULL);
+	assert_int_equal(r.status, 0);
+	pl_assert_contains(r.err,
+			   "xfdr recover: buffer 1: free, used 0, claim 0, thread 0 (tid 0): "
+			   "free (never used)\n");
+	pl_assert_contains(r.err,
+			   "xfdr recover: buffer 3: owned, used 72, claim 4, thread 1 "
+			   "(tid 1001): kept 64 bytes; stopped at byte 64: expected 16 bytes "
+			   "for NewCPUId record, found 8 before the end of the buffer");
+	pl_assert_contains(r.err, "xfdr recover: buffer 7: full, used 56, claim 6, thread 2 "
+				  "(tid 1002): stale");
+	child_result_free(&r);
+}
+
+/* One buffer only: no span to estimate the rate from, so 1 GHz with a warning. */
+static void test_recover_rate_assumed(void **state)
+{
+	const char *live = tmp_path("one-live.xray"), *out = tmp_path("one-recovered.xray");
+	char pool[256];
+	struct child_result r;
+	struct pl_pool p;
+	uint64_t hz = 0;
+	size_t at;
+	char *events;
+
+	(void)state;
+	pl_init(&p, 2, 64, 7, 0x10000, 0, 0, 1, 0);
+	at = pl_preamble(&p, 1, 9, 5, 0, 0, 100);
+	at = pl_fn(&p, 1, at, XFDR_FN_ENTER, 3, 1);
+	at = pl_fn(&p, 1, at, XFDR_FN_EXIT, 3, 1);
+	pl_desc(&p, 1, PL_OWNED, 1, at, 0, 77, 9, 100, 0);
+	pl_write_live(&p, live, 0);
+	snprintf(pool, sizeof(pool), "%s.pool", live);
+	pl_write_pool(&p, pool);
+	pl_free(&p);
+
+	pl_xfdr(&r, "recover", live, NULL);
+	assert_int_equal(r.status, 0);
+	pl_assert_contains(r.err, "xfdr recover: 1 buffer of 1 thread kept, of 2 in the pool\n");
+	pl_assert_contains(r.err, "warning: TSC rate not recorded");
+	pl_assert_contains(r.err, "assuming 1000000000 Hz");
+	child_result_free(&r);
+	/* Exactly full after the function record (64 bytes): no EndOfBuffer, still valid. */
+	assert_verifies(out);
+	events = pl_llvm_events(out, &hz);
+	assert_text_equal(events, "t9 function-enter f3 @101\nt9 function-exit f3 @102\n");
+	assert_int_equal(hz, 1000000000ull);
+	free(events);
+}
+
+/* ---- Errors -----------------------------------------------------------------------------------
+ */
+
+/* Run recover on live; exit 1, one stderr line starting with want, no output file. */
+static void expect_error(const char *live, const char *want)
+{
+	struct child_result r;
+	char out[300];
+
+	snprintf(out, sizeof(out), "%s.err.xray", live);
+	pl_xfdr(&r, "recover", "-o", out, live, NULL);
+	if (r.status != 1 || count_lines(r.err) != 1 || strncmp(r.err, want, strlen(want))) {
+		print_error("status %d, stderr [%s], expected 1 and one line starting [%s]\n",
+			    r.status, r.err, want);
+		fail();
+	}
+	assert_int_equal(r.out_len, 0);
+	assert_false(exists(out));
+	child_result_free(&r);
+}
+
+struct pool_break {
+	unsigned off;
+	unsigned bytes; /* 4 or 8 */
+	uint64_t value;
+	const char *want; /* after "POOL: " */
+};
+
+static void test_recover_errors(void **state)
+{
+	static const struct pool_break breaks[] = {
+	    {0, 8, 0x584f4f5052444658ull /* "XFDRPOOX" */,
+	     "offset 0: expected magic \"XFDRPOOL\", found \"XFDRPOOX\""},
+	    {8, 4, 2,
+	     "offset 8: expected layout version 1 (bytes 01 00 00 00 or 00 00 00 01), "
+	     "found bytes 02 00 00 00"},
+	    {12, 4, 100, "offset 12: expected header_bytes of 128 to"},
+	    {32, 8, 20, "offset 32: expected buffer_bytes of 48 to"},
+	    {40, 4, 0, "offset 40: expected buffer_count of 1 to"},
+	    {44, 4, 12, "offset 44: expected desc_stride of 8 to 4096, a multiple of 8, found 12"},
+	    {68, 4, 70,
+	     "offset 68: expected the offset of ctl (8 bytes) inside the 72-byte "
+	     "descriptor, found 70"},
+	    {80, 4, 69,
+	     "offset 80: expected the offset of thread_id (4 bytes) inside the "
+	     "72-byte descriptor, found 69"},
+	    {24, 8, ~0ull - 100,
+	     "offset 24: expected 8 buffers of 256 bytes from buffers_addr to "
+	     "fit below 2^64"},
+	};
+	const char *live = tmp_path("e-live.xray");
+	char pool[256], want[512];
+	struct child_result r;
+	struct pl_pool p;
+	size_t i;
+
+	(void)state;
+	snprintf(pool, sizeof(pool), "%s.pool", live);
+
+	/* No such file. */
+	snprintf(want, sizeof(want), "xfdr recover: %s: No such file or directory",
+		 tmp_path("nothing-live.xray"));
+	expect_error(tmp_path("nothing-live.xray"), want);
+
+	/* A broken field of the locator, one at a time. */
+	for (i = 0; i < sizeof(breaks) / sizeof(breaks[0]); i++) {
+		pl_scenario(&p, 0x7f0000000000ull, 0, 0, 1);
+		pl_write_live(&p, live, 0);
+		if (breaks[i].bytes == 4)
+			pl_loc32(&p, breaks[i].off, (uint32_t)breaks[i].value);
+		else
+			pl_loc64(&p, breaks[i].off, breaks[i].value);
+		pl_write_pool(&p, pool);
+		pl_free(&p);
+		snprintf(want, sizeof(want), "%s: %s", pool, breaks[i].want);
+		expect_error(live, want);
+	}
+
+	/* A truncated .pool: the descriptors end early; the locator itself cut. */
+	pl_scenario(&p, 0x7f0000000000ull, 0, 0, 1);
+	pl_write_live(&p, live, 0);
+	pl_write_file(pool, p.meta, 128 + 3 * PL_STRIDE);
+	snprintf(want, sizeof(want),
+		 "%s: offset 344: expected 8 descriptors of 72 bytes from offset 128 (704 bytes "
+		 "in all), found the end of the file",
+		 pool);
+	expect_error(live, want);
+	pl_write_file(pool, p.meta, 40);
+	snprintf(want, sizeof(want),
+		 "%s: offset 40: expected a 128-byte pool locator, found 40 "
+		 "bytes",
+		 pool);
+	expect_error(live, want);
+	pl_write_file(pool, p.meta, 0);
+	snprintf(want, sizeof(want),
+		 "%s: offset 0: expected a 128-byte pool locator, found an "
+		 "empty file\n",
+		 pool);
+	expect_error(live, want);
+
+	/* The live file: bad header, a buffer size the pool does not have, empty. */
+	pl_write_pool(&p, pool);
+	pl_write_live(&p, live, 0);
+	pl_write_file(live, "\x02\x00\x01\x00", 4);
+	snprintf(want, sizeof(want), "%s: offset 0: expected a 32-byte file header, found 4 bytes",
+		 live);
+	expect_error(live, want);
+	{
+		uint8_t h[32] = {2, 0, 1, 0};
+
+		pl_write_file(live, h, sizeof(h));
+		snprintf(want, sizeof(want), "%s: offset 0: expected version 1", live);
+		expect_error(live, want);
+		h[0] = 1;
+		h[1] = 0;
+		h[17] = 2; /* buffer_size 512 */
+		pl_write_file(live, h, sizeof(h));
+		snprintf(want, sizeof(want),
+			 "%s: offset 16: expected buffer_size 256 (the "
+			 "buffer_bytes of %s), found 512",
+			 live, pool);
+		expect_error(live, want);
+	}
+	pl_write_file(live, "", 0);
+	snprintf(want, sizeof(want),
+		 "%s: offset 0: expected a 32-byte file header, found an "
+		 "empty file",
+		 live);
+	expect_error(live, want);
+	pl_free(&p);
+
+	/* OUT where nothing can be created. */
+	live = write_scenario("w", 0, 0, 0);
+	pl_xfdr(&r, "recover", "-o", "/nonexistent-dir/w.xray", live, NULL);
+	assert_int_equal(r.status, 1);
+	assert_int_equal(count_lines(r.err), 1);
+	pl_assert_contains(r.err, "xfdr recover: /nonexistent-dir/w.xray: cannot create: No such "
+				  "file or directory\n");
+	child_result_free(&r);
+
+	/* A directory. */
+	snprintf(want, sizeof(want), "xfdr recover: %s: Is a directory", tmpdir);
+	pl_xfdr(&r, "recover", "-o", tmp_path("dir.xray"), tmpdir, NULL);
+	assert_int_equal(r.status, 1);
+	pl_assert_contains(r.err, want);
+	child_result_free(&r);
+}
+
+/* A live file shorter than the pool says: the missing buffers are counted, the rest kept. */
+static void test_recover_short_live_file(void **state)
+{
+	const char *live = write_scenario("s", 2000000000ull, 0, 0);
+	const char *out = tmp_path("s-recovered.xray");
+	struct child_result r;
+	size_t n;
+	uint8_t *b = pl_read_file(live, &n);
+
+	(void)state;
+	assert_non_null(b);
+	pl_write_file(live, b, 32 + 6 * 256); /* buffers 6 and 7 gone */
+	free(b);
+	pl_xfdr(&r, "recover", live, NULL);
+	assert_int_equal(r.status, 0);
+	pl_assert_contains(r.err, "xfdr recover: 4 buffers of 2 threads kept, of 8 in the pool\n");
+	pl_assert_contains(r.err, "xfdr recover: 2 buffers dropped: missing from the live file");
+	child_result_free(&r);
+	assert_verifies(out);
+}
+
+/* ---- Usage --------------------------------------------------------------------------------------
+ */
+
+static void test_recover_usage(void **state)
+{
+	struct child_result r;
+
+	(void)state;
+	pl_xfdr(&r, "recover", NULL);
+	assert_int_equal(r.status, 2);
+	pl_assert_contains(r.err, "xfdr recover: missing FILE");
+	child_result_free(&r);
+
+	pl_xfdr(&r, "recover", "a", "b", NULL);
+	assert_int_equal(r.status, 2);
+	pl_assert_contains(r.err, "one FILE at a time; extra operand 'b'");
+	child_result_free(&r);
+
+	pl_xfdr(&r, "recover", "--frob", "a", NULL);
+	assert_int_equal(r.status, 2);
+	pl_assert_contains(r.err, "'--frob'");
+	child_result_free(&r);
+
+	pl_xfdr(&r, "recover", "a", "-o", NULL);
+	assert_int_equal(r.status, 2);
+	pl_assert_contains(r.err, "option '-o' needs an argument");
+	child_result_free(&r);
+
+	pl_xfdr(&r, "recover", "--help", NULL);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(r.err_len, 0);
+	assert_int_equal(strncmp(r.out, "usage: xfdr recover ", 20), 0);
+	pl_assert_contains(r.out, "--force");
+	child_result_free(&r);
+
+	pl_xfdr(&r, "help", "recover", NULL);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(strncmp(r.out, "usage: xfdr recover ", 20), 0);
+	child_result_free(&r);
+
+	pl_xfdr(&r, "--help", NULL);
+	assert_int_equal(r.status, 0);
+	pl_assert_contains(r.out, "\n  recover FILE ");
+	pl_assert_contains(r.out, "\n  core CORE ");
+	child_result_free(&r);
+
+	/* The default OUT of a name without -live.xray. */
+	{
+		const char *live = write_scenario("plain", 0, 0, 0);
+		char path[256], pool[256];
+		uint8_t *b;
+		size_t n;
+
+		snprintf(path, sizeof(path), "%s/plain.xray", tmpdir);
+		snprintf(pool, sizeof(pool), "%s/plain.xray.pool", tmpdir);
+		assert_int_equal(rename(live, path), 0);
+		snprintf(path, sizeof(path), "%s.pool", live);
+		assert_int_equal(rename(path, pool), 0);
+		snprintf(path, sizeof(path), "%s/plain.xray", tmpdir);
+		pl_xfdr(&r, "recover", path, NULL);
+		assert_int_equal(r.status, 0);
+		child_result_free(&r);
+		snprintf(path, sizeof(path), "%s/plain.xray.recovered.xray", tmpdir);
+		b = pl_read_file(path, &n);
+		assert_non_null(b);
+		free(b);
+	}
+}
+
+/* ---- Fixtures
+ * ------------------------------------------------------------------------------------ */
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	return nftw(tmpdir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_recover_scenario),
+	    cmocka_unit_test(test_recover_keeps_live_map),
+	    cmocka_unit_test(test_recover_rate_sources),
+	    cmocka_unit_test(test_recover_refuses_to_overwrite),
+	    cmocka_unit_test(test_recover_without_pool),
+	    cmocka_unit_test(test_recover_verbose),
+	    cmocka_unit_test(test_recover_rate_assumed),
+	    cmocka_unit_test(test_recover_errors),
+	    cmocka_unit_test(test_recover_short_live_file),
+	    cmocka_unit_test(test_recover_usage),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
