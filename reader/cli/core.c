@@ -17,8 +17,10 @@
  * the choice is said on stderr. Descriptors and buffers are then read through the segments
  * by reader/lib/pool_image.c, as `xfdr recover` reads the live files.
  *
- * Exit status: 0 OUT written; 1 nothing written (not an ELF64 core, no pool, OUT exists
- * without --force, a write error); 2 usage error.
+ * Exit status, as for every verb: 0 OUT written; 1 CORE is no ELF64 core or holds no pool
+ * (one line naming the file, and the offset when it is malformed), or a write error; 2 a usage
+ * error, a CORE that cannot be opened (missing, permission denied, not a regular file), or an
+ * OUT that exists without --force or is the core. Nothing is written unless the status is 0.
  */
 #include <elf.h>
 #include <errno.h>
@@ -73,8 +75,9 @@ static void core_help(void)
 	      "  -v, --verbose     one line per pool found and per buffer on stderr\n"
 	      "  -h, --help        show this help\n"
 	      "\n"
-	      "Exit status: 0 OUT written, 1 nothing written (CORE missing, not an ELF64 core,\n"
-	      "no xfdr pool in it, OUT exists, write error), 2 usage error.\n",
+	      "Exit status (nothing is written unless 0): 0 OUT written, 1 not an ELF64 core,\n"
+	      "no xfdr pool in it, or a write error, 2 usage error, CORE missing or\n"
+	      "unreadable, or OUT exists (--force replaces it).\n",
 	      stdout);
 }
 
@@ -195,7 +198,11 @@ static const char *e_type_name(unsigned t)
 	return "unknown";
 }
 
-/* Open and check the ELF header, read the PT_LOAD program headers. Reports and returns 1. */
+/*
+ * Open and check the ELF header, read the PT_LOAD program headers. Returns 0, or reports and
+ * returns CLI_USAGE when path cannot be opened (O_NONBLOCK: a FIFO is refused, not waited on),
+ * CLI_FAIL when it is no ELF64 core or cannot be read.
+ */
 static int core_open(struct core *c, const char *path)
 {
 	uint8_t eh[EH_BYTES], ph[PH_BYTES], sh[SH_BYTES];
@@ -208,19 +215,19 @@ static int core_open(struct core *c, const char *path)
 
 	memset(c, 0, sizeof(*c));
 	c->name = path;
-	c->fd = open(path, O_RDONLY | O_CLOEXEC);
+	c->fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (c->fd < 0) {
 		cli_error("%s: %s", path, strerror(errno));
-		return CLI_FAIL;
+		return CLI_USAGE;
 	}
 	if (fstat(c->fd, &st) != 0) {
 		cli_error("%s: %s", path, strerror(errno));
-		return CLI_FAIL;
+		return CLI_USAGE;
 	}
 	if (!S_ISREG(st.st_mode)) {
 		cli_error("%s: %s", path,
 			  S_ISDIR(st.st_mode) ? strerror(EISDIR) : "not a regular file");
-		return CLI_FAIL;
+		return CLI_USAGE;
 	}
 
 	c->bytes = (uint64_t)st.st_size;
@@ -603,15 +610,18 @@ int cmd_core(int argc, char **argv)
 		return CLI_FAIL;
 	}
 
-	status = CLI_FAIL;
-	if (core_open(&c, opt.input))
+	status = core_open(&c, opt.input);
+	if (status)
 		goto out;
+	/* Refusing to replace a file is a usage error, as convert's "output is the input". */
+	status = CLI_USAGE;
 	if (same_file(out, opt.input) || same_file(out_map, opt.input)) {
 		cli_error("%s: OUT would replace the core file", out);
 		goto out;
 	}
 	if (cli_refuse_existing(out, opt.force) || cli_refuse_existing(out_map, opt.force))
 		goto out;
+	status = CLI_FAIL;
 	if (c.cut_segs)
 		cli_error("%s: warning: the file ends inside %zu of its segments (a truncated "
 			  "core?); their missing memory reads as absent",

@@ -14,8 +14,11 @@
  * effort, said on stderr). The output OUT gets OUT.map: FILE.map with its `trace` line naming
  * OUT (and the rate and buffer count of OUT), so `xfdr convert OUT` names functions.
  *
- * Exit status: 0 OUT written; 1 nothing written: FILE missing or malformed (one line naming
- * the file and the offset), OUT exists without --force, or a write error; 2 usage error.
+ * Exit status, as for every verb: 0 OUT written; 1 FILE or FILE.pool malformed (one line naming
+ * the file and the offset) or a write error; 2 a usage error, an input that cannot be opened
+ * (FILE, or FILE.pool or FILE.map when present: missing, permission denied, not a regular
+ * file), or an OUT that exists without --force or is one of the inputs. Nothing is written
+ * unless the status is 0.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -51,8 +54,9 @@ static void recover_help(void)
 	      "  -v, --verbose     one line per buffer on stderr: what became of it and why\n"
 	      "  -h, --help        show this help\n"
 	      "\n"
-	      "Exit status: 0 OUT written, 1 nothing written (FILE missing or malformed, OUT\n"
-	      "exists, write error), 2 usage error.\n",
+	      "Exit status (nothing is written unless 0): 0 OUT written, 1 FILE or FILE.pool\n"
+	      "malformed, or a write error, 2 usage error, FILE missing or unreadable, or OUT\n"
+	      "exists (--force replaces it).\n",
 	      stdout);
 }
 
@@ -142,32 +146,33 @@ static int file_read(void *ctx, uint64_t at, void *buf, size_t n, struct xfdr_er
 
 /*
  * Open path for reading. Returns 0; -1 when it does not exist and may_miss; else reports
- * "xfdr recover: PATH: <reason>" and returns CLI_FAIL.
+ * "xfdr recover: PATH: <reason>" and returns CLI_USAGE: an input that cannot be opened (as
+ * cli_check_input() says for the other verbs). O_NONBLOCK: a FIFO is refused, not waited on.
  */
 static int file_open(struct file_src *s, const char *path, int may_miss)
 {
 	struct stat st;
 
 	s->name = path;
-	s->fd = open(path, O_RDONLY | O_CLOEXEC);
+	s->fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (s->fd < 0) {
 		if (may_miss && errno == ENOENT)
 			return -1;
 		cli_error("%s: %s", path, strerror(errno));
-		return CLI_FAIL;
+		return CLI_USAGE;
 	}
 	if (fstat(s->fd, &st) != 0) {
 		cli_error("%s: %s", path, strerror(errno));
 		close(s->fd);
 		s->fd = -1;
-		return CLI_FAIL;
+		return CLI_USAGE;
 	}
 	if (!S_ISREG(st.st_mode)) {
 		cli_error("%s: %s", path,
 			  S_ISDIR(st.st_mode) ? strerror(EISDIR) : "not a regular file");
 		close(s->fd);
 		s->fd = -1;
-		return CLI_FAIL;
+		return CLI_USAGE;
 	}
 
 	s->bytes = (uint64_t)st.st_size;
@@ -283,16 +288,13 @@ static int read_pool(struct file_src *pool, const struct xfdr_header *h, const c
 	return 0;
 }
 
-/* The `tsc_hz` of the live sidecar, or 0. */
-static uint64_t map_tsc_hz(const char *map)
+/* The `tsc_hz` of the live sidecar f, or 0. */
+static uint64_t map_tsc_hz(FILE *f)
 {
 	char line[256], *end;
 	uint64_t hz = 0;
-	FILE *f;
 
-	f = fopen(map, "r");
-	if (!f)
-		return 0;
+	rewind(f);
 	while (fgets(line, sizeof(line), f)) {
 		if (strncmp(line, "tsc_hz\t", 7))
 			continue;
@@ -302,7 +304,6 @@ static uint64_t map_tsc_hz(const char *map)
 			hz = 0;
 		break;
 	}
-	fclose(f);
 	return hz;
 }
 
@@ -310,6 +311,7 @@ static uint64_t map_tsc_hz(const char *map)
 
 struct map_ctx {
 	const char *live_map; /* NULL: none, generate one */
+	FILE *in;	      /* live_map, opened with the other inputs */
 	const char *out;
 	struct cli_map_facts facts;
 };
@@ -338,11 +340,8 @@ static int write_recovered_map(FILE *f, const struct rd_pool_result *res, void *
 
 	if (!m->live_map)
 		return cli_map_generated(f, &m->facts, res);
-	in = fopen(m->live_map, "r");
-	if (!in) {
-		cli_error("%s: %s", m->live_map, strerror(errno));
-		return CLI_FAIL;
-	}
+	in = m->in;
+	rewind(in);
 	while ((n = getline(&line, &cap, in)) > 0) {
 		if (line[n - 1] != '\n') {
 			/* The last line without its newline: give it one. */
@@ -351,7 +350,6 @@ static int write_recovered_map(FILE *f, const struct rd_pool_result *res, void *
 			if (!l) {
 				cli_error("%s: %s", m->live_map, strerror(ENOMEM));
 				free(line);
-				fclose(in);
 				return CLI_FAIL;
 			}
 			line = l;
@@ -384,11 +382,9 @@ static int write_recovered_map(FILE *f, const struct rd_pool_result *res, void *
 	if (ferror(in)) {
 		cli_error("%s: read error: %s", m->live_map, strerror(errno));
 		free(line);
-		fclose(in);
 		return CLI_FAIL;
 	}
 	free(line);
-	fclose(in);
 	if (!traced) {
 		fputs("trace\t", f);
 		cli_map_value(f, m->out);
@@ -423,7 +419,7 @@ static int same_file(const char *a, const char *b)
 int cmd_recover(int argc, char **argv)
 {
 	struct recover_opts opt;
-	struct file_src live = {-1, NULL, 0}, pool = {-1, NULL, 0};
+	struct file_src live = {-1, NULL, 0}, pool = {-1, NULL, 0}, map = {-1, NULL, 0};
 	struct rd_pool_locator loc;
 	struct rd_pool_job job;
 	struct rd_pool_result res;
@@ -434,14 +430,16 @@ int cmd_recover(int argc, char **argv)
 	const char *out;
 	int status, have_pool, rc;
 
+	memset(&mctx, 0, sizeof(mctx));
 	status = parse_recover_opts(argc, argv, &opt);
 	if (status)
 		return status < 0 ? CLI_OK : status;
+	/* FILE.pool and FILE.map are inputs too: a name too long to open them is unreadable. */
 	if ((size_t)snprintf(pool_path, sizeof(pool_path), "%s.pool", opt.input) >=
 		sizeof(pool_path) ||
 	    (size_t)snprintf(map_path, sizeof(map_path), "%s.map", opt.input) >= sizeof(map_path)) {
 		cli_error("%s: %s", opt.input, strerror(ENAMETOOLONG));
-		return CLI_FAIL;
+		return CLI_USAGE;
 	}
 	out = opt.output;
 	if (!out) {
@@ -456,24 +454,45 @@ int cmd_recover(int argc, char **argv)
 		return CLI_FAIL;
 	}
 
+	/* Every input is opened first: one that cannot be is a 2, whatever the others hold. */
 	status = file_open(&live, opt.input, 0);
 	if (status)
 		return status;
+	rc = file_open(&pool, pool_path, 1);
+	if (rc > 0) {
+		status = rc;
+		goto out;
+	}
+	have_pool = rc == 0;
+	rc = file_open(&map, map_path, 1);
+	if (rc > 0) {
+		status = rc;
+		goto out;
+	}
 	status = CLI_FAIL;
+	if (rc == 0) {
+		mctx.in = fdopen(map.fd, "r");
+		if (!mctx.in) {
+			cli_error("%s: %s", map_path, strerror(errno));
+			goto out;
+		}
+		map.fd = -1; /* mctx.in owns it */
+		mctx.live_map = map_path;
+	}
+	/* Refusing to replace a file is a usage error, as convert's "output is the input". */
 	if (same_file(out, opt.input) || same_file(out, pool_path) || same_file(out, map_path) ||
 	    same_file(out_map, opt.input) || same_file(out_map, pool_path) ||
 	    same_file(out_map, map_path)) {
 		cli_error("%s: OUT would replace an input file", out);
+		status = CLI_USAGE;
 		goto out;
 	}
-	if (cli_refuse_existing(out, opt.force) || cli_refuse_existing(out_map, opt.force))
+	if (cli_refuse_existing(out, opt.force) || cli_refuse_existing(out_map, opt.force)) {
+		status = CLI_USAGE;
 		goto out;
+	}
 	if (read_live_header(&live, &h))
 		goto out;
-	rc = file_open(&pool, pool_path, 1);
-	if (rc > 0)
-		goto out;
-	have_pool = rc == 0;
 
 	memset(&job, 0, sizeof(job));
 	job.bufs = (struct rd_pool_source){file_read, &live};
@@ -498,10 +517,8 @@ int cmd_recover(int argc, char **argv)
 	}
 	if (!job.tsc_hz)
 		job.tsc_hz = h.cycle_frequency;
-	memset(&mctx, 0, sizeof(mctx));
-	mctx.live_map = access(map_path, F_OK) == 0 ? map_path : NULL;
-	if (!job.tsc_hz && mctx.live_map)
-		job.tsc_hz = map_tsc_hz(map_path);
+	if (!job.tsc_hz && mctx.in)
+		job.tsc_hz = map_tsc_hz(mctx.in);
 	mctx.out = out;
 	mctx.facts = (struct cli_map_facts){
 	    .pid = have_pool ? loc.pid : 0,
@@ -527,7 +544,10 @@ int cmd_recover(int argc, char **argv)
 			   !have_pool);
 	rd_pool_result_free(&res);
 out:
+	if (mctx.in)
+		fclose(mctx.in);
 	file_close(&live);
 	file_close(&pool);
+	file_close(&map);
 	return status;
 }

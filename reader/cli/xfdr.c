@@ -44,7 +44,7 @@ static void main_help(FILE *f)
 	fputs("\n"
 	      "Run 'xfdr COMMAND --help' for a command's options.\n"
 	      "Exit status: 0 success, 1 invalid trace or write error, 2 usage error or\n"
-	      "unreadable file (recover and core: 1 for any input they cannot use).\n"
+	      "unreadable file.\n"
 	      "Errors in a trace are reported as\n"
 	      "  FILE: offset N: expected ..., found ...\n",
 	      f);

@@ -7,8 +7,9 @@
  * (an "XFDRPOOL" at a page start that is no valid locator, a whole valid locator copy that is
  * not page-aligned), memory that was not dumped (filesz 0) and a note segment. The pool is the
  * scenario `xfdr recover` is tested with; llvm-xray (the independent oracle) lists what the
- * output holds. Errors: one line naming the file (and the offset for a malformed file), exit
- * 1, nothing written.
+ * output holds. Errors: one line naming the file (and the offset for a malformed file),
+ * nothing written; exit 1 for a malformed core, no pool or a write error, 2 for a usage error,
+ * a core that cannot be opened or an OUT that exists without --force.
  */
 #include <errno.h>
 #include <ftw.h>
@@ -180,9 +181,9 @@ static void test_core_scenario(void **state)
 	assert_text_equal(text, want);
 	free(text);
 
-	/* Again: OUT exists now. */
+	/* Again: OUT exists now, a usage error like any refusal to clobber. */
 	pl_xfdr(&r, "core", core, NULL);
-	assert_int_equal(r.status, 1);
+	assert_int_equal(r.status, 2);
 	assert_int_equal(count_lines(r.err), 1);
 	pl_assert_contains(r.err, "exists (--force replaces it)");
 	child_result_free(&r);
@@ -191,6 +192,13 @@ static void test_core_scenario(void **state)
 	child_result_free(&r);
 	assert_verifies(tmp_path("scenario-out.xray"));
 	assert_true(exists(tmp_path("scenario-out.xray.map")));
+
+	/* OUT must never be the core, --force or not. */
+	pl_xfdr(&r, "core", "-f", "-o", core, core, NULL);
+	assert_int_equal(r.status, 2);
+	assert_int_equal(count_lines(r.err), 1);
+	pl_assert_contains(r.err, "OUT would replace the core file");
+	child_result_free(&r);
 }
 
 /* -v names the pool found and why the decoy is none. */
@@ -316,17 +324,17 @@ static void test_core_two_pools(void **state)
 
 /* ---- Errors --------------------------------------------------------------------------------- */
 
-/* `xfdr core path`: exit 1, one stderr line starting with want, no output. */
-static void expect_error(const char *path, const char *want)
+/* `xfdr core path`: exit status, one stderr line starting with want, no output. */
+static void expect_error(const char *path, int status, const char *want)
 {
 	struct child_result r;
 	char out[300];
 
 	snprintf(out, sizeof(out), "%s.err.xray", path);
 	pl_xfdr(&r, "core", "-o", out, path, NULL);
-	if (r.status != 1 || count_lines(r.err) != 1 || strncmp(r.err, want, strlen(want))) {
-		print_error("status %d, stderr [%s], expected 1 and one line starting [%s]\n",
-			    r.status, r.err, want);
+	if (r.status != status || count_lines(r.err) != 1 || strncmp(r.err, want, strlen(want))) {
+		print_error("status %d, stderr [%s], expected %d and one line starting [%s]\n",
+			    r.status, r.err, status, want);
 		fail();
 	}
 	assert_int_equal(r.out_len, 0);
@@ -342,46 +350,62 @@ static void test_core_errors(void **state)
 	uint8_t odd[64] = {0x7f, 'E', 'L', 'F', 2, 9, 1};
 	struct pl_seg segs[3];
 	struct pl_pool p;
-	char want[600];
+	char want[600], fifo[256];
 	uint8_t *b;
 	size_t n;
 
 	(void)state;
+	/* A core that cannot be opened is a 2, as for every verb; a malformed one a 1. */
 	snprintf(want, sizeof(want), "xfdr core: %s: No such file or directory",
 		 tmp_path("none.core"));
-	expect_error(tmp_path("none.core"), want);
+	expect_error(tmp_path("none.core"), 2, want);
+	snprintf(want, sizeof(want), "xfdr core: %s: Is a directory\n", tmpdir);
+	expect_error(tmpdir, 2, want);
+	/* A FIFO is refused at once, not waited on. */
+	snprintf(fifo, sizeof(fifo), "%s/fifo.core", tmpdir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	snprintf(want, sizeof(want), "xfdr core: %s: not a regular file\n", fifo);
+	expect_error(fifo, 2, want);
+	/* Permission denied (root reads everything: nothing to check then). */
+	if (geteuid() != 0) {
+		pl_write_file(path, "hello world\n", 12);
+		assert_int_equal(chmod(path, 0), 0);
+		snprintf(want, sizeof(want), "xfdr core: %s: Permission denied\n", path);
+		expect_error(path, 2, want);
+		assert_int_equal(chmod(path, 0600), 0);
+	}
 
 	pl_write_file(path, "hello world\n", 12);
 	snprintf(
 	    want, sizeof(want),
 	    "%s: offset 0: expected an ELF file (bytes 7f 45 4c 46), found bytes 68 65 6c 6c\n",
 	    path);
-	expect_error(path, want);
+	expect_error(path, 1, want);
 
 	pl_write_file(path, "", 0);
 	snprintf(want, sizeof(want),
 		 "%s: offset 0: expected an ELF file (bytes 7f 45 4c 46), found an empty file\n",
 		 path);
-	expect_error(path, want);
+	expect_error(path, 1, want);
 
 	pl_write_file(path, elf32, sizeof(elf32));
 	snprintf(want, sizeof(want),
 		 "%s: offset 4: expected a 64-bit ELF file (class 2), found class 1 (32-bit)\n",
 		 path);
-	expect_error(path, want);
+	expect_error(path, 1, want);
 
 	pl_write_file(path, odd, sizeof(odd));
 	snprintf(want, sizeof(want),
 		 "%s: offset 5: expected byte order 1 (little-endian) or 2 (big-endian), found 9\n",
 		 path);
-	expect_error(path, want);
+	expect_error(path, 1, want);
 
 	pl_write_file(path, odd, 20);
 	odd[5] = 1;
 	pl_write_file(path, odd, 20);
 	snprintf(want, sizeof(want),
 		 "%s: offset 20: expected a 64-byte ELF header, found 20 bytes\n", path);
-	expect_error(path, want);
+	expect_error(path, 1, want);
 
 	/* An executable and a shared object are not cores, whatever they hold. */
 	pl_scenario(&p, BUFS, LOC, 0, 1);
@@ -393,12 +417,12 @@ static void test_core_errors(void **state)
 		 "%s: offset 16: expected a core file (e_type 4, ET_CORE), found e_type 2 "
 		 "(ET_EXEC, an executable)\n",
 		 path);
-	expect_error(path, want);
+	expect_error(path, 1, want);
 	pl_write_core(path, 3, segs, 2);
 	snprintf(want, sizeof(want),
 		 "%s: offset 16: expected a core file (e_type 4, ET_CORE), found e_type 3 (ET_DYN",
 		 path);
-	expect_error(path, want);
+	expect_error(path, 1, want);
 
 	/* Program headers past the end of the file. */
 	pl_write_core(path, 4, segs, 2);
@@ -410,7 +434,7 @@ static void test_core_errors(void **state)
 		 "%s: offset 32: expected 2 program headers of 56 bytes from offset 64, found the "
 		 "end of the file at 120\n",
 		 path);
-	expect_error(path, want);
+	expect_error(path, 1, want);
 
 	/* No pool: nothing that looks like one; only a decoy; a locator without descriptors. */
 	segs[0] = (struct pl_seg){RODATA, p.bufs, 2048, 2048, 0};
@@ -419,7 +443,7 @@ static void test_core_errors(void **state)
 		 "xfdr core: %s: no xfdr pool in this core: was the process running xfdr? (with "
 		 "backing=file, `xfdr recover` reads the live file)\n",
 		 path);
-	expect_error(path, want);
+	expect_error(path, 1, want);
 
 	make_rodata(ro, &p);
 	segs[0] = (struct pl_seg){RODATA, ro, sizeof(ro), sizeof(ro), 0};
@@ -429,7 +453,7 @@ static void test_core_errors(void **state)
 		 "\"XFDRPOOL\" at a page start did not validate, the first at 0x401000: offset 8: "
 		 "expected layout version 1",
 		 path);
-	expect_error(path, want);
+	expect_error(path, 1, want);
 
 	/* The locator page alone (its descriptors past the dumped 256 bytes). */
 	segs[0] = (struct pl_seg){LOC, page, 256, PAGE, 0};
@@ -440,7 +464,7 @@ static void test_core_errors(void **state)
 	    "\"XFDRPOOL\" at a page start did not validate, the first at 0x7f1234560000: its 8 "
 	    "descriptors (576 bytes at 0x7f1234560080) are not all in the core)\n",
 	    path);
-	expect_error(path, want);
+	expect_error(path, 1, want);
 
 	/* descs_addr elsewhere than after the locator: not this locator's descriptors. */
 	pl_loc64(&p, XFDR_POOL_DESCS_ADDR_OFF, 0x1000);
@@ -452,7 +476,7 @@ static void test_core_errors(void **state)
 		 "\"XFDRPOOL\" at a page start did not validate, the first at 0x7f1234560000: "
 		 "offset 96: expected descs_addr 0 or 0x7f1234560080",
 		 path);
-	expect_error(path, want);
+	expect_error(path, 1, want);
 	pl_free(&p);
 }
 
@@ -476,10 +500,21 @@ static void test_core_usage(void **state)
 	pl_assert_contains(r.err, "unknown option '-x'");
 	child_result_free(&r);
 
+	pl_xfdr(&r, "core", "--frob", "a", NULL);
+	assert_int_equal(r.status, 2);
+	pl_assert_contains(r.err, "'--frob'");
+	child_result_free(&r);
+
+	pl_xfdr(&r, "core", "a", "-o", NULL);
+	assert_int_equal(r.status, 2);
+	pl_assert_contains(r.err, "option '-o' needs an argument");
+	child_result_free(&r);
+
 	pl_xfdr(&r, "core", "--help", NULL);
 	assert_int_equal(r.status, 0);
 	assert_int_equal(r.err_len, 0);
 	assert_int_equal(strncmp(r.out, "usage: xfdr core ", 17), 0);
+	pl_assert_contains(r.out, "2 usage error, CORE missing or\nunreadable, or OUT exists");
 	child_result_free(&r);
 
 	pl_xfdr(&r, "help", "core", NULL);

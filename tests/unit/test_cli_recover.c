@@ -8,7 +8,8 @@
  * claimed, a stale one, two threads claimed out of index order. What the output must hold is
  * listed by `llvm-xray convert` (the independent oracle) and checked byte by byte where the
  * rebuild decides something (order, where each buffer is closed). Errors: one line naming the
- * file and the offset, exit 1, nothing written.
+ * file (and the offset), nothing written; exit 1 for a malformed input or a write error, 2 for
+ * a usage error, an input that cannot be opened or an OUT that exists without --force.
  */
 #include <errno.h>
 #include <ftw.h>
@@ -20,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -297,7 +299,7 @@ static void test_recover_refuses_to_overwrite(void **state)
 	(void)state;
 	pl_write_file(out, "keep me", 7);
 	pl_xfdr(&r, "recover", live, NULL);
-	assert_int_equal(r.status, 1);
+	assert_int_equal(r.status, 2); /* a usage error, like any refusal to clobber */
 	assert_int_equal(count_lines(r.err), 1);
 	pl_assert_contains(r.err, out);
 	pl_assert_contains(r.err, "exists (--force replaces it)");
@@ -311,9 +313,18 @@ static void test_recover_refuses_to_overwrite(void **state)
 	child_result_free(&r);
 	assert_verifies(out);
 
-	/* OUT must never be one of the inputs. */
+	/* Only OUT.map exists: refused all the same. */
+	assert_int_equal(unlink(out), 0);
+	pl_xfdr(&r, "recover", live, NULL);
+	assert_int_equal(r.status, 2);
+	assert_int_equal(count_lines(r.err), 1);
+	pl_assert_contains(r.err, ".map exists (--force replaces it)");
+	child_result_free(&r);
+	assert_false(exists(out));
+
+	/* OUT must never be one of the inputs, --force or not. */
 	pl_xfdr(&r, "recover", "-f", "-o", live, live, NULL);
-	assert_int_equal(r.status, 1);
+	assert_int_equal(r.status, 2);
 	pl_assert_contains(r.err, "would replace an input file");
 	child_result_free(&r);
 }
@@ -403,17 +414,17 @@ static void test_recover_rate_assumed(void **state)
 /* ---- Errors -----------------------------------------------------------------------------------
  */
 
-/* Run recover on live; exit 1, one stderr line starting with want, no output file. */
-static void expect_error(const char *live, const char *want)
+/* Run recover on live; exit status, one stderr line starting with want, no output file. */
+static void expect_error(const char *live, int status, const char *want)
 {
 	struct child_result r;
 	char out[300];
 
 	snprintf(out, sizeof(out), "%s.err.xray", live);
 	pl_xfdr(&r, "recover", "-o", out, live, NULL);
-	if (r.status != 1 || count_lines(r.err) != 1 || strncmp(r.err, want, strlen(want))) {
-		print_error("status %d, stderr [%s], expected 1 and one line starting [%s]\n",
-			    r.status, r.err, want);
+	if (r.status != status || count_lines(r.err) != 1 || strncmp(r.err, want, strlen(want))) {
+		print_error("status %d, stderr [%s], expected %d and one line starting [%s]\n",
+			    r.status, r.err, status, want);
 		fail();
 	}
 	assert_int_equal(r.out_len, 0);
@@ -459,10 +470,10 @@ static void test_recover_errors(void **state)
 	(void)state;
 	snprintf(pool, sizeof(pool), "%s.pool", live);
 
-	/* No such file. */
+	/* No such file: an input that cannot be opened is a 2, as for every verb. */
 	snprintf(want, sizeof(want), "xfdr recover: %s: No such file or directory",
 		 tmp_path("nothing-live.xray"));
-	expect_error(tmp_path("nothing-live.xray"), want);
+	expect_error(tmp_path("nothing-live.xray"), 2, want);
 
 	/* A broken field of the locator, one at a time. */
 	for (i = 0; i < sizeof(breaks) / sizeof(breaks[0]); i++) {
@@ -475,7 +486,7 @@ static void test_recover_errors(void **state)
 		pl_write_pool(&p, pool);
 		pl_free(&p);
 		snprintf(want, sizeof(want), "%s: %s", pool, breaks[i].want);
-		expect_error(live, want);
+		expect_error(live, 1, want);
 	}
 
 	/* A truncated .pool: the descriptors end early; the locator itself cut. */
@@ -486,19 +497,19 @@ static void test_recover_errors(void **state)
 		 "%s: offset 344: expected 8 descriptors of 72 bytes from offset 128 (704 bytes "
 		 "in all), found the end of the file",
 		 pool);
-	expect_error(live, want);
+	expect_error(live, 1, want);
 	pl_write_file(pool, p.meta, 40);
 	snprintf(want, sizeof(want),
 		 "%s: offset 40: expected a 128-byte pool locator, found 40 "
 		 "bytes",
 		 pool);
-	expect_error(live, want);
+	expect_error(live, 1, want);
 	pl_write_file(pool, p.meta, 0);
 	snprintf(want, sizeof(want),
 		 "%s: offset 0: expected a 128-byte pool locator, found an "
 		 "empty file\n",
 		 pool);
-	expect_error(live, want);
+	expect_error(live, 1, want);
 
 	/* The live file: bad header, a buffer size the pool does not have, empty. */
 	pl_write_pool(&p, pool);
@@ -506,13 +517,13 @@ static void test_recover_errors(void **state)
 	pl_write_file(live, "\x02\x00\x01\x00", 4);
 	snprintf(want, sizeof(want), "%s: offset 0: expected a 32-byte file header, found 4 bytes",
 		 live);
-	expect_error(live, want);
+	expect_error(live, 1, want);
 	{
 		uint8_t h[32] = {2, 0, 1, 0};
 
 		pl_write_file(live, h, sizeof(h));
 		snprintf(want, sizeof(want), "%s: offset 0: expected version 1", live);
-		expect_error(live, want);
+		expect_error(live, 1, want);
 		h[0] = 1;
 		h[1] = 0;
 		h[17] = 2; /* buffer_size 512 */
@@ -521,14 +532,14 @@ static void test_recover_errors(void **state)
 			 "%s: offset 16: expected buffer_size 256 (the "
 			 "buffer_bytes of %s), found 512",
 			 live, pool);
-		expect_error(live, want);
+		expect_error(live, 1, want);
 	}
 	pl_write_file(live, "", 0);
 	snprintf(want, sizeof(want),
 		 "%s: offset 0: expected a 32-byte file header, found an "
 		 "empty file",
 		 live);
-	expect_error(live, want);
+	expect_error(live, 1, want);
 	pl_free(&p);
 
 	/* OUT where nothing can be created. */
@@ -543,9 +554,46 @@ static void test_recover_errors(void **state)
 	/* A directory. */
 	snprintf(want, sizeof(want), "xfdr recover: %s: Is a directory", tmpdir);
 	pl_xfdr(&r, "recover", "-o", tmp_path("dir.xray"), tmpdir, NULL);
-	assert_int_equal(r.status, 1);
+	assert_int_equal(r.status, 2);
 	pl_assert_contains(r.err, want);
 	child_result_free(&r);
+}
+
+/* Inputs that exist but cannot be opened or are no regular files: exit 2, nothing written. */
+static void test_recover_unreadable_inputs(void **state)
+{
+	const char *live = write_scenario("u", 0, 0, 0);
+	char pool[256], map[256], want[512], fifo[256];
+
+	(void)state;
+	snprintf(pool, sizeof(pool), "%s.pool", live);
+	snprintf(map, sizeof(map), "%s.map", live);
+
+	/* A FIFO is refused at once, not waited on. */
+	snprintf(fifo, sizeof(fifo), "%s/u-fifo-live.xray", tmpdir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	snprintf(want, sizeof(want), "xfdr recover: %s: not a regular file\n", fifo);
+	expect_error(fifo, 2, want);
+
+	/* FILE.pool and FILE.map are inputs too, when present. */
+	assert_int_equal(rename(pool, tmp_path("u-saved.pool")), 0);
+	assert_int_equal(mkdir(pool, 0700), 0);
+	snprintf(want, sizeof(want), "xfdr recover: %s: Is a directory\n", pool);
+	expect_error(live, 2, want);
+	assert_int_equal(rmdir(pool), 0);
+	assert_int_equal(rename(tmp_path("u-saved.pool"), pool), 0);
+	assert_int_equal(mkdir(map, 0700), 0);
+	snprintf(want, sizeof(want), "xfdr recover: %s: Is a directory\n", map);
+	expect_error(live, 2, want);
+	assert_int_equal(rmdir(map), 0);
+
+	/* Permission denied (root reads everything: nothing to check then). */
+	if (geteuid() != 0) {
+		assert_int_equal(chmod(live, 0), 0);
+		snprintf(want, sizeof(want), "xfdr recover: %s: Permission denied\n", live);
+		expect_error(live, 2, want);
+		assert_int_equal(chmod(live, 0600), 0);
+	}
 }
 
 /* A live file shorter than the pool says: the missing buffers are counted, the rest kept. */
@@ -602,6 +650,7 @@ static void test_recover_usage(void **state)
 	assert_int_equal(r.err_len, 0);
 	assert_int_equal(strncmp(r.out, "usage: xfdr recover ", 20), 0);
 	pl_assert_contains(r.out, "--force");
+	pl_assert_contains(r.out, "2 usage error, FILE missing or unreadable, or OUT\nexists");
 	child_result_free(&r);
 
 	pl_xfdr(&r, "help", "recover", NULL);
@@ -613,6 +662,9 @@ static void test_recover_usage(void **state)
 	assert_int_equal(r.status, 0);
 	pl_assert_contains(r.out, "\n  recover FILE ");
 	pl_assert_contains(r.out, "\n  core CORE ");
+	/* recover and core follow the one exit status convention: no exception to state. */
+	pl_assert_contains(r.out, "2 usage error or\nunreadable file.\n");
+	assert_null(strstr(r.out, "recover and core:"));
 	child_result_free(&r);
 
 	/* The default OUT of a name without -live.xray. */
@@ -672,6 +724,7 @@ int main(void)
 	    cmocka_unit_test(test_recover_verbose),
 	    cmocka_unit_test(test_recover_rate_assumed),
 	    cmocka_unit_test(test_recover_errors),
+	    cmocka_unit_test(test_recover_unreadable_inputs),
 	    cmocka_unit_test(test_recover_short_live_file),
 	    cmocka_unit_test(test_recover_usage),
 	};
