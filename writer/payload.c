@@ -48,3 +48,25 @@ size_t wr_stack_context(uint8_t *p, uint32_t depth, const uint32_t *ids, uint32_
 		wr_put32(p + XFDR_STACK_IDS_OFF + 4 * (size_t)i, ids[i]);
 	return bytes;
 }
+
+size_t wr_crash(uint8_t *p, const struct wr_crash_info *crash)
+{
+	uint32_t n = crash->frame_count, flags = crash->flags, i;
+
+	if (n > XFDR_CRASH_FRAMES_MAX) {
+		n = XFDR_CRASH_FRAMES_MAX;
+		flags |= XFDR_CRASH_TRUNCATED;
+	}
+	memset(p, 0, XFDR_CRASH_FRAMES_OFF);
+	memcpy(p, XFDR_CRASH_MAGIC, 8);
+	wr_put32(p + XFDR_CRASH_VERSION_OFF, XFDR_CRASH_LAYOUT_VERSION);
+	wr_put32(p + XFDR_CRASH_SIGNAL_OFF, crash->signal);
+	wr_put32(p + XFDR_CRASH_CODE_OFF, (uint32_t)crash->code);
+	wr_put32(p + XFDR_CRASH_TID_OFF, crash->tid);
+	wr_put64(p + XFDR_CRASH_ADDR_OFF, crash->fault_addr);
+	wr_put32(p + XFDR_CRASH_FRAME_COUNT_OFF, n);
+	wr_put32(p + XFDR_CRASH_FLAGS_OFF, flags);
+	for (i = 0; i < n; i++)
+		wr_put64(p + XFDR_CRASH_FRAMES_OFF + 8 * (size_t)i, crash->frames[i]);
+	return XFDR_CRASH_PAYLOAD_BYTES(n);
+}

@@ -57,4 +57,22 @@ size_t wr_drop_entry(uint8_t *p, const struct wr_drop_entry *entry);
  */
 size_t wr_stack_context(uint8_t *p, uint32_t depth, const uint32_t *ids, uint32_t id_count);
 
+/* A crash (the fields of "XFDRCRSH"). */
+struct wr_crash_info {
+	uint32_t signal;
+	int32_t code;		/* si_code */
+	uint32_t tid;		/* kernel tid of the crashing thread */
+	uint64_t fault_addr;	/* si_addr; 0 for signals that have none */
+	uint32_t flags;		/* XFDR_CRASH_TRUNCATED when the stack had more frames */
+	uint32_t frame_count;	/* program counters in frames */
+	const uint64_t *frames; /* innermost first */
+};
+
+/*
+ * wr_crash - encode "XFDRCRSH" at p: the crash and its first min(frame_count,
+ * XFDR_CRASH_FRAMES_MAX) frames; more than that sets XFDR_CRASH_TRUNCATED. p must hold
+ * XFDR_CRASH_PAYLOAD_BYTES(frames kept) bytes. Returns that size (a multiple of 8).
+ */
+size_t wr_crash(uint8_t *p, const struct wr_crash_info *crash);
+
 #endif /* XFDR_WRITER_PAYLOAD_H */

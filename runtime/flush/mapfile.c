@@ -3,9 +3,12 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "runtime/base/print.h"
+#include "runtime/flush/crash.h"
 #include "runtime/flush/drops.h"
 #include "runtime/flush/map_functions.h"
 #include "runtime/flush/mapfile.h"
@@ -13,8 +16,15 @@
 #include "runtime/record/clock.h"
 #include "runtime/record/record.h"
 #include "runtime/record/thread.h"
+#include "runtime/symbols/symbolizer.h"
+
+/* A frame line's symbol and module are cut to this many bytes, so a line always fits. */
+#define FRAME_FIELD_MAX_BYTES 4096u
+#define FRAME_LINE_BYTES (2u * FRAME_FIELD_MAX_BYTES + 128u)
 
 extern char *program_invocation_name;
+
+static const struct crash_report *map_crash;
 
 /* Control characters (tabs, newlines) become '?': a value never breaks its line. */
 static void map_put_name(struct pr_buf *b, const char *name)
@@ -105,6 +115,105 @@ static int thread_lines(int fd)
 	return rc;
 }
 
+void map_set_crash(const struct crash_report *c)
+{
+	/* pairs with the acquire in crash_lines() */
+	xfdr_store_release(&map_crash, c);
+}
+
+/* A frame line's field: at most FRAME_FIELD_MAX_BYTES, control characters as '?'. */
+static void frame_field(struct pr_buf *b, const char *s)
+{
+	size_t i;
+
+	for (i = 0; s[i] && i < FRAME_FIELD_MAX_BYTES; i++)
+		pr_char(b, (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i]);
+}
+
+/*
+ * "frame<TAB>index<TAB>pc<TAB>symbol<TAB>module<TAB>module_vaddr". Frames after the first
+ * are return addresses: the call is the instruction before, so pc - 1 is looked up (a call
+ * that ends a function would otherwise be named after the next one); pc itself is printed,
+ * with module_vaddr the same address as the module sees it.
+ */
+static int frame_line(int fd, struct sym_table *st, int sym_ok, uint32_t index, uint64_t pc,
+		      struct pr_buf *b)
+{
+	uint64_t back = index && pc ? 1 : 0;
+	struct sym_result r;
+
+	memset(&r, 0, sizeof(r));
+	if (sym_ok)
+		sym_lookup(st, (uintptr_t)(pc - back), &r);
+	b->len = 0;
+	b->truncated = 0;
+	pr_str(b, "frame\t");
+	pr_u64(b, index);
+	pr_char(b, '\t');
+	pr_hex(b, pc);
+	pr_char(b, '\t');
+	frame_field(b, r.name ? r.name : "<unknown>");
+	pr_char(b, '\t');
+	frame_field(b, r.module ? r.module : "-");
+	pr_char(b, '\t');
+	if (r.vaddr_known)
+		pr_hex(b, r.module_vaddr + back);
+	else
+		pr_char(b, '-');
+	pr_char(b, '\n');
+	return pr_flush(b, fd);
+}
+
+/*
+ * The crash of this flush, if it is the crash handler's: one "crash" line, then its frames.
+ * The line buffer comes from the symbolizer's arena (the alternate signal stack is small);
+ * without it (mmap failed), frames are written unnamed from a stack buffer.
+ */
+static int crash_lines(int fd)
+{
+	/* pairs with the release in map_set_crash() */
+	const struct crash_report *c = xfdr_load_acquire(&map_crash);
+	char text[160];
+	struct pr_buf b = PR_BUF_INIT(text);
+	struct sym_table st;
+	struct pr_buf fb;
+	int rc, sym_ok;
+	uint32_t i;
+
+	if (!c || c->tid != (uint32_t)syscall(SYS_gettid))
+		return 0;
+	pr_str(&b, "crash\t");
+	pr_u64(&b, (uint64_t)c->signal);
+	pr_char(&b, '\t');
+	pr_str(&b, c->signal_name);
+	pr_char(&b, '\t');
+	pr_i64(&b, c->code);
+	pr_char(&b, '\t');
+	pr_hex(&b, c->fault_addr);
+	pr_char(&b, '\t');
+	pr_u64(&b, c->tid);
+	pr_char(&b, '\n');
+	rc = pr_flush(&b, fd);
+	if (rc || !c->frame_count)
+		return rc;
+	memset(&st, 0, sizeof(st));
+	sym_ok = !sym_open(&st);
+	fb.text = sym_ok ? sym_arena_alloc(&st, FRAME_LINE_BYTES) : NULL;
+	fb.cap = FRAME_LINE_BYTES;
+	if (!fb.text) {
+		if (sym_ok)
+			sym_close(&st);
+		sym_ok = 0;
+		fb.text = text;
+		fb.cap = sizeof(text);
+	}
+	for (i = 0; i < c->frame_count && i < XFDR_CRASH_FRAMES_MAX && !rc; i++)
+		rc = frame_line(fd, &st, sym_ok, i, c->frames[i], &fb);
+	if (sym_ok)
+		sym_close(&st);
+	return rc;
+}
+
 int map_write_tail(int fd, uint64_t tsc_hz, const struct map_flush *st,
 		   const struct drop_totals *drops)
 {
@@ -149,6 +258,8 @@ int map_write_tail(int fd, uint64_t tsc_hz, const struct map_flush *st,
 		rc = line_kv(fd, "dropped\ttotal", drops->total);
 	for (c = 0; c < THREAD_NOTES && !rc; c++)
 		rc = line_kv(fd, thread_note_name((enum thread_note)c), drops->noted[c]);
+	if (!rc)
+		rc = crash_lines(fd);
 	if (!rc)
 		rc = thread_lines(fd);
 	if (!rc)

@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 
+struct crash_report;
 struct drop_totals;
 
 /* What one flush wrote. */
@@ -25,9 +26,18 @@ int map_write_head(int fd);
 int map_write_trace(int fd, const char *path);
 /*
  * Everything after the trace lines: clock, pool, the snapshot's start (since_tsc, when not
- * 0), drops and notes, threads, functions.
+ * 0), drops and notes, the crash (see map_set_crash()), threads, functions.
  */
 int map_write_tail(int fd, uint64_t tsc_hz, const struct map_flush *st,
 		   const struct drop_totals *drops);
+
+/*
+ * map_set_crash - the crash the next .map written by the crashing thread (c->tid) describes:
+ * its "crash" line and one "frame" line per program counter, named by the symbolizer. The
+ * crash handler sets it before its flush and clears it (NULL) after; a flush on any other
+ * thread meanwhile writes no crash lines. c must stay valid until cleared.
+ * Context: the crash handler; async-signal-safe.
+ */
+void map_set_crash(const struct crash_report *c);
 
 #endif /* XFDR_RUNTIME_FLUSH_MAPFILE_H */

@@ -1,10 +1,505 @@
 /*
- * runtime/flush/signals.c - placeholder until the signal triggers land (issue 9).
+ * runtime/flush/signals.c - the signal triggers of a flush (signals.h): the flush signal,
+ * the termination signals and the crashes.
+ *
+ * One handler, on_signal(), serves every signal xfdr takes; entries[sig].role says what it
+ * does there:
+ *
+ *   flush      flush_signal: write a snapshot and return; the program goes on recording.
+ *   terminate  SIGTERM, SIGINT (flush_on_terminate): stop recording, flush, put the previous
+ *              disposition back (SIG_DFL) and raise the signal again, so the process ends
+ *              killed by it, as it would have without xfdr.
+ *   crash      SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP (flush_on_crash): record the
+ *              crashing thread's backtrace as "XFDRCRSH" (crash.c), stop, flush with the
+ *              crash in the .map, put the previous disposition back and let the signal happen
+ *              again: a fault (si_code > 0) re-executes when the handler returns; a raised
+ *              signal (abort(), kill, int3) is queued again with its own siginfo and the
+ *              thread's saved mask adjusted, so it arrives as the handler returns. A handler
+ *              the program had installed before xfdr then runs (chaining); else the default
+ *              action ends the process, with its core dump, exactly as without xfdr.
+ *
+ * Who owns a signal. flush_signal is taken whatever its disposition was (the user asked for
+ * it by name; a replaced handler is named on stderr) and wins over the other roles, SIGTERM
+ * and SIGINT included. A termination signal is taken only if its disposition is SIG_DFL when
+ * signals_install() runs: a program that installed its own handler has its own plan for it,
+ * and a signal set to SIG_IGN (nohup, a background job's SIGINT) must stay ignored, so such
+ * a signal is left alone entirely, never chained. Crash signals are always taken and chain to
+ * what was there. A later init keeps the signals it took, takes what it asks for anew, and
+ * puts back the dispositions of those it no longer asks for; a signal whose handler the
+ * program replaced since is the program's from then on.
+ *
+ * The fatal path (terminate and crash) runs in one thread at a time (fatal_owner, claimed by
+ * compare-exchange). A thread that takes a fatal signal while another thread is on the path
+ * waits for it, bounded, and then dies by its own signal without a flush of its own: the
+ * owner's flush is the one the process leaves. The same thread entering the path again (a
+ * crash inside its own handling that is not a blocked fault, e.g. an abort() in libunwind, or
+ * a crash inside the terminate flush) dies at once by the new signal with SIG_DFL. A fault
+ * while the crash handler runs is a blocked signal: the kernel ends the process by it.
+ *
+ * Never hang: the crash handler's mask blocks every crash and termination signal and the
+ * flush signal; a flush that finds another one running is retried for FLUSH_BUSY_RETRY_MS
+ * only; and for the time of the fatal path a watchdog runs: alarm() with a SIGALRM handler
+ * installed only then. When it fires (libunwind or the flush hangs: a lock held by a dead
+ * thread, a file system that does not answer), the fatal signal gets SIG_DFL and is raised
+ * again, so the process still dies by it. The watchdog's time is WATCHDOG_BASE_S plus one
+ * second per WATCHDOG_BYTES_PER_S bytes of pool. The program's own alarm and SIGALRM
+ * disposition are put back when the path ends.
+ *
+ * A crash inside a flush that this thread runs from one of these handlers (tracked per
+ * thread) is recorded and reported, but not flushed: the interrupted flush holds the flush
+ * lock for good. A crash inside an xfdr_flush() the program called waits the busy retry out.
+ *
+ * Only async-signal-safe calls in the handlers: sigaction, sigprocmask, tgkill,
+ * rt_tgsigqueueinfo, alarm, nanosleep, clock_gettime, write, and the flush's own (flush.c);
+ * libunwind is the exception that crash.c discusses.
  */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "runtime/base/compiler.h"
+#include "runtime/base/print.h"
+#include "runtime/flush/crash.h"
+#include "runtime/flush/mapfile.h"
 #include "runtime/flush/signals.h"
+#include "runtime/pool/pool.h"
+#include "runtime/record/altstack.h"
+
+/* A flush that finds another one running (another thread, an init) is retried this long. */
+#define FLUSH_BUSY_RETRY_MS 2000u
+#define WATCHDOG_BASE_S 5u
+#define WATCHDOG_BYTES_PER_S (64u * 1024u * 1024u)
+/* A thread waiting for another one's fatal path waits past that path's watchdog. */
+#define FATAL_WAIT_EXTRA_MS 2000u
+
+enum sig_role {
+	ROLE_NONE = 0, /* not ours: our handler is not installed */
+	ROLE_FLUSH = 1,
+	ROLE_TERMINATE = 2,
+	ROLE_CRASH = 3,
+};
+
+static const int crash_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP};
+static const int terminate_signals[] = {SIGTERM, SIGINT};
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+struct sig_entry {
+	int role;	       /* enum sig_role, read by the handler */
+	struct sigaction prev; /* the disposition ours replaced; put back when we let go */
+};
+
+/* Written by signals_install() (init) before the handler is installed, read by handlers. */
+static struct sig_entry entries[NSIG];
+static int (*plan_flush)(char *path_out, size_t path_bytes);
+static int (*plan_stop)(void);
+static int plan_flush_signal;
+static unsigned watchdog_s;
+
+/* The fatal path. */
+static uint32_t fatal_owner;	   /* tid on the path; 0: nobody */
+static int fatal_signal;	   /* its signal, for the watchdog */
+static struct crash_report report; /* the owner's crash, for the event and the .map */
+static struct sigaction alarm_saved_action;
+static unsigned alarm_saved_s;
+
+/* This thread runs a flush from one of our handlers (a crash there cannot flush). */
+static __thread int in_our_flush __attribute__((tls_model("initial-exec")));
+
+static int is_crash_signal(int sig)
+{
+	size_t i;
+
+	for (i = 0; i < COUNT(crash_signals); i++)
+		if (crash_signals[i] == sig)
+			return 1;
+	return 0;
+}
+
+static XFDR_NOINSTR uint32_t self_tid(void)
+{
+	return (uint32_t)syscall(SYS_gettid);
+}
+
+static XFDR_NOINSTR uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static XFDR_NOINSTR void sleep_ms(unsigned ms)
+{
+	struct timespec ts = {.tv_sec = ms / 1000u, .tv_nsec = (long)(ms % 1000u) * 1000000L};
+
+	nanosleep(&ts, NULL);
+}
+
+/* "xfdr: SIGUSR2: wrote PATH", or what went wrong. */
+static XFDR_NOINSTR void report_line(int sig, const char *what, int rc, const char *path)
+{
+	char text[PATH_MAX + 96], name[CRASH_SIGNAME_BYTES];
+	struct pr_buf b = PR_BUF_INIT(text);
+
+	crash_signal_name(sig, name);
+	pr_str(&b, name);
+	pr_str(&b, ": ");
+	if (what) {
+		pr_str(&b, what);
+	} else if (rc) {
+		pr_str(&b, "flush failed: ");
+		pr_str(&b, pr_errno_name(rc));
+	} else {
+		pr_str(&b, "wrote ");
+		pr_str(&b, path);
+	}
+	pr_line(&b);
+}
+
+static XFDR_NOINSTR int flush_once(char *path, size_t bytes)
+{
+	int rc;
+
+	in_our_flush = 1;
+	xfdr_barrier();
+	rc = plan_flush(path, bytes);
+	xfdr_barrier();
+	in_our_flush = 0;
+	return rc;
+}
+
+/* The flush of the fatal path: another flush (or an init) may be running; wait it out. */
+static XFDR_NOINSTR int flush_retrying(char *path, size_t bytes)
+{
+	uint64_t deadline = now_ms() + FLUSH_BUSY_RETRY_MS;
+	int rc;
+
+	for (;;) {
+		rc = flush_once(path, bytes);
+		if (rc != -EBUSY || now_ms() >= deadline)
+			return rc;
+		sleep_ms(1);
+	}
+}
+
+static XFDR_NOINSTR void set_mask(int how, int sig)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	sigprocmask(how, &set, NULL);
+}
+
+/* Raise sig on this thread and unblock it: with a fatal disposition, the process ends here. */
+static XFDR_NOINSTR void raise_now(int sig)
+{
+	syscall(SYS_tgkill, (long)getpid(), (long)self_tid(), (long)sig);
+	set_mask(SIG_UNBLOCK, sig);
+}
+
+/* End the process by sig with its default action (all ours terminate, most dump core). */
+static XFDR_NOINSTR void die_now(int sig)
+{
+	struct sigaction dfl;
+
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	sigaction(sig, &dfl, NULL);
+	raise_now(sig);
+	_exit(128 + sig); /* not reached: the default action of sig ends the process */
+}
+
+/* Put back what our handler replaced; the next sig goes where it went before xfdr. */
+static XFDR_NOINSTR void let_go(int sig)
+{
+	sigaction(sig, &entries[sig].prev, NULL);
+	xfdr_store_relaxed(&entries[sig].role, (int)ROLE_NONE);
+}
+
+static XFDR_NOINSTR void on_watchdog(int unused, siginfo_t *si, void *uc)
+{
+	int sig = xfdr_load_relaxed(&fatal_signal);
+	char text[160], name[CRASH_SIGNAME_BYTES];
+	struct pr_buf b = PR_BUF_INIT(text);
+
+	(void)unused;
+	(void)si;
+	(void)uc;
+	crash_signal_name(sig, name);
+	pr_str(&b, name);
+	pr_str(&b, ": unwinding and flushing did not end within ");
+	pr_u64(&b, watchdog_s);
+	pr_str(&b, " s: giving up (the watchdog)");
+	pr_line(&b);
+	die_now(sig);
+}
+
+static XFDR_NOINSTR void watchdog_arm(int sig)
+{
+	struct sigaction wd;
+
+	memset(&wd, 0, sizeof(wd));
+	wd.sa_sigaction = on_watchdog;
+	wd.sa_flags = SA_SIGINFO | SA_ONSTACK;
+	sigfillset(&wd.sa_mask);
+	xfdr_store_relaxed(&fatal_signal, sig);
+	sigaction(SIGALRM, &wd, &alarm_saved_action);
+	/* This thread at least takes it, whatever the program's masks. */
+	set_mask(SIG_UNBLOCK, SIGALRM);
+	alarm_saved_s = alarm(watchdog_s);
+}
+
+static XFDR_NOINSTR void watchdog_disarm(void)
+{
+	alarm(0);
+	sigaction(SIGALRM, &alarm_saved_action, NULL);
+	if (alarm_saved_s)
+		alarm(alarm_saved_s);
+}
+
+/*
+ * Claim the fatal path. Returns 1 when claimed. Otherwise: the calling thread was already on
+ * it (it dies here by sig), or it waited for the other thread (bounded) and returns 0.
+ */
+static XFDR_NOINSTR int fatal_enter(int sig)
+{
+	uint32_t me = self_tid(), owner = 0;
+	uint64_t deadline;
+
+	if (xfdr_cas(&fatal_owner, &owner, me))
+		return 1;
+	if (owner == me)
+		die_now(sig);
+	deadline = now_ms() + (uint64_t)watchdog_s * 1000u + FATAL_WAIT_EXTRA_MS;
+	while (xfdr_load_acquire(&fatal_owner) == owner && now_ms() < deadline)
+		sleep_ms(1);
+	return 0;
+}
+
+static XFDR_NOINSTR void fatal_leave(void)
+{
+	/* pairs with the acquire in fatal_enter() */
+	xfdr_store_release(&fatal_owner, 0u);
+}
+
+static XFDR_NOINSTR void flush_now(int sig)
+{
+	char path[PATH_MAX];
+	int rc = flush_once(path, sizeof(path));
+
+	report_line(sig, NULL, rc, path);
+}
+
+static XFDR_NOINSTR void terminate(int sig)
+{
+	char path[PATH_MAX];
+	int rc;
+
+	if (fatal_enter(sig)) {
+		watchdog_arm(sig);
+		if (plan_stop)
+			plan_stop();
+		rc = flush_retrying(path, sizeof(path));
+		report_line(sig, NULL, rc, path);
+		watchdog_disarm();
+		fatal_leave();
+	}
+	let_go(sig);
+	raise_now(sig);
+}
+
+/* Will the signal come again by itself when the handler returns (a fault re-executes)? */
+static XFDR_NOINSTR int comes_again(int sig, const siginfo_t *si)
+{
+	if (!si || si->si_code <= 0 || sig == SIGTRAP || sig == SIGABRT)
+		return 0;
+	/* An action-optional machine check is not tied to the instruction. */
+	return !(sig == SIGBUS && si->si_code == BUS_MCEERR_AO);
+}
+
+static XFDR_NOINSTR void crash(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+	int again = comes_again(sig, si);
+	const struct sigaction *prev = &entries[sig].prev;
+	char path[PATH_MAX];
+	int rc;
+
+	/*
+	 * A raised signal the program ignores stays ignored: no crash. Not SIGABRT: abort()
+	 * ends the process anyway (it sets SIG_DFL and raises again), so that one is flushed.
+	 */
+	if (!again && sig != SIGABRT && !(prev->sa_flags & SA_SIGINFO) &&
+	    prev->sa_handler == SIG_IGN)
+		return;
+	if (fatal_enter(sig)) {
+		watchdog_arm(sig);
+		crash_capture(&report, sig, si, uc);
+		/* Not recorded when the crash is inside the recorder, or when not recording. */
+		crash_record(&report, rt_pool.buffer_bytes);
+		map_set_crash(&report);
+		if (plan_stop)
+			plan_stop();
+		if (in_our_flush) {
+			report_line(sig, "not flushed: the crash is inside a flush of this thread",
+				    0, NULL);
+		} else {
+			rc = flush_retrying(path, sizeof(path));
+			report_line(sig, NULL, rc, path);
+		}
+		map_set_crash(NULL);
+		watchdog_disarm();
+		fatal_leave();
+	}
+	let_go(sig);
+	if (again)
+		return;
+	if (!(prev->sa_flags & SA_SIGINFO) && prev->sa_handler == SIG_IGN)
+		return;
+	/*
+	 * Pending now, delivered as the handler returns and the thread's mask comes back. Sent
+	 * with the siginfo it came with (a process may queue any si_code to itself), so the
+	 * program's handler, or the core dump, sees the same sender and code.
+	 */
+	if (uc)
+		sigdelset(&uc->uc_sigmask, sig);
+	if (!si || syscall(SYS_rt_tgsigqueueinfo, (long)getpid(), (long)self_tid(), (long)sig, si))
+		syscall(SYS_tgkill, (long)getpid(), (long)self_tid(), (long)sig);
+	if (!uc)
+		set_mask(SIG_UNBLOCK, sig);
+}
+
+static XFDR_NOINSTR void on_signal(int sig, siginfo_t *si, void *uc)
+{
+	int saved = errno;
+
+	if (sig > 0 && sig < NSIG) {
+		switch (xfdr_load_relaxed(&entries[sig].role)) {
+		case ROLE_FLUSH:
+			flush_now(sig);
+			break;
+		case ROLE_TERMINATE:
+			terminate(sig);
+			break;
+		case ROLE_CRASH:
+			crash(sig, si, uc);
+			break;
+		default:
+			break;
+		}
+	}
+	errno = saved;
+}
+
+static int role_wanted(const struct signal_plan *p, int sig)
+{
+	if (p->flush_signal && sig == p->flush_signal)
+		return ROLE_FLUSH;
+	if (p->on_terminate && (sig == SIGTERM || sig == SIGINT))
+		return ROLE_TERMINATE;
+	if (p->on_crash && is_crash_signal(sig))
+		return ROLE_CRASH;
+	return ROLE_NONE;
+}
+
+/* Our sigaction for a role: what it blocks while it runs, and on which stack. */
+static void our_action(struct sigaction *sa, int role)
+{
+	size_t i;
+
+	memset(sa, 0, sizeof(*sa));
+	sa->sa_sigaction = on_signal;
+	sigemptyset(&sa->sa_mask);
+	for (i = 0; i < COUNT(terminate_signals); i++)
+		sigaddset(&sa->sa_mask, terminate_signals[i]);
+	if (role != ROLE_FLUSH && plan_flush_signal)
+		sigaddset(&sa->sa_mask, plan_flush_signal);
+	if (role == ROLE_CRASH) {
+		for (i = 0; i < COUNT(crash_signals); i++)
+			sigaddset(&sa->sa_mask, crash_signals[i]);
+		sa->sa_flags = SA_SIGINFO | SA_ONSTACK;
+	} else {
+		sa->sa_flags = SA_SIGINFO | SA_RESTART;
+	}
+}
+
+static void notice_taken(int sig, const struct sigaction *cur)
+{
+	char text[160], name[CRASH_SIGNAME_BYTES];
+	struct pr_buf b = PR_BUF_INIT(text);
+
+	crash_signal_name(sig, name);
+	pr_str(&b, "flush_signal ");
+	pr_str(&b, name);
+	pr_str(&b, (cur->sa_flags & SA_SIGINFO) || cur->sa_handler != SIG_IGN
+		       ? ": the program's handler is replaced"
+		       : ": no longer ignored");
+	pr_line(&b);
+}
+
+static int install_one(int sig, int want)
+{
+	struct sig_entry *e = &entries[sig];
+	struct sigaction cur, sa;
+	int ours;
+
+	if (want == ROLE_NONE && e->role == ROLE_NONE)
+		return 0;
+	if (sigaction(sig, NULL, &cur))
+		return -errno;
+	ours = (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_signal;
+	if (!ours)
+		e->role = ROLE_NONE; /* replaced by the program since: its own now */
+	if (want == ROLE_NONE) {
+		if (ours && sigaction(sig, &e->prev, NULL))
+			return -errno;
+		xfdr_store_relaxed(&e->role, (int)ROLE_NONE);
+		return 0;
+	}
+	if (!ours) {
+		int dfl = !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_DFL;
+
+		if (want == ROLE_TERMINATE && !dfl)
+			return 0; /* the program's: a handler of its own, or ignored */
+		if (want == ROLE_FLUSH && !dfl)
+			notice_taken(sig, &cur);
+		e->prev = cur;
+	}
+	our_action(&sa, want);
+	xfdr_store_relaxed(&e->role, want);
+	if (sigaction(sig, &sa, NULL)) {
+		xfdr_store_relaxed(&e->role, (int)ROLE_NONE);
+		return -errno;
+	}
+	return 0;
+}
 
 int signals_install(const struct signal_plan *p)
 {
-	(void)p;
-	return 0;
+	uint64_t pool_bytes = (uint64_t)rt_pool.count * rt_pool.buffer_bytes;
+	int sig, rc = 0;
+
+	plan_flush = p->flush;
+	plan_stop = p->stop;
+	plan_flush_signal = p->flush_signal;
+	watchdog_s = WATCHDOG_BASE_S + (unsigned)(pool_bytes / WATCHDOG_BYTES_PER_S);
+	if (p->on_crash) {
+		rc = altstack_enable();
+		if (rc)
+			return rc;
+		crash_prepare();
+	} else {
+		altstack_disable();
+	}
+	for (sig = 1; sig < NSIG && !rc; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			rc = install_one(sig, role_wanted(p, sig));
+	return rc;
 }

@@ -23,6 +23,7 @@
 #include "runtime/base/compiler.h"
 #include "runtime/pool/pool.h"
 #include "runtime/base/print.h"
+#include "runtime/record/altstack.h"
 #include "runtime/record/thread.h"
 
 __thread struct rec_thread rec_self __attribute__((tls_model("initial-exec"))) = {
@@ -207,6 +208,8 @@ XFDR_NOINSTR struct thread_slot *thread_register(struct rec_thread *t)
 	xfdr_store_release(&s->state, (uint32_t)SLOT_LIVE);
 	/* Arms thread_exit() for this thread (again, if it runs after an earlier exit). */
 	pthread_setspecific(tt->key, s);
+	/* So that the crash handler runs even after a stack overflow (flush_on_crash). */
+	altstack_thread_start(s->index);
 	t->slot = s;
 	return s;
 }
@@ -248,6 +251,8 @@ static XFDR_NOINSTR void thread_exit(void *arg)
 		pool_mark_full(t->desc, t->last_tsc);
 	rec_thread_forget_buffer(t);
 	current_name(s->exit_name);
+	/* Before the slot, and with it the stack, can go to another thread. */
+	altstack_thread_stop(s->index);
 	t->slot = NULL;
 	xfdr_barrier();
 	/* pairs with the acquire in thread_quiesce() */

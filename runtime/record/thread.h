@@ -72,8 +72,9 @@ void thread_table_reset(void);
 /*
  * thread_register - give the calling thread a slot: its tid, its name, the exit destructor.
  * Context: the slow path of the thread's first event, possibly in a signal handler; uses
- * only gettid, prctl(PR_GET_NAME) and pthread_setspecific (no allocation: our key is one of
- * the first a process creates). Returns the slot, or NULL when the table is full.
+ * only gettid, prctl(PR_GET_NAME), pthread_setspecific (no allocation: our key is one of the
+ * first a process creates) and, with flush_on_crash, sigaltstack and mprotect (altstack.h).
+ * Returns the slot, or NULL when the table is full.
  */
 struct thread_slot *thread_register(struct rec_thread *t);
 

@@ -818,6 +818,55 @@ static void test_stack_context_payload(void **state)
 	assert_int_equal(buf[24], DIRT);
 }
 
+static void test_crash_payload(void **state)
+{
+	/*
+	 * "XFDRCRSH" from format.h's table, little-endian: tag, version 1, signal 11, si_code -6
+	 * (SI_TKILL), tid 0x12345, fault address 0x0000123456789abc, frame_count 2, flags 0, then
+	 * the two program counters.
+	 */
+	static const uint8_t want[56] = {
+	    'X',  'F',	'D',  'R',  'C',  'R',	'S',  'H',  /* 0: tag */
+	    0x01, 0x00, 0x00, 0x00,			    /* 8: layout version */
+	    0x0b, 0x00, 0x00, 0x00,			    /* 12: signal */
+	    0xfa, 0xff, 0xff, 0xff,			    /* 16: si_code */
+	    0x45, 0x23, 0x01, 0x00,			    /* 20: tid */
+	    0xbc, 0x9a, 0x78, 0x56, 0x34, 0x12, 0x00, 0x00, /* 24: fault address */
+	    0x02, 0x00, 0x00, 0x00,			    /* 32: frame_count */
+	    0x00, 0x00, 0x00, 0x00,			    /* 36: flags */
+	    0x10, 0x32, 0x54, 0x76, 0x98, 0xba, 0xdc, 0xfe, /* 40: frames[0] */
+	    0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* 48: frames[1] */
+	};
+	const uint64_t frames[XFDR_CRASH_FRAMES_MAX + 1] = {0xfedcba9876543210ull, 1};
+	struct wr_crash_info c = {.signal = 11,
+				  .code = -6,
+				  .tid = 0x12345,
+				  .fault_addr = 0x123456789abcull,
+				  .frame_count = 2,
+				  .frames = frames};
+	uint8_t buf[XFDR_CRASH_PAYLOAD_BYTES(XFDR_CRASH_FRAMES_MAX) + 8];
+
+	(void)state;
+	memset(buf, DIRT, sizeof(buf));
+	assert_int_equal(wr_crash(buf, &c), sizeof(want));
+	assert_memory_equal(buf, want, sizeof(want));
+	assert_int_equal(buf[sizeof(want)], DIRT);
+	/* More frames than the layout keeps: cut to the maximum, flagged truncated. */
+	c.frame_count = XFDR_CRASH_FRAMES_MAX + 1;
+	memset(buf, DIRT, sizeof(buf));
+	assert_int_equal(wr_crash(buf, &c), 40 + 8 * 64);
+	assert_int_equal(buf[32], 64);
+	assert_int_equal(buf[36], 1);
+	assert_int_equal(buf[40 + 8 * 64], DIRT);
+	/* No frames: the fixed part alone. */
+	c.frame_count = 0;
+	c.flags = 1;
+	memset(buf, DIRT, sizeof(buf));
+	assert_int_equal(wr_crash(buf, &c), 40);
+	assert_int_equal(buf[36], 1);
+	assert_int_equal(buf[40], DIRT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -848,6 +897,7 @@ int main(void)
 	    cmocka_unit_test(test_close_buffer_exactly_full_and_einval),
 	    cmocka_unit_test(test_drop_payload),
 	    cmocka_unit_test(test_stack_context_payload),
+	    cmocka_unit_test(test_crash_payload),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
