@@ -120,7 +120,9 @@ static int pool_and_backing_setup(const struct xfdr_options *o, uint32_t session
 	rc =
 	    pool_setup(o->buffer_size, (uint32_t)o->buffer_max, session,
 		       o->mode == XFDR_MODE_BOUNDED ? POOL_BOUNDED : POOL_RING, file ? live : NULL);
-	if (!rc)
+	if (rc)
+		livemap_discard(); /* the last session's live .map: its pool is gone */
+	else
 		rc = livemap_start(file ? map : NULL);
 	return rc;
 }
@@ -175,6 +177,7 @@ static int rt_init(const struct xfdr_options *o, int configure_output)
 	rt_cfg.options = *o;
 	rt_cfg.options.output = NULL; /* output_configure() kept what it needs */
 	clock_init(o->clock);
+	pool_locator_set_invariant_tsc(clock_invariant_tsc());
 	elision_setup(o->func_duration_threshold_us);
 	xfdr_store_relaxed(&unflushed, 0);
 	/* Here rather than in xfdr_start(), which must stay async-signal-safe. */
@@ -222,13 +225,17 @@ static void rt_exit_flush(void)
 	if (!rt_cfg.flush_at_exit)
 		return;
 	xfdr_stop();
-	if (!xfdr_load_relaxed(&unflushed))
+	/* Everything is in complete files now: backing=file's live files are not needed. */
+	if (!xfdr_load_relaxed(&unflushed)) {
+		livemap_discard();
 		return;
+	}
 	rc = xfdr_flush(path, sizeof(path));
 	if (rc) {
 		pr_str(&b, "flush at exit failed: ");
 		pr_str(&b, pr_errno_name(rc));
 	} else {
+		livemap_discard();
 		pr_str(&b, "wrote ");
 		pr_str(&b, path);
 	}

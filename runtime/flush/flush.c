@@ -380,6 +380,7 @@ int flush_run(uint64_t since, char *path_out, size_t path_bytes)
 	int fd = -1, map_fd, rc;
 	uint32_t n, chosen;
 
+	pool_locator_set_tsc_hz(tsc_hz); /* for `xfdr core`: the rate is known now */
 	/*
 	 * The snapshot comes after the file is created: in ring mode, threads keep reusing
 	 * buffers meanwhile, and the shorter the time from snapshot to copy, the fewer of the

@@ -30,7 +30,8 @@ struct fn_writer {
 };
 
 static const struct map_fn_source *sources[MAP_FN_SOURCES_MAX];
-static uint32_t source_count; /* slots claimed; a claimed slot may still be NULL a moment */
+static uint64_t unnamed_reported; /* the unnamed count the last stderr line gave */
+static uint32_t source_count;	  /* slots claimed; a claimed slot may still be NULL a moment */
 
 int map_fn_register(const struct map_fn_source *src)
 {
@@ -231,7 +232,9 @@ XFDR_NOINSTR int map_write_functions(int fd)
 	unnamed = w.unnamed;
 	listed = w.listed;
 	rc = writer_close(&w);
-	if (unnamed) {
+	/* Said once per count: the live .map of backing=file is rewritten every second. */
+	if (unnamed &&
+	    __atomic_exchange_n(&unnamed_reported, unnamed, __ATOMIC_RELAXED) != unnamed) {
 		char text[200];
 		struct pr_buf b = PR_BUF_INIT(text);
 

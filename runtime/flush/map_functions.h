@@ -35,7 +35,7 @@ int map_fn_register(const struct map_fn_source *src);
 /*
  * map_write_functions - append the function lines of every registered source and of the
  * -finstrument-functions id map to fd (nothing when there are no functions). Prints one
- * stderr line if some functions could not be named.
+ * stderr line when some functions could not be named, unless the last line gave that count.
  * Context: async-signal-safe (reads /proc/self/maps and the mapped files' symbol tables with
  * open/read/mmap; no lock, no malloc). Returns 0 or a negative errno of write(2) or -ENOMEM.
  */

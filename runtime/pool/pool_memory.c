@@ -20,6 +20,16 @@
  * mem_ready goes 0 -> 1 only (a fresh descriptor mapping is zero; a re-init with the same
  * geometry keeps the mapping and its pages). Whoever populated a buffer store-releases it; a
  * claimer load-acquires it and populates the buffer itself when it reads 0.
+ *
+ * backing=file (pool_file.c) maps the live files instead, shared, and populates them the same
+ * way: MADV_POPULATE_WRITE on a shared file mapping allocates the page-cache pages and maps
+ * them writable, so recording does not fault either (until writeback: see pool_file.c).
+ * There the buffers start 32 bytes into the mapping, after the trace header: populate()
+ * rounds outwards to pages, and the fallback for old kernels rewrites each page's first byte
+ * with itself instead of writing 0.
+ *
+ * The descriptor mapping starts with the locator (pool_locator.c): pool_memory_unmap() zeroes
+ * its magic before unmapping, so a core dump never shows a pool that no longer exists.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -31,6 +41,7 @@
 
 #include "runtime/base/compiler.h"
 #include "runtime/pool/pool.h"
+#include "xfdr/format.h"
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14; older headers lack the name */
@@ -179,23 +190,33 @@ static void prefault_stop(void)
 }
 
 /*
- * Populate every page now, for kernels without MADV_POPULATE_WRITE. Writing is safe here: no
- * thread records yet and the memory is fresh zero pages.
+ * Populate every page of [p, p + n) (page-aligned) now by writing, for kernels without
+ * MADV_POPULATE_WRITE. Safe here: no thread records yet. Each byte written is the one already
+ * there (zero, or the live trace's header).
  */
+static void touch_pages(uint8_t *p, size_t n)
+{
+	volatile uint8_t *v = p;
+	size_t off;
+
+	for (off = 0; off < n; off += page_bytes)
+		v[off] = v[off];
+}
+
 static void populate_by_touch(void)
 {
-	size_t off;
 	uint32_t i;
 
-	for (off = 0; off < rt_pool.map_bytes; off += page_bytes)
-		((volatile uint8_t *)rt_pool.base)[off] = 0;
+	touch_pages(rt_pool.map, rt_pool.map_bytes);
 	for (i = 0; i < rt_pool.count; i++)
 		mark_ready(&rt_pool.descs[i]);
 }
 
 /*
  * Populate the first buffers now and hand the rest to the background thread (or, when it
- * cannot be started, populate them now too). Returns 0 or -ENOMEM.
+ * cannot be started, populate them now too). Returns 0 or a negative errno: ENOMEM (memory),
+ * or for a file-backed pool what madvise(2) says (EFAULT: the file system could not give a
+ * page, where the space could not be reserved).
  */
 static int prefault(void)
 {
@@ -212,7 +233,7 @@ static int prefault(void)
 		return 0;
 	}
 	if (err)
-		return -ENOMEM;
+		return rt_pool.file_backed ? -err : -ENOMEM;
 	for (i = 0; i < sync_count; i++)
 		mark_ready(&rt_pool.descs[i]);
 	if (sync_count == count || !prefault_start(sync_count))
@@ -220,24 +241,48 @@ static int prefault(void)
 	err = populate(rt_pool.base + (size_t)sync_count * buffer_bytes,
 		       (size_t)(count - sync_count) * buffer_bytes);
 	if (err)
-		return -ENOMEM;
+		return rt_pool.file_backed ? -err : -ENOMEM;
 	for (i = sync_count; i < count; i++)
 		mark_ready(&rt_pool.descs[i]);
 	return 0;
 }
 
-void pool_memory_unmap(void)
+static void forget_fields(void)
 {
-	prefault_stop();
-	if (rt_pool.base)
-		munmap(rt_pool.base, rt_pool.map_bytes);
-	if (rt_pool.descs)
-		munmap(rt_pool.descs, rt_pool.descs_map_bytes);
+	rt_pool.map = NULL;
 	rt_pool.base = NULL;
+	rt_pool.locator = NULL;
 	rt_pool.descs = NULL;
 	rt_pool.count = 0;
 	rt_pool.map_bytes = 0;
 	rt_pool.descs_map_bytes = 0;
+	rt_pool.file_backed = 0;
+}
+
+void pool_memory_unmap(void)
+{
+	prefault_stop();
+	if (rt_pool.locator)
+		pool_locator_clear();
+	if (rt_pool.map)
+		munmap(rt_pool.map, rt_pool.map_bytes);
+	if (rt_pool.locator)
+		munmap(rt_pool.locator, rt_pool.descs_map_bytes);
+	if (rt_pool.file_backed)
+		pool_file_unlink();
+	forget_fields();
+}
+
+void pool_memory_forget(void)
+{
+	prefault_stop(); /* the parent's thread: not waited for, never told to stop */
+	if (rt_pool.map)
+		munmap(rt_pool.map, rt_pool.map_bytes);
+	if (rt_pool.locator)
+		munmap(rt_pool.locator, rt_pool.descs_map_bytes);
+	if (rt_pool.file_backed)
+		pool_file_forget();
+	forget_fields();
 }
 
 /*
@@ -262,21 +307,16 @@ static uint8_t *map_aligned(size_t n)
 	return p;
 }
 
-int pool_memory_map(size_t buffer_bytes, uint32_t count)
+/* Anonymous memory: the buffers on a 2 MiB boundary (huge pages), the descriptors apart. */
+static int map_anonymous(size_t bytes, size_t dbytes, struct pool_maps *m)
 {
-	size_t bytes = buffer_bytes * count;
-	size_t dbytes = sizeof(struct pool_desc) * count;
-	size_t map_bytes;
+	size_t map_bytes = (bytes + page_bytes - 1) & ~(page_bytes - 1);
 	uint8_t *p;
 	void *d;
-	int rc;
 
-	page_bytes = (size_t)sysconf(_SC_PAGESIZE);
-	if (!count || !buffer_bytes || bytes / count != buffer_bytes)
-		return -ENOMEM;
-	map_bytes = (bytes + page_bytes - 1) & ~(page_bytes - 1);
 	if (map_bytes < bytes)
 		return -ENOMEM;
+	dbytes = (dbytes + page_bytes - 1) & ~(page_bytes - 1);
 	p = map_aligned(map_bytes);
 	if (!p)
 		return -ENOMEM;
@@ -288,15 +328,47 @@ int pool_memory_map(size_t buffer_bytes, uint32_t count)
 		munmap(p, map_bytes);
 		return -ENOMEM;
 	}
-	rt_pool.base = p;
-	rt_pool.map_bytes = map_bytes;
-	rt_pool.descs = d;
-	rt_pool.descs_map_bytes = dbytes;
+	m->trace = p;
+	m->trace_bytes = map_bytes;
+	m->pool = d;
+	m->pool_bytes = dbytes;
+	return 0;
+}
+
+int pool_memory_map(size_t buffer_bytes, uint32_t count, const char *file_path)
+{
+	size_t bytes = buffer_bytes * count;
+	size_t dbytes = sizeof(struct pool_desc) * count;
+	size_t head = file_path ? XFDR_FILE_HEADER_BYTES : 0;
+	struct pool_maps m;
+	int rc;
+
+	page_bytes = (size_t)sysconf(_SC_PAGESIZE);
+	if (!count || !buffer_bytes || bytes / count != buffer_bytes ||
+	    dbytes / count != sizeof(struct pool_desc) || bytes + head < bytes)
+		return -ENOMEM;
+	dbytes += XFDR_POOL_HEADER_BYTES;
+	if (file_path)
+		rc = pool_file_map(file_path, head + bytes, dbytes, &m);
+	else
+		rc = map_anonymous(bytes, dbytes, &m);
+	if (rc)
+		return rc;
+	rt_pool.map = m.trace;
+	rt_pool.map_bytes = m.trace_bytes;
+	rt_pool.base = m.trace + head;
+	rt_pool.locator = m.pool;
+	rt_pool.descs_map_bytes = m.pool_bytes;
+	rt_pool.descs = (struct pool_desc *)(void *)(m.pool + XFDR_POOL_HEADER_BYTES);
 	rt_pool.buffer_bytes = buffer_bytes;
 	rt_pool.count = count;
+	rt_pool.file_backed = file_path != NULL;
 	rc = prefault();
-	if (rc)
+	if (rc) {
+		if (file_path && rc != -ENOMEM)
+			pool_file_report("cannot populate", rc);
 		pool_memory_unmap();
+	}
 	return rc;
 }
 

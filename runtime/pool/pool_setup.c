@@ -1,5 +1,6 @@
 /*
- * runtime/pool/pool_setup.c - mapping, zeroing and refilling the buffer pool between sessions.
+ * runtime/pool/pool_setup.c - mapping, zeroing and refilling the buffer pool between sessions,
+ * and forgetting it in a fork child.
  *
  * No _LGPL_SOURCE here, on purpose: liburcu's inline cds_lfs_push() forms &head->node from a
  * NULL head, which UBSan rejects in our sanitizer builds. Set-up is not on any hot path, so
@@ -47,8 +48,8 @@ int pool_setup(size_t buffer_bytes, uint32_t count, uint32_t session, enum pool_
 	uint32_t i;
 	int rc;
 
-	(void)file_path; /* placeholder until file backing lands (issue 9) */
-	if (rt_pool.base && rt_pool.buffer_bytes == buffer_bytes && rt_pool.count == count) {
+	if (!file_path && rt_pool.map && !rt_pool.file_backed &&
+	    rt_pool.buffer_bytes == buffer_bytes && rt_pool.count == count) {
 		/*
 		 * Zero what the last session wrote: stale bytes must never read as records. A
 		 * buffer claimed more than once (ring mode) may hold older bytes past its length.
@@ -63,9 +64,10 @@ int pool_setup(size_t buffer_bytes, uint32_t count, uint32_t session, enum pool_
 				memset(d->data, 0, used);
 		}
 	} else {
+		/* backing=file always gets new files: the old ones hold the old session. */
 		scratch_unmap();
 		pool_memory_unmap();
-		rc = pool_memory_map(buffer_bytes, count);
+		rc = pool_memory_map(buffer_bytes, count, file_path);
 		if (!rc) {
 			rc = scratch_map(buffer_bytes, count);
 			if (rc)
@@ -102,11 +104,18 @@ int pool_setup(size_t buffer_bytes, uint32_t count, uint32_t session, enum pool_
 	xfdr_store_relaxed(&rt_pool.ring_next, (uint64_t)0);
 	xfdr_store_relaxed(&rt_pool.claims, (uint64_t)0);
 	xfdr_store_relaxed(&rt_pool.mode, (uint32_t)mode);
+	pool_locator_write(session);
 	xfdr_store_release(&rt_pool.session, session);
 	return 0;
 }
 
 void pool_forget_after_fork(void)
 {
-	/* placeholder until fork support lands (issue 9) */
+	/* The scratch is private memory: unmapping the child's copy leaves the parent's alone. */
+	scratch_unmap();
+	pool_memory_forget();
+	xfdr_store_relaxed(&rt_pool.ring_next, (uint64_t)0);
+	xfdr_store_relaxed(&rt_pool.claims, (uint64_t)0);
+	__cds_lfs_init(&rt_pool.free_stack);
+	xfdr_store_release(&rt_pool.session, (uint32_t)0);
 }

@@ -1,9 +1,13 @@
 /*
  * runtime/pool/pool_types.h - the buffer pool's layout.
  *
- * One mapping holds buffer_max buffers of buffer_bytes each (pool_memory.c). Each buffer has
- * a descriptor (own cache line, so the owner's length stores do not bounce with its
- * neighbours') in a second mapping. A buffer is
+ * One mapping holds buffer_max buffers of buffer_bytes each (pool_memory.c): anonymous memory,
+ * or with backing=file a shared mapping of the live trace file, the buffers after its 32-byte
+ * header (pool_file.c). Each buffer has a descriptor (own cache line, so the owner's length
+ * stores do not bounce with its neighbours') in a second mapping, which begins with the
+ * "XFDRPOOL" locator (xfdr/format.h; pool_locator.c): the descriptors start at
+ * XFDR_POOL_HEADER_BYTES from it, so a core dump or the ".pool" file tells a tool where the
+ * buffers are and which of them hold records. A buffer is
  *   free     -> on the lock-free free stack, all zero;
  *   claiming -> a thread took it and is writing its preamble (no one else looks at it);
  *   owned    -> its thread writes records into it and publishes used_bytes;
@@ -85,14 +89,17 @@ struct pool {
 	/* Ring mode: the next buffer index (mod count) to try to reclaim. */
 	uint64_t ring_next __attribute__((aligned(XFDR_CACHELINE)));
 	uint64_t claims; /* claims so far in this session: the next claim_seq */
-	uint8_t *base __attribute__((aligned(XFDR_CACHELINE)));
-	size_t map_bytes;
+	uint8_t *base __attribute__((aligned(XFDR_CACHELINE))); /* buffer 0 */
+	uint8_t *map;	  /* the buffers' mapping: base, or the live trace's header (file) */
+	size_t map_bytes; /* its length, a whole number of pages */
 	struct pool_desc *descs;
-	size_t descs_map_bytes;
+	uint8_t *locator;	/* the descriptors' mapping: the locator, descs at +128 */
+	size_t descs_map_bytes; /* its length, a whole number of pages */
 	size_t buffer_bytes;
 	uint32_t count;
-	uint32_t session; /* written by pool_setup() while quiesced */
-	uint32_t mode;	  /* enum pool_mode; written by pool_setup() */
+	uint32_t session;     /* written by pool_setup() while quiesced */
+	uint32_t mode;	      /* enum pool_mode; written by pool_setup() */
+	uint32_t file_backed; /* backing=file: map and locator are shared file mappings */
 	/* Flusher-private scratch, mapped by pool_setup(): the buffer order and one copy. */
 	uint32_t *flush_order;
 	uint8_t *flush_copy;

@@ -371,7 +371,7 @@ static int child_main(const char *how)
  * Run this binary as "--child how" with start=1 (bounded: the thread that records until the end
  * must not overwrite its first events); returns the child's pid and stderr.
  */
-static pid_t run_ending(const char *how, struct child_result *r)
+static pid_t run_ending(const char *how, const char *more_options, struct child_result *r)
 {
 	char *argv[] = {"test_runtime_endings", "--child", (char *)how, NULL};
 	char env_options[400];
@@ -385,8 +385,8 @@ static pid_t run_ending(const char *how, struct child_result *r)
 	};
 
 	snprintf(env_options, sizeof(env_options),
-		 "XFDR_OPTIONS=start=1 output=%s buffer_size=4096 buffer_max=8 mode=bounded",
-		 ts_dir);
+		 "XFDR_OPTIONS=start=1 output=%s buffer_size=4096 buffer_max=8 mode=bounded %s",
+		 ts_dir, more_options);
 	child_run(&spec, r);
 	assert_int_equal(r->signal, 0);
 	assert_int_equal(r->status, 0);
@@ -405,7 +405,7 @@ static void exit_endings(void **state)
 
 	(void)state;
 	for (i = 0; i < 2; i++) {
-		pid = run_ending(flushed[i], &r);
+		pid = run_ending(flushed[i], "", &r);
 		names_for(pid, 0);
 		n = llvm_records(&rec);
 		assert_int_equal(count_fid(rec, n, EXIT_FID, "function-enter"), 2);
@@ -417,12 +417,42 @@ static void exit_endings(void **state)
 		child_result_free(&r);
 	}
 	for (i = 0; i < 2; i++) {
-		pid = run_ending(lost[i], &r);
+		pid = run_ending(lost[i], "", &r);
 		snprintf(pid_part, sizeof(pid_part), "-%d-", (int)pid);
 		assert_int_equal(files_with(pid_part), 0);
 		assert_int_equal(ts_count(r.err, "wrote "), 0);
 		child_result_free(&r);
 	}
+}
+
+/*
+ * backing=file: a clean exit writes the trace and removes the live files, which only matter
+ * when the process dies unflushed; after _exit() they stay, and `xfdr recover` reads them.
+ */
+static void exit_with_file_backing(void **state)
+{
+	struct child_result r;
+	struct ts_yrec *rec;
+	char live[520];
+	size_t n;
+	pid_t pid;
+
+	(void)state;
+	pid = run_ending("thread", "backing=file", &r);
+	child_result_free(&r);
+	names_for(pid, 0);
+	n = llvm_records(&rec);
+	assert_int_equal(count_fid(rec, n, EXIT_FID, "function-enter"), 2);
+	free(rec);
+	snprintf(live, sizeof(live), "-%d-live", (int)pid);
+	assert_int_equal(files_with(live), 0);
+
+	pid = run_ending("_exit", "backing=file", &r);
+	child_result_free(&r);
+	snprintf(live, sizeof(live), "-%d-live.xray", (int)pid);
+	assert_int_equal(files_with(live), 3); /* .xray, .xray.pool, .xray.map */
+	snprintf(live, sizeof(live), "-%d-0.xray", (int)pid);
+	assert_int_equal(files_with(live), 0);
 }
 
 int main(int argc, char **argv)
@@ -431,6 +461,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(fork_in_threaded_parent),
 	    cmocka_unit_test(fork_after_start_stop_cycles),
 	    cmocka_unit_test(exit_endings),
+	    cmocka_unit_test(exit_with_file_backing),
 	};
 
 	if (argc == 3 && !strcmp(argv[1], "--child"))

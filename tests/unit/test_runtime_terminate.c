@@ -32,10 +32,15 @@ static void *writer_main(void *arg)
 {
 	struct writer *w = arg;
 
+	/*
+	 * Paced: unpaced writers wrap the ring (32 small buffers) while a flush runs, so a flush
+	 * can find every chosen buffer of a thread reused; these tests are about the signals.
+	 */
 	while (!__atomic_load_n(&w->stop, __ATOMIC_RELAXED)) {
 		xfdr_enter(w->fid);
 		xfdr_exit(w->fid);
 		__atomic_fetch_add(&w->events, 2, __ATOMIC_RELAXED);
+		usleep(20);
 	}
 	return NULL;
 }
