@@ -40,6 +40,31 @@
  *                       no record (its entry is erased; enclosing calls that then qualify are
  *                       erased too; every other record keeps its exact time). Elided calls are
  *                       counted per thread in the .map. 0 (default) records every call.
+ *   flush_signal=SIG    a signal (kill -l name, with or without SIG, or a number; 0/none: off,
+ *                       the default) that writes a snapshot while the program goes on recording;
+ *                       one stderr line per flush ("xfdr: SIGUSR2: wrote PATH"). xfdr takes the
+ *                       signal whatever its disposition was (stderr says when a handler of the
+ *                       program is replaced); not SIGKILL, SIGSTOP or a crash signal. For SIGTERM
+ *                       or SIGINT it wins over flush_on_terminate.
+ *   flush_on_terminate=B  SIGTERM and SIGINT stop recording, flush, and end the process by the
+ *                       same signal, as without xfdr (default 0 through xfdr_init() with options,
+ *                       1 from XFDR_OPTIONS). Only a signal whose disposition is SIG_DFL when
+ *                       xfdr_init() runs is taken: one the program handles or ignores (nohup,
+ *                       background jobs) is left as it is.
+ *   flush_on_crash=B    SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP (default 1): the
+ *                       crashing thread's backtrace (libunwind, at most 64 frames) is recorded in
+ *                       its buffer as a custom event tagged "XFDRCRSH" (xfdr/format.h), recording
+ *                       stops, and a flush writes it with the crash and its named frames in the
+ *                       .map; then the signal goes where it went before xfdr_init(): to the
+ *                       program's own handler, else the default action (the process dies by the
+ *                       same signal, with its core dump). Threads that record get a 64 KiB
+ *                       alternate signal stack (unless they have one), so a stack overflow is
+ *                       caught too. A watchdog (alarm(), SIGALRM only while a crash is handled)
+ *                       ends the process by the crash signal when unwinding and flushing take
+ *                       longer than 5 s plus 1 s per 64 MiB of pool.
+ *   backing=memory|file where the pool lives: anonymous memory (default), or a shared mapping
+ *                       of the file "<prefix>-<pid>-live.xray" that outlives the process, so
+ *                       `xfdr recover` rebuilds the trace after SIGKILL (see "Survival")
  *
  * B is 0/1 (also no/yes, false/true, off/on). An unknown key or a bad value is reported with
  * one line on stderr naming the key, the value and the value kept, and is otherwise ignored.
@@ -48,7 +73,24 @@
  * XRay FDR format, version 1; "<base>.xray.map" (text) names the process, the clock, the
  * threads and the drop counts. With per_thread_files, each thread gets "<base>-t<tid>.xray"
  * and the flush writes one "<base>.map" that lists them. <n> counts flushes from 0 and is
- * bumped past files that already exist.
+ * bumped past files that already exist. Each file is written as "<name>.part" and renamed
+ * when complete: a name without ".part" always holds a whole file.
+ *
+ * Survival, by the way a process ends:
+ *   exit() or a return from main(), from any thread   the flush at exit writes what was
+ *                       recorded since the last complete flush, once
+ *   SIGTERM, SIGINT     flush_on_terminate (above)
+ *   a crash             flush_on_crash (above): the file ends with the crash and its backtrace
+ *   SIGKILL, the OOM killer, _exit(), exec()   no code of the process runs: with
+ *                       backing=file the pool's live files stay ("<prefix>-<pid>-live.xray",
+ *                       ".pool" and ".map", the .map rewritten about once a second with new
+ *                       threads and functions) and `xfdr recover` turns them into a trace;
+ *                       with memory backing a core dump, if one is written (or gdb's gcore of
+ *                       the live process), holds the pool and `xfdr core` turns it into a trace
+ *   fork()              the child records alone: a new session with a pool of its own, its own
+ *                       files under its own pid, only its own thread (the one that forked, with
+ *                       its open calls), recording if the parent was; the parent's pool and
+ *                       files are never touched by the child
  *
  * Drop accounting: events that could not be recorded are counted per thread and by cause
  * (no buffer left, re-entry from a signal handler or the runtime itself, event larger than a
