@@ -169,9 +169,13 @@ XFDR_API int xfdr_options_set(struct xfdr_options *o, const char *key, const cha
  * (at most about a second) until no thread is inside the runtime, then empties the pool;
  * buffers still held by threads are from the old session and are never written again.
  * Context: not from a signal handler (it maps memory). Not while recording.
+ * With backing=file it creates the live files (a live file of the same name that this
+ * process did not make, left by an earlier process with the same pid, is moved aside as
+ * "<prefix>-<pid>-live-stale<k>.xray" with one stderr line, never deleted).
  * Returns 0; -EINVAL for an invalid option in o (one stderr line names it); -EBUSY while
  * recording, flushing or while a thread stays inside the runtime; -ENOMEM if the pool cannot
- * be mapped.
+ * be mapped; with backing=file, -ENOSPC when the disk cannot hold the pool, or the negative
+ * errno of open(2) (-ENOENT, -EACCES, ...) for the live files (one stderr line names the file).
  */
 XFDR_API int xfdr_init(const struct xfdr_options *o);
 
