@@ -119,6 +119,28 @@ if run threads LD_PRELOAD="$so" XFDR_OPTIONS="start=1:output=$tmp/threads/" \
 	fi
 fi
 
+# crash: dies by SIGSEGV (exit status 139), and still leaves one trace that both readers
+# accept, whose dump shows the crash with the crashing function named.
+mkdir -p "$tmp/crash"
+LD_PRELOAD="$so" XFDR_OPTIONS="start=1:output=$tmp/crash/" "$dir/crash" >"$tmp/crash/log" 2>&1
+status=$?
+set -- "$tmp/crash"/*.xray
+if [ "$status" -ne 139 ]; then
+	fail crash "exit status $status, expected 139 (killed by SIGSEGV)"
+elif [ $# -ne 1 ] || [ ! -f "$1" ]; then
+	fail crash "expected one trace in $tmp/crash, found: $*"
+elif ! "$xfdr" verify "$1" >>"$tmp/crash/log" 2>&1 ||
+	! "$llvm" convert --output-format=yaml "$1" >"$tmp/crash/yaml" 2>>"$tmp/crash/log"; then
+	fail crash "a reader rejects $1"
+elif ! "$xfdr" dump "$1" >"$tmp/crash/dump" 2>>"$tmp/crash/log" ||
+	! grep -q "crash=SIGSEGV" "$tmp/crash/dump" ||
+	! grep -q "^    #[0-9]* 0x[0-9a-f]* owner_length " "$tmp/crash/dump" ||
+	! grep -q "^    #[0-9]* 0x[0-9a-f]* process " "$tmp/crash/dump"; then
+	fail crash "xfdr dump shows no SIGSEGV with owner_length and process among its frames"
+else
+	echo "PASS crash: died by SIGSEGV, the trace ends with the crash and its named backtrace"
+fi
+
 # below(t, s) in awk: the timestamp t is below s (digit strings compared by length, then as
 # text: awk's numbers are doubles, exact only below 2^53).
 tsc_awk='function below(t, s) { return length(t) < length(s) || (length(t) == length(s) && (t "") < (s "")) }'

@@ -11,6 +11,8 @@
 #   threads     examples/threads.c with -finstrument-functions only, preloaded like cyg_sort
 #   snapshot    examples/snapshot.c, XFDR_SCOPE and xfdr_flush_since(): worker threads save
 #               the window of each slowest-so-far request; linked with libxfdr.a
+#   crash       examples/crash.c with -finstrument-functions only, preloaded: it dies by
+#               SIGSEGV and the trace ends with the crash and its backtrace
 #
 #   make demo             record cyg_sort and show what was recorded (examples/demo.sh)
 #   make check-examples   run every example under xfdr; each trace must pass `xfdr verify`
@@ -20,7 +22,7 @@ EXAMPLES_DIR    := $(BUILD)/examples
 EXAMPLES_CLANG  ?= clang
 EXAMPLES_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -O2 -g -pthread
 EXAMPLES_XRAY   := -fxray-instrument -fxray-instruction-threshold=1
-EXAMPLES_PROGS  := $(addprefix $(EXAMPLES_DIR)/,manual cyg_sort xray_sort threads snapshot)
+EXAMPLES_PROGS  := $(addprefix $(EXAMPLES_DIR)/,manual cyg_sort xray_sort threads snapshot crash)
 
 $(EXAMPLES_DIR)/manual: examples/manual.c include/xfdr/xfdr.h $(LIBXFDR_A)
 	@mkdir -p $(@D)
@@ -38,6 +40,10 @@ $(EXAMPLES_DIR)/xray_sort: examples/sort.c $(LIBXFDR_A)
 $(EXAMPLES_DIR)/threads: examples/threads.c
 	@mkdir -p $(@D)
 	$(CC) $(EXAMPLES_CFLAGS) -finstrument-functions -o $@ $<
+
+$(EXAMPLES_DIR)/crash: examples/crash.c
+	@mkdir -p $(@D)
+	$(CC) $(EXAMPLES_CFLAGS) -O0 -finstrument-functions -o $@ $<
 
 $(EXAMPLES_DIR)/snapshot: examples/snapshot.c include/xfdr/xfdr.h $(LIBXFDR_A)
 	@mkdir -p $(@D)
