@@ -3,11 +3,15 @@
  * and the header of the live trace (backing=file): how a tool finds the buffers without the
  * process, in a core dump (`xfdr core`) or in the live files (`xfdr recover`).
  *
- * Layout: xfdr/format.h (XFDR_POOL_*). Written whole by pool_locator_write() at every
- * pool_setup(), the magic last; afterwards only tsc_hz and flags change (and the header's
- * cycle_frequency and bitfield with them), each with one atomic store, since the flush layer
- * may set them from any thread or a signal handler. pool_locator_clear() zeroes the magic
- * before a pool is unmapped, so only live pools are found.
+ * Layout: xfdr/format.h (XFDR_POOL_*). The bytes are the writer's (writer/locator.c, like the
+ * live header's: writer/file.c); this file gathers the pool's facts into a struct
+ * wr_pool_locator and decides when and how they reach the mapping. Written whole by
+ * pool_locator_write() at every pool_setup(): the magic zeroed, the fields encoded by
+ * wr_pool_locator(), then the magic with a release store. Afterwards only tsc_hz and flags
+ * change (and the header's cycle_frequency and bitfield with them), each with one atomic store
+ * where wr_pool_locator_*_at() says the field lives, since the flush layer may set them from
+ * any thread or a signal handler. pool_locator_clear() zeroes the magic before a pool is
+ * unmapped, so only live pools are found.
  *
  * The magic is built at run time ("xfdrpool" with the case bit flipped by a value loaded from
  * memory), so the runtime's code and data never hold the 8 bytes "XFDRPOOL": a tool that scans
@@ -22,8 +26,8 @@
 
 #include "runtime/base/compiler.h"
 #include "runtime/pool/pool.h"
-#include "writer/encode.h"
 #include "writer/file.h"
+#include "writer/locator.h"
 #include "xfdr/format.h"
 
 _Static_assert((int)POOL_FREE == (int)XFDR_POOL_STATE_FREE &&
@@ -101,10 +105,35 @@ static void header_clock_update(void)
 	xfdr_store_relaxed(field32(map, XFDR_HDR_BITFIELD_OFF), bits);
 }
 
+/* The locator's fields for rt_pool, as they are now. */
+static void locator_fields(struct wr_pool_locator *loc, uint32_t session)
+{
+	*loc = (struct wr_pool_locator){
+	    .pid = (uint64_t)getpid(),
+	    .buffers_addr = (uint64_t)(uintptr_t)rt_pool.base,
+	    .buffer_bytes = rt_pool.buffer_bytes,
+	    .buffer_count = rt_pool.count,
+	    .desc_stride = (uint32_t)sizeof(struct pool_desc),
+	    .tsc_hz = xfdr_load_relaxed(&known_tsc_hz),
+	    .session = session,
+	    .flags = locator_flags(),
+	    .used_bytes_at = (uint32_t)offsetof(struct pool_desc, used_bytes),
+	    .ctl_at = (uint32_t)offsetof(struct pool_desc, ctl),
+	    .claim_seq_at = (uint32_t)offsetof(struct pool_desc, claim_seq),
+	    .owner_tid_at = (uint32_t)offsetof(struct pool_desc, owner_tid),
+	    .owner_thread_id_at = (uint32_t)offsetof(struct pool_desc, owner_thread_id),
+	    .first_tsc_at = (uint32_t)offsetof(struct pool_desc, first_tsc),
+	    .last_tsc_at = (uint32_t)offsetof(struct pool_desc, last_tsc),
+	    .descs_addr = (uint64_t)(uintptr_t)rt_pool.descs,
+	    .thread_table_addr = 0,
+	};
+}
+
 void pool_locator_write(uint32_t session)
 {
 	uint8_t h[XFDR_FILE_HEADER_BYTES];
 	uint8_t *l = rt_pool.locator, *map = live_header(h);
+	struct wr_pool_locator loc;
 	uint64_t magic;
 
 	if (!l)
@@ -112,37 +141,19 @@ void pool_locator_write(uint32_t session)
 	if (map)
 		memcpy(map, h, sizeof(h));
 	pool_locator_clear();
-	memset(l + XFDR_POOL_VERSION_OFF, 0, XFDR_POOL_HEADER_BYTES - XFDR_POOL_VERSION_OFF);
-	wr_put32(l + XFDR_POOL_VERSION_OFF, XFDR_POOL_LAYOUT_VERSION);
-	wr_put32(l + XFDR_POOL_HEADER_BYTES_OFF, XFDR_POOL_HEADER_BYTES);
-	wr_put64(l + XFDR_POOL_PID_OFF, (uint64_t)getpid());
-	wr_put64(l + XFDR_POOL_BUFFERS_ADDR_OFF, (uint64_t)(uintptr_t)rt_pool.base);
-	wr_put64(l + XFDR_POOL_BUFFER_BYTES_OFF, rt_pool.buffer_bytes);
-	wr_put32(l + XFDR_POOL_BUFFER_COUNT_OFF, rt_pool.count);
-	wr_put32(l + XFDR_POOL_DESC_STRIDE_OFF, (uint32_t)sizeof(struct pool_desc));
-	xfdr_store_relaxed(field64(l, XFDR_POOL_TSC_HZ_OFF), xfdr_load_relaxed(&known_tsc_hz));
-	wr_put32(l + XFDR_POOL_SESSION_OFF, session);
-	xfdr_store_relaxed(field32(l, XFDR_POOL_FLAGS_OFF), locator_flags());
-	wr_put32(l + XFDR_POOL_USED_AT_OFF, (uint32_t)offsetof(struct pool_desc, used_bytes));
-	wr_put32(l + XFDR_POOL_CTL_AT_OFF, (uint32_t)offsetof(struct pool_desc, ctl));
-	wr_put32(l + XFDR_POOL_CLAIM_SEQ_AT_OFF, (uint32_t)offsetof(struct pool_desc, claim_seq));
-	wr_put32(l + XFDR_POOL_OWNER_TID_AT_OFF, (uint32_t)offsetof(struct pool_desc, owner_tid));
-	wr_put32(l + XFDR_POOL_THREAD_ID_AT_OFF,
-		 (uint32_t)offsetof(struct pool_desc, owner_thread_id));
-	wr_put32(l + XFDR_POOL_FIRST_TSC_AT_OFF, (uint32_t)offsetof(struct pool_desc, first_tsc));
-	wr_put32(l + XFDR_POOL_LAST_TSC_AT_OFF, (uint32_t)offsetof(struct pool_desc, last_tsc));
-	wr_put64(l + XFDR_POOL_DESCS_ADDR_OFF, (uint64_t)(uintptr_t)rt_pool.descs);
+	locator_fields(&loc, session);
+	wr_pool_locator(l, &loc);
 	/* The magic in registers only: "xfdrpool", every letter's case bit flipped. */
 	memcpy(&magic, "xfdrpool", sizeof(magic));
 	magic ^= (uint64_t)xfdr_load_relaxed(&magic_case_bit) * 0x0101010101010101ull;
 	/* After every field: a reader that sees the magic in a consistent snapshot sees them. */
-	xfdr_store_release(field64(l, 0), magic);
+	xfdr_store_release(wr_pool_locator_magic_at(l), magic);
 }
 
 void pool_locator_clear(void)
 {
 	if (rt_pool.locator)
-		xfdr_store_release(field64(rt_pool.locator, 0), (uint64_t)0);
+		xfdr_store_release(wr_pool_locator_magic_at(rt_pool.locator), (uint64_t)0);
 }
 
 XFDR_NOINSTR void pool_locator_set_tsc_hz(uint64_t hz)
@@ -153,7 +164,7 @@ XFDR_NOINSTR void pool_locator_set_tsc_hz(uint64_t hz)
 		return;
 	xfdr_store_relaxed(&known_tsc_hz, hz);
 	if (l)
-		xfdr_store_relaxed(field64(l, XFDR_POOL_TSC_HZ_OFF), hz);
+		xfdr_store_relaxed(wr_pool_locator_tsc_hz_at(l), hz);
 	header_clock_update();
 }
 
@@ -168,6 +179,6 @@ XFDR_NOINSTR void pool_locator_set_invariant_tsc(int invariant)
 
 	xfdr_store_relaxed(&known_invariant, (uint32_t)(invariant != 0));
 	if (l)
-		xfdr_store_relaxed(field32(l, XFDR_POOL_FLAGS_OFF), locator_flags());
+		xfdr_store_relaxed(wr_pool_locator_flags_at(l), locator_flags());
 	header_clock_update();
 }

@@ -30,6 +30,7 @@
 
 #include "writer/encode.h"
 #include "writer/file.h"
+#include "writer/locator.h"
 #include "writer/payload.h"
 
 /* Poison for destination memory: the encoders must overwrite every byte they own. */
@@ -867,6 +868,114 @@ static void test_crash_payload(void **state)
 	assert_int_equal(buf[40], DIRT);
 }
 
+static void test_pool_locator(void **state)
+{
+	/*
+	 * "XFDRPOOL" from format.h's table, little-endian, every field a different value: version
+	 * 1, header_bytes 128, pid 0x12345, buffers_addr 0x7f0011223344, buffer_bytes 0x10000,
+	 * buffer_count 0x0102, desc_stride 0xc0, tsc_hz 3e9 (0xb2d05e00), session 0x0a0b0c0d,
+	 * flags 3, descriptor offsets 0x10 0x18 0x20 0x28 0x2c 0x30 0x38, reserved, descs_addr
+	 * 0x7f0055667780, thread_table_addr 0x0102030405060708, 16 reserved. Bytes 0-7 (the
+	 * magic) are the caller's and keep their dirt.
+	 */
+	static const uint8_t want[128] = {
+	    DIRT, DIRT, DIRT, DIRT, DIRT, DIRT, DIRT, DIRT, /* 0: magic, untouched */
+	    0x01, 0x00, 0x00, 0x00,			    /* 8: layout version */
+	    0x80, 0x00, 0x00, 0x00,			    /* 12: header_bytes */
+	    0x45, 0x23, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, /* 16: pid */
+	    0x44, 0x33, 0x22, 0x11, 0x00, 0x7f, 0x00, 0x00, /* 24: buffers_addr */
+	    0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, /* 32: buffer_bytes */
+	    0x02, 0x01, 0x00, 0x00,			    /* 40: buffer_count */
+	    0xc0, 0x00, 0x00, 0x00,			    /* 44: desc_stride */
+	    0x00, 0x5e, 0xd0, 0xb2, 0x00, 0x00, 0x00, 0x00, /* 48: tsc_hz */
+	    0x0d, 0x0c, 0x0b, 0x0a,			    /* 56: session */
+	    0x03, 0x00, 0x00, 0x00,			    /* 60: flags */
+	    0x10, 0x00, 0x00, 0x00,			    /* 64: used_bytes at */
+	    0x18, 0x00, 0x00, 0x00,			    /* 68: ctl at */
+	    0x20, 0x00, 0x00, 0x00,			    /* 72: claim_seq at */
+	    0x28, 0x00, 0x00, 0x00,			    /* 76: owner_tid at */
+	    0x2c, 0x00, 0x00, 0x00,			    /* 80: owner_thread_id at */
+	    0x30, 0x00, 0x00, 0x00,			    /* 84: first_tsc at */
+	    0x38, 0x00, 0x00, 0x00,			    /* 88: last_tsc at */
+	    0x00, 0x00, 0x00, 0x00,			    /* 92: reserved */
+	    0x80, 0x77, 0x66, 0x55, 0x00, 0x7f, 0x00, 0x00, /* 96: descs_addr */
+	    0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, /* 104: thread_table_addr */
+	    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* 112: reserved */
+	    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* 120: reserved */
+	};
+	/* The same fields by format.h's offset constants: a wrong constant fails here. */
+	static const struct {
+		size_t off, bytes;
+		uint64_t value;
+	} fields[] = {
+	    {XFDR_POOL_VERSION_OFF, 4, 1},
+	    {XFDR_POOL_HEADER_BYTES_OFF, 4, 128},
+	    {XFDR_POOL_PID_OFF, 8, 0x12345},
+	    {XFDR_POOL_BUFFERS_ADDR_OFF, 8, 0x7f0011223344ull},
+	    {XFDR_POOL_BUFFER_BYTES_OFF, 8, 0x10000},
+	    {XFDR_POOL_BUFFER_COUNT_OFF, 4, 0x0102},
+	    {XFDR_POOL_DESC_STRIDE_OFF, 4, 0xc0},
+	    {XFDR_POOL_TSC_HZ_OFF, 8, 3000000000ull},
+	    {XFDR_POOL_SESSION_OFF, 4, 0x0a0b0c0d},
+	    {XFDR_POOL_FLAGS_OFF, 4, 3},
+	    {XFDR_POOL_USED_AT_OFF, 4, 0x10},
+	    {XFDR_POOL_CTL_AT_OFF, 4, 0x18},
+	    {XFDR_POOL_CLAIM_SEQ_AT_OFF, 4, 0x20},
+	    {XFDR_POOL_OWNER_TID_AT_OFF, 4, 0x28},
+	    {XFDR_POOL_THREAD_ID_AT_OFF, 4, 0x2c},
+	    {XFDR_POOL_FIRST_TSC_AT_OFF, 4, 0x30},
+	    {XFDR_POOL_LAST_TSC_AT_OFF, 4, 0x38},
+	    {XFDR_POOL_DESCS_ADDR_OFF, 8, 0x7f0055667780ull},
+	    {XFDR_POOL_THREAD_TABLE_ADDR_OFF, 8, 0x0102030405060708ull},
+	};
+	const struct wr_pool_locator loc = {.pid = 0x12345,
+					    .buffers_addr = 0x7f0011223344ull,
+					    .buffer_bytes = 0x10000,
+					    .buffer_count = 0x0102,
+					    .desc_stride = 0xc0,
+					    .tsc_hz = 3000000000ull,
+					    .session = 0x0a0b0c0d,
+					    .flags = 3, /* INVARIANT_TSC | FILE_BACKED */
+					    .used_bytes_at = 0x10,
+					    .ctl_at = 0x18,
+					    .claim_seq_at = 0x20,
+					    .owner_tid_at = 0x28,
+					    .owner_thread_id_at = 0x2c,
+					    .first_tsc_at = 0x30,
+					    .last_tsc_at = 0x38,
+					    .descs_addr = 0x7f0055667780ull,
+					    .thread_table_addr = 0x0102030405060708ull};
+	_Alignas(8) uint8_t buf[XFDR_POOL_HEADER_BYTES + 8];
+	uint8_t covered[XFDR_POOL_HEADER_BYTES] = {0};
+	size_t i, j;
+
+	(void)state;
+	assert_int_equal(sizeof(want), XFDR_POOL_HEADER_BYTES);
+	memset(buf, DIRT, sizeof(buf));
+	assert_int_equal(wr_pool_locator(buf, &loc), XFDR_POOL_HEADER_BYTES);
+	assert_memory_equal(buf, want, sizeof(want));
+	assert_int_equal(buf[XFDR_POOL_HEADER_BYTES], DIRT);
+	for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		uint64_t v = 0;
+
+		memcpy(&v, buf + fields[i].off, fields[i].bytes); /* little-endian machine */
+		assert_int_equal(v, fields[i].value);
+		for (j = 0; j < fields[i].bytes; j++)
+			covered[fields[i].off + j]++;
+	}
+	/* Every byte after the magic is one field's, once, or reserved and zero. */
+	for (i = 8; i < XFDR_POOL_HEADER_BYTES; i++) {
+		assert_in_range(covered[i], 0, 1);
+		if (!covered[i])
+			assert_int_equal(buf[i], 0);
+	}
+	/* The in-place fields are where the table says, as machine-order integers. */
+	assert_ptr_equal(wr_pool_locator_magic_at(buf), (void *)buf);
+	assert_int_equal(*wr_pool_locator_tsc_hz_at(buf), 3000000000ull);
+	assert_int_equal(*wr_pool_locator_flags_at(buf),
+			 XFDR_POOL_INVARIANT_TSC | XFDR_POOL_FILE_BACKED);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -898,6 +1007,7 @@ int main(void)
 	    cmocka_unit_test(test_drop_payload),
 	    cmocka_unit_test(test_stack_context_payload),
 	    cmocka_unit_test(test_crash_payload),
+	    cmocka_unit_test(test_pool_locator),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
