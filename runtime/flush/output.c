@@ -63,7 +63,8 @@ int output_configure(const char *output, int per_thread_files)
 	return 0;
 }
 
-int output_name(struct pr_buf *b, uint64_t pid, uint32_t n, const char *suffix, int64_t tid)
+/* dir + prefix + "-<pid>" into b, from its start. */
+static void name_start(struct pr_buf *b, uint64_t pid)
 {
 	b->len = 0;
 	b->truncated = 0;
@@ -71,29 +72,32 @@ int output_name(struct pr_buf *b, uint64_t pid, uint32_t n, const char *suffix, 
 	pr_str(b, flush_output.prefix);
 	pr_char(b, '-');
 	pr_u64(b, pid);
+}
+
+static int name_end(struct pr_buf *b, const char *suffix)
+{
+	pr_str(b, suffix);
+	pr_cstr(b);
+	return b->truncated ? -ENAMETOOLONG : 0;
+}
+
+int output_name(struct pr_buf *b, uint64_t pid, uint32_t n, const char *suffix, int64_t tid)
+{
+	name_start(b, pid);
 	pr_char(b, '-');
 	pr_u64(b, n);
 	if (tid >= 0) {
 		pr_str(b, "-t");
 		pr_u64(b, (uint64_t)tid);
 	}
-	pr_str(b, suffix);
-	pr_cstr(b);
-	return b->truncated ? -ENAMETOOLONG : 0;
+	return name_end(b, suffix);
 }
 
 int output_live_name(struct pr_buf *b, uint64_t pid, const char *suffix)
 {
-	b->len = 0;
-	b->truncated = 0;
-	pr_str(b, flush_output.dir);
-	pr_str(b, flush_output.prefix);
-	pr_char(b, '-');
-	pr_u64(b, pid);
+	name_start(b, pid);
 	pr_str(b, "-live");
-	pr_str(b, suffix);
-	pr_cstr(b);
-	return b->truncated ? -ENAMETOOLONG : 0;
+	return name_end(b, suffix);
 }
 
 /* "<final>.part" into b. */
