@@ -44,6 +44,13 @@ int cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_bad_option(char **argv, int ret, int opt);
 
 /*
+ * cli_one_operand - the one operand left after the options, named `what` ("FILE", "CORE") in
+ * the messages. Returns 0 with *operand = argv[optind], or says "missing WHAT" or "one WHAT at
+ * a time; extra operand '...'" through cli_usage() and returns CLI_USAGE.
+ */
+int cli_one_operand(int argc, char **argv, const char *what, const char **operand);
+
+/*
  * Make sure descriptors 0, 1 and 2 are open, so that a trace opened later can never become
  * "stdout". A closed stdout is replaced by a read-only /dev/null: writes to it then fail with
  * EBADF and are reported like any other write error, instead of landing in some other file.
@@ -57,6 +64,17 @@ void cli_guard_std_fds(void);
  * content is a valid trace is the library's business and gives CLI_FAIL later.
  */
 int cli_check_input(const char *path);
+
+/*
+ * cli_open_input - open path for reading, as cli_check_input() checks it (O_NONBLOCK: a FIFO
+ * is refused, not waited on). Returns 0 with *fd open and *bytes its size; -1 when it does not
+ * exist and may_miss (nothing said); else CLI_USAGE, reported as by cli_check_input(). *fd is
+ * -1 unless 0 is returned.
+ */
+int cli_open_input(const char *path, int may_miss, int *fd, uint64_t *bytes);
+
+/* Are a and b the same existing file (also through another name or a link)? */
+int cli_same_file(const char *a, const char *b);
 
 /* ---- The .map sidecar ------------------------------------------------------------------- */
 
@@ -159,6 +177,24 @@ struct cli_new_file {
 	int fd; /* -1 once committed or aborted */
 };
 
+/*
+ * The options of recover and core: -o/--output=OUT, -f/--force, -v/--verbose, -h/--help and
+ * one operand, called `what` ("FILE", "CORE") in messages. help prints the verb's --help.
+ * cli_rebuild_opts_parse() returns 0, a status (the usage error reported), or -1 after --help.
+ */
+struct cli_rebuild_opts {
+	const char *input;
+	const char *output; /* NULL: the verb's default */
+	int force;
+	int verbose;
+};
+
+int cli_rebuild_opts_parse(int argc, char **argv, const char *what, void (*help)(void),
+			   struct cli_rebuild_opts *o);
+
+/* cli_map_name - OUT + ".map" into buf (n bytes). Returns 0, or reports and returns CLI_FAIL. */
+int cli_map_name(const char *out, char *buf, size_t n);
+
 /* Returns 0, or reports "xfdr VERB: PATH: cannot create: ..." and returns CLI_FAIL. */
 int cli_new_file_open(struct cli_new_file *f, const char *path);
 /* Close and rename. Returns 0, or reports, removes the temporary file and returns CLI_FAIL. */
@@ -172,30 +208,26 @@ void cli_new_file_abort(struct cli_new_file *f);
  */
 int cli_refuse_existing(const char *path, int force);
 
+/* How a rebuild is shown on stderr. */
+struct cli_rebuild_show {
+	int verbose;		   /* one line per buffer (what became of it and why) */
+	uint64_t progress_bytes;   /* else a percentage, for an input this large */
+	const char *progress_what; /* "recovering", "rebuilding" */
+	const char *absent;	   /* what absent buffers were, e.g. "not in the core" */
+	int best_effort;	   /* the run had no locator */
+};
+
 /*
- * cli_rebuild - run the rebuild of job into out, then write the sidecar out + ".map" with
- * write_map(f, res, ctx) (which returns 0, or reports and returns CLI_FAIL), and put both in
- * place. Returns CLI_OK with *res filled (rd_pool_result_free() it), or CLI_FAIL, reported,
- * with nothing left behind.
+ * cli_rebuild - run the rebuild of job into out (job's note callbacks are set here, from
+ * show), then write the sidecar out + ".map" with write_map(f, res, ctx) (which returns 0, or
+ * reports and returns CLI_FAIL), and put both in place. Then the summary on stderr, one fact
+ * per line: buffers kept and from how many threads, open buffers closed, buffers left out by
+ * cause, tails cut, the TSC rate when it was not told, and "wrote OUT".
+ * Returns CLI_OK, or CLI_FAIL, reported, with nothing left behind.
  */
-int cli_rebuild(const struct rd_pool_job *job, const char *out,
+int cli_rebuild(struct rd_pool_job *job, const char *out,
 		int (*write_map)(FILE *f, const struct rd_pool_result *res, void *ctx), void *ctx,
-		struct rd_pool_result *res);
-
-/*
- * cli_rebuild_report - the summary on stderr, one fact per line: buffers kept and from how
- * many threads, open buffers closed, buffers left out by cause (absent ones described by
- * `absent`, e.g. "not in the core"), tails cut, the TSC rate when it was not told, and
- * "wrote OUT". best_effort: the run had no locator.
- */
-void cli_rebuild_report(const struct rd_pool_result *res, const char *out, const char *absent,
-			int best_effort);
-
-/* Callbacks for struct rd_pool_job: -v prints one line per buffer (what became of it and
- * why), else ctx is a struct cli_progress to update. */
-struct rd_pool_note;
-void cli_note_verbose(void *ctx, const struct rd_pool_note *n);
-void cli_note_progress(void *ctx, const struct rd_pool_note *n);
+		const struct cli_rebuild_show *show);
 
 /* A .map value: TAB, newline and other control characters written as '?'. */
 void cli_map_value(FILE *f, const char *s);

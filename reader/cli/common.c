@@ -5,11 +5,13 @@
  * is the only place a write error is reported. fwrite() errors are sticky: after the first one
  * nothing more is attempted, so a full disk costs one failed write, not millions.
  *
- * Rebuilt traces (recover, core): created under a temporary name and renamed when whole,
- * with their sidecar; the summary of what was kept and dropped is printed here for both.
+ * Rebuilt traces (recover, core): their common options, and the output created under a
+ * temporary name and renamed when whole, with its sidecar; the summary of what was kept and
+ * dropped is printed here for both.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +73,16 @@ int cli_bad_option(char **argv, int ret, int opt)
 	return cli_usage("unknown or ambiguous option '%s'", arg);
 }
 
+int cli_one_operand(int argc, char **argv, const char *what, const char **operand)
+{
+	if (optind == argc)
+		return cli_usage("missing %s", what);
+	if (argc - optind > 1)
+		return cli_usage("one %s at a time; extra operand '%s'", what, argv[optind + 1]);
+	*operand = argv[optind];
+	return 0;
+}
+
 void cli_guard_std_fds(void)
 {
 	int fd;
@@ -84,31 +96,52 @@ void cli_guard_std_fds(void)
 	}
 }
 
-int cli_check_input(const char *path)
+int cli_open_input(const char *path, int may_miss, int *fd, uint64_t *bytes)
 {
 	struct stat st;
-	int fd;
 
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0) {
+	*fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (*fd < 0) {
+		if (may_miss && errno == ENOENT)
+			return -1;
 		cli_error("%s: %s", path, strerror(errno));
 		return CLI_USAGE;
 	}
-	if (fstat(fd, &st) < 0) {
+	if (fstat(*fd, &st) != 0) {
 		cli_error("%s: %s", path, strerror(errno));
-		close(fd);
-		return CLI_USAGE;
-	}
-	close(fd);
-	if (S_ISDIR(st.st_mode)) {
-		cli_error("%s: %s", path, strerror(EISDIR));
-		return CLI_USAGE;
+		goto fail;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		cli_error("%s: not a regular file", path);
-		return CLI_USAGE;
+		cli_error("%s: %s", path,
+			  S_ISDIR(st.st_mode) ? strerror(EISDIR) : "not a regular file");
+		goto fail;
 	}
+	*bytes = (uint64_t)st.st_size;
 	return 0;
+fail:
+	close(*fd);
+	*fd = -1;
+	return CLI_USAGE;
+}
+
+int cli_check_input(const char *path)
+{
+	uint64_t bytes;
+	int fd, rc;
+
+	rc = cli_open_input(path, 0, &fd, &bytes);
+	if (rc)
+		return rc;
+	close(fd);
+	return 0;
+}
+
+int cli_same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
 }
 
 /* ---- The .map sidecar ---------------------------------------------------------------------- */
@@ -284,6 +317,57 @@ void cli_progress_end(struct cli_progress *p)
 	p->drawn = 0;
 }
 
+/* ---- Rebuilt traces: options and output names ------------------------------------------ */
+
+int cli_rebuild_opts_parse(int argc, char **argv, const char *what, void (*help)(void),
+			   struct cli_rebuild_opts *o)
+{
+	static const struct option longopts[] = {
+	    {"output", required_argument, NULL, 'o'},
+	    {"force", no_argument, NULL, 'f'},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	opterr = 0;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, ":o:fvh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'f':
+			o->force = 1;
+			break;
+		case 'v':
+			o->verbose = 1;
+			break;
+		case 'h':
+			help();
+			return -1;
+		default:
+			return cli_bad_option(argv, c, optopt);
+		}
+	}
+	if (cli_one_operand(argc, argv, what, &o->input))
+		return CLI_USAGE;
+	if (o->output && !*o->output)
+		return cli_usage("empty OUT");
+	return 0;
+}
+
+int cli_map_name(const char *out, char *buf, size_t n)
+{
+	if ((size_t)snprintf(buf, n, "%s.map", out) >= n) {
+		cli_error("%s.map: %s", out, strerror(ENAMETOOLONG));
+		return CLI_FAIL;
+	}
+	return 0;
+}
+
 /* ---- New files, renamed into place ----------------------------------------------------- */
 
 int cli_new_file_open(struct cli_new_file *f, const char *path)
@@ -365,9 +449,14 @@ static int write_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
-int cli_rebuild(const struct rd_pool_job *job, const char *out,
-		int (*write_map)(FILE *f, const struct rd_pool_result *res, void *ctx), void *ctx,
-		struct rd_pool_result *res)
+/*
+ * The rebuild of job into out and the sidecar out + ".map" from write_map, both put in place.
+ * Returns CLI_OK with *res filled (rd_pool_result_free() it), or CLI_FAIL, reported, with
+ * nothing left behind.
+ */
+static int rebuild_files(const struct rd_pool_job *job, const char *out,
+			 int (*write_map)(FILE *f, const struct rd_pool_result *res, void *ctx),
+			 void *ctx, struct rd_pool_result *res)
 {
 	struct cli_new_file tf, mf;
 	struct xfdr_error err;
@@ -430,8 +519,9 @@ static const char *plural(uint64_t n)
 	return n == 1 ? "" : "s";
 }
 
-void cli_rebuild_report(const struct rd_pool_result *res, const char *out, const char *absent,
-			int best_effort)
+/* The summary; absent describes the buffers left out as RD_POOL_ABSENT. */
+static void rebuild_report(const struct rd_pool_result *res, const char *out, const char *absent,
+			   int best_effort)
 {
 	static const struct {
 		enum rd_pool_verdict v;
@@ -513,13 +603,14 @@ int cli_map_generated(FILE *f, const struct cli_map_facts *m, const struct rd_po
 
 static const char *const state_names[] = {"free", "owned", "full", "claiming"};
 
-void cli_note_progress(void *ctx, const struct rd_pool_note *n)
+/* Callbacks for struct rd_pool_job: ctx is a struct cli_progress to update. */
+static void note_progress(void *ctx, const struct rd_pool_note *n)
 {
 	cli_progress_update(ctx, n->done, n->total);
 }
 
-/* "buffer 3: owned, used 88, claim 4, thread 1 (tid 1001): kept 80 bytes; stopped at ..." */
-void cli_note_verbose(void *ctx, const struct rd_pool_note *n)
+/* -v: "buffer 3: owned, used 88, claim 4, thread 1 (tid 1001): kept 80 bytes; stopped at ..." */
+static void note_verbose(void *ctx, const struct rd_pool_note *n)
 {
 	char desc[160] = "", kept[48] = "";
 
@@ -533,4 +624,30 @@ void cli_note_verbose(void *ctx, const struct rd_pool_note *n)
 	cli_error("buffer %llu: %s%s%s%s%s", (unsigned long long)n->index, desc,
 		  rd_pool_verdict_name(n->verdict), kept, n->why ? "; stopped at " : "",
 		  n->why ? n->why : "");
+}
+
+/* ---- The whole rebuild --------------------------------------------------------------------- */
+
+int cli_rebuild(struct rd_pool_job *job, const char *out,
+		int (*write_map)(FILE *f, const struct rd_pool_result *res, void *ctx), void *ctx,
+		const struct cli_rebuild_show *show)
+{
+	struct rd_pool_result res;
+	struct cli_progress prog;
+	int status;
+
+	cli_progress_begin(&prog, show->progress_bytes, show->progress_what);
+	if (show->verbose) {
+		job->note = note_verbose;
+	} else if (prog.on) {
+		job->note = note_progress;
+		job->note_ctx = &prog;
+	}
+	status = rebuild_files(job, out, write_map, ctx, &res);
+	cli_progress_end(&prog);
+	if (status)
+		return status;
+	rebuild_report(&res, out, show->absent, show->best_effort);
+	rd_pool_result_free(&res);
+	return CLI_OK;
 }

@@ -608,23 +608,11 @@ static int parse_convert_opts(int argc, char **argv, struct convert_opts *o)
 			return cli_bad_option(argv, c, optopt);
 		}
 	}
-	if (optind == argc)
-		return cli_usage("missing FILE");
-	if (argc - optind > 1)
-		return cli_usage("one FILE at a time; extra operand '%s'", argv[optind + 1]);
+	if (cli_one_operand(argc, argv, "FILE", &o->input))
+		return CLI_USAGE;
 	if (o->map && !o->use_map)
 		return cli_usage("--map and --no-map exclude each other");
-	o->input = argv[optind];
 	return 0;
-}
-
-/* Writing the output over the input would truncate the mapping the records point into. */
-static int same_file(const char *a, const char *b)
-{
-	struct stat sa, sb;
-
-	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-	       sa.st_ino == sb.st_ino;
 }
 
 int cmd_convert(int argc, char **argv)
@@ -649,7 +637,8 @@ int cmd_convert(int argc, char **argv)
 	status = cli_check_input(opt.input);
 	if (status)
 		return status;
-	if (opt.output && strcmp(opt.output, "-") && same_file(opt.input, opt.output))
+	/* Writing the output over the input would truncate the mapping the records point into. */
+	if (opt.output && strcmp(opt.output, "-") && cli_same_file(opt.input, opt.output))
 		return cli_usage("output '%s' is the input file", opt.output);
 	map = cli_sidecar(opt.input, opt.map, sidecar, sizeof(sidecar));
 	if (opt.since == SINCE_SNAPSHOT) {

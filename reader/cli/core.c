@@ -24,13 +24,10 @@
  */
 #include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "reader/cli/cli.h"
@@ -79,55 +76,6 @@ static void core_help(void)
 	      "no xfdr pool in it, or a write error, 2 usage error, CORE missing or\n"
 	      "unreadable, or OUT exists (--force replaces it).\n",
 	      stdout);
-}
-
-struct core_opts {
-	const char *input;
-	const char *output;
-	int force;
-	int verbose;
-};
-
-static int parse_core_opts(int argc, char **argv, struct core_opts *o)
-{
-	static const struct option longopts[] = {
-	    {"output", required_argument, NULL, 'o'},
-	    {"force", no_argument, NULL, 'f'},
-	    {"verbose", no_argument, NULL, 'v'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
-	int c;
-
-	memset(o, 0, sizeof(*o));
-	opterr = 0;
-	optind = 0;
-	while ((c = getopt_long(argc, argv, ":o:fvh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			o->output = optarg;
-			break;
-		case 'f':
-			o->force = 1;
-			break;
-		case 'v':
-			o->verbose = 1;
-			break;
-		case 'h':
-			core_help();
-			return -1;
-		default:
-			return cli_bad_option(argv, c, optopt);
-		}
-	}
-	if (optind == argc)
-		return cli_usage("missing CORE");
-	if (argc - optind > 1)
-		return cli_usage("one CORE at a time; extra operand '%s'", argv[optind + 1]);
-	o->input = argv[optind];
-	if (o->output && !*o->output)
-		return cli_usage("empty OUT");
-	return 0;
 }
 
 /* ---- The core file ------------------------------------------------------------------------ */
@@ -209,28 +157,14 @@ static int core_open(struct core *c, const char *path)
 	uint64_t phoff, shoff, i;
 	uint32_t phnum;
 	struct core_seg *s;
-	struct stat st;
 	size_t have;
 	int rc;
 
 	memset(c, 0, sizeof(*c));
 	c->name = path;
-	c->fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (c->fd < 0) {
-		cli_error("%s: %s", path, strerror(errno));
-		return CLI_USAGE;
-	}
-	if (fstat(c->fd, &st) != 0) {
-		cli_error("%s: %s", path, strerror(errno));
-		return CLI_USAGE;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		cli_error("%s: %s", path,
-			  S_ISDIR(st.st_mode) ? strerror(EISDIR) : "not a regular file");
-		return CLI_USAGE;
-	}
-
-	c->bytes = (uint64_t)st.st_size;
+	rc = cli_open_input(path, 0, &c->fd, &c->bytes);
+	if (rc)
+		return rc;
 	have = c->bytes < EH_BYTES ? (size_t)c->bytes : EH_BYTES;
 	memset(eh, 0, sizeof(eh));
 	if (pread_full(c->fd, eh, have, 0) < 0)
@@ -570,21 +504,13 @@ static int write_core_map(FILE *f, const struct rd_pool_result *res, void *ctx)
 	return cli_map_generated(f, &m->facts, res);
 }
 
-static int same_file(const char *a, const char *b)
-{
-	struct stat sa, sb;
-
-	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-	       sa.st_ino == sb.st_ino;
-}
-
 int cmd_core(int argc, char **argv)
 {
-	struct core_opts opt;
+	struct cli_rebuild_opts opt;
 	struct core c = {.fd = -1};
 	struct search s = {NULL, 0, 0, 0, "", 0};
 	struct rd_pool_job job;
-	struct rd_pool_result res;
+	struct cli_rebuild_show show;
 	struct cli_progress prog;
 	struct core_map_ctx mctx;
 	const struct found *use;
@@ -593,7 +519,7 @@ int cmd_core(int argc, char **argv)
 	size_t i;
 	int status;
 
-	status = parse_core_opts(argc, argv, &opt);
+	status = cli_rebuild_opts_parse(argc, argv, "CORE", core_help, &opt);
 	if (status)
 		return status < 0 ? CLI_OK : status;
 	out = opt.output;
@@ -605,17 +531,15 @@ int cmd_core(int argc, char **argv)
 		}
 		out = out_buf;
 	}
-	if ((size_t)snprintf(out_map, sizeof(out_map), "%s.map", out) >= sizeof(out_map)) {
-		cli_error("%s.map: %s", out, strerror(ENAMETOOLONG));
+	if (cli_map_name(out, out_map, sizeof(out_map)))
 		return CLI_FAIL;
-	}
 
 	status = core_open(&c, opt.input);
 	if (status)
 		goto out;
 	/* Refusing to replace a file is a usage error, as convert's "output is the input". */
 	status = CLI_USAGE;
-	if (same_file(out, opt.input) || same_file(out_map, opt.input)) {
+	if (cli_same_file(out, opt.input) || cli_same_file(out_map, opt.input)) {
 		cli_error("%s: OUT would replace the core file", out);
 		goto out;
 	}
@@ -677,19 +601,13 @@ int cmd_core(int argc, char **argv)
 		     ? "; the pool is file-backed: `xfdr recover` reads its live file"
 		     : "");
 
-	cli_progress_begin(&prog, c.dumped_bytes, "rebuilding");
-	if (opt.verbose) {
-		job.note = cli_note_verbose;
-	} else if (prog.on) {
-		job.note = cli_note_progress;
-		job.note_ctx = &prog;
-	}
-	status = cli_rebuild(&job, out, write_core_map, &mctx, &res);
-	cli_progress_end(&prog);
-	if (status)
-		goto out;
-	cli_rebuild_report(&res, out, absent, 0);
-	rd_pool_result_free(&res);
+	show = (struct cli_rebuild_show){
+	    .verbose = opt.verbose,
+	    .progress_bytes = c.dumped_bytes,
+	    .progress_what = "rebuilding",
+	    .absent = absent,
+	};
+	status = cli_rebuild(&job, out, write_core_map, &mctx, &show);
 out:
 	free(s.v);
 	core_close(&c);

@@ -495,13 +495,10 @@ int cmd_dump(int argc, char **argv)
 			return cli_bad_option(argv, c, optopt);
 		}
 	}
-	if (optind == argc)
-		return cli_usage("missing FILE");
-	if (argc - optind > 1)
-		return cli_usage("one FILE at a time; extra operand '%s'", argv[optind + 1]);
+	if (cli_one_operand(argc, argv, "FILE", &input))
+		return CLI_USAGE;
 	if (map && !use_map)
 		return cli_usage("--map and --no-map exclude each other");
-	input = argv[optind];
 	status = cli_check_input(input);
 	if (status)
 		return status;

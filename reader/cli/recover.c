@@ -21,12 +21,9 @@
  * unless the status is 0.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "reader/cli/cli.h"
@@ -58,56 +55,6 @@ static void recover_help(void)
 	      "malformed, or a write error, 2 usage error, FILE missing or unreadable, or OUT\n"
 	      "exists (--force replaces it).\n",
 	      stdout);
-}
-
-struct recover_opts {
-	const char *input;
-	const char *output;
-	int force;
-	int verbose;
-};
-
-/* Returns 0, a status, or -1 after --help. */
-static int parse_recover_opts(int argc, char **argv, struct recover_opts *o)
-{
-	static const struct option longopts[] = {
-	    {"output", required_argument, NULL, 'o'},
-	    {"force", no_argument, NULL, 'f'},
-	    {"verbose", no_argument, NULL, 'v'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
-	int c;
-
-	memset(o, 0, sizeof(*o));
-	opterr = 0;
-	optind = 0;
-	while ((c = getopt_long(argc, argv, ":o:fvh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			o->output = optarg;
-			break;
-		case 'f':
-			o->force = 1;
-			break;
-		case 'v':
-			o->verbose = 1;
-			break;
-		case 'h':
-			recover_help();
-			return -1;
-		default:
-			return cli_bad_option(argv, c, optopt);
-		}
-	}
-	if (optind == argc)
-		return cli_usage("missing FILE");
-	if (argc - optind > 1)
-		return cli_usage("one FILE at a time; extra operand '%s'", argv[optind + 1]);
-	o->input = argv[optind];
-	if (o->output && !*o->output)
-		return cli_usage("empty OUT");
-	return 0;
 }
 
 /* ---- Files as sources ------------------------------------------------------------------- */
@@ -145,38 +92,13 @@ static int file_read(void *ctx, uint64_t at, void *buf, size_t n, struct xfdr_er
 }
 
 /*
- * Open path for reading. Returns 0; -1 when it does not exist and may_miss; else reports
- * "xfdr recover: PATH: <reason>" and returns CLI_USAGE: an input that cannot be opened (as
- * cli_check_input() says for the other verbs). O_NONBLOCK: a FIFO is refused, not waited on.
+ * Open path for reading, as cli_open_input(). Returns 0; -1 when it does not exist and
+ * may_miss; else reports "xfdr recover: PATH: <reason>" and returns CLI_USAGE.
  */
 static int file_open(struct file_src *s, const char *path, int may_miss)
 {
-	struct stat st;
-
 	s->name = path;
-	s->fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (s->fd < 0) {
-		if (may_miss && errno == ENOENT)
-			return -1;
-		cli_error("%s: %s", path, strerror(errno));
-		return CLI_USAGE;
-	}
-	if (fstat(s->fd, &st) != 0) {
-		cli_error("%s: %s", path, strerror(errno));
-		close(s->fd);
-		s->fd = -1;
-		return CLI_USAGE;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		cli_error("%s: %s", path,
-			  S_ISDIR(st.st_mode) ? strerror(EISDIR) : "not a regular file");
-		close(s->fd);
-		s->fd = -1;
-		return CLI_USAGE;
-	}
-
-	s->bytes = (uint64_t)st.st_size;
-	return 0;
+	return cli_open_input(path, may_miss, &s->fd, &s->bytes);
 }
 
 static void file_close(struct file_src *s)
@@ -408,22 +330,13 @@ static int default_output(const char *input, char *buf, size_t n)
 	return w < 0 || (size_t)w >= n ? -1 : 0;
 }
 
-static int same_file(const char *a, const char *b)
-{
-	struct stat sa, sb;
-
-	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-	       sa.st_ino == sb.st_ino;
-}
-
 int cmd_recover(int argc, char **argv)
 {
-	struct recover_opts opt;
+	struct cli_rebuild_opts opt;
 	struct file_src live = {-1, NULL, 0}, pool = {-1, NULL, 0}, map = {-1, NULL, 0};
 	struct rd_pool_locator loc;
 	struct rd_pool_job job;
-	struct rd_pool_result res;
-	struct cli_progress prog;
+	struct cli_rebuild_show show;
 	struct map_ctx mctx;
 	struct xfdr_header h;
 	char pool_path[4096], map_path[4096], out_buf[4096], out_map[4096];
@@ -431,7 +344,7 @@ int cmd_recover(int argc, char **argv)
 	int status, have_pool, rc;
 
 	memset(&mctx, 0, sizeof(mctx));
-	status = parse_recover_opts(argc, argv, &opt);
+	status = cli_rebuild_opts_parse(argc, argv, "FILE", recover_help, &opt);
 	if (status)
 		return status < 0 ? CLI_OK : status;
 	/* FILE.pool and FILE.map are inputs too: a name too long to open them is unreadable. */
@@ -449,10 +362,8 @@ int cmd_recover(int argc, char **argv)
 		}
 		out = out_buf;
 	}
-	if ((size_t)snprintf(out_map, sizeof(out_map), "%s.map", out) >= sizeof(out_map)) {
-		cli_error("%s.map: %s", out, strerror(ENAMETOOLONG));
+	if (cli_map_name(out, out_map, sizeof(out_map)))
 		return CLI_FAIL;
-	}
 
 	/* Every input is opened first: one that cannot be is a 2, whatever the others hold. */
 	status = file_open(&live, opt.input, 0);
@@ -480,9 +391,9 @@ int cmd_recover(int argc, char **argv)
 		mctx.live_map = map_path;
 	}
 	/* Refusing to replace a file is a usage error, as convert's "output is the input". */
-	if (same_file(out, opt.input) || same_file(out, pool_path) || same_file(out, map_path) ||
-	    same_file(out_map, opt.input) || same_file(out_map, pool_path) ||
-	    same_file(out_map, map_path)) {
+	if (cli_same_file(out, opt.input) || cli_same_file(out, pool_path) ||
+	    cli_same_file(out, map_path) || cli_same_file(out_map, opt.input) ||
+	    cli_same_file(out_map, pool_path) || cli_same_file(out_map, map_path)) {
 		cli_error("%s: OUT would replace an input file", out);
 		status = CLI_USAGE;
 		goto out;
@@ -529,20 +440,14 @@ int cmd_recover(int argc, char **argv)
 	    .buffer_count = have_pool ? loc.buffer_count : job.buffer_count,
 	};
 
-	cli_progress_begin(&prog, live.bytes, "recovering");
-	if (opt.verbose) {
-		job.note = cli_note_verbose;
-	} else if (prog.on) {
-		job.note = cli_note_progress;
-		job.note_ctx = &prog;
-	}
-	status = cli_rebuild(&job, out, write_recovered_map, &mctx, &res);
-	cli_progress_end(&prog);
-	if (status)
-		goto out;
-	cli_rebuild_report(&res, out, "missing from the live file (it is shorter than the pool)",
-			   !have_pool);
-	rd_pool_result_free(&res);
+	show = (struct cli_rebuild_show){
+	    .verbose = opt.verbose,
+	    .progress_bytes = live.bytes,
+	    .progress_what = "recovering",
+	    .absent = "missing from the live file (it is shorter than the pool)",
+	    .best_effort = !have_pool,
+	};
+	status = cli_rebuild(&job, out, write_recovered_map, &mctx, &show);
 out:
 	if (mctx.in)
 		fclose(mctx.in);

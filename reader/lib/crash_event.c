@@ -15,61 +15,25 @@
  * size is checked once frame_count is known, so a payload cut inside its frames is named as
  * such. The values themselves (signal, code, addresses) are data: any is taken.
  */
-#include <stdarg.h>
-#include <stdio.h>
-#include <string.h>
-
-#include "reader/lib/bytes.h"
-#include "xfdr/reader.h"
-
-#define TAG_BYTES 8u
-
-static int bad(struct xfdr_error *err, uint32_t offset, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int bad(struct xfdr_error *err, uint32_t offset, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (!err)
-		return -1;
-	err->offset = offset;
-	n = snprintf(err->text, sizeof(err->text), "payload offset %u: ", offset);
-	va_start(ap, fmt);
-	vsnprintf(err->text + n, sizeof(err->text) - (size_t)n, fmt, ap);
-	va_end(ap);
-	return -1;
-}
+#include "reader/lib/internal.h"
 
 int xfdr_crash_event_decode(const uint8_t *payload, uint32_t bytes, int big_endian,
 			    struct xfdr_crash_event *out, struct xfdr_error *err)
 {
-	char found[2 * TAG_BYTES + 1];
-	uint32_t version, count, need, i;
+	uint32_t count, need, i;
 
-	if (bytes < XFDR_CRASH_FRAMES_OFF)
-		return bad(err, 0, "expected at least %u bytes for an XFDRCRSH payload, found %u",
-			   (unsigned)XFDR_CRASH_FRAMES_OFF, bytes);
-	if (!xfdr_payload_has_tag(payload, bytes, XFDR_CRASH_MAGIC)) {
-		for (i = 0; i < TAG_BYTES; i++)
-			snprintf(found + 2 * i, 3, "%02x", payload[i]);
-		return bad(err, 0, "expected the tag XFDRCRSH (5846445243525348), found %s", found);
-	}
-	version = rd_u32(payload + XFDR_CRASH_VERSION_OFF, big_endian);
-	if (version != XFDR_CRASH_LAYOUT_VERSION)
-		return bad(err, XFDR_CRASH_VERSION_OFF,
-			   "expected XFDRCRSH layout version %u, found %u",
-			   (unsigned)XFDR_CRASH_LAYOUT_VERSION, version);
+	if (rd_payload_head(payload, bytes, big_endian, XFDR_CRASH_MAGIC, XFDR_CRASH_FRAMES_OFF,
+			    XFDR_CRASH_VERSION_OFF, XFDR_CRASH_LAYOUT_VERSION, err))
+		return -1;
 	count = rd_u32(payload + XFDR_CRASH_FRAME_COUNT_OFF, big_endian);
 	if (count > XFDR_CRASH_FRAMES_MAX)
-		return bad(err, XFDR_CRASH_FRAME_COUNT_OFF,
-			   "expected a frame_count of at most %u, found %u",
-			   (unsigned)XFDR_CRASH_FRAMES_MAX, count);
+		return rd_payload_fail(err, XFDR_CRASH_FRAME_COUNT_OFF,
+				       "expected a frame_count of at most %u, found %u",
+				       (unsigned)XFDR_CRASH_FRAMES_MAX, count);
 	need = XFDR_CRASH_PAYLOAD_BYTES(count);
 	if (bytes != need)
-		return bad(err, 0, "expected %u payload bytes for %u frames, found %u", need, count,
-			   bytes);
+		return rd_payload_fail(err, 0, "expected %u payload bytes for %u frames, found %u",
+				       need, count, bytes);
 	/* Only a payload found good is copied: on failure *out is as it was. */
 	out->signal = rd_u32(payload + XFDR_CRASH_SIGNAL_OFF, big_endian);
 	out->code = (int32_t)rd_u32(payload + XFDR_CRASH_CODE_OFF, big_endian);

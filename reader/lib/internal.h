@@ -10,8 +10,10 @@
 #ifndef XFDR_READER_LIB_INTERNAL_H
 #define XFDR_READER_LIB_INTERNAL_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "reader/lib/bytes.h"
 #include "xfdr/reader.h"
@@ -123,5 +125,60 @@ void rd_cursor_seek_buffer(struct xfdr_record_cursor *c, uint64_t buffer);
 
 /* Order the buffers for XFDR_ORDER_THREAD (once; t->thread_order). Returns 0 or -1. */
 int rd_build_thread_order(struct xfdr_trace *t, struct xfdr_error *err);
+
+/* ---- xfdr's own custom-event payloads (stack_context.c, crash_event.c) ------------------ */
+
+#define RD_PAYLOAD_TAG_BYTES 8u
+
+/* Fill err (if not NULL) with "payload offset N: " followed by the formatted text; returns -1. */
+static inline int rd_payload_fail(struct xfdr_error *err, uint32_t offset, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static inline int rd_payload_fail(struct xfdr_error *err, uint32_t offset, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (!err)
+		return -1;
+	err->offset = offset;
+	n = snprintf(err->text, sizeof(err->text), "payload offset %u: ", offset);
+	va_start(ap, fmt);
+	vsnprintf(err->text + n, sizeof(err->text) - (size_t)n, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/*
+ * rd_payload_head - the checks every xfdr payload starts with, in the order of its fields: at
+ * least min_bytes bytes, the 8-byte tag (a string such as XFDR_STACK_MAGIC, also its name in
+ * messages), and the u32 layout version at version_off. Returns 0, or -1 with err filled by
+ * rd_payload_fail() naming the first field at fault.
+ */
+static inline int rd_payload_head(const uint8_t *payload, uint32_t bytes, int big_endian,
+				  const char *tag, uint32_t min_bytes, uint32_t version_off,
+				  uint32_t version, struct xfdr_error *err)
+{
+	char want[2 * RD_PAYLOAD_TAG_BYTES + 1], found[2 * RD_PAYLOAD_TAG_BYTES + 1];
+	uint32_t i, v;
+
+	if (bytes < min_bytes)
+		return rd_payload_fail(err, 0,
+				       "expected at least %u bytes for an %s payload, found %u",
+				       min_bytes, tag, bytes);
+	if (!xfdr_payload_has_tag(payload, bytes, tag)) {
+		for (i = 0; i < RD_PAYLOAD_TAG_BYTES; i++) {
+			snprintf(want + 2 * i, 3, "%02x", (uint8_t)tag[i]);
+			snprintf(found + 2 * i, 3, "%02x", payload[i]);
+		}
+		return rd_payload_fail(err, 0, "expected the tag %s (%s), found %s", tag, want,
+				       found);
+	}
+	v = rd_u32(payload + version_off, big_endian);
+	if (v != version)
+		return rd_payload_fail(err, version_off, "expected %s layout version %u, found %u",
+				       tag, version, v);
+	return 0;
+}
 
 #endif /* XFDR_READER_LIB_INTERNAL_H */

@@ -539,11 +539,11 @@ static void decode_desc(const struct rd_pool_locator *l, const uint8_t *d, uint6
 	out->first_tsc = rd_u64(d + l->at_first_tsc, big);
 }
 
-static void note_desc(struct rebuild *rb, const struct desc_info *d, enum rd_pool_verdict v)
+/* The note of descriptor d, its verdict still to be given. */
+static struct rd_pool_note desc_note(const struct desc_info *d)
 {
-	struct rd_pool_note n = {
+	return (struct rd_pool_note){
 	    .index = d->index,
-	    .verdict = v,
 	    .have_desc = 1,
 	    .state = d->state,
 	    .used = d->used,
@@ -551,7 +551,13 @@ static void note_desc(struct rebuild *rb, const struct desc_info *d, enum rd_poo
 	    .tid = d->tid,
 	    .thread_id = (uint16_t)d->thread_id,
 	};
+}
 
+static void note_desc(struct rebuild *rb, const struct desc_info *d, enum rd_pool_verdict v)
+{
+	struct rd_pool_note n = desc_note(d);
+
+	n.verdict = v;
 	note(rb, &n);
 }
 
@@ -637,15 +643,7 @@ static int rebuild_with_locator(struct rebuild *rb)
 		return -1;
 	for (i = 0; i < nc; i++) {
 		d = &cand[i];
-		n = (struct rd_pool_note){
-		    .index = d->index,
-		    .have_desc = 1,
-		    .state = d->state,
-		    .used = d->used,
-		    .claim_seq = d->claim_seq,
-		    .tid = d->tid,
-		    .thread_id = (uint16_t)d->thread_id,
-		};
+		n = desc_note(d);
 		r = read_buffer(rb, d->index, d->used);
 		if (r < 0)
 			goto out;

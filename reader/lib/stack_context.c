@@ -11,76 +11,44 @@
  * The checks run in the order of the fields, so the message names the first one at fault. The
  * reserved word and the padding are not read: a later writer may use them.
  */
-#include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
 
-#include "reader/lib/bytes.h"
-#include "xfdr/reader.h"
-
-#define TAG_BYTES 8u
-
-static int bad(struct xfdr_error *err, uint32_t offset, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int bad(struct xfdr_error *err, uint32_t offset, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (!err)
-		return -1;
-	err->offset = offset;
-	n = snprintf(err->text, sizeof(err->text), "payload offset %u: ", offset);
-	va_start(ap, fmt);
-	vsnprintf(err->text + n, sizeof(err->text) - (size_t)n, fmt, ap);
-	va_end(ap);
-	return -1;
-}
+#include "reader/lib/internal.h"
 
 int xfdr_payload_has_tag(const uint8_t *payload, uint32_t bytes, const char *tag)
 {
-	return payload && bytes >= TAG_BYTES && !memcmp(payload, tag, TAG_BYTES);
+	return payload && bytes >= RD_PAYLOAD_TAG_BYTES &&
+	       !memcmp(payload, tag, RD_PAYLOAD_TAG_BYTES);
 }
 
 int xfdr_stack_context_decode(const uint8_t *payload, uint32_t bytes, int big_endian,
 			      struct xfdr_stack_context *out, struct xfdr_error *err)
 {
-	char found[2 * TAG_BYTES + 1];
-	uint32_t version, depth, count, need, known, i, id;
+	uint32_t depth, count, need, known, i, id;
 
-	if (bytes < XFDR_STACK_IDS_OFF)
-		return bad(err, 0, "expected at least %u bytes for an XFDRSTAK payload, found %u",
-			   (unsigned)XFDR_STACK_IDS_OFF, bytes);
-	if (!xfdr_payload_has_tag(payload, bytes, XFDR_STACK_MAGIC)) {
-		for (i = 0; i < TAG_BYTES; i++)
-			snprintf(found + 2 * i, 3, "%02x", payload[i]);
-		return bad(err, 0, "expected the tag XFDRSTAK (584644525354414b), found %s", found);
-	}
-	version = rd_u32(payload + XFDR_STACK_VERSION_OFF, big_endian);
-	if (version != XFDR_STACK_LAYOUT_VERSION)
-		return bad(err, XFDR_STACK_VERSION_OFF,
-			   "expected XFDRSTAK layout version %u, found %u",
-			   (unsigned)XFDR_STACK_LAYOUT_VERSION, version);
+	if (rd_payload_head(payload, bytes, big_endian, XFDR_STACK_MAGIC, XFDR_STACK_IDS_OFF,
+			    XFDR_STACK_VERSION_OFF, XFDR_STACK_LAYOUT_VERSION, err))
+		return -1;
 	depth = rd_u32(payload + XFDR_STACK_DEPTH_OFF, big_endian);
 	count = rd_u32(payload + XFDR_STACK_ID_COUNT_OFF, big_endian);
 	known = depth < XFDR_STACK_IDS_MAX ? depth : XFDR_STACK_IDS_MAX;
 	if (count > known)
-		return bad(
+		return rd_payload_fail(
 		    err, XFDR_STACK_ID_COUNT_OFF,
 		    "expected an id_count of at most %u (depth %u, at most %u ids), found %u",
 		    known, depth, (unsigned)XFDR_STACK_IDS_MAX, count);
 	need = XFDR_STACK_PAYLOAD_BYTES(count);
 	if (bytes != need)
-		return bad(err, 0, "expected %u payload bytes for %u ids, found %u", need, count,
-			   bytes);
+		return rd_payload_fail(err, 0, "expected %u payload bytes for %u ids, found %u",
+				       need, count, bytes);
 	for (i = 0; i < count; i++) {
 		id = rd_u32(payload + XFDR_STACK_IDS_OFF + 4u * i, big_endian);
 		if (id > XFDR_FUNCTION_ID_MAX)
-			return bad(err, XFDR_STACK_IDS_OFF + 4u * i,
-				   "expected a function id of 28 bits (at most %u) for id %u, "
-				   "found %u",
-				   (unsigned)XFDR_FUNCTION_ID_MAX, i, id);
+			return rd_payload_fail(
+			    err, XFDR_STACK_IDS_OFF + 4u * i,
+			    "expected a function id of 28 bits (at most %u) for id %u, "
+			    "found %u",
+			    (unsigned)XFDR_FUNCTION_ID_MAX, i, id);
 	}
 	/* Only a payload found good is copied: on failure *out is as it was. */
 	for (i = 0; i < count; i++)
