@@ -299,3 +299,83 @@ const char *child_llvm_xray(void)
 
 	return s && *s ? s : "llvm-xray";
 }
+
+/* Run xfdr with first and the rest of ap as its arguments (into argv), as *how says. */
+static void xfdr_v(struct child_result *r, const struct child_spec *how, char *argv[32],
+		   const char *first, va_list ap)
+{
+	struct child_spec spec = *how;
+	int n = 0;
+
+	argv[n++] = (char *)child_xfdr_bin();
+	argv[n] = (char *)first;
+	while (argv[n]) {
+		assert_true(n < 31);
+		argv[++n] = va_arg(ap, char *);
+	}
+	spec.argv = argv;
+	spec.program = NULL;
+	child_run(&spec, r);
+	if (r->signal) {
+		print_error("%s %s died of signal %d; stderr: %s\n", argv[0],
+			    argv[1] ? argv[1] : "", r->signal, r->err);
+		fail();
+	}
+	if (r->status == 127)
+		print_error("could not run %s\n", argv[0]);
+}
+
+static const struct child_spec capture_both = {
+    .out = {.to = CHILD_CAPTURE},
+    .err = {.to = CHILD_CAPTURE},
+};
+
+int child_xfdr_v(struct child_result *r, const struct child_spec *how, va_list ap)
+{
+	char *argv[32];
+
+	xfdr_v(r, how ? how : &capture_both, argv, va_arg(ap, const char *), ap);
+	return r->status;
+}
+
+int child_xfdr(struct child_result *r, ...)
+{
+	char *argv[32];
+	va_list ap;
+
+	va_start(ap, r);
+	xfdr_v(r, &capture_both, argv, va_arg(ap, const char *), ap);
+	va_end(ap);
+	return r->status;
+}
+
+int child_xfdr_to(struct child_result *r, const struct child_spec *how, ...)
+{
+	char *argv[32];
+	va_list ap;
+
+	va_start(ap, how);
+	xfdr_v(r, how, argv, va_arg(ap, const char *), ap);
+	va_end(ap);
+	return r->status;
+}
+
+void child_xfdr_ok(const char *arg, ...)
+{
+	struct child_result r;
+	char *argv[32];
+	va_list ap;
+	int i;
+
+	va_start(ap, arg);
+	xfdr_v(&r, &capture_both, argv, arg, ap);
+	va_end(ap);
+	if (r.status) {
+		print_error("xfdr");
+		for (i = 1; argv[i]; i++)
+			print_error(" %s", argv[i]);
+		print_error(" exited %d:\n%s%s", r.status, r.out, r.err);
+		fail();
+	}
+	child_result_free(&r);
+}

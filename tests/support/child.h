@@ -3,7 +3,8 @@
  *
  * One call starts the program, gives its stdout and stderr the destinations asked for, waits
  * for it (at most a timeout, if one is set) and returns how it ended. Used for the xfdr
- * command and llvm-xray (output captured into memory), the compilers and the e2e programs of
+ * command (child_xfdr(): its arguments in, its status and output out) and llvm-xray (output
+ * captured into memory), the compilers and the e2e programs of
  * the hook tests (output appended to a log file, extra environment, a timeout) and the test
  * binary re-executed as its own child (stderr to /dev/null).
  *
@@ -13,6 +14,7 @@
 #ifndef XFDR_TESTS_SUPPORT_CHILD_H
 #define XFDR_TESTS_SUPPORT_CHILD_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -73,6 +75,21 @@ void child_result_free(struct child_result *r);
 
 /* The xfdr command under test ($XFDR_BIN; the test fails when it is not set). */
 const char *child_xfdr_bin(void);
+
+/*
+ * child_xfdr - run the xfdr command under test with the arguments (NULL-terminated, at most
+ * 30), stdout and stderr captured into r (free it with child_result_free()); returns its exit
+ * status. Death by a signal fails the test, showing its stderr.
+ * child_xfdr_to - the same with the streams and the rest of *how (its argv and program are
+ * ignored): CHILD_CLOSED stdout, say, or stderr to a pty.
+ * child_xfdr_v - child_xfdr_to() with the arguments in ap (how NULL: both captured).
+ * child_xfdr_ok - the same as child_xfdr(), output captured and freed; fails the test, showing both
+ * outputs, unless xfdr exits 0.
+ */
+int child_xfdr(struct child_result *r, ...);
+int child_xfdr_to(struct child_result *r, const struct child_spec *how, ...);
+int child_xfdr_v(struct child_result *r, const struct child_spec *how, va_list ap);
+void child_xfdr_ok(const char *arg, ...);
 
 /* The llvm-xray to compare with ($XFDR_LLVM_XRAY, else llvm-xray from PATH). */
 const char *child_llvm_xray(void);

@@ -65,3 +65,13 @@ void img_close(struct img *m)
 	PUT(m, 0x03, Z15);
 	img_pad_to(m, m->buf_start + m->buf_bytes, 0);
 }
+
+uint64_t img_le64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}

@@ -32,6 +32,9 @@
 #define Z13 Z5, Z8
 #define Z15 Z7, Z8
 
+/* Read back a little-endian u64 (what L64 writes), from an image or a file's bytes. */
+uint64_t img_le64(const uint8_t *p);
+
 /* The largest image any test builds. */
 #define IMG_BYTES 8192
 

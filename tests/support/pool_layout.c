@@ -19,6 +19,8 @@
 
 #include "tests/support/child.h"
 #include "tests/support/pool_layout.h"
+#include "tests/support/scratch.h"
+#include "tests/support/text.h"
 #include "xfdr/format.h"
 
 static void le(uint8_t *p, uint64_t v, unsigned bytes)
@@ -362,33 +364,87 @@ char *pl_llvm_events(const char *path, uint64_t *hz)
 	return out;
 }
 
-void pl_xfdr(struct child_result *r, ...)
+void pl_expect_scenario_map(const char *map, const char *out)
 {
-	char *argv[32];
-	va_list ap;
-	int n = 0;
+	char want[1024], *text;
+	size_t n;
 
-	argv[n++] = (char *)child_xfdr_bin();
-	va_start(ap, r);
-	while ((argv[n] = va_arg(ap, char *)) != NULL) {
-		n++;
-		assert_true(n < 31);
-	}
-	va_end(ap);
-	child_capture(argv, r);
-	if (r->signal) {
-		print_error("%s %s died of signal %d; stderr: %s\n", argv[0], argv[1], r->signal,
-			    r->err);
-		fail();
-	}
+	text = (char *)pl_read_file(map, &n);
+	assert_non_null(text);
+	snprintf(want, sizeof(want),
+		 "xfdr-map\t1\npid\t4242\ntrace\t%s\ntsc_hz\t2000000000\nconstant_tsc\t1\n"
+		 "nonstop_tsc\t1\nbuffer_size\t256\nbuffer_max\t8\nbuffers_written\t5\n"
+		 "thread\t1001\t1\t<unknown>\t0\t0\t0\t0\t0\t0\n"
+		 "thread\t1002\t2\t<unknown>\t0\t0\t0\t0\t0\t0\n",
+		 out);
+	text_assert_equal(text, want);
+	free(text);
 }
 
-void pl_assert_contains(const char *hay, const char *needle)
+void pl_expect_events(const char *path, const char *want, uint64_t hz)
 {
-	if (!strstr(hay, needle)) {
-		print_error("[%s] does not contain [%s]\n", hay, needle);
+	uint64_t got_hz = 0;
+	char *events = pl_llvm_events(path, &got_hz);
+
+	text_assert_equal(events, want);
+	if (hz)
+		assert_int_equal(got_hz, hz);
+	free(events);
+}
+
+void pl_expect_error(const char *verb, const char *input, int status, const char *want)
+{
+	struct child_result r;
+	char out[300];
+
+	snprintf(out, sizeof(out), "%s.err.xray", input);
+	child_xfdr(&r, verb, "-o", out, input, NULL);
+	if (r.status != status || text_count_lines(r.err) != 1 ||
+	    strncmp(r.err, want, strlen(want))) {
+		print_error("status %d, stderr [%s], expected %d and one line starting [%s]\n",
+			    r.status, r.err, status, want);
 		fail();
 	}
+	assert_int_equal(r.out_len, 0);
+	assert_false(scratch_exists(out));
+	child_result_free(&r);
+}
+
+void pl_expect_usage(const char *want, ...)
+{
+	struct child_result r;
+	va_list ap;
+
+	va_start(ap, want);
+	child_xfdr_v(&r, NULL, ap);
+	va_end(ap);
+	assert_int_equal(r.status, 2);
+	text_assert_contains(r.err, want);
+	child_result_free(&r);
+}
+
+void pl_expect_help(const char *verb, ...)
+{
+	struct child_result r;
+	const char *want;
+	char usage[64];
+	va_list ap;
+
+	snprintf(usage, sizeof(usage), "usage: xfdr %s ", verb);
+	child_xfdr(&r, verb, "--help", NULL);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(r.err_len, 0);
+	assert_int_equal(strncmp(r.out, usage, strlen(usage)), 0);
+	va_start(ap, verb);
+	while ((want = va_arg(ap, const char *)) != NULL)
+		text_assert_contains(r.out, want);
+	va_end(ap);
+	child_result_free(&r);
+
+	child_xfdr(&r, "help", verb, NULL);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(strncmp(r.out, usage, strlen(usage)), 0);
+	child_result_free(&r);
 }
 
 uint8_t *pl_read_file(const char *path, size_t *n)

@@ -131,14 +131,32 @@ void pl_scenario(struct pl_pool *p, uint64_t buffers_addr, uint64_t locator_addr
 char *pl_llvm_events(const char *path, uint64_t *hz);
 
 /*
- * pl_xfdr - run the xfdr command under test with the arguments (NULL-terminated), stdout and
- * stderr captured into r (child_result_free() it). Death by a signal fails the test.
+ * pl_expect_scenario_map - the sidecar at map is the one a rebuild of the scenario (tsc_hz 0,
+ * rate estimated as 2 GHz) makes from what the pool says, for the trace named out.
  */
-struct child_result;
-void pl_xfdr(struct child_result *r, ...);
+void pl_expect_scenario_map(const char *map, const char *out);
 
-/* Fail the test, showing both, unless hay contains needle. */
-void pl_assert_contains(const char *hay, const char *needle);
+/* pl_expect_events - pl_llvm_events(path) must be want exactly and, unless hz is 0, say hz. */
+void pl_expect_events(const char *path, const char *want, uint64_t hz);
+
+/*
+ * pl_expect_error - `xfdr VERB -o INPUT.err.xray INPUT` must exit with status and print one
+ * stderr line starting with want, nothing on stdout, and write no INPUT.err.xray.
+ */
+void pl_expect_error(const char *verb, const char *input, int status, const char *want);
+
+/*
+ * pl_expect_usage - xfdr with the arguments (NULL-terminated) must exit 2, a usage error,
+ * with want in its stderr.
+ */
+void pl_expect_usage(const char *want, ...);
+
+/*
+ * pl_expect_help - `xfdr VERB --help` must exit 0 with nothing on stderr and on stdout the
+ * usage ("usage: xfdr VERB ...") holding each of the wants (NULL-terminated); `xfdr help VERB`
+ * must exit 0 with the same first words.
+ */
+void pl_expect_help(const char *verb, ...);
 
 /* The file's bytes (malloc'd, *n set); NULL if it cannot be read. */
 uint8_t *pl_read_file(const char *path, size_t *n);

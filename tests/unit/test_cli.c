@@ -19,7 +19,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <pty.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -35,108 +34,17 @@
 #include <cmocka.h>
 
 #include "tests/support/child.h"
+#include "tests/support/scratch.h"
+#include "tests/support/text.h"
 #include "writer/file.h"
 #include "writer/encode.h"
 #include "xfdr/format.h"
 
-static char tmpdir[] = "/tmp/xfdr-test-cli-XXXXXX";
-
-/* A path in the test's directory; the result stays valid for the next 7 calls. */
-static char *tmp_path(const char *name)
-{
-	static char paths[8][256];
-	static int next;
-	char *p = paths[next++ % 8];
-
-	snprintf(p, sizeof(paths[0]), "%s/%s", tmpdir, name);
-	return p;
-}
-
-/* ---- Running a command ------------------------------------------------------------------ */
-
-enum run_stdout {
-	RUN_PIPE,   /* stdout captured */
-	RUN_CLOSED, /* stdout closed before exec */
+/* xfdr with its stdout closed before exec, stderr captured. */
+static const struct child_spec stdout_closed = {
+    .out = {.to = CHILD_CLOSED},
+    .err = {.to = CHILD_CAPTURE},
 };
-
-/*
- * Run argv (argv[0] searched in PATH) with stdout as asked and stderr captured, or sent to
- * err_fd when that is >= 0 (then r->err stays empty). A death by signal fails the test.
- */
-static void run_argv_fd(struct child_result *r, char *const argv[], enum run_stdout mode,
-			int err_fd)
-{
-	struct child_spec spec = {
-	    .argv = argv,
-	    .out = {.to = mode == RUN_CLOSED ? CHILD_CLOSED : CHILD_CAPTURE},
-	    .err = {.to = err_fd >= 0 ? CHILD_FD : CHILD_CAPTURE, .fd = err_fd},
-	};
-
-	child_run(&spec, r);
-	if (r->signal) {
-		print_error("%s died of signal %d\n", argv[0], r->signal);
-		fail();
-	}
-	if (r->status == 127 && strstr(argv[0], "xfdr"))
-		print_error("could not run %s\n", argv[0]);
-}
-
-/* run(&r, mode, arg1, ..., NULL): the xfdr command with these arguments. */
-static void run(struct child_result *r, enum run_stdout mode, ...)
-{
-	char *argv[32];
-	va_list ap;
-	int n = 0;
-
-	argv[n++] = (char *)child_xfdr_bin();
-	va_start(ap, mode);
-	while ((argv[n] = va_arg(ap, char *)) != NULL) {
-		n++;
-		assert_true(n < 31);
-	}
-	va_end(ap);
-	run_argv_fd(r, argv, mode, -1);
-}
-
-static int count_lines(const char *s)
-{
-	int n = 0;
-
-	for (; *s; s++)
-		n += *s == '\n';
-	return n;
-}
-
-/* Exactly one line on stderr that starts with prefix, and nothing on stdout. */
-static void assert_one_error_line(const struct child_result *r, const char *prefix)
-{
-	if (strncmp(r->err, prefix, strlen(prefix)) || count_lines(r->err) != 1 ||
-	    r->err[r->err_len - 1] != '\n') {
-		print_error("stderr was [%s], expected one line starting with [%s]\n", r->err,
-			    prefix);
-		fail();
-	}
-}
-
-static void assert_contains(const char *hay, const char *needle)
-{
-	if (!strstr(hay, needle)) {
-		print_error("[%s] does not contain [%s]\n", hay, needle);
-		fail();
-	}
-}
-
-static void assert_text_equal(const char *got, const char *want)
-{
-	if (strcmp(got, want)) {
-		size_t i = 0;
-
-		while (got[i] && got[i] == want[i])
-			i++;
-		print_error("texts differ at byte %zu:\n--- got\n%s\n--- want\n%s\n", i, got, want);
-		fail();
-	}
-}
 
 /* ---- Building traces with the writer ---------------------------------------------------- */
 
@@ -235,7 +143,7 @@ static void tb_custom8(struct tb *b, const void *p, uint32_t n, uint64_t tsc)
 
 static const char *tb_write(struct tb *b, const char *name)
 {
-	const char *path = tmp_path(name);
+	const char *path = scratch_path(name);
 	FILE *f;
 
 	tb_end(b);
@@ -262,12 +170,12 @@ static void compare_with_llvm(const char *path, const char *sort)
 	struct child_result want, got;
 
 	snprintf(sort_opt, sizeof(sort_opt), "--sort=%s", sort);
-	run_argv_fd(&want, argv, RUN_PIPE, -1);
+	child_capture(argv, &want);
 	if (want.status != 0) {
 		print_error("%s failed on %s: %s\n", child_llvm_xray(), path, want.err);
 		fail();
 	}
-	run(&got, RUN_PIPE, "convert", "--output-format=yaml", sort_opt, path, NULL);
+	child_xfdr(&got, "convert", "--output-format=yaml", sort_opt, path, NULL);
 	assert_int_equal(got.status, 0);
 	assert_int_equal(got.err_len, 0);
 	if (got.out_len != want.out_len || memcmp(got.out, want.out, got.out_len)) {
@@ -295,25 +203,8 @@ static void compare_both_orders(const char *path)
 
 static int setup(void **state)
 {
-	(void)state;
-	if (!mkdtemp(tmpdir))
-		return -1;
 	signal(SIGPIPE, SIG_IGN);
-	return 0;
-}
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return nftw(tmpdir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+	return scratch_setup(state);
 }
 
 /*
@@ -379,25 +270,25 @@ static void test_convert_hand_checked(void **state)
 	struct child_result r;
 
 	(void)state;
-	run(&r, RUN_PIPE, "convert", "--output-format=yaml", path, NULL);
+	child_xfdr(&r, "convert", "--output-format=yaml", path, NULL);
 	assert_int_equal(r.status, 0);
 	assert_int_equal(r.err_len, 0);
-	assert_text_equal(r.out, YAML_HEAD
+	text_assert_equal(r.out, YAML_HEAD
 			  "records:\n" R_CUSTOM R_ENTER R_ENTER_ARGS R_TAIL R_EXIT1 R_EXIT2
 			  "...\n");
 	child_result_free(&r);
 
 	/* Unsorted: recording order. Also the short and single-dash spellings. */
-	run(&r, RUN_PIPE, "convert", "-f", "yaml", "-sort=false", path, NULL);
+	child_xfdr(&r, "convert", "-f", "yaml", "-sort=false", path, NULL);
 	assert_int_equal(r.status, 0);
-	assert_text_equal(r.out, YAML_HEAD
+	text_assert_equal(r.out, YAML_HEAD
 			  "records:\n" R_ENTER R_ENTER_ARGS R_EXIT2 R_TAIL R_CUSTOM R_EXIT1
 			  "...\n");
 	child_result_free(&r);
 
-	run(&r, RUN_PIPE, "convert", "--sort", path, NULL);
+	child_xfdr(&r, "convert", "--sort", path, NULL);
 	assert_int_equal(r.status, 0);
-	assert_text_equal(r.out, YAML_HEAD
+	text_assert_equal(r.out, YAML_HEAD
 			  "records:\n" R_CUSTOM R_ENTER R_ENTER_ARGS R_TAIL R_EXIT1 R_EXIT2
 			  "...\n");
 	child_result_free(&r);
@@ -419,9 +310,9 @@ static void test_convert_header_only(void **state)
 	(void)state;
 	tb_init(&b, 64, 1000000, 1, 0);
 	path = tb_write(&b, "empty.xray");
-	run(&r, RUN_PIPE, "convert", path, NULL);
+	child_xfdr(&r, "convert", path, NULL);
 	assert_int_equal(r.status, 0);
-	assert_text_equal(r.out, YAML_HEAD "records:         []\n...\n");
+	text_assert_equal(r.out, YAML_HEAD "records:         []\n...\n");
 	child_result_free(&r);
 }
 
@@ -443,9 +334,9 @@ static void test_convert_buffer_order_by_wall_clock(void **state)
 	tb_buffer(&b, 5, 1, 900, 0, 3000);
 	tb_fn(&b, XFDR_FN_ENTER, 1, 2); /* 3002 */
 	path = tb_write(&b, "wall-order.xray");
-	run(&r, RUN_PIPE, "convert", "--sort=false", path, NULL);
+	child_xfdr(&r, "convert", "--sort=false", path, NULL);
 	assert_int_equal(r.status, 0);
-	assert_text_equal(r.out, YAML_HEAD
+	text_assert_equal(r.out, YAML_HEAD
 			  "records:\n"
 			  "  - { type: 0, func-id: 1, function: '1', cpu: 0, thread: 5, kind: "
 			  "function-enter, tsc: 3002, data: '' }\n"
@@ -706,33 +597,33 @@ static const char *bad_trace(const char *name)
 static void test_convert_invalid_file(void **state)
 {
 	const char *path = bad_trace("bad-convert.xray");
-	const char *out = tmp_path("bad-convert.yaml");
+	const char *out = scratch_path("bad-convert.yaml");
 	char prefix[512];
 	struct child_result r;
 
 	(void)state;
 	snprintf(prefix, sizeof(prefix), "%s: offset 136: expected ", path);
-	run(&r, RUN_PIPE, "convert", path, NULL);
+	child_xfdr(&r, "convert", path, NULL);
 	assert_int_equal(r.status, 1);
 	assert_int_equal(r.out_len, 0); /* nothing that could pass for a converted trace */
-	assert_one_error_line(&r, prefix);
-	assert_contains(r.err, ", found ");
+	text_assert_one_error_line(&r, prefix);
+	text_assert_contains(r.err, ", found ");
 	child_result_free(&r);
 
 	/* Nor an output file. */
-	run(&r, RUN_PIPE, "convert", "-o", out, path, NULL);
+	child_xfdr(&r, "convert", "-o", out, path, NULL);
 	assert_int_equal(r.status, 1);
-	assert_one_error_line(&r, prefix);
+	text_assert_one_error_line(&r, prefix);
 	assert_int_equal(access(out, F_OK), -1);
 	child_result_free(&r);
 
 	/* A file cut inside its buffer: the size no longer matches whole buffers. */
 	assert_int_equal(truncate(path, 100), 0);
 	snprintf(prefix, sizeof(prefix), "%s: offset ", path);
-	run(&r, RUN_PIPE, "convert", path, NULL);
+	child_xfdr(&r, "convert", path, NULL);
 	assert_int_equal(r.status, 1);
 	assert_int_equal(r.out_len, 0);
-	assert_one_error_line(&r, prefix);
+	text_assert_one_error_line(&r, prefix);
 	child_result_free(&r);
 }
 
@@ -764,38 +655,38 @@ static char *read_file(const char *path, size_t *len)
 static void test_convert_output_file(void **state)
 {
 	const char *path = small_trace("out.xray");
-	const char *out = tmp_path("out.yaml");
+	const char *out = scratch_path("out.yaml");
 	char opt[300];
 	struct child_result r, s;
 	size_t len;
 	char *text;
 
 	(void)state;
-	run(&s, RUN_PIPE, "convert", path, NULL);
+	child_xfdr(&s, "convert", path, NULL);
 	assert_int_equal(s.status, 0);
 
-	run(&r, RUN_PIPE, "convert", "-o", out, path, NULL);
+	child_xfdr(&r, "convert", "-o", out, path, NULL);
 	assert_int_equal(r.status, 0);
 	assert_int_equal(r.out_len + r.err_len, 0);
 	text = read_file(out, &len);
-	assert_text_equal(text, s.out);
+	text_assert_equal(text, s.out);
 	free(text);
 	child_result_free(&r);
 
 	/* --output=OUT overwrites; -o - is stdout. */
 	snprintf(opt, sizeof(opt), "--output=%s", out);
-	run(&r, RUN_PIPE, "convert", opt, "--sort=false", path, NULL);
+	child_xfdr(&r, "convert", opt, "--sort=false", path, NULL);
 	assert_int_equal(r.status, 0);
 	text = read_file(out, &len);
-	assert_text_equal(text, YAML_HEAD
+	text_assert_equal(text, YAML_HEAD
 			  "records:\n" R_ENTER R_ENTER_ARGS R_EXIT2 R_TAIL R_CUSTOM R_EXIT1
 			  "...\n");
 	free(text);
 	child_result_free(&r);
 
-	run(&r, RUN_PIPE, "convert", "-o", "-", path, NULL);
+	child_xfdr(&r, "convert", "-o", "-", path, NULL);
 	assert_int_equal(r.status, 0);
-	assert_text_equal(r.out, s.out);
+	text_assert_equal(r.out, s.out);
 	child_result_free(&r);
 	child_result_free(&s);
 }
@@ -806,28 +697,28 @@ static void test_convert_write_errors(void **state)
 	struct child_result r;
 
 	(void)state;
-	run(&r, RUN_PIPE, "convert", "-o", "/nonexistent-dir/x.yaml", path, NULL);
+	child_xfdr(&r, "convert", "-o", "/nonexistent-dir/x.yaml", path, NULL);
 	assert_int_equal(r.status, 1);
-	assert_one_error_line(&r, "xfdr convert: /nonexistent-dir/x.yaml: ");
-	assert_contains(r.err, strerror(ENOENT));
+	text_assert_one_error_line(&r, "xfdr convert: /nonexistent-dir/x.yaml: ");
+	text_assert_contains(r.err, strerror(ENOENT));
 	child_result_free(&r);
 
-	run(&r, RUN_PIPE, "convert", "-o", "/dev/full", path, NULL);
+	child_xfdr(&r, "convert", "-o", "/dev/full", path, NULL);
 	assert_int_equal(r.status, 1);
-	assert_one_error_line(&r, "xfdr convert: /dev/full: write error: ");
-	assert_contains(r.err, strerror(ENOSPC));
+	text_assert_one_error_line(&r, "xfdr convert: /dev/full: write error: ");
+	text_assert_contains(r.err, strerror(ENOSPC));
 	child_result_free(&r);
 
-	run(&r, RUN_CLOSED, "convert", path, NULL);
+	child_xfdr_to(&r, &stdout_closed, "convert", path, NULL);
 	assert_int_equal(r.status, 1);
-	assert_one_error_line(&r, "xfdr convert: standard output: write error: ");
+	text_assert_one_error_line(&r, "xfdr convert: standard output: write error: ");
 	child_result_free(&r);
 
 	/* Writing over the input would truncate the mapping the records are read from. */
-	run(&r, RUN_PIPE, "convert", "-o", path, path, NULL);
+	child_xfdr(&r, "convert", "-o", path, path, NULL);
 	assert_int_equal(r.status, 2);
-	assert_one_error_line(&r, "xfdr convert: output ");
-	assert_contains(r.err, "is the input file");
+	text_assert_one_error_line(&r, "xfdr convert: output ");
+	text_assert_contains(r.err, "is the input file");
 	child_result_free(&r);
 }
 
@@ -839,10 +730,9 @@ static void test_convert_write_errors(void **state)
 static void test_convert_progress_on_terminal_only(void **state)
 {
 	const size_t buf_bytes = 65u << 20;
-	const char *path = tmp_path("big.xray");
+	const char *path = scratch_path("big.xray");
 	uint8_t head[XFDR_FILE_HEADER_BYTES + 4 * XFDR_MD_RECORD_BYTES + 8];
 	struct wr_file_header h = {1000, buf_bytes, 1, 1};
-	char *argv[] = {(char *)child_xfdr_bin(), "convert", (char *)path, NULL};
 	const char *want = "---\nheader:\n  version:         1\n  type:            1\n"
 			   "  constant-tsc:    true\n  nonstop-tsc:     true\n"
 			   "  cycle-frequency: 1000\nrecords:\n"
@@ -867,14 +757,17 @@ static void test_convert_progress_on_terminal_only(void **state)
 	assert_int_equal(ftruncate(fd, (off_t)(XFDR_FILE_HEADER_BYTES + buf_bytes)), 0);
 	assert_int_equal(close(fd), 0);
 
-	run(&r, RUN_PIPE, "convert", path, NULL);
+	child_xfdr(&r, "convert", path, NULL);
 	assert_int_equal(r.status, 0);
 	assert_int_equal(r.err_len, 0);
-	assert_text_equal(r.out, want);
+	text_assert_equal(r.out, want);
 	child_result_free(&r);
 
 	assert_int_equal(openpty(&master, &slave, NULL, NULL, NULL), 0);
-	run_argv_fd(&r, argv, RUN_PIPE, slave);
+	child_xfdr_to(&r,
+		      &(struct child_spec){.out = {.to = CHILD_CAPTURE},
+					   .err = {.to = CHILD_FD, .fd = slave}},
+		      "convert", path, NULL);
 	close(slave);
 	for (;;) {
 		ssize_t n = read(master, tty_text + tty_len, sizeof(tty_text) - 1 - tty_len);
@@ -886,9 +779,9 @@ static void test_convert_progress_on_terminal_only(void **state)
 	close(master);
 	tty_text[tty_len] = '\0';
 	assert_int_equal(r.status, 0);
-	assert_text_equal(r.out, want);
-	assert_contains(tty_text, "%");
-	assert_contains(tty_text, "xfdr convert: ");
+	text_assert_equal(r.out, want);
+	text_assert_contains(tty_text, "%");
+	text_assert_contains(tty_text, "xfdr convert: ");
 	child_result_free(&r);
 }
 
@@ -898,59 +791,59 @@ static void test_verify(void **state)
 {
 	const char *good = small_trace("v-good.xray");
 	const char *bad = bad_trace("v-bad.xray");
-	const char *missing = tmp_path("v-missing.xray");
+	const char *missing = scratch_path("v-missing.xray");
 	char want[1024], prefix[512];
 	struct child_result r;
 
 	(void)state;
-	run(&r, RUN_PIPE, "verify", good, NULL);
+	child_xfdr(&r, "verify", good, NULL);
 	assert_int_equal(r.status, 0);
 	assert_int_equal(r.out_len + r.err_len, 0);
 	child_result_free(&r);
 
-	run(&r, RUN_PIPE, "verify", "-v", good, good, NULL);
+	child_xfdr(&r, "verify", "-v", good, good, NULL);
 	assert_int_equal(r.status, 0);
 	snprintf(want, sizeof(want), "%s: ok\n%s: ok\n", good, good);
-	assert_text_equal(r.out, want);
+	text_assert_equal(r.out, want);
 	assert_int_equal(r.err_len, 0);
 	child_result_free(&r);
 
 	snprintf(prefix, sizeof(prefix), "%s: offset 136: expected ", bad);
-	run(&r, RUN_PIPE, "verify", "--verbose", good, bad, NULL);
+	child_xfdr(&r, "verify", "--verbose", good, bad, NULL);
 	assert_int_equal(r.status, 1);
 	snprintf(want, sizeof(want), "%s: ok\n", good);
-	assert_text_equal(r.out, want);
-	assert_one_error_line(&r, prefix);
-	assert_contains(r.err, ", found ");
+	text_assert_equal(r.out, want);
+	text_assert_one_error_line(&r, prefix);
+	text_assert_contains(r.err, ", found ");
 	child_result_free(&r);
 
 	/* One line per bad file; the worst status wins (unreadable: 2). */
-	run(&r, RUN_PIPE, "verify", bad, missing, good, NULL);
+	child_xfdr(&r, "verify", bad, missing, good, NULL);
 	assert_int_equal(r.status, 2);
 	assert_int_equal(r.out_len, 0);
-	assert_int_equal(count_lines(r.err), 2);
+	assert_int_equal(text_count_lines(r.err), 2);
 	assert_true(strncmp(r.err, prefix, strlen(prefix)) == 0);
 	snprintf(want, sizeof(want), "xfdr verify: %s: %s\n", missing, strerror(ENOENT));
-	assert_contains(r.err, want);
+	text_assert_contains(r.err, want);
 	child_result_free(&r);
 
-	run(&r, RUN_PIPE, "verify", tmpdir, NULL);
+	child_xfdr(&r, "verify", scratch_dir, NULL);
 	assert_int_equal(r.status, 2);
-	snprintf(want, sizeof(want), "xfdr verify: %s: %s\n", tmpdir, strerror(EISDIR));
-	assert_text_equal(r.err, want);
+	snprintf(want, sizeof(want), "xfdr verify: %s: %s\n", scratch_dir, strerror(EISDIR));
+	text_assert_equal(r.err, want);
 	child_result_free(&r);
 
 	/* -v with stdout closed: the "ok" line cannot be written. */
-	run(&r, RUN_CLOSED, "verify", "-v", good, NULL);
+	child_xfdr_to(&r, &stdout_closed, "verify", "-v", good, NULL);
 	assert_int_equal(r.status, 1);
-	assert_one_error_line(&r, "xfdr verify: standard output: write error: ");
+	text_assert_one_error_line(&r, "xfdr verify: standard output: write error: ");
 	child_result_free(&r);
 }
 
 /* An empty file is readable but not a trace: exit 1 with the reader's line, not 2. */
 static void test_verify_empty_file(void **state)
 {
-	const char *path = tmp_path("zero.xray");
+	const char *path = scratch_path("zero.xray");
 	char prefix[512];
 	struct child_result r;
 	FILE *f;
@@ -960,9 +853,9 @@ static void test_verify_empty_file(void **state)
 	assert_non_null(f);
 	fclose(f);
 	snprintf(prefix, sizeof(prefix), "%s: offset 0: expected ", path);
-	run(&r, RUN_PIPE, "verify", path, NULL);
+	child_xfdr(&r, "verify", path, NULL);
 	assert_int_equal(r.status, 1);
-	assert_one_error_line(&r, prefix);
+	text_assert_one_error_line(&r, prefix);
 	child_result_free(&r);
 }
 
@@ -1000,22 +893,22 @@ static void test_dump(void **state)
 
 	(void)state;
 	/* Relative paths keep the expected text independent of the temporary directory. */
-	assert_int_equal(chdir(tmpdir), 0);
+	assert_int_equal(chdir(scratch_dir), 0);
 	small_trace("d.xray");
-	run(&r, RUN_PIPE, "dump", "d.xray", NULL);
+	child_xfdr(&r, "dump", "d.xray", NULL);
 	assert_int_equal(r.status, 0);
 	assert_int_equal(r.err_len, 0);
-	assert_text_equal(r.out, DUMP_TOP("d.xray") DUMP_TO_EXIT DUMP_REST);
+	text_assert_equal(r.out, DUMP_TOP("d.xray") DUMP_TO_EXIT DUMP_REST);
 	child_result_free(&r);
 
 	/* Invalid: everything before the bad record, then the error line. */
 	path = bad_trace("d-bad.xray");
 	(void)path;
-	run(&r, RUN_PIPE, "dump", "d-bad.xray", NULL);
+	child_xfdr(&r, "dump", "d-bad.xray", NULL);
 	assert_int_equal(r.status, 1);
-	assert_text_equal(r.out, DUMP_TOP("d-bad.xray") DUMP_TO_EXIT);
+	text_assert_equal(r.out, DUMP_TOP("d-bad.xray") DUMP_TO_EXIT);
 	snprintf(prefix, sizeof(prefix), "d-bad.xray: offset 136: expected ");
-	assert_one_error_line(&r, prefix);
+	text_assert_one_error_line(&r, prefix);
 	child_result_free(&r);
 
 	/* A long payload shows 16 bytes and an ellipsis. */
@@ -1028,14 +921,14 @@ static void test_dump(void **state)
 		tb_custom(&b, text, 24, 9);
 		tb_write(&b, "d-long.xray");
 	}
-	run(&r, RUN_PIPE, "dump", "d-long.xray", NULL);
+	child_xfdr(&r, "dump", "d-long.xray", NULL);
 	assert_int_equal(r.status, 0);
 	snprintf(want, sizeof(want),
 		 "80         0      CustomEventMarker size=24 tsc=9 "
 		 "data=30313233343536373839616263646566... text=\"0123456789abcdef\"...\n"
 		 "120        0      EndOfBuffer       padding=%d\n",
 		 256 - (120 + 16 - 32));
-	assert_contains(r.out, want);
+	text_assert_contains(r.out, want);
 	child_result_free(&r);
 	assert_int_equal(chdir("/"), 0);
 }
@@ -1088,15 +981,15 @@ static void test_usage_errors(void **state)
 		const struct usage_case *c = &cases[i];
 		struct child_result r;
 
-		run(&r, RUN_PIPE, c->args[0], c->args[1], c->args[2], c->args[3], c->args[4], NULL);
+		child_xfdr(&r, c->args[0], c->args[1], c->args[2], c->args[3], c->args[4], NULL);
 		if (r.status != 2)
 			print_error("case %zu (%s): status %d, stderr %s\n", i,
 				    c->args[0] ? c->args[0] : "-", r.status, r.err);
 		assert_int_equal(r.status, 2);
 		assert_int_equal(r.out_len, 0);
-		assert_one_error_line(&r, c->stderr_prefix);
+		text_assert_one_error_line(&r, c->stderr_prefix);
 		if (c->names)
-			assert_contains(r.err, c->names);
+			text_assert_contains(r.err, c->names);
 		child_result_free(&r);
 	}
 }
@@ -1109,47 +1002,47 @@ static void test_help(void **state)
 	size_t i;
 
 	(void)state;
-	run(&r, RUN_PIPE, "--help", NULL);
+	child_xfdr(&r, "--help", NULL);
 	assert_int_equal(r.status, 0);
 	assert_int_equal(r.err_len, 0);
 	assert_true(strncmp(r.out, "usage: xfdr COMMAND", 19) == 0);
 	for (i = 0; i < 3; i++)
-		assert_contains(r.out, verbs[i]);
+		text_assert_contains(r.out, verbs[i]);
 	child_result_free(&r);
 
-	run(&r, RUN_PIPE, "-h", NULL);
+	child_xfdr(&r, "-h", NULL);
 	assert_int_equal(r.status, 0);
 	assert_true(strncmp(r.out, "usage: xfdr COMMAND", 19) == 0);
 	child_result_free(&r);
 
-	run(&r, RUN_PIPE, "--version", NULL);
+	child_xfdr(&r, "--version", NULL);
 	assert_int_equal(r.status, 0);
 	assert_true(strncmp(r.out, "xfdr ", 5) == 0);
-	assert_int_equal(count_lines(r.out), 1);
+	assert_int_equal(text_count_lines(r.out), 1);
 	child_result_free(&r);
 
 	for (i = 0; i < 3; i++) {
 		snprintf(want, sizeof(want), "usage: xfdr %s ", verbs[i]);
-		run(&r, RUN_PIPE, verbs[i], "--help", NULL);
+		child_xfdr(&r, verbs[i], "--help", NULL);
 		assert_int_equal(r.status, 0);
 		assert_int_equal(r.err_len, 0);
 		assert_true(strncmp(r.out, want, strlen(want)) == 0);
 		child_result_free(&r);
 
 		/* -h wins over errors elsewhere on the line, as --help usually does. */
-		run(&r, RUN_PIPE, verbs[i], "-h", "/nonexistent-dir/t.xray", NULL);
+		child_xfdr(&r, verbs[i], "-h", "/nonexistent-dir/t.xray", NULL);
 		assert_int_equal(r.status, 0);
 		assert_true(strncmp(r.out, want, strlen(want)) == 0);
 		child_result_free(&r);
 
-		run(&r, RUN_PIPE, "help", verbs[i], NULL);
+		child_xfdr(&r, "help", verbs[i], NULL);
 		assert_int_equal(r.status, 0);
 		assert_true(strncmp(r.out, want, strlen(want)) == 0);
 		child_result_free(&r);
 	}
 
 	/* Help that cannot be written is an error too. */
-	run(&r, RUN_CLOSED, "--help", NULL);
+	child_xfdr_to(&r, &stdout_closed, "--help", NULL);
 	assert_int_equal(r.status, 1);
 	child_result_free(&r);
 }
@@ -1177,5 +1070,5 @@ int main(void)
 	    cmocka_unit_test(test_help),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, scratch_teardown);
 }

@@ -21,69 +21,8 @@
 
 #include "tests/support/child.h"
 #include "tests/support/image.h"
-
-static char dir[] = "/tmp/xfdr-test-cli-context-XXXXXX";
-
-/* ---- running ----------------------------------------------------------------------------- */
-
-/* run(&r, arg1, ..., NULL): the xfdr command, stdout and stderr captured, in dir. */
-static void run(struct child_result *r, ...)
-{
-	char *argv[16];
-	va_list ap;
-	int n = 0;
-
-	argv[n++] = (char *)child_xfdr_bin();
-	va_start(ap, r);
-	while ((argv[n] = va_arg(ap, char *)) != NULL) {
-		n++;
-		assert_true(n < 15);
-	}
-	va_end(ap);
-	child_capture(argv, r);
-	assert_int_equal(r->signal, 0);
-}
-
-static void assert_text_equal(const char *got, const char *want)
-{
-	if (strcmp(got, want)) {
-		size_t i = 0;
-
-		while (got[i] && got[i] == want[i])
-			i++;
-		print_error("texts differ at byte %zu:\n--- got\n%s\n--- want\n%s\n", i, got, want);
-		fail();
-	}
-}
-
-static void assert_contains(const char *hay, const char *needle)
-{
-	if (!strstr(hay, needle)) {
-		print_error("[%s] does not contain [%s]\n", hay, needle);
-		fail();
-	}
-}
-
-/* Exactly one line on stderr, starting with prefix, and nothing on stdout. */
-static void assert_one_error_line(const struct child_result *r, const char *prefix)
-{
-	const char *nl = strchr(r->err, '\n');
-
-	if (strncmp(r->err, prefix, strlen(prefix)) || !nl || nl[1] || r->out_len) {
-		print_error("stdout [%s] stderr [%s], expected one line starting with [%s]\n",
-			    r->out, r->err, prefix);
-		fail();
-	}
-}
-
-static void write_file(const char *name, const void *p, size_t n)
-{
-	FILE *f = fopen(name, "wb");
-
-	assert_non_null(f);
-	assert_int_equal(fwrite(p, 1, n, f), n);
-	assert_int_equal(fclose(f), 0);
-}
+#include "tests/support/scratch.h"
+#include "tests/support/text.h"
 
 /* ---- the trace --------------------------------------------------------------------------- */
 
@@ -165,7 +104,7 @@ static void write_trace(const char *name)
 	static struct img m;
 
 	build(&m);
-	write_file(name, m.b, m.len);
+	scratch_write(name, m.b, m.len);
 }
 
 /* ---- dump -------------------------------------------------------------------------------- */
@@ -214,10 +153,10 @@ static void test_dump_stack_context(void **state)
 
 	(void)state;
 	write_trace("ctx.xray");
-	run(&r, "dump", "ctx.xray", NULL);
+	child_xfdr(&r, "dump", "ctx.xray", NULL);
 	assert_int_equal(r.status, 0);
 	assert_int_equal(r.err_len, 0);
-	assert_text_equal(r.out, dump_plain);
+	text_assert_equal(r.out, dump_plain);
 	child_result_free(&r);
 }
 
@@ -232,57 +171,60 @@ static void test_dump_stacks(void **state)
 
 	(void)state;
 	write_trace("st.xray");
-	run(&r, "dump", "--stacks", "st.xray", NULL);
+	child_xfdr(&r, "dump", "--stacks", "st.xray", NULL);
 	assert_int_equal(r.status, 0);
 	assert_int_equal(r.err_len, 0);
-	assert_contains(r.out, "text=\"XFDRSTAK........\"... context=seeded depth=3 stack=1;2;?\n"
-			       "128        0      Exit              function=9 delta=5 tsc=1005 "
-			       "cpu=3 depth=2 stack=1;2;9\n"
-			       "136        0      Entry             function=4 delta=5 tsc=1010 "
-			       "cpu=3 depth=2 stack=1;2;4\n"
-			       "144        0      Exit              function=4 delta=5 tsc=1015 "
-			       "cpu=3 depth=2 stack=1;2;4\n"
-			       "152        0      Exit              function=2 delta=5 tsc=1020 "
-			       "cpu=3 depth=1 stack=1;2\n");
-	assert_contains(r.out, "256        1      Exit              function=1 delta=5 tsc=2005 "
-			       "cpu=3 depth=0 stack=1\n");
-	assert_contains(r.out, "392        2      Entry             function=6 delta=1 tsc=3002 "
-			       "cpu=1 depth=0 stack=6\n");
+	text_assert_contains(r.out,
+			     "text=\"XFDRSTAK........\"... context=seeded depth=3 stack=1;2;?\n"
+			     "128        0      Exit              function=9 delta=5 tsc=1005 "
+			     "cpu=3 depth=2 stack=1;2;9\n"
+			     "136        0      Entry             function=4 delta=5 tsc=1010 "
+			     "cpu=3 depth=2 stack=1;2;4\n"
+			     "144        0      Exit              function=4 delta=5 tsc=1015 "
+			     "cpu=3 depth=2 stack=1;2;4\n"
+			     "152        0      Exit              function=2 delta=5 tsc=1020 "
+			     "cpu=3 depth=1 stack=1;2\n");
+	text_assert_contains(r.out,
+			     "256        1      Exit              function=1 delta=5 tsc=2005 "
+			     "cpu=3 depth=0 stack=1\n");
+	text_assert_contains(r.out,
+			     "392        2      Entry             function=6 delta=1 tsc=3002 "
+			     "cpu=1 depth=0 stack=6\n");
 	child_result_free(&r);
 
-	write_file("st.xray.map",
-		   "xfdr-map\t1\nfunction\t1\tmain\t0x1\t-\t-\nfunction\t2\twork\t0x2\t-\t-\n"
-		   "function\t6\t<unknown>\t0x6\t-\t-\nfunction\t9\tleaf\t0x9\t-\t-\n",
-		   strlen("xfdr-map\t1\nfunction\t1\tmain\t0x1\t-\t-\nfunction\t2\twork\t0x2\t-\t-"
-			  "\nfunction\t6\t<unknown>\t0x6\t-\t-\nfunction\t9\tleaf\t0x9\t-\t-\n"));
-	run(&r, "dump", "--stacks", "st.xray", NULL);
+	scratch_write_text(
+	    "st.xray.map",
+	    "xfdr-map\t1\nfunction\t1\tmain\t0x1\t-\t-\nfunction\t2\twork\t0x2\t-\t-\n"
+	    "function\t6\t<unknown>\t0x6\t-\t-\nfunction\t9\tleaf\t0x9\t-\t-\n");
+	child_xfdr(&r, "dump", "--stacks", "st.xray", NULL);
 	assert_int_equal(r.status, 0);
-	assert_contains(r.out, "context=seeded depth=3 stack=main;work;?\n"
-			       "128        0      Exit              function=9 delta=5 tsc=1005 "
-			       "cpu=3 depth=2 stack=main;work;leaf\n"
-			       "136        0      Entry             function=4 delta=5 tsc=1010 "
-			       "cpu=3 depth=2 stack=main;work;#4\n");
-	assert_contains(r.out, "context=differs depth=1 stack=#7\n");
-	assert_contains(r.out, "cpu=1 depth=0 stack=#6\n");
+	text_assert_contains(r.out,
+			     "context=seeded depth=3 stack=main;work;?\n"
+			     "128        0      Exit              function=9 delta=5 tsc=1005 "
+			     "cpu=3 depth=2 stack=main;work;leaf\n"
+			     "136        0      Entry             function=4 delta=5 tsc=1010 "
+			     "cpu=3 depth=2 stack=main;work;#4\n");
+	text_assert_contains(r.out, "context=differs depth=1 stack=#7\n");
+	text_assert_contains(r.out, "cpu=1 depth=0 stack=#6\n");
 	child_result_free(&r);
 
 	/* Without --stacks the context line still names its frames; --no-map shows ids. */
-	run(&r, "dump", "st.xray", NULL);
-	assert_contains(r.out, "context=seeded depth=3 stack=main;work;?\n");
-	assert_contains(r.out, "cpu=3 depth=2\n");
+	child_xfdr(&r, "dump", "st.xray", NULL);
+	text_assert_contains(r.out, "context=seeded depth=3 stack=main;work;?\n");
+	text_assert_contains(r.out, "cpu=3 depth=2\n");
 	child_result_free(&r);
-	run(&r, "dump", "--no-map", "st.xray", NULL);
-	assert_contains(r.out, "context=seeded depth=3 stack=1;2;?\n");
+	child_xfdr(&r, "dump", "--no-map", "st.xray", NULL);
+	text_assert_contains(r.out, "context=seeded depth=3 stack=1;2;?\n");
 	child_result_free(&r);
 
 	/* A missing --map is an unreadable input; --map with --no-map a usage error. */
-	run(&r, "dump", "--map=none.map", "st.xray", NULL);
+	child_xfdr(&r, "dump", "--map=none.map", "st.xray", NULL);
 	assert_int_equal(r.status, 2);
-	assert_one_error_line(&r, "xfdr dump: none.map: ");
+	text_assert_only_error_line(&r, "xfdr dump: none.map: ");
 	child_result_free(&r);
-	run(&r, "dump", "--map=st.xray.map", "--no-map", "st.xray", NULL);
+	child_xfdr(&r, "dump", "--map=st.xray.map", "--no-map", "st.xray", NULL);
 	assert_int_equal(r.status, 2);
-	assert_one_error_line(&r, "xfdr dump: --map and --no-map exclude each other");
+	text_assert_only_error_line(&r, "xfdr dump: --map and --no-map exclude each other");
 	child_result_free(&r);
 }
 
@@ -309,31 +251,31 @@ static void test_dump_deep_context(void **state)
 	AT(&m, 632);
 	PUT(&m, FN(EXIT, 5, 1), FN(EXIT, 5, 1), FN(EXIT, 3, 1));
 	img_close(&m);
-	write_file("deep.xray", m.b, m.len);
+	scratch_write("deep.xray", m.b, m.len);
 
-	run(&r, "dump", "--stacks", "deep.xray", NULL);
+	child_xfdr(&r, "dump", "--stacks", "deep.xray", NULL);
 	assert_int_equal(r.status, 0);
 	n = snprintf(want, sizeof(want), "context=seeded depth=131 stack=");
 	for (i = 0; i < 128; i++)
 		n += snprintf(want + n, sizeof(want) - (size_t)n, "3;");
 	snprintf(want + n, sizeof(want) - (size_t)n, "?*3\n");
-	assert_contains(r.out, want);
-	assert_contains(r.out, "function=5 delta=1 tsc=101 cpu=0 depth=130 stack=3;3;3;");
+	text_assert_contains(r.out, want);
+	text_assert_contains(r.out, "function=5 delta=1 tsc=101 cpu=0 depth=130 stack=3;3;3;");
 	n = snprintf(want, sizeof(want), "depth=130 stack=");
 	for (i = 0; i < 128; i++)
 		n += snprintf(want + n, sizeof(want) - (size_t)n, "3;");
 	snprintf(want + n, sizeof(want) - (size_t)n, "?*2;5\n");
-	assert_contains(r.out, want);
+	text_assert_contains(r.out, want);
 	n = snprintf(want, sizeof(want), "tsc=102 cpu=0 depth=129 stack=");
 	for (i = 0; i < 128; i++)
 		n += snprintf(want + n, sizeof(want) - (size_t)n, "3;");
 	snprintf(want + n, sizeof(want) - (size_t)n, "?;5\n");
-	assert_contains(r.out, want);
+	text_assert_contains(r.out, want);
 	n = snprintf(want, sizeof(want), "tsc=103 cpu=0 depth=128 stack=");
 	for (i = 0; i < 128; i++)
 		n += snprintf(want + n, sizeof(want) - (size_t)n, "3;");
 	snprintf(want + n, sizeof(want) - (size_t)n, "3\n");
-	assert_contains(r.out, want);
+	text_assert_contains(r.out, want);
 	child_result_free(&r);
 }
 
@@ -402,25 +344,25 @@ static void test_convert_since(void **state)
 			snprintf(opt, sizeof(opt), "--since=%llu", (unsigned long long)windows[i]);
 			snprintf(sort_opt, sizeof(sort_opt), "--sort=%s", sort);
 			want = llvm_yaml_since("since.xray", sort, windows[i]);
-			run(&r, "convert", opt, sort_opt, "since.xray", NULL);
+			child_xfdr(&r, "convert", opt, sort_opt, "since.xray", NULL);
 			assert_int_equal(r.status, 0);
 			assert_int_equal(r.err_len, 0);
-			assert_text_equal(r.out, want);
+			text_assert_equal(r.out, want);
 			free(want);
 			child_result_free(&r);
 		}
 	}
 
 	/* By hand: from 2001 on, sorted: thread 7's Exit 1 at 2005 comes first. */
-	run(&r, "convert", "--since=2001", "since.xray", NULL);
-	assert_contains(r.out,
-			"records:\n  - { type: 0, func-id: 1, function: '1', cpu: 3, thread: "
-			"7, kind: function-exit, tsc: 2005, data: '' }\n");
+	child_xfdr(&r, "convert", "--since=2001", "since.xray", NULL);
+	text_assert_contains(r.out,
+			     "records:\n  - { type: 0, func-id: 1, function: '1', cpu: 3, thread: "
+			     "7, kind: function-exit, tsc: 2005, data: '' }\n");
 	assert_null(strstr(r.out, "tsc: 2000,"));
 	child_result_free(&r);
 	/* A window after every record: an empty list, as for a file with no records. */
-	run(&r, "convert", "--since=5000", "since.xray", NULL);
-	assert_contains(r.out, "records:         []\n...\n");
+	child_xfdr(&r, "convert", "--since=5000", "since.xray", NULL);
+	text_assert_contains(r.out, "records:         []\n...\n");
 	child_result_free(&r);
 }
 
@@ -433,65 +375,67 @@ static void test_convert_since_snapshot(void **state)
 
 	(void)state;
 	write_trace("snap.xray");
-	write_file("snap.xray.map", map, strlen(map));
+	scratch_write_text("snap.xray.map", map);
 
 	/* The sidecar's window and names, exactly as the window written out. */
-	run(&a, "convert", "--since=snapshot", "snap.xray", NULL);
-	run(&b, "convert", "--since=2001", "snap.xray", NULL);
+	child_xfdr(&a, "convert", "--since=snapshot", "snap.xray", NULL);
+	child_xfdr(&b, "convert", "--since=2001", "snap.xray", NULL);
 	assert_int_equal(a.status, 0);
 	assert_int_equal(a.err_len, 0);
-	assert_text_equal(a.out, b.out);
-	assert_contains(a.out, "records:\n  - { type: 0, func-id: 1, function: main, cpu: 3, "
-			       "thread: 7, kind: function-exit, tsc: 2005, data: '' }\n");
-	assert_contains(a.out, "function: six, cpu: 1, thread: 8, kind: function-exit, tsc: 4002");
+	text_assert_equal(a.out, b.out);
+	text_assert_contains(a.out, "records:\n  - { type: 0, func-id: 1, function: main, cpu: 3, "
+				    "thread: 7, kind: function-exit, tsc: 2005, data: '' }\n");
+	text_assert_contains(a.out,
+			     "function: six, cpu: 1, thread: 8, kind: function-exit, tsc: 4002");
 	child_result_free(&a);
 	child_result_free(&b);
 
 	/* --no-map: the window still comes from FILE.map, the names do not. */
-	run(&a, "convert", "--since=snapshot", "--no-map", "snap.xray", NULL);
-	run(&b, "convert", "--since=2001", "--no-map", "snap.xray", NULL);
+	child_xfdr(&a, "convert", "--since=snapshot", "--no-map", "snap.xray", NULL);
+	child_xfdr(&b, "convert", "--since=2001", "--no-map", "snap.xray", NULL);
 	assert_int_equal(a.status, 0);
-	assert_text_equal(a.out, b.out);
-	assert_contains(a.out, "function: '1', cpu: 3, thread: 7, kind: function-exit, tsc: 2005");
+	text_assert_equal(a.out, b.out);
+	text_assert_contains(a.out,
+			     "function: '1', cpu: 3, thread: 7, kind: function-exit, tsc: 2005");
 	child_result_free(&a);
 	child_result_free(&b);
 
 	/* --map MAP gives it too. */
 	write_trace("other.xray");
-	run(&a, "convert", "--since=snapshot", "--map=snap.xray.map", "other.xray", NULL);
+	child_xfdr(&a, "convert", "--since=snapshot", "--map=snap.xray.map", "other.xray", NULL);
 	assert_int_equal(a.status, 0);
-	assert_contains(a.out, "records:\n  - { type: 0, func-id: 1, function: main, cpu: 3, "
-			       "thread: 7, kind: function-exit, tsc: 2005, data: '' }\n");
+	text_assert_contains(a.out, "records:\n  - { type: 0, func-id: 1, function: main, cpu: 3, "
+				    "thread: 7, kind: function-exit, tsc: 2005, data: '' }\n");
 	child_result_free(&a);
 
 	/* No sidecar at all: exit 2, naming the sidecar it looked for. */
-	run(&a, "convert", "--since=snapshot", "other.xray", NULL);
+	child_xfdr(&a, "convert", "--since=snapshot", "other.xray", NULL);
 	assert_int_equal(a.status, 2);
-	assert_one_error_line(&a, "xfdr convert: --since=snapshot: other.xray.map: No such file");
+	text_assert_only_error_line(&a,
+				    "xfdr convert: --since=snapshot: other.xray.map: No such file");
 	child_result_free(&a);
 
 	/* A sidecar without since_tsc (not a snapshot): exit 2, naming it. */
-	write_file("other.xray.map", "xfdr-map\t1\nfunction\t1\tmain\t0x1\t-\t-\n",
-		   strlen("xfdr-map\t1\nfunction\t1\tmain\t0x1\t-\t-\n"));
-	run(&a, "convert", "--since=snapshot", "other.xray", NULL);
+	scratch_write_text("other.xray.map", "xfdr-map\t1\nfunction\t1\tmain\t0x1\t-\t-\n");
+	child_xfdr(&a, "convert", "--since=snapshot", "other.xray", NULL);
 	assert_int_equal(a.status, 2);
-	assert_one_error_line(&a,
-			      "xfdr convert: --since=snapshot: other.xray.map has no since_tsc");
+	text_assert_only_error_line(
+	    &a, "xfdr convert: --since=snapshot: other.xray.map has no since_tsc");
 	child_result_free(&a);
 	/* ... which changes nothing without --since. */
-	run(&a, "convert", "other.xray", NULL);
+	child_xfdr(&a, "convert", "other.xray", NULL);
 	assert_int_equal(a.status, 0);
-	assert_contains(a.out, "function: main");
+	text_assert_contains(a.out, "function: main");
 	child_result_free(&a);
 
 	/* A malformed since_tsc line makes the sidecar bad: exit 1, file and line named. */
-	write_file("other.xray.map", "xfdr-map\t1\nsince_tsc\t12x\n",
-		   strlen("xfdr-map\t1\nsince_tsc\t12x\n"));
-	run(&a, "convert", "--since=snapshot", "other.xray", NULL);
+	scratch_write_text("other.xray.map", "xfdr-map\t1\nsince_tsc\t12x\n");
+	child_xfdr(&a, "convert", "--since=snapshot", "other.xray", NULL);
 	assert_int_equal(a.status, 1);
-	assert_one_error_line(&a, "xfdr convert: other.xray.map: line 2: expected a decimal TSC");
+	text_assert_only_error_line(&a,
+				    "xfdr convert: other.xray.map: line 2: expected a decimal TSC");
 	child_result_free(&a);
-	run(&a, "dump", "other.xray", NULL);
+	child_xfdr(&a, "dump", "other.xray", NULL);
 	assert_int_equal(a.status, 1);
 	child_result_free(&a);
 }
@@ -507,51 +451,32 @@ static void test_usage(void **state)
 	(void)state;
 	write_trace("u.xray");
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		run(&r, "convert", bad[i], "u.xray", NULL);
+		child_xfdr(&r, "convert", bad[i], "u.xray", NULL);
 		assert_int_equal(r.status, 2);
 		snprintf(want, sizeof(want), "xfdr convert: '--since' takes a TSC");
-		assert_one_error_line(&r, want);
-		assert_contains(r.err, strchr(bad[i], '=') + 1);
+		text_assert_only_error_line(&r, want);
+		text_assert_contains(r.err, strchr(bad[i], '=') + 1);
 		child_result_free(&r);
 	}
-	run(&r, "convert", "--since", "u.xray", NULL);
+	child_xfdr(&r, "convert", "--since", "u.xray", NULL);
 	assert_int_equal(r.status, 2);
 	child_result_free(&r);
-	run(&r, "convert", "--since=18446744073709551615", "u.xray", NULL);
+	child_xfdr(&r, "convert", "--since=18446744073709551615", "u.xray", NULL);
 	assert_int_equal(r.status, 0);
-	assert_contains(r.out, "records:         []\n");
+	text_assert_contains(r.out, "records:         []\n");
 	child_result_free(&r);
 
-	run(&r, "convert", "--help", NULL);
+	child_xfdr(&r, "convert", "--help", NULL);
 	assert_int_equal(r.status, 0);
-	assert_contains(r.out, "[--since=TSC|snapshot]");
-	assert_contains(r.out, "since_tsc");
+	text_assert_contains(r.out, "[--since=TSC|snapshot]");
+	text_assert_contains(r.out, "since_tsc");
 	child_result_free(&r);
-	run(&r, "dump", "--help", NULL);
+	child_xfdr(&r, "dump", "--help", NULL);
 	assert_int_equal(r.status, 0);
 	assert_true(!strncmp(r.out, "usage: xfdr dump [--stacks] [--map=MAP | --no-map] FILE\n",
 			     strlen("usage: xfdr dump [--stacks] [--map=MAP | --no-map] FILE\n")));
-	assert_contains(r.out, "XFDRSTAK");
+	text_assert_contains(r.out, "XFDRSTAK");
 	child_result_free(&r);
-}
-
-static int setup(void **state)
-{
-	(void)state;
-	if (!mkdtemp(dir) || chdir(dir))
-		return -1;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	char cmd[128];
-
-	(void)state;
-	if (chdir("/"))
-		return -1;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	return system(cmd) == 0 ? 0 : -1;
 }
 
 int main(void)
@@ -562,5 +487,5 @@ int main(void)
 	    cmocka_unit_test(test_convert_since_snapshot), cmocka_unit_test(test_usage),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, scratch_setup_cwd, scratch_teardown);
 }

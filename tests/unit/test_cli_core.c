@@ -12,7 +12,6 @@
  * a core that cannot be opened or an OUT that exists without --force.
  */
 #include <errno.h>
-#include <ftw.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -27,60 +26,14 @@
 
 #include "tests/support/child.h"
 #include "tests/support/pool_layout.h"
+#include "tests/support/scratch.h"
+#include "tests/support/text.h"
 #include "xfdr/format.h"
 
 #define LOC 0x7f1234560000ull  /* the locator page */
 #define BUFS 0x7f1234600000ull /* the buffers */
 #define RODATA 0x400000ull
 #define PAGE 4096u
-
-static char tmpdir[] = "/tmp/xfdr-test-core-XXXXXX";
-
-static char *tmp_path(const char *name)
-{
-	static char paths[8][256];
-	static int next;
-	char *p = paths[next++ % 8];
-
-	snprintf(p, sizeof(paths[0]), "%s/%s", tmpdir, name);
-	return p;
-}
-
-static int exists(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0;
-}
-
-static int count_lines(const char *s)
-{
-	int n = 0;
-
-	for (; *s; s++)
-		n += *s == '\n';
-	return n;
-}
-
-static void assert_text_equal(const char *got, const char *want)
-{
-	if (strcmp(got, want)) {
-		print_error("--- got\n%s--- want\n%s", got, want);
-		fail();
-	}
-}
-
-static void assert_verifies(const char *path)
-{
-	struct child_result r;
-
-	pl_xfdr(&r, "verify", path, NULL);
-	if (r.status != 0) {
-		print_error("xfdr verify %s: %s\n", path, r.err);
-		fail();
-	}
-	child_result_free(&r);
-}
 
 /* Two pages of "read-only data": a page-aligned decoy and an unaligned valid locator copy. */
 static void make_rodata(uint8_t *ro, const struct pl_pool *p)
@@ -99,7 +52,7 @@ static void make_rodata(uint8_t *ro, const struct pl_pool *p)
 static const char *write_core(const char *name, const size_t *splits, size_t nsplits,
 			      unsigned holes)
 {
-	const char *path = tmp_path(name);
+	const char *path = scratch_path(name);
 	static uint8_t ro[2 * PAGE], page[PAGE];
 	struct pl_seg segs[16];
 	struct pl_pool p;
@@ -138,66 +91,52 @@ static const char *scenario_core(const char *name)
 static void test_core_scenario(void **state)
 {
 	const char *core = scenario_core("scenario.core");
-	char out[256], map[256], want[1024], *events, *text;
+	char out[256], map[256], want[1024];
 	struct child_result r;
-	uint64_t hz = 0;
-	size_t n;
 
 	(void)state;
 	snprintf(out, sizeof(out), "%s.xray", core);
 	snprintf(map, sizeof(map), "%s.xray.map", core);
-	pl_xfdr(&r, "core", core, NULL);
+	child_xfdr(&r, "core", core, NULL);
 	assert_int_equal(r.status, 0);
 	assert_int_equal(r.out_len, 0);
-	pl_assert_contains(r.err, "xfdr core: 5 buffers of 2 threads kept, of 8 in the pool\n");
-	pl_assert_contains(r.err,
-			   "xfdr core: 2 open buffers closed at their last complete record\n");
-	pl_assert_contains(r.err, "xfdr core: 1 never-used buffer dropped\n");
-	pl_assert_contains(r.err, "xfdr core: 1 buffer dropped: being claimed");
-	pl_assert_contains(r.err, "xfdr core: 1 buffer dropped: stale bytes of an earlier use");
-	pl_assert_contains(r.err, "xfdr core: 1 torn tail cut (8 bytes");
-	pl_assert_contains(r.err, "estimated from the buffers' wall clocks as 2000000000 Hz\n");
+	text_assert_contains(r.err, "xfdr core: 5 buffers of 2 threads kept, of 8 in the pool\n");
+	text_assert_contains(r.err,
+			     "xfdr core: 2 open buffers closed at their last complete record\n");
+	text_assert_contains(r.err, "xfdr core: 1 never-used buffer dropped\n");
+	text_assert_contains(r.err, "xfdr core: 1 buffer dropped: being claimed");
+	text_assert_contains(r.err, "xfdr core: 1 buffer dropped: stale bytes of an earlier use");
+	text_assert_contains(r.err, "xfdr core: 1 torn tail cut (8 bytes");
+	text_assert_contains(r.err, "estimated from the buffers' wall clocks as 2000000000 Hz\n");
 	snprintf(want, sizeof(want), "xfdr core: wrote %s\n", out);
-	pl_assert_contains(r.err, want);
+	text_assert_contains(r.err, want);
 	/* One pool: the decoys are not mentioned. */
 	assert_null(strstr(r.err, "pools"));
-	assert_int_equal(count_lines(r.err), 8);
+	assert_int_equal(text_count_lines(r.err), 8);
 	child_result_free(&r);
 
-	assert_verifies(out);
-	events = pl_llvm_events(out, &hz);
-	assert_text_equal(events, PL_SCENARIO_EVENTS);
-	assert_int_equal(hz, 2000000000ull);
-	free(events);
+	child_xfdr_ok("verify", out, NULL);
+	pl_expect_events(out, PL_SCENARIO_EVENTS, 2000000000ull);
 
-	text = (char *)pl_read_file(map, &n);
-	assert_non_null(text);
-	snprintf(want, sizeof(want),
-		 "xfdr-map\t1\npid\t4242\ntrace\t%s\ntsc_hz\t2000000000\nconstant_tsc\t1\n"
-		 "nonstop_tsc\t1\nbuffer_size\t256\nbuffer_max\t8\nbuffers_written\t5\n"
-		 "thread\t1001\t1\t<unknown>\t0\t0\t0\t0\t0\t0\n"
-		 "thread\t1002\t2\t<unknown>\t0\t0\t0\t0\t0\t0\n",
-		 out);
-	assert_text_equal(text, want);
-	free(text);
+	pl_expect_scenario_map(map, out);
 
 	/* Again: OUT exists now, a usage error like any refusal to clobber. */
-	pl_xfdr(&r, "core", core, NULL);
+	child_xfdr(&r, "core", core, NULL);
 	assert_int_equal(r.status, 2);
-	assert_int_equal(count_lines(r.err), 1);
-	pl_assert_contains(r.err, "exists (--force replaces it)");
+	assert_int_equal(text_count_lines(r.err), 1);
+	text_assert_contains(r.err, "exists (--force replaces it)");
 	child_result_free(&r);
-	pl_xfdr(&r, "core", "--force", "-o", tmp_path("scenario-out.xray"), core, NULL);
+	child_xfdr(&r, "core", "--force", "-o", scratch_path("scenario-out.xray"), core, NULL);
 	assert_int_equal(r.status, 0);
 	child_result_free(&r);
-	assert_verifies(tmp_path("scenario-out.xray"));
-	assert_true(exists(tmp_path("scenario-out.xray.map")));
+	child_xfdr_ok("verify", scratch_path("scenario-out.xray"), NULL);
+	assert_true(scratch_exists(scratch_path("scenario-out.xray.map")));
 
 	/* OUT must never be the core, --force or not. */
-	pl_xfdr(&r, "core", "-f", "-o", core, core, NULL);
+	child_xfdr(&r, "core", "-f", "-o", core, core, NULL);
 	assert_int_equal(r.status, 2);
-	assert_int_equal(count_lines(r.err), 1);
-	pl_assert_contains(r.err, "OUT would replace the core file");
+	assert_int_equal(text_count_lines(r.err), 1);
+	text_assert_contains(r.err, "OUT would replace the core file");
 	child_result_free(&r);
 }
 
@@ -208,14 +147,14 @@ static void test_core_verbose(void **state)
 	struct child_result r;
 
 	(void)state;
-	pl_xfdr(&r, "core", "-v", "-o", tmp_path("verbose.xray"), core, NULL);
+	child_xfdr(&r, "core", "-v", "-o", scratch_path("verbose.xray"), core, NULL);
 	assert_int_equal(r.status, 0);
-	pl_assert_contains(r.err, "xfdr core: \"XFDRPOOL\" at 0x401000 is not a pool: offset 8: "
-				  "expected layout version 1");
-	pl_assert_contains(r.err, "xfdr core: pool at 0x7f1234560000: session 1, pid 4242, 8 "
-				  "buffers of 256 bytes at 0x7f1234600000\n");
-	pl_assert_contains(r.err, "xfdr core: buffer 3: owned, used 72, claim 4, thread 1 (tid "
-				  "1001): kept 64 bytes; stopped at byte 64");
+	text_assert_contains(r.err, "xfdr core: \"XFDRPOOL\" at 0x401000 is not a pool: offset 8: "
+				    "expected layout version 1");
+	text_assert_contains(r.err, "xfdr core: pool at 0x7f1234560000: session 1, pid 4242, 8 "
+				    "buffers of 256 bytes at 0x7f1234600000\n");
+	text_assert_contains(r.err, "xfdr core: buffer 3: owned, used 72, claim 4, thread 1 (tid "
+				    "1001): kept 64 bytes; stopped at byte 64");
 	child_result_free(&r);
 }
 
@@ -225,34 +164,32 @@ static void test_core_memory_not_dumped(void **state)
 	/* Buffer 6 (bytes 1536-1791) in a segment with no file bytes. */
 	static const size_t splits[] = {1536, 1792, 2048};
 	const char *core = write_core("hole.core", splits, 3, 2);
-	const char *out = tmp_path("hole.xray");
+	const char *out = scratch_path("hole.xray");
 	const char *want = PL_SCENARIO_EVENTS;
 	struct child_result r;
-	char *events;
 	int i;
 
 	(void)state;
-	pl_xfdr(&r, "core", "-o", out, core, NULL);
+	child_xfdr(&r, "core", "-o", out, core, NULL);
 	assert_int_equal(r.status, 0);
-	pl_assert_contains(r.err, "xfdr core: 4 buffers of 2 threads kept, of 8 in the pool\n");
-	pl_assert_contains(r.err, "xfdr core: 1 buffer dropped: not in the core (memory not "
-				  "dumped; the pool is file-backed: `xfdr recover` reads its live "
-				  "file)\n");
+	text_assert_contains(r.err, "xfdr core: 4 buffers of 2 threads kept, of 8 in the pool\n");
+	text_assert_contains(r.err,
+			     "xfdr core: 1 buffer dropped: not in the core (memory not "
+			     "dumped; the pool is file-backed: `xfdr recover` reads its live "
+			     "file)\n");
 	child_result_free(&r);
-	assert_verifies(out);
+	child_xfdr_ok("verify", out, NULL);
 	/* Buffer 6 held the first three events. */
 	for (i = 0; i < 3; i++)
 		want = strchr(want, '\n') + 1;
-	events = pl_llvm_events(out, NULL);
-	assert_text_equal(events, want);
-	free(events);
+	pl_expect_events(out, want, 0);
 }
 
 /* A core cut short (RLIMIT_CORE): a warning, and what is missing reads as absent. */
 static void test_core_truncated(void **state)
 {
 	const char *core = scenario_core("cut.core");
-	const char *out = tmp_path("cut.xray");
+	const char *out = scratch_path("cut.xray");
 	struct child_result r;
 	uint8_t *b;
 	size_t n;
@@ -263,25 +200,24 @@ static void test_core_truncated(void **state)
 	/* The file ends 256 bytes into the second buffer segment (buffer area offset 896). */
 	pl_write_file(core, b, n - PAGE + 256);
 	free(b);
-	pl_xfdr(&r, "core", "-o", out, core, NULL);
+	child_xfdr(&r, "core", "-o", out, core, NULL);
 	assert_int_equal(r.status, 0);
-	pl_assert_contains(r.err, "warning: the file ends inside 1 of its segments");
+	text_assert_contains(r.err, "warning: the file ends inside 1 of its segments");
 	/* Buffers 0, 2 and the used bytes of 3 (768-839) are in; 5, 6 and 7 are cut off. */
-	pl_assert_contains(r.err, "xfdr core: 3 buffers of 2 threads kept, of 8 in the pool\n");
-	pl_assert_contains(r.err, "xfdr core: 3 buffers dropped: not in the core");
+	text_assert_contains(r.err, "xfdr core: 3 buffers of 2 threads kept, of 8 in the pool\n");
+	text_assert_contains(r.err, "xfdr core: 3 buffers dropped: not in the core");
 	child_result_free(&r);
-	assert_verifies(out);
+	child_xfdr_ok("verify", out, NULL);
 }
 
 /* An older pool of the same process: the newest session is used, and said so. */
 static void test_core_two_pools(void **state)
 {
-	const char *core = tmp_path("two.core"), *out = tmp_path("two.xray");
+	const char *core = scratch_path("two.core"), *out = scratch_path("two.xray");
 	static uint8_t page[PAGE], old_page[PAGE];
 	struct pl_pool p, old;
 	struct pl_seg segs[4];
 	struct child_result r;
-	char *events;
 	size_t at;
 
 	(void)state;
@@ -300,25 +236,21 @@ static void test_core_two_pools(void **state)
 	pl_write_core(core, 4, segs, 4);
 	pl_free(&p);
 
-	pl_xfdr(&r, "core", "-o", out, core, NULL);
+	child_xfdr(&r, "core", "-o", out, core, NULL);
 	assert_int_equal(r.status, 0);
-	pl_assert_contains(r.err,
-			   "xfdr core: 2 xfdr pools in this core (the process "
-			   "re-initialised?): using the newest, session 2 at 0x7f1234560000\n");
+	text_assert_contains(r.err,
+			     "xfdr core: 2 xfdr pools in this core (the process "
+			     "re-initialised?): using the newest, session 2 at 0x7f1234560000\n");
 	child_result_free(&r);
-	events = pl_llvm_events(out, NULL);
-	assert_text_equal(events, PL_SCENARIO_EVENTS);
-	free(events);
+	pl_expect_events(out, PL_SCENARIO_EVENTS, 0);
 
 	/* With the newer one gone, the older one is the pool. */
 	pl_write_core(core, 4, segs + 2, 2);
-	pl_xfdr(&r, "core", "-f", "-o", out, core, NULL);
+	child_xfdr(&r, "core", "-f", "-o", out, core, NULL);
 	assert_int_equal(r.status, 0);
 	assert_null(strstr(r.err, "pools"));
 	child_result_free(&r);
-	events = pl_llvm_events(out, NULL);
-	assert_text_equal(events, "t5 function-enter f42 @11\n");
-	free(events);
+	pl_expect_events(out, "t5 function-enter f42 @11\n", 0);
 	pl_free(&old);
 }
 
@@ -327,24 +259,12 @@ static void test_core_two_pools(void **state)
 /* `xfdr core path`: exit status, one stderr line starting with want, no output. */
 static void expect_error(const char *path, int status, const char *want)
 {
-	struct child_result r;
-	char out[300];
-
-	snprintf(out, sizeof(out), "%s.err.xray", path);
-	pl_xfdr(&r, "core", "-o", out, path, NULL);
-	if (r.status != status || count_lines(r.err) != 1 || strncmp(r.err, want, strlen(want))) {
-		print_error("status %d, stderr [%s], expected %d and one line starting [%s]\n",
-			    r.status, r.err, status, want);
-		fail();
-	}
-	assert_int_equal(r.out_len, 0);
-	assert_false(exists(out));
-	child_result_free(&r);
+	pl_expect_error("core", path, status, want);
 }
 
 static void test_core_errors(void **state)
 {
-	const char *path = tmp_path("bad.core");
+	const char *path = scratch_path("bad.core");
 	static uint8_t ro[2 * PAGE], page[PAGE];
 	uint8_t elf32[64] = {0x7f, 'E', 'L', 'F', 1, 1, 1};
 	uint8_t odd[64] = {0x7f, 'E', 'L', 'F', 2, 9, 1};
@@ -357,12 +277,12 @@ static void test_core_errors(void **state)
 	(void)state;
 	/* A core that cannot be opened is a 2, as for every verb; a malformed one a 1. */
 	snprintf(want, sizeof(want), "xfdr core: %s: No such file or directory",
-		 tmp_path("none.core"));
-	expect_error(tmp_path("none.core"), 2, want);
-	snprintf(want, sizeof(want), "xfdr core: %s: Is a directory\n", tmpdir);
-	expect_error(tmpdir, 2, want);
+		 scratch_path("none.core"));
+	expect_error(scratch_path("none.core"), 2, want);
+	snprintf(want, sizeof(want), "xfdr core: %s: Is a directory\n", scratch_dir);
+	expect_error(scratch_dir, 2, want);
 	/* A FIFO is refused at once, not waited on. */
-	snprintf(fifo, sizeof(fifo), "%s/fifo.core", tmpdir);
+	snprintf(fifo, sizeof(fifo), "%s/fifo.core", scratch_dir);
 	assert_int_equal(mkfifo(fifo, 0600), 0);
 	snprintf(want, sizeof(want), "xfdr core: %s: not a regular file\n", fifo);
 	expect_error(fifo, 2, want);
@@ -482,68 +402,14 @@ static void test_core_errors(void **state)
 
 static void test_core_usage(void **state)
 {
-	struct child_result r;
-
 	(void)state;
-	pl_xfdr(&r, "core", NULL);
-	assert_int_equal(r.status, 2);
-	pl_assert_contains(r.err, "xfdr core: missing CORE");
-	child_result_free(&r);
+	pl_expect_usage("xfdr core: missing CORE", "core", NULL);
+	pl_expect_usage("one CORE at a time; extra operand 'b'", "core", "a", "b", NULL);
+	pl_expect_usage("unknown option '-x'", "core", "-x", "a", NULL);
+	pl_expect_usage("'--frob'", "core", "--frob", "a", NULL);
+	pl_expect_usage("option '-o' needs an argument", "core", "a", "-o", NULL);
 
-	pl_xfdr(&r, "core", "a", "b", NULL);
-	assert_int_equal(r.status, 2);
-	pl_assert_contains(r.err, "one CORE at a time; extra operand 'b'");
-	child_result_free(&r);
-
-	pl_xfdr(&r, "core", "-x", "a", NULL);
-	assert_int_equal(r.status, 2);
-	pl_assert_contains(r.err, "unknown option '-x'");
-	child_result_free(&r);
-
-	pl_xfdr(&r, "core", "--frob", "a", NULL);
-	assert_int_equal(r.status, 2);
-	pl_assert_contains(r.err, "'--frob'");
-	child_result_free(&r);
-
-	pl_xfdr(&r, "core", "a", "-o", NULL);
-	assert_int_equal(r.status, 2);
-	pl_assert_contains(r.err, "option '-o' needs an argument");
-	child_result_free(&r);
-
-	pl_xfdr(&r, "core", "--help", NULL);
-	assert_int_equal(r.status, 0);
-	assert_int_equal(r.err_len, 0);
-	assert_int_equal(strncmp(r.out, "usage: xfdr core ", 17), 0);
-	pl_assert_contains(r.out, "2 usage error, CORE missing or\nunreadable, or OUT exists");
-	child_result_free(&r);
-
-	pl_xfdr(&r, "help", "core", NULL);
-	assert_int_equal(r.status, 0);
-	assert_int_equal(strncmp(r.out, "usage: xfdr core ", 17), 0);
-	child_result_free(&r);
-}
-
-/* ---- Fixtures ----------------------------------------------------------------------------------
- */
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static int setup(void **state)
-{
-	(void)state;
-	return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return nftw(tmpdir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+	pl_expect_help("core", "2 usage error, CORE missing or\nunreadable, or OUT exists", NULL);
 }
 
 int main(void)
@@ -558,5 +424,5 @@ int main(void)
 	    cmocka_unit_test(test_core_usage),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);
 }

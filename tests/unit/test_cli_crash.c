@@ -29,70 +29,9 @@
 
 #include "tests/support/child.h"
 #include "tests/support/image.h"
+#include "tests/support/scratch.h"
+#include "tests/support/text.h"
 #include "xfdr/xfdr.h"
-
-static char dir[] = "/tmp/xfdr-test-cli-crash-XXXXXX";
-
-/* ---- running ----------------------------------------------------------------------------- */
-
-/* run(&r, arg1, ..., NULL): the xfdr command, stdout and stderr captured, in dir. */
-static void run(struct child_result *r, ...)
-{
-	char *argv[16];
-	va_list ap;
-	int n = 0;
-
-	argv[n++] = (char *)child_xfdr_bin();
-	va_start(ap, r);
-	while ((argv[n] = va_arg(ap, char *)) != NULL) {
-		n++;
-		assert_true(n < 15);
-	}
-	va_end(ap);
-	child_capture(argv, r);
-	assert_int_equal(r->signal, 0);
-}
-
-static void assert_text_equal(const char *got, const char *want)
-{
-	if (strcmp(got, want)) {
-		size_t i = 0;
-
-		while (got[i] && got[i] == want[i])
-			i++;
-		print_error("texts differ at byte %zu:\n--- got\n%s\n--- want\n%s\n", i, got, want);
-		fail();
-	}
-}
-
-static void assert_contains(const char *hay, const char *needle)
-{
-	if (!strstr(hay, needle)) {
-		print_error("[%s] does not contain [%s]\n", hay, needle);
-		fail();
-	}
-}
-
-/* Exactly one line on stderr, starting with prefix, and nothing on stdout. */
-static void assert_one_error_line(const struct child_result *r, const char *prefix)
-{
-	const char *nl = strchr(r->err, '\n');
-
-	if (strncmp(r->err, prefix, strlen(prefix)) || !nl || nl[1] || r->out_len) {
-		print_error("stdout [%s] stderr [%s], expected one line starting with [%s]\n",
-			    r->out, r->err, prefix);
-		fail();
-	}
-}
-
-static void write_file(const char *name, const char *mode, const void *p, size_t n)
-{
-	FILE *f = fopen(name, mode);
-
-	assert_non_null(f);
-	assert_int_equal(fwrite(p, 1, n, f), n);
-	assert_int_equal(fclose(f), 0);
-}
 
 /* ---- the frames -------------------------------------------------------------------------- */
 
@@ -189,7 +128,7 @@ static void write_trace(const char *name, uint32_t signal, uint32_t flags)
 	PUT(&m, FN(0, 1, 5));
 	img_close(&m);
 	AT(&m, 288);
-	write_file(name, "wb", m.b, m.len);
+	scratch_write(name, m.b, m.len);
 }
 
 /*
@@ -223,9 +162,9 @@ static void write_map(const char *name)
 				   "functions\tcyg\t1\nfunction\t1\tmain\t0x1\t-\t-\n";
 
 	make_map_frames(name);
-	write_file(name, "w", head, strlen(head));
-	write_file(name, "a", map_frames, strlen(map_frames));
-	write_file(name, "a", tail, strlen(tail));
+	scratch_write(name, head, strlen(head));
+	scratch_append(name, map_frames, strlen(map_frames));
+	scratch_append(name, tail, strlen(tail));
 }
 
 static const char dump_head[] =
@@ -258,7 +197,7 @@ static void expect_dump(const char *got, uint32_t signal, const char *crash, con
 	snprintf(sig, 3, "%02x", signal & 0xff);
 	sig[2] = '0';
 	snprintf(want, sizeof(want), "%s%s\n%s%s", head, crash, frames, dump_tail);
-	assert_text_equal(got, want);
+	text_assert_equal(got, want);
 }
 
 static void test_dump_crash(void **state)
@@ -269,7 +208,7 @@ static void test_dump_crash(void **state)
 	(void)state;
 	write_trace("crash.xray", 11, 0);
 	write_map("crash.xray.map");
-	run(&r, "dump", "crash.xray", NULL);
+	child_xfdr(&r, "dump", "crash.xray", NULL);
 	assert_int_equal(r.status, 0);
 	assert_int_equal(r.err_len, 0);
 	snprintf(frames, sizeof(frames),
@@ -285,9 +224,9 @@ static void test_dump_crash(void **state)
 	child_result_free(&r);
 
 	/* --stacks changes function lines only. */
-	run(&r, "dump", "--stacks", "crash.xray", NULL);
+	child_xfdr(&r, "dump", "--stacks", "crash.xray", NULL);
 	assert_int_equal(r.status, 0);
-	assert_contains(r.out, frames);
+	text_assert_contains(r.out, frames);
 	child_result_free(&r);
 }
 
@@ -305,7 +244,7 @@ static void test_dump_crash_no_map(void **state)
 		 "    #3 0x7f0000003000\n    #4 0x7f0000004000\n    #5 0x7f0000005000\n"
 		 "    #6 0x7f0000006000\n",
 		 pc0, pc1);
-	run(&r, "dump", "--no-map", "crash.xray", NULL);
+	child_xfdr(&r, "dump", "--no-map", "crash.xray", NULL);
 	assert_int_equal(r.status, 0);
 	assert_int_equal(r.err_len, 0);
 	expect_dump(r.out, 11,
@@ -314,8 +253,8 @@ static void test_dump_crash_no_map(void **state)
 	child_result_free(&r);
 
 	/* A sidecar with no crash lines names no frame either. */
-	write_file("crash.xray.map", "w", "xfdr-map\t1\n", strlen("xfdr-map\t1\n"));
-	run(&r, "dump", "crash.xray", NULL);
+	scratch_write_text("crash.xray.map", "xfdr-map\t1\n");
+	child_xfdr(&r, "dump", "crash.xray", NULL);
 	assert_int_equal(r.status, 0);
 	expect_dump(r.out, 11,
 		    "crash=SIGSEGV signal=11 code=1 addr=0x0 tid=4242 frames=7 truncated=1",
@@ -334,22 +273,24 @@ static void test_dump_signal_names(void **state)
 
 	(void)state;
 	write_trace("crash.xray", 7, 0);
-	write_file("crash.xray.map", "w", map_bus, strlen(map_bus));
-	run(&r, "dump", "crash.xray", NULL);
+	scratch_write_text("crash.xray.map", map_bus);
+	child_xfdr(&r, "dump", "crash.xray", NULL);
 	assert_int_equal(r.status, 0);
-	assert_contains(r.out, "... crash=SIGBUS-as-recorded signal=7 code=1 addr=0x0 tid=4242 "
-			       "frames=7\n    #0 0x");
+	text_assert_contains(r.out,
+			     "... crash=SIGBUS-as-recorded signal=7 code=1 addr=0x0 tid=4242 "
+			     "frames=7\n    #0 0x");
 	child_result_free(&r);
 
 	write_trace("crash.xray", 11, 0);
-	run(&r, "dump", "crash.xray", NULL);
-	assert_contains(r.out, "... crash=SIGSEGV signal=11 code=1 addr=0x0 tid=4242 frames=7\n");
+	child_xfdr(&r, "dump", "crash.xray", NULL);
+	text_assert_contains(r.out,
+			     "... crash=SIGSEGV signal=11 code=1 addr=0x0 tid=4242 frames=7\n");
 	child_result_free(&r);
 
 	write_trace("crash.xray", 200, 0);
-	run(&r, "dump", "crash.xray", NULL);
+	child_xfdr(&r, "dump", "crash.xray", NULL);
 	assert_int_equal(r.status, 0);
-	assert_contains(r.out, "... crash=? signal=200 code=1 addr=0x0 tid=4242 frames=7\n");
+	text_assert_contains(r.out, "... crash=? signal=200 code=1 addr=0x0 tid=4242 frames=7\n");
 	child_result_free(&r);
 }
 
@@ -362,15 +303,16 @@ static void test_dump_bad_map(void **state)
 
 	(void)state;
 	write_trace("crash.xray", 11, 0);
-	write_file("crash.xray.map", "w", bad, strlen(bad));
-	run(&r, "dump", "crash.xray", NULL);
+	scratch_write_text("crash.xray.map", bad);
+	child_xfdr(&r, "dump", "crash.xray", NULL);
 	assert_int_equal(r.status, 1);
-	assert_one_error_line(&r, "xfdr dump: crash.xray.map: line 3: expected a module path or - "
-				  "after the symbol, found 'frame\t0\t0x1234\tf'");
+	text_assert_only_error_line(
+	    &r, "xfdr dump: crash.xray.map: line 3: expected a module path or - "
+		"after the symbol, found 'frame\t0\t0x1234\tf'");
 	child_result_free(&r);
-	run(&r, "convert", "crash.xray", NULL);
+	child_xfdr(&r, "convert", "crash.xray", NULL);
 	assert_int_equal(r.status, 1);
-	assert_one_error_line(&r, "xfdr convert: crash.xray.map: line 3: ");
+	text_assert_only_error_line(&r, "xfdr convert: crash.xray.map: line 3: ");
 	child_result_free(&r);
 }
 
@@ -410,10 +352,10 @@ static void test_dump_runtime_trace(void **state)
 	assert_true(fputs(lines, f) >= 0);
 	assert_int_equal(fclose(f), 0);
 
-	run(&r, "verify", path, NULL);
+	child_xfdr(&r, "verify", path, NULL);
 	assert_int_equal(r.status, 0);
 	child_result_free(&r);
-	run(&r, "dump", path, NULL);
+	child_xfdr(&r, "dump", path, NULL);
 	assert_int_equal(r.status, 0);
 	assert_int_equal(r.err_len, 0);
 	snprintf(want, sizeof(want),
@@ -422,13 +364,13 @@ static void test_dump_runtime_trace(void **state)
 		 "    #1 0x%" PRIx64 " crash_here (%s+0x%" PRIx64 ")\n",
 		 pc1, exe, vaddr1, pc0, exe, vaddr0);
 	/* The TSC is the runtime's: compare from the crash fields on. */
-	assert_contains(r.out, want);
-	assert_contains(r.out, "CustomEventMarker size=56 tsc=");
-	assert_contains(r.out, "text=\"XFDRCRSH........\"... crash=SIGSEGV");
+	text_assert_contains(r.out, want);
+	text_assert_contains(r.out, "CustomEventMarker size=56 tsc=");
+	text_assert_contains(r.out, "text=\"XFDRCRSH........\"... crash=SIGSEGV");
 	child_result_free(&r);
 
 	/* The crash lines leave convert's names alone. */
-	run(&r, "convert", path, NULL);
+	child_xfdr(&r, "convert", path, NULL);
 	assert_int_equal(r.status, 0);
 	child_result_free(&r);
 }
@@ -438,31 +380,19 @@ static void test_help(void **state)
 	struct child_result r;
 
 	(void)state;
-	run(&r, "dump", "--help", NULL);
+	child_xfdr(&r, "dump", "--help", NULL);
 	assert_int_equal(r.status, 0);
-	assert_contains(r.out, "XFDRCRSH");
-	assert_contains(r.out, "#I 0xPC NAME (MODULE+0xMODULE_VADDR)");
+	text_assert_contains(r.out, "XFDRCRSH");
+	text_assert_contains(r.out, "#I 0xPC NAME (MODULE+0xMODULE_VADDR)");
 	child_result_free(&r);
 }
 
 static int setup(void **state)
 {
-	(void)state;
-	if (!mkdtemp(dir) || chdir(dir))
+	if (scratch_setup_cwd(state))
 		return -1;
 	find_frames();
 	return 0;
-}
-
-static int teardown(void **state)
-{
-	char cmd[128];
-
-	(void)state;
-	if (chdir("/"))
-		return -1;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	return system(cmd) == 0 ? 0 : -1;
 }
 
 int main(void)
@@ -473,5 +403,5 @@ int main(void)
 	    cmocka_unit_test(test_dump_runtime_trace), cmocka_unit_test(test_help),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, scratch_teardown);
 }

@@ -12,7 +12,6 @@
  * a usage error, an input that cannot be opened or an OUT that exists without --force.
  */
 #include <errno.h>
-#include <ftw.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -27,55 +26,11 @@
 #include <cmocka.h>
 
 #include "tests/support/child.h"
+#include "tests/support/image.h"
 #include "tests/support/pool_layout.h"
+#include "tests/support/scratch.h"
+#include "tests/support/text.h"
 #include "xfdr/format.h"
-
-static char tmpdir[] = "/tmp/xfdr-test-recover-XXXXXX";
-
-/* A path in the test's directory; valid for the next 7 calls. */
-static char *tmp_path(const char *name)
-{
-	static char paths[8][256];
-	static int next;
-	char *p = paths[next++ % 8];
-
-	snprintf(p, sizeof(paths[0]), "%s/%s", tmpdir, name);
-	return p;
-}
-
-static int exists(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0;
-}
-
-static int count_lines(const char *s)
-{
-	int n = 0;
-
-	for (; *s; s++)
-		n += *s == '\n';
-	return n;
-}
-
-static uint64_t le64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	int i;
-
-	for (i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static void assert_text_equal(const char *got, const char *want)
-{
-	if (strcmp(got, want)) {
-		print_error("--- got\n%s--- want\n%s", got, want);
-		fail();
-	}
-}
 
 /* The scenario's live files "<name>-live.xray" (+ .pool unless no_pool). Returns FILE. */
 static const char *write_scenario(const char *name, uint64_t loc_hz, uint64_t header_hz,
@@ -86,29 +41,16 @@ static const char *write_scenario(const char *name, uint64_t loc_hz, uint64_t he
 	struct pl_pool p;
 
 	snprintf(base, sizeof(base), "%s-live.xray", name);
-	live = tmp_path(base);
+	live = scratch_path(base);
 	pl_scenario(&p, 0x7f0000000000ull, 0x7e0000000000ull, loc_hz, 1);
 	pl_write_live(&p, live, header_hz);
 	if (!no_pool) {
 		snprintf(base, sizeof(base), "%s-live.xray.pool", name);
-		pool = tmp_path(base);
+		pool = scratch_path(base);
 		pl_write_pool(&p, pool);
 	}
 	pl_free(&p);
 	return live;
-}
-
-/* xfdr verify OUT exits 0 with nothing on stderr. */
-static void assert_verifies(const char *path)
-{
-	struct child_result r;
-
-	pl_xfdr(&r, "verify", path, NULL);
-	if (r.status != 0) {
-		print_error("xfdr verify %s: %s\n", path, r.err);
-		fail();
-	}
-	child_result_free(&r);
 }
 
 /*
@@ -130,14 +72,14 @@ static void check_rebuilt_bytes(const char *path, uint64_t hz)
 	assert_int_equal(f[0] | f[1] << 8, 1);
 	assert_int_equal(f[2] | f[3] << 8, 1);
 	assert_int_equal(f[4], 3); /* constant and nonstop TSC: the locator's invariant flag */
-	assert_int_equal(le64(f + 8), hz);
-	assert_int_equal(le64(f + 16), 256);
+	assert_int_equal(img_le64(f + 8), hz);
+	assert_int_equal(img_le64(f + 16), 256);
 	for (k = 0; k < 5; k++) {
 		b = f + 32 + k * 256;
 		assert_int_equal(b[0], 0x01);
 		assert_int_equal(b[1] | b[2] << 8, thread[k]);
 		assert_int_equal(b[32], 0x05);
-		assert_int_equal(le64(b + 35), 1000000ull + k * 40000000ull);
+		assert_int_equal(img_le64(b + 35), 1000000ull + k * 40000000ull);
 		assert_int_equal(b[eob_at[k]], 0x03);
 		for (i = eob_at[k] + 1; i < 256; i++)
 			assert_int_equal(b[i], 0);
@@ -159,54 +101,40 @@ static const char scenario_summary[][80] = {
 static void test_recover_scenario(void **state)
 {
 	const char *live = write_scenario("a", 0, 0, 0);
-	const char *out = tmp_path("a-recovered.xray");
-	const char *map = tmp_path("a-recovered.xray.map");
-	char want[1024], *events, *text;
+	const char *out = scratch_path("a-recovered.xray");
+	const char *map = scratch_path("a-recovered.xray.map");
+	char want[1024];
 	struct child_result r;
-	uint64_t hz = 0;
-	size_t i, n;
+	size_t i;
 
 	(void)state;
-	pl_xfdr(&r, "recover", live, NULL);
+	child_xfdr(&r, "recover", live, NULL);
 	assert_int_equal(r.status, 0);
 	assert_int_equal(r.out_len, 0);
 	for (i = 0; i < sizeof(scenario_summary) / sizeof(scenario_summary[0]); i++)
-		pl_assert_contains(r.err, scenario_summary[i]);
+		text_assert_contains(r.err, scenario_summary[i]);
 	/* No rate in the locator, the header or a sidecar: 160000000 ticks in 80 ms. */
-	pl_assert_contains(r.err, "estimated from the buffers' wall clocks as 2000000000 Hz\n");
+	text_assert_contains(r.err, "estimated from the buffers' wall clocks as 2000000000 Hz\n");
 	snprintf(want, sizeof(want), "xfdr recover: wrote %s\n", out);
-	pl_assert_contains(r.err, want);
-	assert_int_equal(count_lines(r.err), 8);
+	text_assert_contains(r.err, want);
+	assert_int_equal(text_count_lines(r.err), 8);
 	child_result_free(&r);
 
-	assert_verifies(out);
-	events = pl_llvm_events(out, &hz);
-	assert_text_equal(events, PL_SCENARIO_EVENTS);
-	assert_int_equal(hz, 2000000000ull);
-	free(events);
+	child_xfdr_ok("verify", out, NULL);
+	pl_expect_events(out, PL_SCENARIO_EVENTS, 2000000000ull);
 	check_rebuilt_bytes(out, 2000000000ull);
 
 	/* No live sidecar: one is made from what the pool says. */
-	text = (char *)pl_read_file(map, &n);
-	assert_non_null(text);
-	snprintf(want, sizeof(want),
-		 "xfdr-map\t1\npid\t4242\ntrace\t%s\ntsc_hz\t2000000000\nconstant_tsc\t1\n"
-		 "nonstop_tsc\t1\nbuffer_size\t256\nbuffer_max\t8\nbuffers_written\t5\n"
-		 "thread\t1001\t1\t<unknown>\t0\t0\t0\t0\t0\t0\n"
-		 "thread\t1002\t2\t<unknown>\t0\t0\t0\t0\t0\t0\n",
-		 out);
-	assert_text_equal(text, want);
-	free(text);
+	pl_expect_scenario_map(map, out);
 }
 
 /* The live sidecar is carried over, naming OUT; its functions name the events. */
 static void test_recover_keeps_live_map(void **state)
 {
 	const char *live = write_scenario("m", 3000000000ull, 0, 0);
-	const char *out = tmp_path("m-out.xray");
+	const char *out = scratch_path("m-out.xray");
 	char live_map[256], out_map[256], want[2048], *text;
 	struct child_result r;
-	uint64_t hz = 0;
 	size_t n;
 
 	(void)state;
@@ -222,16 +150,13 @@ static void test_recover_keeps_live_map(void **state)
 		 live);
 	pl_write_file(live_map, want, strlen(want));
 
-	pl_xfdr(&r, "recover", "-o", out, live, NULL);
+	child_xfdr(&r, "recover", "-o", out, live, NULL);
 	assert_int_equal(r.status, 0);
 	/* The locator told the rate: nothing estimated. */
 	assert_null(strstr(r.err, "estimated"));
 	child_result_free(&r);
 
-	text = pl_llvm_events(out, &hz);
-	assert_text_equal(text, PL_SCENARIO_EVENTS);
-	assert_int_equal(hz, 3000000000ull);
-	free(text);
+	pl_expect_events(out, PL_SCENARIO_EVENTS, 3000000000ull);
 	text = (char *)pl_read_file(out_map, &n);
 	assert_non_null(text);
 	snprintf(want, sizeof(want),
@@ -242,16 +167,16 @@ static void test_recover_keeps_live_map(void **state)
 		 "functions\txray\t7\nfunction\t1\tmain\t0x1000\t-\t-\n"
 		 "function\t7\tleaf\t0x7000\t-\t-\n",
 		 out);
-	assert_text_equal(text, want);
+	text_assert_equal(text, want);
 	free(text);
 
 	/* `xfdr convert OUT` reads OUT.map: the names keep working. */
-	pl_xfdr(&r, "convert", out, NULL);
+	child_xfdr(&r, "convert", out, NULL);
 	assert_int_equal(r.status, 0);
-	pl_assert_contains(r.out, "func-id: 1, function: main, cpu: 0, thread: 1, kind: "
-				  "function-enter, tsc: 1000010,");
-	pl_assert_contains(r.out, "func-id: 7, function: leaf, cpu: 0, thread: 1, kind: "
-				  "function-exit, tsc: 161000007,");
+	text_assert_contains(r.out, "func-id: 1, function: main, cpu: 0, thread: 1, kind: "
+				    "function-enter, tsc: 1000010,");
+	text_assert_contains(r.out, "func-id: 7, function: leaf, cpu: 0, thread: 1, kind: "
+				    "function-exit, tsc: 161000007,");
 	child_result_free(&r);
 }
 
@@ -259,14 +184,14 @@ static void test_recover_keeps_live_map(void **state)
 static void test_recover_rate_sources(void **state)
 {
 	const char *live = write_scenario("hz", 0, 2500000000ull, 0);
-	const char *out = tmp_path("hz-recovered.xray");
+	const char *out = scratch_path("hz-recovered.xray");
 	struct child_result r;
 	uint64_t hz = 0;
 	char map[256];
 	char *events;
 
 	(void)state;
-	pl_xfdr(&r, "recover", live, NULL);
+	child_xfdr(&r, "recover", live, NULL);
 	assert_int_equal(r.status, 0);
 	assert_null(strstr(r.err, "estimated"));
 	child_result_free(&r);
@@ -275,10 +200,10 @@ static void test_recover_rate_sources(void **state)
 	free(events);
 
 	live = write_scenario("hz2", 0, 0, 0);
-	out = tmp_path("hz2-recovered.xray");
+	out = scratch_path("hz2-recovered.xray");
 	snprintf(map, sizeof(map), "%s.map", live);
 	pl_write_file(map, "xfdr-map\t1\ntsc_hz\t2200000000\n", 29);
-	pl_xfdr(&r, "recover", live, NULL);
+	child_xfdr(&r, "recover", live, NULL);
 	assert_int_equal(r.status, 0);
 	assert_null(strstr(r.err, "estimated"));
 	child_result_free(&r);
@@ -291,41 +216,41 @@ static void test_recover_rate_sources(void **state)
 static void test_recover_refuses_to_overwrite(void **state)
 {
 	const char *live = write_scenario("o", 0, 0, 0);
-	const char *out = tmp_path("o-recovered.xray");
+	const char *out = scratch_path("o-recovered.xray");
 	struct child_result r;
 	size_t n;
 	uint8_t *b;
 
 	(void)state;
 	pl_write_file(out, "keep me", 7);
-	pl_xfdr(&r, "recover", live, NULL);
+	child_xfdr(&r, "recover", live, NULL);
 	assert_int_equal(r.status, 2); /* a usage error, like any refusal to clobber */
-	assert_int_equal(count_lines(r.err), 1);
-	pl_assert_contains(r.err, out);
-	pl_assert_contains(r.err, "exists (--force replaces it)");
+	assert_int_equal(text_count_lines(r.err), 1);
+	text_assert_contains(r.err, out);
+	text_assert_contains(r.err, "exists (--force replaces it)");
 	child_result_free(&r);
 	b = pl_read_file(out, &n);
 	assert_int_equal(n, 7);
 	free(b);
 
-	pl_xfdr(&r, "recover", "--force", live, NULL);
+	child_xfdr(&r, "recover", "--force", live, NULL);
 	assert_int_equal(r.status, 0);
 	child_result_free(&r);
-	assert_verifies(out);
+	child_xfdr_ok("verify", out, NULL);
 
 	/* Only OUT.map exists: refused all the same. */
 	assert_int_equal(unlink(out), 0);
-	pl_xfdr(&r, "recover", live, NULL);
+	child_xfdr(&r, "recover", live, NULL);
 	assert_int_equal(r.status, 2);
-	assert_int_equal(count_lines(r.err), 1);
-	pl_assert_contains(r.err, ".map exists (--force replaces it)");
+	assert_int_equal(text_count_lines(r.err), 1);
+	text_assert_contains(r.err, ".map exists (--force replaces it)");
 	child_result_free(&r);
-	assert_false(exists(out));
+	assert_false(scratch_exists(out));
 
 	/* OUT must never be one of the inputs, --force or not. */
-	pl_xfdr(&r, "recover", "-f", "-o", live, live, NULL);
+	child_xfdr(&r, "recover", "-f", "-o", live, live, NULL);
 	assert_int_equal(r.status, 2);
-	pl_assert_contains(r.err, "would replace an input file");
+	text_assert_contains(r.err, "would replace an input file");
 	child_result_free(&r);
 }
 
@@ -333,24 +258,25 @@ static void test_recover_refuses_to_overwrite(void **state)
 static void test_recover_without_pool(void **state)
 {
 	const char *live = write_scenario("np", 0, 2000000000ull, 1);
-	const char *out = tmp_path("np-recovered.xray");
+	const char *out = scratch_path("np-recovered.xray");
 	struct child_result r;
 	char *events;
 
 	(void)state;
-	pl_xfdr(&r, "recover", live, NULL);
+	child_xfdr(&r, "recover", live, NULL);
 	assert_int_equal(r.status, 0);
-	pl_assert_contains(r.err, ".pool: not found: best-effort recovery");
+	text_assert_contains(r.err, ".pool: not found: best-effort recovery");
 	/* Every buffer whose start is a valid preamble: all but the never-used one. */
-	pl_assert_contains(r.err, "xfdr recover: 7 buffers of 2 threads kept, of 8 in the pool\n");
-	pl_assert_contains(r.err, "xfdr recover: 1 never-used buffer dropped\n");
-	pl_assert_contains(r.err, "best effort: ");
+	text_assert_contains(r.err,
+			     "xfdr recover: 7 buffers of 2 threads kept, of 8 in the pool\n");
+	text_assert_contains(r.err, "xfdr recover: 1 never-used buffer dropped\n");
+	text_assert_contains(r.err, "best effort: ");
 	child_result_free(&r);
-	assert_verifies(out);
+	child_xfdr_ok("verify", out, NULL);
 	/* The stale records are in (nothing tells them apart without the descriptors). */
 	events = pl_llvm_events(out, NULL);
-	pl_assert_contains(events, "t1 function-enter f1 @1000010\n");
-	pl_assert_contains(events, "t1 function-enter f8 @501\n");
+	text_assert_contains(events, "t1 function-enter f1 @1000010\n");
+	text_assert_contains(events, "t1 function-enter f8 @501\n");
 	free(events);
 }
 
@@ -361,30 +287,28 @@ static void test_recover_verbose(void **state)
 	struct child_result r;
 
 	(void)state;
-	pl_xfdr(&r, "recover", "-v", live, NULL);
+	child_xfdr(&r, "recover", "-v", live, NULL);
 	assert_int_equal(r.status, 0);
-	pl_assert_contains(r.err,
-			   "xfdr recover: buffer 1: free, used 0, claim 0, thread 0 (tid 0): "
-			   "free (never used)\n");
-	pl_assert_contains(r.err,
-			   "xfdr recover: buffer 3: owned, used 72, claim 4, thread 1 "
-			   "(tid 1001): kept 64 bytes; stopped at byte 64: expected 16 bytes "
-			   "for NewCPUId record, found 8 before the end of the buffer");
-	pl_assert_contains(r.err, "xfdr recover: buffer 7: full, used 56, claim 6, thread 2 "
-				  "(tid 1002): stale");
+	text_assert_contains(r.err,
+			     "xfdr recover: buffer 1: free, used 0, claim 0, thread 0 (tid 0): "
+			     "free (never used)\n");
+	text_assert_contains(r.err,
+			     "xfdr recover: buffer 3: owned, used 72, claim 4, thread 1 "
+			     "(tid 1001): kept 64 bytes; stopped at byte 64: expected 16 bytes "
+			     "for NewCPUId record, found 8 before the end of the buffer");
+	text_assert_contains(r.err, "xfdr recover: buffer 7: full, used 56, claim 6, thread 2 "
+				    "(tid 1002): stale");
 	child_result_free(&r);
 }
 
 /* One buffer only: no span to estimate the rate from, so 1 GHz with a warning. */
 static void test_recover_rate_assumed(void **state)
 {
-	const char *live = tmp_path("one-live.xray"), *out = tmp_path("one-recovered.xray");
+	const char *live = scratch_path("one-live.xray"), *out = scratch_path("one-recovered.xray");
 	char pool[256];
 	struct child_result r;
 	struct pl_pool p;
-	uint64_t hz = 0;
 	size_t at;
-	char *events;
 
 	(void)state;
 	pl_init(&p, 2, 64, 7, 0x10000, 0, 0, 1, 0);
@@ -397,39 +321,25 @@ static void test_recover_rate_assumed(void **state)
 	pl_write_pool(&p, pool);
 	pl_free(&p);
 
-	pl_xfdr(&r, "recover", live, NULL);
+	child_xfdr(&r, "recover", live, NULL);
 	assert_int_equal(r.status, 0);
-	pl_assert_contains(r.err, "xfdr recover: 1 buffer of 1 thread kept, of 2 in the pool\n");
-	pl_assert_contains(r.err, "warning: TSC rate not recorded");
-	pl_assert_contains(r.err, "assuming 1000000000 Hz");
+	text_assert_contains(r.err, "xfdr recover: 1 buffer of 1 thread kept, of 2 in the pool\n");
+	text_assert_contains(r.err, "warning: TSC rate not recorded");
+	text_assert_contains(r.err, "assuming 1000000000 Hz");
 	child_result_free(&r);
 	/* Exactly full after the function record (64 bytes): no EndOfBuffer, still valid. */
-	assert_verifies(out);
-	events = pl_llvm_events(out, &hz);
-	assert_text_equal(events, "t9 function-enter f3 @101\nt9 function-exit f3 @102\n");
-	assert_int_equal(hz, 1000000000ull);
-	free(events);
+	child_xfdr_ok("verify", out, NULL);
+	pl_expect_events(out, "t9 function-enter f3 @101\nt9 function-exit f3 @102\n",
+			 1000000000ull);
 }
 
 /* ---- Errors -----------------------------------------------------------------------------------
  */
 
 /* Run recover on live; exit status, one stderr line starting with want, no output file. */
-static void expect_error(const char *live, int status, const char *want)
+static void expect_error(const char *path, int status, const char *want)
 {
-	struct child_result r;
-	char out[300];
-
-	snprintf(out, sizeof(out), "%s.err.xray", live);
-	pl_xfdr(&r, "recover", "-o", out, live, NULL);
-	if (r.status != status || count_lines(r.err) != 1 || strncmp(r.err, want, strlen(want))) {
-		print_error("status %d, stderr [%s], expected %d and one line starting [%s]\n",
-			    r.status, r.err, status, want);
-		fail();
-	}
-	assert_int_equal(r.out_len, 0);
-	assert_false(exists(out));
-	child_result_free(&r);
+	pl_expect_error("recover", path, status, want);
 }
 
 struct pool_break {
@@ -461,7 +371,7 @@ static void test_recover_errors(void **state)
 	     "offset 24: expected 8 buffers of 256 bytes from buffers_addr to "
 	     "fit below 2^64"},
 	};
-	const char *live = tmp_path("e-live.xray");
+	const char *live = scratch_path("e-live.xray");
 	char pool[256], want[512];
 	struct child_result r;
 	struct pl_pool p;
@@ -472,8 +382,8 @@ static void test_recover_errors(void **state)
 
 	/* No such file: an input that cannot be opened is a 2, as for every verb. */
 	snprintf(want, sizeof(want), "xfdr recover: %s: No such file or directory",
-		 tmp_path("nothing-live.xray"));
-	expect_error(tmp_path("nothing-live.xray"), 2, want);
+		 scratch_path("nothing-live.xray"));
+	expect_error(scratch_path("nothing-live.xray"), 2, want);
 
 	/* A broken field of the locator, one at a time. */
 	for (i = 0; i < sizeof(breaks) / sizeof(breaks[0]); i++) {
@@ -544,18 +454,18 @@ static void test_recover_errors(void **state)
 
 	/* OUT where nothing can be created. */
 	live = write_scenario("w", 0, 0, 0);
-	pl_xfdr(&r, "recover", "-o", "/nonexistent-dir/w.xray", live, NULL);
+	child_xfdr(&r, "recover", "-o", "/nonexistent-dir/w.xray", live, NULL);
 	assert_int_equal(r.status, 1);
-	assert_int_equal(count_lines(r.err), 1);
-	pl_assert_contains(r.err, "xfdr recover: /nonexistent-dir/w.xray: cannot create: No such "
-				  "file or directory\n");
+	assert_int_equal(text_count_lines(r.err), 1);
+	text_assert_contains(r.err, "xfdr recover: /nonexistent-dir/w.xray: cannot create: No such "
+				    "file or directory\n");
 	child_result_free(&r);
 
 	/* A directory. */
-	snprintf(want, sizeof(want), "xfdr recover: %s: Is a directory", tmpdir);
-	pl_xfdr(&r, "recover", "-o", tmp_path("dir.xray"), tmpdir, NULL);
+	snprintf(want, sizeof(want), "xfdr recover: %s: Is a directory", scratch_dir);
+	child_xfdr(&r, "recover", "-o", scratch_path("dir.xray"), scratch_dir, NULL);
 	assert_int_equal(r.status, 2);
-	pl_assert_contains(r.err, want);
+	text_assert_contains(r.err, want);
 	child_result_free(&r);
 }
 
@@ -570,18 +480,18 @@ static void test_recover_unreadable_inputs(void **state)
 	snprintf(map, sizeof(map), "%s.map", live);
 
 	/* A FIFO is refused at once, not waited on. */
-	snprintf(fifo, sizeof(fifo), "%s/u-fifo-live.xray", tmpdir);
+	snprintf(fifo, sizeof(fifo), "%s/u-fifo-live.xray", scratch_dir);
 	assert_int_equal(mkfifo(fifo, 0600), 0);
 	snprintf(want, sizeof(want), "xfdr recover: %s: not a regular file\n", fifo);
 	expect_error(fifo, 2, want);
 
 	/* FILE.pool and FILE.map are inputs too, when present. */
-	assert_int_equal(rename(pool, tmp_path("u-saved.pool")), 0);
+	assert_int_equal(rename(pool, scratch_path("u-saved.pool")), 0);
 	assert_int_equal(mkdir(pool, 0700), 0);
 	snprintf(want, sizeof(want), "xfdr recover: %s: Is a directory\n", pool);
 	expect_error(live, 2, want);
 	assert_int_equal(rmdir(pool), 0);
-	assert_int_equal(rename(tmp_path("u-saved.pool"), pool), 0);
+	assert_int_equal(rename(scratch_path("u-saved.pool"), pool), 0);
 	assert_int_equal(mkdir(map, 0700), 0);
 	snprintf(want, sizeof(want), "xfdr recover: %s: Is a directory\n", map);
 	expect_error(live, 2, want);
@@ -600,7 +510,7 @@ static void test_recover_unreadable_inputs(void **state)
 static void test_recover_short_live_file(void **state)
 {
 	const char *live = write_scenario("s", 2000000000ull, 0, 0);
-	const char *out = tmp_path("s-recovered.xray");
+	const char *out = scratch_path("s-recovered.xray");
 	struct child_result r;
 	size_t n;
 	uint8_t *b = pl_read_file(live, &n);
@@ -609,12 +519,13 @@ static void test_recover_short_live_file(void **state)
 	assert_non_null(b);
 	pl_write_file(live, b, 32 + 6 * 256); /* buffers 6 and 7 gone */
 	free(b);
-	pl_xfdr(&r, "recover", live, NULL);
+	child_xfdr(&r, "recover", live, NULL);
 	assert_int_equal(r.status, 0);
-	pl_assert_contains(r.err, "xfdr recover: 4 buffers of 2 threads kept, of 8 in the pool\n");
-	pl_assert_contains(r.err, "xfdr recover: 2 buffers dropped: missing from the live file");
+	text_assert_contains(r.err,
+			     "xfdr recover: 4 buffers of 2 threads kept, of 8 in the pool\n");
+	text_assert_contains(r.err, "xfdr recover: 2 buffers dropped: missing from the live file");
 	child_result_free(&r);
-	assert_verifies(out);
+	child_xfdr_ok("verify", out, NULL);
 }
 
 /* ---- Usage --------------------------------------------------------------------------------------
@@ -625,45 +536,20 @@ static void test_recover_usage(void **state)
 	struct child_result r;
 
 	(void)state;
-	pl_xfdr(&r, "recover", NULL);
-	assert_int_equal(r.status, 2);
-	pl_assert_contains(r.err, "xfdr recover: missing FILE");
-	child_result_free(&r);
+	pl_expect_usage("xfdr recover: missing FILE", "recover", NULL);
+	pl_expect_usage("one FILE at a time; extra operand 'b'", "recover", "a", "b", NULL);
+	pl_expect_usage("'--frob'", "recover", "--frob", "a", NULL);
+	pl_expect_usage("option '-o' needs an argument", "recover", "a", "-o", NULL);
 
-	pl_xfdr(&r, "recover", "a", "b", NULL);
-	assert_int_equal(r.status, 2);
-	pl_assert_contains(r.err, "one FILE at a time; extra operand 'b'");
-	child_result_free(&r);
+	pl_expect_help("recover", "--force",
+		       "2 usage error, FILE missing or unreadable, or OUT\nexists", NULL);
 
-	pl_xfdr(&r, "recover", "--frob", "a", NULL);
-	assert_int_equal(r.status, 2);
-	pl_assert_contains(r.err, "'--frob'");
-	child_result_free(&r);
-
-	pl_xfdr(&r, "recover", "a", "-o", NULL);
-	assert_int_equal(r.status, 2);
-	pl_assert_contains(r.err, "option '-o' needs an argument");
-	child_result_free(&r);
-
-	pl_xfdr(&r, "recover", "--help", NULL);
+	child_xfdr(&r, "--help", NULL);
 	assert_int_equal(r.status, 0);
-	assert_int_equal(r.err_len, 0);
-	assert_int_equal(strncmp(r.out, "usage: xfdr recover ", 20), 0);
-	pl_assert_contains(r.out, "--force");
-	pl_assert_contains(r.out, "2 usage error, FILE missing or unreadable, or OUT\nexists");
-	child_result_free(&r);
-
-	pl_xfdr(&r, "help", "recover", NULL);
-	assert_int_equal(r.status, 0);
-	assert_int_equal(strncmp(r.out, "usage: xfdr recover ", 20), 0);
-	child_result_free(&r);
-
-	pl_xfdr(&r, "--help", NULL);
-	assert_int_equal(r.status, 0);
-	pl_assert_contains(r.out, "\n  recover FILE ");
-	pl_assert_contains(r.out, "\n  core CORE ");
+	text_assert_contains(r.out, "\n  recover FILE ");
+	text_assert_contains(r.out, "\n  core CORE ");
 	/* recover and core follow the one exit status convention: no exception to state. */
-	pl_assert_contains(r.out, "2 usage error or\nunreadable file.\n");
+	text_assert_contains(r.out, "2 usage error or\nunreadable file.\n");
 	assert_null(strstr(r.out, "recover and core:"));
 	child_result_free(&r);
 
@@ -674,43 +560,20 @@ static void test_recover_usage(void **state)
 		uint8_t *b;
 		size_t n;
 
-		snprintf(path, sizeof(path), "%s/plain.xray", tmpdir);
-		snprintf(pool, sizeof(pool), "%s/plain.xray.pool", tmpdir);
+		snprintf(path, sizeof(path), "%s/plain.xray", scratch_dir);
+		snprintf(pool, sizeof(pool), "%s/plain.xray.pool", scratch_dir);
 		assert_int_equal(rename(live, path), 0);
 		snprintf(path, sizeof(path), "%s.pool", live);
 		assert_int_equal(rename(path, pool), 0);
-		snprintf(path, sizeof(path), "%s/plain.xray", tmpdir);
-		pl_xfdr(&r, "recover", path, NULL);
+		snprintf(path, sizeof(path), "%s/plain.xray", scratch_dir);
+		child_xfdr(&r, "recover", path, NULL);
 		assert_int_equal(r.status, 0);
 		child_result_free(&r);
-		snprintf(path, sizeof(path), "%s/plain.xray.recovered.xray", tmpdir);
+		snprintf(path, sizeof(path), "%s/plain.xray.recovered.xray", scratch_dir);
 		b = pl_read_file(path, &n);
 		assert_non_null(b);
 		free(b);
 	}
-}
-
-/* ---- Fixtures
- * ------------------------------------------------------------------------------------ */
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static int setup(void **state)
-{
-	(void)state;
-	return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return nftw(tmpdir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
 }
 
 int main(void)
@@ -729,5 +592,5 @@ int main(void)
 	    cmocka_unit_test(test_recover_usage),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);
 }

@@ -32,6 +32,7 @@
 
 #include "reader/lib/elf_symbols.h"
 #include "tests/support/image.h"
+#include "tests/support/scratch.h"
 #include "xfdr/reader.h"
 
 #define TAG 'X', 'F', 'D', 'R', 'C', 'R', 'S', 'H'
@@ -42,7 +43,6 @@
 
 static struct xfdr_crash_event ce;
 static struct xfdr_error err;
-static char dir[] = "/tmp/xfdr-test-crash-XXXXXX";
 
 static int decode(const uint8_t *p, uint32_t n, int big)
 {
@@ -173,19 +173,6 @@ static void test_decode_invalid(void **state)
 
 /* ---- the sidecar -------------------------------------------------------------------------- */
 
-static const char *write_map(const char *name, const char *text)
-{
-	static char path[128];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	assert_int_equal(fputs(text, f) >= 0, 1);
-	assert_int_equal(fclose(f), 0);
-	return path;
-}
-
 static void expect_frame(const struct xfdr_map_frame *f, uint32_t index, uint64_t pc,
 			 const char *symbol, const char *module, int have_vaddr, uint64_t vaddr)
 {
@@ -206,18 +193,18 @@ static void expect_frame(const struct xfdr_map_frame *f, uint32_t index, uint64_
 /* A crash flush's sidecar: the crash and frame lines after the drops, before the threads. */
 static void test_map_crash_lines(void **state)
 {
-	const char *path =
-	    write_map("crash.map", "xfdr-map\t1\n"
-				   "pid\t42\n"
-				   "dropped\ttotal\t0\n"
-				   "crash\t11\tSIGSEGV\t1\t0x0\t4242\n"
-				   "frame\t0\t0x55d0c0de1234\tcrash_here\t/path/prog\t0x1234\n"
-				   "frame\t2\t0x7f12345678\t<unknown>\t/lib/libc.so.6\t0x27249\n"
-				   "frame\t1\t0x55d0c0de0100\t_ZN3foo3barEv\t/path/prog\t0x100\n"
-				   "frame\t3\t0xFFFFFFFFFFFFFFFF\t<unknown>\t-\t-\tlater\tfields\n"
-				   "thread\t4242\t1\tprog\t0\t0\t0\t0\t0\t0\n"
-				   "functions\tcyg\t1\n"
-				   "function\t1\tmain\t0x1000\t/path/prog\t0x1000\n");
+	const char *path = scratch_write_text(
+	    "crash.map", "xfdr-map\t1\n"
+			 "pid\t42\n"
+			 "dropped\ttotal\t0\n"
+			 "crash\t11\tSIGSEGV\t1\t0x0\t4242\n"
+			 "frame\t0\t0x55d0c0de1234\tcrash_here\t/path/prog\t0x1234\n"
+			 "frame\t2\t0x7f12345678\t<unknown>\t/lib/libc.so.6\t0x27249\n"
+			 "frame\t1\t0x55d0c0de0100\t_ZN3foo3barEv\t/path/prog\t0x100\n"
+			 "frame\t3\t0xFFFFFFFFFFFFFFFF\t<unknown>\t-\t-\tlater\tfields\n"
+			 "thread\t4242\t1\tprog\t0\t0\t0\t0\t0\t0\n"
+			 "functions\tcyg\t1\n"
+			 "function\t1\tmain\t0x1000\t/path/prog\t0x1000\n");
 	struct xfdr_names *n = NULL;
 	struct xfdr_map_crash mc;
 	struct xfdr_map_frame f;
@@ -257,7 +244,7 @@ static void test_map_crash_lines(void **state)
 	assert_int_equal(xfdr_names_frame(NULL, 0, &f), 0);
 	assert_int_equal(xfdr_names_frame_at_pc(NULL, 0, &f), 0);
 	assert_int_equal(xfdr_names_frame_count(NULL), 0);
-	path = write_map("plain.map", "xfdr-map\t1\nfunction\t1\tmain\n");
+	path = scratch_write_text("plain.map", "xfdr-map\t1\nfunction\t1\tmain\n");
 	assert_int_equal(xfdr_names_load(path, &n, &err), 0);
 	assert_int_equal(xfdr_names_crash(n, &mc), 0);
 	assert_int_equal(xfdr_names_frame(n, 0, &f), 0);
@@ -269,15 +256,15 @@ static void test_map_crash_lines(void **state)
 static void test_map_last_crash(void **state)
 {
 	const char *path =
-	    write_map("two.map", "frame\t0\t0x1\tbefore_any\t-\t-\n"
-				 "crash\t6\tSIGABRT\t-6\t0x0\t10\n"
-				 "frame\t0\t0x10\tabort\t-\t-\n"
-				 "frame\t1\t0x20\tmain\t-\t-\n"
-				 "crash\t8\tSIGFPE\t-2147483648\t0xffffffffffffffff\t11\n"
-				 "frame\t1\t0x30\tdivide\t/p\t0x30\n"
-				 "frame\t0\t0x30\tdivide_too\t/p\t0x30\n"
-				 "crash_later_key\tx\n"
-				 "frames\ty\n");
+	    scratch_write_text("two.map", "frame\t0\t0x1\tbefore_any\t-\t-\n"
+					  "crash\t6\tSIGABRT\t-6\t0x0\t10\n"
+					  "frame\t0\t0x10\tabort\t-\t-\n"
+					  "frame\t1\t0x20\tmain\t-\t-\n"
+					  "crash\t8\tSIGFPE\t-2147483648\t0xffffffffffffffff\t11\n"
+					  "frame\t1\t0x30\tdivide\t/p\t0x30\n"
+					  "frame\t0\t0x30\tdivide_too\t/p\t0x30\n"
+					  "crash_later_key\tx\n"
+					  "frames\ty\n");
 	struct xfdr_names *n = NULL;
 	struct xfdr_map_crash mc;
 	struct xfdr_map_frame f;
@@ -360,7 +347,7 @@ static void test_map_malformed(void **state)
 		/* "xfdr-map\t1\n" is 11 bytes, "crash\t7\tSIGBUS\t2\t0x8\t3\n" 23: line 3 at 34. */
 		snprintf(text, sizeof(text), "xfdr-map\t1\ncrash\t7\tSIGBUS\t2\t0x8\t3\n%s\n",
 			 bad[i].line);
-		path = write_map("bad.map", text);
+		path = scratch_write_text("bad.map", text);
 		n = (struct xfdr_names *)&n;
 		assert_int_equal(xfdr_names_load(path, &n, &err), -2);
 		assert_null(n);
@@ -371,9 +358,9 @@ static void test_map_malformed(void **state)
 	}
 
 	/* One frame index twice for one crash: the file and both pcs named. */
-	path = write_map("twice.map", "crash\t11\tSIGSEGV\t1\t0x0\t1\n"
-				      "frame\t2\t0xa\tf\t-\t-\n"
-				      "frame\t2\t0xb\tg\t-\t-\n");
+	path = scratch_write_text("twice.map", "crash\t11\tSIGSEGV\t1\t0x0\t1\n"
+					       "frame\t2\t0xa\tf\t-\t-\n"
+					       "frame\t2\t0xb\tg\t-\t-\n");
 	n = (struct xfdr_names *)&n;
 	assert_int_equal(xfdr_names_load(path, &n, &err), -2);
 	assert_null(n);
@@ -383,10 +370,10 @@ static void test_map_malformed(void **state)
 	assert_int_equal(err.offset, 0);
 
 	/* ... but the same index in two crashes is one per crash. */
-	path = write_map("again.map", "crash\t11\tSIGSEGV\t1\t0x0\t1\n"
-				      "frame\t2\t0xa\tf\t-\t-\n"
-				      "crash\t11\tSIGSEGV\t1\t0x0\t1\n"
-				      "frame\t2\t0xb\tg\t-\t-\n");
+	path = scratch_write_text("again.map", "crash\t11\tSIGSEGV\t1\t0x0\t1\n"
+					       "frame\t2\t0xa\tf\t-\t-\n"
+					       "crash\t11\tSIGSEGV\t1\t0x0\t1\n"
+					       "frame\t2\t0xb\tg\t-\t-\n");
 	assert_int_equal(xfdr_names_load(path, &n, &err), 0);
 	xfdr_names_free(n);
 }
@@ -486,29 +473,6 @@ static uint8_t *read_whole(const char *path, size_t *n)
 	return p;
 }
 
-static const char *write_bytes(const char *name, const void *p, size_t n)
-{
-	static char path[128];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "wb");
-	assert_non_null(f);
-	assert_int_equal(fwrite(p, 1, n, f), n);
-	assert_int_equal(fclose(f), 0);
-	return path;
-}
-
-static uint64_t le64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	int i;
-
-	for (i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
 static uint64_t fuzz_next(uint64_t *s)
 {
 	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
@@ -535,32 +499,32 @@ static void test_elf_bad_files(void **state)
 	copy = malloc(n);
 	assert_non_null(copy);
 	/* e_shoff: u64 at 40 of the ELF64 header; section headers are 64 bytes each. */
-	shoff = (size_t)le64(img + 40);
+	shoff = (size_t)img_le64(img + 40);
 	assert_true(shoff > 0 && shoff < n);
 
 	assert_int_equal(rd_elf_open("/nonexistent/xfdr-no-such-file", &e), -ENOENT);
 	assert_null(e);
-	assert_int_equal(rd_elf_open(dir, &e), -ENOEXEC); /* a directory */
-	path = write_bytes("text", "frame\t0\t0x1\n", 11);
+	assert_int_equal(rd_elf_open(scratch_dir, &e), -ENOEXEC); /* a directory */
+	path = scratch_write("text", "frame\t0\t0x1\n", 11);
 	assert_int_equal(rd_elf_open(path, &e), -ENOEXEC);
-	path = write_bytes("empty", "", 0);
+	path = scratch_write("empty", "", 0);
 	assert_int_equal(rd_elf_open(path, &e), -ENOEXEC);
 	/* Cut inside the header, right after it, inside the section headers. */
-	path = write_bytes("cut63", img, 63);
+	path = scratch_write("cut63", img, 63);
 	assert_int_equal(rd_elf_open(path, &e), -ENOEXEC);
-	path = write_bytes("cut64", img, 64);
+	path = scratch_write("cut64", img, 64);
 	assert_int_equal(rd_elf_open(path, &e), -ENOEXEC);
-	path = write_bytes("cutsh", img, shoff + 100);
+	path = scratch_write("cutsh", img, shoff + 100);
 	assert_int_equal(rd_elf_open(path, &e), -ENOEXEC);
 	assert_null(e);
 	/* 32-bit class, big-endian data: not read. */
 	memcpy(copy, img, n);
 	copy[4] = 1; /* EI_CLASS = ELFCLASS32 */
-	path = write_bytes("class32", copy, n);
+	path = scratch_write("class32", copy, n);
 	assert_int_equal(rd_elf_open(path, &e), -ENOEXEC);
 	memcpy(copy, img, n);
 	copy[5] = 2; /* EI_DATA = ELFDATA2MSB */
-	path = write_bytes("msb", copy, n);
+	path = scratch_write("msb", copy, n);
 	assert_int_equal(rd_elf_open(path, &e), -ENOEXEC);
 
 	/* The symbol table's offset or size out of the file: that table is ignored. */
@@ -572,7 +536,7 @@ static void test_elf_bad_files(void **state)
 			if (sh[4] == 2 && !sh[5] && !sh[6] && !sh[7]) /* sh_type SHT_SYMTAB */
 				memset(sh + (k ? 32 : 24), 0xff, 8);  /* sh_size / sh_offset */
 		}
-		path = write_bytes("badsymtab", copy, n);
+		path = scratch_write("badsymtab", copy, n);
 		assert_int_equal(rd_elf_open(path, &e), 0);
 		/* A static function is only in .symtab, so now nothing names it. */
 		assert_null(rd_elf_symbol(e, vaddr, NULL));
@@ -584,7 +548,7 @@ static void test_elf_bad_files(void **state)
 	 * in place in one copy of the file (each mapping is private and gone before the next
 	 * change), and put back after each round.
 	 */
-	path = write_bytes("fuzz", img, n);
+	path = scratch_write("fuzz", img, n);
 	fd = open(path, O_RDWR);
 	assert_true(fd >= 0);
 	for (k = 0; k < 1000; k++) {
@@ -620,21 +584,6 @@ static void test_elf_bad_files(void **state)
 	free(img);
 }
 
-static int setup(void **state)
-{
-	(void)state;
-	return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	char cmd[128];
-
-	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -644,5 +593,5 @@ int main(void)
 	    cmocka_unit_test(test_elf_bad_files),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);
 }

@@ -17,35 +17,22 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "tests/support/scratch.h"
 #include "xfdr/reader.h"
-
-static char dir[64];
-
-static const char *write_map(const char *name, const char *text)
-{
-	static char path[128];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	assert_int_equal(fputs(text, f) >= 0, 1);
-	assert_int_equal(fclose(f), 0);
-	return path;
-}
 
 /* A whole sidecar as the runtime writes it: only the function lines name anything. */
 static void names_from_function_lines(void **state)
 {
-	const char *path = write_map("ok.map", "xfdr-map\t1\n"
-					       "pid\t42\n"
-					       "thread\t42\t42\tprog\t0\t0\t0\n"
-					       "functions\tcyg\t4\n"
-					       "function\t1\tmain\t0x1000\t/bin/prog\t0x1000\n"
-					       "function\t7\t_ZN3foo3barEv\t0x2000\t-\t-\n"
-					       "function\t9\t<unknown>\t0x3000\t-\t-\n"
-					       "function\t268435455\t<unassigned>\t-\t-\t-\n"
-					       "a_later_key\tanything\n");
+	const char *path =
+	    scratch_write_text("ok.map", "xfdr-map\t1\n"
+					 "pid\t42\n"
+					 "thread\t42\t42\tprog\t0\t0\t0\n"
+					 "functions\tcyg\t4\n"
+					 "function\t1\tmain\t0x1000\t/bin/prog\t0x1000\n"
+					 "function\t7\t_ZN3foo3barEv\t0x2000\t-\t-\n"
+					 "function\t9\t<unknown>\t0x3000\t-\t-\n"
+					 "function\t268435455\t<unassigned>\t-\t-\t-\n"
+					 "a_later_key\tanything\n");
 	struct xfdr_names *n = NULL;
 	struct xfdr_error err;
 
@@ -64,7 +51,7 @@ static void names_from_function_lines(void **state)
 /* A sidecar that names nothing is valid and names nothing. */
 static void empty_sidecar(void **state)
 {
-	const char *path = write_map("empty.map", "");
+	const char *path = scratch_write_text("empty.map", "");
 	struct xfdr_names *n = NULL;
 	struct xfdr_error err;
 
@@ -78,12 +65,12 @@ static void empty_sidecar(void **state)
 /* -1: the file cannot be opened (a usage error for the command). */
 static void missing_file(void **state)
 {
-	char path[128], want[256];
+	const char *path = scratch_path("absent.map");
 	struct xfdr_names *n = (struct xfdr_names *)&n;
 	struct xfdr_error err;
+	char want[512];
 
 	(void)state;
-	snprintf(path, sizeof(path), "%s/absent.map", dir);
 	assert_int_equal(xfdr_names_load(path, &n, &err), -1);
 	assert_null(n);
 	snprintf(want, sizeof(want), "%s: %s", path, strerror(ENOENT));
@@ -94,9 +81,9 @@ static void missing_file(void **state)
 static void malformed_line(void **state)
 {
 	/* "pid\t1\n" is 6 bytes, "function\t1\tmain\n" 16: the bad line starts at 22. */
-	const char *path = write_map("bad.map", "pid\t1\n"
-						"function\t1\tmain\n"
-						"function\tx\tmain\n");
+	const char *path = scratch_write_text("bad.map", "pid\t1\n"
+							 "function\t1\tmain\n"
+							 "function\tx\tmain\n");
 	struct xfdr_names *n = (struct xfdr_names *)&n;
 	struct xfdr_error err;
 	char want[512];
@@ -110,7 +97,7 @@ static void malformed_line(void **state)
 	assert_non_null(strstr(err.text, "function\tx\tmain"));
 
 	/* An id past 28 bits is malformed too. */
-	path = write_map("wide.map", "function\t268435456\tf\n");
+	path = scratch_write_text("wide.map", "function\t268435456\tf\n");
 	assert_int_equal(xfdr_names_load(path, &n, &err), -2);
 	assert_int_equal(err.offset, 0);
 }
@@ -118,8 +105,8 @@ static void malformed_line(void **state)
 /* -2: one id named twice (as when XRay and -finstrument-functions ids meet in one process). */
 static void id_named_twice(void **state)
 {
-	const char *path = write_map("twice.map", "function\t3\tf\n"
-						  "function\t3\tg\n");
+	const char *path = scratch_write_text("twice.map", "function\t3\tf\n"
+							   "function\t3\tg\n");
 	struct xfdr_names *n = (struct xfdr_names *)&n;
 	struct xfdr_error err;
 	char want[512];
@@ -134,12 +121,12 @@ static void id_named_twice(void **state)
 /* A snapshot's sidecar: since_tsc among keys the reader does not know, which it skips. */
 static void since_tsc(void **state)
 {
-	const char *path = write_map("snap.map", "xfdr-map\t1\n"
-						 "mode\tring\n"
-						 "since_tsc\t18446744073709551615\n"
-						 "func_duration_threshold_us\t5\n"
-						 "overwritten\t12\n"
-						 "function\t1\tmain\t0x1\t-\t-\n");
+	const char *path = scratch_write_text("snap.map", "xfdr-map\t1\n"
+							  "mode\tring\n"
+							  "since_tsc\t18446744073709551615\n"
+							  "func_duration_threshold_us\t5\n"
+							  "overwritten\t12\n"
+							  "function\t1\tmain\t0x1\t-\t-\n");
 	struct xfdr_names *n = NULL;
 	struct xfdr_error err;
 	uint64_t tsc = 7;
@@ -152,7 +139,7 @@ static void since_tsc(void **state)
 	xfdr_names_free(n);
 
 	/* A later field after the TSC is skipped; 0 is a window too. */
-	path = write_map("snap0.map", "since_tsc\t0\tlater\n");
+	path = scratch_write_text("snap0.map", "since_tsc\t0\tlater\n");
 	assert_int_equal(xfdr_names_load(path, &n, &err), 0);
 	tsc = 7;
 	assert_int_equal(xfdr_names_since_tsc(n, &tsc), 1);
@@ -160,7 +147,7 @@ static void since_tsc(void **state)
 	xfdr_names_free(n);
 
 	/* Not a snapshot: no since_tsc (a key that only starts like it does not count). */
-	path = write_map("plain.map", "since_tsc_x\t5\nsince\t5\nfunction\t1\tmain\n");
+	path = scratch_write_text("plain.map", "since_tsc_x\t5\nsince\t5\nfunction\t1\tmain\n");
 	assert_int_equal(xfdr_names_load(path, &n, &err), 0);
 	tsc = 7;
 	assert_int_equal(xfdr_names_since_tsc(n, &tsc), 0);
@@ -189,7 +176,7 @@ static void since_tsc_malformed(void **state)
 
 		/* "pid\t1\n" is 6 bytes: the bad line 2 starts at 6. */
 		snprintf(text, sizeof(text), "pid\t1\n%s", bad[i]);
-		path = write_map("badsince.map", text);
+		path = scratch_write_text("badsince.map", text);
 		n = (struct xfdr_names *)&n;
 		assert_int_equal(xfdr_names_load(path, &n, &err), -2);
 		assert_null(n);
@@ -201,30 +188,13 @@ static void since_tsc_malformed(void **state)
 		assert_memory_equal(err.text, want, strlen(want));
 	}
 
-	path = write_map("twosince.map", "since_tsc\t5\nsince_tsc\t5\n");
+	path = scratch_write_text("twosince.map", "since_tsc\t5\nsince_tsc\t5\n");
 	assert_int_equal(xfdr_names_load(path, &n, &err), -2);
 	assert_null(n);
 	assert_int_equal(err.offset, 12);
 	snprintf(want, sizeof(want),
 		 "%s: line 2: expected at most one since_tsc line, found 'since_tsc\t5'", path);
 	assert_string_equal(err.text, want);
-}
-
-static int setup(void **state)
-{
-	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/xfdr-names-XXXXXX");
-	assert_non_null(mkdtemp(dir));
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	char cmd[128];
-
-	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	return system(cmd);
 }
 
 int main(void)
@@ -239,5 +209,5 @@ int main(void)
 	    cmocka_unit_test(since_tsc_malformed),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);
 }

@@ -49,27 +49,6 @@
 
 static char live[512], pool_path[600], map_path[600];
 
-/* ---- the known sequence ------------------------------------------------------------------ */
-
-/* Event k: the entry (k even) or exit (k odd) of function k / 2 % 1000 + 1. */
-static uint32_t seq_fid(uint64_t k)
-{
-	return (uint32_t)(k / 2 % 1000 + 1);
-}
-
-static int seq_is_exit(uint64_t k)
-{
-	return (int)(k & 1);
-}
-
-static void seq_issue(uint64_t k)
-{
-	if (seq_is_exit(k))
-		xfdr_exit(seq_fid(k));
-	else
-		xfdr_enter(seq_fid(k));
-}
-
 /* ---- files ----------------------------------------------------------------------------- */
 
 static int64_t file_size(const char *path)
@@ -217,7 +196,7 @@ static void file_layout(void **state)
 	pin_here(&was);
 	assert_int_equal(xfdr_start(), 0);
 	for (k = 0; k < EVENTS; k++)
-		seq_issue(k);
+		ts_seq_issue(k);
 	assert_int_equal(xfdr_stop(), 0);
 	assert_int_equal(sched_setaffinity(0, sizeof(was), &was), 0);
 
@@ -253,7 +232,7 @@ static void file_layout(void **state)
 	for (k = 0; k < EVENTS; k++) {
 		uint32_t word = ts_get32(buf + 48 + 8 * k);
 
-		assert_int_equal(word, (uint32_t)seq_is_exit(k) << 1 | seq_fid(k) << 4);
+		assert_int_equal(word, (uint32_t)ts_seq_is_exit(k) << 1 | ts_seq_fid(k) << 4);
 	}
 
 	/* The keeper hands the frequency over once the calibration needs no spin: ~25 ms. */
@@ -570,8 +549,8 @@ static void fork_child_leaves_parent_files(void **state)
 	live_paths(prefix, getpid());
 	assert_int_equal(init_file_backed(prefix, BUF_BYTES, BUF_COUNT, XFDR_BACKING_FILE), 0);
 	assert_int_equal(xfdr_start(), 0);
-	seq_issue(0);
-	seq_issue(1);
+	ts_seq_issue(0);
+	ts_seq_issue(1);
 	read_at(pool_path, 0, loc, sizeof(loc));
 	used_before = read64_at(pool_path, 128 + ts_get32(loc + 64));
 	assert_int_equal(used_before, 48 + 2 * 8);
@@ -581,7 +560,7 @@ static void fork_child_leaves_parent_files(void **state)
 		uint64_t k;
 
 		for (k = 2; k < 2 + 3 * RECORDS_PER_BUF; k++)
-			seq_issue(k);
+			ts_seq_issue(k);
 		_exit(0);
 	}
 	assert_int_equal(waitpid(pid, &st, 0), pid);
@@ -621,7 +600,7 @@ static int kill_child_main(const char *dir, const char *progress_path)
 	if (init_file_backed(output, BUF_BYTES, KILL_BUF_COUNT, XFDR_BACKING_FILE) || xfdr_start())
 		return 5;
 	for (k = 0; k < KILL_EVENTS_MAX; k++) {
-		seq_issue(k);
+		ts_seq_issue(k);
 		__atomic_store_n(progress, k + 1, __ATOMIC_RELEASE);
 		if (k % KILL_PAUSE_EVERY == KILL_PAUSE_EVERY - 1)
 			nanosleep(&(struct timespec){0, 200000}, NULL);
@@ -644,128 +623,6 @@ static pid_t spawn_self(char *const argv[], const char *log)
 	assert_int_equal(posix_spawn(&pid, "/proc/self/exe", &fa, NULL, argv, environ), 0);
 	posix_spawn_file_actions_destroy(&fa);
 	return pid;
-}
-
-/* Run a command, output captured; fails the test with its output unless it exits 0. */
-static void run_ok(char *const argv[])
-{
-	struct child_result r;
-
-	child_capture(argv, &r);
-	if (r.status)
-		fail_msg("%s %s exited %d:\n%s%s", argv[0], argv[1], r.status, r.out, r.err);
-	child_result_free(&r);
-}
-
-/* One function record of llvm-xray's YAML. */
-struct yrec {
-	unsigned fid, thread;
-	int exit;
-	uint64_t tsc;
-};
-
-static int yrec_tsc_cmp(const void *a, const void *b)
-{
-	const struct yrec *x = a, *y = b;
-
-	return x->tsc < y->tsc ? -1 : x->tsc > y->tsc;
-}
-
-/* The value after "key" in [line, eol), or NULL (bounded: the YAML has 10^5 lines here). */
-static const char *yfield(const char *line, const char *eol, const char *key)
-{
-	const char *p = memmem(line, (size_t)(eol - line), key, strlen(key));
-
-	return p ? p + strlen(key) : NULL;
-}
-
-/*
- * The records of llvm-xray's YAML ("  - { type: 0, func-id: 1, ..., kind: function-enter,
- * tsc: N, data: '' }"); returns how many (at most max stored), failing on a kind that is not
- * a function entry or exit.
- */
-static size_t yaml_records(const char *yaml, struct yrec *out, size_t max)
-{
-	const char *p = strstr(yaml, "records:");
-	size_t n = 0;
-
-	while (p && (p = strstr(p, "\n  - { "))) {
-		const char *line = p + 1, *eol = strchr(line, '\n'), *f;
-		struct yrec r = {0, 0, 0, 0};
-
-		if (!eol)
-			eol = line + strlen(line);
-		if ((f = yfield(line, eol, "func-id: ")))
-			r.fid = (unsigned)strtoul(f, NULL, 10);
-		if ((f = yfield(line, eol, "thread: ")))
-			r.thread = (unsigned)strtoul(f, NULL, 10);
-		if ((f = yfield(line, eol, " tsc: ")))
-			r.tsc = strtoull(f, NULL, 10);
-		if (yfield(line, eol, "kind: function-exit,"))
-			r.exit = 1;
-		else if (!yfield(line, eol, "kind: function-enter,"))
-			fail_msg("unexpected llvm-xray record: %.*s", (int)(eol - line), line);
-		if (n < max)
-			out[n] = r;
-		n++;
-		p = eol;
-	}
-	return n;
-}
-
-/* The function events of OUT per llvm-xray: one thread, exactly events 0 .. n-1. */
-static size_t llvm_sequence(const char *out, uint64_t max)
-{
-	struct yrec *r = calloc(max + 2, sizeof(*r));
-	char *yaml = NULL;
-	size_t n, k;
-
-	assert_non_null(r);
-	if (ts_llvm_yaml(out, &yaml))
-		fail_msg("llvm-xray rejects %s:\n%.2000s", out, yaml ? yaml : "");
-	n = yaml_records(yaml, r, max + 2);
-	assert_true(n <= max + 1);
-	/*
-	 * By TSC: llvm-xray 14 orders a thread's buffers with a comparator that is no strict weak
-	 * order (README), so buffers that straddle a second may come out swapped. The child's
-	 * events are microseconds apart, so their TSCs are distinct and give the issue order.
-	 */
-	qsort(r, n, sizeof(*r), yrec_tsc_cmp);
-	for (k = 0; k < n; k++)
-		if (r[k].fid != seq_fid(k) || r[k].exit != seq_is_exit(k) ||
-		    r[k].thread != r[0].thread)
-			fail_msg(
-			    "llvm-xray record %zu by TSC: fid %u exit %d thread %u, expected fid "
-			    "%u exit %d",
-			    k, r[k].fid, r[k].exit, r[k].thread, seq_fid(k), seq_is_exit(k));
-	free(yaml);
-	free(r);
-	return n;
-}
-
-/* The same through the reader library, in file order. */
-static size_t reader_sequence(const char *out)
-{
-	struct xfdr_trace *tr = ts_open_verified(out);
-	struct xfdr_event_iter it;
-	struct xfdr_event ev;
-	struct xfdr_error err;
-	size_t n = 0;
-	int rc;
-
-	assert_int_equal(xfdr_events_begin(tr, XFDR_ORDER_FILE, &it, &err), 0);
-	while ((rc = xfdr_events_next(&it, &ev, &err)) == 1) {
-		if (ev.type != XFDR_EVENT_FUNCTION)
-			continue;
-		if (ev.function_id != seq_fid(n) || ev.action != (unsigned)seq_is_exit(n))
-			fail_msg("reader event %zu: fid %u action %u, expected %u %u", n,
-				 ev.function_id, ev.action, seq_fid(n), seq_is_exit(n));
-		n++;
-	}
-	if (rc < 0)
-		fail_msg("%s", err.text);
-	xfdr_trace_close(tr);
-	return n;
 }
 
 static void sigkill_then_recover(void **state)
@@ -824,14 +681,14 @@ static void sigkill_then_recover(void **state)
 
 	snprintf(out, sizeof(out), "%srecovered.xray", ts_dir);
 	snprintf(out_map, sizeof(out_map), "%s.map", out);
-	run_ok((char *[]){(char *)child_xfdr_bin(), "recover", live, "-o", out, NULL});
-	run_ok((char *[]){(char *)child_xfdr_bin(), "verify", out, NULL});
+	child_xfdr_ok("recover", live, "-o", out, NULL);
+	child_xfdr_ok("verify", out, NULL);
 	/*
 	 * Every event the child had finished is there, in order, and nothing else: one more only
 	 * if the kill came between its record's publication and the progress store.
 	 */
-	n_reader = reader_sequence(out);
-	n_llvm = llvm_sequence(out, final + 1);
+	n_reader = ts_seq_reader(out);
+	n_llvm = ts_seq_llvm(out, final + 1);
 	assert_int_equal(n_llvm, n_reader);
 	if (n_reader < final || n_reader > final + 1)
 		fail_msg("recovered %llu events, the child had finished %llu",

@@ -32,18 +32,7 @@
 /* 3000 events: 6 buffers of 504 records (4096 - 48 - 16 bytes), the last one still owned. */
 #define EVENTS 3000u
 
-/* ---- the known sequence ------------------------------------------------------------------ */
-
-/* Event k: the entry (k even) or exit (k odd) of function k / 2 % 1000 + 1. */
-static uint32_t seq_fid(uint64_t k)
-{
-	return (uint32_t)(k / 2 % 1000 + 1);
-}
-
-static int seq_is_exit(uint64_t k)
-{
-	return (int)(k & 1);
-}
+/* ---- the children: ts_seq_issue()'s known sequence --------------------------------------- */
 
 static int child_init(void)
 {
@@ -79,12 +68,8 @@ static int64_t child_record(int reinit)
 	}
 	if (xfdr_start())
 		return -1;
-	for (k = 0; k < EVENTS; k++) {
-		if (seq_is_exit(k))
-			xfdr_exit(seq_fid(k));
-		else
-			xfdr_enter(seq_fid(k));
-	}
+	for (k = 0; k < EVENTS; k++)
+		ts_seq_issue(k);
 	xfdr_stop();
 	return (int64_t)pool_locator_tsc_hz();
 }
@@ -130,108 +115,6 @@ static int crash_child_main(const char *dir)
 
 /* ---- checking a trace ---------------------------------------------------------------------- */
 
-static void run_ok(char *const argv[])
-{
-	struct child_result r;
-
-	child_capture(argv, &r);
-	if (r.status)
-		fail_msg("%s %s exited %d:\n%s%s", argv[0], argv[1], r.status, r.out, r.err);
-	child_result_free(&r);
-}
-
-/* The reader library, in file order: exactly the sequence. Returns the event count. */
-static size_t reader_sequence(const char *out)
-{
-	struct xfdr_trace *tr = ts_open_verified(out);
-	struct xfdr_event_iter it;
-	struct xfdr_event ev;
-	struct xfdr_error err;
-	size_t n = 0;
-	int rc;
-
-	assert_int_equal(xfdr_events_begin(tr, XFDR_ORDER_FILE, &it, &err), 0);
-	while ((rc = xfdr_events_next(&it, &ev, &err)) == 1) {
-		if (ev.type != XFDR_EVENT_FUNCTION)
-			continue;
-		if (ev.function_id != seq_fid(n) || ev.action != (unsigned)seq_is_exit(n))
-			fail_msg("reader event %zu: fid %u action %u, expected %u %u", n,
-				 ev.function_id, ev.action, seq_fid(n), seq_is_exit(n));
-		n++;
-	}
-	if (rc < 0)
-		fail_msg("%s", err.text);
-	xfdr_trace_close(tr);
-	return n;
-}
-
-/* One function record of llvm-xray's YAML. */
-struct yrec {
-	unsigned fid, thread;
-	int exit;
-	uint64_t tsc;
-};
-
-static int yrec_tsc_cmp(const void *a, const void *b)
-{
-	const struct yrec *x = a, *y = b;
-
-	return x->tsc < y->tsc ? -1 : x->tsc > y->tsc;
-}
-
-/* The value after "key" in [line, eol), or NULL (bounded to the line: the YAML is long). */
-static const char *yfield(const char *line, const char *eol, const char *key)
-{
-	const char *p = memmem(line, (size_t)(eol - line), key, strlen(key));
-
-	return p ? p + strlen(key) : NULL;
-}
-
-/*
- * llvm-xray: exactly the sequence, taken in TSC order (llvm-xray 14 may swap a thread's
- * buffers that straddle a second: README). Returns the record count.
- */
-static size_t llvm_sequence(const char *out)
-{
-	static struct yrec r[EVENTS + 2];
-	char *yaml = NULL;
-	const char *p;
-	size_t n = 0, k;
-
-	if (ts_llvm_yaml(out, &yaml))
-		fail_msg("llvm-xray rejects %s:\n%.2000s", out, yaml ? yaml : "");
-	p = strstr(yaml, "records:");
-	while (p && (p = strstr(p, "\n  - { "))) {
-		const char *line = p + 1, *eol = strchr(line, '\n'), *f;
-
-		if (!eol)
-			eol = line + strlen(line);
-		assert_true(n < EVENTS + 2);
-		memset(&r[n], 0, sizeof(r[n]));
-		if ((f = yfield(line, eol, "func-id: ")))
-			r[n].fid = (unsigned)strtoul(f, NULL, 10);
-		if ((f = yfield(line, eol, "thread: ")))
-			r[n].thread = (unsigned)strtoul(f, NULL, 10);
-		if ((f = yfield(line, eol, " tsc: ")))
-			r[n].tsc = strtoull(f, NULL, 10);
-		if (yfield(line, eol, "kind: function-exit,"))
-			r[n].exit = 1;
-		else if (!yfield(line, eol, "kind: function-enter,"))
-			fail_msg("unexpected llvm-xray record: %.*s", (int)(eol - line), line);
-		n++;
-		p = eol;
-	}
-	qsort(r, n, sizeof(r[0]), yrec_tsc_cmp);
-	for (k = 0; k < n; k++)
-		if (r[k].fid != seq_fid(k) || r[k].exit != seq_is_exit(k) ||
-		    r[k].thread != r[0].thread)
-			fail_msg("llvm-xray record %zu by TSC: fid %u exit %d thread %u, expected "
-				 "fid %u exit %d",
-				 k, r[k].fid, r[k].exit, r[k].thread, seq_fid(k), seq_is_exit(k));
-	free(yaml);
-	return n;
-}
-
 static uint64_t header_hz(const char *path)
 {
 	uint8_t h[32];
@@ -252,10 +135,10 @@ static void core_gives_sequence(const char *core, uint64_t hz)
 	char out[600];
 
 	snprintf(out, sizeof(out), "%s.xray", core);
-	run_ok((char *[]){(char *)child_xfdr_bin(), "core", (char *)core, "-o", out, NULL});
-	run_ok((char *[]){(char *)child_xfdr_bin(), "verify", out, NULL});
-	assert_int_equal(reader_sequence(out), EVENTS);
-	assert_int_equal(llvm_sequence(out), EVENTS);
+	child_xfdr_ok("core", core, "-o", out, NULL);
+	child_xfdr_ok("verify", out, NULL);
+	assert_int_equal(ts_seq_reader(out), EVENTS);
+	assert_int_equal(ts_seq_llvm(out, EVENTS), EVENTS);
 	if (hz)
 		assert_int_equal(header_hz(out), hz);
 	else

@@ -252,22 +252,6 @@ static void expect_signal(const struct crashed *c, int sig)
 			 c->r.status, c->r.signal, sig, c->r.err);
 }
 
-/* `xfdr verify` and `llvm-xray convert` accept the trace. */
-static void tools_accept(const char *trace)
-{
-	char *verify[] = {(char *)child_xfdr_bin(), "verify", (char *)trace, NULL};
-	struct child_result r;
-	char *yaml = NULL;
-
-	child_capture(verify, &r);
-	if (r.status)
-		fail_msg("xfdr verify %s: status %d: %s", trace, r.status, r.err);
-	child_result_free(&r);
-	if (ts_llvm_yaml(trace, &yaml))
-		fail_msg("llvm-xray rejects %s: %.400s", trace, yaml);
-	free(yaml);
-}
-
 /* What one thread's events end with: its last function records and its crash events. */
 struct thread_tail {
 	uint16_t thread_id;
@@ -462,7 +446,7 @@ static void expect_recorded_crash(const struct crashed *c, int sig, int code, co
 	unsigned i, action;
 	uint32_t fid;
 
-	tools_accept(c->trace);
+	ts_tools_accept(c->trace);
 	assert_int_equal(read_tail(c->trace, fids[0], &tail), 1);
 	assert_int_equal(tail.crash_events, 1);
 	assert_int_equal(tail.after_crash, 0);
@@ -635,7 +619,7 @@ static void crash_inside_the_recorder(void **state)
 	run_crash("recorder", &c);
 	expect_signal(&c, SIGSEGV);
 	assert_true(c.seconds < 10);
-	tools_accept(c.trace);
+	ts_tools_accept(c.trace);
 	assert_int_equal(read_tail(c.trace, FID_A, &tail), 0);
 	read_map_crash(c.map, &m);
 	assert_int_equal(m.found, 1);
@@ -676,7 +660,7 @@ static void two_threads_crash(void **state)
 	run_crash("two_threads", &c);
 	expect_signal(&c, SIGSEGV);
 	assert_true(c.seconds < 20);
-	tools_accept(c.trace);
+	ts_tools_accept(c.trace);
 	assert_int_equal(read_tail(c.trace, FID_A, &tail), 1);
 	read_map_crash(c.map, &m);
 	assert_int_equal(m.found, 1);

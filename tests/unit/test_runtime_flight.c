@@ -26,34 +26,36 @@ struct fev {
 	uint64_t buffer;
 };
 
+struct fev_list {
+	struct fev *out;
+	size_t n, max, *custom;
+};
+
+static int fev_add(const struct xfdr_event *ev, void *arg)
+{
+	struct fev_list *l = arg;
+
+	if (ev->type == XFDR_EVENT_CUSTOM) {
+		(*l->custom)++;
+		return 0;
+	}
+	assert_true(l->n < l->max);
+	l->out[l->n++] = (struct fev){ev->action, ev->function_id, ev->tsc,
+				      ev->cpu,	  ev->thread_id,   ev->buffer_index};
+	return 0;
+}
+
 /*
  * The function events of a verified file in file order; custom events are counted in
  * *custom. Returns the count (at most max).
  */
 static size_t file_events(const char *file, struct fev *out, size_t max, size_t *custom)
 {
-	struct xfdr_trace *tr = ts_open_verified(file);
-	struct xfdr_event_iter it;
-	struct xfdr_event ev;
-	struct xfdr_error err;
-	size_t n = 0;
-	int rc;
+	struct fev_list l = {out, 0, max, custom};
 
 	*custom = 0;
-	assert_int_equal(xfdr_events_begin(tr, XFDR_ORDER_FILE, &it, &err), 0);
-	while ((rc = xfdr_events_next(&it, &ev, &err)) == 1) {
-		if (ev.type == XFDR_EVENT_CUSTOM) {
-			(*custom)++;
-			continue;
-		}
-		assert_true(n < max);
-		out[n++] = (struct fev){ev.action, ev.function_id, ev.tsc,
-					ev.cpu,	   ev.thread_id,   ev.buffer_index};
-	}
-	if (rc < 0)
-		fail_msg("%s", err.text);
-	xfdr_trace_close(tr);
-	return n;
+	ts_each_event(file, XFDR_ORDER_FILE, fev_add, &l);
+	return l.n;
 }
 
 static void expect_fev(const struct fev *e, unsigned action, uint32_t fid, uint64_t tsc,

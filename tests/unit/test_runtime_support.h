@@ -24,6 +24,7 @@
 
 #include <cmocka.h>
 
+#include "tests/support/child.h"
 #include "xfdr/format.h"
 #include "xfdr/reader.h"
 #include "xfdr/xfdr.h"
@@ -308,6 +309,155 @@ static TS_UNUSED size_t ts_yaml_records(const char *yaml, struct ts_yrec *out, s
 		n++;
 		p = eol;
 	}
+	return n;
+}
+
+/*
+ * Call fn for every event of the verified file at path, in the given order, until fn returns
+ * nonzero. A reader error fails the test with the reader's message.
+ */
+static TS_UNUSED void ts_each_event(const char *path, enum xfdr_order order,
+				    int (*fn)(const struct xfdr_event *ev, void *arg), void *arg)
+{
+	struct xfdr_trace *tr = ts_open_verified(path);
+	struct xfdr_event_iter it;
+	struct xfdr_event ev;
+	struct xfdr_error err;
+	int rc;
+
+	assert_int_equal(xfdr_events_begin(tr, order, &it, &err), 0);
+	while ((rc = xfdr_events_next(&it, &ev, &err)) == 1)
+		if (fn(&ev, arg))
+			break;
+	if (rc < 0)
+		fail_msg("%s", err.text);
+	xfdr_trace_close(tr);
+}
+
+/* `xfdr verify` and `llvm-xray convert` accept the trace. */
+static TS_UNUSED void ts_tools_accept(const char *trace)
+{
+	char *yaml = NULL;
+
+	child_xfdr_ok("verify", trace, NULL);
+	if (ts_llvm_yaml(trace, &yaml))
+		fail_msg("llvm-xray rejects %s: %.400s", trace, yaml);
+	free(yaml);
+}
+
+/*
+ * The known sequence a child records and a rebuilt trace must hold exactly: event k is the
+ * entry (k even) or exit (k odd) of function k / 2 % 1000 + 1.
+ */
+static TS_UNUSED uint32_t ts_seq_fid(uint64_t k)
+{
+	return (uint32_t)(k / 2 % 1000 + 1);
+}
+
+static TS_UNUSED int ts_seq_is_exit(uint64_t k)
+{
+	return (int)(k & 1);
+}
+
+static TS_UNUSED void ts_seq_issue(uint64_t k)
+{
+	if (ts_seq_is_exit(k))
+		xfdr_exit(ts_seq_fid(k));
+	else
+		xfdr_enter(ts_seq_fid(k));
+}
+
+static TS_UNUSED int ts_seq_event(const struct xfdr_event *ev, void *arg)
+{
+	size_t *n = arg;
+
+	if (ev->type != XFDR_EVENT_FUNCTION)
+		return 0;
+	if (ev->function_id != ts_seq_fid(*n) || ev->action != (unsigned)ts_seq_is_exit(*n))
+		fail_msg("reader event %zu: fid %u action %u, expected %u %u", *n, ev->function_id,
+			 ev->action, ts_seq_fid(*n), ts_seq_is_exit(*n));
+	(*n)++;
+	return 0;
+}
+
+/* The reader library, in file order: exactly the sequence. Returns the event count. */
+static TS_UNUSED size_t ts_seq_reader(const char *path)
+{
+	size_t n = 0;
+
+	ts_each_event(path, XFDR_ORDER_FILE, ts_seq_event, &n);
+	return n;
+}
+
+/* One function record of llvm-xray's YAML, as ts_seq_llvm() needs it. */
+struct ts_seq_rec {
+	unsigned fid, thread;
+	int exit;
+	uint64_t tsc;
+};
+
+static TS_UNUSED int ts_seq_rec_tsc_cmp(const void *a, const void *b)
+{
+	const struct ts_seq_rec *x = a, *y = b;
+
+	return x->tsc < y->tsc ? -1 : x->tsc > y->tsc;
+}
+
+/* The value after "key" in [line, eol), or NULL (bounded to the line: the YAML is long). */
+static TS_UNUSED const char *ts_seq_field(const char *line, const char *eol, const char *key)
+{
+	const char *p = memmem(line, (size_t)(eol - line), key, strlen(key));
+
+	return p ? p + strlen(key) : NULL;
+}
+
+/*
+ * llvm-xray: one thread, exactly events 0 .. n-1 of the sequence, at most max + 1 of them,
+ * taken in TSC order: llvm-xray 14 orders a thread's buffers with a comparator that is no
+ * strict weak order (README), so buffers that straddle a second may come out swapped; the
+ * child's events are microseconds apart, so their TSCs are distinct and give the issue order.
+ * A record that is not a function entry or exit fails the test. Returns the record count.
+ */
+static TS_UNUSED size_t ts_seq_llvm(const char *path, uint64_t max)
+{
+	struct ts_seq_rec *r = calloc(max + 2, sizeof(*r));
+	char *yaml = NULL;
+	const char *p;
+	size_t n = 0, k;
+
+	assert_non_null(r);
+	if (ts_llvm_yaml(path, &yaml))
+		fail_msg("llvm-xray rejects %s:\n%.2000s", path, yaml ? yaml : "");
+	p = strstr(yaml, "records:");
+	while (p && (p = strstr(p, "\n  - { "))) {
+		const char *line = p + 1, *eol = strchr(line, '\n'), *f;
+
+		if (!eol)
+			eol = line + strlen(line);
+		assert_true(n < max + 2);
+		if ((f = ts_seq_field(line, eol, "func-id: ")))
+			r[n].fid = (unsigned)strtoul(f, NULL, 10);
+		if ((f = ts_seq_field(line, eol, "thread: ")))
+			r[n].thread = (unsigned)strtoul(f, NULL, 10);
+		if ((f = ts_seq_field(line, eol, " tsc: ")))
+			r[n].tsc = strtoull(f, NULL, 10);
+		if (ts_seq_field(line, eol, "kind: function-exit,"))
+			r[n].exit = 1;
+		else if (!ts_seq_field(line, eol, "kind: function-enter,"))
+			fail_msg("unexpected llvm-xray record: %.*s", (int)(eol - line), line);
+		n++;
+		p = eol;
+	}
+	qsort(r, n, sizeof(*r), ts_seq_rec_tsc_cmp);
+	for (k = 0; k < n; k++)
+		if (r[k].fid != ts_seq_fid(k) || r[k].exit != ts_seq_is_exit(k) ||
+		    r[k].thread != r[0].thread)
+			fail_msg("llvm-xray record %zu by TSC: fid %u exit %d thread %u, expected "
+				 "fid %u exit %d",
+				 k, r[k].fid, r[k].exit, r[k].thread, ts_seq_fid(k),
+				 ts_seq_is_exit(k));
+	free(yaml);
+	free(r);
 	return n;
 }
 

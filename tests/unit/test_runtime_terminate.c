@@ -181,22 +181,6 @@ static int child_main(const char *mode, const char *dir)
 
 /* ---- the parent ------------------------------------------------------------------------- */
 
-/* `xfdr verify` and `llvm-xray convert` accept the trace. */
-static void tools_accept(const char *trace)
-{
-	char *verify[] = {(char *)child_xfdr_bin(), "verify", (char *)trace, NULL};
-	struct child_result r;
-	char *yaml = NULL;
-
-	child_capture(verify, &r);
-	if (r.status)
-		fail_msg("xfdr verify %s: status %d: %s", trace, r.status, r.err);
-	child_result_free(&r);
-	if (ts_llvm_yaml(trace, &yaml))
-		fail_msg("llvm-xray rejects %s: %.400s", trace, yaml);
-	free(yaml);
-}
-
 /* The records of the file per thread id (1, 2, ...) and the largest TSC. */
 static void count_events(const char *trace, uint64_t per_fid[3], uint64_t *max_tsc)
 {
@@ -265,7 +249,7 @@ static void expect_terminated(const struct ended *e, int sig, const char *name)
 	if (!strstr(e->r.err, line))
 		fail_msg("stderr lacks '%s': %s", line, e->r.err);
 	assert_int_equal(ts_count(e->r.err, "xfdr: "), 1);
-	tools_accept(e->trace);
+	ts_tools_accept(e->trace);
 	count_events(e->trace, per_fid, &max_tsc);
 	assert_true(per_fid[1] > 0);
 	assert_true(per_fid[2] > 0);
@@ -341,10 +325,10 @@ static void flush_signal_wins_over_terminate(void **state)
 		fail_msg("child ended with status %d (signal %d): %s", e.r.status, e.r.signal,
 			 e.r.err);
 	assert_int_equal(ts_count(e.r.err, "xfdr: SIGTERM: wrote "), 2);
-	tools_accept(e.trace);
+	ts_tools_accept(e.trace);
 	snprintf(second, sizeof(second), "%sxfdr-test_runtime_terminate-%d-1.xray", e.dir,
 		 (int)e.r.pid);
-	tools_accept(second);
+	ts_tools_accept(second);
 	child_result_free(&e.r);
 }
 
@@ -405,8 +389,8 @@ static void flush_signal_while_two_threads_write(void **state)
 	flush_by_signal(SIGUSR2, "SIGUSR2", second, sizeof(second));
 	writers_stop(w);
 	assert_string_not_equal(first, second);
-	tools_accept(first);
-	tools_accept(second);
+	ts_tools_accept(first);
+	ts_tools_accept(second);
 	count_events(first, per1, &max1);
 	count_events(second, per2, &max2);
 	assert_true(per1[1] > 0 && per1[2] > 0);

@@ -1,0 +1,25 @@
+/*
+ * tests/support/text.h - checking the text a command printed: exact, a part of it, one error
+ * line. Each failure prints what was got and what was wanted, then fails the cmocka test.
+ */
+#ifndef XFDR_TESTS_SUPPORT_TEXT_H
+#define XFDR_TESTS_SUPPORT_TEXT_H
+
+struct child_result;
+
+/* The number of '\n' in s. */
+int text_count_lines(const char *s);
+
+/* got equals want, byte for byte; else both are shown with the first byte that differs. */
+void text_assert_equal(const char *got, const char *want);
+
+/* hay contains needle. */
+void text_assert_contains(const char *hay, const char *needle);
+
+/* r's stderr is exactly one line ('\n'-terminated) that starts with prefix. */
+void text_assert_one_error_line(const struct child_result *r, const char *prefix);
+
+/* The same, and nothing on stdout. */
+void text_assert_only_error_line(const struct child_result *r, const char *prefix);
+
+#endif /* XFDR_TESTS_SUPPORT_TEXT_H */
