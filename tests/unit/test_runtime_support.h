@@ -264,12 +264,16 @@ struct ts_yrec {
 	char data[128]; /* the data field as printed */
 };
 
+/*
+ * Searches stay inside one line: strstr() on the rest of a long YAML text is linear in what is
+ * left, and ASan's interceptor makes it so even when the match is near (quadratic overall).
+ */
 static TS_UNUSED const char *ts_field(const char *line, const char *eol, const char *key)
 {
 	size_t k = strlen(key);
 	const char *p = line;
 
-	while ((p = strstr(p, key)) && p < eol) {
+	while ((p = memmem(p, (size_t)(eol - p), key, k))) {
 		if (p == line || p[-1] == ' ' || p[-1] == '{')
 			return p + k;
 		p += k;
@@ -277,18 +281,36 @@ static TS_UNUSED const char *ts_field(const char *line, const char *eol, const c
 	return NULL;
 }
 
+/*
+ * The next record line ("  - { ...") of llvm-xray's YAML at or after p, or NULL; *eol gets its
+ * end. Start with p at the "records:" line.
+ */
+static TS_UNUSED const char *ts_next_record(const char *p, const char **eol)
+{
+	while (p && *p) {
+		const char *end = strchr(p, '\n');
+
+		if (!end)
+			end = p + strlen(p);
+		if (!strncmp(p, "  - { ", 6)) {
+			*eol = end;
+			return p;
+		}
+		p = *end ? end + 1 : NULL;
+	}
+	return NULL;
+}
+
 /* Parse every record line; returns how many (at most max are stored). */
 static TS_UNUSED size_t ts_yaml_records(const char *yaml, struct ts_yrec *out, size_t max)
 {
-	const char *p = strstr(yaml, "records:");
+	const char *line = strstr(yaml, "records:"), *eol = NULL;
 	size_t n = 0;
 
-	while (p && (p = strstr(p, "\n  - { "))) {
-		const char *line = p + 1, *eol = strchr(line, '\n'), *f;
+	for (; (line = ts_next_record(line, &eol)); line = eol) {
+		const char *f;
 		struct ts_yrec r;
 
-		if (!eol)
-			eol = line + strlen(line);
 		memset(&r, 0, sizeof(r));
 		if ((f = ts_field(line, eol, "func-id: ")))
 			r.fid = (unsigned)strtoul(f, NULL, 10);
@@ -307,7 +329,6 @@ static TS_UNUSED size_t ts_yaml_records(const char *yaml, struct ts_yrec *out, s
 		if (n < max)
 			out[n] = r;
 		n++;
-		p = eol;
 	}
 	return n;
 }
@@ -422,18 +443,16 @@ static TS_UNUSED size_t ts_seq_llvm(const char *path, uint64_t max)
 {
 	struct ts_seq_rec *r = calloc(max + 2, sizeof(*r));
 	char *yaml = NULL;
-	const char *p;
+	const char *line, *eol = NULL;
 	size_t n = 0, k;
 
 	assert_non_null(r);
 	if (ts_llvm_yaml(path, &yaml))
 		fail_msg("llvm-xray rejects %s:\n%.2000s", path, yaml ? yaml : "");
-	p = strstr(yaml, "records:");
-	while (p && (p = strstr(p, "\n  - { "))) {
-		const char *line = p + 1, *eol = strchr(line, '\n'), *f;
+	line = strstr(yaml, "records:");
+	for (; (line = ts_next_record(line, &eol)); line = eol) {
+		const char *f;
 
-		if (!eol)
-			eol = line + strlen(line);
 		assert_true(n < max + 2);
 		if ((f = ts_seq_field(line, eol, "func-id: ")))
 			r[n].fid = (unsigned)strtoul(f, NULL, 10);
@@ -446,7 +465,6 @@ static TS_UNUSED size_t ts_seq_llvm(const char *path, uint64_t max)
 		else if (!ts_seq_field(line, eol, "kind: function-enter,"))
 			fail_msg("unexpected llvm-xray record: %.*s", (int)(eol - line), line);
 		n++;
-		p = eol;
 	}
 	qsort(r, n, sizeof(*r), ts_seq_rec_tsc_cmp);
 	for (k = 0; k < n; k++)
