@@ -78,7 +78,8 @@
  *
  * Survival, by the way a process ends:
  *   exit() or a return from main(), from any thread   the flush at exit writes what was
- *                       recorded since the last complete flush, once
+ *                       recorded since the last complete flush, once; then backing=file's
+ *                       live files, no longer needed, are removed
  *   SIGTERM, SIGINT     flush_on_terminate (above)
  *   a crash             flush_on_crash (above): the file ends with the crash and its backtrace
  *   SIGKILL, the OOM killer, _exit(), exec()   no code of the process runs: with
