@@ -11,6 +11,8 @@
  */
 #include <dirent.h>
 #include <pthread.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "tests/support/child.h"
@@ -314,6 +316,44 @@ static void fork_after_start_stop_cycles(void **state)
 	ts_dir_make();
 }
 
+/*
+ * A flush writes "<name>.part" and renames it: no ".part" stays, and a name whose ".part"
+ * exists (a flush that died in it, maybe of an earlier process with this pid) is skipped,
+ * its part left alone.
+ */
+static void flush_writes_part_then_renames(void **state)
+{
+	char first[512], planted[600], second[512], expect[512];
+	struct stat st;
+	unsigned n;
+	int fd;
+
+	(void)state;
+	init_flushing_at_exit();
+	assert_int_equal(xfdr_start(), 0);
+	xfdr_enter(PARENT_OPEN_FID);
+	xfdr_exit(PARENT_OPEN_FID);
+	assert_int_equal(xfdr_stop(), 0);
+	assert_int_equal(xfdr_flush(first, sizeof(first)), 0);
+	assert_int_equal(files_with(".part"), 0);
+	n = (unsigned)strtoul(strrchr(first, '-') + 1, NULL, 10);
+	names_for(getpid(), n + 1);
+	snprintf(planted, sizeof(planted), "%s.part", trace_path);
+	fd = open(planted, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(xfdr_flush(second, sizeof(second)), 0);
+	names_for(getpid(), n + 2);
+	snprintf(expect, sizeof(expect), "%s", trace_path);
+	assert_string_equal(second, expect);
+	xfdr_trace_close(ts_open_verified(second));
+	assert_int_equal(stat(planted, &st), 0);
+	assert_int_equal(st.st_size, 0);
+	assert_int_equal(files_with(".part"), 1);
+	ts_dir_remove();
+	ts_dir_make();
+}
+
 /* ---- endings in a child started with XFDR_OPTIONS (start=1: the exit flush writes) ------- */
 
 static pthread_barrier_t exit_barrier;
@@ -460,6 +500,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(fork_in_threaded_parent),
 	    cmocka_unit_test(fork_after_start_stop_cycles),
+	    cmocka_unit_test(flush_writes_part_then_renames),
 	    cmocka_unit_test(exit_endings),
 	    cmocka_unit_test(exit_with_file_backing),
 	};

@@ -4,6 +4,8 @@
  *
  * Expected messages and values are written out by hand from the rules in xfdr.h.
  */
+#include <signal.h>
+
 #include "tests/unit/test_runtime_support.h"
 
 #include <sys/rseq.h>
@@ -63,6 +65,10 @@ static void defaults(void **state)
 	assert_int_equal(o.clock, XFDR_CLOCK_AUTO);
 	assert_int_equal(o.mode, XFDR_MODE_RING);
 	assert_int_equal(o.func_duration_threshold_us, 0);
+	assert_int_equal(o.flush_signal, 0);
+	assert_int_equal(o.flush_on_terminate, 0);
+	assert_int_equal(o.flush_on_crash, 1);
+	assert_int_equal(o.backing, XFDR_BACKING_MEMORY);
 }
 
 static void set_good_values(void **state)
@@ -177,6 +183,60 @@ static void env_syntax_and_messages(void **state)
 	assert_int_equal(c.o.clock, XFDR_CLOCK_RDTSC);
 	assert_string_equal(c.o.output, "/tmp/out/");
 	assert_int_equal(c.o.per_thread_files, 1);
+}
+
+/* The survival keys: signals by name (any case, with or without SIG) or number. */
+static void survival_keys(void **state)
+{
+	static const char *const bad_signals[] = {
+	    "SIGKILL", "9",	 "STOP", "SIGSEGV", "bus", "ILL",	  "FPE", "ABRT",
+	    "TRAP",    "SIGFOO", "65",	 "-1",	    "",	   "SIGRTMIN+99", "12x", "SIG",
+	};
+	struct xfdr_options o, before;
+	struct parse_call c;
+	char err[1024];
+	size_t i;
+
+	(void)state;
+	xfdr_options_default(&o);
+	assert_int_equal(xfdr_options_set(&o, "flush_signal", "SIGUSR2"), 0);
+	assert_int_equal(o.flush_signal, SIGUSR2);
+	assert_int_equal(xfdr_options_set(&o, "flush_signal", "usr1"), 0);
+	assert_int_equal(o.flush_signal, SIGUSR1);
+	assert_int_equal(xfdr_options_set(&o, "flush_signal", "15"), 0);
+	assert_int_equal(o.flush_signal, SIGTERM);
+	assert_int_equal(xfdr_options_set(&o, "flush_signal", "SIGRTMIN+3"), 0);
+	assert_int_equal(o.flush_signal, SIGRTMIN + 3);
+	assert_int_equal(xfdr_options_set(&o, "flush_signal", "none"), 0);
+	assert_int_equal(o.flush_signal, 0);
+	assert_int_equal(xfdr_options_set(&o, "flush_on_terminate", "on"), 0);
+	assert_int_equal(o.flush_on_terminate, 1);
+	assert_int_equal(xfdr_options_set(&o, "flush_on_crash", "no"), 0);
+	assert_int_equal(o.flush_on_crash, 0);
+	assert_int_equal(xfdr_options_set(&o, "backing", "file"), 0);
+	assert_int_equal(o.backing, XFDR_BACKING_FILE);
+	before = o;
+	for (i = 0; i < sizeof(bad_signals) / sizeof(bad_signals[0]); i++) {
+		if (xfdr_options_set(&o, "flush_signal", bad_signals[i]) != -EINVAL)
+			fail_msg("flush_signal=%s accepted", bad_signals[i]);
+		assert_memory_equal(&o, &before, sizeof(o));
+	}
+	assert_int_equal(xfdr_options_set(&o, "backing", "disk"), -EINVAL);
+	assert_int_equal(xfdr_options_set(&o, "flush_on_crash", "2"), -EINVAL);
+	assert_memory_equal(&o, &before, sizeof(o));
+
+	/* A rejected value names the signal kept, as the user would write it. */
+	xfdr_options_default(&c.o);
+	c.text = "flush_signal=USR2 flush_signal=KILL backing=tape";
+	ts_capture_stderr(do_parse, &c, err, sizeof(err));
+	assert_int_equal(c.rejected, 2);
+	assert_string_equal(err,
+			    "xfdr: XFDR_OPTIONS: bad value \"KILL\" for flush_signal (a signal "
+			    "name or number the program can catch, not a crash signal; 0 for "
+			    "none); keeping SIGUSR2\n"
+			    "xfdr: XFDR_OPTIONS: bad value \"tape\" for backing (memory or file); "
+			    "keeping memory\n");
+	assert_int_equal(c.o.flush_signal, SIGUSR2);
 }
 
 /* The flight-recorder keys, as a new user types them: the "unknown key" is gone. */
@@ -361,6 +421,8 @@ static void init_from_environment(void **state)
 	assert_int_equal(rt_pool.buffer_bytes, 1024);
 	assert_int_equal(rt_pool.count, 3);
 	assert_int_equal(rt_cfg.flush_at_exit, 0);
+	/* From XFDR_OPTIONS, SIGTERM and SIGINT flush unless the options say otherwise. */
+	assert_int_equal(rt_cfg.options.flush_on_terminate, 1);
 	assert_int_equal(xfdr_start(), 0);
 	xfdr_enter(1);
 	xfdr_exit(1);
@@ -415,6 +477,7 @@ int main(void)
 	    cmocka_unit_test(set_bad_values),
 	    cmocka_unit_test(env_syntax_and_messages),
 	    cmocka_unit_test(env_flight_recorder_keys),
+	    cmocka_unit_test(survival_keys),
 	    cmocka_unit_test(env_empty_and_separators_only),
 	    cmocka_unit_test(env_too_long),
 	    cmocka_unit_test(env_random_text_never_crashes),
