@@ -82,7 +82,8 @@ struct xfdr_record {
 	uint64_t tsc; /* absolute TSC reconstructed for this record (function records) */
 
 	/* Metadata fields, by kind. */
-	uint16_t thread_id;      /* NewBuffer */
+	uint32_t thread_id;      /* NewBuffer (and the current thread for every record) */
+	uint32_t pid;            /* Pid (versions 3+; and the current process); 0 in version 1 */
 	uint64_t seconds;        /* WallClockTime */
 	uint32_t micros;         /* WallClockTime */
 	uint16_t cpu;            /* NewCPUId (and the current CPU for function records) */
@@ -102,7 +103,8 @@ struct xfdr_record_cursor {
 	int state;             /* grammar state */
 	uint64_t base_tsc;
 	uint16_t cpu;
-	uint16_t thread_id;
+	uint32_t thread_id;
+	uint32_t pid;
 	int done;
 };
 
@@ -124,7 +126,8 @@ struct xfdr_event {
 	uint32_t function_id;
 	uint64_t tsc;         /* absolute */
 	uint16_t cpu;
-	uint16_t thread_id;   /* as recorded in NewBuffer */
+	uint32_t thread_id;   /* as recorded in NewBuffer */
+	uint32_t pid;         /* as recorded in the buffer's Pid record (versions 3+), else 0 */
 	uint64_t offset;      /* file offset of the function record or the custom marker */
 	uint64_t buffer_index;
 	uint64_t wall_seconds; /* WallClockTime of the event's buffer */
@@ -141,8 +144,9 @@ uint64_t xfdr_event_arg(const struct xfdr_trace *t, const struct xfdr_event *ev,
 
 enum xfdr_order {
 	XFDR_ORDER_FILE = 0,   /* buffers in file order */
-	XFDR_ORDER_THREAD = 1, /* threads by ascending id; each thread's buffers by WallClockTime
-				  (seconds, then microseconds, then file order), as llvm-xray */
+	XFDR_ORDER_THREAD = 1, /* threads by ascending (pid, thread id); each thread's buffers by
+				  WallClockTime (seconds, then microseconds, then file order), as
+				  llvm-xray */
 };
 
 /* Iterator state: treat every field as private. */
@@ -150,6 +154,7 @@ struct xfdr_event_iter {
 	struct xfdr_trace *trace;
 	enum xfdr_order order;
 	uint64_t next_slot;    /* position in the buffer order */
+	uint64_t end_slot;     /* one past the last position to visit */
 	struct xfdr_record_cursor cursor;
 	int in_buffer;
 	struct xfdr_record pending;
@@ -164,6 +169,34 @@ int xfdr_events_begin(struct xfdr_trace *t, enum xfdr_order order, struct xfdr_e
 		      struct xfdr_error *err);
 /* Returns 1 and fills ev, 0 at the end, -1 on error (err filled). */
 int xfdr_events_next(struct xfdr_event_iter *it, struct xfdr_event *ev, struct xfdr_error *err);
+
+/* ---- Threads: one (pid, thread id) and its buffers ----------------------------------- */
+
+struct xfdr_thread_info {
+	uint32_t pid;	      /* 0 in files without Pid records (version < 3) */
+	uint32_t thread_id;
+	uint64_t buffers;     /* buffers of the thread in the trace */
+	uint64_t first_buffer; /* file-order number of its first buffer in the file */
+};
+
+/*
+ * xfdr_trace_threads - how many threads (distinct (pid, thread id)) a trace holds. Verifies
+ * the trace first. Threads are numbered 0 .. count-1 in XFDR_ORDER_THREAD order.
+ * Returns 0 with *count set, or -1 with err filled.
+ */
+int xfdr_trace_threads(struct xfdr_trace *t, uint64_t *count, struct xfdr_error *err);
+
+/* Thread i (< count, after xfdr_trace_threads()) in *out. Returns 0, or -1 when out of range. */
+int xfdr_trace_thread(const struct xfdr_trace *t, uint64_t i, struct xfdr_thread_info *out);
+
+/*
+ * xfdr_events_begin_thread - iterate the events of thread i only, in that thread's order (its
+ * buffers by WallClockTime, as XFDR_ORDER_THREAD). Several such iterators may be open at once
+ * on one trace (e.g. to merge threads by time); each is a few hundred bytes and allocates
+ * nothing. Returns 0 or -1 with err filled (an invalid trace, i out of range).
+ */
+int xfdr_events_begin_thread(struct xfdr_trace *t, uint64_t i, struct xfdr_event_iter *it,
+			     struct xfdr_error *err);
 
 /* ---- xfdr's own custom events -------------------------------------------------------- */
 

@@ -278,7 +278,7 @@ static int gather(struct xfdr_trace *t, uint64_t since_tsc, struct yrecs *out,
 	while ((rc = xfdr_events_next(&it, &ev, &err)) == 1) {
 		struct yrec y;
 
-		if (ev.thread_id != cur) {
+		if ((int32_t)ev.thread_id != cur) {
 			if (seg[ev.thread_id].seen) {
 				cli_error("%s: reader returned thread %u twice", xfdr_trace_name(t),
 					  ev.thread_id);

@@ -164,12 +164,12 @@ static void put_unnamed(struct dump_state *s, uint32_t k)
 }
 
 /* The pairer's open frames 0 .. n-1 of a thread, each followed by ';'. */
-static void put_open_frames(struct dump_state *s, uint16_t tid, uint32_t n)
+static void put_open_frames(struct dump_state *s, uint32_t pid, uint32_t tid, uint32_t n)
 {
 	struct xfdr_frame f;
 	uint32_t d = 0, k;
 
-	while (d < n && !xfdr_callstack_frame_info(s->cs, tid, d, &f)) {
+	while (d < n && !xfdr_callstack_frame_info(s->cs, pid, tid, d, &f)) {
 		if (f.function_id == XFDR_CALL_UNKNOWN_FUNCTION) {
 			k = f.unnamed_run < n - d ? f.unnamed_run : n - d;
 			put_unnamed(s, k ? k : 1);
@@ -203,6 +203,7 @@ static int dump_function_stack(struct dump_state *s, const struct xfdr_record *r
 	    .tsc = r->tsc,
 	    .cpu = r->cpu,
 	    .thread_id = r->thread_id,
+	    .pid = r->pid,
 	    .offset = r->offset,
 	    .buffer_index = r->buffer_index,
 	};
@@ -214,14 +215,14 @@ static int dump_function_stack(struct dump_state *s, const struct xfdr_record *r
 	if (rc)
 		return rc;
 	if (r->kind == XFDR_FN_ENTER || r->kind == XFDR_FN_ENTER_ARGS)
-		depth = xfdr_callstack_depth(s->cs, r->thread_id) - 1;
+		depth = xfdr_callstack_depth(s->cs, r->pid, r->thread_id) - 1;
 	else
 		depth = s->have_closed ? s->closed_depth : 0;
 	cli_printf(s->out, " depth=%" PRIu32, depth);
 	if (s->stacks) {
 		/* The frames below the call are open: an exit only popped the call and above. */
 		cli_puts(s->out, " stack=");
-		put_open_frames(s, r->thread_id, depth);
+		put_open_frames(s, r->pid, r->thread_id, depth);
 		put_frame(s, r->function_id);
 	}
 	return 0;
@@ -235,6 +236,7 @@ static int dump_stack_context(struct dump_state *s, const struct xfdr_record *r)
 	    .tsc = r->absolute_tsc,
 	    .cpu = r->cpu,
 	    .thread_id = r->thread_id,
+	    .pid = r->pid,
 	    .offset = r->offset,
 	    .buffer_index = r->buffer_index,
 	    .payload = r->payload,

@@ -1,9 +1,9 @@
 /*
  * reader/lib/callstack.c - call-stack pairing (the rules are in callstack.h).
  *
- * State: a table with one pointer per 16-bit thread id (lookup is one index, and finishing
- * walks the ids in order), allocated zeroed with the pairer; a thread's struct is allocated
- * the first time the thread is seen. A thread's stack is an array of frames, each a copy of
+ * State: an open-addressing hash table from (pid, thread id) to the thread's struct, which is
+ * allocated the first time the thread is seen; the last thread looked up is kept, since events
+ * come in long runs of one thread. Finishing sorts the keys to walk the threads in order. A thread's stack is an array of frames, each a copy of
  * its entry event (so the callback can be handed the event, arguments included, whatever the
  * caller did with its own copy) plus the time of the children completed under it so far.
  *
@@ -29,8 +29,8 @@
 
 #include "reader/lib/callstack.h"
 
-#define CS_THREAD_IDS 65536u
 #define CS_FIRST_FRAMES 16u
+#define CS_FIRST_SLOTS 64u
 
 struct cs_frame {
 	struct xfdr_event enter;
@@ -41,6 +41,7 @@ struct cs_frame {
 };
 
 struct cs_thread {
+	uint64_t key; /* pid << 32 | thread id */
 	struct cs_frame *frames;
 	size_t cap;	     /* frames allocated */
 	uint32_t top;	     /* frames in use */
@@ -59,8 +60,33 @@ struct xfdr_callstack {
 	xfdr_call_fn on_call;
 	void *ctx;
 	struct xfdr_callstack_stats stats;
-	struct cs_thread **threads; /* CS_THREAD_IDS entries, NULL for a thread never seen */
+	struct cs_thread **slots; /* nslots (a power of two) entries, NULL when free */
+	size_t nslots, nthreads;
+	struct cs_thread *last; /* the thread looked up last, or NULL */
 };
+
+static uint64_t cs_key(uint32_t pid, uint32_t tid)
+{
+	return (uint64_t)pid << 32 | tid;
+}
+
+static size_t cs_hash(uint64_t key, size_t nslots)
+{
+	key *= 0x9e3779b97f4a7c15ull;
+	return (size_t)(key >> 32) & (nslots - 1);
+}
+
+static struct cs_thread *cs_find(const struct xfdr_callstack *cs, uint64_t key)
+{
+	size_t i;
+
+	if (cs->last && cs->last->key == key)
+		return cs->last;
+	for (i = cs_hash(key, cs->nslots); cs->slots[i]; i = (i + 1) & (cs->nslots - 1))
+		if (cs->slots[i]->key == key)
+			return cs->slots[i];
+	return NULL;
+}
 
 static uint64_t add_sat(uint64_t a, uint64_t b)
 {
@@ -73,8 +99,9 @@ struct xfdr_callstack *xfdr_callstack_create(xfdr_call_fn on_call, void *ctx)
 
 	if (!cs)
 		return NULL;
-	cs->threads = calloc(CS_THREAD_IDS, sizeof(*cs->threads));
-	if (!cs->threads) {
+	cs->nslots = CS_FIRST_SLOTS;
+	cs->slots = calloc(cs->nslots, sizeof(*cs->slots));
+	if (!cs->slots) {
 		free(cs);
 		return NULL;
 	}
@@ -85,17 +112,17 @@ struct xfdr_callstack *xfdr_callstack_create(xfdr_call_fn on_call, void *ctx)
 
 void xfdr_callstack_destroy(struct xfdr_callstack *cs)
 {
-	uint32_t i;
+	size_t i;
 
 	if (!cs)
 		return;
-	for (i = 0; i < CS_THREAD_IDS; i++) {
-		if (cs->threads[i]) {
-			free(cs->threads[i]->frames);
-			free(cs->threads[i]);
+	for (i = 0; i < cs->nslots; i++) {
+		if (cs->slots[i]) {
+			free(cs->slots[i]->frames);
+			free(cs->slots[i]);
 		}
 	}
-	free(cs->threads);
+	free(cs->slots);
 	free(cs);
 }
 
@@ -163,13 +190,14 @@ static int cs_report(struct xfdr_callstack *cs, const struct xfdr_call *c)
  * (its own exit's function, or XFDR_CALL_UNKNOWN_FUNCTION). Its time goes to its parent's
  * children, or to the thread's depth-0 total. Returns 0 or -ECANCELED.
  */
-static int cs_pop(struct xfdr_callstack *cs, struct cs_thread *th, uint16_t tid, uint64_t exit_tsc,
+static int cs_pop(struct xfdr_callstack *cs, struct cs_thread *th, uint64_t exit_tsc,
 		  const struct xfdr_event *exit, unsigned end, uint32_t fid)
 {
 	struct cs_frame *f = &th->frames[th->top - 1];
 	struct xfdr_call c = {
 	    .function_id = f->unnamed ? fid : f->enter.function_id,
-	    .thread_id = tid,
+	    .thread_id = (uint32_t)th->key,
+	    .pid = (uint32_t)(th->key >> 32),
 	    .cpu = f->enter.cpu,
 	    .depth = cs_depth(th) - 1,
 	    .flags = end,
@@ -210,6 +238,7 @@ static int cs_no_entry(struct xfdr_callstack *cs, struct cs_thread *th, const st
 	struct xfdr_call c = {
 	    .function_id = ev->function_id,
 	    .thread_id = ev->thread_id,
+	    .pid = ev->pid,
 	    .cpu = ev->cpu,
 	    .depth = cs_depth(th),
 	    .flags = end | XFDR_CALL_NO_ENTRY,
@@ -253,16 +282,53 @@ static void cs_note_depth(struct xfdr_callstack *cs, const struct cs_thread *th)
 		cs->stats.max_depth = cs_depth(th);
 }
 
-/* The thread's struct, made on first sight. NULL when out of memory. */
-static struct cs_thread *cs_thread(struct xfdr_callstack *cs, uint16_t tid)
+/* Room for one more thread: the table stays at most half full. Returns 0 or -ENOMEM. */
+static int cs_grow(struct xfdr_callstack *cs)
 {
-	struct cs_thread *th = cs->threads[tid];
+	struct cs_thread **slots;
+	size_t n, i, j;
+
+	if (cs->nthreads + 1 <= cs->nslots / 2)
+		return 0;
+	if (cs->nslots > SIZE_MAX / 2 / sizeof(*slots))
+		return -ENOMEM;
+	n = cs->nslots * 2;
+	slots = calloc(n, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	for (i = 0; i < cs->nslots; i++) {
+		if (!cs->slots[i])
+			continue;
+		for (j = cs_hash(cs->slots[i]->key, n); slots[j]; j = (j + 1) & (n - 1))
+			;
+		slots[j] = cs->slots[i];
+	}
+	free(cs->slots);
+	cs->slots = slots;
+	cs->nslots = n;
+	return 0;
+}
+
+/* The event's thread's struct, made on first sight. NULL when out of memory. */
+static struct cs_thread *cs_thread(struct xfdr_callstack *cs, const struct xfdr_event *ev)
+{
+	uint64_t key = cs_key(ev->pid, ev->thread_id);
+	struct cs_thread *th = cs_find(cs, key);
+	size_t i;
 
 	if (!th) {
+		if (cs_grow(cs))
+			return NULL;
 		th = calloc(1, sizeof(*th));
-		if (th)
-			cs->threads[tid] = th;
+		if (!th)
+			return NULL;
+		th->key = key;
+		for (i = cs_hash(key, cs->nslots); cs->slots[i]; i = (i + 1) & (cs->nslots - 1))
+			;
+		cs->slots[i] = th;
+		cs->nthreads++;
 	}
+	cs->last = th;
 	return th;
 }
 
@@ -296,7 +362,7 @@ static int cs_context(struct xfdr_callstack *cs, const struct xfdr_event *ev)
 		cs->stats.contexts_invalid++;
 		return 0;
 	}
-	th = cs_thread(cs, ev->thread_id);
+	th = cs_thread(cs, ev);
 	if (!th)
 		return -ENOMEM;
 	if (cs_depth(th) || !sc.depth) {
@@ -323,6 +389,7 @@ static int cs_context(struct xfdr_callstack *cs, const struct xfdr_event *ev)
 		f->enter.tsc = ev->tsc;
 		f->enter.cpu = ev->cpu;
 		f->enter.thread_id = ev->thread_id;
+		f->enter.pid = ev->pid;
 		f->enter.offset = ev->offset;
 		f->enter.buffer_index = ev->buffer_index;
 		f->enter.wall_seconds = ev->wall_seconds;
@@ -354,7 +421,7 @@ int xfdr_callstack_feed(struct xfdr_callstack *cs, const struct xfdr_event *ev)
 		cs->stats.ignored_events++;
 		return 0;
 	}
-	th = cs_thread(cs, ev->thread_id);
+	th = cs_thread(cs, ev);
 	if (!th)
 		return -ENOMEM;
 
@@ -388,23 +455,20 @@ int xfdr_callstack_feed(struct xfdr_callstack *cs, const struct xfdr_event *ev)
 		return cs_no_entry(cs, th, ev, end);
 	/* The frames above the match never saw their exit: this one closes them too. */
 	while (th->top > i) {
-		rc = cs_pop(cs, th, ev->thread_id, ev->tsc, ev, XFDR_CALL_UNWOUND,
+		rc = cs_pop(cs, th, ev->tsc, ev, XFDR_CALL_UNWOUND,
 			    XFDR_CALL_UNKNOWN_FUNCTION);
 		if (rc)
 			return rc;
 	}
-	return cs_pop(cs, th, ev->thread_id, ev->tsc, ev, end, ev->function_id);
+	return cs_pop(cs, th, ev->tsc, ev, end, ev->function_id);
 }
 
-int xfdr_callstack_finish_thread(struct xfdr_callstack *cs, uint16_t thread_id)
+static int cs_finish(struct xfdr_callstack *cs, struct cs_thread *th)
 {
-	struct cs_thread *th = cs->threads[thread_id];
 	int rc;
 
-	if (!th)
-		return 0;
 	while (th->top) {
-		rc = cs_pop(cs, th, thread_id, th->last_tsc, NULL, XFDR_CALL_NO_EXIT,
+		rc = cs_pop(cs, th, th->last_tsc, NULL, XFDR_CALL_NO_EXIT,
 			    XFDR_CALL_UNKNOWN_FUNCTION);
 		if (rc)
 			return rc;
@@ -416,17 +480,59 @@ int xfdr_callstack_finish_thread(struct xfdr_callstack *cs, uint16_t thread_id)
 	return 0;
 }
 
+int xfdr_callstack_finish_thread(struct xfdr_callstack *cs, uint32_t pid, uint32_t thread_id)
+{
+	struct cs_thread *th = cs_find(cs, cs_key(pid, thread_id));
+
+	return th ? cs_finish(cs, th) : 0;
+}
+
+/*
+ * The thread with the lowest key above *after (any key when first), or NULL: walking the
+ * threads in order with no memory to sort them, so finishing cannot fail for want of it.
+ */
+static struct cs_thread *cs_next_thread(const struct xfdr_callstack *cs, uint64_t after,
+					int first)
+{
+	struct cs_thread *best = NULL;
+	size_t i;
+
+	for (i = 0; i < cs->nslots; i++) {
+		struct cs_thread *th = cs->slots[i];
+
+		if (th && (first || th->key > after) && (!best || th->key < best->key))
+			best = th;
+	}
+	return best;
+}
+
+static int cmp_thread_key(const void *a, const void *b)
+{
+	uint64_t x = (*(struct cs_thread *const *)a)->key, y = (*(struct cs_thread *const *)b)->key;
+
+	return x < y ? -1 : x > y;
+}
+
 int xfdr_callstack_finish(struct xfdr_callstack *cs)
 {
-	uint32_t i;
-	int rc;
+	struct cs_thread **order = malloc((cs->nthreads ? cs->nthreads : 1) * sizeof(*order));
+	struct cs_thread *th;
+	size_t i, n = 0;
+	int rc = 0;
 
-	for (i = 0; i < CS_THREAD_IDS; i++) {
-		rc = xfdr_callstack_finish_thread(cs, (uint16_t)i);
-		if (rc)
-			return rc;
+	if (order) {
+		for (i = 0; i < cs->nslots; i++)
+			if (cs->slots[i])
+				order[n++] = cs->slots[i];
+		qsort(order, n, sizeof(*order), cmp_thread_key);
+		for (i = 0; i < n && !rc; i++)
+			rc = cs_finish(cs, order[i]);
+		free(order);
+		return rc;
 	}
-	return 0;
+	for (th = cs_next_thread(cs, 0, 1); th && !rc; th = cs_next_thread(cs, th->key, 0))
+		rc = cs_finish(cs, th);
+	return rc;
 }
 
 void xfdr_callstack_get_stats(const struct xfdr_callstack *cs, struct xfdr_callstack_stats *out)
@@ -434,17 +540,17 @@ void xfdr_callstack_get_stats(const struct xfdr_callstack *cs, struct xfdr_calls
 	*out = cs->stats;
 }
 
-uint32_t xfdr_callstack_depth(const struct xfdr_callstack *cs, uint16_t thread_id)
+uint32_t xfdr_callstack_depth(const struct xfdr_callstack *cs, uint32_t pid, uint32_t thread_id)
 {
-	const struct cs_thread *th = cs->threads[thread_id];
+	const struct cs_thread *th = cs_find(cs, cs_key(pid, thread_id));
 
 	return th ? cs_depth(th) : 0;
 }
 
-const struct xfdr_event *xfdr_callstack_frame(const struct xfdr_callstack *cs, uint16_t thread_id,
-					      uint32_t depth)
+const struct xfdr_event *xfdr_callstack_frame(const struct xfdr_callstack *cs, uint32_t pid,
+					      uint32_t thread_id, uint32_t depth)
 {
-	const struct cs_thread *th = cs->threads[thread_id];
+	const struct cs_thread *th = cs_find(cs, cs_key(pid, thread_id));
 	const struct cs_frame *f;
 
 	if (!th || depth >= cs_depth(th))
@@ -453,10 +559,10 @@ const struct xfdr_event *xfdr_callstack_frame(const struct xfdr_callstack *cs, u
 	return f->from_context ? NULL : &f->enter;
 }
 
-int xfdr_callstack_frame_info(const struct xfdr_callstack *cs, uint16_t thread_id, uint32_t depth,
-			      struct xfdr_frame *out)
+int xfdr_callstack_frame_info(const struct xfdr_callstack *cs, uint32_t pid, uint32_t thread_id,
+			      uint32_t depth, struct xfdr_frame *out)
 {
-	const struct cs_thread *th = cs->threads[thread_id];
+	const struct cs_thread *th = cs_find(cs, cs_key(pid, thread_id));
 	const struct cs_frame *f;
 
 	if (!th || depth >= cs_depth(th))
@@ -495,7 +601,7 @@ int xfdr_callstack_pair_trace(struct xfdr_trace *t, xfdr_call_fn on_call, void *
 	struct xfdr_event_iter it;
 	struct xfdr_event ev;
 	int have_thread = 0;
-	uint16_t thread_id = 0;
+	uint32_t thread_id = 0, pid = 0;
 	int rc, ret = -1;
 
 	if (stats)
@@ -507,13 +613,14 @@ int xfdr_callstack_pair_trace(struct xfdr_trace *t, xfdr_call_fn on_call, void *
 		goto out;
 	while ((rc = xfdr_events_next(&it, &ev, err)) > 0) {
 		/* XFDR_ORDER_THREAD: a thread's events are all together, so it is done. */
-		if (have_thread && ev.thread_id != thread_id &&
-		    xfdr_callstack_finish_thread(cs, thread_id)) {
+		if (have_thread && (ev.thread_id != thread_id || ev.pid != pid) &&
+		    xfdr_callstack_finish_thread(cs, pid, thread_id)) {
 			ret = 1;
 			goto out;
 		}
 		have_thread = 1;
 		thread_id = ev.thread_id;
+		pid = ev.pid;
 		rc = xfdr_callstack_feed(cs, &ev);
 		if (rc == -ECANCELED) {
 			ret = 1;

@@ -4,7 +4,8 @@
  * The one call-stack pairing every verb shares (latency tables, stacks, flame graphs,
  * timelines), as uftrace's commands share utils/fstack.c. A pairer is fed function events,
  * each thread's in that thread's time order (XFDR_ORDER_THREAD gives exactly that; events of
- * different threads may be interleaved in any way), keeps one stack per 16-bit thread id and
+ * different threads may be interleaved in any way), keeps one stack per thread ((pid, thread
+ * id): two processes may use the same thread id) and
  * reports every completed call to a callback, innermost calls first.
  *
  * Rules (what llvm-xray account does with sibling-call deduction, plus what it drops):
@@ -33,7 +34,7 @@
  *   other custom events      ignored (counted).
  *   finish                   every frame still open is reported as XFDR_CALL_NO_EXIT, closed
  *                            at the last TSC seen on its thread, innermost first, threads by
- *                            ascending id.
+ *                            ascending (pid, thread id).
  *
  * Times: each call carries its entry and exit TSC, its total (exit - entry) and the time of
  * its direct children, so that self time = total - children, as `account` needs. A call with
@@ -41,7 +42,7 @@
  * at its exit, every call that completed at depth 0 before it, back to and including the
  * previous such exit, is counted as its child (it was running before and after them).
  *
- * Memory: one table of thread pointers, then per thread seen one small struct and a stack
+ * Memory: a hash table of thread pointers, then per thread seen one small struct and a stack
  * that grows by doubling with realloc(); depth is bounded only by memory. The unnamed calls
  * of a context take one frame however many they are; a context with more than
  * XFDR_CALLSTACK_UNNAMED_MAX of them is taken as corrupt (each would be reported one by
@@ -91,7 +92,8 @@ enum xfdr_call_flag {
 struct xfdr_call {
 	uint32_t function_id; /* XFDR_CALL_UNKNOWN_FUNCTION: an unnamed call of a stack context
 				 that no exit named (XFDR_CALL_UNWOUND or XFDR_CALL_NO_EXIT) */
-	uint16_t thread_id;
+	uint32_t thread_id;
+	uint32_t pid;	    /* 0 in files without Pid records */
 	uint16_t cpu;	    /* of the entry record; of the exit record with XFDR_CALL_NO_ENTRY; of
 			       the context with XFDR_CALL_FROM_CONTEXT */
 	uint32_t depth;	    /* frames below it on its thread's stack: 0 = outermost recorded. With
@@ -130,7 +132,7 @@ struct xfdr_callstack_stats {
 				      XFDR_CALLSTACK_UNNAMED_MAX unnamed calls */
 	uint64_t tsc_backwards;	   /* events with a lower TSC than their thread's previous one */
 	uint32_t max_depth;	   /* most frames ever open at once on one thread */
-	uint32_t threads;	   /* distinct thread ids seen */
+	uint32_t threads;	   /* distinct threads ((pid, thread id)) seen */
 };
 
 struct xfdr_callstack; /* the pairer: its stacks, the callback, the counters */
@@ -172,24 +174,24 @@ int xfdr_callstack_feed(struct xfdr_callstack *cs, const struct xfdr_event *ev);
  * thread's calls come out together. Returns 0, or -ECANCELED (the callback stopped it; the
  * frames not reported are still open).
  */
-int xfdr_callstack_finish_thread(struct xfdr_callstack *cs, uint16_t thread_id);
+int xfdr_callstack_finish_thread(struct xfdr_callstack *cs, uint32_t pid, uint32_t thread_id);
 
-/* xfdr_callstack_finish_thread() for every thread, by ascending id. Same returns. */
+/* xfdr_callstack_finish_thread() for every thread, by ascending (pid, thread id). Same returns. */
 int xfdr_callstack_finish(struct xfdr_callstack *cs);
 
 /* The counters so far. */
 void xfdr_callstack_get_stats(const struct xfdr_callstack *cs, struct xfdr_callstack_stats *out);
 
 /* Frames now open on a thread (0 for a thread never seen), those from a context included. */
-uint32_t xfdr_callstack_depth(const struct xfdr_callstack *cs, uint16_t thread_id);
+uint32_t xfdr_callstack_depth(const struct xfdr_callstack *cs, uint32_t pid, uint32_t thread_id);
 
 /*
  * The entry event of the open frame at depth (0 = outermost) of a thread, NULL if there is
  * none or the frame came from a stack context. Valid until the next feed or finish. For
  * showing a stack, e.g. where a crash cut in.
  */
-const struct xfdr_event *xfdr_callstack_frame(const struct xfdr_callstack *cs, uint16_t thread_id,
-					      uint32_t depth);
+const struct xfdr_event *xfdr_callstack_frame(const struct xfdr_callstack *cs, uint32_t pid,
+					      uint32_t thread_id, uint32_t depth);
 
 /* An open frame, as xfdr_callstack_frame_info() describes it. */
 struct xfdr_frame {
@@ -207,13 +209,13 @@ struct xfdr_frame {
  * Returns 0, or -1 when the thread has no frame at that depth. Valid until the next feed or
  * finish; may be called from the callback (the frames below the reported call are open).
  */
-int xfdr_callstack_frame_info(const struct xfdr_callstack *cs, uint16_t thread_id, uint32_t depth,
-			      struct xfdr_frame *out);
+int xfdr_callstack_frame_info(const struct xfdr_callstack *cs, uint32_t pid, uint32_t thread_id,
+			      uint32_t depth, struct xfdr_frame *out);
 
 /*
  * xfdr_callstack_pair_trace - pair a whole trace: walk its events in XFDR_ORDER_THREAD, finish
  * each thread when the next begins, and report every call to on_call(ctx, ...): per thread by
- * ascending id, calls in the order they complete. stats (may be NULL) gets the counters in
+ * ascending (pid, thread id), calls in the order they complete. stats (may be NULL) gets the counters in
  * every case. The trace is verified first, so an invalid trace reports no call at all.
  * Returns 0 when everything was paired, 1 when the callback stopped the walk, or -1 with err
  * filled for an invalid trace or when out of memory ("NAME: offset N: expected ..., found

@@ -28,7 +28,21 @@ int xfdr_events_begin(struct xfdr_trace *t, enum xfdr_order order, struct xfdr_e
 	memset(it, 0, sizeof(*it));
 	it->trace = t;
 	it->order = order;
+	it->end_slot = t->buffer_count;
 	xfdr_records_begin(t, &it->cursor);
+	return 0;
+}
+
+int xfdr_events_begin_thread(struct xfdr_trace *t, uint64_t i, struct xfdr_event_iter *it,
+			     struct xfdr_error *err)
+{
+	if (xfdr_events_begin(t, XFDR_ORDER_THREAD, it, err))
+		return -1;
+	if (i >= t->thread_count)
+		return rd_fail(t, err, 0, "expected a thread number below %llu, found %llu",
+			       (unsigned long long)t->thread_count, (unsigned long long)i);
+	it->next_slot = t->thread_start[i];
+	it->end_slot = t->thread_start[i + 1];
 	return 0;
 }
 
@@ -69,7 +83,7 @@ int xfdr_events_next(struct xfdr_event_iter *it, struct xfdr_event *ev, struct x
 		if (it->in_buffer == 2 && it->cursor.state == RD_ST_BUFFER_START)
 			it->in_buffer = 0;
 		if (!it->in_buffer) {
-			if (it->next_slot >= t->buffer_count)
+			if (it->next_slot >= it->end_slot)
 				return 0;
 			buffer = it->order == XFDR_ORDER_THREAD ? t->thread_order[it->next_slot]
 								: it->next_slot;
@@ -88,6 +102,7 @@ int xfdr_events_next(struct xfdr_event_iter *it, struct xfdr_event *ev, struct x
 			    .tsc = f.tsc,
 			    .cpu = it->cursor.cpu,
 			    .thread_id = it->cursor.thread_id,
+			    .pid = it->cursor.pid,
 			    .offset = f.offset,
 			    .buffer_index = buffer,
 			    .wall_seconds = info->wall_seconds,
@@ -116,6 +131,7 @@ int xfdr_events_next(struct xfdr_event_iter *it, struct xfdr_event *ev, struct x
 		    .tsc = r->tsc,
 		    .cpu = r->cpu,
 		    .thread_id = r->thread_id,
+		    .pid = r->pid,
 		    .offset = r->offset,
 		    .buffer_index = r->buffer_index,
 		    .wall_seconds = info->wall_seconds,

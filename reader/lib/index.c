@@ -81,6 +81,8 @@ static int cmp_thread_order(const void *a, const void *b, void *arg)
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 	const struct rd_buffer_info *l = &index[x], *r = &index[y];
 
+	if (l->pid != r->pid)
+		return l->pid < r->pid ? -1 : 1;
 	if (l->thread_id != r->thread_id)
 		return l->thread_id < r->thread_id ? -1 : 1;
 	if (l->wall_seconds != r->wall_seconds)
@@ -91,19 +93,66 @@ static int cmp_thread_order(const void *a, const void *b, void *arg)
 	return x < y ? -1 : x > y;
 }
 
+static int same_thread(const struct rd_buffer_info *a, const struct rd_buffer_info *b)
+{
+	return a->pid == b->pid && a->thread_id == b->thread_id;
+}
+
 int rd_build_thread_order(struct xfdr_trace *t, struct xfdr_error *err)
 {
-	uint64_t i, *order;
+	uint64_t i, n, *order, *start;
 
-	if (t->thread_order || !t->buffer_count)
+	if (t->thread_start)
 		return 0;
-	if (t->buffer_count > SIZE_MAX / sizeof(*order) ||
-	    !(order = malloc((size_t)t->buffer_count * sizeof(*order))))
+	if (t->buffer_count > SIZE_MAX / sizeof(*order) - 1 ||
+	    !(order = malloc((size_t)(t->buffer_count ? t->buffer_count : 1) * sizeof(*order))))
 		return rd_fail(t, err, 0, "expected memory to order %llu buffers, found %s",
 			       (unsigned long long)t->buffer_count, strerror(ENOMEM));
 	for (i = 0; i < t->buffer_count; i++)
 		order[i] = i;
 	qsort_r(order, (size_t)t->buffer_count, sizeof(*order), cmp_thread_order, t->index);
+	for (i = 0, n = 0; i < t->buffer_count; i++)
+		n += !i || !same_thread(&t->index[order[i]], &t->index[order[i - 1]]);
+	start = malloc((size_t)(n + 1) * sizeof(*start));
+	if (!start) {
+		free(order);
+		return rd_fail(t, err, 0, "expected memory to order %llu buffers, found %s",
+			       (unsigned long long)t->buffer_count, strerror(ENOMEM));
+	}
+	for (i = 0, n = 0; i < t->buffer_count; i++)
+		if (!i || !same_thread(&t->index[order[i]], &t->index[order[i - 1]]))
+			start[n++] = i;
+	start[n] = t->buffer_count;
 	t->thread_order = order;
+	t->thread_start = start;
+	t->thread_count = n;
+	return 0;
+}
+
+int xfdr_trace_threads(struct xfdr_trace *t, uint64_t *count, struct xfdr_error *err)
+{
+	if (xfdr_trace_verify(t, err) || rd_build_thread_order(t, err))
+		return -1;
+	*count = t->thread_count;
+	return 0;
+}
+
+int xfdr_trace_thread(const struct xfdr_trace *t, uint64_t i, struct xfdr_thread_info *out)
+{
+	uint64_t k, first;
+
+	if (!t->thread_start || i >= t->thread_count)
+		return -1;
+	first = t->thread_order[t->thread_start[i]];
+	/* The order within a thread is by time, not by file position. */
+	for (k = t->thread_start[i]; k < t->thread_start[i + 1]; k++)
+		if (t->thread_order[k] < first)
+			first = t->thread_order[k];
+	*out = (struct xfdr_thread_info){
+	    .pid = t->index[first].pid,
+	    .thread_id = t->index[first].thread_id,
+	    .buffers = t->thread_start[i + 1] - t->thread_start[i],
+	    .first_buffer = first,
+	};
 	return 0;
 }

@@ -23,7 +23,8 @@ struct rd_buffer_info {
 	uint64_t end;	/* one past its last byte */
 	uint64_t wall_seconds;
 	uint32_t wall_micros;
-	uint16_t thread_id;
+	uint32_t thread_id;
+	uint32_t pid;
 };
 
 struct xfdr_trace {
@@ -39,6 +40,9 @@ struct xfdr_trace {
 	struct xfdr_error verify_err;
 	struct rd_buffer_info *index; /* buffer_count entries once verified */
 	uint64_t *thread_order;	      /* buffer numbers in XFDR_ORDER_THREAD order; lazy */
+	uint64_t *thread_start;	      /* thread i's buffers: thread_order[thread_start[i] ..
+					 thread_start[i + 1]); thread_count + 1 entries; lazy */
+	uint64_t thread_count;
 };
 
 /* Cursor states: what the previous record of the current buffer was. */
@@ -123,7 +127,10 @@ static inline int rd_next_function(struct xfdr_record_cursor *c, struct rd_fn *f
  */
 void rd_cursor_seek_buffer(struct xfdr_record_cursor *c, uint64_t buffer);
 
-/* Order the buffers for XFDR_ORDER_THREAD (once; t->thread_order). Returns 0 or -1. */
+/*
+ * Order the buffers for XFDR_ORDER_THREAD and find where each thread's run starts (once;
+ * t->thread_order, t->thread_start, t->thread_count). Returns 0 or -1.
+ */
 int rd_build_thread_order(struct xfdr_trace *t, struct xfdr_error *err);
 
 /* ---- xfdr's own custom-event payloads (stack_context.c, crash_event.c) ------------------ */

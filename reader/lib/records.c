@@ -47,6 +47,7 @@ void rd_cursor_seek_buffer(struct xfdr_record_cursor *c, uint64_t buffer)
 	c->base_tsc = 0;
 	c->cpu = 0;
 	c->thread_id = 0;
+	c->pid = 0;
 	c->done = 0;
 }
 
@@ -170,6 +171,7 @@ int xfdr_records_next(struct xfdr_record_cursor *c, struct xfdr_record *r, struc
 		    .tsc_delta = f.tsc_delta,
 		    .tsc = f.tsc,
 		    .thread_id = c->thread_id,
+		    .pid = c->pid,
 		    .cpu = c->cpu,
 		};
 		return 1;
@@ -224,6 +226,7 @@ int xfdr_records_next(struct xfdr_record_cursor *c, struct xfdr_record *r, struc
 	    .is_metadata = 1,
 	    .kind = kind,
 	    .thread_id = c->thread_id,
+	    .pid = c->pid,
 	    .cpu = c->cpu,
 	};
 	switch (kind) {

@@ -228,6 +228,7 @@ void xfdr_trace_close(struct xfdr_trace *t)
 		munmap((void *)t->data, (size_t)t->bytes);
 	free(t->index);
 	free(t->thread_order);
+	free(t->thread_start);
 	free(t);
 }
 

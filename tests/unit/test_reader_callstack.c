@@ -215,13 +215,13 @@ static void test_nested(void **state)
 	(void)state;
 	feed_all(cs, ev, 0, 5);
 	/* Inside D: the open stack, outermost first. */
-	assert_int_equal(xfdr_callstack_depth(cs, 1), 3);
-	assert_int_equal(xfdr_callstack_frame(cs, 1, 0)->function_id, 1);
-	assert_int_equal(xfdr_callstack_frame(cs, 1, 1)->function_id, 3);
-	assert_int_equal(xfdr_callstack_frame(cs, 1, 2)->function_id, 4);
-	assert_int_equal(xfdr_callstack_frame(cs, 1, 2)->tsc, 150);
-	assert_null(xfdr_callstack_frame(cs, 1, 3));
-	assert_null(xfdr_callstack_frame(cs, 2, 0));
+	assert_int_equal(xfdr_callstack_depth(cs, 0, 1), 3);
+	assert_int_equal(xfdr_callstack_frame(cs, 0, 1, 0)->function_id, 1);
+	assert_int_equal(xfdr_callstack_frame(cs, 0, 1, 1)->function_id, 3);
+	assert_int_equal(xfdr_callstack_frame(cs, 0, 1, 2)->function_id, 4);
+	assert_int_equal(xfdr_callstack_frame(cs, 0, 1, 2)->tsc, 150);
+	assert_null(xfdr_callstack_frame(cs, 0, 1, 3));
+	assert_null(xfdr_callstack_frame(cs, 0, 2, 0));
 	feed_all(cs, ev, 5, N_OF(ev));
 	expect_calls(&r, 0, w, N_OF(w));
 	assert_int_equal(r.v[2].self, 25);
@@ -236,7 +236,7 @@ static void test_nested(void **state)
 	assert_int_equal(s.unwound + s.no_exit + s.no_entry + s.tsc_backwards, 0);
 	assert_int_equal(s.max_depth, 3);
 	assert_int_equal(s.threads, 1);
-	assert_int_equal(xfdr_callstack_depth(cs, 1), 0);
+	assert_int_equal(xfdr_callstack_depth(cs, 0, 1), 0);
 	assert_int_equal(xfdr_callstack_finish(cs), 0);
 	assert_int_equal(r.n, 4); /* nothing was left open */
 	xfdr_callstack_destroy(cs);
@@ -331,7 +331,7 @@ static void test_missing_exit_unwound(void **state)
 	assert_int_equal(s.calls, 3);
 	assert_int_equal(s.unwound, 2);
 	assert_int_equal(s.no_entry, 0);
-	assert_int_equal(xfdr_callstack_depth(cs, 1), 0);
+	assert_int_equal(xfdr_callstack_depth(cs, 0, 1), 0);
 	xfdr_callstack_destroy(cs);
 }
 
@@ -367,8 +367,8 @@ static void test_exit_without_entry(void **state)
 
 	(void)state;
 	feed_all(cs, ev, 0, 6);
-	assert_int_equal(xfdr_callstack_depth(cs, 1), 1);
-	assert_int_equal(xfdr_callstack_frame(cs, 1, 0)->function_id, 2);
+	assert_int_equal(xfdr_callstack_depth(cs, 0, 1), 1);
+	assert_int_equal(xfdr_callstack_frame(cs, 0, 1, 0)->function_id, 2);
 	feed_all(cs, ev, 6, N_OF(ev));
 	expect_calls(&r, 0, w, N_OF(w));
 	assert_int_equal(r.v[1].c.cpu, CPU); /* the exit's CPU when there is no entry */
@@ -414,8 +414,8 @@ static void test_open_at_finish(void **state)
 	feed_all(cs, ev, 0, 7);
 	assert_int_equal(r.n, 2);
 	assert_int_equal(xfdr_callstack_finish(cs), 0);
-	assert_int_equal(xfdr_callstack_depth(cs, 2), 0);
-	assert_int_equal(xfdr_callstack_depth(cs, 5), 0);
+	assert_int_equal(xfdr_callstack_depth(cs, 0, 2), 0);
+	assert_int_equal(xfdr_callstack_depth(cs, 0, 5), 0);
 	s = stats_of(cs);
 	assert_int_equal(s.no_exit, 3);
 	assert_int_equal(s.threads, 2);
@@ -449,9 +449,9 @@ static void test_threads_interleaved(void **state)
 
 	(void)state;
 	feed_all(cs, ev, 0, 3);
-	assert_int_equal(xfdr_callstack_depth(cs, 1), 2);
-	assert_int_equal(xfdr_callstack_depth(cs, 2), 1);
-	assert_int_equal(xfdr_callstack_depth(cs, 3), 0);
+	assert_int_equal(xfdr_callstack_depth(cs, 0, 1), 2);
+	assert_int_equal(xfdr_callstack_depth(cs, 0, 2), 1);
+	assert_int_equal(xfdr_callstack_depth(cs, 0, 3), 0);
 	feed_all(cs, ev, 3, N_OF(ev));
 	expect_calls(&r, 0, w, N_OF(w));
 	s = stats_of(cs);
@@ -531,13 +531,13 @@ static void test_callback_stops(void **state)
 	assert_int_equal(r.n, 2);
 	assert_int_equal(r.v[0].c.function_id, 3);
 	assert_int_equal(r.v[1].c.function_id, 2);
-	assert_int_equal(xfdr_callstack_depth(cs, 1), 1);
+	assert_int_equal(xfdr_callstack_depth(cs, 0, 1), 1);
 	r.stop_at = 3;
 	assert_int_equal(xfdr_callstack_finish(cs), -ECANCELED);
 	assert_int_equal(r.n, 3);
 	assert_int_equal(r.v[2].c.function_id, 1);
 	assert_int_equal(r.v[2].c.flags, XFDR_CALL_NO_EXIT);
-	assert_int_equal(xfdr_callstack_depth(cs, 1), 0);
+	assert_int_equal(xfdr_callstack_depth(cs, 0, 1), 0);
 	xfdr_callstack_destroy(cs);
 }
 
@@ -600,10 +600,10 @@ static void test_deep_stack(void **state)
 	/* The stack grows geometrically: a thread plus ~log2(DEEP) growths, not one per frame. */
 	print_message("deep: %lu allocations for %u frames\n", alloc_calls, DEEP);
 	assert_true(alloc_calls <= 40);
-	assert_int_equal(xfdr_callstack_depth(cs, DEEP_TID), DEEP);
-	assert_int_equal(xfdr_callstack_frame(cs, DEEP_TID, 50000)->function_id, 50000);
-	assert_int_equal(xfdr_callstack_frame(cs, DEEP_TID, DEEP - 1)->tsc, DEEP - 1);
-	assert_null(xfdr_callstack_frame(cs, DEEP_TID, DEEP));
+	assert_int_equal(xfdr_callstack_depth(cs, 0, DEEP_TID), DEEP);
+	assert_int_equal(xfdr_callstack_frame(cs, 0, DEEP_TID, 50000)->function_id, 50000);
+	assert_int_equal(xfdr_callstack_frame(cs, 0, DEEP_TID, DEEP - 1)->tsc, DEEP - 1);
+	assert_null(xfdr_callstack_frame(cs, 0, DEEP_TID, DEEP));
 	assert_int_equal(d.calls, 0);
 	for (i = 0; i < DEEP; i++) {
 		ev = fn(DEEP_TID, EXIT, DEEP - 1 - i, DEEP + i);
@@ -616,7 +616,7 @@ static void test_deep_stack(void **state)
 	assert_int_equal(s.calls, DEEP);
 	assert_int_equal(s.function_events, 2 * DEEP);
 	assert_int_equal(s.threads, 1);
-	assert_int_equal(xfdr_callstack_depth(cs, DEEP_TID), 0);
+	assert_int_equal(xfdr_callstack_depth(cs, 0, DEEP_TID), 0);
 	xfdr_callstack_destroy(cs);
 }
 
@@ -663,7 +663,7 @@ static void test_feed_without_memory(void **state)
 	rc = xfdr_callstack_feed(cs, &ev);
 	alloc_normal();
 	assert_int_equal(rc, -ENOMEM);
-	assert_int_equal(xfdr_callstack_depth(cs, 3), 0);
+	assert_int_equal(xfdr_callstack_depth(cs, 0, 3), 0);
 	after = stats_of(cs);
 	assert_int_equal(after.function_events + after.threads + after.max_depth, 0);
 
@@ -675,13 +675,13 @@ static void test_feed_without_memory(void **state)
 		alloc_normal();
 		if (rc == -ENOMEM) {
 			failures++;
-			assert_int_equal(xfdr_callstack_depth(cs, 3), i);
+			assert_int_equal(xfdr_callstack_depth(cs, 0, 3), i);
 			after = stats_of(cs);
 			assert_memory_equal(&before, &after, sizeof(before));
 			rc = xfdr_callstack_feed(cs, &ev);
 		}
 		assert_int_equal(rc, 0);
-		assert_int_equal(xfdr_callstack_depth(cs, 3), i + 1);
+		assert_int_equal(xfdr_callstack_depth(cs, 0, 3), i + 1);
 	}
 	/* The thread, then at least two growths of its stack. */
 	assert_true(failures >= 3);
@@ -761,18 +761,18 @@ static void expect_frame(const struct xfdr_callstack *cs, uint16_t tid, uint32_t
 	struct xfdr_frame f;
 
 	memset(&f, 0xa5, sizeof(f));
-	assert_int_equal(xfdr_callstack_frame_info(cs, tid, depth, &f), 0);
+	assert_int_equal(xfdr_callstack_frame_info(cs, 0, tid, depth, &f), 0);
 	assert_int_equal(f.function_id, fid);
 	assert_int_equal(f.flags, flags);
 	assert_int_equal(f.unnamed_run, run);
 	assert_int_equal(f.enter_tsc, enter_tsc);
 	if (enter_seq == NONE) {
 		assert_null(f.enter);
-		assert_null(xfdr_callstack_frame(cs, tid, depth));
+		assert_null(xfdr_callstack_frame(cs, 0, tid, depth));
 	} else {
 		assert_non_null(f.enter);
 		assert_int_equal(f.enter->offset, enter_seq);
-		assert_ptr_equal(xfdr_callstack_frame(cs, tid, depth), f.enter);
+		assert_ptr_equal(xfdr_callstack_frame(cs, 0, tid, depth), f.enter);
 	}
 }
 
@@ -804,11 +804,11 @@ static void test_context_seeds_empty_stack(void **state)
 	(void)state;
 	assert_int_equal(sizeof(stak), 32);
 	feed_all(cs, ev, 0, 1);
-	assert_int_equal(xfdr_callstack_depth(cs, 1), 2);
+	assert_int_equal(xfdr_callstack_depth(cs, 0, 1), 2);
 	expect_frame(cs, 1, 0, 1, FROM, 0, 1000, NONE);
 	expect_frame(cs, 1, 1, 2, FROM, 0, 1000, NONE);
-	assert_int_equal(xfdr_callstack_frame_info(cs, 1, 2, &f), -1);
-	assert_int_equal(xfdr_callstack_frame_info(cs, 2, 0, &f), -1);
+	assert_int_equal(xfdr_callstack_frame_info(cs, 0, 1, 2, &f), -1);
+	assert_int_equal(xfdr_callstack_frame_info(cs, 0, 2, 0, &f), -1);
 	feed_all(cs, ev, 1, 2);
 	expect_frame(cs, 1, 2, 3, 0, 0, 1002, 1);
 	feed_all(cs, ev, 2, N_OF(ev));
@@ -827,7 +827,7 @@ static void test_context_seeds_empty_stack(void **state)
 	assert_int_equal(s.no_entry, 0);
 	assert_int_equal(s.max_depth, 3);
 	assert_int_equal(s.threads, 1);
-	assert_int_equal(xfdr_callstack_depth(cs, 1), 0);
+	assert_int_equal(xfdr_callstack_depth(cs, 0, 1), 0);
 	xfdr_callstack_destroy(cs);
 }
 
@@ -863,13 +863,13 @@ static void test_context_unnamed_calls(void **state)
 
 	(void)state;
 	feed_all(cs, ev, 0, 1);
-	assert_int_equal(xfdr_callstack_depth(cs, 2), 4);
+	assert_int_equal(xfdr_callstack_depth(cs, 0, 2), 4);
 	expect_frame(cs, 2, 1, 2, FROM, 0, 1000, NONE);
 	expect_frame(cs, 2, 2, UNKNOWN, FROM, 2, 1000, NONE);
 	expect_frame(cs, 2, 3, UNKNOWN, FROM, 1, 1000, NONE);
-	assert_int_equal(xfdr_callstack_frame_info(cs, 2, 4, &f), -1);
+	assert_int_equal(xfdr_callstack_frame_info(cs, 0, 2, 4, &f), -1);
 	feed_all(cs, ev, 1, 3);
-	assert_int_equal(xfdr_callstack_depth(cs, 2), 4);
+	assert_int_equal(xfdr_callstack_depth(cs, 0, 2), 4);
 	expect_frame(cs, 2, 2, UNKNOWN, FROM, 1, 1000, NONE);
 	expect_frame(cs, 2, 3, 5, 0, 0, 1002, 2);
 	feed_all(cs, ev, 3, N_OF(ev));
@@ -915,11 +915,11 @@ static void test_context_unnamed_at_finish(void **state)
 
 	(void)state;
 	feed_all(cs, ev, 0, 3);
-	assert_int_equal(xfdr_callstack_finish_thread(cs, 3), 0);
+	assert_int_equal(xfdr_callstack_finish_thread(cs, 0, 3), 0);
 	expect_calls(&r, 0, w3, N_OF(w3));
 	feed_all(cs, ev, 3, N_OF(ev));
 	expect_calls(&r, N_OF(w3), w4, N_OF(w4));
-	assert_int_equal(xfdr_callstack_depth(cs, 4), 0);
+	assert_int_equal(xfdr_callstack_depth(cs, 0, 4), 0);
 	assert_int_equal(stats_of(cs).no_entry, 0);
 	xfdr_callstack_destroy(cs);
 }
@@ -993,7 +993,7 @@ static void test_context_with_open_frames(void **state)
 	assert_int_equal(s.contexts_seeded + s.contexts_differ, 0);
 	feed_all(cs, ev, 3, 6);
 	assert_int_equal(stats_of(cs).contexts_differ, 3);
-	assert_int_equal(xfdr_callstack_depth(cs, 1), 2);
+	assert_int_equal(xfdr_callstack_depth(cs, 0, 1), 2);
 	expect_frame(cs, 1, 1, 2, 0, 0, 20, 1);
 	feed_all(cs, ev, 6, N_OF(ev));
 	expect_calls(&r, 0, w, N_OF(w));
@@ -1003,7 +1003,7 @@ static void test_context_with_open_frames(void **state)
 	assert_int_equal(s.contexts_differ, 4);
 	assert_int_equal(s.from_context, 0);
 	assert_int_equal(s.ignored_events, 0);
-	assert_int_equal(xfdr_callstack_depth(cs, 2), 3);
+	assert_int_equal(xfdr_callstack_depth(cs, 0, 2), 3);
 	expect_frame(cs, 2, 1, UNKNOWN, FROM, 2, 70, NONE);
 	xfdr_callstack_destroy(cs);
 }
@@ -1054,12 +1054,12 @@ static void test_context_invalid(void **state)
 	assert_int_equal(s.ignored_events, 1);
 	assert_int_equal(s.contexts, 0);
 	assert_int_equal(s.threads, 0);
-	assert_int_equal(xfdr_callstack_depth(cs, 1), 0);
+	assert_int_equal(xfdr_callstack_depth(cs, 0, 1), 0);
 
 	e = custom(1, 15, big, sizeof(big));
 	e.big_endian = 1;
 	assert_int_equal(xfdr_callstack_feed(cs, &e), 0);
-	assert_int_equal(xfdr_callstack_depth(cs, 1), 1);
+	assert_int_equal(xfdr_callstack_depth(cs, 0, 1), 1);
 	expect_frame(cs, 1, 0, 0x1234567, FROM, 0, 15, NONE);
 	e = fn(1, EXIT, 0x1234567, 16);
 	assert_int_equal(xfdr_callstack_feed(cs, &e), 0);
@@ -1069,7 +1069,7 @@ static void test_context_invalid(void **state)
 	/* 2^24 unnamed calls take one frame; the exit of 5 closes the innermost. */
 	e = custom(2, 100, deepest, sizeof(deepest));
 	assert_int_equal(xfdr_callstack_feed(cs, &e), 0);
-	assert_int_equal(xfdr_callstack_depth(cs, 2), 16777216);
+	assert_int_equal(xfdr_callstack_depth(cs, 0, 2), 16777216);
 	expect_frame(cs, 2, 0, UNKNOWN, FROM, 16777216, 100, NONE);
 	expect_frame(cs, 2, 16777215, UNKNOWN, FROM, 1, 100, NONE);
 	e = fn(2, EXIT, 5, 101);
@@ -1077,7 +1077,7 @@ static void test_context_invalid(void **state)
 	assert_int_equal(r.n, 2);
 	assert_int_equal(r.v[1].c.function_id, 5);
 	assert_int_equal(r.v[1].c.depth, 16777215);
-	assert_int_equal(xfdr_callstack_depth(cs, 2), 16777215);
+	assert_int_equal(xfdr_callstack_depth(cs, 0, 2), 16777215);
 	assert_int_equal(stats_of(cs).max_depth, 16777216);
 	xfdr_callstack_destroy(cs); /* open frames are dropped unreported */
 }
@@ -1107,7 +1107,7 @@ static void test_context_without_memory(void **state)
 	alloc_normal();
 	after = stats_of(cs);
 	assert_memory_equal(&before, &after, sizeof(before));
-	assert_int_equal(xfdr_callstack_depth(cs, 6), 0);
+	assert_int_equal(xfdr_callstack_depth(cs, 0, 6), 0);
 
 	/* The thread exists now (a first entry made it), but 100 frames need a larger stack. */
 	ev = fn(6, ENTER, 1, 5);
@@ -1121,10 +1121,10 @@ static void test_context_without_memory(void **state)
 	alloc_normal();
 	after = stats_of(cs);
 	assert_memory_equal(&before, &after, sizeof(before));
-	assert_int_equal(xfdr_callstack_depth(cs, 6), 0);
+	assert_int_equal(xfdr_callstack_depth(cs, 0, 6), 0);
 
 	assert_int_equal(xfdr_callstack_feed(cs, &ev), 0);
-	assert_int_equal(xfdr_callstack_depth(cs, 6), 100);
+	assert_int_equal(xfdr_callstack_depth(cs, 0, 6), 100);
 	expect_frame(cs, 6, 99, 100, FROM, 0, 10, NONE);
 	xfdr_callstack_destroy(cs);
 }
