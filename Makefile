@@ -67,7 +67,7 @@ all: $(LIBXFDR_A) $(LIBXFDR_SO) $(LIBREADER_A) $(XFDR_BIN)
 
 # ---- dependencies --------------------------------------------------------------------------
 DEB_PACKAGES := build-essential clang llvm libclang-rt-14-dev liburcu-dev libcmocka-dev \
-	libunwind-dev pkg-config gdb
+	libunwind-dev pkg-config gdb chromium python3 fonts-dejavu-core
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 deps:
 	@if dpkg-query -W -f='$${Status}\n' $(DEB_PACKAGES) 2>/dev/null | grep -vq 'install ok installed' \

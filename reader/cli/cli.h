@@ -2,7 +2,7 @@
  * reader/cli/cli.h - what the verbs of the xfdr command share: exit statuses, messages, checked
  * output, progress and finding the .map sidecar. Nothing here decodes the format; that is the
  * reader library's job (include/xfdr/reader.h). Each verb is one file (verify.c, dump.c, convert.c,
- * recover.c, core.c) and is reached through the table in xfdr.c.
+ * account.c, stack.c, flame.c, recover.c, core.c) and is reached through the table in xfdr.c.
  */
 #ifndef XFDR_READER_CLI_CLI_H
 #define XFDR_READER_CLI_CLI_H
@@ -31,6 +31,9 @@ int cmd_dump(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_recover(int argc, char **argv);
 int cmd_core(int argc, char **argv);
+int cmd_account(int argc, char **argv);
+int cmd_stack(int argc, char **argv);
+int cmd_flame(int argc, char **argv);
 
 /*
  * Messages. Every diagnostic is one line on stderr starting with "xfdr VERB: ". The verb name
@@ -245,6 +248,17 @@ struct cli_map_facts {
 	uint64_t buffer_bytes, buffer_count;
 };
 int cli_map_generated(FILE *f, const struct cli_map_facts *facts, const struct rd_pool_result *res);
+
+/* ---- convert --output-format=trace_event (trace_event.c) -------------------------------- */
+
+/*
+ * convert_trace_event - the verified trace t as Chrome Trace Event JSON (what ui.perfetto.dev
+ * and chrome://tracing open) into out. names: the .map sidecar's names (NULL: none).
+ * since_tsc: leave out events with a lower TSC (0: none), as for the YAML. prog: progress.
+ * Returns CLI_OK, or CLI_FAIL after reporting (the caller still closes out).
+ */
+int convert_trace_event(struct xfdr_trace *t, const struct xfdr_names *names, uint64_t since_tsc,
+			struct cli_out *out, struct cli_progress *prog);
 
 /* ---- YAML scalars as LLVM's YAML writer prints them (yaml.c) ---------------------- */
 
