@@ -118,6 +118,7 @@ int xfdr_records_next(struct xfdr_record_cursor *c, struct xfdr_record *r,
 enum xfdr_event_type {
 	XFDR_EVENT_FUNCTION = 0,
 	XFDR_EVENT_CUSTOM = 1,
+	XFDR_EVENT_TYPED = 2, /* a TypedEventMarker (versions 3+ of compiler-rt's writer) */
 };
 
 struct xfdr_event {
@@ -134,8 +135,9 @@ struct xfdr_event {
 	uint32_t wall_micros;
 	uint32_t arg_count;   /* CallArguments after an Entry_Args; see xfdr_event_arg() */
 	const uint8_t *args;  /* private: the first CallArgument record in the mapping */
-	const uint8_t *payload; /* custom events: points into the mapping */
+	const uint8_t *payload; /* custom and typed events: points into the mapping */
 	uint32_t payload_bytes;
+	uint16_t event_type;  /* typed events: the type the program gave */
 	int big_endian;       /* custom events: the payload's fields are in the file's byte order */
 };
 
@@ -275,6 +277,13 @@ int xfdr_names_load(const char *path, struct xfdr_names **out, struct xfdr_error
 
 /* The name of function id, or NULL when n does not name it or n is NULL (no sidecar). */
 const char *xfdr_names_get(const struct xfdr_names *n, uint32_t id);
+
+/*
+ * The name the sidecar's `thread` line gives the thread whose NewBuffer id is thread_id (the
+ * second field), or NULL when no line names it (an empty name counts as none) or n is NULL.
+ * *tid (when not NULL) gets the line's kernel tid, or 0.
+ */
+const char *xfdr_names_thread(const struct xfdr_names *n, uint32_t thread_id, uint32_t *tid);
 
 /*
  * xfdr_names_since_tsc - the start of a snapshot's window: the sidecar's `since_tsc` line,

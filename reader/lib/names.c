@@ -535,3 +535,13 @@ void xfdr_names_free(struct xfdr_names *n)
 	free(n->crash_signal_name);
 	free(n);
 }
+
+/* Being written (issue 10): the sidecar's thread lines are not read yet. */
+const char *xfdr_names_thread(const struct xfdr_names *n, uint32_t thread_id, uint32_t *tid)
+{
+	(void)n;
+	(void)thread_id;
+	if (tid)
+		*tid = 0;
+	return NULL;
+}
