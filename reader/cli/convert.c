@@ -89,9 +89,11 @@ struct convert_opts {
 	int sort;
 	int since;         /* 0: every record; SINCE_TSC: from since_tsc; SINCE_SNAPSHOT: the map's */
 	uint64_t since_tsc;
+	int format; /* enum convert_format */
 };
 
 enum { SINCE_TSC = 1, SINCE_SNAPSHOT = 2 };
+enum convert_format { FORMAT_YAML = 0, FORMAT_TRACE_EVENT = 1 };
 
 /* ---- llvm-xray's thread order ------------------------------------------------------------ */
 
@@ -559,14 +561,20 @@ static int parse_convert_opts(int argc, char **argv, struct convert_opts *o)
 	o->use_map = 1;
 	o->since = 0;
 	o->since_tsc = 0;
+	o->format = FORMAT_YAML;
 	opterr = 0;
 	optind = 0; /* GNU: start a fresh scan */
 	/* getopt_long_only, so llvm-xray's single-dash spellings (-output-format=yaml) work. */
 	while ((c = getopt_long_only(argc, argv, ":f:o:sh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
-			if (strcmp(optarg, "yaml"))
-				return cli_usage("unsupported output format '%s' (supported: yaml)",
+			if (!strcmp(optarg, "yaml"))
+				o->format = FORMAT_YAML;
+			else if (!strcmp(optarg, "trace_event"))
+				o->format = FORMAT_TRACE_EVENT;
+			else
+				return cli_usage("unsupported output format '%s' (supported: yaml, "
+						 "trace_event)",
 						 optarg);
 			break;
 		case 'o':
@@ -676,6 +684,24 @@ int cmd_convert(int argc, char **argv)
 	if (xfdr_trace_open(opt.input, &t, &err) < 0 || xfdr_trace_verify(t, &err) < 0) {
 		cli_progress_end(&prog);
 		fprintf(stderr, "%s\n", err.text);
+		goto out;
+	}
+	if (opt.format == FORMAT_TRACE_EVENT) {
+		out = malloc(sizeof(*out));
+		if (!out) {
+			cli_error("out of memory");
+			goto out;
+		}
+		if (cli_out_open(out, opt.output) != 0) {
+			free(out);
+			out = NULL;
+			goto out;
+		}
+		cli_progress_phase(&prog, "writing");
+		status = convert_trace_event(t, names, opt.since ? opt.since_tsc : 0, out, &prog);
+		cli_progress_end(&prog);
+		if (cli_out_close(out) != CLI_OK)
+			status = CLI_FAIL;
 		goto out;
 	}
 	cli_progress_phase(&prog, "reading");
