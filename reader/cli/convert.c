@@ -42,43 +42,13 @@
 #include <unistd.h>
 
 #include "reader/cli/cli.h"
+#include "reader/cli/llvm_order.h"
 
-#define THREAD_IDS 65536u /* thread ids are 16 bits in version 1 */
-
-enum yrec_kind {
-	YK_ENTER = XFDR_FN_ENTER,
-	YK_EXIT = XFDR_FN_EXIT,
-	YK_TAIL_EXIT = XFDR_FN_TAIL_EXIT,
-	YK_ENTER_ARGS = XFDR_FN_ENTER_ARGS,
-	YK_CUSTOM,
-};
-
-static const char *const yrec_kind_name[] = {
-    [YK_ENTER] = "function-enter",	   [YK_EXIT] = "function-exit",
-    [YK_TAIL_EXIT] = "function-tail-exit", [YK_ENTER_ARGS] = "function-enter-arg",
-    [YK_CUSTOM] = "custom-event",
-};
-
-/* One output record. ptr points into the trace's mapping, which outlives the array. */
-struct yrec {
-	uint64_t tsc;
-	const uint8_t *ptr; /* custom: the payload; Entry_Args: the reader's argument cursor */
-	uint32_t fid;
-	uint32_t count; /* custom: payload bytes; Entry_Args: arguments */
-	uint16_t cpu;
-	uint16_t tid;
-	uint8_t kind; /* enum yrec_kind */
-};
-
-struct yrecs {
-	struct yrec *v;
-	size_t n, cap;
-};
-
-/* The records of one thread, contiguous in the array the reader's thread order produced. */
-struct yseg {
-	size_t start, count;
-	int seen;
+static const char *const fn_kind_name[] = {
+    [XFDR_FN_ENTER] = "function-enter",
+    [XFDR_FN_EXIT] = "function-exit",
+    [XFDR_FN_TAIL_EXIT] = "function-tail-exit",
+    [XFDR_FN_ENTER_ARGS] = "function-enter-arg",
 };
 
 struct convert_opts {
@@ -94,329 +64,6 @@ struct convert_opts {
 
 enum { SINCE_TSC = 1, SINCE_SNAPSHOT = 2 };
 enum convert_format { FORMAT_YAML = 0, FORMAT_TRACE_EVENT = 1 };
-
-/* ---- llvm-xray's thread order ------------------------------------------------------------ */
-
-/*
- * The DenseMap key is (process id, thread id) = (0, tid) for version 1. Its hash combines the
- * two 32-bit element hashes (each value * 37) with a 64-bit integer mix; we reproduce it to
- * get the same bucket for every key.
- */
-static uint32_t llvm_key_hash(uint16_t tid)
-{
-	uint64_t k = (uint64_t)(uint32_t)(0u * 37u) << 32 | (uint32_t)(tid * 37u);
-
-	k += ~(k << 32);
-	k ^= k >> 22;
-	k += ~(k << 13);
-	k ^= k >> 8;
-	k += k << 3;
-	k ^= k >> 15;
-	k += ~(k << 27);
-	k ^= k >> 31;
-	return (uint32_t)k;
-}
-
-struct llvm_map {
-	int32_t *slot; /* thread id, or -1 when empty */
-	uint32_t buckets, entries;
-};
-
-/* Quadratic probing (1, 2, 3, ... added), as DenseMap does; the caller ensured room. */
-static void llvm_map_place(struct llvm_map *m, uint16_t tid)
-{
-	uint32_t mask = m->buckets - 1, b = llvm_key_hash(tid) & mask, step = 1;
-
-	while (m->slot[b] >= 0) {
-		if (m->slot[b] == tid)
-			return;
-		b = (b + step++) & mask;
-	}
-	m->slot[b] = tid;
-}
-
-static int llvm_map_has(const struct llvm_map *m, uint16_t tid)
-{
-	uint32_t mask, b, step = 1;
-
-	if (!m->buckets)
-		return 0;
-	mask = m->buckets - 1;
-	b = llvm_key_hash(tid) & mask;
-	while (m->slot[b] >= 0) {
-		if (m->slot[b] == tid)
-			return 1;
-		b = (b + step++) & mask;
-	}
-	return 0;
-}
-
-/*
- * Insert as DenseMap does: grow to twice the buckets (at least 64) when the table would
- * become three quarters full, re-inserting the old entries in bucket order. Returns -1 when
- * out of memory.
- */
-static int llvm_map_insert(struct llvm_map *m, uint16_t tid)
-{
-	if (llvm_map_has(m, tid))
-		return 0;
-	if ((uint64_t)(m->entries + 1) * 4 >= (uint64_t)m->buckets * 3) {
-		struct llvm_map g = {NULL, m->buckets ? m->buckets * 2 : 64, m->entries};
-		uint32_t i;
-
-		g.slot = malloc(sizeof(*g.slot) * g.buckets);
-		if (!g.slot)
-			return -1;
-		memset(g.slot, 0xff, sizeof(*g.slot) * g.buckets);
-		for (i = 0; i < m->buckets; i++) {
-			if (m->slot[i] >= 0)
-				llvm_map_place(&g, (uint16_t)m->slot[i]);
-		}
-		free(m->slot);
-		*m = g;
-	}
-	llvm_map_place(m, tid);
-	m->entries++;
-	return 0;
-}
-
-/*
- * llvm_thread_rank - give each thread id its position in llvm-xray's output order.
- * tids_in_file_order: the thread id of every buffer, in file order (repeats are fine).
- * Fills rank[tid] for the ids present. Returns 0, or -1 when out of memory.
- */
-static int llvm_thread_rank(const uint16_t *tids, size_t n, uint32_t *rank)
-{
-	struct llvm_map m = {NULL, 0, 0};
-	uint32_t i, r = 0;
-	size_t k;
-
-	for (k = 0; k < n; k++) {
-		if (llvm_map_insert(&m, tids[k]) < 0) {
-			free(m.slot);
-			return -1;
-		}
-	}
-	for (i = 0; i < m.buckets; i++) {
-		if (m.slot[i] >= 0)
-			rank[m.slot[i]] = r++;
-	}
-	free(m.slot);
-	return 0;
-}
-
-/* ---- Gathering --------------------------------------------------------------------------- */
-
-static int yrecs_push(struct yrecs *r, const struct yrec *y)
-{
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 4096;
-		struct yrec *v = realloc(r->v, cap * sizeof(*v));
-
-		if (!v)
-			return -1;
-		r->v = v;
-		r->cap = cap;
-	}
-	r->v[r->n++] = *y;
-	return 0;
-}
-
-/*
- * The thread id of every buffer in file order, for llvm_thread_rank(). Usually every buffer
- * holds an event and gather() has seen them all; a buffer with none still takes its place in
- * llvm-xray's map, so then the NewBuffer records are read once more.
- */
-static int buffer_threads(struct xfdr_trace *t, const uint16_t *buf_tid, const uint8_t *buf_seen,
-			  uint64_t nbuf, uint16_t *out, struct xfdr_error *err)
-{
-	struct xfdr_record_cursor c;
-	struct xfdr_record r;
-	uint64_t i;
-	int rc;
-
-	for (i = 0; i < nbuf && buf_seen[i]; i++)
-		out[i] = buf_tid[i];
-	if (i == nbuf)
-		return 0;
-	xfdr_records_begin(t, &c);
-	while ((rc = xfdr_records_next(&c, &r, err)) == 1) {
-		if (r.is_metadata && r.kind == XFDR_MD_NEW_BUFFER && r.buffer_index < nbuf)
-			out[r.buffer_index] = r.thread_id;
-	}
-	return rc;
-}
-
-/*
- * gather - every event of the verified trace, in llvm-xray's order before its sort: threads
- * by llvm_thread_rank(), each thread's events in buffer and file order. Fills *out and
- * *scratch (an array of the same size for sorting); the caller frees both. Events with a TSC
- * below since_tsc are left out (0 keeps all). Returns CLI_OK, or CLI_FAIL after reporting.
- */
-static int gather(struct xfdr_trace *t, uint64_t since_tsc, struct yrecs *out,
-		  struct yrec **scratch, struct cli_progress *prog)
-{
-	uint64_t nbuf = xfdr_trace_buffer_count(t), bufs_done = 0, last_buf = UINT64_MAX;
-	struct yseg *seg = calloc(THREAD_IDS, sizeof(*seg));
-	uint32_t *rank = calloc(THREAD_IDS, sizeof(*rank));
-	uint16_t *buf_tid = calloc(nbuf ? nbuf : 1, sizeof(*buf_tid));
-	uint16_t *file_tids = calloc(nbuf ? nbuf : 1, sizeof(*file_tids));
-	uint8_t *buf_seen = calloc(nbuf ? nbuf : 1, 1);
-	struct yrecs recs = {NULL, 0, 0};
-	struct xfdr_event_iter it;
-	struct xfdr_error err;
-	struct xfdr_event ev;
-	int32_t cur = -1;
-	int32_t *by_rank = malloc(THREAD_IDS * sizeof(*by_rank));
-	uint32_t last_fid = 0, tid, r;
-	int rc, status = CLI_FAIL;
-
-	if (!seg || !rank || !buf_tid || !file_tids || !buf_seen || !by_rank)
-		goto oom;
-	if (xfdr_events_begin(t, XFDR_ORDER_THREAD, &it, &err) < 0) {
-		cli_error("%s", err.text);
-		goto out;
-	}
-	while ((rc = xfdr_events_next(&it, &ev, &err)) == 1) {
-		struct yrec y;
-
-		if ((int32_t)ev.thread_id != cur) {
-			if (seg[ev.thread_id].seen) {
-				cli_error("%s: reader returned thread %u twice", xfdr_trace_name(t),
-					  ev.thread_id);
-				goto out;
-			}
-			if (cur >= 0)
-				seg[cur].count = recs.n - seg[cur].start;
-			cur = ev.thread_id;
-			seg[cur].seen = 1;
-			seg[cur].start = recs.n;
-			last_fid = 0; /* llvm-xray expands each thread afresh */
-		}
-		if (ev.buffer_index != last_buf) {
-			last_buf = ev.buffer_index;
-			if (last_buf < nbuf) {
-				buf_seen[last_buf] = 1;
-				buf_tid[last_buf] = ev.thread_id;
-			}
-			cli_progress_update(prog, ++bufs_done, nbuf);
-		}
-		memset(&y, 0, sizeof(y));
-		y.tsc = ev.tsc;
-		y.tid = ev.thread_id;
-		if (ev.type == XFDR_EVENT_CUSTOM) {
-			y.kind = YK_CUSTOM;
-			y.fid = last_fid;
-			y.ptr = ev.payload;
-			y.count = ev.payload_bytes;
-		} else {
-			y.kind = (uint8_t)ev.action;
-			y.fid = last_fid = ev.function_id;
-			y.cpu = ev.cpu;
-			y.ptr = ev.args;
-			y.count = ev.arg_count;
-		}
-		if (ev.tsc < since_tsc)
-			continue;
-		if (yrecs_push(&recs, &y) < 0)
-			goto oom;
-	}
-	if (rc < 0) {
-		cli_error("%s", err.text);
-		goto out;
-	}
-	if (cur >= 0)
-		seg[cur].count = recs.n - seg[cur].start;
-
-	if (buffer_threads(t, buf_tid, buf_seen, nbuf, file_tids, &err) < 0) {
-		cli_error("%s", err.text);
-		goto out;
-	}
-	if (llvm_thread_rank(file_tids, nbuf, rank) < 0)
-		goto oom;
-
-	/* Lay the threads' segments out in rank order; ranks are 0.. without gaps. */
-	out->v = malloc((recs.n ? recs.n : 1) * sizeof(*out->v));
-	if (!out->v)
-		goto oom;
-	for (tid = 0; tid < THREAD_IDS; tid++)
-		by_rank[tid] = -1;
-	for (tid = 0; tid < THREAD_IDS; tid++) {
-		if (seg[tid].seen)
-			by_rank[rank[tid]] = (int32_t)tid;
-	}
-	out->n = 0;
-	for (r = 0; r < THREAD_IDS; r++) {
-		/* A thread whose records all fell before --since has none (and recs.v may be NULL). */
-		if (by_rank[r] < 0 || !seg[by_rank[r]].count)
-			continue;
-		memcpy(out->v + out->n, recs.v + seg[by_rank[r]].start,
-		       seg[by_rank[r]].count * sizeof(*out->v));
-		out->n += seg[by_rank[r]].count;
-	}
-	/* The gathering array, now free and of the right size, is the sort's scratch space. */
-	*scratch = recs.v;
-	recs.v = NULL;
-	out->cap = out->n;
-	status = CLI_OK;
-	goto out;
-oom:
-	cli_error("%s: out of memory", xfdr_trace_name(t));
-out:
-	free(recs.v);
-	free(seg);
-	free(rank);
-	free(buf_tid);
-	free(file_tids);
-	free(buf_seen);
-	free(by_rank);
-	return status;
-}
-
-/* ---- Sorting ----------------------------------------------------------------------------- */
-
-/*
- * Stable sort by TSC (llvm-xray's --sort, on by default): a natural merge sort. Each
- * thread's records are mostly ascending already, so there are few runs and few passes.
- * Sorts a[0, n) using tmp (n entries); returns whichever of the two holds the result.
- */
-static struct yrec *sort_by_tsc(struct yrec *a, struct yrec *tmp, size_t n)
-{
-	struct yrec *src = a, *dst = tmp, *swap;
-	size_t runs;
-
-	if (n < 2)
-		return a;
-	do {
-		size_t i = 0;
-
-		runs = 0;
-		while (i < n) {
-			size_t mid = i + 1, end, l, r, k;
-
-			while (mid < n && src[mid - 1].tsc <= src[mid].tsc)
-				mid++;
-			end = mid < n ? mid + 1 : n;
-			while (end < n && src[end - 1].tsc <= src[end].tsc)
-				end++;
-			/* Left first on equal keys keeps the sort stable. */
-			l = i;
-			r = mid;
-			k = i;
-			while (l < mid && r < end)
-				dst[k++] = src[r].tsc < src[l].tsc ? src[r++] : src[l++];
-			memcpy(dst + k, src + l, (mid - l) * sizeof(*dst));
-			k += mid - l;
-			memcpy(dst + k, src + r, (end - r) * sizeof(*dst));
-			runs++;
-			i = end;
-		}
-		swap = src;
-		src = dst;
-		dst = swap;
-	} while (runs > 1);
-	return src;
-}
 
 /* ---- YAML ---------------------------------------------------------------------------------- */
 
@@ -435,13 +82,27 @@ static void put_header(struct cli_out *o, const struct xfdr_header *h)
 	cli_putc(o, '\n');
 }
 
-static void put_record(struct cli_out *o, const struct xfdr_trace *t, const struct yrec *y,
-		       const struct xfdr_names *names)
+/*
+ * The process llvm-xray prints: the Pid record's (versions 3+), and in version 2 files, which
+ * have none, the thread id (LLVM's expander sets PID = TID for version 2).
+ */
+static uint32_t yaml_pid(const struct xfdr_header *h, const struct xfdr_event *ev)
 {
-	const char *name = xfdr_names_get(names, y->fid);
+	return h->version == 2 ? ev->thread_id : ev->pid;
+}
 
-	cli_puts(o, "  - { type: 0, func-id: ");
-	cli_put_u64(o, y->fid);
+/* One record; fid is the function id llvm-xray gives it (see llvm_order.h). */
+static void put_record(struct cli_out *o, const struct xfdr_trace *t, const struct xfdr_event *ev,
+		       uint32_t fid, const struct xfdr_names *names)
+{
+	const struct xfdr_header *h = xfdr_trace_header(t);
+	const char *name = xfdr_names_get(names, fid);
+	uint32_t i, pid = yaml_pid(h, ev);
+
+	cli_puts(o, "  - { type: ");
+	cli_put_u64(o, ev->type == XFDR_EVENT_TYPED ? ev->event_type : 0);
+	cli_puts(o, ", func-id: ");
+	cli_put_u64(o, fid);
 	/*
 	 * Named from the sidecar, as `llvm-xray convert -m BINARY -symbolize` names them, and
 	 * like it '#ID' for an id the map does not name; without a map, as llvm-xray without
@@ -452,41 +113,41 @@ static void put_record(struct cli_out *o, const struct xfdr_trace *t, const stru
 		cli_yaml_scalar(o, (const uint8_t *)name, strlen(name));
 	} else {
 		cli_puts(o, names ? ", function: '#" : ", function: '");
-		cli_put_u64(o, y->fid);
+		cli_put_u64(o, fid);
 		cli_putc(o, '\'');
 	}
-	if (y->kind == YK_ENTER_ARGS && y->count) {
-		struct xfdr_event ev;
-		uint32_t i;
-
-		memset(&ev, 0, sizeof(ev));
-		ev.type = XFDR_EVENT_FUNCTION;
-		ev.action = XFDR_FN_ENTER_ARGS;
-		ev.args = y->ptr;
-		ev.arg_count = y->count;
+	if (ev->type == XFDR_EVENT_FUNCTION && ev->action == XFDR_FN_ENTER_ARGS && ev->arg_count) {
 		cli_puts(o, ", args: [ ");
-		for (i = 0; i < y->count; i++) {
+		for (i = 0; i < ev->arg_count; i++) {
 			if (i)
 				cli_puts(o, ", ");
-			cli_put_u64(o, xfdr_event_arg(t, &ev, i));
+			cli_put_u64(o, xfdr_event_arg(t, ev, i));
 		}
 		cli_puts(o, " ]");
 	}
 	cli_puts(o, ", cpu: ");
-	cli_put_u64(o, y->cpu);
-	if (y->tid) {
+	/* Custom events before version 4 carry no CPU: llvm-xray prints 0. */
+	cli_put_u64(o, ev->type != XFDR_EVENT_CUSTOM || h->version >= 4 ? ev->cpu : 0);
+	if (ev->thread_id) {
 		cli_puts(o, ", thread: ");
-		cli_put_u64(o, y->tid);
+		cli_put_u64(o, ev->thread_id);
+	}
+	if (pid) {
+		cli_puts(o, ", process: ");
+		cli_put_u64(o, pid);
 	}
 	cli_puts(o, ", kind: ");
-	cli_puts(o, yrec_kind_name[y->kind]);
-	cli_puts(o, ", tsc: ");
-	cli_put_u64(o, y->tsc);
-	cli_puts(o, ", data: ");
-	if (y->kind == YK_CUSTOM)
-		cli_yaml_scalar(o, y->ptr, y->count);
+	if (ev->type == XFDR_EVENT_FUNCTION)
+		cli_puts(o, fn_kind_name[ev->action]);
 	else
+		cli_puts(o, ev->type == XFDR_EVENT_TYPED ? "typed-event" : "custom-event");
+	cli_puts(o, ", tsc: ");
+	cli_put_u64(o, ev->tsc);
+	cli_puts(o, ", data: ");
+	if (ev->type == XFDR_EVENT_FUNCTION)
 		cli_puts(o, "''");
+	else
+		cli_yaml_scalar(o, ev->payload, ev->payload_bytes);
 	cli_puts(o, " }\n");
 }
 
@@ -627,17 +288,18 @@ int cmd_convert(int argc, char **argv)
 {
 	struct convert_opts opt;
 	struct xfdr_trace *t = NULL;
-	struct yrec *scratch = NULL, *sorted;
-	struct yrecs recs = {NULL, 0, 0};
+	struct llvm_order *order = NULL;
 	struct cli_progress prog;
 	struct cli_out *out = NULL;
 	struct xfdr_names *names = NULL;
+	const struct xfdr_event *ev;
 	const char *map;
 	char sidecar[4096];
 	struct xfdr_error err;
 	struct stat st;
-	size_t i;
-	int status;
+	uint64_t n = 0, done, total;
+	uint32_t fid;
+	int status, rc = 0;
 
 	status = parse_convert_opts(argc, argv, &opt);
 	if (status)
@@ -677,6 +339,8 @@ int cmd_convert(int argc, char **argv)
 		if (status)
 			return status;
 	}
+	if (!opt.since)
+		opt.since_tsc = 0;
 
 	cli_progress_begin(&prog, stat(opt.input, &st) == 0 ? (uint64_t)st.st_size : 0,
 			   "verifying");
@@ -686,33 +350,8 @@ int cmd_convert(int argc, char **argv)
 		fprintf(stderr, "%s\n", err.text);
 		goto out;
 	}
-	if (opt.format == FORMAT_TRACE_EVENT) {
-		out = malloc(sizeof(*out));
-		if (!out) {
-			cli_error("out of memory");
-			goto out;
-		}
-		if (cli_out_open(out, opt.output) != 0) {
-			free(out);
-			out = NULL;
-			goto out;
-		}
-		cli_progress_phase(&prog, "writing");
-		status = convert_trace_event(t, names, opt.since ? opt.since_tsc : 0, out, &prog);
-		cli_progress_end(&prog);
-		if (cli_out_close(out) != CLI_OK)
-			status = CLI_FAIL;
+	if (opt.format == FORMAT_YAML && llvm_order_open(t, opt.sort, &prog, &order) != CLI_OK)
 		goto out;
-	}
-	cli_progress_phase(&prog, "reading");
-	if (gather(t, opt.since ? opt.since_tsc : 0, &recs, &scratch, &prog) != CLI_OK)
-		goto out;
-	sorted = recs.v;
-	if (opt.sort) {
-		cli_progress_phase(&prog, "sorting");
-		sorted = sort_by_tsc(recs.v, scratch, recs.n);
-	}
-
 	out = malloc(sizeof(*out));
 	if (!out) {
 		cli_error("out of memory");
@@ -723,31 +362,44 @@ int cmd_convert(int argc, char **argv)
 		out = NULL;
 		goto out;
 	}
-	/* Progress and a YAML stream on the same terminal would garble each other. */
+	/* Progress and a stream on the same terminal would garble each other. */
 	if (isatty(fileno(out->f))) {
 		cli_progress_end(&prog);
 		prog.on = 0;
 	}
 	cli_progress_phase(&prog, "writing");
+	if (opt.format == FORMAT_TRACE_EVENT) {
+		status = convert_trace_event(t, names, opt.since_tsc, out, &prog);
+		cli_progress_end(&prog);
+		if (cli_out_close(out) != CLI_OK)
+			status = CLI_FAIL;
+		goto out;
+	}
 	put_header(out, xfdr_trace_header(t));
-	if (recs.n == 0) {
-		cli_puts(out, "records:         []\n");
-	} else {
-		cli_puts(out, "records:\n");
-		for (i = 0; i < recs.n && !out->err; i++) {
-			put_record(out, t, &sorted[i], names);
-			if ((i & 0xffff) == 0)
-				cli_progress_update(&prog, i, recs.n);
+	while (!out->err && (rc = llvm_order_next(order, &ev, &fid)) == 1) {
+		if (ev->tsc < opt.since_tsc)
+			continue;
+		cli_puts(out, n++ ? "" : "records:\n");
+		put_record(out, t, ev, fid, names);
+		if ((n & 0xffff) == 0) {
+			llvm_order_progress(order, &done, &total);
+			cli_progress_update(&prog, done, total);
 		}
 	}
-	cli_puts(out, "...\n");
+	llvm_order_progress(order, &done, &total);
+	cli_progress_update(&prog, done, total);
 	cli_progress_end(&prog);
+	if (!out->err && rc < 0) {
+		/* Reported; the output is cut short and must not pass for a whole one. */
+		cli_out_close(out);
+		goto out;
+	}
+	cli_puts(out, n ? "...\n" : "records:         []\n...\n");
 	status = cli_out_close(out);
 out:
 	cli_progress_end(&prog);
 	free(out);
-	free(recs.v);
-	free(scratch);
+	llvm_order_close(order);
 	xfdr_names_free(names);
 	if (t)
 		xfdr_trace_close(t);

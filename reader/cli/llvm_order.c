@@ -1,0 +1,596 @@
+/*
+ * reader/cli/llvm_order.c - events in llvm-xray's record order (see llvm_order.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "reader/cli/llvm_order.h"
+
+enum order_mode {
+	MODE_THREADS, /* unsorted: thread after thread */
+	MODE_MERGE,   /* sorted: the runs merged */
+	MODE_MEMORY,  /* sorted: every record in memory (too many runs) */
+};
+
+/* A stretch of one thread's events whose TSC never goes down. */
+struct run {
+	struct xfdr_event_iter it; /* positioned after ev */
+	struct xfdr_event ev;	   /* the run's next event (once the merge has begun) */
+	uint64_t left;		   /* events of the run after ev */
+	uint32_t fid;		   /* the thread's last function id before ev */
+};
+
+/* One record kept in memory (MODE_MEMORY); ptr points into the trace's mapping. */
+struct mem_event {
+	uint64_t tsc;
+	const uint8_t *ptr; /* arguments or payload */
+	uint32_t function_id, count, thread_id, pid, fid;
+	uint16_t cpu, event_type;
+	uint8_t type, action;
+};
+
+struct llvm_order {
+	struct xfdr_trace *t;
+	enum order_mode mode;
+	uint64_t *threads; /* thread numbers in llvm-xray's order */
+	uint64_t nthreads;
+	struct xfdr_event ev; /* what llvm_order_next() handed out */
+	uint64_t done, total;
+
+	/* MODE_THREADS */
+	uint64_t next_thread;
+	int in_thread;
+	struct xfdr_event_iter it;
+	uint32_t fid;
+
+	/* MODE_MERGE */
+	struct run *runs;
+	size_t nruns, cap_runs;
+	uint32_t *heap;
+	size_t heap_n;
+
+	/* MODE_MEMORY */
+	struct mem_event *mem;
+	size_t nmem, cap_mem, next_mem;
+};
+
+/* ---- llvm-xray's thread order -------------------------------------------------------------- */
+
+/*
+ * The DenseMap key is (process id, thread id), a std::pair<uint64_t, int32_t>. Its hash combines
+ * the two element hashes (each value * 37, truncated to 32 bits) with a 64-bit integer mix; we
+ * reproduce it to get the same bucket for every key.
+ */
+static uint32_t llvm_key_hash(uint32_t pid, uint32_t tid)
+{
+	uint64_t k = (uint64_t)(uint32_t)((uint64_t)pid * 37u) << 32 | (uint32_t)(tid * 37u);
+
+	k += ~(k << 32);
+	k ^= k >> 22;
+	k += ~(k << 13);
+	k ^= k >> 8;
+	k += k << 3;
+	k ^= k >> 15;
+	k += ~(k << 27);
+	k ^= k >> 31;
+	return (uint32_t)k;
+}
+
+struct llvm_map {
+	int64_t *slot; /* thread number, or -1 when empty */
+	uint32_t buckets, entries;
+};
+
+/* Quadratic probing (1, 2, 3, ... added), as DenseMap does; the caller ensured room. */
+static void llvm_map_place(struct llvm_map *m, const struct xfdr_trace *t, uint64_t thread)
+{
+	struct xfdr_thread_info ti;
+	uint32_t mask = m->buckets - 1, b, step = 1;
+
+	xfdr_trace_thread(t, thread, &ti);
+	b = llvm_key_hash(ti.pid, ti.thread_id) & mask;
+	while (m->slot[b] >= 0)
+		b = (b + step++) & mask;
+	m->slot[b] = (int64_t)thread;
+}
+
+/*
+ * Insert a new key as DenseMap does: grow to twice the buckets (at least 64) when the table
+ * would become three quarters full, re-inserting the old entries in bucket order. Returns -1
+ * when out of memory.
+ */
+static int llvm_map_insert(struct llvm_map *m, const struct xfdr_trace *t, uint64_t thread)
+{
+	if ((uint64_t)(m->entries + 1) * 4 >= (uint64_t)m->buckets * 3) {
+		struct llvm_map g = {NULL, m->buckets ? m->buckets * 2 : 64, m->entries};
+		uint32_t i;
+
+		g.slot = malloc(sizeof(*g.slot) * g.buckets);
+		if (!g.slot)
+			return -1;
+		memset(g.slot, 0xff, sizeof(*g.slot) * g.buckets);
+		for (i = 0; i < m->buckets; i++) {
+			if (m->slot[i] >= 0)
+				llvm_map_place(&g, t, (uint64_t)m->slot[i]);
+		}
+		free(m->slot);
+		*m = g;
+	}
+	llvm_map_place(m, t, thread);
+	m->entries++;
+	return 0;
+}
+
+static int cmp_first_buffer(const void *a, const void *b, void *arg)
+{
+	struct xfdr_thread_info x, y;
+
+	xfdr_trace_thread(arg, *(const uint64_t *)a, &x);
+	xfdr_trace_thread(arg, *(const uint64_t *)b, &y);
+	return x.first_buffer < y.first_buffer ? -1 : x.first_buffer > y.first_buffer;
+}
+
+/*
+ * The thread numbers in llvm-xray's order: the keys go into the map in the order their first
+ * buffer appears in the file, and come out in bucket order. Returns 0 or -1 (no memory).
+ */
+static int llvm_thread_order(struct llvm_order *o)
+{
+	struct llvm_map m = {NULL, 0, 0};
+	uint64_t i, n = o->nthreads, k = 0;
+	uint64_t *by_file = malloc((n ? n : 1) * sizeof(*by_file));
+
+	o->threads = malloc((n ? n : 1) * sizeof(*o->threads));
+	if (!by_file || !o->threads)
+		goto fail;
+	for (i = 0; i < n; i++)
+		by_file[i] = i;
+	qsort_r(by_file, n, sizeof(*by_file), cmp_first_buffer, o->t);
+	for (i = 0; i < n; i++)
+		if (llvm_map_insert(&m, o->t, by_file[i]))
+			goto fail;
+	for (i = 0; i < m.buckets; i++)
+		if (m.slot[i] >= 0)
+			o->threads[k++] = (uint64_t)m.slot[i];
+	free(m.slot);
+	free(by_file);
+	return 0;
+fail:
+	free(m.slot);
+	free(by_file);
+	return -1;
+}
+
+/* ---- Walking threads ---------------------------------------------------------------------- */
+
+/* The id llvm-xray gives an event: its own for a function, else the thread's last one. */
+static uint32_t take_fid(uint32_t *last, const struct xfdr_event *ev)
+{
+	if (ev->type == XFDR_EVENT_FUNCTION)
+		*last = ev->function_id;
+	return *last;
+}
+
+static int begin_thread(struct llvm_order *o, uint64_t rank, struct xfdr_event_iter *it)
+{
+	struct xfdr_error err;
+
+	if (xfdr_events_begin_thread(o->t, o->threads[rank], it, &err) < 0) {
+		cli_error("%s", err.text);
+		return -1;
+	}
+	return 0;
+}
+
+/* xfdr_events_next(), reporting errors. Returns 1, 0 or -1. */
+static int next_event(struct xfdr_event_iter *it, struct xfdr_event *ev)
+{
+	struct xfdr_error err;
+	int rc = xfdr_events_next(it, ev, &err);
+
+	if (rc < 0)
+		cli_error("%s", err.text);
+	return rc;
+}
+
+static int push_run(struct llvm_order *o, const struct xfdr_event_iter *before, uint32_t fid)
+{
+	struct run *r;
+
+	if (o->nruns == o->cap_runs) {
+		size_t cap = o->cap_runs ? o->cap_runs * 2 : 16;
+
+		r = realloc(o->runs, cap * sizeof(*r));
+		if (!r)
+			return -1;
+		o->runs = r;
+		o->cap_runs = cap;
+	}
+	r = &o->runs[o->nruns++];
+	r->it = *before;
+	r->left = 0;
+	r->fid = fid;
+	return 0;
+}
+
+static void no_memory(const struct llvm_order *o)
+{
+	cli_error("%s: out of memory", xfdr_trace_name(o->t));
+}
+
+/*
+ * Find the runs: walk every thread in llvm-xray's order and note where the TSC goes down.
+ * Returns 1 (done), 0 (more than LLVM_ORDER_RUNS_MAX runs: sort in memory) or -1 (reported).
+ */
+static int find_runs(struct llvm_order *o, struct cli_progress *prog)
+{
+	struct xfdr_event_iter it, before;
+	struct xfdr_event ev;
+	uint64_t r, prev = 0;
+	uint32_t fid;
+	int rc, first;
+
+	for (r = 0; r < o->nthreads; r++) {
+		if (begin_thread(o, r, &it))
+			return -1;
+		fid = 0;
+		first = 1;
+		for (;;) {
+			/* Only a run's first event needs the state before it, but which one that
+			   is shows only after the step. */
+			before = it;
+			rc = next_event(&it, &ev);
+			if (rc <= 0)
+				break;
+			if (first || ev.tsc < prev) {
+				if (o->nruns == LLVM_ORDER_RUNS_MAX)
+					return 0;
+				if (push_run(o, &before, fid)) {
+					no_memory(o);
+					return -1;
+				}
+				first = 0;
+			}
+			o->runs[o->nruns - 1].left++;
+			take_fid(&fid, &ev);
+			prev = ev.tsc;
+			o->total++;
+		}
+		if (rc < 0)
+			return -1;
+		cli_progress_update(prog, r + 1, o->nthreads);
+	}
+	return 1;
+}
+
+/* Does run a come before run b? By TSC, then by place in the concatenation (the run index). */
+static int run_before(const struct llvm_order *o, uint32_t a, uint32_t b)
+{
+	uint64_t x = o->runs[a].ev.tsc, y = o->runs[b].ev.tsc;
+
+	return x < y || (x == y && a < b);
+}
+
+static void sift_down(struct llvm_order *o, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		uint32_t tmp;
+
+		if (l < o->heap_n && run_before(o, o->heap[l], o->heap[m]))
+			m = l;
+		if (r < o->heap_n && run_before(o, o->heap[r], o->heap[m]))
+			m = r;
+		if (m == i)
+			return;
+		tmp = o->heap[i];
+		o->heap[i] = o->heap[m];
+		o->heap[m] = tmp;
+		i = m;
+	}
+}
+
+/* Every run at its first event, in a heap. Returns 0 or -1 (reported). */
+static int start_merge(struct llvm_order *o)
+{
+	size_t i;
+
+	o->heap = malloc((o->nruns ? o->nruns : 1) * sizeof(*o->heap));
+	if (!o->heap) {
+		no_memory(o);
+		return -1;
+	}
+	for (i = 0; i < o->nruns; i++) {
+		if (next_event(&o->runs[i].it, &o->runs[i].ev) != 1)
+			return -1;
+		o->runs[i].left--;
+		o->heap[i] = (uint32_t)i;
+	}
+	o->heap_n = o->nruns;
+	for (i = o->heap_n / 2; i-- > 0;)
+		sift_down(o, i);
+	return 0;
+}
+
+static int merge_next(struct llvm_order *o, uint32_t *fid)
+{
+	struct run *r;
+
+	if (!o->heap_n)
+		return 0;
+	r = &o->runs[o->heap[0]];
+	o->ev = r->ev;
+	*fid = take_fid(&r->fid, &o->ev);
+	if (r->left) {
+		if (next_event(&r->it, &r->ev) != 1)
+			return -1;
+		r->left--;
+	} else {
+		o->heap[0] = o->heap[--o->heap_n];
+	}
+	sift_down(o, 0);
+	return 1;
+}
+
+/* ---- Too many runs: every record in memory ------------------------------------------------ */
+
+static int gather(struct llvm_order *o)
+{
+	struct xfdr_event_iter it;
+	struct xfdr_event ev;
+	struct mem_event *m;
+	uint64_t r;
+	uint32_t fid;
+	int rc;
+
+	for (r = 0; r < o->nthreads; r++) {
+		if (begin_thread(o, r, &it))
+			return -1;
+		fid = 0;
+		while ((rc = next_event(&it, &ev)) == 1) {
+			if (o->nmem == o->cap_mem) {
+				size_t cap = o->cap_mem ? o->cap_mem * 2 : 4096;
+
+				m = realloc(o->mem, cap * sizeof(*m));
+				if (!m) {
+					no_memory(o);
+					return -1;
+				}
+				o->mem = m;
+				o->cap_mem = cap;
+			}
+			m = &o->mem[o->nmem++];
+			*m = (struct mem_event){
+			    .tsc = ev.tsc,
+			    .ptr = ev.type == XFDR_EVENT_FUNCTION ? ev.args : ev.payload,
+			    .function_id = ev.function_id,
+			    .count = ev.type == XFDR_EVENT_FUNCTION ? ev.arg_count : ev.payload_bytes,
+			    .thread_id = ev.thread_id,
+			    .pid = ev.pid,
+			    .fid = take_fid(&fid, &ev),
+			    .cpu = ev.cpu,
+			    .event_type = ev.event_type,
+			    .type = (uint8_t)ev.type,
+			    .action = (uint8_t)ev.action,
+			};
+		}
+		if (rc < 0)
+			return -1;
+	}
+	o->total = o->nmem;
+	return 0;
+}
+
+/*
+ * Stable sort by TSC: a natural merge sort, since each thread's records are mostly ascending.
+ * Sorts a[0, n) using tmp (n entries); returns whichever of the two holds the result.
+ */
+static struct mem_event *sort_by_tsc(struct mem_event *a, struct mem_event *tmp, size_t n)
+{
+	struct mem_event *src = a, *dst = tmp, *swap;
+	size_t runs;
+
+	if (n < 2)
+		return a;
+	do {
+		size_t i = 0;
+
+		runs = 0;
+		while (i < n) {
+			size_t mid = i + 1, end, l, r, k;
+
+			while (mid < n && src[mid - 1].tsc <= src[mid].tsc)
+				mid++;
+			end = mid < n ? mid + 1 : n;
+			while (end < n && src[end - 1].tsc <= src[end].tsc)
+				end++;
+			/* Left first on equal keys keeps the sort stable. */
+			l = i;
+			r = mid;
+			k = i;
+			while (l < mid && r < end)
+				dst[k++] = src[r].tsc < src[l].tsc ? src[r++] : src[l++];
+			memcpy(dst + k, src + l, (mid - l) * sizeof(*dst));
+			k += mid - l;
+			memcpy(dst + k, src + r, (end - r) * sizeof(*dst));
+			runs++;
+			i = end;
+		}
+		swap = src;
+		src = dst;
+		dst = swap;
+	} while (runs > 1);
+	return src;
+}
+
+static int sort_in_memory(struct llvm_order *o)
+{
+	struct mem_event *tmp, *sorted;
+
+	if (gather(o))
+		return -1;
+	tmp = malloc((o->nmem ? o->nmem : 1) * sizeof(*tmp));
+	if (!tmp) {
+		no_memory(o);
+		return -1;
+	}
+	sorted = sort_by_tsc(o->mem, tmp, o->nmem);
+	if (sorted == tmp) {
+		free(o->mem);
+		o->mem = tmp;
+	} else {
+		free(tmp);
+	}
+	return 0;
+}
+
+static int memory_next(struct llvm_order *o, uint32_t *fid)
+{
+	const struct mem_event *m;
+
+	if (o->next_mem == o->nmem)
+		return 0;
+	m = &o->mem[o->next_mem++];
+	o->ev = (struct xfdr_event){
+	    .type = (enum xfdr_event_type)m->type,
+	    .action = m->action,
+	    .function_id = m->function_id,
+	    .tsc = m->tsc,
+	    .cpu = m->cpu,
+	    .thread_id = m->thread_id,
+	    .pid = m->pid,
+	    .event_type = m->event_type,
+	    .big_endian = xfdr_trace_header(o->t)->big_endian,
+	};
+	if (m->type == XFDR_EVENT_FUNCTION) {
+		o->ev.args = m->ptr;
+		o->ev.arg_count = m->count;
+	} else {
+		o->ev.payload = m->ptr;
+		o->ev.payload_bytes = m->count;
+	}
+	*fid = m->fid;
+	return 1;
+}
+
+/* ---- Unsorted: thread after thread -------------------------------------------------------- */
+
+static int threads_next(struct llvm_order *o, uint32_t *fid)
+{
+	int rc;
+
+	for (;;) {
+		if (!o->in_thread) {
+			if (o->next_thread == o->nthreads)
+				return 0;
+			if (begin_thread(o, o->next_thread++, &o->it))
+				return -1;
+			o->in_thread = 1;
+			o->fid = 0;
+		}
+		rc = next_event(&o->it, &o->ev);
+		if (rc != 0) {
+			if (rc == 1)
+				*fid = take_fid(&o->fid, &o->ev);
+			return rc;
+		}
+		o->in_thread = 0;
+	}
+}
+
+/* ---- The interface ------------------------------------------------------------------------ */
+
+int llvm_order_open(struct xfdr_trace *t, int sort, struct cli_progress *prog,
+		    struct llvm_order **out)
+{
+	struct llvm_order *o = calloc(1, sizeof(*o));
+	struct xfdr_error err;
+	int rc;
+
+	*out = NULL;
+	if (!o) {
+		cli_error("%s: out of memory", xfdr_trace_name(t));
+		return CLI_FAIL;
+	}
+	o->t = t;
+	if (xfdr_trace_threads(t, &o->nthreads, &err) < 0) {
+		cli_error("%s", err.text);
+		goto fail;
+	}
+	if (llvm_thread_order(o)) {
+		no_memory(o);
+		goto fail;
+	}
+	if (!sort) {
+		o->mode = MODE_THREADS;
+		*out = o;
+		return CLI_OK;
+	}
+	cli_progress_phase(prog, "ordering");
+	o->mode = MODE_MERGE;
+	rc = find_runs(o, prog);
+	if (rc < 0)
+		goto fail;
+	if (rc == 0) {
+		free(o->runs);
+		o->runs = NULL;
+		o->nruns = 0;
+		o->total = 0;
+		o->mode = MODE_MEMORY;
+		cli_progress_phase(prog, "sorting");
+		if (sort_in_memory(o))
+			goto fail;
+	} else if (start_merge(o)) {
+		goto fail;
+	}
+	*out = o;
+	return CLI_OK;
+fail:
+	llvm_order_close(o);
+	return CLI_FAIL;
+}
+
+int llvm_order_next(struct llvm_order *o, const struct xfdr_event **ev, uint32_t *fid)
+{
+	int rc;
+
+	switch (o->mode) {
+	case MODE_THREADS:
+		rc = threads_next(o, fid);
+		break;
+	case MODE_MERGE:
+		rc = merge_next(o, fid);
+		break;
+	default:
+		rc = memory_next(o, fid);
+		break;
+	}
+	if (rc == 1) {
+		o->done++;
+		*ev = &o->ev;
+	}
+	return rc;
+}
+
+void llvm_order_progress(const struct llvm_order *o, uint64_t *done, uint64_t *total)
+{
+	if (o->mode == MODE_THREADS) {
+		/* The events are not counted ahead; threads are. */
+		*done = o->next_thread;
+		*total = o->nthreads;
+		return;
+	}
+	*done = o->done;
+	*total = o->total;
+}
+
+void llvm_order_close(struct llvm_order *o)
+{
+	if (!o)
+		return;
+	free(o->threads);
+	free(o->runs);
+	free(o->heap);
+	free(o->mem);
+	free(o);
+}

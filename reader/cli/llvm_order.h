@@ -1,0 +1,51 @@
+/*
+ * reader/cli/llvm_order.h - the events of a trace in the order `llvm-xray convert` prints its
+ * records, with memory for the threads, not for the records.
+ *
+ * llvm-xray collects the blocks of each (process, thread) in an LLVM DenseMap, expands the
+ * threads in the map's bucket order (each thread's blocks by WallClockTime), and then, by
+ * default, stable-sorts every record by TSC. The bucket order is a pure function of the keys
+ * in the order their first buffer appears in the file, reproduced here; so ties between
+ * threads and the unsorted order come out as llvm-xray's too.
+ *
+ * The stable sort is done as a merge: each thread's events, in its own order, are cut into
+ * runs where the TSC never goes down (usually one run per thread), and the runs are merged by
+ * (TSC, position of the run in llvm-xray's concatenation), which is exactly what a stable sort
+ * of the concatenation gives. Each run costs one iterator (a few hundred bytes); a pathological
+ * trace whose clock goes back more than LLVM_ORDER_RUNS_MAX times is sorted in memory instead
+ * (40 bytes per record), as before.
+ *
+ * Custom and typed events get the function id llvm-xray prints for them: the id of the
+ * previous function record of the same thread (0 before the first one).
+ */
+#ifndef XFDR_READER_CLI_LLVM_ORDER_H
+#define XFDR_READER_CLI_LLVM_ORDER_H
+
+#include <stdint.h>
+
+#include "reader/cli/cli.h"
+
+#define LLVM_ORDER_RUNS_MAX (1u << 16)
+
+struct llvm_order;
+
+/*
+ * llvm_order_open - iterate the events of the verified trace t in llvm-xray's order: sorted by
+ * TSC (stable) when sort, else thread by thread. The trace must outlive the iterator.
+ * Returns CLI_OK with *out set, or CLI_FAIL after reporting (out of memory, a bad trace).
+ */
+int llvm_order_open(struct xfdr_trace *t, int sort, struct cli_progress *prog,
+		    struct llvm_order **out);
+
+/*
+ * llvm_order_next - the next event in *ev (valid until the next call) and the function id
+ * llvm-xray gives it in *fid. Returns 1, 0 at the end, or -1 after reporting an error.
+ */
+int llvm_order_next(struct llvm_order *o, const struct xfdr_event **ev, uint32_t *fid);
+
+/* How far the walk is, for progress: events handed out so far and in all (0 if unknown). */
+void llvm_order_progress(const struct llvm_order *o, uint64_t *done, uint64_t *total);
+
+void llvm_order_close(struct llvm_order *o);
+
+#endif /* XFDR_READER_CLI_LLVM_ORDER_H */
