@@ -4,22 +4,21 @@
  * The output must be byte-identical to `llvm-xray convert --output-format=yaml FILE` (LLVM 14)
  * for every file both accept. That fixes more than the keys and the quoting:
  *
- *  - Record order. llvm-xray collects blocks per (process, thread) in an LLVM DenseMap,
- *    expands the threads in the map's bucket order, each thread's blocks by WallClockTime,
- *    and then (by default) stable-sorts all records by TSC. The bucket order is a pure
- *    function of the thread ids in the order their first buffer appears in the file; it is
- *    reproduced by llvm_thread_rank() below, so equal TSCs on different threads and
- *    --sort=false come out in the same order too.
- *  - Custom events (v1 markers carry no CPU and no function): llvm-xray prints cpu 0 and
- *    the function id of the thread's previous record (0 before the thread's first one).
+ *  - Record order: llvm-xray's, thread order and stable TSC sort included (llvm_order.h).
+ *  - Custom events carry no function: llvm-xray prints the function id of the thread's
+ *    previous record (0 before the thread's first one), and cpu 0 before version 4, whose
+ *    markers carry none. Typed events (versions 3+) print their type as `type:`.
  *  - Entry_Args records are "function-enter-arg" even with no CallArgument; "args" appears
- *    only when there are arguments; "thread" is left out for thread 0 (it is optional with
- *    default 0 in llvm-xray's record mapping), "process" always (version 1 has no pid).
+ *    only when there are arguments; "thread" and "process" are left out when 0 (optional with
+ *    default 0 in llvm-xray's record mapping); version 2 files have no Pid record and
+ *    llvm-xray prints their thread id as the process.
  *
  * Known, deliberate differences (both readers reject or order differently; see test_cli.c):
  *  - A thread's buffers are ordered by (seconds, microseconds, file position). llvm-xray's
  *    comparator is "seconds < and microseconds <", not a strict weak order, so it may
- *    misorder buffers whose WallClockTimes are not in file order.
+ *    misorder a thread's buffers (when there are more than 16, std::sort's insertion-sort
+ *    cut-off, or their WallClockTimes are not in file order); then --sort=false and the
+ *    func-id of custom events differ too.
  *  - The two readers accept slightly different files. xfdr verifies the whole file against
  *    the spec first and refuses (exit 1) e.g. a CallArgument after a plain Entry, which
  *    llvm-xray takes; llvm-xray 14 refuses a custom event of size 0 and a file with no
@@ -31,8 +30,8 @@
  * lines deleted. A call whose entry is before the window keeps its exit: that is what a window
  * is. Without --since nothing differs from llvm-xray.
  *
- * Memory: the records are gathered as 32-byte entries pointing into the mapped file (args,
- * payloads), because the default order needs them all; sorting takes a second array.
+ * Memory: the records stream out of the mapped file in order; what is kept grows with the
+ * threads (and the times their clock goes back), not with the records (llvm_order.h).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -156,14 +155,16 @@ static void put_record(struct cli_out *o, const struct xfdr_trace *t, const stru
 static void convert_help(void)
 {
 	fputs(
-	    "usage: xfdr convert [--output-format=yaml] [-o OUT] [--sort[=BOOL]] [--map MAP |\n"
-	    "                    --no-map] [--since=TSC|snapshot] FILE\n"
+	    "usage: xfdr convert [--output-format=yaml|trace_event] [-o OUT] [--sort[=BOOL]]\n"
+	    "                    [--map MAP | --no-map] [--since=TSC|snapshot] FILE\n"
 	    "\n"
 	    "Print a trace as the YAML document `llvm-xray convert --output-format=yaml FILE`\n"
-	    "prints, byte for byte. The whole file is verified first: an invalid trace prints\n"
-	    "nothing but one line on stderr naming the offset and what was wrong.\n"
+	    "prints, byte for byte, or as a timeline (trace_event). The whole file is verified\n"
+	    "first: an invalid trace prints nothing but one line on stderr naming the offset and\n"
+	    "what was wrong. Memory grows with the threads, not with the records.\n"
 	    "\n"
-	    "  -f, --output-format=FMT  output format; only 'yaml' (the default)\n"
+	    "  -f, --output-format=FMT  'yaml' (the default) or 'trace_event': Chrome Trace Event\n"
+	    "                           JSON for ui.perfetto.dev and chrome://tracing\n"
 	    "  -o, --output=OUT         write to OUT instead of standard output ('-')\n"
 	    "  -s, --sort[=BOOL]        stable-sort all records by TSC (default: true, as in\n"
 	    "                           llvm-xray); --sort=false keeps each thread's records in\n"
