@@ -1,0 +1,632 @@
+/*
+ * reader/cli/stacktree.c - the call-stack tree of `xfdr stack` and `xfdr flame`.
+ *
+ * Design: nodes live in one array, found by an open-addressing hash of (parent, name). The
+ * pairer reports a call at depth d with frames 0..d-1 open below it; walking those frames for
+ * every call would cost O(depth) hash lookups per call. Instead the nodes of the open frames
+ * of the thread being paired are cached as segments (one per named frame, one for a run of
+ * unnamed frames, the form the pairer keeps them in). The pairer reports every frame it pops,
+ * innermost first, so when a call at depth d is reported, every cached segment at depth >= d
+ * belongs to frames already gone: the cache is cut there, and only the frames pushed since
+ * (depth valid..d-1) are looked up. Each call then costs O(1) amortised. As a guard against a
+ * frame the cache did not see leave, the innermost cached named frame is compared with the
+ * pairer's (function id and entry TSC) and the cache is rebuilt from depth 0 on a mismatch.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reader/cli/stacktree.h"
+
+struct stree_seg {
+	uint32_t lo, hi; /* depths covered */
+	uint32_t node;	 /* the node of the frames lo..hi (one for an unnamed run) */
+	int unknown;	 /* a run of unnamed frames */
+	uint32_t fid;	 /* a named frame: its function and entry, for the guard */
+	uint64_t enter_tsc;
+};
+
+static uint64_t hash64(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	k *= 0xc4ceb9fe1a85ec53ull;
+	k ^= k >> 33;
+	return k;
+}
+
+static uint64_t hash_bytes(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		h ^= (uint8_t)s[i];
+		h *= 1099511628211ull;
+	}
+	return hash64(h);
+}
+
+/* ---- names ------------------------------------------------------------------------------ */
+
+static uint32_t *slots_new(uint32_t n)
+{
+	uint32_t *s = malloc((size_t)n * sizeof(*s));
+
+	if (s)
+		memset(s, 0xff, (size_t)n * sizeof(*s));
+	return s;
+}
+
+static int names_grow(struct stree *t)
+{
+	uint32_t cap = (t->name_slot_mask + 1) * 2, i, *s = slots_new(cap);
+
+	if (!s)
+		return -1;
+	for (i = 0; i < t->name_count; i++) {
+		uint64_t h = hash_bytes(t->pool + t->name_off[i], t->name_len[i]);
+		uint32_t b = (uint32_t)h & (cap - 1);
+
+		while (s[b] != STREE_NONE)
+			b = (b + 1) & (cap - 1);
+		s[b] = i;
+	}
+	free(t->name_slot);
+	t->name_slot = s;
+	t->name_slot_mask = cap - 1;
+	return 0;
+}
+
+/*
+ * intern - the name of the text s (n bytes), made folded-safe: ';' -> ':', control bytes ->
+ * '?'. Returns its index, or STREE_NONE when out of memory.
+ */
+static uint32_t intern(struct stree *t, const char *s, size_t n)
+{
+	char stackbuf[256], *clean = stackbuf;
+	uint64_t h;
+	uint32_t b, id;
+	size_t i;
+
+	if (n >= UINT32_MAX / 2)
+		return STREE_NONE;
+	if (n > sizeof(stackbuf)) {
+		clean = malloc(n);
+		if (!clean)
+			return STREE_NONE;
+	}
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		clean[i] = c == ';' ? ':' : (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+	}
+	h = hash_bytes(clean, n);
+	for (b = (uint32_t)h & t->name_slot_mask; t->name_slot[b] != STREE_NONE;
+	     b = (b + 1) & t->name_slot_mask) {
+		id = t->name_slot[b];
+		if (t->name_len[id] == n && !memcmp(t->pool + t->name_off[id], clean, n))
+			goto out;
+	}
+	id = STREE_NONE;
+	if (t->name_count == t->name_cap) {
+		uint32_t cap = t->name_cap ? t->name_cap * 2 : 64;
+		uint32_t *off = realloc(t->name_off, cap * sizeof(*off)), *len;
+
+		if (!off)
+			goto out;
+		t->name_off = off;
+		len = realloc(t->name_len, cap * sizeof(*len));
+		if (!len)
+			goto out;
+		t->name_len = len;
+		t->name_cap = cap;
+	}
+	if (t->pool_len + n + 1 > t->pool_cap) {
+		size_t cap = t->pool_cap ? t->pool_cap : 4096;
+		char *p;
+
+		while (cap < t->pool_len + n + 1)
+			cap *= 2;
+		if (cap > UINT32_MAX)
+			goto out;
+		p = realloc(t->pool, cap);
+		if (!p)
+			goto out;
+		t->pool = p;
+		t->pool_cap = cap;
+	}
+	id = t->name_count++;
+	t->name_off[id] = (uint32_t)t->pool_len;
+	t->name_len[id] = (uint32_t)n;
+	memcpy(t->pool + t->pool_len, clean, n);
+	t->pool[t->pool_len + n] = '\0';
+	t->pool_len += n + 1;
+	t->name_slot[b] = id;
+	/* A table that cannot grow must not fill up (a probe would never end): give up. */
+	if ((uint64_t)t->name_count * 2 > t->name_slot_mask && names_grow(t) < 0)
+		id = STREE_NONE;
+out:
+	if (clean != stackbuf)
+		free(clean);
+	return id;
+}
+
+static int fid_grow(struct stree *t)
+{
+	uint32_t cap = t->fid_mask ? (t->fid_mask + 1) * 2 : 256, i, b;
+	uint64_t *key = malloc(cap * sizeof(*key));
+	uint32_t *val = malloc(cap * sizeof(*val));
+
+	if (!key || !val) {
+		free(key);
+		free(val);
+		return -1;
+	}
+	memset(key, 0xff, cap * sizeof(*key));
+	for (i = 0; t->fid_mask && i <= t->fid_mask; i++) {
+		if (t->fid_key[i] == UINT64_MAX)
+			continue;
+		for (b = (uint32_t)hash64(t->fid_key[i]) & (cap - 1); key[b] != UINT64_MAX;
+		     b = (b + 1) & (cap - 1))
+			;
+		key[b] = t->fid_key[i];
+		val[b] = t->fid_name[i];
+	}
+	free(t->fid_key);
+	free(t->fid_name);
+	t->fid_key = key;
+	t->fid_name = val;
+	t->fid_mask = cap - 1;
+	return 0;
+}
+
+/* The name of a function id, interned once per id. STREE_NONE when out of memory. */
+static uint32_t function_name(struct stree *t, uint32_t fid)
+{
+	const char *s;
+	char num[16];
+	uint32_t b, id;
+
+	if (fid == XFDR_CALL_UNKNOWN_FUNCTION)
+		return t->unknown_name;
+	if ((uint64_t)(t->fid_count + 1) * 2 > (uint64_t)t->fid_mask + 1 && fid_grow(t) < 0)
+		return STREE_NONE;
+	for (b = (uint32_t)hash64(fid) & t->fid_mask; t->fid_key[b] != UINT64_MAX;
+	     b = (b + 1) & t->fid_mask) {
+		if (t->fid_key[b] == fid)
+			return t->fid_name[b];
+	}
+	s = xfdr_names_get(t->names, fid);
+	if (!s) {
+		snprintf(num, sizeof(num), "#%u", fid);
+		s = num;
+	}
+	id = intern(t, s, strlen(s));
+	if (id == STREE_NONE)
+		return id;
+	t->fid_key[b] = fid;
+	t->fid_name[b] = id;
+	t->fid_count++;
+	return id;
+}
+
+const char *stree_name(const struct stree *t, uint32_t name, size_t *len)
+{
+	if (len)
+		*len = t->name_len[name];
+	return t->pool + t->name_off[name];
+}
+
+/* ---- nodes ------------------------------------------------------------------------------ */
+
+static uint64_t node_hash(uint32_t parent, uint32_t name)
+{
+	return hash64((uint64_t)parent << 32 | name);
+}
+
+static int nodes_grow_slots(struct stree *t)
+{
+	uint32_t cap = (t->slot_mask + 1) * 2, i, b, *s;
+
+	if (cap == 0)
+		return -1;
+	s = slots_new(cap);
+	if (!s)
+		return -1;
+	for (i = 1; i < t->nodes; i++) {
+		for (b = (uint32_t)node_hash(t->node[i].parent, t->node[i].name) & (cap - 1);
+		     s[b] != STREE_NONE; b = (b + 1) & (cap - 1))
+			;
+		s[b] = i;
+	}
+	free(t->slot);
+	t->slot = s;
+	t->slot_mask = cap - 1;
+	return 0;
+}
+
+/* The callee `name` of parent, made when new. STREE_NONE when out of memory. */
+static uint32_t child_of(struct stree *t, uint32_t parent, uint32_t name, uint32_t kind)
+{
+	struct stree_node *n;
+	uint32_t b, id;
+
+	if (name == STREE_NONE)
+		return STREE_NONE;
+	for (b = (uint32_t)node_hash(parent, name) & t->slot_mask; t->slot[b] != STREE_NONE;
+	     b = (b + 1) & t->slot_mask) {
+		id = t->slot[b];
+		if (t->node[id].parent == parent && t->node[id].name == name)
+			return id;
+	}
+	if (t->nodes == t->node_cap) {
+		uint32_t cap = t->node_cap * 2;
+		struct stree_node *v;
+
+		if (cap <= t->node_cap || cap == STREE_NONE)
+			return STREE_NONE;
+		v = realloc(t->node, (size_t)cap * sizeof(*v));
+		if (!v)
+			return STREE_NONE;
+		t->node = v;
+		t->node_cap = cap;
+	}
+	id = t->nodes++;
+	n = &t->node[id];
+	memset(n, 0, sizeof(*n));
+	n->parent = parent;
+	n->name = name;
+	n->kind = kind;
+	n->depth = t->node[parent].depth + 1;
+	n->child = STREE_NONE;
+	n->sibling = t->node[parent].child;
+	t->node[parent].child = id;
+	if (n->depth > t->max_depth)
+		t->max_depth = n->depth;
+	t->slot[b] = id;
+	if ((uint64_t)t->nodes * 2 > t->slot_mask && nodes_grow_slots(t) < 0)
+		return STREE_NONE;
+	return id;
+}
+
+int stree_init(struct stree *t, const struct xfdr_names *names, int per_thread)
+{
+	memset(t, 0, sizeof(*t));
+	t->names = names;
+	t->per_thread = per_thread;
+	t->node_cap = 1024;
+	t->node = malloc(t->node_cap * sizeof(*t->node));
+	t->slot = slots_new(2048);
+	t->slot_mask = 2047;
+	t->name_slot = slots_new(256);
+	t->name_slot_mask = 255;
+	if (!t->node || !t->slot || !t->name_slot)
+		goto fail;
+	memset(&t->node[0], 0, sizeof(t->node[0]));
+	t->node[0].parent = STREE_NONE;
+	t->node[0].child = STREE_NONE;
+	t->node[0].sibling = STREE_NONE;
+	t->node[0].kind = STREE_ROOT;
+	t->nodes = 1;
+	t->node[0].name = intern(t, "all", 3);
+	t->unknown_name = intern(t, "[unknown]", 9);
+	if (t->node[0].name == STREE_NONE || t->unknown_name == STREE_NONE)
+		goto fail;
+	return 0;
+fail:
+	stree_free(t);
+	return -1;
+}
+
+void stree_free(struct stree *t)
+{
+	free(t->node);
+	free(t->slot);
+	free(t->pool);
+	free(t->name_off);
+	free(t->name_len);
+	free(t->name_slot);
+	free(t->fid_key);
+	free(t->fid_name);
+	free(t->seg);
+	memset(t, 0, sizeof(*t));
+}
+
+/* ---- adding calls ----------------------------------------------------------------------- */
+
+static uint32_t thread_node(struct stree *t, uint32_t pid, uint32_t tid)
+{
+	const char *tname = xfdr_names_thread(t->names, tid, NULL);
+	char label[128];
+	int n;
+
+	if (pid)
+		n = snprintf(label, sizeof(label), "pid %u thread %u", pid, tid);
+	else
+		n = snprintf(label, sizeof(label), "thread %u", tid);
+	if (tname && *tname)
+		n += snprintf(label + n, sizeof(label) - (size_t)n, " (%.*s)", 64, tname);
+	if (n >= (int)sizeof(label))
+		n = sizeof(label) - 1;
+	return child_of(t, 0, intern(t, label, (size_t)n), STREE_THREAD);
+}
+
+static struct stree_seg *seg_push(struct stree *t)
+{
+	if (t->segs == t->seg_cap) {
+		uint32_t cap = t->seg_cap ? t->seg_cap * 2 : 64;
+		struct stree_seg *s;
+
+		if (cap <= t->seg_cap)
+			return NULL;
+		s = realloc(t->seg, (size_t)cap * sizeof(*s));
+		if (!s)
+			return NULL;
+		t->seg = s;
+		t->seg_cap = cap;
+	}
+	return &t->seg[t->segs++];
+}
+
+/* Cache the nodes of the open frames up to depth - 1. Returns 0, or -1 when out of memory. */
+static int seg_extend(struct stree *t, uint32_t pid, uint32_t tid, uint32_t depth)
+{
+	uint32_t v = t->segs ? t->seg[t->segs - 1].hi + 1 : 0;
+
+	while (v < depth) {
+		uint32_t parent = t->segs ? t->seg[t->segs - 1].node : t->cur_base;
+		struct stree_seg *s;
+		struct xfdr_frame f;
+		uint32_t hi;
+
+		if (xfdr_callstack_frame_info(t->cs, pid, tid, v, &f) < 0) {
+			/* Cannot happen (the call has depth frames below it); show it as unknown.
+			 */
+			f.function_id = XFDR_CALL_UNKNOWN_FUNCTION;
+			f.unnamed_run = depth - v;
+			f.enter_tsc = 0;
+		}
+		if (f.function_id == XFDR_CALL_UNKNOWN_FUNCTION) {
+			uint32_t run = f.unnamed_run ? f.unnamed_run : 1;
+
+			hi = run > depth - v ? depth - 1 : v + run - 1;
+			if (t->segs && t->seg[t->segs - 1].unknown) {
+				t->seg[t->segs - 1].hi = hi;
+				v = hi + 1;
+				continue;
+			}
+			s = seg_push(t);
+			if (!s)
+				return -1;
+			*s = (struct stree_seg){v, hi, 0, 1, 0, 0};
+			s->node = child_of(t, parent, t->unknown_name, STREE_UNKNOWN);
+		} else {
+			hi = v;
+			s = seg_push(t);
+			if (!s)
+				return -1;
+			*s = (struct stree_seg){v, v, 0, 0, f.function_id, f.enter_tsc};
+			s->node =
+			    child_of(t, parent, function_name(t, f.function_id), STREE_FUNCTION);
+		}
+		if (s->node == STREE_NONE) {
+			t->segs--;
+			return -1;
+		}
+		v = hi + 1;
+	}
+	return 0;
+}
+
+static int on_call(void *ctx, const struct xfdr_call *c)
+{
+	struct stree *t = ctx;
+	struct stree_node *n;
+	uint32_t d = c->depth, parent, id;
+
+	if (!t->have_thread || c->pid != t->cur_pid || c->thread_id != t->cur_tid) {
+		t->have_thread = 1;
+		t->cur_pid = c->pid;
+		t->cur_tid = c->thread_id;
+		t->segs = 0;
+		t->cur_base = t->per_thread ? thread_node(t, c->pid, c->thread_id) : 0;
+		if (t->cur_base == STREE_NONE) {
+			t->have_thread = 0;
+			goto no_memory;
+		}
+	}
+	/* Frames at depth >= d have been popped (each pop is reported): forget them. */
+	while (t->segs && t->seg[t->segs - 1].lo >= d)
+		t->segs--;
+	if (t->segs && t->seg[t->segs - 1].hi >= d)
+		t->seg[t->segs - 1].hi = d - 1;
+	if (t->segs && !t->seg[t->segs - 1].unknown) {
+		struct stree_seg *s = &t->seg[t->segs - 1];
+		struct xfdr_frame f;
+
+		if (s->hi == d - 1 &&
+		    (xfdr_callstack_frame_info(t->cs, c->pid, c->thread_id, s->hi, &f) < 0 ||
+		     f.function_id != s->fid || f.enter_tsc != s->enter_tsc))
+			t->segs = 0;
+	}
+	if (seg_extend(t, c->pid, c->thread_id, d) < 0)
+		goto no_memory;
+	parent = t->segs ? t->seg[t->segs - 1].node : t->cur_base;
+	/* An unnamed call right above unnamed frames is one more of their run. */
+	if (c->function_id == XFDR_CALL_UNKNOWN_FUNCTION && t->segs && t->seg[t->segs - 1].unknown)
+		id = parent;
+	else
+		id = child_of(t, parent, function_name(t, c->function_id),
+			      c->function_id == XFDR_CALL_UNKNOWN_FUNCTION ? STREE_UNKNOWN
+									   : STREE_FUNCTION);
+	if (id == STREE_NONE)
+		goto no_memory;
+	n = &t->node[id];
+	n->calls++;
+	if (c->flags &
+	    (XFDR_CALL_UNWOUND | XFDR_CALL_NO_EXIT | XFDR_CALL_NO_ENTRY | XFDR_CALL_FROM_CONTEXT))
+		t->incomplete++;
+	n->self_tsc = stree_add(n->self_tsc, xfdr_call_self_tsc(c));
+	n->total_tsc = stree_add(n->total_tsc, c->total_tsc);
+	return 0;
+no_memory:
+	t->no_memory = 1;
+	return 1;
+}
+
+static int no_memory(struct xfdr_trace *tr, struct xfdr_error *err, uint64_t offset,
+		     const char *what)
+{
+	err->offset = offset;
+	snprintf(err->text, sizeof(err->text), "%s: offset %llu: expected memory for %s, found %s",
+		 xfdr_trace_name(tr), (unsigned long long)offset, what, strerror(ENOMEM));
+	return -1;
+}
+
+int stree_build(struct stree *t, struct xfdr_trace *tr, struct cli_progress *prog,
+		struct xfdr_error *err)
+{
+	uint64_t nbuf = xfdr_trace_buffer_count(tr), last_buf = UINT64_MAX, bufs = 0;
+	struct xfdr_event_iter it;
+	struct xfdr_event ev;
+	uint32_t pid = 0, tid = 0;
+	int have = 0, rc, ret = -1;
+
+	err->offset = 0;
+	err->text[0] = '\0';
+	t->cs = xfdr_callstack_create(on_call, t);
+	if (!t->cs)
+		return no_memory(tr, err, 0, "the call-stack pairer");
+	if (xfdr_events_begin(tr, XFDR_ORDER_THREAD, &it, err) < 0)
+		goto out;
+	/* xfdr_callstack_pair_trace(), with progress: each thread finished when the next begins. */
+	while ((rc = xfdr_events_next(&it, &ev, err)) > 0) {
+		if (have && (ev.thread_id != tid || ev.pid != pid) &&
+		    xfdr_callstack_finish_thread(t->cs, pid, tid))
+			goto cancelled;
+		have = 1;
+		tid = ev.thread_id;
+		pid = ev.pid;
+		if (ev.buffer_index != last_buf) {
+			last_buf = ev.buffer_index;
+			cli_progress_update(prog, ++bufs, nbuf);
+		}
+		rc = xfdr_callstack_feed(t->cs, &ev);
+		if (rc == -ECANCELED) {
+			err->offset = ev.offset;
+			goto cancelled;
+		}
+		if (rc) {
+			no_memory(tr, err, ev.offset, "the call stack of its thread");
+			goto out;
+		}
+	}
+	if (rc < 0)
+		goto out;
+	if (xfdr_callstack_finish(t->cs))
+		goto cancelled;
+	ret = 0;
+	goto out;
+cancelled:
+	/* on_call() stops the pairer only when out of memory. */
+	no_memory(tr, err, err->offset, "the stack tree");
+out:
+	xfdr_callstack_get_stats(t->cs, &t->stats);
+	xfdr_callstack_destroy(t->cs);
+	t->cs = NULL;
+	return ret;
+}
+
+/* ---- finishing -------------------------------------------------------------------------- */
+
+static const struct stree *sort_tree; /* qsort() has no context argument */
+
+static int by_name(const void *a, const void *b)
+{
+	const struct stree_node *x = &sort_tree->node[*(const uint32_t *)a];
+	const struct stree_node *y = &sort_tree->node[*(const uint32_t *)b];
+	size_t lx, ly;
+	const char *sx = stree_name(sort_tree, x->name, &lx);
+	const char *sy = stree_name(sort_tree, y->name, &ly);
+	int c = memcmp(sx, sy, lx < ly ? lx : ly);
+
+	return c ? c : (lx > ly) - (lx < ly);
+}
+
+int stree_finish(struct stree *t)
+{
+	uint32_t *order = malloc((size_t)t->nodes * sizeof(*order)), i, k;
+
+	if (!order)
+		return -1;
+	/*
+	 * Children are made after their parent, so a backwards pass sees every node before its
+	 * parent: incl_tsc adds up bottom-up without recursion.
+	 */
+	for (i = 0; i < t->nodes; i++)
+		t->node[i].incl_tsc = t->node[i].self_tsc;
+	for (i = t->nodes; i-- > 1;) {
+		struct stree_node *p = &t->node[t->node[i].parent];
+
+		p->incl_tsc = stree_add(p->incl_tsc, t->node[i].incl_tsc);
+	}
+	/* Sort all nodes by (parent, name), then relink each parent's children in that order. */
+	for (i = 0; i < t->nodes; i++)
+		order[i] = i;
+	sort_tree = t;
+	qsort(order + 1, t->nodes - 1, sizeof(*order), by_name);
+	sort_tree = NULL;
+	for (i = 0; i < t->nodes; i++)
+		t->node[i].child = STREE_NONE;
+	/* Walk the name order backwards, pushing on each parent's list: it comes out ascending. */
+	for (k = t->nodes; k-- > 1;) {
+		struct stree_node *n = &t->node[order[k]];
+
+		n->sibling = t->node[n->parent].child;
+		t->node[n->parent].child = order[k];
+	}
+	free(order);
+	return 0;
+}
+
+/* Append ", COUNT WHAT" (no comma first) to buf when count is not 0. */
+static void note_part(char *buf, size_t size, size_t *n, uint64_t count, const char *what)
+{
+	int k;
+
+	if (!count || *n >= size)
+		return;
+	k = snprintf(buf + *n, size - *n, "%s%llu %s", *n ? ", " : "", (unsigned long long)count,
+		     what);
+	if (k > 0)
+		*n += (size_t)k;
+}
+
+void stree_note_incomplete(const struct stree *t)
+{
+	const struct xfdr_callstack_stats *s = &t->stats;
+	char buf[512] = "";
+	size_t n = 0;
+
+	if (!t->incomplete)
+		return;
+	note_part(buf, sizeof(buf), &n, s->no_exit,
+		  "without an exit (closed at their thread's last event)");
+	note_part(buf, sizeof(buf), &n, s->no_entry,
+		  "without an entry (begun at their thread's first event)");
+	note_part(buf, sizeof(buf), &n, s->unwound, "unwound by a caller's exit");
+	note_part(buf, sizeof(buf), &n, s->from_context,
+		  "begun before the trace (from a stack context)");
+	cli_error("note: %llu of %llu calls are incomplete and kept with the time seen: %s",
+		  (unsigned long long)t->incomplete, (unsigned long long)s->calls, buf);
+}
+
+uint64_t stree_ticks_to(uint64_t ticks, uint64_t hz, uint64_t per_second)
+{
+	unsigned __int128 v = ((unsigned __int128)ticks * per_second + hz / 2) / hz;
+
+	return v > UINT64_MAX ? UINT64_MAX : (uint64_t)v;
+}

@@ -1,0 +1,131 @@
+/*
+ * reader/cli/stacktree.h - the call-stack tree `xfdr stack` and `xfdr flame` both draw from.
+ *
+ * Every call the shared pairer (reader/lib/callstack.h) reports is put at the node of its
+ * stack: the frames open below it (outermost first) and the call itself. A node is one
+ * distinct stack; it sums the self and the total time of the calls whose stack is exactly
+ * that one. The tree therefore grows with the distinct stacks of the trace, never with its
+ * records or calls.
+ *
+ * Frames are keyed by their printed name, not their function id, so that two ids the .map
+ * gives the same name (a static function in two files) are one frame, as a flame graph shows
+ * them. Names:
+ *   the .map's name; "#ID" for an id it does not name (or without a map);
+ *   "[unknown]" for calls a stack context counted but did not name: a run of them, however
+ *       deep, is one frame (the pairer keeps them as one), the call itself included;
+ *   "thread N" / "thread N (NAME)" (with "pid P " before it when the file has Pid records)
+ *       as the outermost frame with per_thread.
+ * ';' in a name becomes ':' and control characters '?', so that a name never breaks a
+ * folded line ("frame;frame;frame VALUE").
+ *
+ * Incomplete calls (no exit, no entry, unwound by a caller's exit, begun before the trace in
+ * a stack context) are real time in a flight recorder: they are kept, at the stack where the
+ * pairer saw them, with the times the pairer gives them; stree_note_incomplete() says how many
+ * there were. An exit without its entry at depth 0 stands beside the calls it was running
+ * around, not above them (the pairer cannot know they were its callees).
+ */
+#ifndef XFDR_READER_CLI_STACKTREE_H
+#define XFDR_READER_CLI_STACKTREE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "reader/cli/cli.h"
+#include "reader/lib/callstack.h"
+#include "xfdr/reader.h"
+
+#define STREE_NONE UINT32_MAX
+
+enum stree_kind {
+	STREE_ROOT = 0,	    /* node 0: no frame, the whole trace */
+	STREE_FUNCTION = 1, /* a named or numbered function */
+	STREE_UNKNOWN = 2,  /* "[unknown]": calls a stack context did not name */
+	STREE_THREAD = 3,   /* the per-thread root frame */
+};
+
+struct stree_node {
+	uint32_t parent;    /* STREE_NONE for the root */
+	uint32_t name;	    /* stree_name() */
+	uint32_t child;	    /* first callee; after stree_finish() the one whose name sorts first */
+	uint32_t sibling;   /* next callee of the same parent, in name order after stree_finish() */
+	uint32_t depth;	    /* 0 for the root, 1 for the outermost frames */
+	uint32_t kind;	    /* enum stree_kind */
+	uint64_t calls;	    /* calls whose stack is exactly this one */
+	uint64_t self_tsc;  /* the sum of their self time (saturating) */
+	uint64_t total_tsc; /* the sum of their total time (saturating) */
+	uint64_t incl_tsc;  /* self_tsc of this node and every node below (stree_finish()) */
+};
+
+struct stree_seg; /* the per-thread cache of the open frames' nodes (stacktree.c) */
+
+struct stree {
+	struct stree_node *node; /* node[0] is the root */
+	uint32_t nodes, node_cap;
+	uint32_t *slot; /* hash of (parent, name) -> node, STREE_NONE when empty */
+	uint32_t slot_mask;
+	/* Interned names: text in one pool, each ended by NUL. */
+	char *pool;
+	size_t pool_len, pool_cap;
+	uint32_t *name_off, *name_len;
+	uint32_t name_count, name_cap;
+	uint32_t *name_slot; /* hash of text -> name */
+	uint32_t name_slot_mask;
+	uint64_t *fid_key; /* hash of function id -> name, a cache in front of the .map */
+	uint32_t *fid_name;
+	uint32_t fid_mask, fid_count;
+	uint32_t unknown_name;
+	/* Open-frame cache of the thread being paired (threads come one after the other). */
+	struct stree_seg *seg;
+	uint32_t segs, seg_cap;
+	int have_thread;
+	uint32_t cur_pid, cur_tid;
+	uint32_t cur_base; /* the node the thread's stacks hang from */
+	struct xfdr_callstack *cs;
+
+	const struct xfdr_names *names;
+	int per_thread;
+	int no_memory;
+	uint64_t incomplete; /* calls with an end or a beginning not recorded (one count each) */
+	struct xfdr_callstack_stats stats;
+	uint32_t max_depth; /* deepest node */
+};
+
+/* stree_init - an empty tree naming functions from names (may be NULL). 0, or -1 (no memory). */
+int stree_init(struct stree *t, const struct xfdr_names *names, int per_thread);
+void stree_free(struct stree *t);
+
+/*
+ * stree_build - pair the calls of the trace (verified by the caller, or here) and add them.
+ * prog: progress by buffers read (may be NULL). Returns 0, or -1 with err filled: the
+ * reader's line for an invalid trace, or "NAME: offset N: expected memory for ..., found ..."
+ * when out of memory.
+ */
+int stree_build(struct stree *t, struct xfdr_trace *tr, struct cli_progress *prog,
+		struct xfdr_error *err);
+
+/* Link each node's callees in name order (bytewise) and fill incl_tsc. 0, or -1 (no memory). */
+int stree_finish(struct stree *t);
+
+/* The text of an interned name, NUL-terminated; *len (when not NULL) its length. */
+const char *stree_name(const struct stree *t, uint32_t name, size_t *len);
+
+/*
+ * stree_note_incomplete - one line on stderr through cli_error() when calls were incomplete:
+ * "note: N of M calls are incomplete and kept with the time they were seen: ...". Nothing
+ * when every call was complete.
+ */
+void stree_note_incomplete(const struct stree *t);
+
+/* Saturating sum: the tree's times never wrap. */
+static inline uint64_t stree_add(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
+}
+
+/*
+ * stree_ticks_to - ticks in units of 1/per_second seconds at hz ticks per second, rounded to
+ * the nearest (UINT64_MAX when it does not fit). hz must not be 0.
+ */
+uint64_t stree_ticks_to(uint64_t ticks, uint64_t hz, uint64_t per_second);
+
+#endif /* XFDR_READER_CLI_STACKTREE_H */
