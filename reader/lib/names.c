@@ -16,6 +16,16 @@
  * there and well formed (fields after them are skipped, as later keys are); a frame index
  * listed twice for one crash makes the sidecar invalid, as an id named twice does.
  *
+ * Thread lines (`thread<TAB>TID<TAB>THREAD_ID<TAB>NAME<TAB>counts...`) name the threads of the
+ * trace by the 16-bit id of their NewBuffer records. They only label output, so they are read
+ * leniently: a line whose tid or thread id is not a decimal number, or that has no name field,
+ * is skipped like a line of an unknown key (it never makes the sidecar invalid, unlike a bad
+ * `function` line, which would make numbers wrong). Lines with thread id 0 are skipped too: the
+ * runtime writes 0 for threads that only dropped events and had no buffer, so such a line names
+ * no buffer's thread. An empty name or `<unknown>` (what `xfdr core` writes when it cannot tell)
+ * is no name. When two lines give one thread id, the first wins (the runtime never writes two).
+ * They are kept in an array sorted by thread id and searched by bisection.
+ *
  * Every message starts with the path (then the line, where there is one), so that a command
  * can print it as it is.
  */
@@ -42,6 +52,13 @@ struct rd_frame {
 	uint64_t vaddr;
 };
 
+struct rd_thread {
+	uint32_t thread_id;
+	uint32_t tid;
+	size_t seq; /* line order: of two lines for one thread id, the first wins */
+	char *name;
+};
+
 struct xfdr_names {
 	struct rd_name *v; /* sorted by id once loaded */
 	size_t count, cap;
@@ -52,6 +69,8 @@ struct xfdr_names {
 	char *crash_signal_name;
 	struct rd_frame *frames; /* of the last crash; sorted by index once loaded */
 	size_t frame_count, frame_cap;
+	struct rd_thread *threads; /* sorted by thread id, one per id, once loaded */
+	size_t thread_count, thread_cap;
 };
 
 static int fail(struct xfdr_error *err, int rc, uint64_t offset, const char *fmt, ...)
@@ -379,6 +398,80 @@ static void frame_out(const struct rd_frame *f, struct xfdr_map_frame *out)
 	out->module_vaddr = f->have_vaddr ? f->vaddr : 0;
 }
 
+/* ---- thread lines ------------------------------------------------------------------------- */
+
+/*
+ * `thread<TAB>TID<TAB>THREAD_ID<TAB>NAME<TAB>...`: kept when it names a buffer's thread (see the
+ * top of the file for what is skipped). Returns 0, or -1 with *why set when out of memory.
+ */
+static int parse_thread_line(struct xfdr_names *n, const char *line, const char **why)
+{
+	struct field f[3];
+	size_t k = split_fields(line + sizeof("thread"), f, 3);
+	struct rd_thread th;
+	uint64_t tid, id;
+
+	if (k < 3 || parse_dec(&f[0], UINT32_MAX, &tid) || parse_dec(&f[1], UINT32_MAX, &id))
+		return 0;
+	if (!id || !f[2].len || (f[2].len == 9 && !memcmp(f[2].p, "<unknown>", 9)))
+		return 0;
+	if (n->thread_count == n->thread_cap) {
+		size_t cap = n->thread_cap ? n->thread_cap * 2 : 16;
+		struct rd_thread *v = realloc(n->threads, cap * sizeof(*v));
+
+		if (!v)
+			goto no_memory;
+		n->threads = v;
+		n->thread_cap = cap;
+	}
+	th.thread_id = (uint32_t)id;
+	th.tid = (uint32_t)tid;
+	th.seq = n->thread_count;
+	th.name = strndup(f[2].p, f[2].len);
+	if (!th.name)
+		goto no_memory;
+	n->threads[n->thread_count++] = th;
+	return 0;
+no_memory:
+	*why = "out of memory";
+	return -1;
+}
+
+static int by_thread_then_seq(const void *a, const void *b)
+{
+	const struct rd_thread *x = a, *y = b;
+
+	if (x->thread_id != y->thread_id)
+		return x->thread_id < y->thread_id ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* bsearch() by thread id alone: unique once loaded. */
+static int by_thread_id(const void *a, const void *b)
+{
+	const struct rd_thread *x = a, *y = b;
+
+	return x->thread_id < y->thread_id ? -1 : x->thread_id > y->thread_id;
+}
+
+/* Sort by thread id and keep the first line of each id. */
+static void threads_finish(struct xfdr_names *n)
+{
+	size_t i, kept = 0;
+
+	if (!n->thread_count)
+		return;
+	qsort(n->threads, n->thread_count, sizeof(*n->threads), by_thread_then_seq);
+	for (i = 0; i < n->thread_count; i++) {
+		if (kept && n->threads[kept - 1].thread_id == n->threads[i].thread_id) {
+			free(n->threads[i].name);
+			continue;
+		}
+		n->threads[kept++] = n->threads[i];
+	}
+	n->thread_count = kept;
+}
+
 /* ---- loading ------------------------------------------------------------------------------ */
 
 int xfdr_names_load(const char *path, struct xfdr_names **out, struct xfdr_error *err)
@@ -416,6 +509,8 @@ int xfdr_names_load(const char *path, struct xfdr_names **out, struct xfdr_error
 			rc = parse_crash_line(n, line, &why);
 		else if (!strncmp(line, "frame\t", sizeof("frame")))
 			rc = parse_frame_line(n, line, &why);
+		else if (!strncmp(line, "thread\t", sizeof("thread")))
+			rc = parse_thread_line(n, line, &why);
 		else
 			continue;
 		if (rc) {
@@ -441,6 +536,7 @@ int xfdr_names_load(const char *path, struct xfdr_names **out, struct xfdr_error
 			goto out_free;
 		}
 	}
+	threads_finish(n);
 	if (n->frame_count)
 		qsort(n->frames, n->frame_count, sizeof(*n->frames), by_index);
 	for (i = 1; i < n->frame_count; i++) {
@@ -533,15 +629,20 @@ void xfdr_names_free(struct xfdr_names *n)
 	free_frames(n);
 	free(n->frames);
 	free(n->crash_signal_name);
+	for (i = 0; i < n->thread_count; i++)
+		free(n->threads[i].name);
+	free(n->threads);
 	free(n);
 }
 
-/* Being written (issue 10): the sidecar's thread lines are not read yet. */
 const char *xfdr_names_thread(const struct xfdr_names *n, uint32_t thread_id, uint32_t *tid)
 {
-	(void)n;
-	(void)thread_id;
+	struct rd_thread key = {.thread_id = thread_id};
+	const struct rd_thread *hit = NULL;
+
+	if (n && n->thread_count)
+		hit = bsearch(&key, n->threads, n->thread_count, sizeof(*n->threads), by_thread_id);
 	if (tid)
-		*tid = 0;
-	return NULL;
+		*tid = hit ? hit->tid : 0;
+	return hit ? hit->name : NULL;
 }

@@ -1,7 +1,8 @@
 /*
  * tests/unit/test_reader_names.c - the .map function names in the reader library
  * (xfdr_names_load/get/free, reader/lib/names.c), against doc/map-format.md, and the window
- * of a snapshot (the `since_tsc` line, xfdr_names_since_tsc).
+ * of a snapshot (the `since_tsc` line, xfdr_names_since_tsc), and the thread names of the
+ * `thread` lines (xfdr_names_thread).
  *
  * Each sidecar is written out literally here; the expected names, return codes, messages and
  * offsets are read off that text by hand (the offsets are byte counts of the lines before).
@@ -197,6 +198,64 @@ static void since_tsc_malformed(void **state)
 	assert_string_equal(err.text, want);
 }
 
+/*
+ * Thread lines: "thread<TAB>TID<TAB>THREAD_ID<TAB>NAME<TAB>counts...", looked up by THREAD_ID (the
+ * NewBuffer id). Lines that name no buffer's thread are skipped, never an error.
+ */
+static void thread_names(void **state)
+{
+	const char *path =
+	    scratch_write_text("threads.map", "xfdr-map\t1\n"
+					      "thread\t4242\t1\tmain prog\t0\t0\t0\t0\t0\t0\n"
+					      "thread\t4250\t3\tworker-2\t1\t2\t3\t4\t5\t6\n"
+					      "thread\t4251\t0\tonly-dropped\t9\t0\t0\t0\t0\t0\n"
+					      "thread\t4252\t5\t\t0\t0\t0\t0\t0\t0\n"
+					      "thread\t4253\t6\t<unknown>\t0\t0\t0\t0\t0\t0\n"
+					      "thread\t4254\t7\tbare\n"
+					      "thread\tx\t8\tbad-tid\n"
+					      "thread\t4256\t9x\tbad-id\n"
+					      "thread\t4257\t10\n"
+					      "thread\t4258\t3\tsecond-for-3\t0\t0\t0\t0\t0\t0\n"
+					      "thread\t4259\t65535\tq\"\\\x01\xff\n"
+					      "threads\t4260\t11\tnot-a-thread-line\n"
+					      "function\t1\tmain\n");
+	static const uint32_t unnamed[] = {0, 2, 4, 5, 6, 8, 9, 10, 11, 12, 65534};
+	struct xfdr_names *n = NULL;
+	struct xfdr_error err;
+	uint32_t tid = 1;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(xfdr_names_load(path, &n, &err), 0);
+	assert_string_equal(xfdr_names_thread(n, 1, &tid), "main prog");
+	assert_int_equal(tid, 4242);
+	/* The first line of an id wins. */
+	assert_string_equal(xfdr_names_thread(n, 3, &tid), "worker-2");
+	assert_int_equal(tid, 4250);
+	/* Only the three leading fields are needed. */
+	assert_string_equal(xfdr_names_thread(n, 7, NULL), "bare");
+	/* Names are kept byte for byte (the runtime writes control characters as '?'). */
+	assert_string_equal(xfdr_names_thread(n, 65535, &tid), "q\"\\\x01\xff");
+	assert_int_equal(tid, 4259);
+	/* Id 0 (no buffer), an empty name, <unknown>, malformed lines, other keys: no name. */
+	for (i = 0; i < sizeof(unnamed) / sizeof(unnamed[0]); i++) {
+		tid = 1;
+		assert_null(xfdr_names_thread(n, unnamed[i], &tid));
+		assert_int_equal(tid, 0);
+	}
+	assert_string_equal(xfdr_names_get(n, 1), "main");
+	xfdr_names_free(n);
+
+	/* No sidecar, or one without thread lines. */
+	tid = 1;
+	assert_null(xfdr_names_thread(NULL, 1, &tid));
+	assert_int_equal(tid, 0);
+	path = scratch_write_text("nothreads.map", "function\t1\tmain\n");
+	assert_int_equal(xfdr_names_load(path, &n, &err), 0);
+	assert_null(xfdr_names_thread(n, 1, NULL));
+	xfdr_names_free(n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -207,6 +266,7 @@ int main(void)
 	    cmocka_unit_test(id_named_twice),
 	    cmocka_unit_test(since_tsc),
 	    cmocka_unit_test(since_tsc_malformed),
+	    cmocka_unit_test(thread_names),
 	};
 
 	return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);
