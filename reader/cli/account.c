@@ -56,6 +56,7 @@
 #include <sys/stat.h>
 
 #include "reader/cli/cli.h"
+#include "reader/cli/llvm_dmap.h"
 #include "reader/lib/callstack.h"
 
 enum sort_field {
@@ -301,113 +302,13 @@ static int on_call(void *ctx, const struct xfdr_call *c)
 	return 0;
 }
 
-/* ---- llvm-xray's DenseMap bucket order ------------------------------------------------------ */
-
-/*
- * An emulation of how LLVM's DenseMap places keys: power-of-two buckets (64 at first),
- * quadratic probing (+1, +2, +3, ...), doubling when an insertion would make it three quarters
- * full, the old entries re-inserted in bucket order. Only the order matters here.
- */
-struct dmap {
-	uint32_t *slot; /* key index + 1, 0 empty */
-	uint32_t *hash; /* hash of each key index */
-	uint32_t buckets, entries;
-};
-
-static void dmap_place(struct dmap *m, uint32_t k)
-{
-	uint32_t mask = m->buckets - 1, b = m->hash[k] & mask, step = 1;
-
-	while (m->slot[b])
-		b = (b + step++) & mask;
-	m->slot[b] = k + 1;
-}
-
-/* Insert key index k (distinct keys only). Returns -1 when out of memory. */
-static int dmap_insert(struct dmap *m, uint32_t k)
-{
-	if ((uint64_t)(m->entries + 1) * 4 >= (uint64_t)m->buckets * 3) {
-		struct dmap g = {NULL, m->hash, m->buckets ? m->buckets * 2 : 64, m->entries};
-		uint32_t i;
-
-		if (g.buckets < m->buckets)
-			return -1;
-		g.slot = calloc(g.buckets, sizeof(*g.slot));
-		if (!g.slot)
-			return -1;
-		for (i = 0; i < m->buckets; i++) {
-			if (m->slot[i])
-				dmap_place(&g, m->slot[i] - 1);
-		}
-		free(m->slot);
-		*m = g;
-	}
-	dmap_place(m, k);
-	m->entries++;
-	return 0;
-}
-
-/* DenseMapInfo<int>: the key times 37. */
-static uint32_t llvm_int_hash(uint32_t v)
-{
-	return v * 37u;
-}
-
-/* DenseMapInfo<std::pair<uint64_t, uint32_t>> for the key (pid 0, tid): combine and mix. */
-static uint32_t llvm_thread_hash(uint32_t tid)
-{
-	uint64_t k = (uint64_t)(uint32_t)(0u * 37u) << 32 | (uint32_t)(tid * 37u);
-
-	k += ~(k << 32);
-	k ^= k >> 22;
-	k += ~(k << 13);
-	k ^= k >> 8;
-	k += k << 3;
-	k ^= k >> 15;
-	k += ~(k << 27);
-	k ^= k >> 31;
-	return (uint32_t)k;
-}
-
-/*
- * dmap_order - the bucket order of n keys (hash[i] for key i) inserted in the order ins[0..n).
- * Writes the key indices in bucket order into out. Returns 0, or -1 when out of memory.
- */
-static int dmap_order(uint32_t *hash, const uint32_t *ins, uint32_t n, uint32_t *out)
-{
-	struct dmap m = {NULL, hash, 0, 0};
-	uint32_t i, r = 0;
-
-	for (i = 0; i < n; i++) {
-		if (dmap_insert(&m, ins[i]) < 0) {
-			free(m.slot);
-			return -1;
-		}
-	}
-	for (i = 0; i < m.buckets; i++) {
-		if (m.slot[i])
-			out[r++] = m.slot[i] - 1;
-	}
-	free(m.slot);
-	return 0;
-}
-
 /* Threads of the trace, numbered as xfdr_trace_thread(), with llvm-xray's rank of each. */
 struct acct_threads {
+	const struct xfdr_trace *trace;
 	uint64_t count;
 	struct xfdr_thread_info *info;
 	uint32_t *rank;
 };
-
-static const struct xfdr_thread_info *cmp_threads_base;
-
-static int cmp_first_buffer(const void *x, const void *y)
-{
-	const struct xfdr_thread_info *a = &cmp_threads_base[*(const uint32_t *)x];
-	const struct xfdr_thread_info *b = &cmp_threads_base[*(const uint32_t *)y];
-
-	return (a->first_buffer > b->first_buffer) - (a->first_buffer < b->first_buffer);
-}
 
 /*
  * llvm-xray keeps its blocks in a DenseMap keyed by (pid, thread id), filled in file order, and
@@ -417,29 +318,16 @@ static int cmp_first_buffer(const void *x, const void *y)
 static int thread_ranks(struct acct_threads *th)
 {
 	uint32_t n = (uint32_t)th->count, i;
-	uint32_t *hash = malloc((n ? n : 1) * sizeof(*hash));
-	uint32_t *ins = calloc(n ? n : 1, sizeof(*ins));
-	uint32_t *order = calloc(n ? n : 1, sizeof(*order));
-	int rc = -1;
+	uint32_t *order = malloc((n ? n : 1) * sizeof(*order));
 
-	if (!hash || !ins || !order)
-		goto out;
-	for (i = 0; i < n; i++) {
-		hash[i] = llvm_thread_hash(th->info[i].thread_id);
-		ins[i] = i;
+	if (!order || llvm_dmap_thread_order(th->trace, n, order)) {
+		free(order);
+		return -1;
 	}
-	cmp_threads_base = th->info;
-	qsort(ins, n, sizeof(*ins), cmp_first_buffer);
-	if (dmap_order(hash, ins, n, order) < 0)
-		goto out;
 	for (i = 0; i < n; i++)
 		th->rank[order[i]] = i;
-	rc = 0;
-out:
-	free(hash);
-	free(ins);
 	free(order);
-	return rc;
+	return 0;
 }
 
 /* ---- Sorting latencies: in place, O(n log n) worst case --------------------------------- */
@@ -789,10 +677,10 @@ static row_t *rows_in_llvm_order(struct acct *a)
 		byfirst[i] = &a->fn[i];
 	qsort(byfirst, n, sizeof(*byfirst), cmp_first_record);
 	for (i = 0; i < n; i++) {
-		hash[i] = llvm_int_hash(a->fn[i].fid);
+		hash[i] = llvm_dmap_int_hash(a->fn[i].fid);
 		ins[i] = (uint32_t)(byfirst[i] - a->fn);
 	}
-	if (dmap_order(hash, ins, n, order) < 0)
+	if (llvm_dmap_order(hash, ins, n, order) < 0)
 		goto fail;
 	for (i = 0; i < n; i++)
 		rows[i] = &a->fn[order[i]];
@@ -1155,6 +1043,7 @@ static int load_threads(struct acct *a, struct acct_threads *th, uint64_t *buffe
 		fprintf(stderr, "%s\n", err.text);
 		return CLI_FAIL;
 	}
+	th->trace = a->t;
 	th->info = calloc(th->count ? th->count : 1, sizeof(*th->info));
 	th->rank = calloc(th->count ? th->count : 1, sizeof(*th->rank));
 	if (!th->info || !th->rank || th->count > UINT32_MAX)
@@ -1189,7 +1078,7 @@ oom:
 /* Two passes, then every row's figures and names. Returns a status. */
 static int account_trace(struct acct *a, const struct xfdr_names *names, struct cli_progress *prog)
 {
-	struct acct_threads th = {0, NULL, NULL};
+	struct acct_threads th = {NULL, 0, NULL, NULL};
 	struct walk_progress wp = {prog, 0, 0};
 	uint64_t total = 0, buffers = 0, hz = xfdr_trace_header(a->t)->cycle_frequency;
 	size_t i;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "reader/cli/llvm_dmap.h"
 #include "reader/cli/llvm_order.h"
 
 enum order_mode {
@@ -56,109 +57,23 @@ struct llvm_order {
 
 /* ---- llvm-xray's thread order -------------------------------------------------------------- */
 
-/*
- * The DenseMap key is (process id, thread id), a std::pair<uint64_t, int32_t>. Its hash combines
- * the two element hashes (each value * 37, truncated to 32 bits) with a 64-bit integer mix; we
- * reproduce it to get the same bucket for every key.
- */
-static uint32_t llvm_key_hash(uint32_t pid, uint32_t tid)
-{
-	uint64_t k = (uint64_t)(uint32_t)((uint64_t)pid * 37u) << 32 | (uint32_t)(tid * 37u);
-
-	k += ~(k << 32);
-	k ^= k >> 22;
-	k += ~(k << 13);
-	k ^= k >> 8;
-	k += k << 3;
-	k ^= k >> 15;
-	k += ~(k << 27);
-	k ^= k >> 31;
-	return (uint32_t)k;
-}
-
-struct llvm_map {
-	int64_t *slot; /* thread number, or -1 when empty */
-	uint32_t buckets, entries;
-};
-
-/* Quadratic probing (1, 2, 3, ... added), as DenseMap does; the caller ensured room. */
-static void llvm_map_place(struct llvm_map *m, const struct xfdr_trace *t, uint64_t thread)
-{
-	struct xfdr_thread_info ti;
-	uint32_t mask = m->buckets - 1, b, step = 1;
-
-	xfdr_trace_thread(t, thread, &ti);
-	b = llvm_key_hash(ti.pid, ti.thread_id) & mask;
-	while (m->slot[b] >= 0)
-		b = (b + step++) & mask;
-	m->slot[b] = (int64_t)thread;
-}
-
-/*
- * Insert a new key as DenseMap does: grow to twice the buckets (at least 64) when the table
- * would become three quarters full, re-inserting the old entries in bucket order. Returns -1
- * when out of memory.
- */
-static int llvm_map_insert(struct llvm_map *m, const struct xfdr_trace *t, uint64_t thread)
-{
-	if ((uint64_t)(m->entries + 1) * 4 >= (uint64_t)m->buckets * 3) {
-		struct llvm_map g = {NULL, m->buckets ? m->buckets * 2 : 64, m->entries};
-		uint32_t i;
-
-		g.slot = malloc(sizeof(*g.slot) * g.buckets);
-		if (!g.slot)
-			return -1;
-		memset(g.slot, 0xff, sizeof(*g.slot) * g.buckets);
-		for (i = 0; i < m->buckets; i++) {
-			if (m->slot[i] >= 0)
-				llvm_map_place(&g, t, (uint64_t)m->slot[i]);
-		}
-		free(m->slot);
-		*m = g;
-	}
-	llvm_map_place(m, t, thread);
-	m->entries++;
-	return 0;
-}
-
-static int cmp_first_buffer(const void *a, const void *b, void *arg)
-{
-	struct xfdr_thread_info x, y;
-
-	xfdr_trace_thread(arg, *(const uint64_t *)a, &x);
-	xfdr_trace_thread(arg, *(const uint64_t *)b, &y);
-	return x.first_buffer < y.first_buffer ? -1 : x.first_buffer > y.first_buffer;
-}
-
-/*
- * The thread numbers in llvm-xray's order: the keys go into the map in the order their first
- * buffer appears in the file, and come out in bucket order. Returns 0 or -1 (no memory).
- */
 static int llvm_thread_order(struct llvm_order *o)
 {
-	struct llvm_map m = {NULL, 0, 0};
-	uint64_t i, n = o->nthreads, k = 0;
-	uint64_t *by_file = malloc((n ? n : 1) * sizeof(*by_file));
+	uint32_t *order;
+	uint64_t i;
 
-	o->threads = malloc((n ? n : 1) * sizeof(*o->threads));
-	if (!by_file || !o->threads)
-		goto fail;
-	for (i = 0; i < n; i++)
-		by_file[i] = i;
-	qsort_r(by_file, n, sizeof(*by_file), cmp_first_buffer, o->t);
-	for (i = 0; i < n; i++)
-		if (llvm_map_insert(&m, o->t, by_file[i]))
-			goto fail;
-	for (i = 0; i < m.buckets; i++)
-		if (m.slot[i] >= 0)
-			o->threads[k++] = (uint64_t)m.slot[i];
-	free(m.slot);
-	free(by_file);
+	if (o->nthreads > UINT32_MAX)
+		return -1;
+	order = malloc((o->nthreads ? o->nthreads : 1) * sizeof(*order));
+	o->threads = malloc((o->nthreads ? o->nthreads : 1) * sizeof(*o->threads));
+	if (!order || !o->threads || llvm_dmap_thread_order(o->t, (uint32_t)o->nthreads, order)) {
+		free(order);
+		return -1;
+	}
+	for (i = 0; i < o->nthreads; i++)
+		o->threads[i] = order[i];
+	free(order);
 	return 0;
-fail:
-	free(m.slot);
-	free(by_file);
-	return -1;
 }
 
 /* ---- Walking threads ---------------------------------------------------------------------- */
@@ -364,7 +279,8 @@ static int gather(struct llvm_order *o)
 			    .tsc = ev.tsc,
 			    .ptr = ev.type == XFDR_EVENT_FUNCTION ? ev.args : ev.payload,
 			    .function_id = ev.function_id,
-			    .count = ev.type == XFDR_EVENT_FUNCTION ? ev.arg_count : ev.payload_bytes,
+			    .count =
+				ev.type == XFDR_EVENT_FUNCTION ? ev.arg_count : ev.payload_bytes,
 			    .thread_id = ev.thread_id,
 			    .pid = ev.pid,
 			    .fid = take_fid(&fid, &ev),
