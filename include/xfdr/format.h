@@ -20,6 +20,12 @@
  *
  * A file: one 32-byte header, then whole thread buffers of exactly buffer_size bytes each:
  *   NewBuffer WallClockTime NewCPUId Body* (EndOfBuffer zero-padding | exactly full)
+ *
+ * xfdr writes version 1 only. The reader also takes versions 2 to 5, which compiler-rt's own
+ * FDR runtime writes; what they add is listed with the constants marked "versions 2+" below:
+ * each buffer is a BufferExtents record and then exactly the bytes it counts, NewBuffer's
+ * thread id is 32 bits, version 3 adds a Pid record after WallClockTime, version 4 a CPU in
+ * CustomEventMarker, version 5 delta-encoded custom and typed events.
  */
 #ifndef XFDR_FORMAT_H
 #define XFDR_FORMAT_H
@@ -52,6 +58,8 @@ enum {
 enum {
 	XFDR_FORMAT_VERSION = 1,
 	XFDR_TRACE_TYPE_FDR = 1,
+	/* The newest version the reader takes (compiler-rt's current writer). */
+	XFDR_FORMAT_VERSION_MAX = 5,
 };
 
 /* Header bitfield: bits counted from the least significant bit of the u32. */
@@ -85,8 +93,13 @@ enum xfdr_md_kind {
 	XFDR_MD_WALL_CLOCK_TIME = 4,
 	XFDR_MD_CUSTOM_EVENT = 5,
 	XFDR_MD_CALL_ARGUMENT = 6,
+	/* Versions 2+ only. */
+	XFDR_MD_BUFFER_EXTENTS = 7,
+	XFDR_MD_TYPED_EVENT = 8,
+	XFDR_MD_PID = 9, /* version 3+ */
 };
-#define XFDR_MD_KIND_COUNT 7u
+#define XFDR_MD_KIND_COUNT 7u	  /* kinds of version 1 */
+#define XFDR_MD_KIND_COUNT_ALL 10u /* kinds of versions 3 to 5 (version 2: 9, no Pid) */
 
 /* Metadata data fields (byte offsets from the start of the 16-byte record). */
 enum {
@@ -106,6 +119,22 @@ enum {
 	XFDR_CUSTOM_TSC_OFF = 5,  /* u64 absolute tsc; 3 reserved bytes */
 
 	XFDR_CALL_ARG_VALUE_OFF = 1, /* u64 argument; 7 reserved bytes */
+
+	/*
+	 * Versions 2+. NewBuffer's thread id is an i32 at XFDR_NEW_BUFFER_TID_OFF (version 1:
+	 * u16). A BufferExtents record starts every buffer; its count is the bytes of the
+	 * buffer that follow it (not itself).
+	 */
+	XFDR_BUFFER_EXTENTS_BYTES_OFF = 1, /* u64 bytes that follow; 7 reserved bytes */
+	XFDR_PID_OFF = 1,		    /* i32 process id (version 3+); 11 reserved bytes */
+	/* CustomEventMarker, versions 2-4: size and absolute TSC as in version 1, then ... */
+	XFDR_CUSTOM_CPU_OFF = 13, /* u16 cpu (version 4 only); 1 reserved byte */
+	/* ... version 5: i32 size at XFDR_CUSTOM_SIZE_OFF, then: */
+	XFDR_CUSTOM_DELTA_OFF = 5, /* i32 tsc delta from the previous record; 7 reserved bytes */
+	/* TypedEventMarker: the payload follows the record, as for a custom event. */
+	XFDR_TYPED_SIZE_OFF = 1,  /* i32 payload bytes */
+	XFDR_TYPED_DELTA_OFF = 5, /* i32 tsc delta from the previous record */
+	XFDR_TYPED_TYPE_OFF = 9,  /* u16 event type; 5 reserved bytes */
 };
 
 #define XFDR_STATIC_ASSERT(c, m) _Static_assert(c, m)
@@ -123,6 +152,8 @@ XFDR_STATIC_ASSERT(XFDR_NEW_CPU_ID_TSC_OFF + 8 + 5 == XFDR_MD_RECORD_BYTES, "spe
 XFDR_STATIC_ASSERT(XFDR_TSC_WRAP_TSC_OFF + 8 + 7 == XFDR_MD_RECORD_BYTES, "spec: TSCWrap");
 XFDR_STATIC_ASSERT(XFDR_CUSTOM_TSC_OFF + 8 + 3 == XFDR_MD_RECORD_BYTES, "spec: CustomEventMarker");
 XFDR_STATIC_ASSERT(XFDR_CALL_ARG_VALUE_OFF + 8 + 7 == XFDR_MD_RECORD_BYTES, "spec: CallArgument");
+XFDR_STATIC_ASSERT(XFDR_CUSTOM_CPU_OFF + 2 + 1 == XFDR_MD_RECORD_BYTES, "v4: CustomEventMarker");
+XFDR_STATIC_ASSERT(XFDR_TYPED_TYPE_OFF + 2 + 5 == XFDR_MD_RECORD_BYTES, "v2+: TypedEventMarker");
 
 /*
  * xfdr's own custom events. Their payloads follow a CustomEventMarker like any custom event,

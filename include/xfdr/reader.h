@@ -1,12 +1,18 @@
 /*
- * xfdr/reader.h - read and validate XRay FDR version 1 trace files.
+ * xfdr/reader.h - read and validate XRay FDR trace files, versions 1 to 5.
  *
- * The reader maps the file and walks it as a state machine over the specification's grammar
+ * Version 1 is the specification's format, the one xfdr writes. Versions 2 to 5 are what
+ * compiler-rt's own FDR runtime writes, read with the meaning LLVM 14's llvm-xray gives them
+ * (see records.c for the grammar of each version): every buffer is a BufferExtents record and
+ * exactly the bytes it counts; version 3 adds the Pid record, version 4 the CPU of custom
+ * events, version 5 delta-encoded custom and typed events. Typed events exist from version 2.
+ *
+ * The reader maps the file and walks it as a state machine over the grammar of its version
  * (Format := Header ThreadBuffer* EOF). Records are decoded in place, one at a time; nothing
  * is copied or loaded as a whole, so memory does not grow with the number of records. The
  * only per-file allocation is an index of one small entry per buffer (where it starts and
- * ends, its thread and WallClockTime), used to order the buffers of each thread by their
- * WallClockTime and to go straight to each of them.
+ * ends, its process, thread and WallClockTime), used to order the buffers of each thread by
+ * their WallClockTime and to go straight to each of them.
  *
  * Files in either byte order are read: the order is told by the header's version field.
  *
@@ -35,20 +41,24 @@ struct xfdr_error {
 };
 
 struct xfdr_header {
-	uint16_t version;
+	uint16_t version;	  /* 1 to 5 */
 	uint16_t type;
 	uint32_t bitfield;
 	int constant_tsc;
 	int nonstop_tsc;
 	uint64_t cycle_frequency; /* Hz */
-	uint64_t buffer_size;     /* bytes of every thread buffer */
+	uint64_t buffer_size;     /* bytes of every thread buffer (versions 2+: their capacity;
+				     each buffer's length is its BufferExtents count) */
 	int big_endian;           /* 1 if the file was produced on a big-endian machine */
 };
 
 /*
  * Open a file (mmap) or a caller-owned memory image (not copied; must outlive the trace).
- * Checks the header (version 1, type 1), that buffer_size can hold a buffer preamble, and
- * that the file is the header plus a whole number of buffers. Records are checked by
+ * Checks the header (version 1 to 5, type 1) and that the file is the header plus a whole
+ * number of buffers: in version 1, that buffer_size can hold a buffer preamble and divides
+ * the rest of the file; in versions 2+, that the BufferExtents records chain from the header
+ * to the end of the file (each at the start of a buffer, counting at least a preamble and at
+ * most the rest of the file), which also counts the buffers. Records are checked by
  * xfdr_trace_verify() and while iterating. Returns 0 or -1 with err filled (an empty or
  * unreadable file is an error too, named with its errno text).
  */
@@ -74,24 +84,36 @@ struct xfdr_record {
 	uint64_t buffer_index; /* 0-based buffer the record is in */
 	int is_metadata;
 	unsigned kind;         /* metadata: enum xfdr_md_kind; function: enum xfdr_fn_action */
-	uint32_t size;         /* bytes the record occupies (a custom event includes its payload) */
+	uint32_t size;         /* bytes the record occupies (a custom or typed event includes its
+				  payload) */
 
 	/* Function records. */
 	uint32_t function_id;
 	uint32_t tsc_delta;
-	uint64_t tsc; /* absolute TSC reconstructed for this record (function records) */
+	uint64_t tsc; /* absolute TSC reconstructed for this record (function records, custom
+			 and typed events; NewCPUId and TSCWrap: the TSC they set) */
 
 	/* Metadata fields, by kind. */
-	uint32_t thread_id;      /* NewBuffer (and the current thread for every record) */
-	uint32_t pid;            /* Pid (versions 3+; and the current process); 0 in version 1 */
+	uint32_t thread_id;      /* NewBuffer (and the current thread for every record); 16 bits
+				    in version 1, 32 in versions 2+ */
+	uint32_t pid;            /* Pid (versions 3+; and the current process); in version 2
+				    the thread id, as llvm-xray; 0 in version 1 */
 	uint64_t seconds;        /* WallClockTime */
 	uint32_t micros;         /* WallClockTime */
-	uint16_t cpu;            /* NewCPUId (and the current CPU for function records) */
-	uint64_t absolute_tsc;   /* NewCPUId, TSCWrap, CustomEventMarker */
-	uint32_t payload_bytes;  /* CustomEventMarker */
-	const uint8_t *payload;  /* CustomEventMarker: points into the mapping */
+	uint16_t cpu;            /* NewCPUId (and the current CPU for the other records; a
+				    version 4 CustomEventMarker: the CPU it names) */
+	uint64_t absolute_tsc;   /* NewCPUId, TSCWrap, CustomEventMarker (version 5: the TSC
+				    its delta gives), TypedEventMarker (likewise) */
+	uint32_t payload_bytes;  /* CustomEventMarker, TypedEventMarker */
+	const uint8_t *payload;  /* CustomEventMarker, TypedEventMarker: into the mapping */
 	uint64_t arg;            /* CallArgument */
 	uint64_t skipped_bytes;  /* EndOfBuffer: padding bytes skipped after it */
+
+	/* Versions 2+. */
+	uint64_t extents_bytes;  /* BufferExtents: bytes of the buffer after the record */
+	int32_t event_delta;     /* version 5 CustomEventMarker, TypedEventMarker: signed TSC
+				    delta from the previous record */
+	uint16_t event_type;     /* TypedEventMarker */
 };
 
 /* Cursor state: treat every field as private. */
@@ -118,7 +140,7 @@ int xfdr_records_next(struct xfdr_record_cursor *c, struct xfdr_record *r,
 enum xfdr_event_type {
 	XFDR_EVENT_FUNCTION = 0,
 	XFDR_EVENT_CUSTOM = 1,
-	XFDR_EVENT_TYPED = 2, /* a TypedEventMarker (versions 3+ of compiler-rt's writer) */
+	XFDR_EVENT_TYPED = 2, /* a TypedEventMarker (versions 2+ of compiler-rt's writer) */
 };
 
 struct xfdr_event {
@@ -126,9 +148,13 @@ struct xfdr_event {
 	unsigned action;      /* enum xfdr_fn_action, for function events */
 	uint32_t function_id;
 	uint64_t tsc;         /* absolute */
-	uint16_t cpu;
+	uint16_t cpu;         /* the current CPU (the buffer's last NewCPUId); custom events
+				 as llvm-xray gives them: version 4 the CPU the marker names,
+				 versions 2 and 3 none (0), version 1 the current CPU */
 	uint32_t thread_id;   /* as recorded in NewBuffer */
-	uint32_t pid;         /* as recorded in the buffer's Pid record (versions 3+), else 0 */
+	uint32_t pid;         /* as recorded in the buffer's Pid record (versions 3+); in
+				 version 2 the thread id (llvm-xray's TraceExpander does so);
+				 0 in version 1 */
 	uint64_t offset;      /* file offset of the function record or the custom marker */
 	uint64_t buffer_index;
 	uint64_t wall_seconds; /* WallClockTime of the event's buffer */
@@ -175,7 +201,7 @@ int xfdr_events_next(struct xfdr_event_iter *it, struct xfdr_event *ev, struct x
 /* ---- Threads: one (pid, thread id) and its buffers ----------------------------------- */
 
 struct xfdr_thread_info {
-	uint32_t pid;	      /* 0 in files without Pid records (version < 3) */
+	uint32_t pid;	      /* as xfdr_event.pid: version 1: 0, version 2: the thread id */
 	uint32_t thread_id;
 	uint64_t buffers;     /* buffers of the thread in the trace */
 	uint64_t first_buffer; /* file-order number of its first buffer in the file */

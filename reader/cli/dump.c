@@ -9,7 +9,10 @@
  *   80     0      Entry             function=1 delta=10 tsc=1010 cpu=1 depth=0
  *
  * FIELDS are key=value: function records show the TSC the reader reconstructed; a custom event
- * shows its size, TSC and a preview of its first bytes in hex and as text.
+ * shows its size, TSC and a preview of its first bytes in hex and as text. Records of versions
+ * 2 to 5 (compiler-rt's writer) add: BufferExtents bytes=N (the buffer's bytes after it), Pid
+ * pid=N, a version 4 custom event's cpu=N, a version 5 custom event's delta=N (signed) before
+ * its tsc, and TypedEventMarker size=N type=N delta=N tsc=N with the payload's preview.
  *
  * Call stacks: the function records are fed, in file order, to the reader's call-stack pairer
  * (reader/lib/callstack.h), one stack per thread. `depth=N` on a function record line counts
@@ -63,6 +66,7 @@ struct dump_state {
 	struct xfdr_callstack *cs;
 	const struct xfdr_names *names; /* NULL without a sidecar */
 	int big_endian;
+	unsigned version; /* of the file's format */
 	int stacks; /* --stacks */
 	/* The call an exit closed, from on_call(): its own (not an unwound caller's). */
 	int have_closed;
@@ -434,9 +438,25 @@ static int dump_record(struct dump_state *s, const struct xfdr_record *r)
 			cli_printf(o, " seconds=%" PRIu64 " micros=%" PRIu32, r->seconds,
 				   r->micros);
 			break;
+		case XFDR_MD_BUFFER_EXTENTS:
+			cli_printf(o, " bytes=%" PRIu64, r->extents_bytes);
+			break;
+		case XFDR_MD_PID:
+			cli_printf(o, " pid=%" PRIu32, r->pid);
+			break;
+		case XFDR_MD_TYPED_EVENT:
+			cli_printf(o,
+				   " size=%" PRIu32 " type=%u delta=%" PRId32 " tsc=%" PRIu64,
+				   r->payload_bytes, r->event_type, r->event_delta, r->absolute_tsc);
+			dump_payload(o, r->payload, r->payload_bytes);
+			break;
 		case XFDR_MD_CUSTOM_EVENT:
-			cli_printf(o, " size=%" PRIu32 " tsc=%" PRIu64, r->payload_bytes,
-				   r->absolute_tsc);
+			cli_printf(o, " size=%" PRIu32, r->payload_bytes);
+			if (s->version >= 5)
+				cli_printf(o, " delta=%" PRId32, r->event_delta);
+			cli_printf(o, " tsc=%" PRIu64, r->absolute_tsc);
+			if (s->version == 4)
+				cli_printf(o, " cpu=%u", r->cpu);
 			dump_payload(o, r->payload, r->payload_bytes);
 			if (xfdr_payload_has_tag(r->payload, r->payload_bytes, XFDR_STACK_MAGIC))
 				rc = dump_stack_context(s, r);
@@ -516,6 +536,7 @@ int cmd_dump(int argc, char **argv)
 		return CLI_FAIL;
 	}
 	s.big_endian = xfdr_trace_header(t)->big_endian;
+	s.version = xfdr_trace_header(t)->version;
 	s.cs = xfdr_callstack_create(on_call, &s);
 	if (!s.cs) {
 		cli_error("%s: out of memory", input);

@@ -139,6 +139,14 @@ static int read_live_header(struct file_src *live, struct xfdr_header *h)
 	}
 	*h = *xfdr_trace_header(t);
 	xfdr_trace_close(t);
+	/* The reader takes compiler-rt's versions too; the runtime's live pool is version 1. */
+	if (h->version != XFDR_FORMAT_VERSION) {
+		fprintf(stderr,
+			"%s: offset 0: expected version 1 (the runtime's live pool), found "
+			"version %u\n",
+			live->name, h->version);
+		return CLI_FAIL;
+	}
 	return 0;
 }
 

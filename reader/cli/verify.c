@@ -1,5 +1,5 @@
 /*
- * reader/cli/verify.c - `xfdr verify FILE...`: is every file a valid FDR version 1 trace?
+ * reader/cli/verify.c - `xfdr verify FILE...`: is every file a valid FDR trace (versions 1 to 5)?
  *
  * One line on stderr per bad file (the reader's "FILE: offset N: expected ..., found ..."),
  * nothing for good ones unless -v asks for "FILE: ok" on stdout. The exit status is the worst
@@ -15,8 +15,11 @@ static void verify_help(void)
 {
 	fputs("usage: xfdr verify [-v] FILE...\n"
 	      "\n"
-	      "Check each FILE against the XRay FDR version 1 format: the header, every buffer's\n"
-	      "grammar (NewBuffer, WallClockTime, NewCPUId, body, EndOfBuffer) and every record.\n"
+	      "Check each FILE against the XRay FDR format of its version: the header, every\n"
+	      "buffer's grammar and every record. Version 1 (what xfdr writes): NewBuffer,\n"
+	      "WallClockTime, NewCPUId, body, EndOfBuffer. Versions 2 to 5 (compiler-rt's FDR\n"
+	      "runtime): BufferExtents, NewBuffer, WallClockTime, Pid (3+), NewCPUId, body, each\n"
+	      "buffer exactly as long as its BufferExtents says.\n"
 	      "Each invalid file gets one line on stderr: FILE: offset N: expected ..., found ...\n"
 	      "\n"
 	      "  -v, --verbose  also print \"FILE: ok\" on stdout for each valid file\n"

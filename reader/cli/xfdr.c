@@ -39,7 +39,8 @@ static void main_help(FILE *f)
 	fputs("usage: xfdr COMMAND [OPTIONS] FILE...\n"
 	      "       xfdr --help | --version | help COMMAND\n"
 	      "\n"
-	      "Check and convert XRay flight data recorder traces (FDR format, version 1).\n"
+	      "Check, convert and analyse XRay flight data recorder traces (FDR format version 1,\n"
+	      "and versions 2 to 5 as compiler-rt's own runtime writes them).\n"
 	      "\n"
 	      "Commands:\n",
 	      f);
@@ -87,7 +88,8 @@ static int main_status(int argc, char **argv)
 		return CLI_OK;
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
-		printf("xfdr %s (XRay FDR format version 1)\n", XFDR_VERSION_STRING);
+		printf("xfdr %s (writes XRay FDR format version 1; reads versions 1 to 5)\n",
+		       XFDR_VERSION_STRING);
 		return CLI_OK;
 	}
 	if (!strcmp(argv[1], "help")) {

@@ -5,6 +5,12 @@
  * reached through the index (its start and end), in file order or in thread order, and walked
  * with the state machine of records.c.
  *
+ * Custom and typed events come from their markers, with the TSC and CPU llvm-xray's
+ * TraceExpander gives them (records.c has the TSC): a custom event's CPU is the marker's own in
+ * version 4, none (0) in versions 2 and 3, whose markers carry none, and the current CPU in
+ * version 5 and for typed events. Version 1 keeps the current CPU, as the reader always gave
+ * it (llvm-xray prints 0 there too: xfdr convert prints 0 itself).
+ *
  * An Entry_Args event carries its CallArguments: they sit right after its record in the same
  * buffer (the grammar guarantees it), so the event keeps a pointer to the first one and a
  * count, and xfdr_event_arg() decodes them on demand. Nothing is copied.
@@ -122,14 +128,18 @@ int xfdr_events_next(struct xfdr_event_iter *it, struct xfdr_event *ev, struct x
 			continue;
 		}
 		it->in_buffer = 2;
-		if (!r->is_metadata || r->kind != XFDR_MD_CUSTOM_EVENT)
+		if (!r->is_metadata ||
+		    (r->kind != XFDR_MD_CUSTOM_EVENT && r->kind != XFDR_MD_TYPED_EVENT))
 			continue;
 		/* Function records never get here: the fast path above took them. */
 		info = &t->index[r->buffer_index];
 		*ev = (struct xfdr_event){
-		    .type = XFDR_EVENT_CUSTOM,
+		    .type = r->kind == XFDR_MD_TYPED_EVENT ? XFDR_EVENT_TYPED : XFDR_EVENT_CUSTOM,
 		    .tsc = r->tsc,
-		    .cpu = r->cpu,
+		    .cpu = r->kind == XFDR_MD_CUSTOM_EVENT &&
+				   (t->hdr.version == 2 || t->hdr.version == 3)
+			       ? 0
+			       : r->cpu,
 		    .thread_id = r->thread_id,
 		    .pid = r->pid,
 		    .offset = r->offset,
@@ -138,6 +148,7 @@ int xfdr_events_next(struct xfdr_event_iter *it, struct xfdr_event *ev, struct x
 		    .wall_micros = info->wall_micros,
 		    .payload = r->payload,
 		    .payload_bytes = r->payload_bytes,
+		    .event_type = r->event_type,
 		    .big_endian = t->hdr.big_endian,
 		};
 		return 1;

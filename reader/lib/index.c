@@ -2,13 +2,16 @@
  * reader/lib/index.c - verification, and the buffer index it leaves behind.
  *
  * xfdr_trace_verify() walks every record once with the state machine of records.c and keeps,
- * per buffer, what the walk learns on entering it: its extent and the thread id and
- * WallClockTime of its preamble (the index). Verification is the only sequential walk the
+ * per buffer, what the walk learns on entering it: its extent and the thread id, process id
+ * and WallClockTime of its preamble (the index). Buffers of versions 2+ vary in length; open
+ * counted them by following their BufferExtents records, so the index has its size before the
+ * walk, as for version 1. Verification is the only sequential walk the
  * events need, so every later reader of a buffer goes straight to it through the index and
  * never works out an extent again.
  *
- * Thread order: threads by ascending id, and each thread's buffers by (seconds, microseconds,
- * file offset). That is the order llvm-xray means, but its comparator (sec < sec && usec <
+ * Thread order: threads by ascending (process id, thread id), and each thread's buffers by
+ * (seconds, microseconds, file offset). The process id is the Pid record's (versions 3+), the
+ * thread id in version 2 (as llvm-xray's expander), 0 in version 1. That is the order llvm-xray means, but its comparator (sec < sec && usec <
  * usec) is not a strict weak order and misplaces e.g. {1 s, 900 us} and {2 s, 100 us}; this
  * one is a plain lexicographic one.
  */
@@ -33,7 +36,10 @@ int xfdr_trace_verify(struct xfdr_trace *t, struct xfdr_error *err)
 			*err = t->verify_err;
 		return -1;
 	}
-	/* The count is bounded by the file size / 48, so this is at most two thirds of the file. */
+	/*
+	 * The count is bounded by the file size / 48 (v2+: / 64), so this is at most two thirds of
+	 * the file.
+	 */
 	if (t->buffer_count) {
 		if (t->buffer_count > SIZE_MAX / sizeof(*index) ||
 		    !(index = calloc((size_t)t->buffer_count, sizeof(*index))))
@@ -53,14 +59,28 @@ int xfdr_trace_verify(struct xfdr_trace *t, struct xfdr_error *err)
 		if (!r.is_metadata)
 			continue;
 		b = &index[r.buffer_index];
-		if (r.kind == XFDR_MD_NEW_BUFFER) {
-			/* Taking NewBuffer entered the buffer: the cursor knows its end. */
+		switch (r.kind) {
+		case XFDR_MD_BUFFER_EXTENTS:
+			/* Versions 2+: this record entered the buffer, the cursor knows its end. */
 			b->start = r.offset;
 			b->end = c.buffer_end;
+			break;
+		case XFDR_MD_NEW_BUFFER:
+			/* Version 1: the NewBuffer record entered the buffer. */
+			if (t->hdr.version == 1) {
+				b->start = r.offset;
+				b->end = c.buffer_end;
+			}
 			b->thread_id = r.thread_id;
-		} else if (r.kind == XFDR_MD_WALL_CLOCK_TIME) {
+			b->pid = r.pid; /* version 2: the thread id; else 0 until a Pid record */
+			break;
+		case XFDR_MD_WALL_CLOCK_TIME:
 			b->wall_seconds = r.seconds;
 			b->wall_micros = r.micros;
+			break;
+		case XFDR_MD_PID:
+			b->pid = r.pid;
+			break;
 		}
 	}
 	if (rc < 0) {

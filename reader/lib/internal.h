@@ -2,7 +2,7 @@
  * reader/lib/internal.h - what the reader's files share and nobody else sees.
  *
  * struct xfdr_trace holds the mapping, the decoded header and the buffer index. The index has
- * one small entry per buffer (its extent, thread id and WallClockTime), filled by
+ * one small entry per buffer (its extent, process and thread id and WallClockTime), filled by
  * xfdr_trace_verify() as its walk enters each buffer and reads the preamble; nothing in the
  * reader grows with the number of records. After verification, everything that needs a
  * buffer's extent takes it from the index: only the sequential walk works one out (records.c).
@@ -19,12 +19,12 @@
 #include "xfdr/reader.h"
 
 struct rd_buffer_info {
-	uint64_t start; /* file offset of its first byte (the NewBuffer record) */
+	uint64_t start; /* file offset of its first byte (NewBuffer; versions 2+: BufferExtents) */
 	uint64_t end;	/* one past its last byte */
 	uint64_t wall_seconds;
 	uint32_t wall_micros;
 	uint32_t thread_id;
-	uint32_t pid;
+	uint32_t pid; /* the Pid record (versions 3+), the thread id (version 2), 0 (version 1) */
 };
 
 struct xfdr_trace {
@@ -33,7 +33,7 @@ struct xfdr_trace {
 	int mapped; /* data is our mmap and is unmapped by xfdr_trace_close() */
 	char *name;
 	struct xfdr_header hdr;
-	uint64_t buffer_count;
+	uint64_t buffer_count; /* from the header (version 1) or the BufferExtents chain */
 
 	/* 0: not verified yet; 1: valid; -1: invalid, verify_err holds the first violation. */
 	int verified;
@@ -45,17 +45,36 @@ struct xfdr_trace {
 	uint64_t thread_count;
 };
 
-/* Cursor states: what the previous record of the current buffer was. */
+/*
+ * Cursor states: what the previous record of the current buffer was. The preamble's states
+ * come before RD_ST_NEW_CPU_ID and the body's from it on (rd_next_function() relies on it).
+ */
 enum {
-	RD_ST_BUFFER_START = 0, /* at a buffer boundary: NewBuffer must follow */
+	RD_ST_BUFFER_START = 0, /* at a buffer boundary: NewBuffer (versions 2+: BufferExtents)
+				   must follow */
+	RD_ST_BUFFER_EXTENTS,
 	RD_ST_NEW_BUFFER,
 	RD_ST_WALL_CLOCK,
+	RD_ST_PID,
 	RD_ST_NEW_CPU_ID,
 	RD_ST_TSC_WRAP,
 	RD_ST_CUSTOM_EVENT,
+	RD_ST_TYPED_EVENT,
 	RD_ST_CALL_ARGUMENT,
 	RD_ST_FUNCTION, /* + action: RD_ST_FUNCTION + XFDR_FN_ENTER_ARGS is Entry_Args */
 };
+
+/*
+ * rd_buffer_extents - versions 2+: check the BufferExtents record that must start buffer
+ * number `buffer` at pos in the image d of `bytes` bytes (h its header, name for messages), and
+ * set *end to one past the buffer's last byte. The count must cover at least the preamble of
+ * the version and at most the rest of the file. Returns 0, or -1 with err filled. The only
+ * rule for where a buffer ends in versions 2+: open (the chain that counts the buffers) and
+ * the walk (entering a buffer) both use it.
+ */
+int rd_buffer_extents(const char *name, const uint8_t *d, uint64_t bytes,
+		      const struct xfdr_header *h, uint64_t pos, uint64_t buffer, uint64_t *end,
+		      struct xfdr_error *err);
 
 /* Fill err with "NAME: offset N: " followed by the formatted text; returns -1. */
 int rd_fail(const struct xfdr_trace *t, struct xfdr_error *err, uint64_t offset, const char *fmt,

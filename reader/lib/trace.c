@@ -1,10 +1,14 @@
 /*
  * reader/lib/trace.c - open a trace (a mapped file or a caller's memory image), check its header
- * and its size, and give out the header, the name and the record/action names.
+ * and its framing into buffers, and give out the header, the name and the record/action names.
  *
  * The whole file is mapped read-only and never copied: the cursors decode records in place,
- * so a trace of any size costs its page cache, not heap. Nothing here reads past the 32-byte
- * header; the records are checked by the state machine in records.c.
+ * so a trace of any size costs its page cache, not heap. Versions 1 to 5 are taken. Framing:
+ * a version 1 file is the header and whole buffers of header.buffer_size bytes, so its size
+ * alone says how many; in versions 2+ each buffer is a BufferExtents record and the bytes it
+ * counts, so open follows that chain from record to record (one 16-byte read per buffer) to
+ * check that it ends exactly at the end of the file and to count the buffers. Nothing else
+ * past the header is read here; the records are checked by the state machine in records.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,9 +23,10 @@
 #include "reader/lib/bytes.h"
 #include "reader/lib/internal.h"
 
-static const char *const md_kind_names[XFDR_MD_KIND_COUNT] = {
-    "NewBuffer",     "EndOfBuffer",	  "NewCPUId",	  "TSCWrap",
-    "WallClockTime", "CustomEventMarker", "CallArgument",
+static const char *const md_kind_names[XFDR_MD_KIND_COUNT_ALL] = {
+    "NewBuffer",	"EndOfBuffer",	     "NewCPUId",     "TSCWrap",
+    "WallClockTime",	"CustomEventMarker", "CallArgument", "BufferExtents",
+    "TypedEventMarker", "Pid",
 };
 
 static const char *const fn_action_names[XFDR_FN_ACTION_COUNT] = {
@@ -33,7 +38,7 @@ static const char *const fn_action_names[XFDR_FN_ACTION_COUNT] = {
 
 const char *xfdr_md_kind_name(unsigned kind)
 {
-	return kind < XFDR_MD_KIND_COUNT ? md_kind_names[kind] : "unknown";
+	return kind < XFDR_MD_KIND_COUNT_ALL ? md_kind_names[kind] : "unknown";
 }
 
 const char *xfdr_fn_action_name(unsigned action)
@@ -77,15 +82,65 @@ int rd_fail(const struct xfdr_trace *t, struct xfdr_error *err, uint64_t offset,
 	return -1;
 }
 
+/* Bytes of the preamble every buffer of the version starts with, BufferExtents left out. */
+static unsigned preamble_bytes(unsigned version)
+{
+	return (version >= 3 ? 4 : 3) * XFDR_MD_RECORD_BYTES;
+}
+
+int rd_buffer_extents(const char *name, const uint8_t *d, uint64_t bytes,
+		      const struct xfdr_header *h, uint64_t pos, uint64_t buffer, uint64_t *end,
+		      struct xfdr_error *err)
+{
+	const int big = h->big_endian;
+	const unsigned least = preamble_bytes(h->version);
+	uint64_t count, rest;
+	unsigned kind;
+	char found[64];
+
+	if (bytes - pos < XFDR_MD_RECORD_BYTES)
+		return rd_fail_name(name, err, pos,
+				    "expected a 16-byte BufferExtents record at the start of buffer "
+				    "%llu, found %llu bytes before the end of the file",
+				    (unsigned long long)buffer, (unsigned long long)(bytes - pos));
+	kind = rd_is_metadata(d[pos], big) ? rd_md_kind(d[pos], big) : XFDR_MD_KIND_COUNT_ALL;
+	if (kind != XFDR_MD_BUFFER_EXTENTS) {
+		if (!rd_is_metadata(d[pos], big))
+			snprintf(found, sizeof(found), "Function record (%s)",
+				 xfdr_fn_action_name(rd_fn_action(d[pos], big)));
+		else
+			snprintf(found, sizeof(found), "%s record (kind %u)",
+				 xfdr_md_kind_name(kind), kind);
+		return rd_fail_name(name, err, pos,
+				    "expected BufferExtents at the start of buffer %llu, found %s",
+				    (unsigned long long)buffer, found);
+	}
+	count = rd_u64(d + pos + XFDR_BUFFER_EXTENTS_BYTES_OFF, big);
+	rest = bytes - pos - XFDR_MD_RECORD_BYTES;
+	/* compiler-rt writes no buffer without records, and every buffer starts with a preamble. */
+	if (count < least)
+		return rd_fail_name(name, err, pos,
+				    "expected a BufferExtents count of at least %u bytes (NewBuffer, "
+				    "WallClockTime, %sNewCPUId), found %llu",
+				    least, h->version >= 3 ? "Pid, " : "", (unsigned long long)count);
+	if (count > rest)
+		return rd_fail_name(name, err, pos,
+				    "expected a BufferExtents count of at most %llu bytes (the rest "
+				    "of the file), found %llu",
+				    (unsigned long long)rest, (unsigned long long)count);
+	*end = pos + XFDR_MD_RECORD_BYTES + count;
+	return 0;
+}
+
 /*
- * The version field is the only place the byte order shows: 1 is 01 00 as little-endian and
- * 00 01 as big-endian. Everything after it is read in that order, the header bitfield too
+ * The version field is the only place the byte order shows: 1 to 5 are 0N 00 as little-endian
+ * and 00 0N as big-endian. Everything after it is read in that order, the header bitfield too
  * (bit 0 of the u32 is constant_tsc, as llvm-xray reads it in either order).
  */
 static int parse_header(const char *name, const uint8_t *d, uint64_t bytes, struct xfdr_header *h,
 			uint64_t *buffer_count, struct xfdr_error *err)
 {
-	uint64_t body_bytes, whole;
+	uint64_t body_bytes, whole, pos, end;
 	int big;
 
 	if (bytes == 0)
@@ -95,22 +150,22 @@ static int parse_header(const char *name, const uint8_t *d, uint64_t bytes, stru
 		return rd_fail_name(name, err, 0,
 				    "expected a 32-byte file header, found %llu bytes",
 				    (unsigned long long)bytes);
-	if (d[0] == 1 && d[1] == 0) {
+	if (d[0] >= XFDR_FORMAT_VERSION && d[0] <= XFDR_FORMAT_VERSION_MAX && d[1] == 0) {
 		big = 0;
-	} else if (d[0] == 0 && d[1] == 1) {
+	} else if (d[0] == 0 && d[1] >= XFDR_FORMAT_VERSION && d[1] <= XFDR_FORMAT_VERSION_MAX) {
 		big = 1;
 	} else {
-		/* Show the value in whichever order makes it small: 05 00 and 00 05 are both 5. */
+		/* Show the value in whichever order makes it small: 07 00 and 00 07 are both 7. */
 		unsigned v = d[0] ? rd_u16(d, 0) : rd_u16(d, 1);
 
 		return rd_fail_name(name, err, XFDR_HDR_VERSION_OFF,
-				    "expected version 1 (bytes 01 00 or 00 01), found version %u "
+				    "expected version 1 to 5 (bytes 0N 00 or 00 0N), found version %u "
 				    "(bytes %02x %02x)",
 				    v, d[0], d[1]);
 	}
 	memset(h, 0, sizeof(*h));
 	h->big_endian = big;
-	h->version = XFDR_FORMAT_VERSION;
+	h->version = rd_u16(d + XFDR_HDR_VERSION_OFF, big);
 	h->type = rd_u16(d + XFDR_HDR_TYPE_OFF, big);
 	h->bitfield = rd_u32(d + XFDR_HDR_BITFIELD_OFF, big);
 	h->constant_tsc = !!(h->bitfield & XFDR_HDR_CONSTANT_TSC);
@@ -122,6 +177,14 @@ static int parse_header(const char *name, const uint8_t *d, uint64_t bytes, stru
 		return rd_fail_name(name, err, XFDR_HDR_TYPE_OFF,
 				    "expected type 1 (Flight Data Recorder), found type %u",
 				    h->type);
+	if (h->version >= 2) {
+		/* buffer_size is each buffer's capacity here: llvm-xray does not read it either. */
+		for (pos = XFDR_FILE_HEADER_BYTES, whole = 0; pos < bytes; pos = end, whole++)
+			if (rd_buffer_extents(name, d, bytes, h, pos, whole, &end, err))
+				return -1;
+		*buffer_count = whole;
+		return 0;
+	}
 	if (h->buffer_size < XFDR_BUFFER_PREAMBLE_BYTES)
 		return rd_fail_name(name, err, XFDR_HDR_BUFFER_SIZE_OFF,
 				    "expected a buffer_size of at least %d bytes (NewBuffer, "

@@ -788,7 +788,11 @@ static void test_names(void **state)
 		assert_string_equal(xfdr_md_kind_name(i), md[i]);
 	for (i = 0; i < 4; i++)
 		assert_string_equal(xfdr_fn_action_name(i), fn[i]);
-	assert_string_equal(xfdr_md_kind_name(7), "unknown");
+	/* Kinds 7-9 belong to versions 2+ (compiler-rt's writer), 10 to none. */
+	assert_string_equal(xfdr_md_kind_name(7), "BufferExtents");
+	assert_string_equal(xfdr_md_kind_name(8), "TypedEventMarker");
+	assert_string_equal(xfdr_md_kind_name(9), "Pid");
+	assert_string_equal(xfdr_md_kind_name(10), "unknown");
 	assert_string_equal(xfdr_md_kind_name(~0u), "unknown");
 	assert_string_equal(xfdr_fn_action_name(4), "unknown");
 }
