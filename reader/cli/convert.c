@@ -7,7 +7,8 @@
  *  - Record order: llvm-xray's, thread order and stable TSC sort included (llvm_order.h).
  *  - Custom events carry no function: llvm-xray prints the function id of the thread's
  *    previous record (0 before the thread's first one), and cpu 0 before version 4, whose
- *    markers carry none. Typed events (versions 3+) print their type as `type:`.
+ *    markers carry none. Every record prints as `type:` the type of its thread's last typed
+ *    event (versions 2+; llvm-xray never clears the field).
  *  - Entry_Args records are "function-enter-arg" even with no CallArgument; "args" appears
  *    only when there are arguments; "thread" and "process" are left out when 0 (optional with
  *    default 0 in llvm-xray's record mapping); version 2 files have no Pid record and
@@ -81,25 +82,17 @@ static void put_header(struct cli_out *o, const struct xfdr_header *h)
 	cli_putc(o, '\n');
 }
 
-/*
- * The process llvm-xray prints: the Pid record's (versions 3+), and in version 2 files, which
- * have none, the thread id (LLVM's expander sets PID = TID for version 2).
- */
-static uint32_t yaml_pid(const struct xfdr_header *h, const struct xfdr_event *ev)
-{
-	return h->version == 2 ? ev->thread_id : ev->pid;
-}
-
-/* One record; fid is the function id llvm-xray gives it (see llvm_order.h). */
+/* One record; c is what llvm-xray carries into it (see llvm_order.h). */
 static void put_record(struct cli_out *o, const struct xfdr_trace *t, const struct xfdr_event *ev,
-		       uint32_t fid, const struct xfdr_names *names)
+		       const struct llvm_carry *c, const struct xfdr_names *names)
 {
 	const struct xfdr_header *h = xfdr_trace_header(t);
+	const uint32_t fid = c->fid;
 	const char *name = xfdr_names_get(names, fid);
-	uint32_t i, pid = yaml_pid(h, ev);
+	uint32_t i;
 
 	cli_puts(o, "  - { type: ");
-	cli_put_u64(o, ev->type == XFDR_EVENT_TYPED ? ev->event_type : 0);
+	cli_put_u64(o, c->type);
 	cli_puts(o, ", func-id: ");
 	cli_put_u64(o, fid);
 	/*
@@ -131,9 +124,10 @@ static void put_record(struct cli_out *o, const struct xfdr_trace *t, const stru
 		cli_puts(o, ", thread: ");
 		cli_put_u64(o, ev->thread_id);
 	}
-	if (pid) {
+	/* Version 2 has no Pid record: the reader gives the thread id, as llvm-xray does. */
+	if (ev->pid) {
 		cli_puts(o, ", process: ");
-		cli_put_u64(o, pid);
+		cli_put_u64(o, ev->pid);
 	}
 	cli_puts(o, ", kind: ");
 	if (ev->type == XFDR_EVENT_FUNCTION)
@@ -299,7 +293,7 @@ int cmd_convert(int argc, char **argv)
 	struct xfdr_error err;
 	struct stat st;
 	uint64_t n = 0, done, total;
-	uint32_t fid;
+	struct llvm_carry carry;
 	int status, rc = 0;
 
 	status = parse_convert_opts(argc, argv, &opt);
@@ -377,11 +371,11 @@ int cmd_convert(int argc, char **argv)
 		goto out;
 	}
 	put_header(out, xfdr_trace_header(t));
-	while (!out->err && (rc = llvm_order_next(order, &ev, &fid)) == 1) {
+	while (!out->err && (rc = llvm_order_next(order, &ev, &carry)) == 1) {
 		if (ev->tsc < opt.since_tsc)
 			continue;
 		cli_puts(out, n++ ? "" : "records:\n");
-		put_record(out, t, ev, fid, names);
+		put_record(out, t, ev, &carry, names);
 		if ((n & 0xffff) == 0) {
 			llvm_order_progress(order, &done, &total);
 			cli_progress_update(&prog, done, total);

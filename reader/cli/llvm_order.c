@@ -18,14 +18,15 @@ struct run {
 	struct xfdr_event_iter it; /* positioned after ev */
 	struct xfdr_event ev;	   /* the run's next event (once the merge has begun) */
 	uint64_t left;		   /* events of the run after ev */
-	uint32_t fid;		   /* the thread's last function id before ev */
+	struct llvm_carry carry;   /* the thread's carry before ev */
 };
 
 /* One record kept in memory (MODE_MEMORY); ptr points into the trace's mapping. */
 struct mem_event {
 	uint64_t tsc;
 	const uint8_t *ptr; /* arguments or payload */
-	uint32_t function_id, count, thread_id, pid, fid;
+	uint32_t function_id, count, thread_id, pid;
+	struct llvm_carry carry;
 	uint16_t cpu, event_type;
 	uint8_t type, action;
 };
@@ -42,7 +43,7 @@ struct llvm_order {
 	uint64_t next_thread;
 	int in_thread;
 	struct xfdr_event_iter it;
-	uint32_t fid;
+	struct llvm_carry carry;
 
 	/* MODE_MERGE */
 	struct run *runs;
@@ -78,12 +79,14 @@ static int llvm_thread_order(struct llvm_order *o)
 
 /* ---- Walking threads ---------------------------------------------------------------------- */
 
-/* The id llvm-xray gives an event: its own for a function, else the thread's last one. */
-static uint32_t take_fid(uint32_t *last, const struct xfdr_event *ev)
+/* Take ev into its thread's carry; returns what llvm-xray prints for ev. */
+static struct llvm_carry take_carry(struct llvm_carry *c, const struct xfdr_event *ev)
 {
 	if (ev->type == XFDR_EVENT_FUNCTION)
-		*last = ev->function_id;
-	return *last;
+		c->fid = ev->function_id;
+	else if (ev->type == XFDR_EVENT_TYPED)
+		c->type = ev->event_type;
+	return *c;
 }
 
 static int begin_thread(struct llvm_order *o, uint64_t rank, struct xfdr_event_iter *it)
@@ -108,7 +111,8 @@ static int next_event(struct xfdr_event_iter *it, struct xfdr_event *ev)
 	return rc;
 }
 
-static int push_run(struct llvm_order *o, const struct xfdr_event_iter *before, uint32_t fid)
+static int push_run(struct llvm_order *o, const struct xfdr_event_iter *before,
+		    const struct llvm_carry *carry)
 {
 	struct run *r;
 
@@ -124,7 +128,7 @@ static int push_run(struct llvm_order *o, const struct xfdr_event_iter *before, 
 	r = &o->runs[o->nruns++];
 	r->it = *before;
 	r->left = 0;
-	r->fid = fid;
+	r->carry = *carry;
 	return 0;
 }
 
@@ -141,14 +145,14 @@ static int find_runs(struct llvm_order *o, struct cli_progress *prog)
 {
 	struct xfdr_event_iter it, before;
 	struct xfdr_event ev;
+	struct llvm_carry carry;
 	uint64_t r, prev = 0;
-	uint32_t fid;
 	int rc, first;
 
 	for (r = 0; r < o->nthreads; r++) {
 		if (begin_thread(o, r, &it))
 			return -1;
-		fid = 0;
+		carry = (struct llvm_carry){0, 0};
 		first = 1;
 		for (;;) {
 			/* Only a run's first event needs the state before it, but which one that
@@ -160,14 +164,14 @@ static int find_runs(struct llvm_order *o, struct cli_progress *prog)
 			if (first || ev.tsc < prev) {
 				if (o->nruns == LLVM_ORDER_RUNS_MAX)
 					return 0;
-				if (push_run(o, &before, fid)) {
+				if (push_run(o, &before, &carry)) {
 					no_memory(o);
 					return -1;
 				}
 				first = 0;
 			}
 			o->runs[o->nruns - 1].left++;
-			take_fid(&fid, &ev);
+			take_carry(&carry, &ev);
 			prev = ev.tsc;
 			o->total++;
 		}
@@ -227,7 +231,7 @@ static int start_merge(struct llvm_order *o)
 	return 0;
 }
 
-static int merge_next(struct llvm_order *o, uint32_t *fid)
+static int merge_next(struct llvm_order *o, struct llvm_carry *carry)
 {
 	struct run *r;
 
@@ -235,7 +239,7 @@ static int merge_next(struct llvm_order *o, uint32_t *fid)
 		return 0;
 	r = &o->runs[o->heap[0]];
 	o->ev = r->ev;
-	*fid = take_fid(&r->fid, &o->ev);
+	*carry = take_carry(&r->carry, &o->ev);
 	if (r->left) {
 		if (next_event(&r->it, &r->ev) != 1)
 			return -1;
@@ -253,15 +257,15 @@ static int gather(struct llvm_order *o)
 {
 	struct xfdr_event_iter it;
 	struct xfdr_event ev;
+	struct llvm_carry carry;
 	struct mem_event *m;
 	uint64_t r;
-	uint32_t fid;
 	int rc;
 
 	for (r = 0; r < o->nthreads; r++) {
 		if (begin_thread(o, r, &it))
 			return -1;
-		fid = 0;
+		carry = (struct llvm_carry){0, 0};
 		while ((rc = next_event(&it, &ev)) == 1) {
 			if (o->nmem == o->cap_mem) {
 				size_t cap = o->cap_mem ? o->cap_mem * 2 : 4096;
@@ -283,7 +287,7 @@ static int gather(struct llvm_order *o)
 				ev.type == XFDR_EVENT_FUNCTION ? ev.arg_count : ev.payload_bytes,
 			    .thread_id = ev.thread_id,
 			    .pid = ev.pid,
-			    .fid = take_fid(&fid, &ev),
+			    .carry = take_carry(&carry, &ev),
 			    .cpu = ev.cpu,
 			    .event_type = ev.event_type,
 			    .type = (uint8_t)ev.type,
@@ -360,7 +364,7 @@ static int sort_in_memory(struct llvm_order *o)
 	return 0;
 }
 
-static int memory_next(struct llvm_order *o, uint32_t *fid)
+static int memory_next(struct llvm_order *o, struct llvm_carry *carry)
 {
 	const struct mem_event *m;
 
@@ -385,13 +389,13 @@ static int memory_next(struct llvm_order *o, uint32_t *fid)
 		o->ev.payload = m->ptr;
 		o->ev.payload_bytes = m->count;
 	}
-	*fid = m->fid;
+	*carry = m->carry;
 	return 1;
 }
 
 /* ---- Unsorted: thread after thread -------------------------------------------------------- */
 
-static int threads_next(struct llvm_order *o, uint32_t *fid)
+static int threads_next(struct llvm_order *o, struct llvm_carry *carry)
 {
 	int rc;
 
@@ -402,12 +406,12 @@ static int threads_next(struct llvm_order *o, uint32_t *fid)
 			if (begin_thread(o, o->next_thread++, &o->it))
 				return -1;
 			o->in_thread = 1;
-			o->fid = 0;
+			o->carry = (struct llvm_carry){0, 0};
 		}
 		rc = next_event(&o->it, &o->ev);
 		if (rc != 0) {
 			if (rc == 1)
-				*fid = take_fid(&o->fid, &o->ev);
+				*carry = take_carry(&o->carry, &o->ev);
 			return rc;
 		}
 		o->in_thread = 0;
@@ -466,19 +470,19 @@ fail:
 	return CLI_FAIL;
 }
 
-int llvm_order_next(struct llvm_order *o, const struct xfdr_event **ev, uint32_t *fid)
+int llvm_order_next(struct llvm_order *o, const struct xfdr_event **ev, struct llvm_carry *carry)
 {
 	int rc;
 
 	switch (o->mode) {
 	case MODE_THREADS:
-		rc = threads_next(o, fid);
+		rc = threads_next(o, carry);
 		break;
 	case MODE_MERGE:
-		rc = merge_next(o, fid);
+		rc = merge_next(o, carry);
 		break;
 	default:
-		rc = memory_next(o, fid);
+		rc = memory_next(o, carry);
 		break;
 	}
 	if (rc == 1) {

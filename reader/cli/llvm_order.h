@@ -15,8 +15,10 @@
  * trace whose clock goes back more than LLVM_ORDER_RUNS_MAX times is sorted in memory instead
  * (40 bytes per record), as before.
  *
- * Custom and typed events get the function id llvm-xray prints for them: the id of the
- * previous function record of the same thread (0 before the first one).
+ * llvm-xray builds each record over the previous one of its thread and never clears two
+ * fields: so custom and typed events print the function id of the thread's previous function
+ * record (0 before the first one), and every record prints as its `type` the event type of the
+ * thread's previous typed event (0 before the first one). struct llvm_carry holds both.
  */
 #ifndef XFDR_READER_CLI_LLVM_ORDER_H
 #define XFDR_READER_CLI_LLVM_ORDER_H
@@ -29,6 +31,12 @@
 
 struct llvm_order;
 
+/* What a record inherits from its thread's earlier ones, as llvm-xray prints it. */
+struct llvm_carry {
+	uint32_t fid;  /* the function id: a function record's own, else the last one's */
+	uint16_t type; /* the `type`: the event type of the last typed event */
+};
+
 /*
  * llvm_order_open - iterate the events of the verified trace t in llvm-xray's order: sorted by
  * TSC (stable) when sort, else thread by thread. The trace must outlive the iterator.
@@ -38,10 +46,10 @@ int llvm_order_open(struct xfdr_trace *t, int sort, struct cli_progress *prog,
 		    struct llvm_order **out);
 
 /*
- * llvm_order_next - the next event in *ev (valid until the next call) and the function id
- * llvm-xray gives it in *fid. Returns 1, 0 at the end, or -1 after reporting an error.
+ * llvm_order_next - the next event in *ev (valid until the next call) and what llvm-xray
+ * prints for it in *carry. Returns 1, 0 at the end, or -1 after reporting an error.
  */
-int llvm_order_next(struct llvm_order *o, const struct xfdr_event **ev, uint32_t *fid);
+int llvm_order_next(struct llvm_order *o, const struct xfdr_event **ev, struct llvm_carry *carry);
 
 /* How far the walk is, for progress: events handed out so far and in all (0 if unknown). */
 void llvm_order_progress(const struct llvm_order *o, uint64_t *done, uint64_t *total);

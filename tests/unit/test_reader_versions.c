@@ -486,6 +486,9 @@ static const char prog_src[] =
     "    typed(0, (unsigned short)(100 + k)); }\n"
     "  for (i = 0; i < 8; i++) leaf(i);\n"
     "  return 0; }\n"
+    "#ifndef NTHREADS\n"
+    "#define NTHREADS 2\n"
+    "#endif\n"
     "int main(void)\n"
     "{ pthread_t th[2]; long i;\n"
     "  if (__xray_log_select_mode(\"xray-fdr\") != 0 ||\n"
@@ -493,8 +496,8 @@ static const char prog_src[] =
     "          \"func_duration_threshold_us=0:grace_period_ms=1:buffer_size=16384:\"\n"
     "          \"buffer_max=16\") != 2) { fputs(\"xray-fdr: no init\\n\", stderr); return 2; }\n"
     "  if (__xray_patch() != 1) { fputs(\"xray: no patch\\n\", stderr); return 3; }\n"
-    "  for (i = 0; i < 2; i++) pthread_create(&th[i], 0, work, (void *)(i + 1));\n"
-    "  for (i = 0; i < 2; i++) pthread_join(th[i], 0);\n"
+    "  for (i = 0; i < NTHREADS; i++) pthread_create(&th[i], 0, work, (void *)(i + 1));\n"
+    "  for (i = 0; i < NTHREADS; i++) pthread_join(th[i], 0);\n"
     "  work((void *)9);\n"
     "  if (__xray_log_finalize() != 4 || __xray_log_flushLog() != 2) {\n"
     "    fputs(\"xray-fdr: no flush\\n\", stderr); return 4; }\n"
@@ -534,30 +537,50 @@ static void run_ok(char *const argv[], char *const env[], struct child_result *r
 }
 
 /*
- * compiler-rt (LLVM 14) adds a TypedEventMarker's payload to its buffer's extents but not the
- * 16-byte marker, and flush writes only the counted bytes: each buffer loses 16 bytes of its end
- * per typed event. Both readers then refuse a buffer whose new end splits a record, so the
- * program ends every thread with plain calls (8-byte records, one CPU): what is cut is whole
- * records, and both readers lose the same ones.
+ * `xfdr VERB --no-map [XFDR_OPT] path` and `llvm-xray VERB [LLVM_OPTS...] path` print the same
+ * bytes. llvm_opts: up to two options, NULL-terminated.
  */
-static void test_real_v5(void **state)
+static void same_output(const char *path, const char *xfdr_verb, const char *xfdr_opt,
+			const char *llvm_verb, const char *const *llvm_opts)
 {
-	char src[256], prog[256], opts[300], trace[512];
-	char *cc[] = {"clang", "-O2", "-fxray-instrument", "-pthread", src, "-o", prog, NULL};
+	char *argv[6] = {(char *)child_llvm_xray(), (char *)llvm_verb};
+	struct child_result ours, theirs;
+	int n = 2;
+
+	while (llvm_opts && *llvm_opts && n < 4)
+		argv[n++] = (char *)*llvm_opts++;
+	argv[n++] = (char *)path;
+	argv[n] = NULL;
+	child_capture(argv, &theirs);
+	if (theirs.status)
+		fail_msg("llvm-xray %s %s: %s", llvm_verb, path, theirs.err);
+	child_xfdr(&ours, xfdr_verb, "--no-map", xfdr_opt ? xfdr_opt : path,
+		   xfdr_opt ? path : NULL, NULL);
+	assert_int_equal(ours.status, 0);
+	if (ours.out_len != theirs.out_len || memcmp(ours.out, theirs.out, ours.out_len))
+		fail_msg("xfdr %s %s differs from llvm-xray's:\n%s\n---- llvm-xray:\n%s", xfdr_verb,
+			 xfdr_opt ? xfdr_opt : "", ours.out, theirs.out);
+	child_result_free(&ours);
+	child_result_free(&theirs);
+}
+
+/* Build prog_src with the extra -D flag, run it, and put the trace's path into trace. */
+static pid_t record_real(const char *tag, const char *define, char *trace, size_t trace_bytes)
+{
+	char src[256], prog[256], opts[300], prefix[64];
+	char *cc[] = {"clang", "-O2", "-fxray-instrument", "-pthread", (char *)define, src, "-o",
+		      prog, NULL};
 	char *run[] = {prog, NULL};
 	char *env[] = {opts, NULL};
 	struct child_result r;
-	struct xfdr_trace *t;
-	uint64_t threads, i;
 	pid_t pid;
 
-	(void)state;
 	snprintf(src, sizeof(src), "%sfdr_prog.c", ts_dir);
-	snprintf(prog, sizeof(prog), "%sfdr_prog", ts_dir);
+	snprintf(prog, sizeof(prog), "%sfdr_prog_%s", ts_dir, tag);
+	snprintf(prefix, sizeof(prefix), "fdr-%s-log.", tag);
 	snprintf(opts, sizeof(opts),
-		 "XRAY_OPTIONS=patch_premain=false verbosity=0 "
-		 "xray_logfile_base=%sfdr-log.",
-		 ts_dir);
+		 "XRAY_OPTIONS=patch_premain=false verbosity=0 xray_logfile_base=%s%s", ts_dir,
+		 prefix);
 	{
 		FILE *f = fopen(src, "w");
 
@@ -570,10 +593,33 @@ static void test_real_v5(void **state)
 	run_ok(run, env, &r);
 	pid = r.pid;
 	child_result_free(&r);
-	find_prefixed("fdr-log.", trace, sizeof(trace));
+	find_prefixed(prefix, trace, trace_bytes);
+	return pid;
+}
 
+/*
+ * compiler-rt (LLVM 14) adds a TypedEventMarker's payload to its buffer's extents but not the
+ * 16-byte marker, and flush writes only the counted bytes: each buffer loses 16 bytes of its end
+ * per typed event. Both readers then refuse a buffer whose new end splits a record, so the
+ * program ends every thread with plain calls (8-byte records, one CPU): what is cut is whole
+ * records, and both readers lose the same ones.
+ */
+static void test_real_v5(void **state)
+{
+	char trace[512];
+	struct xfdr_trace *t;
+	uint64_t threads, i;
+	pid_t pid;
+
+	(void)state;
+	pid = record_real("mt", "-DNTHREADS=2", trace, sizeof(trace));
 	child_xfdr_ok("verify", trace, NULL);
 	compare_with_llvm(trace);
+	/* The verbs too: convert byte for byte, sorted and in llvm-xray's thread order. */
+	same_output(trace, "convert", NULL, "convert",
+		    (const char *const[]){"--output-format=yaml", NULL});
+	same_output(trace, "convert", "--sort=false", "convert",
+		    (const char *const[]){"--output-format=yaml", "--sort=false", NULL});
 
 	/* What the program did: three threads of its process, each with its k. */
 	t = ts_open_verified(trace);
@@ -622,6 +668,41 @@ static void test_real_v5(void **state)
 	xfdr_trace_close(t);
 }
 
+/*
+ * `xfdr account` on compiler-rt's files: equal to `llvm-xray account` on a one-thread run, which
+ * llvm-xray can account; on the three-thread run llvm-xray usually fails (its one pass over all
+ * threads meets a TSC below the first one it saw; test_cli_account proves it on a file made to
+ * fail) and xfdr accounts every thread, or both agree.
+ */
+static void test_real_v5_account(void **state)
+{
+	char *argv[] = {(char *)child_llvm_xray(), "account", NULL, NULL};
+	char trace[512];
+	struct child_result r;
+
+	(void)state;
+	record_real("one", "-DNTHREADS=0", trace, sizeof(trace));
+	same_output(trace, "account", NULL, "account", NULL);
+	same_output(trace, "account", "--format=csv", "account",
+		    (const char *const[]){"-format=csv", NULL});
+	same_output(trace, "account", "--sort=sum", "account",
+		    (const char *const[]){"-sort=sum", NULL});
+
+	record_real("mt2", "-DNTHREADS=2", trace, sizeof(trace));
+	argv[2] = trace;
+	child_capture(argv, &r);
+	/* Whether llvm-xray fails depends on how the threads' clocks interleave. */
+	if (r.status == 0)
+		same_output(trace, "account", NULL, "account", NULL);
+	child_result_free(&r);
+	child_xfdr(&r, "account", "--no-map", trace, NULL);
+	assert_int_equal(r.status, 0);
+	/* with_arg: 3 calls on each of the 3 threads. */
+	assert_non_null(strstr(r.out, "Functions with latencies: 4"));
+	assert_non_null(strstr(r.out, "        2          9 ["));
+	child_result_free(&r);
+}
+
 /* ---- 2. hand-built versions 2 to 5 ---------------------------------------------------------- */
 
 static const char *write_img(const char *name, const struct enc *e)
@@ -661,6 +742,10 @@ static void test_hand_built_versions(void **state)
 		snprintf(name, sizeof(name), "v%u.xray", version);
 		child_xfdr_ok("verify", write_img(name, &le), NULL);
 		compare_with_llvm(write_img(name, &le));
+		same_output(write_img(name, &le), "convert", NULL, "convert",
+			    (const char *const[]){"--output-format=yaml", NULL});
+		same_output(write_img(name, &le), "convert", "--sort=false", "convert",
+			    (const char *const[]){"--output-format=yaml", "--sort=false", NULL});
 
 		/* Hand-computed, whatever llvm-xray says. */
 		assert_int_equal(ours_v.n, 6 + 3 + 2);
@@ -1099,7 +1184,8 @@ static void test_truncations_and_flips(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_real_v5),	 cmocka_unit_test(test_hand_built_versions),
+	    cmocka_unit_test(test_real_v5),
+	    cmocka_unit_test(test_real_v5_account),	 cmocka_unit_test(test_hand_built_versions),
 	    cmocka_unit_test(test_thread_order), cmocka_unit_test(test_dump_new_records),
 	    cmocka_unit_test(test_malformed),	 cmocka_unit_test(test_truncations_and_flips),
 	};
