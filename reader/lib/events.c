@@ -86,8 +86,12 @@ int xfdr_events_next(struct xfdr_event_iter *it, struct xfdr_event *ev, struct x
 	int rc;
 
 	for (;;) {
-		if (it->in_buffer == 2 && it->cursor.state == RD_ST_BUFFER_START)
+		if (it->in_buffer == 2 && it->cursor.state == RD_ST_BUFFER_START) {
+			/* The cursor has moved on to the next buffer's number. */
+			info = &t->index[it->cursor.buffer_index - 1];
+			rd_release(t, info->start, info->end);
 			it->in_buffer = 0;
+		}
 		if (!it->in_buffer) {
 			if (it->next_slot >= it->end_slot)
 				return 0;

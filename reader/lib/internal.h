@@ -76,6 +76,17 @@ int rd_buffer_extents(const char *name, const uint8_t *d, uint64_t bytes,
 		      const struct xfdr_header *h, uint64_t pos, uint64_t buffer, uint64_t *end,
 		      struct xfdr_error *err);
 
+/*
+ * rd_release - the bytes [from, to) of a mapped trace will not be read again soon: give their
+ * whole pages back (they stay in the page cache and fault back in if read). Keeps a walk over
+ * a large file from holding all of it in its resident set. Nothing for a memory image or a
+ * small file.
+ */
+void rd_release(const struct xfdr_trace *t, uint64_t from, uint64_t to);
+
+/* Walks release what they have read in steps of this many bytes (a power of two). */
+#define RD_RELEASE_STEP (4ull << 20)
+
 /* Fill err with "NAME: offset N: " followed by the formatted text; returns -1. */
 int rd_fail(const struct xfdr_trace *t, struct xfdr_error *err, uint64_t offset, const char *fmt,
 	    ...) __attribute__((format(printf, 4, 5)));

@@ -71,6 +71,22 @@ int rd_fail_name(const char *name, struct xfdr_error *err, uint64_t offset, cons
 	return -1;
 }
 
+void rd_release(const struct xfdr_trace *t, uint64_t from, uint64_t to)
+{
+	static long page;
+	uint64_t lo, hi;
+
+	/* A small file costs less to keep than the system calls that would give it back. */
+	if (!t->mapped || t->bytes < 4 * RD_RELEASE_STEP || to <= from)
+		return;
+	if (!page)
+		page = sysconf(_SC_PAGESIZE);
+	lo = (from + (uint64_t)page - 1) & ~((uint64_t)page - 1);
+	hi = to & ~((uint64_t)page - 1);
+	if (hi > lo)
+		madvise((void *)(t->data + lo), (size_t)(hi - lo), MADV_DONTNEED);
+}
+
 int rd_fail(const struct xfdr_trace *t, struct xfdr_error *err, uint64_t offset, const char *fmt,
 	    ...)
 {
