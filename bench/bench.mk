@@ -110,7 +110,57 @@ bench: all $(BENCH_PROGS) $(BENCH_DIR)/startup
 	sh bench/run.sh 'make $(strip $(MAKEOVERRIDES) $(MAKECMDGOALS))' $(BENCH_RUNS) || status=1; \
 	echo; \
 	$(BENCH_DIR)/startup -r $(BENCH_STARTUP_REPS) || status=1; \
+	echo; \
+	$(BENCH_READER_CMD) || status=1; \
 	exit $$status
 
 bench-startup: $(BENCH_DIR)/startup
 	@$(BENCH_DIR)/startup -r $(BENCH_STARTUP_REPS)
+
+# ---- reader verbs: xfdr beside llvm-xray on one 100 MiB+ trace (bench/README.md) ---------------
+# `make bench-reader` prints this table alone; `make bench` prints it last. The trace is
+# recorded once by bench/gen_big_trace.c (libxfdr, XFDR_ENTER/XFDR_EXIT) and kept in
+# $(BENCH_DIR)/reader/ under a name holding its shape; it is recorded again only when the
+# generator or libxfdr changes. The defaults give a file every llvm-xray 14 verb reads
+# correctly (see the README): 2 threads, 13 buffers each of 4 MiB, 108 MiB with the drop buffer.
+#
+#   make bench-reader BENCH_READER_REPS=5 BENCH_READER_ROW_S=60   more runs per row
+#   make bench-reader BENCH_TRACE_THREADS=4                        llvm-xray account then fails
+BENCH_TRACE_THREADS ?= 2
+BENCH_TRACE_BUF     ?= 4194304
+BENCH_TRACE_BUFS    ?= 13
+BENCH_READER_REPS      ?= 3
+BENCH_READER_XRAY_REPS ?= 1
+BENCH_READER_ROW_S     ?= 20
+BENCH_TRACE := $(BENCH_DIR)/reader/trace-t$(BENCH_TRACE_THREADS)-b$(BENCH_TRACE_BUF)-n$(BENCH_TRACE_BUFS).xray
+BENCH_TRACE_GEN := $(BENCH_DIR)/gen_big_trace -t $(BENCH_TRACE_THREADS) -b $(BENCH_TRACE_BUF) \
+	-n $(BENCH_TRACE_BUFS)
+
+$(BENCH_DIR)/gen_big_trace: bench/gen_big_trace.c include/xfdr/xfdr.h include/xfdr/format.h \
+		$(LIBXFDR_A)
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_FLAGS) -o $@ bench/gen_big_trace.c $(LIBXFDR_A) $(SAN_LDFLAGS) $(RUNTIME_LIBS)
+
+$(BENCH_DIR)/reader_time: bench/reader_time.c
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_FLAGS) -o $@ bench/reader_time.c $(SAN_LDFLAGS)
+
+# Written under a temporary name, so an interrupted run never leaves a partial trace cached.
+$(BENCH_TRACE): $(BENCH_DIR)/gen_big_trace
+	@mkdir -p $(@D)
+	@rm -f $(@D)/trace-*.xray $(@D)/trace-*.xray.map $(@D)/*.part-gen*
+	$(BENCH_TRACE_GEN) -o $@.tmp
+	mv $@.tmp.map $@.map && mv $@.tmp $@
+
+BENCH_READER_DEPS := $(XFDR_BIN) $(BENCH_DIR)/reader_time $(BENCH_TRACE)
+BENCH_READER_CMD = sh bench/reader_verbs.sh -x $(XFDR_BIN) -l $(LLVM_XRAY) \
+	-t $(BENCH_DIR)/reader_time -n $(BENCH_READER_REPS) -N $(BENCH_READER_XRAY_REPS) \
+	-s $(BENCH_READER_ROW_S) \
+	-d 'recorded by: $(BENCH_TRACE_GEN) (bench/gen_big_trace.c)' $(BENCH_TRACE)
+
+.PHONY: bench-reader
+bench-reader: $(BENCH_READER_DEPS)
+	@$(BENCH_READER_CMD)
+
+# Run by `make bench` after its two tables (the recipe of `bench` above calls it).
+bench: $(BENCH_READER_DEPS)
