@@ -5,7 +5,7 @@
 #   make check    every test (unit, interop with llvm-xray, sanitizers, clang build); < 10 min
 #   make bench    overhead benchmarks, xfdr beside the floor and its peers
 #   make stress / make fuzz   long runs, not part of check
-#   make install PREFIX=/usr/local DESTDIR=
+#   make install PREFIX=/usr/local DESTDIR=    make uninstall PREFIX=... DESTDIR=...
 #
 # Variables: BUILD (output folder), CC, DEBUG=1 (-g3), SAN=address,undefined (all code).
 
@@ -14,6 +14,7 @@ PREFIX  ?= /usr/local
 DESTDIR ?=
 LLVM_XRAY ?= llvm-xray
 VERSION := 0.1.0
+SOVERSION := 0
 
 WARN        := -Wall -Wextra -Werror
 BASE_CFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE -Iinclude -I. -pthread
@@ -36,7 +37,9 @@ TEST_LIBS    := -lcmocka
 # ---- sources -----------------------------------------------------------------------------
 WRITER_SRCS  := $(sort $(wildcard writer/*.c))
 # The runtime: one sub-folder per concern (base, control, hooks, record, pool, flush, symbols).
-RUNTIME_SRCS := $(sort $(wildcard runtime/*/*.c))
+# runtime/link/ is not part of the libraries: it is linked into the program (see below).
+RUNTIME_SRCS := $(sort $(filter-out runtime/link/%,$(wildcard runtime/*/*.c)))
+LINK_SRCS    := $(sort $(wildcard runtime/link/*.c))
 # The reader: the library (reader/lib/) and the xfdr command (reader/cli/, one file per verb).
 READER_LIB_SRCS := $(sort $(wildcard reader/lib/*.c))
 READER_CLI_SRCS := $(sort $(wildcard reader/cli/*.c))
@@ -51,8 +54,16 @@ READER_OBJS    := $(patsubst %.c,$(OBJ)/rd/%.o,$(READER_LIB_SRCS))
 CLI_OBJS       := $(patsubst %.c,$(OBJ)/rd/%.o,$(READER_CLI_SRCS))
 SUPPORT_OBJS   := $(patsubst %.c,$(OBJ)/test/%.o,$(TEST_SUPPORT_SRCS))
 
+# libxfdr.so.$(VERSION) is the shared runtime (soname libxfdr.so.$(SOVERSION), the name to
+# preload); libxfdr.so, what -lxfdr finds, is a linker script like glibc's libc.so: the shared
+# runtime plus libxfdr_xray.a, whose one object hands compiler-rt's XRay entry points (hidden
+# symbols, reachable only from inside the executable) to the shared runtime.
+LINK_OBJS   := $(patsubst %.c,$(OBJ)/rt/%.o,$(LINK_SRCS))
 LIBXFDR_A   := $(BUILD)/lib/libxfdr.a
-LIBXFDR_SO  := $(BUILD)/lib/libxfdr.so
+LIBXFDR_REAL := $(BUILD)/lib/libxfdr.so.$(VERSION)
+LIBXFDR_SO  := $(BUILD)/lib/libxfdr.so.$(SOVERSION)
+LIBXFDR_LD  := $(BUILD)/lib/libxfdr.so
+LIBXFDR_XRAY_A := $(BUILD)/lib/libxfdr_xray.a
 LIBREADER_A := $(BUILD)/lib/libxfdr_reader.a
 XFDR_BIN    := $(BUILD)/bin/xfdr
 UNIT_BINS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
@@ -63,7 +74,7 @@ UNIT_BINS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 # Keep test objects: make must not end `make check` by deleting intermediates.
 .SECONDARY:
 
-all: $(LIBXFDR_A) $(LIBXFDR_SO) $(LIBREADER_A) $(XFDR_BIN)
+all: $(LIBXFDR_A) $(LIBXFDR_SO) $(LIBXFDR_LD) $(LIBXFDR_XRAY_A) $(LIBREADER_A) $(XFDR_BIN)
 
 # ---- dependencies --------------------------------------------------------------------------
 DEB_PACKAGES := build-essential clang llvm libclang-rt-14-dev liburcu-dev libcmocka-dev \
@@ -94,9 +105,27 @@ $(LIBXFDR_A): $(LIBXFDR_OBJS)
 	@mkdir -p $(@D)
 	rm -f $@ && $(AR) rcs $@ $^
 
-$(LIBXFDR_SO): $(LIBXFDR_OBJS)
+$(LIBXFDR_REAL): $(LIBXFDR_OBJS)
 	@mkdir -p $(@D)
-	$(CC) -shared -Wl,-soname,libxfdr.so -o $@ $^ $(SAN_LDFLAGS) $(RUNTIME_LIBS)
+	$(CC) -shared -Wl,-soname,libxfdr.so.$(SOVERSION) -o $@ $^ $(SAN_LDFLAGS) $(RUNTIME_LIBS)
+
+$(LIBXFDR_SO): $(LIBXFDR_REAL)
+	ln -sf $(notdir $<) $@
+
+$(LIBXFDR_XRAY_A): $(LINK_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@ && $(AR) rcs $@ $^
+
+# The linker script names files by absolute path (as libc.so does): $(1) is their folder.
+define xfdr_ld_script
+/* GNU ld script: -lxfdr links the shared xfdr runtime and, for clang -fxray-instrument
+   programs, the object that hands XRay's hidden entry points to it. */
+EXTERN ( xfdr_xray_exe_api )
+GROUP ( $(1)/libxfdr.so.$(SOVERSION) $(1)/libxfdr_xray.a )
+endef
+
+$(LIBXFDR_LD): $(LIBXFDR_SO) $(LIBXFDR_XRAY_A) Makefile
+	$(file >$@,$(call xfdr_ld_script,$(abspath $(@D))))
 
 $(LIBREADER_A): $(READER_OBJS)
 	@mkdir -p $(@D)

@@ -1,8 +1,9 @@
 #!/bin/sh
-# libxfdr.so may export only the public API (xfdr_*) and the instrumentation hooks.
+# libxfdr.so may export only the public API (xfdr_*) and the instrumentation hooks
+# (-finstrument-functions, and -pg -mfentry -minstrument-return=call).
 so=$1
 bad=$(nm -D --defined-only "$so" | awk '{print $3}' |
-	grep -v -E '^(xfdr_|__cyg_profile_func_(enter|exit)$|_init$|_fini$|_edata$|_end$|__bss_start$)')
+	grep -v -E '^(xfdr_|__cyg_profile_func_(enter|exit)$|__fentry__$|__return__$|_init$|_fini$|_edata$|_end$|__bss_start$)')
 if [ -n "$bad" ]; then
 	echo "check_exports: $so exports symbols outside the public API:" >&2
 	echo "$bad" >&2

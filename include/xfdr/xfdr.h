@@ -166,7 +166,11 @@ XFDR_API int xfdr_options_set(struct xfdr_options *o, const char *key, const cha
 
 /*
  * xfdr_init - allocate and prefault the pool, calibrate the clock, start a new session.
- * o == NULL: the defaults, then XFDR_OPTIONS. A second call starts a new session: it waits
+ * o == NULL: the defaults, then XFDR_OPTIONS. Otherwise o, then the keys XFDR_OPTIONS sets,
+ * which win: the user running the program decides over its build. When XFDR_OPTIONS=start=1
+ * started recording at load, the program's first call keeps that recorder and what it
+ * recorded and returns 0 (options of o that would have changed it are named on stderr once).
+ * A second call starts a new session: it waits
  * (at most about a second) until no thread is inside the runtime, then empties the pool;
  * buffers still held by threads are from the old session and are never written again.
  * Context: not from a signal handler (it maps memory). Not while recording.
@@ -187,7 +191,8 @@ XFDR_API int xfdr_init(const struct xfdr_options *o);
  * Context: any thread, also a signal handler. Ordering: events of other threads that begin
  * after xfdr_start() returns are recorded; after xfdr_stop() returns, no event begins to be
  * recorded (one already inside the runtime may still complete).
- * Returns 0; -EINVAL before xfdr_init(); -EALREADY if already in that state.
+ * Returns 0, also when recording is already in that state (a program that starts recording
+ * while XFDR_OPTIONS=start=1 already did goes on); -EINVAL before xfdr_init().
  */
 XFDR_API int xfdr_start(void);
 XFDR_API int xfdr_stop(void);

@@ -38,6 +38,13 @@ uint64_t rt_ctl = CTL_MAKE(0, SESSION_OFF);
 struct rt_config rt_cfg;
 
 static char env_store[4096]; /* XFDR_OPTIONS, split in place; string options point here */
+static struct xfdr_options env_opts; /* the defaults, then XFDR_OPTIONS as last parsed */
+static opt_keys env_keys;	     /* the keys XFDR_OPTIONS set */
+static uint64_t env_parsed_hash;     /* of the text last parsed; 0: none yet */
+static pthread_mutex_t env_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The recorder runs as XFDR_OPTIONS set it up at load; the program has not called init yet. */
+static uint32_t env_owned;
+static char cfg_output[PATH_MAX]; /* the output setting of the running session */
 static uint32_t next_session = 1;
 static int exit_registered; /* the atexit handler is installed (init only) */
 static int unflushed;	    /* recorded since the last complete flush */
@@ -87,16 +94,57 @@ static void elision_setup(uint64_t us)
 	xfdr_store_relaxed(&rec_elide_ticks, ticks);
 }
 
-static void env_options(struct xfdr_options *o)
+/* FNV-1a, never 0: tells whether XFDR_OPTIONS changed since it was parsed. */
+static uint64_t env_hash(const char *text)
 {
-	xfdr_options_default(o);
-	/*
-	 * Recording set up from the environment is the user's, not the program's: SIGTERM and
-	 * SIGINT flush by default. A program that calls xfdr_init() with its own options owns
-	 * its signals, and asks for it.
-	 */
-	o->flush_on_terminate = 1;
-	opt_parse(o, getenv("XFDR_OPTIONS"), "XFDR_OPTIONS", env_store, sizeof(env_store));
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	while (text && *text)
+		h = (h ^ (unsigned char)*text++) * 0x100000001b3ull;
+	return h | 1;
+}
+
+/*
+ * Parsed again only when the text changed (a program may setenv() before its xfdr_init()),
+ * so each warning about it prints once however often init runs.
+ */
+static const struct xfdr_options *env_options(void)
+{
+	const char *text = getenv("XFDR_OPTIONS");
+	uint64_t h = env_hash(text);
+
+	pthread_mutex_lock(&env_lock);
+	if (h != env_parsed_hash) {
+		env_parsed_hash = h;
+		xfdr_options_default(&env_opts);
+		/*
+		 * Recording set up from the environment is the user's, not the program's: SIGTERM
+		 * and SIGINT flush by default. A program that calls xfdr_init() with its own options
+		 * owns its signals, and asks for it.
+		 */
+		env_opts.flush_on_terminate = 1;
+		opt_parse(&env_opts, text, "XFDR_OPTIONS", env_store, sizeof(env_store), &env_keys);
+	}
+	pthread_mutex_unlock(&env_lock);
+	return &env_opts;
+}
+
+/*
+ * The program's xfdr_init() while the recorder XFDR_OPTIONS started at load runs: what was
+ * recorded since load is kept, and so are the settings. Options of the program that would
+ * have changed them are named once, so that nobody wonders why they did not apply.
+ */
+static void report_unapplied(const struct xfdr_options *wanted)
+{
+	struct xfdr_options running = rt_cfg.options;
+	char text[1024];
+	struct pr_buf b = PR_BUF_INIT(text);
+
+	running.output = cfg_output;
+	pr_str(&b, "xfdr_init: recording was started at load by XFDR_OPTIONS; keeping its "
+		   "settings, not the program's ");
+	if (opt_print_differences(&b, wanted, &running, opt_key("start")))
+		pr_line(&b);
 }
 
 static int rt_flush_from_signal(char *path_out, size_t path_bytes);
@@ -163,6 +211,12 @@ static int rt_init(const struct xfdr_options *o, int configure_output)
 		rc = output_configure(o->output, o->per_thread_files);
 		if (rc)
 			goto out;
+		{
+			struct pr_buf ob = PR_BUF_INIT(cfg_output);
+
+			pr_str(&ob, o->output ? o->output : "");
+			pr_cstr(&ob);
+		}
 	}
 	session = next_session++;
 	if (next_session == SESSION_OFF)
@@ -206,13 +260,17 @@ out:
 
 XFDR_API int xfdr_init(const struct xfdr_options *o)
 {
-	struct xfdr_options env;
+	const struct xfdr_options *env = env_options();
+	struct xfdr_options wanted = o ? *o : *env;
 
-	if (!o) {
-		env_options(&env);
-		o = &env;
+	/* What the user says at run time wins over what the program was built to ask. */
+	if (o)
+		opt_overlay(&wanted, env, env_keys);
+	if (xfdr_cas(&env_owned, &(uint32_t){1}, 0u)) {
+		report_unapplied(&wanted);
+		return 0;
 	}
-	return rt_init(o, 1);
+	return rt_init(&wanted, 1);
 }
 
 /* atexit: stop, and write what was recorded since the last complete flush. */
@@ -294,7 +352,7 @@ XFDR_API int xfdr_start(void)
 		if (f & CTL_INIT_RUNNING)
 			return -EBUSY;
 		if (CTL_SESSION(c) != SESSION_OFF)
-			return -EALREADY;
+			return 0;
 		/* pairs with the acquire loads of rt_ctl by every hook */
 		if (xfdr_cas(&rt_ctl, &c, CTL_MAKE(f, xfdr_load_acquire(&rt_pool.session))))
 			break;
@@ -315,7 +373,7 @@ XFDR_API int xfdr_stop(void)
 		if (!(f & CTL_INITIALIZED))
 			return -EINVAL;
 		if (CTL_SESSION(c) == SESSION_OFF)
-			return -EALREADY;
+			return 0;
 		if (xfdr_cas(&rt_ctl, &c, CTL_MAKE(f, SESSION_OFF))) {
 			hooks_xray_uninstall();
 			return 0;
@@ -365,12 +423,10 @@ XFDR_API int xfdr_flush_since(uint64_t since, char *path_out, size_t path_bytes)
  */
 __attribute__((constructor)) static void rt_load(void)
 {
-	struct xfdr_options o;
 	const char *env = getenv("XFDR_OPTIONS");
 
-	if (!env || !strstr(env, "start"))
+	if (!env || !strstr(env, "start") || !env_options()->start)
 		return;
-	env_options(&o);
-	if (o.start)
-		rt_init(&o, 1);
+	if (rt_init(env_options(), 1) == 0)
+		xfdr_store_release(&env_owned, 1u);
 }

@@ -402,13 +402,18 @@ static int is_sep(char c)
 	       c == '\f';
 }
 
+#define OPT_ROWS (sizeof(opt_rows) / sizeof(opt_rows[0]))
+_Static_assert(OPT_ROWS <= 32, "a row is one bit of an opt_keys mask");
+
 int opt_parse(struct xfdr_options *o, const char *text, const char *source, char *store,
-	      size_t store_bytes)
+	      size_t store_bytes, opt_keys *set)
 {
 	size_t len = text ? strlen(text) : 0;
 	int rejected = 0;
 	char *p, *end;
 
+	if (set)
+		*set = 0;
 	if (!len)
 		return 0;
 	if (len >= store_bytes) {
@@ -457,9 +462,73 @@ int opt_parse(struct xfdr_options *o, const char *text, const char *source, char
 		} else if (row_set(r, o, eq + 1)) {
 			report_bad(source, r, eq + 1, o);
 			rejected++;
+		} else if (set) {
+			*set |= 1u << (r - opt_rows);
 		}
 	}
 	return rejected;
+}
+
+static size_t row_bytes(const struct opt_row *r)
+{
+	switch (r->type) {
+	case OPT_SIZE:
+		return sizeof(size_t);
+	case OPT_U64:
+		return sizeof(uint64_t);
+	case OPT_STRING:
+		return sizeof(const char *);
+	default:
+		return sizeof(int);
+	}
+}
+
+void opt_overlay(struct xfdr_options *dst, const struct xfdr_options *src, opt_keys keys)
+{
+	size_t i;
+
+	for (i = 0; i < OPT_ROWS; i++)
+		if (keys & (1u << i))
+			memcpy((char *)dst + opt_rows[i].offset,
+			       (const char *)src + opt_rows[i].offset, row_bytes(&opt_rows[i]));
+}
+
+static int row_equal(const struct opt_row *r, const struct xfdr_options *a,
+		     const struct xfdr_options *b)
+{
+	const char *fa = (const char *)a + r->offset, *fb = (const char *)b + r->offset;
+	const char *sa, *sb;
+
+	if (r->type != OPT_STRING)
+		return !memcmp(fa, fb, row_bytes(r));
+	memcpy(&sa, fa, sizeof(sa));
+	memcpy(&sb, fb, sizeof(sb));
+	return !strcmp(sa ? sa : "", sb ? sb : "");
+}
+
+int opt_print_differences(struct pr_buf *b, const struct xfdr_options *a,
+			  const struct xfdr_options *b_opts, opt_keys ignore)
+{
+	int n = 0;
+	size_t i;
+
+	for (i = 0; i < OPT_ROWS; i++) {
+		if ((ignore & (1u << i)) || row_equal(&opt_rows[i], a, b_opts))
+			continue;
+		if (n++)
+			pr_char(b, ' ');
+		pr_str(b, opt_rows[i].key);
+		pr_char(b, '=');
+		row_print(b, &opt_rows[i], a);
+	}
+	return n;
+}
+
+opt_keys opt_key(const char *key)
+{
+	const struct opt_row *r = opt_find(key);
+
+	return r ? 1u << (r - opt_rows) : 0;
 }
 
 const char *opt_check(const struct xfdr_options *o)

@@ -5,8 +5,13 @@
 #define XFDR_RUNTIME_CONTROL_OPTIONS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
+#include "runtime/base/print.h"
 #include "xfdr/xfdr.h"
+
+/* A set of option keys, one bit per key of the option table. */
+typedef uint32_t opt_keys;
 
 enum {
 	OPT_DEFAULT_BUFFER_SIZE = 65536,
@@ -24,10 +29,23 @@ enum {
  * source names the origin in messages ("XFDR_OPTIONS"). Each rejected item gets one stderr
  * line naming the key, the value and the value kept; o keeps its previous value for it.
  * String values point into store, which must outlive o's use. Context: not a signal handler.
- * Returns the number of rejected items.
+ * set (may be NULL) receives the keys that text set. Returns the number of rejected items.
  */
 int opt_parse(struct xfdr_options *o, const char *text, const char *source, char *store,
-	      size_t store_bytes);
+	      size_t store_bytes, opt_keys *set);
+
+/* opt_overlay - copy the fields named by keys from src to dst (strings: the pointer). */
+void opt_overlay(struct xfdr_options *dst, const struct xfdr_options *src, opt_keys keys);
+
+/*
+ * opt_print_differences - append "key=value" (a's value), space-separated, for every key not
+ * in ignore whose value differs between a and b. Returns how many were appended.
+ */
+int opt_print_differences(struct pr_buf *b, const struct xfdr_options *a,
+			  const struct xfdr_options *b_opts, opt_keys ignore);
+
+/* opt_key - the set holding one key, 0 for an unknown key. */
+opt_keys opt_key(const char *key);
 
 /*
  * opt_check - validate a whole struct (as given to xfdr_init()). Returns NULL when valid, or

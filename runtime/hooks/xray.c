@@ -9,10 +9,12 @@
  *   TAIL             -> Tail_Exit         custom event         -> CustomEventMarker + payload
  * with XRay's own function ids, so llvm-xray's -instr_map (the program) names them.
  *
- * XRay's headers are C++; the few entry points used are extern "C", declared here, and all
- * weak: libxfdr links into programs without XRay, where they are NULL. They are not
- * exported by an executable unless it is linked with -rdynamic, so a preloaded libxfdr.so
- * finds XRay only then; linking libxfdr.a (or -lxfdr) into the program always works.
+ * XRay's headers are C++; the few entry points used are extern "C". compiler-rt links them
+ * into the executable with hidden symbols, so the hook reaches them one of two ways:
+ *   - libxfdr.a linked into the program: through the weak references below, resolved by the
+ *     static link (NULL in a program without XRay);
+ *   - libxfdr.so (-lxfdr): through the table the program exports (xray_api.h).
+ * A libxfdr.so preloaded into a program not linked with it sees neither, and says so once.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -22,6 +24,7 @@
 #include "runtime/base/print.h"
 #include "runtime/flush/map_functions.h"
 #include "runtime/hooks/xray.h"
+#include "runtime/hooks/xray_api.h"
 #include "runtime/record/record.h"
 #include "runtime/record/record_fast.h"
 #include "runtime/symbols/symbolizer.h"
@@ -42,7 +45,6 @@ enum xray_patching_status {
 	XRAY_FAILED = 3,
 };
 
-/* An unscoped C++ enum parameter is passed as an int. */
 extern int __xray_set_handler(void (*entry)(int32_t, int)) __attribute__((weak));
 extern int __xray_set_handler_arg1(void (*entry)(int32_t, int, uint64_t))
 	__attribute__((weak));
@@ -51,6 +53,20 @@ extern int __xray_patch(void) __attribute__((weak));
 extern int __xray_unpatch(void) __attribute__((weak));
 extern uintptr_t __xray_function_address(int32_t fid) __attribute__((weak));
 extern size_t __xray_max_function_id(void) __attribute__((weak));
+
+/* Defined by the program when it was linked with -lxfdr (runtime/link/xray_bridge.c). */
+extern const struct xfdr_xray_api xfdr_xray_exe_api __attribute__((weak, visibility("default")));
+
+static const struct xfdr_xray_api linked_api = {
+    .version = XFDR_XRAY_API_VERSION,
+    .set_handler = __xray_set_handler,
+    .set_handler_arg1 = __xray_set_handler_arg1,
+    .set_customevent_handler = __xray_set_customevent_handler,
+    .patch = __xray_patch,
+    .unpatch = __xray_unpatch,
+    .function_address = __xray_function_address,
+    .max_function_id = __xray_max_function_id,
+};
 
 static int handlers_set;	/* our handlers are installed */
 static uint32_t absent_checked; /* the "sleds but no reachable runtime" check ran */
@@ -89,10 +105,18 @@ static XFDR_NOINSTR void xray_custom_handler(void *data, size_t bytes)
 	rec_custom_event(data, bytes);
 }
 
-static XFDR_NOINSTR int xray_present(void)
+static XFDR_NOINSTR int api_usable(const struct xfdr_xray_api *a)
 {
-	return __xray_set_handler && __xray_set_handler_arg1 && __xray_set_customevent_handler &&
-	       __xray_patch && __xray_unpatch;
+	return a->version == XFDR_XRAY_API_VERSION && a->set_handler && a->set_handler_arg1 &&
+	       a->set_customevent_handler && a->patch && a->unpatch;
+}
+
+/* XRay's entry points as this process can reach them, NULL without XRay. */
+static XFDR_NOINSTR const struct xfdr_xray_api *xray(void)
+{
+	if (&xfdr_xray_exe_api && api_usable(&xfdr_xray_exe_api))
+		return &xfdr_xray_exe_api;
+	return api_usable(&linked_api) ? &linked_api : NULL;
 }
 
 static XFDR_NOINSTR int patch_result(int status, const char *what)
@@ -136,8 +160,9 @@ static void report_unreachable_xray(void)
 		char text[256];
 		struct pr_buf b = PR_BUF_INIT(text);
 
-		pr_str(&b, "this program has XRay sleds, but its XRay runtime is hidden from a shared "
-			   "libxfdr: link libxfdr.a into it (-Wl,-u,xfdr_init) to record them");
+		pr_str(&b, "this program has XRay sleds, but its XRay runtime is hidden from a "
+			   "preloaded libxfdr: link the program with -lxfdr (pkg-config --libs xfdr) "
+			   "to record them");
 		pr_line(&b);
 	}
 }
@@ -145,17 +170,18 @@ static void report_unreachable_xray(void)
 /* XRay's ids run from 1 to its maximum; each names one function. Capped at 28 bits. */
 static XFDR_NOINSTR uint32_t xray_function_count(void)
 {
+	const struct xfdr_xray_api *a = xray();
 	size_t n;
 
-	if (!__xray_max_function_id || !__xray_function_address)
+	if (!a || !a->max_function_id || !a->function_address)
 		return 0;
-	n = __xray_max_function_id();
+	n = a->max_function_id();
 	return n > XFDR_FUNCTION_ID_MAX - 1 ? XFDR_FUNCTION_ID_MAX - 1 : (uint32_t)n;
 }
 
 static XFDR_NOINSTR uintptr_t xray_function_address(uint32_t id)
 {
-	return __xray_function_address((int32_t)id);
+	return xray()->function_address((int32_t)id);
 }
 
 static const struct map_fn_source xray_functions = {
@@ -166,9 +192,10 @@ static const struct map_fn_source xray_functions = {
 
 int hooks_xray_install(void)
 {
+	const struct xfdr_xray_api *a = xray();
 	int rc;
 
-	if (!xray_present()) {
+	if (!a) {
 		report_unreachable_xray();
 		return -ENOSYS;
 	}
@@ -177,13 +204,12 @@ int hooks_xray_install(void)
 		 * arg1 first: once the plain handler is set, an argument-logging sled would
 		 * otherwise reach it and lose its argument. Each returns 0 before XRay's init.
 		 */
-		if (!__xray_set_handler_arg1(xray_handler_arg1) ||
-		    !__xray_set_handler(xray_handler) ||
-		    !__xray_set_customevent_handler(xray_custom_handler))
+		if (!a->set_handler_arg1(xray_handler_arg1) || !a->set_handler(xray_handler) ||
+		    !a->set_customevent_handler(xray_custom_handler))
 			return -ENODEV;
 		xfdr_store_release(&handlers_set, 1);
 	}
-	rc = patch_result(__xray_patch(), "patch");
+	rc = patch_result(a->patch(), "patch");
 	if (!rc && xfdr_cas(&registered, &(uint32_t){0}, 1u))
 		map_fn_register(&xray_functions);
 	return rc;
@@ -191,9 +217,11 @@ int hooks_xray_install(void)
 
 int hooks_xray_uninstall(void)
 {
-	if (!xray_present())
+	const struct xfdr_xray_api *a = xray();
+
+	if (!a)
 		return -ENOSYS;
 	if (!xfdr_load_acquire(&handlers_set))
 		return 0;
-	return patch_result(__xray_unpatch(), "unpatch");
+	return patch_result(a->unpatch(), "unpatch");
 }

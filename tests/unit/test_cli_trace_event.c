@@ -1027,7 +1027,7 @@ static void record(const char *prog, const char *arg, const char *dir_name, cons
 	snprintf(dir, sizeof(dir), "%s", scratch_path(dir_name));
 	assert_int_equal(mkdir(dir, 0755), 0);
 	snprintf(opts, sizeof(opts), "XFDR_OPTIONS=start=1:output=%s/%s", dir, options);
-	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s/lib/libxfdr.so", build);
+	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s/lib/libxfdr.so.0", build);
 	child_run(&spec, &r);
 	if (r.status != 0)
 		fail_msg("%s: status %d\n%s%s", prog, r.status, r.out, r.err);

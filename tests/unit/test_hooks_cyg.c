@@ -78,7 +78,7 @@ static void record(const struct variant *v, const char *dir, const char *prog, c
 	th_join(log, dir, "/run.log");
 	snprintf(options, sizeof(options), "XFDR_OPTIONS=start=1:output=%s/", out);
 	if (v->mode == PRELOAD) {
-		th_build_file(so, "lib/libxfdr.so");
+		th_build_file(so, "lib/libxfdr.so.0");
 		snprintf(preload, sizeof(preload), "LD_PRELOAD=%s", so);
 	} else {
 		env[1] = NULL;
@@ -188,7 +188,7 @@ static void idle_writes_nothing(void **state)
 	(void)state;
 	th_path(dir, v.dir, 1);
 	build(&v, dir, prog);
-	th_build_file(so, "lib/libxfdr.so");
+	th_build_file(so, "lib/libxfdr.so.0");
 	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s", so);
 	th_join(log, dir, "/run.log");
 	assert_int_equal(chdir(dir), 0);

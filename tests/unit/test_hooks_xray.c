@@ -219,7 +219,7 @@ static void preloaded_into_xray_says_why(void **state)
 
 		th_run_ok(argv, NULL, log);
 	}
-	th_build_file(so, "lib/libxfdr.so");
+	th_build_file(so, "lib/libxfdr.so.0");
 	if (snprintf(preload, sizeof(preload), "LD_PRELOAD=%s", so) >= (int)sizeof(preload) ||
 	    snprintf(options, sizeof(options), "XFDR_OPTIONS=start=1:output=%s/", dir) >=
 		    (int)sizeof(options))

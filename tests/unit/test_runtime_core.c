@@ -314,7 +314,7 @@ static void magic_not_in_the_library(void **state)
 	(void)state;
 	if (!build || !*build)
 		fail_msg("XFDR_BUILD is not set (run the tests through make check)");
-	snprintf(so, sizeof(so), "%s/lib/libxfdr.so", build);
+	snprintf(so, sizeof(so), "%s/lib/libxfdr.so.0", build);
 	image = ts_slurp(so, &n);
 	assert_true(n > 4096);
 	assert_null(memmem(image, n, "XFDRPOOL", 8));
