@@ -69,7 +69,7 @@ XFDR_BIN    := $(BUILD)/bin/xfdr
 UNIT_BINS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 
 .PHONY: all deps check check-build check-exports check-headers check-clang check-san \
-	check-tsan check-unit bench stress fuzz install clean examples demo
+	check-tsan check-unit check-install check-man bench stress fuzz install uninstall clean examples demo
 .DEFAULT_GOAL := all
 # Keep test objects: make must not end `make check` by deleting intermediates.
 .SECONDARY:
@@ -78,7 +78,7 @@ all: $(LIBXFDR_A) $(LIBXFDR_SO) $(LIBXFDR_LD) $(LIBXFDR_XRAY_A) $(LIBREADER_A) $
 
 # ---- dependencies --------------------------------------------------------------------------
 DEB_PACKAGES := build-essential clang llvm libclang-rt-14-dev liburcu-dev libcmocka-dev \
-	libunwind-dev pkg-config gdb chromium python3 fonts-dejavu-core
+	libunwind-dev liblzma-dev pkg-config gdb chromium python3 fonts-dejavu-core man-db mandoc
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 deps:
 	@if dpkg-query -W -f='$${Status}\n' $(DEB_PACKAGES) 2>/dev/null | grep -vq 'install ok installed' \
@@ -116,16 +116,16 @@ $(LIBXFDR_XRAY_A): $(LINK_OBJS)
 	@mkdir -p $(@D)
 	rm -f $@ && $(AR) rcs $@ $^
 
-# The linker script names files by absolute path (as libc.so does): $(1) is their folder.
-define xfdr_ld_script
-/* GNU ld script: -lxfdr links the shared xfdr runtime and, for clang -fxray-instrument
-   programs, the object that hands XRay's hidden entry points to it. */
-EXTERN ( xfdr_xray_exe_api )
-GROUP ( $(1)/libxfdr.so.$(SOVERSION) $(1)/libxfdr_xray.a )
-endef
+# The linker script names files by absolute path (as libc.so does): $(1) is their folder,
+# $(2) the script to write.
+xfdr_ld_script = printf '%s\n' \
+	'/* GNU ld script: -lxfdr links the shared xfdr runtime and, for clang -fxray-instrument' \
+	'   programs, the object that hands XRay'"'"'s hidden entry points to it. */' \
+	'EXTERN ( xfdr_xray_exe_api )' \
+	'GROUP ( $(1)/libxfdr.so.$(SOVERSION) $(1)/libxfdr_xray.a )' >$(2)
 
 $(LIBXFDR_LD): $(LIBXFDR_SO) $(LIBXFDR_XRAY_A) Makefile
-	$(file >$@,$(call xfdr_ld_script,$(abspath $(@D))))
+	$(call xfdr_ld_script,$(abspath $(@D)),$@)
 
 $(LIBREADER_A): $(READER_OBJS)
 	@mkdir -p $(@D)
@@ -172,7 +172,8 @@ check-unit: check-build
 	$(TEST_ENV) sh tests/run_unit.sh $(UNIT_BINS)
 
 # cmocka's summaries come last: the plain run is the final step.
-check: check-build check-exports check-headers check-clang check-san check-tsan check-examples
+check: check-build check-exports check-headers check-clang check-san check-tsan check-examples \
+	check-man check-install
 	$(MAKE) --no-print-directory check-unit
 
 # ---- benchmarks and long runs ----------------------------------------------------------------
@@ -188,14 +189,41 @@ fuzz: check-build
 	$(TEST_ENV) XFDR_FUZZ_ITERATIONS=2000000 sh tests/run_unit.sh $(BUILD)/tests/test_reader_malformed
 
 # ---- install -------------------------------------------------------------------------------
+# Paths inside the installed linker script are the final ones ($(PREFIX)), not $(DESTDIR)'s.
+LIBDIR  := $(PREFIX)/lib
+# Into the running system as root, the loader's cache learns of libxfdr.so.0 at once.
+LDCONFIG = @if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then ldconfig; fi
+INSTALLED := bin/xfdr include/xfdr/format.h include/xfdr/reader.h include/xfdr/xfdr.h \
+	lib/libxfdr.a lib/libxfdr_xray.a lib/libxfdr_reader.a lib/libxfdr.so.$(VERSION) \
+	lib/libxfdr.so.$(SOVERSION) lib/libxfdr.so lib/pkgconfig/xfdr.pc share/man/man1/xfdr.1
+
 install: all
-	install -d $(DESTDIR)$(PREFIX)/include/xfdr $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
-	install -m 644 include/xfdr/*.h $(DESTDIR)$(PREFIX)/include/xfdr/
-	install -m 644 $(LIBXFDR_A) $(LIBREADER_A) $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(LIBXFDR_SO) $(DESTDIR)$(PREFIX)/lib/
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include/xfdr \
+		$(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(XFDR_BIN) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 include/xfdr/format.h include/xfdr/reader.h include/xfdr/xfdr.h \
+		$(DESTDIR)$(PREFIX)/include/xfdr/
+	install -m 644 $(LIBXFDR_A) $(LIBXFDR_XRAY_A) $(LIBREADER_A) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(LIBXFDR_REAL) $(DESTDIR)$(LIBDIR)/
+	ln -sf libxfdr.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libxfdr.so.$(SOVERSION)
+	$(call xfdr_ld_script,$(LIBDIR),$(DESTDIR)$(LIBDIR)/libxfdr.so)
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' xfdr.pc.in \
-		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/xfdr.pc
+		> $(DESTDIR)$(LIBDIR)/pkgconfig/xfdr.pc
+	install -m 644 doc/xfdr.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	$(LDCONFIG)
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/,$(INSTALLED))
+	-rmdir $(DESTDIR)$(PREFIX)/include/xfdr 2>/dev/null
+	$(LDCONFIG)
+
+# The man page names every command, option and XFDR_OPTIONS key, and mandoc finds no fault.
+check-man: $(XFDR_BIN)
+	sh tests/check_man.sh $(XFDR_BIN) doc/xfdr.1 $(CURDIR)
+
+# Install into a scratch prefix, build and record examples against it with pkg-config only.
+check-install: all
+	sh tests/check_install.sh $(CURDIR) $(BUILD) $(abspath $(BUILD))/install-check $(LLVM_XRAY)
 
 clean:
 	rm -rf $(BUILD)

@@ -112,6 +112,8 @@ bench: all $(BENCH_PROGS) $(BENCH_DIR)/startup
 	$(BENCH_DIR)/startup -r $(BENCH_STARTUP_REPS) || status=1; \
 	echo; \
 	$(BENCH_READER_CMD) || status=1; \
+	echo; \
+	$(BENCH_WAYS_CMD) || status=1; \
 	exit $$status
 
 bench-startup: $(BENCH_DIR)/startup
@@ -164,3 +166,56 @@ bench-reader: $(BENCH_READER_DEPS)
 
 # Run by `make bench` after its two tables (the recipe of `bench` above calls it).
 bench: $(BENCH_READER_DEPS)
+
+# ---- the ways in, side by side on one workload (bench/ways_run.sh; `make bench-ways`) ---------
+# bench/ways_workload.c (a small interpreter whose helpers get inlined) built in each way of
+# instrumenting C, every instrumented build linked with -lxfdr (the shared runtime), run under
+# xfdr with a pool large enough for every event; bench/ways_run.sh prints events recorded, the
+# interpretation's time idle and recording, ns added per event against the uninstrumented build
+# and against the same build idle, and whether the .map names the functions. `make bench` prints it last (about 25 s).
+#
+#   make bench-ways BENCH_WAYS_ITERS=200000 BENCH_WAYS_REPS=5
+BENCH_WAYS_ITERS ?= 300000
+BENCH_WAYS_REPS  ?= 5
+BENCH_WAYS_DIR   := $(BENCH_DIR)/ways
+BENCH_WAYS_CFLAGS := -O2 -g
+BENCH_WAYS_LINK  := -L$(abspath $(BUILD)/lib) -lxfdr -Wl,-rpath,$(abspath $(BUILD)/lib) -pthread
+# name|compiler|instrumenting flags, separated by commas
+BENCH_WAYS := \
+	gcc_none|$(CC)| \
+	gcc_cyg|$(CC)|-finstrument-functions \
+	gcc_fentry|$(CC)|-pg,-mfentry,-minstrument-return=call \
+	clang_cyg|$(BENCH_CLANG)|-finstrument-functions \
+	clang_cyg_after_inlining|$(BENCH_CLANG)|-finstrument-functions-after-inlining \
+	clang_xray|$(BENCH_CLANG)|-fxray-instrument \
+	clang_xray_t1|$(BENCH_CLANG)|-fxray-instrument,-fxray-instruction-threshold=1
+
+$(BENCH_WAYS_DIR)/ways_count: bench/ways_count.c include/xfdr/reader.h $(LIBREADER_A)
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_FLAGS) -o $@ bench/ways_count.c $(LIBREADER_A) $(SAN_LDFLAGS)
+
+# One program per way; -pg only when compiling (at link time gcc adds gprof's gcrt1.o). The
+# uninstrumented build is not linked with xfdr at all.
+$(BENCH_WAYS_DIR)/.built: bench/ways_workload.c $(LIBXFDR_SO) $(LIBXFDR_LD) $(LIBXFDR_XRAY_A) \
+		bench/bench.mk
+	@mkdir -p $(@D)
+	@set -e; for w in $(foreach w,$(BENCH_WAYS),'$(w)'); do \
+		name=$${w%%|*}; rest=$${w#*|}; cc=$${rest%%|*}; \
+		flags=$$(echo "$${rest#*|}" | tr , ' '); \
+		link="$(BENCH_WAYS_LINK)"; [ -n "$$flags" ] || link=; \
+		case "$$flags" in *xray*) link="$$flags $$link";; esac; \
+		echo "$$cc $(BENCH_WAYS_CFLAGS) $$flags -c bench/ways_workload.c; link $$link"; \
+		$$cc $(BENCH_WAYS_CFLAGS) $$flags -c bench/ways_workload.c -o $(@D)/$$name.o; \
+		$$cc -o $(@D)/$$name $(@D)/$$name.o $$link; \
+	done
+	@touch $@
+
+BENCH_WAYS_CMD = sh bench/ways_run.sh -d $(BENCH_WAYS_DIR) -n $(BENCH_WAYS_ITERS) \
+	-r $(BENCH_WAYS_REPS) $(foreach w,$(BENCH_WAYS),$(firstword $(subst |, ,$(w))))
+
+.PHONY: bench-ways
+bench-ways: $(BENCH_WAYS_DIR)/.built $(BENCH_WAYS_DIR)/ways_count
+	@$(BENCH_WAYS_CMD)
+
+# Run by `make bench` after the reader table (the recipe of `bench` above calls it).
+bench: $(BENCH_WAYS_DIR)/.built $(BENCH_WAYS_DIR)/ways_count

@@ -5,9 +5,9 @@
 #   manual      examples/manual.c, the XFDR_* macros and the C API, linked with libxfdr.a
 #   cyg_sort    examples/sort.c with gcc -finstrument-functions only: record it with
 #               LD_PRELOAD=libxfdr.so XFDR_OPTIONS=start=1
-#   xray_sort   examples/sort.c with clang -fxray-instrument, linked with libxfdr.a
-#               (-Wl,-u,xfdr_init pulls the runtime in; XRay's own symbols are hidden, so the
-#               handler can only be linked statically, not preloaded)
+#   xray_sort   examples/sort.c with clang -fxray-instrument, linked with -lxfdr (the shared
+#               runtime; compiler-rt's XRay symbols are hidden, so XRay programs are linked
+#               with xfdr, never preloaded); an rpath finds build/lib at run time
 #   threads     examples/threads.c with -finstrument-functions only, preloaded like cyg_sort
 #   snapshot    examples/snapshot.c, XFDR_SCOPE and xfdr_flush_since(): worker threads save
 #               the window of each slowest-so-far request; linked with libxfdr.a
@@ -32,10 +32,10 @@ $(EXAMPLES_DIR)/cyg_sort: examples/sort.c
 	@mkdir -p $(@D)
 	$(CC) $(EXAMPLES_CFLAGS) -finstrument-functions -o $@ $<
 
-$(EXAMPLES_DIR)/xray_sort: examples/sort.c $(LIBXFDR_A)
+$(EXAMPLES_DIR)/xray_sort: examples/sort.c $(LIBXFDR_LD)
 	@mkdir -p $(@D)
 	$(EXAMPLES_CLANG) $(EXAMPLES_CFLAGS) $(EXAMPLES_XRAY) -o $@ $< \
-		-Wl,-u,xfdr_init $(LIBXFDR_A) $(SAN_LDFLAGS) $(RUNTIME_LIBS)
+		-L$(BUILD)/lib -lxfdr -Wl,-rpath,'$$ORIGIN/../lib' $(SAN_LDFLAGS)
 
 $(EXAMPLES_DIR)/threads: examples/threads.c
 	@mkdir -p $(@D)

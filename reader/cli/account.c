@@ -55,6 +55,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "reader/cli/account.h"
 #include "reader/cli/cli.h"
 #include "reader/cli/llvm_dmap.h"
 #include "reader/lib/callstack.h"
@@ -103,7 +104,8 @@ struct acct_fn {
 	uint64_t
 	    rec_mark; /* --recursive-calls-only: thread_serial when a nested call of it ended */
 	double min, med, p90, p99, max, sum;
-	char *name; /* "#ID" when the sidecar does not name it */
+	char *name;	  /* "#ID" when the sidecar does not name it */
+	uint64_t sum_tsc; /* pass 1: the counted latencies' total, for account_totals() */
 };
 
 /* What was left out or deduced, for the summary line. */
@@ -288,6 +290,8 @@ static int on_call(void *ctx, const struct xfdr_call *c)
 		a->left.unwound++;
 	if (a->pass == 1) {
 		f->count++;
+		f->sum_tsc = c->total_tsc > UINT64_MAX - f->sum_tsc ? UINT64_MAX
+								    : f->sum_tsc + c->total_tsc;
 		if (key_before(a->rank, a->seq, c->depth, f)) {
 			f->first_rank = a->rank;
 			f->first_seq = a->seq;
@@ -1225,5 +1229,69 @@ out:
 	xfdr_names_free(names);
 	if (a.t)
 		xfdr_trace_close(a.t);
+	return status;
+}
+
+/* ---- For other verbs ------------------------------------------------------------------------ */
+
+/* qsort: larger total first, then lower id (ids are unique: a total order). */
+static int total_cmp(const void *pl, const void *pr)
+{
+	const struct account_total *l = pl, *r = pr;
+
+	if (l->sum_tsc != r->sum_tsc)
+		return l->sum_tsc > r->sum_tsc ? -1 : 1;
+	return (l->fid > r->fid) - (l->fid < r->fid);
+}
+
+int account_totals(struct xfdr_trace *t, const struct xfdr_names *names,
+		   struct account_total **out, size_t *n)
+{
+	struct account_opts opt;
+	struct acct a;
+	struct acct_threads th = {NULL, 0, NULL, NULL};
+	struct cli_progress prog = {0, 0, 0, NULL};
+	struct walk_progress wp = {&prog, 0, 0};
+	struct account_total *v = NULL;
+	uint64_t buffers;
+	size_t i;
+	int status;
+
+	*out = NULL;
+	*n = 0;
+	memset(&opt, 0, sizeof(opt));
+	memset(&a, 0, sizeof(a));
+	opt.input = xfdr_trace_name(t);
+	a.t = t;
+	a.opt = &opt;
+	status = load_threads(&a, &th, &buffers);
+	if (status)
+		goto out;
+	a.pass = 1;
+	status = walk(&a, &th, &wp);
+	if (status)
+		goto out;
+	v = malloc((a.nfn ? a.nfn : 1) * sizeof(*v));
+	if (!v) {
+		cli_error("%s: out of memory", opt.input);
+		status = CLI_FAIL;
+		goto out;
+	}
+	for (i = 0; i < a.nfn; i++) {
+		v[i].fid = a.fn[i].fid;
+		v[i].count = a.fn[i].count;
+		v[i].sum_tsc = a.fn[i].sum_tsc;
+		v[i].name = xfdr_names_get(names, v[i].fid);
+	}
+	qsort(v, a.nfn, sizeof(*v), total_cmp);
+	*out = v;
+	*n = a.nfn;
+	v = NULL;
+out:
+	free(v);
+	free(th.info);
+	free(th.rank);
+	free(a.fn);
+	free(a.slot);
 	return status;
 }

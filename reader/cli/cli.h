@@ -26,6 +26,7 @@ enum cli_status {
 };
 
 /* A verb: argv[0] is the verb's name, the options and operands follow. Returns a status. */
+int cmd_record(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_convert(int argc, char **argv);

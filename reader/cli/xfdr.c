@@ -17,6 +17,8 @@ struct verb {
 };
 
 static const struct verb verbs[] = {
+    {"record", cmd_record,
+     "record -- PROGRAM ARGS  run PROGRAM with the recorder, then summarize its trace"},
     {"verify", cmd_verify, "verify FILE...       check files; one error line per bad file"},
     {"dump", cmd_dump, "dump FILE            the header and every record with its offset"},
     {"convert", cmd_convert,

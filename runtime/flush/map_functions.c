@@ -175,7 +175,7 @@ static XFDR_NOINSTR uint64_t fnmap_refused(void)
 	return refused;
 }
 
-/* The -finstrument-functions ids: the live ones, then FNMAP_ID_NONE if lookups got it. */
+/* The -finstrument-functions and -pg ids: the live ones, then FNMAP_ID_NONE if lookups got it. */
 static XFDR_NOINSTR void list_fnmap(struct fn_writer *w)
 {
 	uint32_t n = fnmap_ids_given() + FNMAP_ID_FIRST, id, live = 0;

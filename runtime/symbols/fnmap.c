@@ -107,16 +107,22 @@ static const char *const cause_names[FNMAP_CAUSES] = {
 	"overflow",
 	"no_memory",
 	"reentrant",
+	"too_deep",
+	"nested",
+	"no_stack",
 };
 
 static const char *const cause_text[FNMAP_CAUSES] = {
 	"more distinct functions than 28-bit ids",
 	"out of memory for the function map",
 	"a signal handler ran instrumented code while the function map was being created",
+	"calls deeper than the -pg shadow stack holds",
+	"a signal handler ran -pg instrumented code while its thread was inside the hook",
+	"a thread without a -pg shadow stack (out of memory, or past its exit)",
 };
 
 /* Count a lookup that got no id; the first of each cause is reported on stderr. */
-static XFDR_NOINSTR uint32_t refuse(enum fnmap_unassigned_cause cause)
+XFDR_NOINSTR uint32_t fnmap_refuse(enum fnmap_unassigned_cause cause)
 {
 	uint32_t expected = 0;
 
@@ -225,7 +231,7 @@ static XFDR_NOINSTR int ensure_ready(int nested)
 		/* pairs with the acquire of init_state above: the table before "ready" */
 		xfdr_store_release(&init_state, ht ? (uint32_t)INIT_READY : (uint32_t)INIT_FAILED);
 		if (!ht)
-			refuse(FNMAP_NO_MEMORY);
+			fnmap_refuse(FNMAP_NO_MEMORY);
 		return ht != NULL;
 	}
 	while (st == INIT_RUNNING && !nested) {
@@ -234,7 +240,7 @@ static XFDR_NOINSTR int ensure_ready(int nested)
 	}
 	if (st == INIT_READY)
 		return 1;
-	refuse(st == INIT_RUNNING ? FNMAP_REENTRANT : FNMAP_NO_MEMORY);
+	fnmap_refuse(st == INIT_RUNNING ? FNMAP_REENTRANT : FNMAP_NO_MEMORY);
 	return 0;
 }
 
@@ -248,13 +254,13 @@ static XFDR_NOINSTR uint32_t insert(uintptr_t addr, unsigned long hash)
 
 	/* Checked before the fetch-add too, so refused lookups cannot wrap the counter. */
 	if (xfdr_load_relaxed(&next_id) >= limit)
-		return refuse(FNMAP_OVERFLOW);
+		return fnmap_refuse(FNMAP_OVERFLOW);
 	id = __atomic_fetch_add(&next_id, 1u, __ATOMIC_RELAXED);
 	if (id >= limit)
-		return refuse(FNMAP_OVERFLOW);
+		return fnmap_refuse(FNMAP_OVERFLOW);
 	n = node_of(id, 1);
 	if (!n)
-		return refuse(FNMAP_NO_MEMORY);
+		return fnmap_refuse(FNMAP_NO_MEMORY);
 	xfdr_store_relaxed(&n->addr, addr);
 	xfdr_store_relaxed(&n->id, id);
 	cds_lfht_node_init(&n->ht);

@@ -11,6 +11,11 @@
  *   overflow   more distinct functions than 28-bit ids (FNMAP_ID_NONE - 1 of them)
  *   no_memory  a chunk of nodes or the hash table could not be allocated
  *   reentrant  a signal handler ran instrumented code while its thread was creating the map
+ * and, from the -pg -mfentry hooks (runtime/hooks/fentry.c), whose ids stay balanced through
+ * their own shadow stack of (frame, id):
+ *   too_deep   a call deeper than that shadow stack holds (FENTRY_STACK_FRAMES)
+ *   nested     a signal handler ran instrumented code while its thread was inside the hook
+ *   no_stack   the thread's shadow stack could not be mapped, or was released at thread exit
  *
  * The .map sidecar lists the ids, their names and the refused lookups by cause
  * (runtime/flush/map_functions.c; format: doc/map-format.md).
@@ -31,7 +36,10 @@ enum fnmap_unassigned_cause {
 	FNMAP_OVERFLOW = 0,
 	FNMAP_NO_MEMORY = 1,
 	FNMAP_REENTRANT = 2,
-	FNMAP_CAUSES = 3,
+	FNMAP_TOO_DEEP = 3,
+	FNMAP_NESTED = 4,
+	FNMAP_NO_STACK = 5,
+	FNMAP_CAUSES = 6,
 };
 
 /* Ids handed out so far (gaps from lost races included): the next id is this + 1. */
@@ -43,8 +51,16 @@ uintptr_t fnmap_addr_of(uint32_t id);
 /* Lookups that got FNMAP_ID_NONE for this cause. */
 uint64_t fnmap_unassigned(enum fnmap_unassigned_cause cause);
 
-/* The name of a cause in the .map sidecar: "overflow", "no_memory", "reentrant". */
+/* The name of a cause in the .map sidecar: "overflow", "no_memory", "reentrant", ... */
 const char *fnmap_cause_name(enum fnmap_unassigned_cause cause);
+
+/*
+ * fnmap_refuse - count an event recorded with FNMAP_ID_NONE for cause (a hook that could not
+ * attribute it, e.g. fentry.c's too_deep); the first of each cause is reported on stderr.
+ * Context: any thread, signal handlers included; one atomic add (and one write(2) the first
+ * time). Returns FNMAP_ID_NONE.
+ */
+uint32_t fnmap_refuse(enum fnmap_unassigned_cause cause);
 
 /*
  * Around fork(): urcu-bp (the map's RCU flavor) must be told, so that its reader registry and

@@ -2,8 +2,9 @@
  * tests/unit/test_hooks_xray.c - xfdr as the handler of clang's XRay sleds, end to end.
  *
  * tests/e2e/hooks_xray_prog.c is compiled with clang -fxray-instrument at -O0 and -O2 and
- * linked with libxfdr.a (XRay's runtime symbols are hidden, so only a static link reaches
- * them), run with XFDR_OPTIONS=start=1 and its trace read back. Expected events come from
+ * linked with libxfdr.a, and at -O2 with -lxfdr (the shared runtime: XRay's runtime symbols
+ * are hidden, so -lxfdr links an object that hands them over), run with XFDR_OPTIONS=start=1
+ * and its trace read back. Expected events come from
  * the program's source: at -O2 tail() jumps to leaf() (Tail_Exit, then leaf's entry), at -O0
  * it calls it. Names come from the .map sidecar, and llvm-xray must name the same ids from
  * the program's own instrumentation map. tests/e2e/hooks_xray_startstop.c checks that
@@ -19,30 +20,47 @@ static const char expected_O2[] = CALLS_HEAD "E tail,T tail,E leaf,X leaf," CALL
 
 static const char *const functions[] = {"main", "depth", "tail", "leaf", "logged"};
 
-static void compile(const char *src_rel, const char *opt, const char *dir, char *prog)
+enum link { STATIC, SHARED };
+
+static void compile(const char *src_rel, const char *opt, enum link how, const char *dir,
+		    char *prog)
 {
 	char src[TH_PATH_BYTES], libxfdr[TH_PATH_BYTES], log[TH_PATH_BYTES], inc[TH_PATH_BYTES];
-	char incdir[TH_PATH_BYTES];
+	char incdir[TH_PATH_BYTES], libdir[TH_PATH_BYTES + 2];
 	char *argv[] = {"clang", (char *)opt, "-fxray-instrument", "-fxray-instruction-threshold=1",
 			inc, src,
 			/* pulls the runtime in: the program itself may not refer to xfdr */
 			"-Wl,-u,xfdr_init", libxfdr, "-lurcu-bp", "-lurcu-cds", "-lurcu-common",
 			"-lunwind", "-lpthread", "-ldl", "-o", prog, NULL};
+	char *shared_argv[] = {"clang",
+			       (char *)opt,
+			       "-fxray-instrument",
+			       "-fxray-instruction-threshold=1",
+			       inc,
+			       src,
+			       libdir,
+			       "-lxfdr",
+			       "-o",
+			       prog,
+			       NULL};
 
 	th_src_file(src, src_rel);
 	th_src_file(incdir, "include");
 	th_join(inc, "-I", incdir);
 	th_build_file(libxfdr, "lib/libxfdr.a");
+	th_build_file(libdir + 2, "lib");
+	memcpy(libdir, "-L", 2);
 	th_join(prog, dir, "/prog");
 	th_join(log, dir, "/build.log");
-	th_run_ok(argv, NULL, log);
+	th_run_ok(how == SHARED ? shared_argv : argv, NULL, log);
 }
 
 static void record(const char *dir, const char *prog, char *trace)
 {
 	char out[TH_PATH_BYTES], log[TH_PATH_BYTES], options[TH_PATH_BYTES + 32];
+	char libpath[TH_PATH_BYTES + 16];
 	char *argv[] = {(char *)prog, "3", NULL};
-	char *env[] = {options, NULL};
+	char *env[] = {options, libpath, NULL};
 
 	th_join(out, dir, "/out");
 	assert_int_equal(mkdir(out, 0755), 0);
@@ -50,6 +68,8 @@ static void record(const char *dir, const char *prog, char *trace)
 	if (snprintf(options, sizeof(options), "XFDR_OPTIONS=start=1:output=%s/", out) >=
 	    (int)sizeof(options))
 		fail();
+	th_build_file(libpath + 16, "lib");
+	memcpy(libpath, "LD_LIBRARY_PATH=", 16);
 	th_run_ok(argv, env, log);
 	th_find_one(out, ".xray", trace);
 }
@@ -81,14 +101,34 @@ static void check_map(const char *map, const char *prog)
 	assert_int_equal(seen, 5);
 }
 
-static void run_variant(const char *opt, const char *expected)
+/* Whether prog needs libxfdr.so.0 (readelf -d), i.e. was linked with the shared runtime. */
+static int needs_shared_runtime(const char *dir, const char *prog)
+{
+	char log[TH_PATH_BYTES], text[16384];
+	char *argv[] = {"readelf", "-d", (char *)prog, NULL};
+	size_t n;
+	FILE *f;
+
+	th_join(log, dir, "/readelf.log");
+	th_run_ok(argv, NULL, log);
+	f = fopen(log, "r");
+	assert_non_null(f);
+	n = fread(text, 1, sizeof(text) - 1, f);
+	text[n] = '\0';
+	fclose(f);
+	return th_count(text, "Shared library: [libxfdr.so.0]") == 1;
+}
+
+static void run_variant(const char *opt, enum link how, const char *expected)
 {
 	char dir[TH_PATH_BYTES], prog[TH_PATH_BYTES], trace[TH_PATH_BYTES], map[TH_PATH_BYTES];
-	char calls[4096], log[TH_PATH_BYTES];
+	char calls[4096], log[TH_PATH_BYTES], sub[64];
 	struct th_names names;
 
-	th_path(dir, opt + 1, 1);
-	compile("tests/e2e/hooks_xray_prog.c", opt, dir, prog);
+	snprintf(sub, sizeof(sub), "%s%s", opt + 1, how == SHARED ? "-shared" : "");
+	th_path(dir, sub, 1);
+	compile("tests/e2e/hooks_xray_prog.c", opt, how, dir, prog);
+	assert_int_equal(needs_shared_runtime(dir, prog), how == SHARED);
 	record(dir, prog, trace);
 	th_join(map, trace, ".map");
 	th_read_names(map, &names);
@@ -102,13 +142,20 @@ static void run_variant(const char *opt, const char *expected)
 static void xray_O0(void **state)
 {
 	(void)state;
-	run_variant("-O0", expected_O0);
+	run_variant("-O0", STATIC, expected_O0);
 }
 
 static void xray_O2(void **state)
 {
 	(void)state;
-	run_variant("-O2", expected_O2);
+	run_variant("-O2", STATIC, expected_O2);
+}
+
+/* clang -fxray-instrument prog.c -lxfdr: the shared runtime records XRay's sleds too. */
+static void xray_shared_library(void **state)
+{
+	(void)state;
+	run_variant("-O2", SHARED, expected_O2);
 }
 
 /* Run llvm-xray with args; its output (stdout and stderr) into out. */
@@ -143,7 +190,7 @@ static void llvm_xray_names_functions(void **state)
 
 	(void)state;
 	th_path(dir, "llvm", 1);
-	compile("tests/e2e/hooks_xray_prog.c", "-O2", dir, prog);
+	compile("tests/e2e/hooks_xray_prog.c", "-O2", STATIC, dir, prog);
 	record(dir, prog, trace);
 	{
 		char *args[] = {"account", "-m", prog, trace, NULL};
@@ -175,7 +222,7 @@ static void start_stop_patches(void **state)
 
 	(void)state;
 	th_path(dir, "startstop", 1);
-	compile("tests/e2e/hooks_xray_startstop.c", "-O2", dir, prog);
+	compile("tests/e2e/hooks_xray_startstop.c", "-O2", STATIC, dir, prog);
 	th_join(out, dir, "/out");
 	assert_int_equal(mkdir(out, 0755), 0);
 	th_join(arg, out, "/");
@@ -255,11 +302,12 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(xray_O0),
-		cmocka_unit_test(xray_O2),
-		cmocka_unit_test(llvm_xray_names_functions),
-		cmocka_unit_test(start_stop_patches),
-		cmocka_unit_test(preloaded_into_xray_says_why),
+	    cmocka_unit_test(xray_O0),
+	    cmocka_unit_test(xray_O2),
+	    cmocka_unit_test(xray_shared_library),
+	    cmocka_unit_test(llvm_xray_names_functions),
+	    cmocka_unit_test(start_stop_patches),
+	    cmocka_unit_test(preloaded_into_xray_says_why),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

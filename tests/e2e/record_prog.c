@@ -1,0 +1,135 @@
+/*
+ * tests/e2e/record_prog.c - the program `xfdr record` runs in tests/unit/test_cli_record.c. It
+ * knows nothing of xfdr; the test builds it with -finstrument-functions, with clang's XRay
+ * (linked with -lxfdr, and not), and with no instrumentation at all.
+ *
+ * It first prints "preload: <LD_PRELOAD or (none)>" on stdout, then does what argv[1] says:
+ *   spin           main -> hot() spins 150 ms, warm() twice 10 ms, tiny() 1000 times: after
+ *                  main, which holds them all, hot has by far the most total time
+ *   exit N         a few calls, then exit(N)
+ *   term           kills itself with SIGTERM inside a call (the recorder flushes, then dies)
+ *   usr1 DIR       installs a SIGUSR1 handler, creates DIR/ready, waits at most 10 s for the
+ *                  signal, writes "SIGUSR1 si_code=C" to DIR/got and exits 0 (3 on timeout)
+ *   many N         N calls of tiny(): enough to fill a small pool
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile unsigned long sink;
+static volatile sig_atomic_t got_code = 1; /* 1: not yet (si_code is <= 0 from kill) */
+
+/*
+ * Spin for a while in the calling function itself: the clock is read through libc, which is
+ * not instrumented, so the spin adds no events and no callee's time.
+ */
+#define SPIN(seconds)                                                                              \
+	do {                                                                                       \
+		struct timespec ts_;                                                               \
+		double end_;                                                                       \
+                                                                                                   \
+		clock_gettime(CLOCK_MONOTONIC, &ts_);                                              \
+		end_ = (double)ts_.tv_sec + (double)ts_.tv_nsec / 1e9 + (seconds);                 \
+		do {                                                                               \
+			clock_gettime(CLOCK_MONOTONIC, &ts_);                                      \
+			sink++;                                                                    \
+		} while ((double)ts_.tv_sec + (double)ts_.tv_nsec / 1e9 < end_);                   \
+	} while (0)
+
+__attribute__((noinline)) static void hot(void)
+{
+	SPIN(0.150);
+}
+
+__attribute__((noinline)) static void warm(void)
+{
+	SPIN(0.010);
+}
+
+__attribute__((noinline)) static void tiny(unsigned long i)
+{
+	sink += i;
+}
+
+__attribute__((noinline)) static void die_by_sigterm(void)
+{
+	kill(getpid(), SIGTERM);
+	for (;;)
+		pause();
+}
+
+static void on_usr1(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	got_code = si->si_code;
+}
+
+static int wait_usr1(const char *dir)
+{
+	struct sigaction sa;
+	char path[4096];
+	int waited;
+	FILE *f;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_usr1;
+	sa.sa_flags = SA_SIGINFO;
+	sigaction(SIGUSR1, &sa, NULL);
+	snprintf(path, sizeof(path), "%s/ready", dir);
+	f = fopen(path, "w");
+	if (!f)
+		return 4;
+	fclose(f);
+	for (waited = 0; got_code == 1 && waited < 10000; waited++)
+		usleep(1000);
+	if (got_code == 1)
+		return 3;
+	snprintf(path, sizeof(path), "%s/got", dir);
+	f = fopen(path, "w");
+	if (!f)
+		return 4;
+	fprintf(f, "SIGUSR1 si_code=%d\n", (int)got_code);
+	fclose(f);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *preload = getenv("LD_PRELOAD");
+	unsigned long i, n;
+
+	printf("preload: %s\n", preload && *preload ? preload : "(none)");
+	fflush(stdout);
+	if (argc < 2)
+		return 2;
+	if (!strcmp(argv[1], "spin")) {
+		hot();
+		warm();
+		warm();
+		for (i = 0; i < 1000; i++)
+			tiny(i);
+		return 0;
+	}
+	if (!strcmp(argv[1], "exit") && argc > 2) {
+		tiny(1);
+		warm();
+		exit(atoi(argv[2]));
+	}
+	if (!strcmp(argv[1], "term")) {
+		tiny(1);
+		die_by_sigterm();
+	}
+	if (!strcmp(argv[1], "usr1") && argc > 2)
+		return wait_usr1(argv[2]);
+	if (!strcmp(argv[1], "many") && argc > 2) {
+		n = strtoul(argv[2], NULL, 10);
+		for (i = 0; i < n; i++)
+			tiny(i);
+		return 0;
+	}
+	return 2;
+}
