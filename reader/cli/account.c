@@ -106,6 +106,7 @@ struct acct_fn {
 	double min, med, p90, p99, max, sum;
 	char *name;	  /* "#ID" when the sidecar does not name it */
 	uint64_t sum_tsc; /* pass 1: the counted latencies' total, for account_totals() */
+	uint64_t self_tsc; /* pass 1: their time outside recorded callees, likewise */
 };
 
 /* What was left out or deduced, for the summary line. */
@@ -292,6 +293,7 @@ static int on_call(void *ctx, const struct xfdr_call *c)
 		f->count++;
 		f->sum_tsc = c->total_tsc > UINT64_MAX - f->sum_tsc ? UINT64_MAX
 								    : f->sum_tsc + c->total_tsc;
+		f->self_tsc += xfdr_call_self_tsc(c); /* at most the total: no overflow first */
 		if (key_before(a->rank, a->seq, c->depth, f)) {
 			f->first_rank = a->rank;
 			f->first_seq = a->seq;
@@ -1234,13 +1236,13 @@ out:
 
 /* ---- For other verbs ------------------------------------------------------------------------ */
 
-/* qsort: larger total first, then lower id (ids are unique: a total order). */
-static int total_cmp(const void *pl, const void *pr)
+/* qsort: more self time first, then lower id (ids are unique: a total order). */
+static int self_cmp(const void *pl, const void *pr)
 {
 	const struct account_total *l = pl, *r = pr;
 
-	if (l->sum_tsc != r->sum_tsc)
-		return l->sum_tsc > r->sum_tsc ? -1 : 1;
+	if (l->self_tsc != r->self_tsc)
+		return l->self_tsc > r->self_tsc ? -1 : 1;
 	return (l->fid > r->fid) - (l->fid < r->fid);
 }
 
@@ -1281,9 +1283,10 @@ int account_totals(struct xfdr_trace *t, const struct xfdr_names *names,
 		v[i].fid = a.fn[i].fid;
 		v[i].count = a.fn[i].count;
 		v[i].sum_tsc = a.fn[i].sum_tsc;
+		v[i].self_tsc = a.fn[i].self_tsc;
 		v[i].name = xfdr_names_get(names, v[i].fid);
 	}
-	qsort(v, a.nfn, sizeof(*v), total_cmp);
+	qsort(v, a.nfn, sizeof(*v), self_cmp);
 	*out = v;
 	*n = a.nfn;
 	v = NULL;

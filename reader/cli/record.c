@@ -25,7 +25,7 @@
  *     own pid first; other pids are its children. The newest of the program's is summarized:
  *     verified with the reader library, then threads, function records, drops and the ring's
  *     overwritten buffers (from the .map, else the trace's XFDRDROP event) and the functions
- *     with the most total time (account.c's pairing).
+ *     with the most self time (account.c's pairing).
  *  6. The exit status is the program's; after a death by signal, xfdr dies by the same signal
  *     (without a core file of its own), so a shell sees what it would have seen.
  */
@@ -72,7 +72,7 @@ static void record_help(void)
 	    "\n"
 	    "Run PROGRAM with the xfdr recorder started at load, wait for it, then print on\n"
 	    "stderr where its trace is and a summary: how the program ended, threads, function\n"
-	    "records, drops, and the functions with the most total time. stdout is left to the\n"
+	    "records, drops, and the functions with the most self time. stdout is left to the\n"
 	    "program. Options end at PROGRAM, so its own options need no quoting; write '--'\n"
 	    "before a PROGRAM whose name starts with '-'.\n"
 	    "\n"
@@ -86,7 +86,7 @@ static void record_help(void)
 	    "                         (repeatable; a later key wins over an earlier one)\n"
 	    "      --force            run PROGRAM even if it shows no instrumentation (its shared\n"
 	    "                         libraries may be instrumented)\n"
-	    "      --top=N            list the N functions with the most total time (default 10;\n"
+	    "      --top=N            list the N functions with the most self time (default 10;\n"
 	    "                         0: none)\n"
 	    "  -q, --quiet            no summary; only errors\n"
 	    "  -h, --help             show this help\n"

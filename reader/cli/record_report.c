@@ -396,9 +396,9 @@ static void put_top(struct xfdr_trace *t, const struct xfdr_names *names, long t
 	struct account_total *v;
 	uint64_t hz = xfdr_trace_header(t)->cycle_frequency;
 	size_t n, i, shown;
-	char total[32], per[32], id[16];
+	char self[32], total[32], per[32], id[16];
 	const char *name;
-	int width = SUMMARY_COLUMNS - 4 - 12 - 1 - 10 - 1 - 12 - 2;
+	int width = SUMMARY_COLUMNS - 4 - 12 - 1 - 12 - 1 - 10 - 1 - 12 - 2;
 
 	if (top <= 0 || account_totals(t, names, &v, &n))
 		return;
@@ -408,22 +408,25 @@ static void put_top(struct xfdr_trace *t, const struct xfdr_names *names, long t
 		free(v);
 		return;
 	}
-	fprintf(stderr, "  top %zu of %zu functions by total time:\n", shown, n);
-	fprintf(stderr, "    %12s %10s %12s  %s\n", "total", "calls", "per call", "function");
+	fprintf(stderr, "  top %zu of %zu functions by self time (outside recorded callees):\n",
+		shown, n);
+	fprintf(stderr, "    %12s %12s %10s %12s  %s\n", "self", "total", "calls", "per call",
+		"function");
 	for (i = 0; i < shown; i++) {
 		name = v[i].name;
 		if (!name) {
 			snprintf(id, sizeof(id), "#%u", v[i].fid);
 			name = id;
 		}
+		duration(v[i].self_tsc, hz, self, sizeof(self));
 		duration(v[i].sum_tsc, hz, total, sizeof(total));
 		duration(v[i].count ? v[i].sum_tsc / v[i].count : 0, hz, per, sizeof(per));
 		if ((int)strlen(name) > width)
-			fprintf(stderr, "    %12s %10" PRIu64 " %12s  %.*s...\n", total, v[i].count,
-				per, width - 3, name);
+			fprintf(stderr, "    %12s %12s %10" PRIu64 " %12s  %.*s...\n", self, total,
+				v[i].count, per, width - 3, name);
 		else
-			fprintf(stderr, "    %12s %10" PRIu64 " %12s  %s\n", total, v[i].count, per,
-				name);
+			fprintf(stderr, "    %12s %12s %10" PRIu64 " %12s  %s\n", self, total,
+				v[i].count, per, name);
 	}
 	free(v);
 }
