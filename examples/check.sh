@@ -105,6 +105,18 @@ if run xray_sort XFDR_OPTIONS="start=1:output=$tmp/xray_sort/" "$dir/xray_sort" 
 	fi
 fi
 
+# gcc -pg -mfentry -minstrument-return=call, recorded by `xfdr record` (which preloads the
+# runtime): quicksort is recursive, so it stays a call; swap is inlined at -O2 and records
+# nothing (with -finstrument-functions every inlined copy records).
+if run fentry_sort "$xfdr" record -q -o "$tmp/fentry_sort" "$dir/fentry_sort" &&
+	names fentry_sort main quicksort; then
+	if grep -q "^function	[0-9]*	swap	" "$trace.map"; then
+		fail fentry_sort "swap, inlined after -O2, has events"
+	else
+		echo "PASS fentry_sort: -pg -mfentry hooks after inlining, recorded by xfdr record"
+	fi
+fi
+
 if run threads LD_PRELOAD="$so" XFDR_OPTIONS="start=1:output=$tmp/threads/" \
 	"$dir/threads" 4 &&
 	names threads worker count_range is_prime; then

@@ -1,6 +1,7 @@
 /*
  * examples/crash.c - a program that crashes, recorded unmodified: built with gcc's
- * -finstrument-functions only and run with LD_PRELOAD=libxfdr.so XFDR_OPTIONS=start=1.
+ * -finstrument-functions only and run with LD_PRELOAD=libxfdr.so.0 XFDR_OPTIONS=start=1
+ * (or xfdr record).
  *
  * It parses a few "records", then dereferences NULL three calls deep. xfdr's crash handler
  * records the crashing thread's backtrace, writes the trace, and lets the process die by

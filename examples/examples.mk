@@ -8,6 +8,9 @@
 #   xray_sort   examples/sort.c with clang -fxray-instrument, linked with -lxfdr (the shared
 #               runtime; compiler-rt's XRay symbols are hidden, so XRay programs are linked
 #               with xfdr, never preloaded); an rpath finds build/lib at run time
+#   fentry_sort examples/sort.c with gcc -pg -mfentry -minstrument-return=call (hooks placed
+#               after inlining; -pg only when compiling), linked so that __return__ is left
+#               to the preloaded runtime: record it with `xfdr record`
 #   threads     examples/threads.c with -finstrument-functions only, preloaded like cyg_sort
 #   snapshot    examples/snapshot.c, XFDR_SCOPE and xfdr_flush_since(): worker threads save
 #               the window of each slowest-so-far request; linked with libxfdr.a
@@ -22,7 +25,8 @@ EXAMPLES_DIR    := $(BUILD)/examples
 EXAMPLES_CLANG  ?= clang
 EXAMPLES_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -O2 -g -pthread
 EXAMPLES_XRAY   := -fxray-instrument -fxray-instruction-threshold=1
-EXAMPLES_PROGS  := $(addprefix $(EXAMPLES_DIR)/,manual cyg_sort xray_sort threads snapshot crash)
+EXAMPLES_PROGS  := $(addprefix $(EXAMPLES_DIR)/,manual cyg_sort xray_sort fentry_sort threads snapshot \
+	crash)
 
 $(EXAMPLES_DIR)/manual: examples/manual.c include/xfdr/xfdr.h $(LIBXFDR_A)
 	@mkdir -p $(@D)
@@ -36,6 +40,15 @@ $(EXAMPLES_DIR)/xray_sort: examples/sort.c $(LIBXFDR_LD)
 	@mkdir -p $(@D)
 	$(EXAMPLES_CLANG) $(EXAMPLES_CFLAGS) $(EXAMPLES_XRAY) -o $@ $< \
 		-L$(BUILD)/lib -lxfdr -Wl,-rpath,'$$ORIGIN/../lib' $(SAN_LDFLAGS)
+
+EXAMPLES_FENTRY := -pg -mfentry -minstrument-return=call
+EXAMPLES_PRELOAD_RETURN := -Wl,--unresolved-symbols=ignore-in-object-files \
+	-Wl,--export-dynamic-symbol=__return__
+
+$(EXAMPLES_DIR)/fentry_sort: examples/sort.c
+	@mkdir -p $(@D)
+	$(CC) $(EXAMPLES_CFLAGS) $(EXAMPLES_FENTRY) -c -o $@.o $<
+	$(CC) -pthread -o $@ $@.o $(EXAMPLES_PRELOAD_RETURN)
 
 $(EXAMPLES_DIR)/threads: examples/threads.c
 	@mkdir -p $(@D)
@@ -56,4 +69,4 @@ check-examples: all examples
 	sh examples/check.sh $(EXAMPLES_DIR) $(XFDR_BIN) $(LLVM_XRAY) $(LIBXFDR_SO)
 
 demo: all $(EXAMPLES_DIR)/cyg_sort
-	@sh examples/demo.sh $(EXAMPLES_DIR)/cyg_sort $(XFDR_BIN) $(LIBXFDR_SO) $(BUILD)/demo
+	@sh examples/demo.sh $(EXAMPLES_DIR)/cyg_sort $(XFDR_BIN) $(BUILD)/demo

@@ -1,8 +1,8 @@
 /*
  * examples/threads.c - a multi-threaded program to record: worker threads count primes in
  * their own ranges. Built with -finstrument-functions and nothing else; recorded with
- * LD_PRELOAD=libxfdr.so. Each thread gets its own buffers and its own NewBuffer thread id;
- * the .map file names the threads ("worker-1", ...).
+ * LD_PRELOAD=libxfdr.so.0 (or xfdr record). Each thread gets its own buffers and its own
+ * NewBuffer thread id; the .map file names the threads ("worker-1", ...).
  * usage: threads [THREADS]   (default 4)
  */
 #include <pthread.h>

@@ -5,7 +5,7 @@
  * instrumented function and __cyg_profile_func_exit(this_fn, call_site) before every return.
  * this_fn becomes a 28-bit id through fnmap (first-seen order; names go to the .map file).
  * glibc has do-nothing versions of both; ours take precedence when libxfdr is linked into the
- * program or preloaded (LD_PRELOAD=libxfdr.so XFDR_OPTIONS=start=1 ./program).
+ * program or preloaded (LD_PRELOAD=libxfdr.so.0 XFDR_OPTIONS=start=1 ./program).
  *
  * Tail calls: an instrumented caller calls the exit hook after its callee returns, so the
  * compiler cannot turn the call into a jump; there is no Tail_Exit from these hooks.
