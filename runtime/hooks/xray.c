@@ -45,28 +45,10 @@ enum xray_patching_status {
 	XRAY_FAILED = 3,
 };
 
-extern int __xray_set_handler(void (*entry)(int32_t, int)) __attribute__((weak));
-extern int __xray_set_handler_arg1(void (*entry)(int32_t, int, uint64_t))
-	__attribute__((weak));
-extern int __xray_set_customevent_handler(void (*entry)(void *, size_t)) __attribute__((weak));
-extern int __xray_patch(void) __attribute__((weak));
-extern int __xray_unpatch(void) __attribute__((weak));
-extern uintptr_t __xray_function_address(int32_t fid) __attribute__((weak));
-extern size_t __xray_max_function_id(void) __attribute__((weak));
-
 /* Defined by the program when it was linked with -lxfdr (runtime/link/xray_bridge.c). */
 extern const struct xfdr_xray_api xfdr_xray_exe_api __attribute__((weak, visibility("default")));
 
-static const struct xfdr_xray_api linked_api = {
-    .version = XFDR_XRAY_API_VERSION,
-    .set_handler = __xray_set_handler,
-    .set_handler_arg1 = __xray_set_handler_arg1,
-    .set_customevent_handler = __xray_set_customevent_handler,
-    .patch = __xray_patch,
-    .unpatch = __xray_unpatch,
-    .function_address = __xray_function_address,
-    .max_function_id = __xray_max_function_id,
-};
+static const struct xfdr_xray_api linked_api = {XFDR_XRAY_API_LINKED};
 
 static int handlers_set;	/* our handlers are installed */
 static uint32_t absent_checked; /* the "sleds but no reachable runtime" check ran */
