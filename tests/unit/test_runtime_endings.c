@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "runtime/record/session.h"
 #include "tests/support/child.h"
 #include "tests/unit/test_runtime_support.h"
 
@@ -160,7 +161,8 @@ static pid_t fork_and_wait(int (*child_fn)(void))
 
 		if (!ts_sanitized())
 			exit(rc);
-		if (xfdr_stop() == 0)
+		/* The flush at exit, which writes only when the child recorded. */
+		if (session_recording() != SESSION_OFF && xfdr_stop() == 0)
 			rc |= xfdr_flush(NULL, 0);
 		_exit(rc);
 	}
