@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdio.h> /* snprintf */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -105,10 +106,13 @@ static uint64_t env_hash(const char *text)
 }
 
 /*
- * Parsed again only when the text changed (a program may setenv() before its xfdr_init()),
- * so each warning about it prints once however often init runs.
+ * env_options - the defaults with XFDR_OPTIONS applied, copied into *out (its output string into
+ * out_store, n bytes) with the keys it set in *keys. Parsed again only when the text changed (a
+ * program may setenv() before its xfdr_init()), so each warning about it prints once however
+ * often init runs. The copy is taken under the lock: a concurrent re-parse rewrites the shared
+ * store the parsed strings point into.
  */
-static const struct xfdr_options *env_options(void)
+static void env_options(struct xfdr_options *out, opt_keys *keys, char *out_store, size_t n)
 {
 	const char *text = getenv("XFDR_OPTIONS");
 	uint64_t h = env_hash(text);
@@ -125,8 +129,11 @@ static const struct xfdr_options *env_options(void)
 		env_opts.flush_on_terminate = 1;
 		opt_parse(&env_opts, text, "XFDR_OPTIONS", env_store, sizeof(env_store), &env_keys);
 	}
+	*out = env_opts;
+	*keys = env_keys;
+	snprintf(out_store, n, "%s", env_opts.output ? env_opts.output : "");
+	out->output = out_store;
 	pthread_mutex_unlock(&env_lock);
-	return &env_opts;
 }
 
 /*
@@ -260,12 +267,15 @@ out:
 
 XFDR_API int xfdr_init(const struct xfdr_options *o)
 {
-	const struct xfdr_options *env = env_options();
-	struct xfdr_options wanted = o ? *o : *env;
+	char env_output[sizeof(env_store)];
+	struct xfdr_options env, wanted;
+	opt_keys keys;
 
+	env_options(&env, &keys, env_output, sizeof(env_output));
+	wanted = o ? *o : env;
 	/* What the user says at run time wins over what the program was built to ask. */
 	if (o)
-		opt_overlay(&wanted, env, env_keys);
+		opt_overlay(&wanted, &env, keys);
 	if (xfdr_cas(&env_owned, &(uint32_t){1}, 0u)) {
 		report_unapplied(&wanted);
 		return 0;
@@ -423,10 +433,16 @@ XFDR_API int xfdr_flush_since(uint64_t since, char *path_out, size_t path_bytes)
  */
 __attribute__((constructor)) static void rt_load(void)
 {
-	const char *env = getenv("XFDR_OPTIONS");
+	const char *text = getenv("XFDR_OPTIONS");
+	char env_output[sizeof(env_store)];
+	struct xfdr_options env;
+	opt_keys keys;
 
-	if (!env || !strstr(env, "start") || !env_options()->start)
+	if (!text || !strstr(text, "start"))
 		return;
-	if (rt_init(env_options(), 1) == 0)
+	env_options(&env, &keys, env_output, sizeof(env_output));
+	if (!env.start)
+		return;
+	if (rt_init(&env, 1) == 0)
 		xfdr_store_release(&env_owned, 1u);
 }
