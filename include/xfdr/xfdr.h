@@ -24,7 +24,7 @@
  * same keys: "key=value" pairs separated by ':' or white space, e.g.
  *   XFDR_OPTIONS="buffer_size=65536:buffer_max=64 output=/tmp/traces/ start=1"
  *
- *   buffer_size=N       bytes per buffer; a multiple of 8, >= 64 (default 65536)
+ *   buffer_size=N       bytes per buffer; a multiple of 8, >= 128 (default 65536)
  *   buffer_max=N        buffers in the pool, >= 1 (default 256)
  *   thread_max=N        threads one process can register (default 4096; fixed at first init)
  *   output=PATH         "DIR/" or an existing directory: DIR/xfdr-<program>-<pid>-<n>.xray;
@@ -137,7 +137,7 @@ enum xfdr_mode {
 };
 
 struct xfdr_options {
-	size_t buffer_size;   /* bytes per buffer: multiple of 8, >= 64 */
+	size_t buffer_size;   /* bytes per buffer: multiple of 8, >= 128 */
 	size_t buffer_max;    /* buffers in the pool, >= 1 */
 	const char *output;   /* see "output" above; NULL or "" for the current directory */
 	int per_thread_files; /* 0/1 */

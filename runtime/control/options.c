@@ -11,10 +11,12 @@
 #include <stdint.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h> /* sysconf */
 
 #include "runtime/base/compiler.h"
 #include "runtime/control/options.h"
 #include "runtime/base/print.h"
+#include "runtime/record/thread_types.h"
 
 enum opt_type {
 	OPT_SIZE, /* size_t, decimal with an optional k/m/g (binary) suffix */
@@ -38,6 +40,8 @@ static int valid_buffer_size(size_t v)
 {
 	return v >= OPT_MIN_BUFFER_SIZE && v % 8 == 0 && v <= ((size_t)1 << 32);
 }
+
+_Static_assert(OPT_MIN_BUFFER_SIZE == 128, "OPT_MIN_BUFFER_SIZE_TEXT names the minimum");
 
 static int valid_buffer_max(size_t v)
 {
@@ -87,7 +91,9 @@ static const char *const signal_names[] = {
 #define OFF(f) offsetof(struct xfdr_options, f)
 
 static const struct opt_row opt_rows[] = {
-    {"buffer_size", OPT_SIZE, OFF(buffer_size), "a multiple of 8, >= 64 and <= 4g",
+    {"buffer_size", OPT_SIZE, OFF(buffer_size),
+     "a multiple of 8, at least " OPT_MIN_BUFFER_SIZE_TEXT
+     " to hold the preamble, one event and the drop counts, at most 4g",
      valid_buffer_size, NULL},
     {"buffer_max", OPT_SIZE, OFF(buffer_max), "1 to 16777216", valid_buffer_max, NULL},
     {"thread_max", OPT_SIZE, OFF(thread_max), "1 to 1048576", valid_thread_max, NULL},
@@ -531,6 +537,43 @@ opt_keys opt_key(const char *key)
 	return r ? 1u << (r - opt_rows) : 0;
 }
 
+/*
+ * Each size is valid alone, but together they may ask for more than the machine has: the
+ * pool is mapped whole at init and the thread table prefaulted. Refused here with the sizes
+ * named, rather than as a bare ENOMEM from mmap (or an OOM kill later).
+ */
+static const char *memory_check(const struct xfdr_options *o)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+	uint64_t ram = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+	uint64_t pool = 0, table = (uint64_t)o->thread_max * sizeof(struct thread_slot);
+	char text[400];
+	struct pr_buf b = PR_BUF_INIT(text);
+	int overflow = __builtin_mul_overflow((uint64_t)o->buffer_size, (uint64_t)o->buffer_max,
+					      &pool);
+
+	if (!overflow && (!ram || pool + table <= ram))
+		return NULL;
+	pr_str(&b, "xfdr_init: buffer_size ");
+	pr_u64(&b, o->buffer_size);
+	pr_str(&b, " x buffer_max ");
+	pr_u64(&b, o->buffer_max);
+	pr_str(&b, " and thread_max ");
+	pr_u64(&b, o->thread_max);
+	pr_str(&b, " need ");
+	if (overflow)
+		pr_str(&b, "more than 2^64 bytes");
+	else {
+		pr_u64(&b, pool + table);
+		pr_str(&b, " bytes");
+	}
+	pr_str(&b, ", more than this machine's memory (");
+	pr_u64(&b, ram);
+	pr_str(&b, " bytes); nothing changed");
+	pr_line(&b);
+	return "buffer_max";
+}
+
 const char *opt_check(const struct xfdr_options *o)
 {
 	struct xfdr_options def;
@@ -566,7 +609,7 @@ const char *opt_check(const struct xfdr_options *o)
 	else if (o->backing != XFDR_BACKING_MEMORY && o->backing != XFDR_BACKING_FILE)
 		bad = opt_find("backing");
 	if (!bad)
-		return NULL;
+		return memory_check(o);
 	pr_str(&b, "xfdr_init: bad value ");
 	row_print(&b, bad, o);
 	pr_str(&b, " for ");

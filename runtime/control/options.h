@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "runtime/base/print.h"
+#include "xfdr/format.h"
 #include "xfdr/xfdr.h"
 
 /* A set of option keys, one bit per key of the option table. */
@@ -17,7 +18,13 @@ enum {
 	OPT_DEFAULT_BUFFER_SIZE = 65536,
 	OPT_DEFAULT_BUFFER_MAX = 256,
 	OPT_DEFAULT_THREAD_MAX = 4096,
-	OPT_MIN_BUFFER_SIZE = 64,
+	/*
+	 * The smallest buffer that holds what a trace cannot do without: the drop counts every
+	 * file ends with (preamble, CustomEventMarker and the XFDRDROP fixed part, filling it
+	 * exactly), which also leaves room for any function event group a hook emits (at most an
+	 * Entry_Args with one CallArgument, 24 bytes) and the EndOfBuffer after it.
+	 */
+	OPT_MIN_BUFFER_SIZE = XFDR_BUFFER_PREAMBLE_BYTES + XFDR_MD_RECORD_BYTES + XFDR_DROP_FIXED_BYTES,
 	/* The pool must stay addressable and its descriptors countable in 32 bits. */
 	OPT_MAX_BUFFER_MAX = 1u << 24,
 	OPT_MAX_THREAD_MAX = 1u << 20,
@@ -47,9 +54,13 @@ int opt_print_differences(struct pr_buf *b, const struct xfdr_options *a,
 /* opt_key - the set holding one key, 0 for an unknown key. */
 opt_keys opt_key(const char *key);
 
+/* The minimum in the words of the messages, checked against the enum in options.c. */
+#define OPT_MIN_BUFFER_SIZE_TEXT "128"
+
 /*
  * opt_check - validate a whole struct (as given to xfdr_init()). Returns NULL when valid, or
- * the key of the first invalid field, after printing one stderr line about it.
+ * the key of the first invalid field, after printing one stderr line about it. Beyond each
+ * field's rule, the pool and the thread table together must fit in the machine's memory.
  */
 const char *opt_check(const struct xfdr_options *o);
 

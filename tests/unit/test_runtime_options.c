@@ -82,8 +82,8 @@ static void set_good_values(void **state)
 	assert_int_equal(o.buffer_size, 4096);
 	assert_int_equal(xfdr_options_set(&o, "buffer_size", "64k"), 0);
 	assert_int_equal(o.buffer_size, 65536);
-	assert_int_equal(xfdr_options_set(&o, "buffer_size", "64"), 0);
-	assert_int_equal(o.buffer_size, 64);
+	assert_int_equal(xfdr_options_set(&o, "buffer_size", "128"), 0);
+	assert_int_equal(o.buffer_size, 128);
 	assert_int_equal(xfdr_options_set(&o, "buffer_max", "1M"), 0);
 	assert_int_equal(o.buffer_max, 1048576);
 	assert_int_equal(xfdr_options_set(&o, "per_thread_files", "yes"), 0);
@@ -117,8 +117,8 @@ static void set_good_values(void **state)
 static void set_bad_values(void **state)
 {
 	static const char *const bad_sizes[] = {
-	    "100",	    "56", "0", "", "abc", "-8", "8x", "4096 ", "99999999999999999999999",
-	    "17179869184k", "8g",
+	    "100",	    "56", "64", "120", "0", "", "abc", "-8", "8x", "4096 ",
+	    "99999999999999999999999", "17179869184k", "8g",
 	};
 	struct xfdr_options o, before;
 	size_t i;
@@ -130,6 +130,10 @@ static void set_bad_values(void **state)
 		assert_int_equal(xfdr_options_set(&o, "buffer_size", bad_sizes[i]), -EINVAL);
 		assert_memory_equal(&o, &before, sizeof(o));
 	}
+	/* The smallest buffer: preamble 48 and the drop counts 80 (or one event, EndOfBuffer). */
+	assert_int_equal(xfdr_options_set(&o, "buffer_size", "128"), 0);
+	assert_int_equal(o.buffer_size, 128);
+	o = before;
 	assert_int_equal(xfdr_options_set(&o, "buffer_max", "0"), -EINVAL);
 	assert_int_equal(xfdr_options_set(&o, "buffer_max", "16777217"), -EINVAL);
 	assert_int_equal(xfdr_options_set(&o, "per_thread_files", "2"), -EINVAL);
@@ -177,8 +181,9 @@ static void env_syntax_and_messages(void **state)
 	    err, "xfdr: XFDR_OPTIONS: unknown key \"bogus\" (value \"1\") ignored\n"
 		 "xfdr: XFDR_OPTIONS: bad value \"0\" for buffer_max (1 to 16777216); keeping 256\n"
 		 "xfdr: XFDR_OPTIONS: \"noequals\" is not key=value; ignored\n"
-		 "xfdr: XFDR_OPTIONS: bad value \"100\" for buffer_size (a multiple of 8, >= 64 "
-		 "and <= 4g); keeping 4096\n");
+		 "xfdr: XFDR_OPTIONS: bad value \"100\" for buffer_size (a multiple of 8, at least "
+		 "128 to hold the preamble, one event and the drop counts, at most 4g); keeping "
+		 "4096\n");
 	assert_int_equal(c.o.buffer_size, 4096);
 	assert_int_equal(c.o.buffer_max, 256);
 	assert_int_equal(c.o.clock, XFDR_CLOCK_RDTSC);
@@ -333,6 +338,12 @@ static void env_random_text_never_crashes(void **state)
 		opt_parse(&o, text, "XFDR_OPTIONS", parse_store, sizeof(parse_store), NULL);
 		i = opt_check(&o) == NULL;
 		if (!i) {
+			/* Each value valid, only too much memory together: refused as it should be. */
+			o.buffer_max = 1;
+			o.thread_max = 1;
+			i = opt_check(&o) == NULL;
+		}
+		if (!i) {
 			dup2(saved, 2);
 			fail_msg("accepted an invalid value from \"%s\"", text);
 		}
@@ -366,7 +377,8 @@ static void init_rejects_bad_struct(void **state)
 	ts_capture_stderr(do_init, &c, err, sizeof(err));
 	assert_int_equal(c.rc, -EINVAL);
 	assert_string_equal(err, "xfdr: xfdr_init: bad value 1004 for buffer_size (a multiple "
-				 "of 8, >= 64 and <= 4g; default 65536); nothing changed\n");
+				 "of 8, at least 128 to hold the preamble, one event and the drop "
+				 "counts, at most 4g; default 65536); nothing changed\n");
 	xfdr_options_default(&c.o);
 	c.o.clock = 7;
 	ts_capture_stderr(do_init, &c, err, sizeof(err));
@@ -379,6 +391,16 @@ static void init_rejects_bad_struct(void **state)
 	assert_int_equal(c.rc, -EINVAL);
 	assert_string_equal(err, "xfdr: xfdr_init: bad value 2 for mode (ring or bounded; "
 				 "default ring); nothing changed\n");
+	/* Sizes valid alone that no machine holds together: named, not a bare ENOMEM. */
+	xfdr_options_default(&c.o);
+	c.o.buffer_size = (size_t)1 << 32;
+	c.o.buffer_max = OPT_MAX_BUFFER_MAX;
+	ts_capture_stderr(do_init, &c, err, sizeof(err));
+	assert_int_equal(c.rc, -EINVAL);
+	assert_non_null(strstr(err, "xfdr: xfdr_init: buffer_size 4294967296 x buffer_max 16777216 "
+				    "and thread_max 4096 need "));
+	assert_non_null(strstr(err, " bytes, more than this machine's memory ("));
+	assert_non_null(strstr(err, " bytes); nothing changed\n"));
 	/* The session from ts_init() is untouched. */
 	assert_int_equal(rt_pool.buffer_bytes, 4096);
 }

@@ -225,38 +225,38 @@ static void rotation_at_exact_boundary(void **state)
 /* A group that fills the buffer to the last byte needs no EndOfBuffer. */
 static void exact_fill_without_end_of_buffer(void **state)
 {
-	const uint64_t args[2] = {7, 0x1122334455667788ull};
+	const uint64_t args[4] = {7, 0x1122334455667788ull, 3, 4};
 	struct ts_yrec r[8];
 	uint8_t *data, *b0, *b1;
+	int i;
 
 	(void)state;
-	start_session(96, 4);
+	start_session(128, 4);
 	rec_function_at(500, 1, XFDR_FN_ENTER, 1);
-	rec_function_args_at(505, 1, XFDR_FN_ENTER_ARGS, 2, args, 2); /* 40 bytes: exact */
+	rec_function_args_at(505, 1, XFDR_FN_ENTER_ARGS, 2, args, 4); /* 72 bytes: exact */
 	rec_function_at(510, 1, XFDR_FN_EXIT, 2);
-	data = flush_read(96, 2);
+	data = flush_read(128, 2);
 	b0 = data + HDR;
-	b1 = b0 + 96;
+	b1 = b0 + 128;
 	expect_preamble(b0, 1, 500);
 	expect_fn(b0 + PRE, 0, 1, 0);
 	expect_fn(b0 + PRE + 8, 3, 2, 5);
-	expect_md_tsc(b0 + PRE + 16, K_CALL_ARG, 7);
-	expect_md_tsc(b0 + PRE + 32, K_CALL_ARG, 0x1122334455667788ull);
+	for (i = 0; i < 4; i++)
+		expect_md_tsc(b0 + PRE + 16 + MD * i, K_CALL_ARG, args[i]);
+	assert_int_equal(PRE + 16 + MD * 4, 128);
 	expect_preamble(b1, 1, 510);
-	/*
-	 * Calls 1 and 2 are open when the buffer begins (2's exit is its first record): their
-	 * depth, without their ids (no room left for them in 96 bytes).
-	 */
-	expect_stack(b1 + PRE, 510, 2, NULL, 0);
-	expect_fn(b1 + PRE + MD + 24, 1, 2, 0);
-	assert_int_equal(PRE + MD + 24 + FN, 96);
+	/* Calls 1 and 2 are open when the buffer begins (2's exit is its first record). */
+	expect_stack(b1 + PRE, 510, 2, (const uint32_t[]){1, 2}, 2);
+	expect_fn(b1 + PRE + MD + 32, 1, 2, 0);
 	free(data);
 	reader_ok();
-	assert_int_equal(llvm_records(r, 8), 4);
+	/* and the drop buffer */
+	assert_int_equal(llvm_records(r, 8), 5);
 	assert_string_equal(r[1].kind, "function-enter-arg");
-	assert_string_equal(r[1].args, "7, 1234605616436508552 ");
+	assert_string_equal(r[1].args, "7, 1234605616436508552, 3, 4 ");
 	assert_string_equal(r[2].kind, "custom-event");
 	assert_int_equal(r[3].tsc, 510);
+	assert_string_equal(r[4].kind, "custom-event");
 }
 
 /* Entry_Args with its arguments and a custom event with its payload stay in one buffer. */
@@ -480,26 +480,28 @@ static void pool_exhaustion_counted(void **state)
 	int i;
 
 	(void)state;
-	start_session(96, 2); /* 4 function records per buffer */
+	start_session(128, 2); /* 8 function records per buffer */
 	for (i = 0; i < 11; i++)
 		rec_function_at(1000 + (uint64_t)i, 0, XFDR_FN_ENTER, (uint32_t)i);
 	assert_int_equal(rec_custom_event_at(2000, 0, "x", 1), -ENOBUFS);
-	data = flush_read(96, 2);
-	/* The second buffer: the depth of the 4 open calls (40 bytes), then one entry. */
-	expect_stack(data + HDR + 96 + PRE, 1004, 4, NULL, 0);
-	expect_fn(data + HDR + 96 + PRE + MD + 24, 0, 4, 0);
+	data = flush_read(128, 2);
+	/* The second buffer: the 8 open calls (72 bytes), then one entry fills it exactly. */
+	expect_stack(data + HDR + 128 + PRE, 1008, 8, (const uint32_t[]){0, 1, 2, 3, 4, 5, 6, 7}, 8);
+	expect_fn(data + HDR + 128 + PRE + MD + 56, 0, 8, 0);
+	assert_int_equal(PRE + MD + 56 + FN, 128);
 	free(data);
 	reader_ok();
 	n = llvm_records(r, 16);
-	assert_int_equal(n, 6);
-	for (i = 0; i < 4; i++)
+	assert_int_equal(n, 11); /* 8 entries, the stack context, 1 entry, the drop buffer */
+	for (i = 0; i < 8; i++)
 		assert_int_equal(r[i].fid, i);
-	assert_string_equal(r[4].kind, "custom-event");
-	assert_int_equal(r[5].fid, 4);
+	assert_string_equal(r[8].kind, "custom-event");
+	assert_int_equal(r[9].fid, 8);
+	assert_string_equal(r[10].kind, "custom-event");
 	snprintf(map_path, sizeof(map_path), "%s.map", path);
 	map = (char *)ts_slurp(map_path, &n);
-	assert_string_equal(ts_map_value(map, "dropped\tno_buffer", value, sizeof(value)), "7");
-	assert_string_equal(ts_map_value(map, "dropped\ttotal", value, sizeof(value)), "7");
+	assert_string_equal(ts_map_value(map, "dropped\tno_buffer", value, sizeof(value)), "3");
+	assert_string_equal(ts_map_value(map, "dropped\ttotal", value, sizeof(value)), "3");
 	assert_string_equal(ts_map_value(map, "buffers_written", value, sizeof(value)), "2");
 	free(map);
 }
