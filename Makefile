@@ -185,8 +185,8 @@ check: check-build check-exports check-headers check-clang check-san check-tsan 
 stress: check-build
 	$(TEST_ENV) XFDR_STRESS=1 sh tests/run_unit.sh $(UNIT_BINS)
 
-# tests/fuzz/fuzz.mk defines `fuzz` (libFuzzer, FUZZ_SECONDS per target) and `check-fuzz`.
--include tests/fuzz/fuzz.mk
+fuzz: check-build
+	$(TEST_ENV) XFDR_FUZZ_ITERATIONS=2000000 sh tests/run_unit.sh $(BUILD)/tests/test_reader_malformed
 
 # ---- install -------------------------------------------------------------------------------
 # Paths inside the installed linker script are the final ones ($(PREFIX)), not $(DESTDIR)'s.

@@ -32,7 +32,6 @@ static const char *const note_names[THREAD_NOTES] = {
     [NOTE_OVERWRITTEN] = "overwritten",
     [NOTE_ELIDED] = "elided",
     [NOTE_STACK_OVERFLOW] = "stack_overflow",
-    [NOTE_OVERWRITTEN_EVENTS] = "overwritten_events",
 };
 
 const char *drop_cause_name(enum drop_cause cause)

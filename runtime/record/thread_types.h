@@ -42,8 +42,7 @@ enum thread_note {
 	NOTE_OVERWRITTEN = 0,	 /* buffers of the thread that ring mode reused */
 	NOTE_ELIDED = 1,	 /* calls erased by short-call elision */
 	NOTE_STACK_OVERFLOW = 2, /* entries deeper than the shadow stack holds ids for */
-	NOTE_OVERWRITTEN_EVENTS = 3, /* function records the overwritten buffers held */
-	THREAD_NOTES = 4,
+	THREAD_NOTES = 3,
 };
 
 /* A CPU number no query returns: forces NewCPUId on the first event of a buffer. */

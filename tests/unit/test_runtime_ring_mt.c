@@ -509,7 +509,7 @@ struct map_thread {
 
 /*
  * The "thread" lines (tid, id, name, no_buffer, reentrant, too_large, overwritten, elided,
- * stack_overflow, overwritten_events; see runtime/flush/mapfile.c). Returns how many.
+ * stack_overflow; see runtime/flush/mapfile.c). Returns how many.
  */
 static size_t map_threads(const char *map, struct map_thread *out, size_t max)
 {
