@@ -357,7 +357,13 @@ static void preloaded_cyg_summary(void **state)
 	assert_string_equal(name, "hot");
 	assert_int_equal(calls, 1);
 	assert_true(ms >= 150.0 && ms < 1000.0);
+	/*
+	 * warm spins 2 x 10 ms; main's own time (the loop around tiny()) is short on an idle
+	 * machine but not on a loaded one, so warm is second or third.
+	 */
 	top_row(r.err, 1, &ms, &calls, name);
+	if (strcmp(name, "warm"))
+		top_row(r.err, 2, &ms, &calls, name);
 	assert_string_equal(name, "warm");
 	assert_int_equal(calls, 2);
 	assert_true(ms >= 20.0 && ms < 150.0);
