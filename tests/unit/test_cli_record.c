@@ -373,7 +373,7 @@ static void preloaded_cyg_summary(void **state)
 /* Linked with the runtime: run as it is, one runtime, one trace. */
 static void linked_not_preloaded(const char *prog, const char *sub, char *const *env)
 {
-	char dir[PATH_BYTES], trace[PATH_BYTES], name[128];
+	char dir[PATH_BYTES], trace[PATH_BYTES], name[128], other[128];
 	struct child_result r;
 	double ms;
 	long calls;
@@ -388,10 +388,11 @@ static void linked_not_preloaded(const char *prog, const char *sub, char *const 
 	one_trace(dir, trace);
 	verify_ok(trace);
 	assert_int_equal(summary_number(r.err, "events"), llvm_function_records(trace));
+	/* hot and warm, in either order: a loaded machine can stretch warm's 20 ms past hot's. */
 	top_row(r.err, 0, &ms, &calls, name);
-	assert_string_equal(name, "hot");
-	top_row(r.err, 1, &ms, &calls, name);
-	assert_string_equal(name, "warm");
+	top_row(r.err, 1, &ms, &calls, other);
+	assert_true((!strcmp(name, "hot") && !strcmp(other, "warm")) ||
+		    (!strcmp(name, "warm") && !strcmp(other, "hot")));
 	/* --top=2: two rows, then the end of the summary. */
 	assert_null(strstr(r.err, "tiny"));
 	child_result_free(&r);
