@@ -222,7 +222,12 @@ XFDR_STATIC_ASSERT(XFDR_DROP_FIXED_BYTES % 8 == 0 && XFDR_DROP_ENTRY_BYTES % 8 =
  *   off 20  u32      reserved (0)
  *   off 24  u32[id_count]  function ids, outermost call first
  * The events are those the recorder saw while recording: calls entered before recording
- * started are not in it, and an exit with no open call leaves the depth at 0.
+ * started are not in it, and an exit with no open call leaves the depth at 0. Drops keep it
+ * true to the trace: a call whose entry was dropped is not in it (its exit is dropped too,
+ * and the calls inside it are recorded, so they look called by its caller), and a call whose
+ * exit was dropped is no longer in it, although its entry is in an earlier buffer. After such
+ * a lost exit the next buffer of the thread has a stack context even at depth 0: a reader
+ * closes the open calls that the context's depth (and ids, outermost first) leaves out.
  */
 #define XFDR_STACK_MAGIC "XFDRSTAK"
 enum {

@@ -8,6 +8,7 @@
 
 #include "runtime/base/compiler.h"
 #include "runtime/pool/pool.h"
+#include "xfdr/format.h"
 
 struct pool rt_pool;
 
@@ -82,6 +83,10 @@ static XFDR_NOINSTR struct pool_desc *reclaim_full(struct pool_reused *reused)
 		reused->reused = 1;
 		reused->owner_slot = xfdr_load_relaxed(&d->owner_slot);
 		reused->owner_tid = xfdr_load_relaxed(&d->owner_tid);
+		/* Ordered after the owner's last stores by the acquire of the claim. */
+		reused->fn_records =
+		    (xfdr_load_relaxed(&d->used_bytes) - xfdr_load_relaxed(&d->meta_bytes)) /
+		    XFDR_FN_RECORD_BYTES;
 		return d;
 	}
 	return NULL;
@@ -92,6 +97,7 @@ XFDR_NOINSTR struct pool_desc *pool_claim(struct pool_reused *reused)
 	struct pool_desc *d = pop_free();
 
 	reused->reused = 0;
+	reused->fn_records = 0;
 	if (d) {
 		/* A free buffer is this thread's alone: the flusher and reclaimers skip it. */
 		uint64_t c = xfdr_load_relaxed(&d->ctl);

@@ -76,6 +76,7 @@ struct pool_reused {
 	int reused; /* 0: the buffer came from the free stack */
 	uint32_t owner_slot;
 	uint32_t owner_tid;
+	uint64_t fn_records; /* function records the buffer held (what the reuse overwrites) */
 };
 
 /*

@@ -87,6 +87,7 @@ int pool_setup(size_t buffer_bytes, uint32_t count, uint32_t session, enum pool_
 		d->data = rt_pool.base + (size_t)i * buffer_bytes;
 		xfdr_store_relaxed(&d->used_bytes, (size_t)0);
 		xfdr_store_relaxed(&d->stable_bytes, (size_t)0);
+		xfdr_store_relaxed(&d->meta_bytes, (size_t)0);
 		xfdr_store_relaxed(&d->erase_seq, (uint64_t)0);
 		xfdr_store_relaxed(&d->ctl, POOL_CTL(0, POOL_FREE));
 		xfdr_store_relaxed(&d->claim_seq, (uint64_t)0);

@@ -73,6 +73,13 @@ struct pool_desc {
 	uint32_t mem_ready;	  /* pool_memory.c: nonzero once the buffer's pages are populated */
 	uint64_t first_tsc;	  /* the TSC of the buffer's preamble (its NewCPUId) */
 	uint64_t last_tsc;	  /* the TSC of its last record, set before it becomes full */
+	/*
+	 * Bytes of metadata records in data (preamble, stack context, NewCPUId, TSCWrap,
+	 * CallArgument, custom events): the rest of used_bytes is function records, which ring
+	 * mode counts when it reuses the buffer. Written by the owner on its slow path only (the
+	 * fast path writes function records alone), read by a reclaimer after its claim.
+	 */
+	size_t meta_bytes;
 	/* Flusher-private. */
 	uint64_t flush_gen;	  /* generation when the flush fixed its length */
 	uint64_t flush_seq;	  /* claim_seq then: the order the flush writes buffers in */

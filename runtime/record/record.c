@@ -17,6 +17,18 @@
  * Deltas count from the previous function record (or NewCPUId/TSCWrap). Custom events carry
  * an absolute TSC and do not move the delta base, as FDR v1 readers expect.
  *
+ * Drops keep the trace balanced: a stack-based reader never sees an exit without its entry
+ * because of a drop. An entry that is dropped (no_buffer, too_large) stays on the shadow stack
+ * marked (REC_STACK_DROPPED with its cause) and its exit is dropped and counted too, under the
+ * same cause; the calls inside it are recorded. An entry dropped deeper than the ids kept, or
+ * while the thread has no slot, takes its whole call with it (rec_thread.skip: every event
+ * until its exit is dropped and counted). While either holds, every event of the thread takes
+ * the slow path (divert()); the fast path is unchanged. Reentrant drops need neither: a hook
+ * that finds its thread inside the runtime is in a signal handler that runs, entries and
+ * exits, while the interrupted event holds the guard. An exit dropped while its entry is in
+ * the trace leaves that call open there: the next buffer's stack context (written even at
+ * depth 0 then) gives the true depth, without it. Stack contexts leave marked calls out.
+ *
  * Short-call elision: the plain entries written since the last other record (erase_floor)
  * may be erased by the exit of the same function within the threshold; the delta base then
  * goes back to the record before the entry (its TSC minus its delta), so every kept record
@@ -49,16 +61,79 @@ static XFDR_NOINSTR void count_drop(struct thread_slot *s, enum drop_cause cause
 	xfdr_store_relaxed(&s->session, session);
 }
 
-/* The thread whose buffer ring mode reused gets it counted, if its slot is still its own. */
+/* A drop of a thread with a slot; no_thread_slot is never per thread (thread_types.h). */
+static XFDR_NOINSTR void count_cause(struct thread_slot *s, uint32_t cause, uint32_t session)
+{
+	if (cause == DROP_NO_THREAD_SLOT)
+		xfdr_add_relaxed(&thread_table.unattributed[DROP_NO_THREAD_SLOT], (uint64_t)1);
+	else
+		count_drop(s, (enum drop_cause)cause, session);
+}
+
+/* What a drop of each cause returns to the caller of rec_event_at(). */
+static XFDR_NOINSTR int cause_rc(uint32_t cause)
+{
+	switch (cause) {
+	case DROP_NO_BUFFER:
+		return -ENOBUFS;
+	case DROP_TOO_LARGE:
+		return -EMSGSIZE;
+	case DROP_NO_THREAD_SLOT:
+		return -EUSERS;
+	default:
+		return -EDEADLK;
+	}
+}
+
+/*
+ * The thread whose buffer ring mode reused gets it counted, with the function records the
+ * buffer held, if its slot is still its own.
+ */
 static XFDR_NOINSTR void count_overwritten(const struct pool_reused *r)
 {
 	uint32_t n;
 	struct thread_slot *slots = thread_slots_used(&n);
+	uint64_t *noted = thread_table.noted_elsewhere;
 
 	if (r->owner_slot < n && xfdr_load_relaxed(&slots[r->owner_slot].tid) == r->owner_tid)
-		xfdr_add_relaxed(&slots[r->owner_slot].noted[NOTE_OVERWRITTEN], (uint64_t)1);
-	else
-		xfdr_add_relaxed(&thread_table.noted_elsewhere[NOTE_OVERWRITTEN], (uint64_t)1);
+		noted = slots[r->owner_slot].noted;
+	xfdr_add_relaxed(&noted[NOTE_OVERWRITTEN], (uint64_t)1);
+	xfdr_add_relaxed(&noted[NOTE_OVERWRITTEN_EVENTS], r->fn_records);
+}
+
+/*
+ * While calls with dropped entries are open, the fast path must not see the thread's events:
+ * a CPU no query returns sends each one to the slow path (record_fast.h), the real one waits
+ * in held_cpu. undivert() puts it back for the slow path's own use.
+ */
+static XFDR_NOINSTR void divert(struct rec_thread *t)
+{
+	if ((t->marked || t->skip) && t->cpu != REC_NO_CPU) {
+		t->held_cpu = t->cpu;
+		t->cpu = REC_NO_CPU;
+	}
+}
+
+static XFDR_NOINSTR void undivert(struct rec_thread *t)
+{
+	/* A thread with a buffer has a CPU unless it is diverted (take_buffer()). */
+	if (t->buf && t->cpu == REC_NO_CPU)
+		t->cpu = t->held_cpu;
+}
+
+/* Entering (1) or leaving a call dropped whole: its events are dropped and counted. */
+static XFDR_NOINSTR int skip_event(struct rec_thread *t, struct thread_slot *s, uint32_t session,
+				   unsigned action)
+{
+	if (rec_action_is_entry(action)) {
+		if (t->skip < UINT32_MAX)
+			t->skip++;
+	} else {
+		t->skip--;
+	}
+	if (s)
+		count_cause(s, t->skip_cause, session);
+	return cause_rc(t->skip_cause);
 }
 
 /*
@@ -66,11 +141,25 @@ static XFDR_NOINSTR void count_overwritten(const struct pool_reused *r)
  * the event that needs `need` bytes (every id, but for tiny buffers). Returns bytes written.
  */
 static XFDR_NOINSTR size_t write_stack_context(uint8_t *p, size_t room, uint32_t depth,
+					       const struct rec_thread *t,
 					       const struct thread_slot *s, uint64_t tsc,
 					       size_t need)
 {
 	uint32_t n = depth < XFDR_STACK_IDS_MAX ? depth : XFDR_STACK_IDS_MAX;
+	uint32_t kept[XFDR_STACK_IDS_MAX];
+	const uint32_t *ids = s->stack;
 	size_t payload;
+	uint32_t i, k;
+
+	if (t->marked) {
+		/* Calls whose entries were dropped are not in the trace: leave them out. */
+		for (i = k = 0; i < n; i++)
+			if (!(s->stack[i] & REC_STACK_DROPPED))
+				kept[k++] = s->stack[i] & XFDR_FUNCTION_ID_MAX;
+		depth -= n - k;
+		n = k;
+		ids = kept;
+	}
 
 	for (;; n--) {
 		payload = XFDR_STACK_PAYLOAD_BYTES(n);
@@ -81,14 +170,15 @@ static XFDR_NOINSTR size_t write_stack_context(uint8_t *p, size_t room, uint32_t
 			return 0;
 	}
 	p += wr_custom_event_marker(p, (uint32_t)payload, tsc);
-	wr_stack_context(p, depth, s->stack, n);
+	wr_stack_context(p, depth, ids, n);
 	return XFDR_MD_RECORD_BYTES + payload;
 }
 
 /*
  * Take a buffer and write its preamble, and the stack context when the thread is inside
- * calls (depth: open when the buffer begins, before the event that asked for it), leaving
- * room for the `need` bytes of that event. Returns 0 or -ENOBUFS.
+ * calls (depth: open when the buffer begins, before the event that asked for it) or lost an
+ * exit since its last buffer began, leaving room for the `need` bytes of that event.
+ * Returns 0 or -ENOBUFS.
  */
 static XFDR_NOINSTR int take_buffer(struct rec_thread *t, struct thread_slot *s, uint32_t session,
 				    uint64_t tsc, unsigned cpu, size_t need, uint32_t depth)
@@ -115,8 +205,11 @@ static XFDR_NOINSTR int take_buffer(struct rec_thread *t, struct thread_slot *s,
 	p += wr_new_buffer(p, (uint16_t)thread_id);
 	p += wr_wall_clock_time(p, (uint64_t)wall.tv_sec, (uint32_t)(wall.tv_nsec / 1000));
 	p += wr_new_cpu_id(p, (uint16_t)cpu, tsc);
-	if (depth)
-		p += write_stack_context(p, bytes - (size_t)(p - d->data), depth, s, tsc, need);
+	if (depth > t->marked || t->exit_lost)
+		p += write_stack_context(p, bytes - (size_t)(p - d->data), depth, t, s, tsc, need);
+	t->exit_lost = 0;
+	/* All of it metadata: ring mode counts the function records past it (pool.c). */
+	xfdr_store_relaxed(&d->meta_bytes, (size_t)(p - d->data));
 	xfdr_store_relaxed(&d->stable_bytes, (size_t)(p - d->data));
 	/* pairs with the acquire of used_bytes in the flusher */
 	xfdr_store_release(&d->used_bytes, (size_t)(p - d->data));
@@ -175,22 +268,45 @@ static XFDR_NOINSTR int try_elide(struct rec_thread *t, uint64_t tsc, uint32_t f
 	return 1;
 }
 
-/* The shadow stack follows every function event the thread records, drops or elides. */
-static XFDR_NOINSTR void shadow_stack_move(struct rec_thread *t, struct thread_slot *s,
-					   unsigned action, uint32_t fid)
+/*
+ * The shadow stack follows every function event the thread records, elides or drops: an
+ * entry once it is written (id: fid, or fid marked dropped), an exit before.
+ */
+static XFDR_NOINSTR void shadow_stack_push(struct rec_thread *t, struct thread_slot *s, uint32_t id)
 {
-	if (t->depth < 0)
-		t->depth = 0;
-	if (rec_action_is_entry(action)) {
-		if (t->depth < XFDR_STACK_IDS_MAX)
-			s->stack[t->depth] = fid;
-		else
-			xfdr_add_relaxed(&s->noted[NOTE_STACK_OVERFLOW], (uint64_t)1);
-		if (t->depth < INT32_MAX)
-			t->depth++;
-	} else if (t->depth) {
-		t->depth--;
+	if (t->depth < XFDR_STACK_IDS_MAX)
+		s->stack[t->depth] = id;
+	else
+		xfdr_add_relaxed(&s->noted[NOTE_STACK_OVERFLOW], (uint64_t)1);
+	if (t->depth < INT32_MAX)
+		t->depth++;
+}
+
+/*
+ * A function event is dropped for cause: counted; an entry is marked on the shadow stack, or
+ * beyond the ids kept starts a call dropped whole; an exit whose entry is in the trace makes
+ * the next buffer's stack context say the depth without it.
+ */
+static XFDR_NOINSTR int drop_function(struct rec_thread *t, struct thread_slot *s, uint32_t session,
+				      const struct rec_event *ev, uint32_t open_calls,
+				      enum drop_cause cause)
+{
+	count_drop(s, cause, session);
+	if (ev->kind != REC_EV_FUNCTION)
+		return cause_rc(cause);
+	if (!rec_action_is_entry(ev->action)) {
+		if (open_calls)
+			t->exit_lost = 1;
+	} else if (t->depth < XFDR_STACK_IDS_MAX) {
+		s->stack[t->depth++] = (ev->fid & XFDR_FUNCTION_ID_MAX) | REC_STACK_DROPPED |
+				       (uint32_t)cause << REC_STACK_CAUSE_SHIFT;
+		t->marked++;
+	} else {
+		t->skip = 1;
+		t->skip_cause = cause;
+		t->skip_session = session;
 	}
+	return cause_rc(cause);
 }
 
 /* Hand the current buffer back full. */
@@ -222,41 +338,59 @@ static XFDR_NOINSTR uint8_t *put_words(uint8_t *dst, const void *src, size_t byt
 }
 
 /*
- * write_event - put one event group into the thread's buffer, rotating it if needed.
- * Context: guard held, session is the one being recorded.
+ * write_group - put one event group into the thread's buffer, rotating it if needed.
+ * Context: guard held, session is the one being recorded, the thread not diverted.
  */
-static XFDR_NOINSTR int write_event(struct rec_thread *t, struct thread_slot *s, uint32_t session,
+static XFDR_NOINSTR int write_group(struct rec_thread *t, struct thread_slot *s, uint32_t session,
 				    uint64_t tsc, unsigned cpu, const struct rec_event *ev)
 {
 	uint8_t md[XFDR_MD_RECORD_BYTES] __attribute__((aligned(8))); /* one metadata record */
 	size_t buffer_bytes = rt_pool.buffer_bytes;
-	size_t need, prefix = 0;
+	size_t need, prefix = 0, meta;
 	uint32_t open_calls;
-	uint8_t *p;
+	uint8_t *p, *start;
 	unsigned i;
 
 	if (t->session != session)
 		rec_thread_forget_buffer(t); /* an older session's buffer: never written again */
 	if (t->stack_session != session) {
-		t->depth = 0; /* calls open before this session are not on its stack */
+		/* calls open before this session are not on its stack */
+		t->depth = 0;
+		t->marked = 0;
+		t->exit_lost = 0;
 		t->stack_session = session;
 	}
+	if (t->skip && t->skip_session != session)
+		t->skip = 0;
+	if (ev->kind == REC_EV_FUNCTION && t->skip)
+		return skip_event(t, s, session, ev->action);
+	if (t->depth < 0)
+		t->depth = 0;
 	/*
 	 * A buffer this event opens describes the calls open before it: an entry is not one
 	 * yet, an exit's call still is (its id stays in the stack array after the pop).
 	 */
-	open_calls = t->depth > 0 ? (uint32_t)t->depth : 0;
-	if (ev->kind == REC_EV_FUNCTION) {
-		shadow_stack_move(t, s, ev->action, ev->fid);
-		if (!rec_action_is_entry(ev->action) && t->buf && try_elide(t, tsc, ev->fid)) {
-			xfdr_add_relaxed(&s->noted[NOTE_ELIDED], (uint64_t)1);
-			return 0;
+	open_calls = (uint32_t)t->depth;
+	if (ev->kind == REC_EV_FUNCTION && !rec_action_is_entry(ev->action) && open_calls) {
+		uint32_t top = open_calls <= XFDR_STACK_IDS_MAX ? s->stack[open_calls - 1] : 0;
+
+		t->depth--;
+		if (top & REC_STACK_DROPPED) {
+			/* its entry was dropped: so is the exit, under the same cause */
+			uint32_t cause = (top >> REC_STACK_CAUSE_SHIFT) & 3u;
+
+			t->marked--;
+			count_cause(s, cause, session);
+			return cause_rc(cause);
 		}
 	}
-	if (ev->kind == REC_EV_CUSTOM && ev->bytes > buffer_bytes) {
-		count_drop(s, DROP_TOO_LARGE, session);
-		return -EMSGSIZE;
+	if (ev->kind == REC_EV_FUNCTION && !rec_action_is_entry(ev->action) && t->buf &&
+	    try_elide(t, tsc, ev->fid)) {
+		xfdr_add_relaxed(&s->noted[NOTE_ELIDED], (uint64_t)1);
+		return 0;
 	}
+	if (ev->kind == REC_EV_CUSTOM && ev->bytes > buffer_bytes)
+		return drop_function(t, s, session, ev, open_calls, DROP_TOO_LARGE);
 	need = event_bytes(ev);
 	if (t->buf && ev->kind == REC_EV_FUNCTION &&
 	    (cpu != t->cpu || tsc - t->last_tsc > UINT32_MAX))
@@ -264,18 +398,14 @@ static XFDR_NOINSTR int write_event(struct rec_thread *t, struct thread_slot *s,
 	if (!t->buf || !wr_fits(t->size - t->used, prefix + need)) {
 		/* A fresh buffer's preamble sets CPU and TSC: the group needs no prefix there. */
 		if (buffer_bytes < XFDR_BUFFER_PREAMBLE_BYTES ||
-		    !wr_fits(buffer_bytes - XFDR_BUFFER_PREAMBLE_BYTES, need)) {
-			count_drop(s, DROP_TOO_LARGE, session);
-			return -EMSGSIZE;
-		}
+		    !wr_fits(buffer_bytes - XFDR_BUFFER_PREAMBLE_BYTES, need))
+			return drop_function(t, s, session, ev, open_calls, DROP_TOO_LARGE);
 		if (t->buf)
 			close_buffer(t);
-		if (take_buffer(t, s, session, tsc, cpu, need, open_calls)) {
-			count_drop(s, DROP_NO_BUFFER, session);
-			return -ENOBUFS;
-		}
+		if (take_buffer(t, s, session, tsc, cpu, need, open_calls))
+			return drop_function(t, s, session, ev, open_calls, DROP_NO_BUFFER);
 	}
-	p = t->buf + t->used;
+	p = start = t->buf + t->used;
 	if (ev->kind == REC_EV_FUNCTION) {
 		uint64_t w;
 
@@ -296,17 +426,36 @@ static XFDR_NOINSTR int write_event(struct rec_thread *t, struct thread_slot *s,
 		/* Only a plain entry may be erased; anything else ends what can be. */
 		if (ev->action != XFDR_FN_ENTER || ev->nargs)
 			t->erase_floor = (size_t)(p - t->buf);
+		if (rec_action_is_entry(ev->action))
+			shadow_stack_push(t, s, ev->fid);
+		meta = (size_t)(p - start) - XFDR_FN_RECORD_BYTES;
 	} else {
 		p = put_words(
 		    p, md,
 		    wr_custom_event_marker(md, (uint32_t)(need - XFDR_MD_RECORD_BYTES), tsc));
 		p = put_words(p, ev->data, ev->bytes);
 		t->erase_floor = (size_t)(p - t->buf);
+		meta = (size_t)(p - start);
 	}
+	if (meta)
+		xfdr_store_relaxed(&t->desc->meta_bytes,
+				   xfdr_load_relaxed(&t->desc->meta_bytes) + meta);
 	t->used = (size_t)(p - t->buf);
 	/* pairs with the acquire of used_bytes in the flusher */
 	xfdr_store_release(&t->desc->used_bytes, t->used);
 	return 0;
+}
+
+/* write_group() with the thread's real CPU, diverted again after if drops keep calls open. */
+static XFDR_NOINSTR int write_event(struct rec_thread *t, struct thread_slot *s, uint32_t session,
+				    uint64_t tsc, unsigned cpu, const struct rec_event *ev)
+{
+	int rc;
+
+	undivert(t);
+	rc = write_group(t, s, session, tsc, cpu, ev);
+	divert(t);
+	return rc;
 }
 
 XFDR_COLD XFDR_NOINSTR void rec_function_slow(struct rec_thread *t, struct thread_slot *held,
@@ -366,6 +515,13 @@ static XFDR_NOINSTR struct thread_slot *thread_slot(struct rec_thread *t, int *r
 	return s;
 }
 
+static XFDR_NOINSTR void slotless_skip(struct rec_thread *t)
+{
+	t->skip = 1;
+	t->skip_cause = DROP_NO_THREAD_SLOT;
+	t->skip_session = session_recording();
+}
+
 XFDR_NOINSTR int rec_event_at(uint64_t tsc, unsigned cpu, const struct rec_event *ev)
 {
 	struct rec_thread *t = &rec_self;
@@ -375,8 +531,16 @@ XFDR_NOINSTR int rec_event_at(uint64_t tsc, unsigned cpu, const struct rec_event
 	int rc = 0;
 
 	s = thread_slot(t, &rc);
-	if (!s)
+	if (!s) {
+		/* No slot, no shadow stack: a dropped entry takes its whole call with it. */
+		if (rc == -EUSERS && ev->kind == REC_EV_FUNCTION) {
+			if (t->skip)
+				t->skip += rec_action_is_entry(ev->action) ? 1u : -1u;
+			else if (rec_action_is_entry(ev->action))
+				slotless_skip(t);
+		}
 		goto out;
+	}
 	if (xfdr_load_relaxed(&s->busy)) {
 		session = session_recording();
 		if (session == SESSION_OFF) {

@@ -3,9 +3,10 @@
  *
  * The thread table is one prefaulted mapping of thread_max slots. A thread claims a slot on
  * its first event: first the never-used slots (a bump index), then, when those are gone,
- * slots of threads that exited (their drop counts are folded into thread_table.recycled, so
- * totals stay exact; only the name of the recycled thread leaves the .map file). A full
- * table means the thread's events are dropped and counted as no_thread_slot.
+ * slots freed when a session began, then slots of threads that exited (their drop counts are
+ * folded into thread_table.recycled, so totals stay exact; only the name of the recycled
+ * thread leaves the .map file). A full table means the thread's events are dropped and
+ * counted as no_thread_slot.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -160,11 +161,16 @@ static struct thread_slot *slot_claim(struct thread_table *tt, struct thread_slo
 			break;
 		}
 	}
-	for (i = 0; i < tt->max; i++) {
-		struct thread_slot *s = &slots[i];
+	/*
+	 * Free slots first (freed when a session began), then those of threads that exited:
+	 * a thread of the session keeps its .map line while the session has had fewer
+	 * threads than the table has slots.
+	 */
+	for (i = 0; i < 2 * tt->max; i++) {
+		struct thread_slot *s = &slots[i % tt->max];
 		uint32_t st = xfdr_load_relaxed(&s->state);
 
-		if (st != SLOT_EXITED && st != SLOT_FREE)
+		if (st != SLOT_FREE && (st != SLOT_EXITED || i < tt->max))
 			continue;
 		if (!xfdr_cas(&s->state, &st, (uint32_t)SLOT_CLAIMING))
 			continue;
@@ -178,7 +184,7 @@ static struct thread_slot *slot_claim(struct thread_table *tt, struct thread_slo
 		for (c = 0; c < THREAD_NOTES; c++)
 			xfdr_add_relaxed(&tt->noted_elsewhere[c], xfdr_load_relaxed(&s->noted[c]));
 		slot_zero_counts(s);
-		s->index = i;
+		s->index = i % tt->max;
 		return s;
 	}
 	return NULL;

@@ -39,14 +39,22 @@ enum slot_state {
  * Summed and folded like the drop counters; the .map file prints them per thread.
  */
 enum thread_note {
-	NOTE_OVERWRITTEN = 0,	 /* buffers of the thread that ring mode reused */
-	NOTE_ELIDED = 1,	 /* calls erased by short-call elision */
-	NOTE_STACK_OVERFLOW = 2, /* entries deeper than the shadow stack holds ids for */
-	THREAD_NOTES = 3,
+	NOTE_OVERWRITTEN = 0,	     /* buffers of the thread that ring mode reused */
+	NOTE_ELIDED = 1,	     /* calls erased by short-call elision */
+	NOTE_STACK_OVERFLOW = 2,     /* entries deeper than the shadow stack holds ids for */
+	NOTE_OVERWRITTEN_EVENTS = 3, /* function records those reused buffers held */
+	THREAD_NOTES = 4,
 };
 
 /* A CPU number no query returns: forces NewCPUId on the first event of a buffer. */
 #define REC_NO_CPU 0xffffffffu
+
+/*
+ * Shadow stack ids: bit 31 marks a call whose entry was dropped, bits 28-29 the drop cause;
+ * the function id is the low 28 bits (XFDR_FUNCTION_ID_MAX, all a function record holds).
+ */
+#define REC_STACK_DROPPED 0x80000000u
+#define REC_STACK_CAUSE_SHIFT 28
 
 struct thread_slot {
 	/*
@@ -99,6 +107,21 @@ struct rec_thread {
 	uint32_t stack_session; /* the session depth counts for */
 	uint32_t registering;	/* guard while the thread has no slot yet */
 	uint32_t slotless;	/* events since registration last failed (retry throttle) */
+	/*
+	 * Drops keep the trace balanced (record.c): an open call whose entry was dropped has
+	 * REC_STACK_DROPPED set in its stack id (marked counts them); beyond the ids kept, or
+	 * without a slot, the call is dropped whole (skip: its depth, skip_cause: why). While
+	 * either is nonzero every event takes the slow path: cpu is REC_NO_CPU, the real one
+	 * in held_cpu. skip_session: the session skip counts for. exit_lost: an exit whose
+	 * entry is in the trace was dropped since the last buffer began (its stack context
+	 * says so).
+	 */
+	uint32_t marked;
+	uint32_t skip;
+	uint32_t skip_cause;
+	uint32_t skip_session;
+	uint32_t held_cpu;
+	uint32_t exit_lost;
 } __attribute__((aligned(XFDR_CACHELINE)));
 
 struct thread_table {

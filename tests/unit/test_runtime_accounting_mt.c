@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <time.h>
 
+#include "tests/support/map_parse.h"
 #include "tests/unit/test_runtime_support.h"
 
 enum { MAX_WRITERS = 1100 };
@@ -123,41 +124,6 @@ static void tally_file(const char *file, unsigned writers, struct tally *t)
 	xfdr_trace_close(tr);
 }
 
-/*
- * Drop counts of one tid from the .map ("thread" lines), summed over the three causes; *id
- * gets the thread id the .map pairs with the tid.
- */
-static uint64_t map_thread_drops(const char *map, uint32_t tid, int *found, unsigned long *id)
-{
-	const char *p = map;
-
-	*found = 0;
-	while ((p = strstr(p, "\nthread\t"))) {
-		unsigned long ttid, t16, nb, re, tl;
-		char name[64];
-
-		p += 8;
-		if (sscanf(p, "%lu\t%lu\t%63[^\t]\t%lu\t%lu\t%lu", &ttid, &t16, name, &nb, &re,
-			   &tl) != 6)
-			fail_msg("bad thread line: %.80s", p);
-		if (ttid == tid) {
-			*found = 1;
-			*id = t16;
-			return nb + re + tl;
-		}
-	}
-	return 0;
-}
-
-static uint64_t map_number(const char *map, const char *key)
-{
-	char value[64];
-
-	if (!ts_map_value(map, key, value, sizeof(value)))
-		fail_msg("no %s in the map", key);
-	return strtoull(value, NULL, 10);
-}
-
 static void run_accounting(unsigned writers, uint64_t events, size_t bsize, size_t bmax,
 			   int expect_drops)
 {
@@ -167,6 +133,8 @@ static void run_accounting(unsigned writers, uint64_t events, size_t bsize, size
 	static struct tally t;
 	char path[512], map_path[600];
 	uint64_t total_recorded = 0, total_drops, issued = 0;
+	static struct mp_thread mt[64];
+	size_t nt;
 	char *map;
 	size_t n;
 	unsigned w;
@@ -188,15 +156,16 @@ static void run_accounting(unsigned writers, uint64_t events, size_t bsize, size
 	tally_file(path, writers, &t);
 	snprintf(map_path, sizeof(map_path), "%s.map", path);
 	map = (char *)ts_slurp(map_path, &n);
+	nt = mp_threads(map, mt, sizeof(mt) / sizeof(mt[0]));
 	for (w = 0; w < writers; w++) {
-		unsigned long id;
-		int found;
-		uint64_t drops = map_thread_drops(map, wr[w].tid, &found, &id);
+		const struct mp_thread *th = mp_thread_of(mt, nt, wr[w].tid);
+		uint64_t drops;
 
-		assert_true(found);
+		assert_non_null(th);
+		drops = mp_thread_drops(th);
 		/* The file's NewBuffer id of the thread is the one the .map gives its tid. */
 		if (t.recorded[w])
-			assert_int_equal(t.thread_id[w], id);
+			assert_int_equal(t.thread_id[w], th->id);
 		/* Per thread: what the file holds plus what was counted is what was issued. */
 		if (t.recorded[w] + drops != events)
 			fail_msg("writer %u: %llu recorded + %llu dropped != %llu issued", w,
@@ -205,8 +174,8 @@ static void run_accounting(unsigned writers, uint64_t events, size_t bsize, size
 		total_recorded += t.recorded[w];
 		issued += events;
 	}
-	total_drops = map_number(map, "dropped\ttotal");
-	assert_int_equal(map_number(map, "dropped\tno_buffer"), total_drops);
+	total_drops = mp_number(map, "dropped\ttotal");
+	assert_int_equal(mp_number(map, "dropped\tno_buffer"), total_drops);
 	assert_int_equal(total_recorded + total_drops, issued);
 	assert_int_equal(t.custom_events, 1); /* the drop-count event */
 	if (expect_drops)
@@ -244,7 +213,8 @@ static void thread_churn(void **state)
 	static unsigned char id_seen[THREADS + 1];
 	pthread_t th[WAVE];
 	char path[512], map_path[600];
-	size_t n;
+	static struct mp_thread mt[THREADS + 64];
+	size_t n, nt;
 	char *map;
 	unsigned i, k;
 
@@ -270,14 +240,15 @@ static void thread_churn(void **state)
 	}
 	snprintf(map_path, sizeof(map_path), "%s.map", path);
 	map = (char *)ts_slurp(map_path, &n);
+	nt = mp_threads(map, mt, sizeof(mt) / sizeof(mt[0]));
 	/* Thread ids: one per thread of the file, 1 to THREADS, as the .map pairs them. */
 	memset(id_seen, 0, sizeof(id_seen));
 	for (i = 0; i < THREADS; i++) {
-		unsigned long id;
-		int found;
+		const struct mp_thread *th = mp_thread_of(mt, nt, wr[i].tid);
+		uint32_t id;
 
-		map_thread_drops(map, wr[i].tid, &found, &id);
-		assert_true(found);
+		assert_non_null(th);
+		id = th->id;
 		assert_int_equal(t.thread_id[i], id);
 		assert_true(id >= 1 && id <= THREADS);
 		assert_false(id_seen[id]);
@@ -285,8 +256,8 @@ static void thread_churn(void **state)
 	}
 	/* Every exited thread is in the thread table; nothing was dropped. */
 	assert_true(ts_count(map, "\nthread\t") >= THREADS);
-	assert_int_equal(map_number(map, "dropped\ttotal"), 0);
-	assert_int_equal(map_number(map, "buffers_written"), THREADS);
+	assert_int_equal(mp_number(map, "dropped\ttotal"), 0);
+	assert_int_equal(mp_number(map, "buffers_written"), THREADS);
 	free(map);
 	if (ts_llvm_yaml(path, NULL))
 		fail_msg("llvm-xray rejects %s", path);
@@ -361,7 +332,7 @@ static void flush_while_writers_run(void **state)
 			recorded += t.recorded[w];
 			issued += wr[w].events;
 		}
-		assert_int_equal(recorded + map_number(map, "dropped\ttotal"), issued);
+		assert_int_equal(recorded + mp_number(map, "dropped\ttotal"), issued);
 		free(map);
 	}
 }

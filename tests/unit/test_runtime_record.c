@@ -19,7 +19,9 @@
 
 #include "tests/unit/test_runtime_support.h"
 #include "tests/support/child.h"
+#include "tests/support/map_parse.h"
 
+#include "runtime/pool/pool.h"
 #include "runtime/record/clock.h"
 #include "runtime/record/record.h"
 #include "runtime/record/record_fast.h"
@@ -361,6 +363,8 @@ static void too_large_dropped_and_counted(void **state)
 	rec_function_args_at(11, 0, XFDR_FN_ENTER_ARGS, 2, args, 5);
 	assert_int_equal(rec_custom_event_at(12, 0, payload, 65), -EMSGSIZE);
 	assert_int_equal(rec_custom_event_at(13, 0, payload, 1u << 30), -EMSGSIZE);
+	/* The exit of the dropped entry is dropped too (too_large, so 4 in all): never alone. */
+	rec_function_at(14, 0, XFDR_FN_EXIT, 2);
 	rec_function_at(14, 0, XFDR_FN_EXIT, 1);
 	/* 16 + 64 = 80 bytes: exactly what an empty buffer holds. */
 	assert_int_equal(rec_custom_event_at(15, 0, payload, 64), 0);
@@ -375,7 +379,7 @@ static void too_large_dropped_and_counted(void **state)
 	assert_int_equal(ts_llvm_yaml(path, NULL), 0);
 	snprintf(map_path, sizeof(map_path), "%s.map", path);
 	map = (char *)ts_slurp(map_path, &n);
-	assert_string_equal(ts_map_value(map, "dropped\ttoo_large", value, sizeof(value)), "3");
+	assert_string_equal(ts_map_value(map, "dropped\ttoo_large", value, sizeof(value)), "4");
 	free(map);
 }
 
@@ -777,12 +781,70 @@ static void public_api_and_map(void **state)
 	snprintf(expect, sizeof(expect), "%llu", (unsigned long long)ts_get64(data + 8));
 	free(data);
 	assert_string_equal(ts_map_value(map, "tsc_hz", value, sizeof(value)), expect);
-	/* tid, thread id, name, 3 drop causes, overwritten, elided, stack_overflow */
-	snprintf(expect, sizeof(expect), "%u\t%u\trec?test\t0\t0\t0\t0\t0\t0", ts_tid(),
+	/* tid, thread id, name, 3 drop causes, overwritten, elided, stack_overflow,
+	 * overwritten_events */
+	snprintf(expect, sizeof(expect), "%u\t%u\trec?test\t0\t0\t0\t0\t0\t0\t0", ts_tid(),
 		 MAIN_THREAD_ID);
 	assert_string_equal(ts_map_value(map, "thread", value, sizeof(value)), expect);
 	free(map);
 	pthread_setname_np(pthread_self(), "test_runtime_re");
+}
+
+/*
+ * Ring mode, one buffer of 136 bytes (9 records): call 2 open, the buffer full, the flusher's
+ * pin on it (taken here as a flush takes it) leaves no buffer for the exit of 2: dropped, the
+ * trace keeps the call open. The next buffer reuses the same one (its 9 function records
+ * count as overwritten_events) and begins with a stack context of depth 0, although no call
+ * is open: it tells a reader that the open call closed.
+ */
+static void lost_exit_gives_stack_context(void **state)
+{
+	static struct mp_thread mt[8];
+	const struct mp_thread *me;
+	struct pool_desc *d;
+	uint8_t *data, *b0;
+	char *map;
+	size_t n;
+	int i;
+
+	(void)state;
+	assert_int_equal(ts_init_mode(136, 1, 0, XFDR_MODE_RING), 0);
+	assert_int_equal(xfdr_start(), 0);
+	rec_function_at(100, 0, XFDR_FN_ENTER, 2);
+	for (i = 0; i < 4; i++) {
+		rec_function_at(101 + 2 * (uint64_t)i, 0, XFDR_FN_ENTER, 3);
+		rec_function_at(102 + 2 * (uint64_t)i, 0, XFDR_FN_EXIT, 3);
+	}
+	d = &rt_pool.descs[0];
+	assert_int_equal(pool_pin(d, POOL_GEN(__atomic_load_n(&d->ctl, __ATOMIC_ACQUIRE))), 1);
+	rec_function_at(110, 0, XFDR_FN_EXIT, 2); /* no room, the only buffer pinned */
+	pool_unpin(d);
+	rec_function_at(120, 0, XFDR_FN_ENTER, 5);
+	rec_function_at(121, 0, XFDR_FN_EXIT, 5);
+	/* No drop buffer: its 128 bytes leave 8 in a 136-byte one, too few for EndOfBuffer. */
+	assert_int_equal(xfdr_flush(path, sizeof(path)), 0);
+	data = ts_slurp(path, &n);
+	assert_int_equal(n, HDR + 136);
+	b0 = data + HDR;
+	expect_preamble(b0, 0, 120);
+	expect_stack(b0 + PRE, 120, 0, NULL, 0);
+	expect_fn(b0 + PRE + MD + 24, 0, 5, 0);
+	expect_fn(b0 + PRE + MD + 24 + FN, 1, 5, 1);
+	expect_eob(b0 + PRE + MD + 24 + 2 * FN, 136 - PRE - MD - 24 - 2 * FN);
+	free(data);
+	reader_ok();
+	assert_int_equal(ts_llvm_yaml(path, NULL), 0);
+	map = mp_read(path);
+	n = mp_threads(map, mt, 8);
+	me = mp_thread_of(mt, n, ts_tid());
+	assert_non_null(me);
+	/* 12 issued = 2 in the trace + 1 dropped + 9 overwritten_events */
+	assert_int_equal(me->no_buffer, 1);
+	assert_int_equal(me->overwritten, 1);
+	assert_int_equal(me->overwritten_events, 9);
+	assert_int_equal(mp_number(map, "overwritten_events"), 9);
+	free(map);
+	xfdr_stop();
 }
 
 /* per_thread_files: one file per thread, each with only that thread's buffers. */
@@ -929,6 +991,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(frequency_within_a_thousandth),
 	    cmocka_unit_test(header_tsc_flags),
 	    cmocka_unit_test(public_api_and_map),
+	    cmocka_unit_test(lost_exit_gives_stack_context),
 	    cmocka_unit_test(per_thread_files),
 	    cmocka_unit_test(start_at_load_and_flush_at_exit),
 	};

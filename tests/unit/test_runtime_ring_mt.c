@@ -23,6 +23,7 @@
 #include <pthread.h>
 #include <time.h>
 
+#include "tests/support/map_parse.h"
 #include "tests/unit/test_runtime_support.h"
 
 enum {
@@ -501,70 +502,6 @@ static void check_path(const char *path, const struct scheme *sc, struct file_vi
 
 /* ---- The .map sidecar ---------------------------------------------------------------- */
 
-struct map_thread {
-	uint32_t tid;
-	uint32_t id;
-	uint64_t no_buffer, reentrant, too_large, overwritten;
-};
-
-/*
- * The "thread" lines (tid, id, name, no_buffer, reentrant, too_large, overwritten, elided,
- * stack_overflow; see runtime/flush/mapfile.c). Returns how many.
- */
-static size_t map_threads(const char *map, struct map_thread *out, size_t max)
-{
-	const char *p = map;
-	size_t n = 0;
-
-	while ((p = strstr(p, "\nthread\t"))) {
-		struct map_thread t;
-		char *end;
-
-		p += 8;
-		memset(&t, 0, sizeof(t));
-		t.tid = (uint32_t)strtoul(p, &end, 10);
-		if (*end != '\t')
-			fail_msg("bad thread line: %.80s", p);
-		t.id = (uint32_t)strtoul(end + 1, &end, 10);
-		if (*end != '\t' || !(end = strchr(end + 1, '\t')))
-			fail_msg("bad thread line: %.80s", p);
-		t.no_buffer = strtoull(end + 1, &end, 10);
-		t.reentrant = strtoull(end + 1, &end, 10);
-		t.too_large = strtoull(end + 1, &end, 10);
-		t.overwritten = strtoull(end + 1, &end, 10);
-		if (*end != '\t')
-			fail_msg("bad thread line (no overwritten count): %.80s", p);
-		if (n >= max)
-			fail_msg("more than %zu thread lines", max);
-		out[n++] = t;
-	}
-	return n;
-}
-
-static const struct map_thread *map_thread_of(const struct map_thread *t, size_t n, uint32_t tid)
-{
-	const struct map_thread *found = NULL;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		if (t[i].tid != tid)
-			continue;
-		if (found)
-			fail_msg("tid %u has two thread lines", tid);
-		found = &t[i];
-	}
-	return found;
-}
-
-static uint64_t map_number(const char *map, const char *key)
-{
-	char value[64];
-
-	if (!ts_map_value(map, key, value, sizeof(value)))
-		fail_msg("no %s in the map", key);
-	return strtoull(value, NULL, 10);
-}
-
 static char *map_of(const char *path, char *map_path, size_t map_path_bytes)
 {
 	size_t n;
@@ -575,32 +512,32 @@ static char *map_of(const char *path, char *map_path, size_t map_path_bytes)
 
 /* Every writer seen in the file has the id the .map pairs with its tid. */
 static void check_map_ids(const char *path, const char *map, const struct file_view *v,
-			  const uint32_t *tids, unsigned writers, struct map_thread *mt)
+			  const uint32_t *tids, unsigned writers, struct mp_thread *mt)
 {
-	size_t n = map_threads(map, mt, MAP_THREADS_MAX);
+	size_t n = mp_threads(map, mt, MAP_THREADS_MAX);
 	unsigned w;
 
 	for (w = 0; w < writers; w++) {
-		const struct map_thread *t;
+		const struct mp_thread *t;
 		uint32_t tid;
 
 		if (!v->w[w].buffers)
 			continue;
 		tid = __atomic_load_n(&tids[w], __ATOMIC_RELAXED);
-		t = map_thread_of(mt, n, tid);
+		t = mp_thread_of(mt, n, tid);
 		if (!t)
 			fail_msg("%s: writer %u (tid %u) has no thread line", path, w, tid);
 		if (t->id != v->w[w].tid16)
 			fail_msg("%s: writer %u: thread id %u in the file, %u in the .map", path, w,
 				 v->w[w].tid16, t->id);
 	}
-	if (map_number(map, "buffers_written") != v->pool_buffers)
+	if (mp_number(map, "buffers_written") != v->pool_buffers)
 		fail_msg("%s: buffers_written %llu, %llu buffers in the file", path,
-			 (unsigned long long)map_number(map, "buffers_written"),
+			 (unsigned long long)mp_number(map, "buffers_written"),
 			 (unsigned long long)v->pool_buffers);
-	if (map_number(map, "buffers_reused_in_flush") != v->placeholders)
+	if (mp_number(map, "buffers_reused_in_flush") != v->placeholders)
 		fail_msg("%s: buffers_reused_in_flush %llu, %llu placeholders in the file", path,
-			 (unsigned long long)map_number(map, "buffers_reused_in_flush"),
+			 (unsigned long long)mp_number(map, "buffers_reused_in_flush"),
 			 (unsigned long long)v->placeholders);
 }
 
@@ -634,9 +571,9 @@ static void check_reused_reported(const char *path, const char *map, const char 
 	int said =
 	    strstr(err, "buffers were reused by recording threads before this flush") != NULL;
 
-	if (said != (map_number(map, "buffers_reused_in_flush") > 0))
+	if (said != (mp_number(map, "buffers_reused_in_flush") > 0))
 		fail_msg("%s: buffers_reused_in_flush %llu, stderr: \"%s\"", path,
-			 (unsigned long long)map_number(map, "buffers_reused_in_flush"), err);
+			 (unsigned long long)mp_number(map, "buffers_reused_in_flush"), err);
 }
 
 static void unlink_pair(const char *path, const char *map_path)
@@ -757,9 +694,9 @@ static void *writer_run(void *arg)
  */
 static void check_final(const char *path, const char *map, const struct file_view *v,
 			const struct scheme *sc, const struct writer *wr, size_t buffer_max,
-			struct map_thread *mt)
+			struct mp_thread *mt)
 {
-	size_t n = map_threads(map, mt, MAP_THREADS_MAX);
+	size_t n = mp_threads(map, mt, MAP_THREADS_MAX);
 	uint64_t total_over = 0, total_drops = 0;
 	/* Records a buffer holds at most: all but the preamble. */
 	uint64_t max_records =
@@ -772,7 +709,7 @@ static void check_final(const char *path, const char *map, const struct file_vie
 			 (unsigned long long)v->pool_buffers, buffer_max);
 	for (w = 0; w < sc->writers; w++) {
 		const struct wview *x = &v->w[w];
-		const struct map_thread *t = map_thread_of(mt, n, writer_tid[w]);
+		const struct mp_thread *t = mp_thread_of(mt, n, writer_tid[w]);
 		uint64_t lost;
 
 		if (!t)
@@ -802,6 +739,12 @@ static void check_final(const char *path, const char *map, const struct file_vie
 			fail_msg("writer %u: %llu dropped, %llu events before the file's", w,
 				 (unsigned long long)t->no_buffer, (unsigned long long)lost);
 		lost -= t->no_buffer;
+		/* Exactly: what the reused buffers held (overwritten_events) is all the rest. */
+		if (t->overwritten_events != lost)
+			fail_msg("writer %u: %llu events not in the file nor dropped, %llu "
+				 "overwritten_events",
+				 w, (unsigned long long)lost,
+				 (unsigned long long)t->overwritten_events);
 		if (!t->overwritten || t->overwritten > lost ||
 		    t->overwritten * max_records < lost ||
 		    t->overwritten * (max_records / 2) > lost)
@@ -825,9 +768,9 @@ static void check_final(const char *path, const char *map, const struct file_vie
 			    (unsigned long long)v->drop[k].no_buffer, x->tid16,
 			    (unsigned long long)t->overwritten, (unsigned long long)t->no_buffer);
 	}
-	assert_int_equal(map_number(map, "overwritten"), total_over);
+	assert_int_equal(mp_number(map, "overwritten"), total_over);
 	assert_int_equal(v->drop_overwritten, total_over);
-	assert_int_equal(map_number(map, "dropped\ttotal"), total_drops);
+	assert_int_equal(mp_number(map, "dropped\ttotal"), total_drops);
 	assert_int_equal(v->drop_no_buffer, total_drops);
 	assert_int_equal(v->drop_entry_count, sc->writers);
 	assert_int_equal(v->drop_omitted, 0);
@@ -864,7 +807,7 @@ static void flush_races_reuse(void **state)
 	static pthread_barrier_t go, tail_step;
 	static int stop;
 	static struct file_view v;
-	static struct map_thread mt[MAP_THREADS_MAX];
+	static struct mp_thread mt[MAP_THREADS_MAX];
 	static uint32_t id_of[WRITERS];
 	unsigned flushes = scaled(ts_sanitized() ? 300 : 1000), s, w;
 	uint64_t seen_buffers = 0, files_with_holes = 0, partial_files = 0, empty = 0;
@@ -991,7 +934,7 @@ static void flush_races_thread_exit(void **state)
 	static struct writer wr[MAX_WRITERS];
 	static struct spawner sp;
 	static struct file_view v;
-	static struct map_thread mt[MAP_THREADS_MAX];
+	static struct mp_thread mt[MAP_THREADS_MAX];
 	unsigned threads = ts_sanitized() ? 600 : 2000, flushes = 0, w, claimed = 0;
 	uint64_t seen_buffers = 0, over = 0, noted = 0;
 	char path[512], map_path[600], err[2048];
@@ -1029,9 +972,9 @@ static void flush_races_thread_exit(void **state)
 	check_map_ids(path, map, &v, writer_tid, threads, mt);
 	check_llvm(path, &v, threads);
 	assert_int_equal(v.pool_buffers, BUFFER_MAX);
-	n = map_threads(map, mt, MAP_THREADS_MAX);
+	n = mp_threads(map, mt, MAP_THREADS_MAX);
 	for (w = 0; w < threads; w++) {
-		const struct map_thread *t = map_thread_of(mt, n, writer_tid[w]);
+		const struct mp_thread *t = mp_thread_of(mt, n, writer_tid[w]);
 		const struct wview *x = &v.w[w];
 		uint64_t issued = wr[w].events + 2, in_file;
 
@@ -1039,6 +982,13 @@ static void flush_races_thread_exit(void **state)
 			fail_msg("thread %u (tid %u): no thread line", w, writer_tid[w]);
 		assert_int_equal(t->reentrant + t->too_large, 0);
 		in_file = x->recorded + (uint64_t)x->outer_enter + (uint64_t)x->outer_exit;
+		/* Every event issued is in the file, dropped, or in a buffer ring mode reused. */
+		if (in_file + t->no_buffer + t->overwritten_events != issued)
+			fail_msg("thread %u: %llu in the file + %llu dropped + %llu "
+				 "overwritten_events, %llu issued",
+				 w, (unsigned long long)in_file, (unsigned long long)t->no_buffer,
+				 (unsigned long long)t->overwritten_events,
+				 (unsigned long long)issued);
 		if (t->no_buffer == issued) {
 			/* Never had a buffer: nothing of it anywhere. */
 			assert_int_equal(t->overwritten + x->buffers, 0);
@@ -1063,7 +1013,7 @@ static void flush_races_thread_exit(void **state)
 	}
 	/* Every claim beyond the pool's buffers reused one. */
 	assert_int_equal(over, claimed - BUFFER_MAX);
-	assert_int_equal(map_number(map, "overwritten"), over);
+	assert_int_equal(mp_number(map, "overwritten"), over);
 	assert_int_equal(v.drop_overwritten, over);
 	assert_int_equal(v.drop_entry_count + v.drop_omitted, noted);
 	free(map);
