@@ -13,12 +13,14 @@
  *
  * Everything here may run in a signal handler (xfdr_flush() is async-signal-safe): the only
  * system calls are write(2) and pwrite(2), the padding comes from a static block of zeros, nothing
- * is allocated or locked, and the caller's errno is given back unchanged.
+ * is allocated or locked, and the caller's errno is given back unchanged. Writes past
+ * RLIMIT_FSIZE are refused with -EFBIG (runtime/base/fsize.h: fstat, lseek, getrlimit).
  */
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "runtime/base/fsize.h"
 #include "writer/file.h"
 #include "writer/encode.h"
 #include "xfdr/format.h"
@@ -45,14 +47,19 @@ size_t wr_encode_file_header(uint8_t out[32], const struct wr_file_header *h)
 
 /*
  * Write all n bytes, retrying on EINTR and after short writes: at the file position, or at
- * offset with pwrite(2) when offset >= 0. Returns 0 or a negative errno; a write that reports
+ * offset with pwrite(2) when offset >= 0. A write that would take the file past RLIMIT_FSIZE
+ * is refused with -EFBIG before any byte is written (the kernel would write up to the limit,
+ * then kill the program with SIGXFSZ). Returns 0 or a negative errno; a write that reports
  * 0 bytes for a non-empty request would loop forever, so it is -EIO. Leaves errno changed:
  * the public entry points restore it.
  */
 static int write_all_at(int fd, const uint8_t *p, size_t n, int64_t offset)
 {
 	ssize_t k;
+	int rc = fsize_check_write(fd, offset, n);
 
+	if (rc)
+		return rc;
 	while (n) {
 		k = offset < 0 ? write(fd, p, n) : pwrite(fd, p, n, (off_t)offset);
 		if (k < 0) {

@@ -205,10 +205,19 @@ XFDR_API int xfdr_stop(void);
  * of its thread, counted (.map: buffers_reused_in_flush) and reported with one stderr line; a
  * buffer is never torn. path_out (if not NULL) receives the trace file's path
  * (per_thread_files: the .map file's path), NUL-terminated and cut to path_bytes.
- * Context: async-signal-safe (open, write, pwrite, lseek, close, clock_gettime only; no lock,
- * no malloc). It may spin up to 20 ms so that the TSC calibration has a long enough baseline.
- * Returns 0; -EINVAL before xfdr_init(); -EBUSY if another flush or an init is running;
- * -ENAMETOOLONG; or the negative errno of open(2)/write(2).
+ * Context: async-signal-safe (open, write, pwrite, lseek, fstat, close, rename, unlink, access,
+ * getrlimit, clock_gettime only; no lock, no malloc). It may spin up to 20 ms so that the TSC
+ * calibration has a long enough baseline. Every file is written as "<name>.part" and renamed to its
+ * name once complete: a name without ".part" is always a whole, valid file, even if the process
+ * dies during the flush. A write that fails (full file system, quota, RLIMIT_FSIZE) removes the
+ * file and its .part and prints one stderr line naming the file, the error and the buffers lost; a
+ * write that would pass RLIMIT_FSIZE is refused before it is made, so the program is never killed
+ * by SIGXFSZ because of xfdr. A trace that cannot be written gets no .map; a .map that cannot be
+ * written leaves its trace. With per_thread_files, a thread file that fails does not stop the
+ * others. Recording goes on whatever the result. Returns 0; -EINVAL before xfdr_init(); -EBUSY if
+ * another flush or an init is running; -ENAMETOOLONG; -EEXIST (no free file name); -EFBIG (a file
+ * would pass RLIMIT_FSIZE); or another negative errno of open(2)/write(2)/rename(2) (-ENOSPC,
+ * -EDQUOT, -ENOENT, -EACCES, -EROFS...): the first error of the flush.
  */
 XFDR_API int xfdr_flush(char *path_out, size_t path_bytes);
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "runtime/base/compiler.h"
+#include "runtime/base/fsize.h"
 #include "runtime/base/print.h"
 
 XFDR_NOINSTR void pr_strn(struct pr_buf *b, const char *s, size_t n)
@@ -79,9 +80,9 @@ XFDR_NOINSTR int pr_write_all(int fd, const void *data, size_t n)
 {
 	const char *p = data;
 	int saved = errno;
-	int rc = 0;
+	int rc = fsize_check_write(fd, -1, n);
 
-	while (n) {
+	while (n && !rc) {
 		ssize_t w = write(fd, p, n);
 
 		if (w < 0) {
@@ -128,7 +129,17 @@ XFDR_NOINSTR const char *pr_errno_name(int neg_errno)
 	case EBUSY:
 		return "EBUSY (busy)";
 	case EEXIST:
-		return "EEXIST (exists)";
+		return "EEXIST (file exists)";
+	case EFBIG:
+		return "EFBIG (file too large)";
+	case EPERM:
+		return "EPERM (operation not permitted)";
+	case ENFILE:
+		return "ENFILE (too many open files in system)";
+	case EISDIR:
+		return "EISDIR (is a directory)";
+	case ELOOP:
+		return "ELOOP (too many levels of symbolic links)";
 	case EINVAL:
 		return "EINVAL (invalid argument)";
 	case EIO:

@@ -195,6 +195,27 @@ static int signals_setup(const struct xfdr_options *o)
 	return signals_install(&plan);
 }
 
+/*
+ * An output directory that is missing or not writable is named now, not first at the flush
+ * at exit after a long run. Recording goes on: the directory may appear (or be made
+ * writable) before a flush, and a flush that still cannot write names the file then.
+ */
+static void report_output_dir(void)
+{
+	char text[PATH_MAX + 200];
+	struct pr_buf b = PR_BUF_INIT(text);
+	int rc = output_check_dir();
+
+	if (!rc)
+		return;
+	pr_str(&b, "output directory ");
+	pr_str(&b, flush_output.dir[0] ? flush_output.dir : "./");
+	pr_str(&b, ": ");
+	pr_str(&b, pr_errno_name(rc));
+	pr_str(&b, "; recording goes on, but a flush cannot write there until this is fixed");
+	pr_line(&b);
+}
+
 /* configure_output 0: keep the output settings (a fork child's options have none). */
 static int rt_init(const struct xfdr_options *o, int configure_output)
 {
@@ -233,6 +254,9 @@ static int rt_init(const struct xfdr_options *o, int configure_output)
 		ctl_clear(CTL_INITIALIZED);
 		goto out;
 	}
+	/* After the pool: a backing=file pool that cannot be made there has said why. */
+	if (configure_output)
+		report_output_dir();
 	thread_table_reset();
 	rt_cfg.flush_at_exit = o->flush_at_exit;
 	rt_cfg.options = *o;
@@ -299,7 +323,9 @@ static void rt_exit_flush(void)
 		return;
 	}
 	rc = xfdr_flush(path, sizeof(path));
-	if (rc) {
+	if (rc && rc != -EBUSY && rc != -EINVAL) {
+		return; /* the flush named the file and the error */
+	} else if (rc) {
 		pr_str(&b, "flush at exit failed: ");
 		pr_str(&b, pr_errno_name(rc));
 	} else {

@@ -32,6 +32,7 @@ static const char *const note_names[THREAD_NOTES] = {
     [NOTE_OVERWRITTEN] = "overwritten",
     [NOTE_ELIDED] = "elided",
     [NOTE_STACK_OVERFLOW] = "stack_overflow",
+    [NOTE_OVERWRITTEN_EVENTS] = "overwritten_events",
 };
 
 const char *drop_cause_name(enum drop_cause cause)
@@ -102,18 +103,16 @@ static void slot_entry(const struct thread_slot *s, uint32_t session, struct wr_
 }
 
 /*
- * The process file: the process totals, and an entry (at most max) for every thread of this
- * session with a drop. Returns the entries written; *omitted counts those left out.
+ * The process file: an entry (at most max) for every thread of this session with a drop,
+ * read now. Returns the entries written; *omitted counts those left out.
  */
-static uint32_t process_entries(uint8_t *entries, int max, struct drop_totals *totals,
-				uint32_t *omitted)
+static uint32_t process_entries(uint8_t *entries, int max, uint32_t *omitted)
 {
 	uint32_t session = xfdr_load_acquire(&rt_pool.session);
 	uint32_t written = 0, i, n;
 	struct thread_slot *slots = thread_slots_used(&n);
 	struct wr_drop_entry e;
 
-	drops_sum(totals);
 	for (i = 0; i < n; i++) {
 		if (!thread_slot_in_session(&slots[i], session))
 			continue;
@@ -130,68 +129,97 @@ static uint32_t process_entries(uint8_t *entries, int max, struct drop_totals *t
 	return written;
 }
 
-/*
- * A per-thread file: the counts of every slot thread tid had this session (a thread that
- * registered again after its exit destructor has two), as the totals and its one entry.
- */
-static uint32_t thread_entry(uint8_t *entries, int max, uint32_t tid, uint16_t thread_id,
-			     struct drop_totals *totals)
+void drops_thread_sum(uint32_t tid, struct drop_totals *d)
 {
 	uint32_t session = xfdr_load_acquire(&rt_pool.session);
 	uint32_t i, n;
 	struct thread_slot *slots = thread_slots_used(&n);
-	struct wr_drop_entry sum = {.tid = tid, .thread_id = thread_id}, e;
+	int c;
 
-	memset(totals, 0, sizeof(*totals));
+	memset(d, 0, sizeof(*d));
 	for (i = 0; i < n; i++) {
 		if (!thread_slot_in_session(&slots[i], session) ||
 		    xfdr_load_relaxed(&slots[i].tid) != tid)
 			continue;
-		slot_entry(&slots[i], session, &e);
-		sum.no_buffer += e.no_buffer;
-		sum.reentrant += e.reentrant;
-		sum.too_large += e.too_large;
-		sum.overwritten += e.overwritten;
+		for (c = 0; c < DROP_CAUSES; c++)
+			d->cause[c] += xfdr_load_relaxed(&slots[i].dropped[c]);
+		for (c = 0; c < THREAD_NOTES; c++)
+			d->noted[c] += xfdr_load_relaxed(&slots[i].noted[c]);
 	}
-	totals->cause[DROP_NO_BUFFER] = sum.no_buffer;
-	totals->cause[DROP_REENTRANT] = sum.reentrant;
-	totals->cause[DROP_TOO_LARGE] = sum.too_large;
-	totals->noted[NOTE_OVERWRITTEN] = sum.overwritten;
-	if (max < 1)
-		return 0;
-	wr_drop_entry(entries, &sum);
-	return 1;
+	for (c = 0; c < DROP_CAUSES; c++)
+		d->total += d->cause[c];
 }
 
-int drops_write_buffer(int fd, size_t buffer_bytes, int per_thread, uint32_t tid,
-		       uint16_t thread_id, uint64_t tsc, unsigned cpu)
+void drops_add(struct drop_totals *to, const struct drop_totals *d)
+{
+	int c;
+
+	for (c = 0; c < DROP_CAUSES; c++)
+		to->cause[c] += d->cause[c];
+	for (c = 0; c < THREAD_NOTES; c++)
+		to->noted[c] += d->noted[c];
+	to->total += d->total;
+}
+
+void drops_rest(struct drop_totals *rest, const struct drop_totals *all,
+		const struct drop_totals *part)
+{
+	int c;
+
+	memset(rest, 0, sizeof(*rest));
+	for (c = 0; c < DROP_CAUSES; c++) {
+		rest->cause[c] =
+		    all->cause[c] > part->cause[c] ? all->cause[c] - part->cause[c] : 0;
+		rest->total += rest->cause[c];
+	}
+	for (c = 0; c < THREAD_NOTES; c++)
+		rest->noted[c] =
+		    all->noted[c] > part->noted[c] ? all->noted[c] - part->noted[c] : 0;
+}
+
+int drops_has_buffer(size_t buffer_bytes)
+{
+	return drop_entries_max(buffer_bytes) >= 0;
+}
+
+int drops_write_buffer(int fd, size_t buffer_bytes, const struct drop_totals *head_totals,
+		       const struct drops_thread *thread, uint64_t tsc, unsigned cpu)
 {
 	uint8_t buf[DROP_BUFFER_STACK_BYTES] __attribute__((aligned(8)));
 	int max = drop_entries_max(buffer_bytes);
 	struct wr_drop_totals head = {0};
-	struct drop_totals totals;
 	struct timespec wall;
 	uint8_t *p = buf, *payload;
-	uint32_t entries;
+	uint32_t entries = 0;
 
 	if (max < 0)
 		return 0;
 	clock_gettime(CLOCK_REALTIME, &wall);
-	p += wr_new_buffer(p, per_thread ? thread_id : 0);
+	p += wr_new_buffer(p, thread ? thread->thread_id : 0);
 	p += wr_wall_clock_time(p, (uint64_t)wall.tv_sec, (uint32_t)(wall.tv_nsec / 1000));
 	p += wr_new_cpu_id(p, (uint16_t)cpu, tsc);
 	payload = p + XFDR_MD_RECORD_BYTES;
-	if (per_thread)
+	if (thread && max >= 1) {
+		struct wr_drop_entry e = {
+		    .tid = thread->tid,
+		    .thread_id = thread->thread_id,
+		    .no_buffer = thread->own.cause[DROP_NO_BUFFER],
+		    .reentrant = thread->own.cause[DROP_REENTRANT],
+		    .too_large = thread->own.cause[DROP_TOO_LARGE],
+		    .overwritten = thread->own.noted[NOTE_OVERWRITTEN],
+		};
+
+		wr_drop_entry(payload + XFDR_DROP_FIXED_BYTES, &e);
+		entries = 1;
+	} else if (!thread) {
 		entries =
-		    thread_entry(payload + XFDR_DROP_FIXED_BYTES, max, tid, thread_id, &totals);
-	else
-		entries = process_entries(payload + XFDR_DROP_FIXED_BYTES, max, &totals,
-					  &head.threads_omitted);
-	head.no_buffer = totals.cause[DROP_NO_BUFFER];
-	head.reentrant = totals.cause[DROP_REENTRANT];
-	head.too_large = totals.cause[DROP_TOO_LARGE];
-	head.no_thread_slot = totals.cause[DROP_NO_THREAD_SLOT];
-	head.overwritten = totals.noted[NOTE_OVERWRITTEN];
+		    process_entries(payload + XFDR_DROP_FIXED_BYTES, max, &head.threads_omitted);
+	}
+	head.no_buffer = head_totals->cause[DROP_NO_BUFFER];
+	head.reentrant = head_totals->cause[DROP_REENTRANT];
+	head.too_large = head_totals->cause[DROP_TOO_LARGE];
+	head.no_thread_slot = head_totals->cause[DROP_NO_THREAD_SLOT];
+	head.overwritten = head_totals->noted[NOTE_OVERWRITTEN];
 	wr_drop_head(payload, &head, entries);
 	p += wr_custom_event_marker(p, (uint32_t)wr_drop_payload_bytes(entries), tsc);
 	p += wr_drop_payload_bytes(entries);

@@ -8,16 +8,21 @@
  * published: the thread writes past it, and release-stores the new length after the bytes.
  *
  * Each file is written under a ".part" name and renamed when complete (output.h).
- * Only open, write, pwrite, lseek, close, rename, unlink, access, getpid, clock_gettime, rdtsc
- * and sched_getcpu are used: no lock, no allocation, no stdio. The caller (xfdr_flush) makes
- * flushes exclusive through rt_ctl, so the scratch in rt_pool (flush_order, flush_copy) is the
- * flusher's alone.
+ * A write that fails removes the file (and its .part) with one stderr line naming it, the
+ * error and the buffers lost; a file that would pass RLIMIT_FSIZE is refused before its
+ * first byte (runtime/base/fsize.h), so no SIGXFSZ. A trace that fails gets no .map.
+ *
+ * Only open, write, pwrite, lseek, fstat, close, rename, unlink, access, getpid, getrlimit,
+ * clock_gettime, rdtsc and sched_getcpu are used: no lock, no allocation, no stdio. The
+ * caller (xfdr_flush) makes flushes exclusive through rt_ctl, so the scratch in rt_pool
+ * (flush_order, flush_copy) is the flusher's alone.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "runtime/base/fsize.h"
 #include "runtime/base/print.h"
 #include "runtime/flush/drops.h"
 #include "runtime/flush/flush.h"
@@ -269,17 +274,17 @@ static uint64_t earliest_tsc(uint32_t n, uint64_t fallback)
  * (the first record of a single-threaded file) when met last. A per-thread file's drop
  * buffer is that thread's last block: the time now fits.
  */
-static int write_drop_buffer(int fd, uint32_t slot, uint32_t n, int per_thread, uint32_t tid,
-			     uint16_t thread_id)
+static int write_drop_buffer(int fd, uint32_t slot, uint32_t n, const struct drop_totals *head,
+			     const struct drops_thread *thread)
 {
 	unsigned cpu;
 	uint64_t tsc = clock_read(&cpu);
 
-	if (!per_thread)
+	if (!thread)
 		tsc = earliest_tsc(n, tsc);
 	if (lseek(fd, (off_t)slot_offset(slot), SEEK_SET) < 0)
 		return -errno;
-	return drops_write_buffer(fd, rt_pool.buffer_bytes, per_thread, tid, thread_id, tsc, cpu);
+	return drops_write_buffer(fd, rt_pool.buffer_bytes, head, thread, tsc, cpu);
 }
 
 static void copy_out(char *path_out, size_t path_bytes, const char *path)
@@ -302,57 +307,241 @@ static int close_checked(int fd, int rc)
 	return rc;
 }
 
-/* Process file: every buffer of the flush, then the process drop buffer. */
-static int flush_process_file(int fd, uint32_t n, uint64_t tsc_hz, struct map_flush *st)
+/*
+ * The size a trace file of `slots` buffers (and its drop buffer) will have; refused at once
+ * with -EFBIG past RLIMIT_FSIZE, so that nothing of it is written (fsize.h).
+ */
+static int check_trace_size(uint32_t slots)
+{
+	uint64_t buffers = (uint64_t)slots + (drops_has_buffer(rt_pool.buffer_bytes) ? 1u : 0u);
+
+	return fsize_check(slot_offset(0) + buffers * rt_pool.buffer_bytes);
+}
+
+/*
+ * One stderr line for a trace file that could not be written (it and its .part are gone):
+ * the file, the error, and the buffers of recorded events it would have held.
+ */
+static void report_trace_lost(const char *path, int rc, uint64_t buffers)
+{
+	char text[PATH_MAX + 200];
+	struct pr_buf b = PR_BUF_INIT(text);
+
+	pr_str(&b, "cannot write ");
+	pr_str(&b, path);
+	pr_str(&b, ": ");
+	pr_str(&b, pr_errno_name(rc));
+	pr_str(&b, "; lost ");
+	pr_u64(&b, buffers);
+	pr_str(&b, " buffers (");
+	pr_u64(&b, buffers * rt_pool.buffer_bytes);
+	pr_str(&b, " bytes) of recorded events");
+	pr_line(&b);
+}
+
+/* One stderr line for a .map that could not be written (it and its .part are gone). */
+static void report_map_lost(const char *path, int rc, int traces_kept)
+{
+	char text[PATH_MAX + 200];
+	struct pr_buf b = PR_BUF_INIT(text);
+
+	pr_str(&b, "cannot write ");
+	pr_str(&b, path);
+	pr_str(&b, ": ");
+	pr_str(&b, pr_errno_name(rc));
+	pr_str(&b, traces_kept ? "; the trace stays without it (function names, thread names and "
+				 "drop counts lost)"
+			       : "; nothing of this flush was kept");
+	pr_line(&b);
+}
+
+/* Process file: every buffer of the flush, then the process drop buffer (head: *drops). */
+static int flush_process_file(int fd, uint32_t n, uint64_t tsc_hz, struct map_flush *st,
+			      struct drop_totals *drops)
 {
 	uint32_t slots = 0;
 	int rc = write_header(fd, tsc_hz);
 
 	if (!rc)
 		rc = write_buffers(fd, 1, 0, n, ++flush_epoch, st, &slots);
+	/* The one snapshot of the drop counts: this file's and the .map's. */
+	drops_sum(drops);
 	if (!rc)
-		rc = write_drop_buffer(fd, slots, n, 0, 0, 0);
+		rc = write_drop_buffer(fd, slots, n, drops, NULL);
+	return rc;
+}
+
+/* The buffers of thread tid among the n chosen. */
+static uint32_t thread_slots(uint32_t tid, uint32_t n)
+{
+	uint32_t i, k = 0;
+
+	for (i = 0; i < n; i++)
+		k += rt_pool.descs[rt_pool.flush_order[i]].flush_tid == tid;
+	return k;
+}
+
+/* Mark every chosen buffer of thread tid with epoch (its file is done with, or failed). */
+static void mark_thread(uint32_t tid, uint32_t n, uint32_t epoch)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		if (rt_pool.descs[rt_pool.flush_order[i]].flush_tid == tid)
+			rt_pool.descs[rt_pool.flush_order[i]].flush_mark = epoch;
+}
+
+/*
+ * One per-thread file, its drop buffer not yet written: header and the buffers of tid.
+ * Returns the open descriptor of its .part, or a negative errno after the stderr line (no
+ * file left).
+ */
+static int thread_file_open(const char *path, uint32_t tid, uint32_t n, uint32_t epoch,
+			    uint64_t tsc_hz, struct map_flush *st, uint32_t *slots)
+{
+	struct map_flush mine = *st;
+	int fd, rc = check_trace_size(thread_slots(tid, n));
+
+	fd = rc ? rc : output_create_part(path, 0);
+	rc = fd < 0 ? fd : write_header(fd, tsc_hz);
+	if (!rc)
+		rc = write_buffers(fd, 0, tid, n, epoch, &mine, slots);
+	if (rc) {
+		mark_thread(tid, n, epoch);
+		if (fd >= 0)
+			output_finish(path, close_checked(fd, rc));
+		report_trace_lost(path, rc, thread_slots(tid, n));
+		return rc;
+	}
+	*st = mine;
+	return fd;
+}
+
+/* Write the drop buffer of an open per-thread file and finish it. Returns 0 or -errno. */
+static int thread_file_close(int fd, const char *path, uint32_t slots, uint32_t n,
+			     const struct drop_totals *head, const struct drops_thread *thread)
+{
+	int rc = write_drop_buffer(fd, slots, n, head, thread);
+
+	rc = output_finish(path, close_checked(fd, rc));
+	if (rc)
+		report_trace_lost(path, rc, slots);
+	return rc;
+}
+
+/* Anything counted: drops, or a note (buffers overwritten, calls elided...)? */
+static int drops_any(const struct drop_totals *d)
+{
+	int c, any = d->total != 0;
+
+	for (c = 0; c < THREAD_NOTES; c++)
+		any |= d->noted[c] != 0;
+	return any;
+}
+
+/*
+ * No thread file: the drop counts alone in "<prefix>-<pid>-<n>-t0.xray" (thread id 0, the
+ * process file's drop buffer). Returns 0 or a negative errno after the stderr line.
+ */
+static int thread_zero_file(const char *path, uint64_t tsc_hz, const struct drop_totals *drops)
+{
+	int fd, rc = check_trace_size(0);
+
+	fd = rc ? rc : output_create_part(path, 0);
+	rc = fd < 0 ? fd : write_header(fd, tsc_hz);
+	if (!rc)
+		rc = write_drop_buffer(fd, 0, 0, drops, NULL);
+	if (fd >= 0)
+		rc = output_finish(path, close_checked(fd, rc));
+	if (rc)
+		report_trace_lost(path, rc, 0);
 	return rc;
 }
 
 /*
  * Per-thread files: one per tid owning buffers (a thread that registered twice, hooks after
- * its exit destructor, keeps one file); each listed in the map.
+ * its exit destructor, keeps one file), in claim order; each that was written is listed in
+ * the map (*map_rc: the first error writing it; nothing more is written to it then). A file
+ * that fails is reported and skipped, the others are still written. Returns 0 or the first
+ * error of a trace file.
+ *
+ * Drops: each file's drop buffer holds its thread's counts. The first file also holds the
+ * rest of the process's (threads that never got a buffer, recycled slots, unattributed
+ * drops, files that failed): its drop buffer is written last, after the one snapshot of the
+ * process counts (*drops, also the .map's), as the snapshot minus what the other files hold,
+ * so that the files' totals add up to the .map's. Without any thread file, a "-t0" file holds
+ * the drop buffer alone when there is anything to count.
  */
-static int flush_thread_files(int map_fd, uint64_t pid, uint32_t n, uint32_t file_n,
-			      uint64_t tsc_hz, struct map_flush *st)
+static int flush_thread_files(int map_fd, int *map_rc, uint64_t pid, uint32_t n, uint32_t file_n,
+			      uint64_t tsc_hz, struct map_flush *st, struct drop_totals *drops)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], first_path[PATH_MAX];
 	struct pr_buf b = PR_BUF_INIT(path);
 	uint32_t *order = rt_pool.flush_order;
-	uint32_t i, slots = 0, epoch = ++flush_epoch;
-	int rc = 0;
+	uint32_t i, slots = 0, first_slots = 0, epoch = ++flush_epoch, list;
+	struct drop_totals in_files = {0}, rest;
+	struct drops_thread first, thread;
+	int rc, err = 0, first_fd = -1, fd;
 
-	for (i = 0; i < n && !rc; i++) {
+	for (i = 0; i < n; i++) {
 		struct pool_desc *d = &rt_pool.descs[order[i]];
-		uint32_t tid = d->flush_tid;
-		int fd;
 
 		if (d->flush_mark == epoch)
 			continue;
-		rc = output_name(&b, pid, file_n, ".xray", tid);
-		if (rc)
-			break;
-		fd = output_create_part(path, 0);
-		if (fd < 0) {
-			rc = fd;
-			break;
+		thread.tid = d->flush_tid;
+		thread.thread_id = (uint16_t)d->flush_thread_id;
+		rc = output_name(&b, pid, file_n, ".xray", thread.tid);
+		fd = rc ? rc : thread_file_open(path, thread.tid, n, epoch, tsc_hz, st, &slots);
+		if (rc) {
+			mark_thread(thread.tid, n, epoch);
+			report_trace_lost(path, rc, thread_slots(thread.tid, n));
 		}
-		rc = write_header(fd, tsc_hz);
-		if (!rc)
-			rc = write_buffers(fd, 0, tid, n, epoch, st, &slots);
-		if (!rc)
-			rc = write_drop_buffer(fd, slots, n, 1, tid, (uint16_t)d->flush_thread_id);
-		rc = output_finish(path, close_checked(fd, rc));
-		if (!rc)
-			rc = map_write_trace(map_fd, path);
+		if (fd < 0) {
+			err = err ? err : fd;
+			continue;
+		}
+		if (first_fd < 0) {
+			first_fd = fd;
+			first_slots = slots;
+			first = thread;
+			memcpy(first_path, path, sizeof(path));
+			continue;
+		}
+		drops_thread_sum(thread.tid, &thread.own);
+		drops_add(&in_files, &thread.own);
+		rc = thread_file_close(fd, path, slots, n, &thread.own, &thread);
+		err = err ? err : rc;
 	}
-	return rc;
+	if (first_fd >= 0) {
+		drops_thread_sum(first.tid, &first.own);
+		drops_add(&in_files, &first.own);
+	}
+	/* The one snapshot of the drop counts: the .map's, and what the files add up to. */
+	drops_sum(drops);
+	if (first_fd >= 0) {
+		drops_rest(&rest, drops, &in_files);
+		drops_add(&rest, &first.own);
+		rc = thread_file_close(first_fd, first_path, first_slots, n, &rest, &first);
+		err = err ? err : rc;
+	} else if (drops_any(drops) && drops_has_buffer(rt_pool.buffer_bytes)) {
+		rc = output_name(&b, pid, file_n, ".xray", 0);
+		rc = rc ? rc : thread_zero_file(path, tsc_hz, drops);
+		err = err ? err : rc;
+		if (!rc && !*map_rc)
+			*map_rc = map_write_trace(map_fd, path);
+	}
+	/* The map lists every file that is there now, in claim order. */
+	list = ++flush_epoch;
+	for (i = 0; i < n && !*map_rc; i++) {
+		struct pool_desc *d = &rt_pool.descs[order[i]];
+
+		if (d->flush_mark == list)
+			continue;
+		mark_thread(d->flush_tid, n, list);
+		if (!output_name(&b, pid, file_n, ".xray", d->flush_tid) && access(path, F_OK) == 0)
+			*map_rc = map_write_trace(map_fd, path);
+	}
+	return err;
 }
 
 /* One stderr line when threads reused chosen buffers before this flush could copy them. */
@@ -377,7 +566,7 @@ int flush_run(uint64_t since, char *path_out, size_t path_bytes)
 	uint64_t tsc_hz = clock_tsc_hz();
 	struct map_flush st = {.since_tsc = since};
 	struct drop_totals drops;
-	int fd = -1, map_fd, rc;
+	int fd = -1, map_fd, rc, traces_rc = 0;
 	uint32_t n, chosen;
 
 	pool_locator_set_tsc_hz(tsc_hz); /* for `xfdr core`: the rate is known now */
@@ -388,38 +577,54 @@ int flush_run(uint64_t since, char *path_out, size_t path_bytes)
 	 */
 	if (flush_output.per_thread_files) {
 		map_fd = output_create_unique(&mb, pid, ".map", &n);
-		if (map_fd < 0)
+		if (map_fd < 0) {
+			if (output_name(&mb, pid, output_next_seq(), ".map", -1))
+				pr_cstr(&mb);
+			report_trace_lost(map, map_fd, snapshot(since));
 			return map_fd;
+		}
 		chosen = snapshot(since);
 		rc = map_write_head(map_fd);
-		if (!rc)
-			rc = flush_thread_files(map_fd, pid, chosen, n, tsc_hz, &st);
+		/* The thread files are written even when the .map cannot be: they are traces. */
+		traces_rc = flush_thread_files(map_fd, &rc, pid, chosen, n, tsc_hz, &st, &drops);
 		copy_out(path_out, path_bytes, map);
 	} else {
 		fd = output_create_unique(&tb, pid, ".xray", &n);
-		if (fd < 0)
+		if (fd < 0) {
+			if (output_name(&tb, pid, output_next_seq(), ".xray", -1))
+				pr_cstr(&tb);
+			report_trace_lost(trace, fd, snapshot(since));
 			return fd;
+		}
 		chosen = snapshot(since);
-		rc = flush_process_file(fd, chosen, tsc_hz, &st);
-		rc = output_finish(trace, close_checked(fd, rc));
-		copy_out(path_out, path_bytes, trace);
-		if (output_name(&mb, pid, n, ".xray.map", -1))
-			return rc ? rc : -ENAMETOOLONG;
-		map_fd = output_create_part(map, 0);
-		if (map_fd < 0)
-			return rc ? rc : map_fd;
+		rc = check_trace_size(chosen);
 		if (!rc)
-			rc = map_write_head(map_fd);
+			rc = flush_process_file(fd, chosen, tsc_hz, &st, &drops);
+		rc = output_finish(trace, close_checked(fd, rc));
+		if (rc) {
+			/* No trace, no .map: a .map names the trace it describes. */
+			report_trace_lost(trace, rc, chosen);
+			return rc;
+		}
+		copy_out(path_out, path_bytes, trace);
+		rc = output_name(&mb, pid, n, ".xray.map", -1);
+		map_fd = rc ? rc : output_create_part(map, 0);
+		if (map_fd < 0) {
+			report_map_lost(map, map_fd, 1);
+			return map_fd;
+		}
+		rc = map_write_head(map_fd);
 		if (!rc)
 			rc = map_write_trace(map_fd, trace);
 	}
-	drops_sum(&drops);
 	if (!rc)
 		rc = map_write_tail(map_fd, tsc_hz, &st, &drops);
 	rc = output_finish(map, close_checked(map_fd, rc));
-	if (drops.total)
+	if (rc)
+		report_map_lost(map, rc, !flush_output.per_thread_files || !traces_rc);
+	else if (drops.total)
 		drops_report(&drops, map);
 	if (st.buffers_reused)
 		report_reused(st.buffers_reused, map);
-	return rc;
+	return rc ? rc : traces_rc;
 }

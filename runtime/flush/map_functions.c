@@ -14,6 +14,7 @@
 #include "runtime/flush/map_functions.h"
 #include "runtime/symbols/fnmap.h"
 #include "runtime/symbols/symbolizer.h"
+#include "runtime/symbols/unload.h"
 
 #define OUT_BYTES (64u * 1024u)
 #define OUT_FLUSH_AT (OUT_BYTES - 12u * 1024u)
@@ -114,11 +115,19 @@ static XFDR_NOINSTR void writer_kv(struct fn_writer *w, const char *key, const c
 /* One "function" line for id at addr, its name and module resolved now. */
 static XFDR_NOINSTR void writer_function(struct fn_writer *w, uint32_t id, uintptr_t addr)
 {
+	const struct unload_name *gone = unload_count() ? unload_find(id, addr) : NULL;
 	struct sym_result r;
 
 	memset(&r, 0, sizeof(r));
-	if (w->sym_ok)
+	if (gone) {
+		/* Its library was dlclose()d: named before it went (symbols/unload.h). */
+		r.name = gone->name;
+		r.module = gone->module;
+		r.module_vaddr = gone->module_vaddr;
+		r.vaddr_known = gone->vaddr_known;
+	} else if (w->sym_ok) {
 		sym_lookup(&w->sym, addr, &r);
+	}
 	out_reserve(w);
 	pr_str(&w->b, "function\t");
 	pr_u64(&w->b, id);

@@ -161,6 +161,23 @@ int output_finish(const char *final, int rc)
 	return rename(part, final) ? -errno : 0;
 }
 
+int output_check_dir(void)
+{
+	const char *dir = flush_output.dir[0] ? flush_output.dir : ".";
+	struct stat st;
+
+	if (stat(dir, &st))
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	return access(dir, W_OK | X_OK) ? -errno : 0;
+}
+
+uint32_t output_next_seq(void)
+{
+	return xfdr_load_relaxed(&next_seq);
+}
+
 void output_after_fork(void)
 {
 	xfdr_store_relaxed(&next_seq, 0u);

@@ -71,6 +71,18 @@ int output_create_part(const char *final, int exclusive);
  */
 int output_finish(const char *final, int rc);
 
+/*
+ * output_check_dir - can files be created in the output directory ("." when none) now?
+ * Returns 0 or a negative errno (ENOENT, ENOTDIR, EACCES, EROFS...). Context: any.
+ */
+int output_check_dir(void);
+
+/*
+ * output_next_seq - the <n> the next output_create_unique() tries first: names the file a
+ * failed creation was for. Context: async-signal-safe.
+ */
+uint32_t output_next_seq(void);
+
 /* output_after_fork - a fork child counts its own file names from 0. Context: the child. */
 void output_after_fork(void);
 

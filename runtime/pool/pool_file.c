@@ -18,9 +18,10 @@
  * event. No huge pages: the pages are the page cache's.
  *
  * Space: fallocate(2) reserves every block at init, so a full file system fails xfdr_init()
- * with -ENOSPC instead of a SIGBUS in a recording thread later. A file system without it
- * (EOPNOTSUPP) gets ftruncate(2): its blocks are allocated when pages are populated, so only
- * a shortage within the first buffers is found at init.
+ * with -ENOSPC instead of a SIGBUS in a recording thread later, and a file larger than
+ * RLIMIT_FSIZE fails it with -EFBIG before the call (runtime/base/fsize.h), not by SIGXFSZ.
+ * A file system without fallocate (EOPNOTSUPP) gets ftruncate(2): its blocks are allocated
+ * when pages are populated, so only a shortage within the first buffers is found at init.
  *
  * Names: created O_EXCL | O_CLOEXEC, 0644. The path holds our pid, so a file found there that
  * this process did not make was left by an earlier process with the same pid (containers
@@ -44,6 +45,7 @@
 #include <unistd.h>
 
 #include "runtime/base/compiler.h"
+#include "runtime/base/fsize.h"
 #include "runtime/base/print.h"
 #include "runtime/pool/pool.h"
 
@@ -171,16 +173,21 @@ static int create_sized(const char *path, size_t bytes)
 		report("cannot create", path, rc);
 		return rc;
 	}
-	do
-		rc = fallocate(fd, 0, 0, (off_t)bytes);
-	while (rc && errno == EINTR);
-	if (rc && (errno == EOPNOTSUPP || errno == ENOSYS))
-		rc = ftruncate(fd, (off_t)bytes);
+	/* Past RLIMIT_FSIZE both calls would kill the program with SIGXFSZ: refuse first. */
+	rc = fsize_check(bytes);
+	if (!rc) {
+		do
+			rc = fallocate(fd, 0, 0, (off_t)bytes);
+		while (rc && errno == EINTR);
+		if (rc && (errno == EOPNOTSUPP || errno == ENOSYS))
+			rc = ftruncate(fd, (off_t)bytes);
+		if (rc)
+			rc = -errno;
+	}
 	if (rc) {
 		char what[64];
 		struct pr_buf b = PR_BUF_INIT(what);
 
-		rc = -errno;
 		pr_str(&b, "cannot reserve ");
 		pr_u64(&b, bytes);
 		pr_str(&b, " bytes for");

@@ -23,8 +23,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -567,6 +569,52 @@ static void test_write_errors_keep_errno(void **state)
 	close(fds[0]);
 }
 
+/*
+ * Past RLIMIT_FSIZE a write is refused whole with -EFBIG: no byte of it lands (the kernel
+ * would write up to the limit), and no SIGXFSZ ends the process. In a child: the limit
+ * stays there. The child reports by its exit status: 0 all as expected.
+ */
+static void test_write_past_fsize_limit(void **state)
+{
+	char path[] = "/tmp/xfdr-writer-fsize-XXXXXX";
+	struct wr_file_header h = {.cycle_frequency_hz = 1, .buffer_bytes = 64};
+	uint8_t data[64];
+	struct stat st;
+	int fd, status;
+	pid_t pid;
+
+	(void)state;
+	fill_body(data, 48);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		struct rlimit r = {.rlim_cur = 100, .rlim_max = RLIM_INFINITY};
+
+		if (setrlimit(RLIMIT_FSIZE, &r))
+			_exit(10);
+		errno = 99;
+		if (wr_write_file_header(fd, &h) || errno != 99)
+			_exit(11); /* 32 bytes: fit */
+		if (wr_write_buffer(fd, data, 48, 64) || errno != 99)
+			_exit(12); /* to 96: fit */
+		if (wr_write_buffer(fd, data, 48, 64) != -EFBIG || errno != 99)
+			_exit(13); /* to 160: refused */
+		if (wr_write_buffer_at(fd, data, 48, 64, 64) != -EFBIG)
+			_exit(14); /* 64..128 */
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		fail_msg("child: status %#x (signal %d)", status,
+			 WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_int_equal(st.st_size, 96);
+	close(fd);
+	unlink(path);
+}
+
 static void test_write_buffer_to_pipe(void **state)
 {
 	struct wr_file_header h = {.cycle_frequency_hz = 3000000000ull, .buffer_bytes = 64};
@@ -1000,6 +1048,7 @@ int main(void)
 	    cmocka_unit_test(test_write_buffer_large_padding),
 	    cmocka_unit_test(test_write_buffer_einval),
 	    cmocka_unit_test(test_write_errors_keep_errno),
+	    cmocka_unit_test(test_write_past_fsize_limit),
 	    cmocka_unit_test(test_write_buffer_to_pipe),
 	    cmocka_unit_test(test_write_buffer_interrupted),
 	    cmocka_unit_test(test_close_buffer),

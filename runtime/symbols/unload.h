@@ -1,0 +1,36 @@
+/*
+ * runtime/symbols/unload.h - the names of functions whose library was dlclose()d.
+ *
+ * The .map names each -finstrument-functions id at flush time, from the symbol tables of the
+ * files mapped then (symbolizer.h). A library unloaded before the flush is no longer mapped:
+ * its functions' ids would be "<unknown>". So the runtime interposes dlclose(): before the
+ * real one runs, the ids whose addresses lie in the library's segments are named (symbol,
+ * module, module address) and kept for the life of the process; the .map writer asks here
+ * first (runtime/flush/map_functions.c).
+ */
+#ifndef XFDR_RUNTIME_SYMBOLS_UNLOAD_H
+#define XFDR_RUNTIME_SYMBOLS_UNLOAD_H
+
+#include <stdint.h>
+
+/* A function named when its library was unloaded. Never changes once published. */
+struct unload_name {
+	uint32_t id;
+	uintptr_t addr;
+	const char *name;   /* NULL: the library had no symbol for it */
+	const char *module; /* the library's path */
+	uint64_t module_vaddr;
+	int vaddr_known;
+};
+
+/*
+ * unload_find - the name kept for id at addr, or NULL when its library was not unloaded (or
+ * another function has the address now). Context: async-signal-safe (a walk of an
+ * append-only list; no lock).
+ */
+const struct unload_name *unload_find(uint32_t id, uintptr_t addr);
+
+/* How many are kept (0: unload_find() always returns NULL). Context: async-signal-safe. */
+uint32_t unload_count(void);
+
+#endif /* XFDR_RUNTIME_SYMBOLS_UNLOAD_H */
