@@ -4,7 +4,7 @@
 #   make          libxfdr.a, libxfdr.so, libxfdr_reader.a and the xfdr command, in $(BUILD)/
 #   make check    every test (unit, interop with llvm-xray, sanitizers, clang build); < 10 min
 #   make bench    overhead benchmarks, xfdr beside the floor and its peers
-#   make stress / make fuzz   long runs, not part of check
+#   make stress / make fuzz   long runs (STRESS_SECONDS, FUZZ_SECONDS), not part of check
 #   make install PREFIX=/usr/local DESTDIR=    make uninstall PREFIX=... DESTDIR=...
 #
 # Variables: BUILD (output folder), CC, DEBUG=1 (-g3), SAN=address,undefined (all code).
@@ -69,7 +69,7 @@ XFDR_BIN    := $(BUILD)/bin/xfdr
 UNIT_BINS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 
 .PHONY: all deps check check-build check-exports check-headers check-clang check-san \
-	check-tsan check-unit check-install check-man bench stress fuzz install uninstall clean examples demo
+	check-tsan check-unit check-install check-man check-fuzz bench stress fuzz install uninstall clean examples demo
 .DEFAULT_GOAL := all
 # Keep test objects: make must not end `make check` by deleting intermediates.
 .SECONDARY:
@@ -173,7 +173,7 @@ check-unit: check-build
 
 # cmocka's summaries come last: the plain run is the final step.
 check: check-build check-exports check-headers check-clang check-san check-tsan check-examples \
-	check-man check-install
+	check-man check-install check-fuzz
 	$(MAKE) --no-print-directory check-unit
 
 # ---- benchmarks and long runs ----------------------------------------------------------------
@@ -182,11 +182,15 @@ check: check-build check-exports check-headers check-clang check-san check-tsan 
 # examples/examples.mk defines `examples` and `demo`.
 -include examples/examples.mk
 
-stress: check-build
-	$(TEST_ENV) XFDR_STRESS=1 sh tests/run_unit.sh $(UNIT_BINS)
+# tests/fuzz/fuzz.mk defines `fuzz` (libFuzzer, FUZZ_SECONDS per target) and `check-fuzz`
+# (the saved corpus and regressions, then a short run; part of check).
+-include tests/fuzz/fuzz.mk
 
-fuzz: check-build
-	$(TEST_ENV) XFDR_FUZZ_ITERATIONS=2000000 sh tests/run_unit.sh $(BUILD)/tests/test_reader_malformed
+# The stress test for STRESS_SECONDS (check runs it for 30 s), then every test in its long form.
+STRESS_SECONDS ?= 300
+stress: check-build
+	$(TEST_ENV) XFDR_STRESS_SECONDS=$(STRESS_SECONDS) sh tests/run_unit.sh $(BUILD)/tests/test_stress_mt
+	$(TEST_ENV) XFDR_STRESS=1 sh tests/run_unit.sh $(filter-out %/test_stress_mt,$(UNIT_BINS))
 
 # ---- install -------------------------------------------------------------------------------
 # Paths inside the installed linker script are the final ones ($(PREFIX)), not $(DESTDIR)'s.

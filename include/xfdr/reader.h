@@ -56,9 +56,10 @@ struct xfdr_header {
  * Open a file (mmap) or a caller-owned memory image (not copied; must outlive the trace).
  * Checks the header (version 1 to 5, type 1) and that the file is the header plus a whole
  * number of buffers: in version 1, that buffer_size can hold a buffer preamble and divides
- * the rest of the file; in versions 2+, that the BufferExtents records chain from the header
- * to the end of the file (each at the start of a buffer, counting at least a preamble and at
- * most the rest of the file), which also counts the buffers. Records are checked by
+ * the rest of the file (a header alone is a valid file, whatever its buffer_size); in
+ * versions 2+, that the BufferExtents records chain from the header to the end of the file
+ * (each at the start of a buffer, counting at least a preamble and at most the rest of the
+ * file), which also counts the buffers. Records are checked by
  * xfdr_trace_verify() and while iterating. Returns 0 or -1 with err filled (an empty or
  * unreadable file is an error too, named with its errno text).
  */

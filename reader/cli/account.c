@@ -130,6 +130,21 @@ struct acct {
 	uint32_t rank;
 	struct acct_left left;
 	int oom;
+	/*
+	 * --recursive-calls-only: how many frames of each function are open on the thread being
+	 * fed (entries and the named calls of a stack context), so that "is F open below this
+	 * call" is one lookup, not a walk of the stack (which made a deep stack quadratic).
+	 */
+	struct acct_open *open;
+	size_t nopen, usedopen;
+	uint32_t ctx_named; /* named calls of the context that seeded the thread's stack */
+};
+
+/* A function's open frames on the thread of serial `serial` (another serial: none). */
+struct acct_open {
+	uint64_t serial; /* 0: an empty slot */
+	uint32_t fid;
+	uint32_t frames;
 };
 
 /* ---- Functions by id ----------------------------------------------------------------------- */
@@ -217,18 +232,78 @@ static int key_before(uint32_t rank, uint64_t seq, uint32_t depth, const struct 
 	return depth < f->first_depth;
 }
 
-/* Is a frame of the call's function open below it? O(depth). */
-static int open_below(const struct acct *a, const struct xfdr_call *c)
+static size_t open_hash(uint32_t fid, size_t n)
 {
-	struct xfdr_frame fr;
-	uint32_t d;
+	return (size_t)(((uint64_t)fid * 0x9e3779b97f4a7c15ull) >> 32) & (n - 1);
+}
 
-	for (d = 0; d < c->depth; d++) {
-		if (!xfdr_callstack_frame_info(a->cs, c->pid, c->thread_id, d, &fr) &&
-		    fr.function_id == c->function_id)
-			return 1;
+/*
+ * The open-frame count of fid on the thread being fed: NULL when it has none and !create, or
+ * when out of memory (a->oom set). A slot of an earlier thread counts as none.
+ */
+static uint32_t *open_frames(struct acct *a, uint32_t fid, int create)
+{
+	struct acct_open *e;
+	size_t i;
+
+	if (create && 2 * (a->usedopen + 1) > a->nopen) {
+		size_t n = a->nopen ? 2 * a->nopen : 256, j, k;
+		struct acct_open *v = calloc(n, sizeof(*v));
+
+		if (!v) {
+			a->oom = 1;
+			return NULL;
+		}
+		for (j = 0; j < a->nopen; j++) {
+			if (!a->open[j].serial)
+				continue;
+			for (k = open_hash(a->open[j].fid, n); v[k].serial; k = (k + 1) & (n - 1))
+				;
+			v[k] = a->open[j];
+		}
+		free(a->open);
+		a->open = v;
+		a->nopen = n;
 	}
-	return 0;
+	if (!a->nopen)
+		return NULL;
+	for (i = open_hash(fid, a->nopen); a->open[i].serial; i = (i + 1) & (a->nopen - 1)) {
+		e = &a->open[i];
+		if (e->fid != fid)
+			continue;
+		if (e->serial != a->thread_serial) {
+			e->serial = a->thread_serial;
+			e->frames = 0;
+		}
+		return create || e->frames ? &e->frames : NULL;
+	}
+	if (!create)
+		return NULL;
+	e = &a->open[i];
+	e->serial = a->thread_serial;
+	e->fid = fid;
+	e->frames = 0;
+	a->usedopen++;
+	return &e->frames;
+}
+
+/*
+ * A call closed (its frame is popped): was a frame of its function open below it? Counts it
+ * out of the open frames. Calls with no frame (no entry) and the unnamed calls of a context
+ * (their id comes from the exit, their frame was never counted) have none.
+ */
+static int open_below(struct acct *a, const struct xfdr_call *c)
+{
+	uint32_t *p;
+
+	if ((c->flags & XFDR_CALL_NO_ENTRY) ||
+	    ((c->flags & XFDR_CALL_FROM_CONTEXT) && c->depth >= a->ctx_named))
+		return 0;
+	p = open_frames(a, c->function_id, 0);
+	if (!p)
+		return 0;
+	(*p)--;
+	return *p > 0;
 }
 
 /*
@@ -236,11 +311,11 @@ static int open_below(const struct acct *a, const struct xfdr_call *c)
  * the outermost open call of F lasted. So a call with F open below it counts (and marks F);
  * a call with none counts when a call of F nested in it was marked. Returns 1 to count it.
  */
-static int recursive_call(struct acct *a, const struct xfdr_call *c, struct acct_fn **fp)
+static int recursive_call(struct acct *a, const struct xfdr_call *c, int below, struct acct_fn **fp)
 {
 	struct acct_fn *f;
 
-	if (open_below(a, c)) {
+	if (below) {
 		f = fn_get(a, c->function_id);
 		if (!f) {
 			a->oom = 1;
@@ -262,7 +337,7 @@ static int on_call(void *ctx, const struct xfdr_call *c)
 {
 	struct acct *a = ctx;
 	struct acct_fn *f = NULL;
-	int rc;
+	int rc, below = a->opt->recursive_only ? open_below(a, c) : 0;
 
 	if (c->flags & XFDR_CALL_NO_EXIT) {
 		a->left.no_exit++;
@@ -277,7 +352,7 @@ static int on_call(void *ctx, const struct xfdr_call *c)
 		return 0;
 	}
 	if (a->opt->recursive_only) {
-		rc = recursive_call(a, c, &f);
+		rc = recursive_call(a, c, below, &f);
 		if (rc <= 0)
 			return rc < 0;
 	} else {
@@ -807,16 +882,53 @@ struct walk_progress {
 };
 
 /*
+ * --recursive-calls-only: the frames event ev (just fed) opened. An entry opens one; a stack
+ * context that seeded the stack (the pairer's seeded count went past seeded) opens one per
+ * call it names. Returns 0, or -1 when out of memory.
+ */
+static int count_open(struct acct *a, struct xfdr_callstack *cs, const struct xfdr_event *ev,
+		      uint64_t seeded)
+{
+	struct xfdr_callstack_stats st;
+	struct xfdr_stack_context sc;
+	uint32_t *p, i;
+
+	if (ev->type == XFDR_EVENT_FUNCTION &&
+	    (ev->action == XFDR_FN_ENTER || ev->action == XFDR_FN_ENTER_ARGS)) {
+		p = open_frames(a, ev->function_id, 1);
+		if (!p)
+			return -1;
+		(*p)++;
+		return 0;
+	}
+	if (ev->type != XFDR_EVENT_CUSTOM)
+		return 0;
+	xfdr_callstack_get_stats(cs, &st);
+	if (st.contexts_seeded == seeded ||
+	    xfdr_stack_context_decode(ev->payload, ev->payload_bytes, ev->big_endian, &sc, NULL))
+		return 0;
+	a->ctx_named = sc.id_count;
+	for (i = 0; i < sc.id_count; i++) {
+		p = open_frames(a, sc.ids[i], 1);
+		if (!p)
+			return -1;
+		(*p)++;
+	}
+	return 0;
+}
+
+/*
  * One pass: feed the chosen threads' events, thread by thread, to a fresh pairer. Returns
  * CLI_OK, or CLI_FAIL after reporting.
  */
 static int walk(struct acct *a, const struct acct_threads *th, struct walk_progress *wp)
 {
 	struct xfdr_callstack *cs = xfdr_callstack_create(on_call, a);
+	struct xfdr_callstack_stats st;
 	struct xfdr_event_iter it;
 	struct xfdr_error err;
 	struct xfdr_event ev;
-	uint64_t i, last_buf;
+	uint64_t i, last_buf, seeded = 0;
 	int rc, status = CLI_FAIL;
 
 	if (!cs)
@@ -837,6 +949,7 @@ static int walk(struct acct *a, const struct acct_threads *th, struct walk_progr
 		}
 		a->rank = th->rank[i];
 		a->thread_serial++;
+		a->ctx_named = 0;
 		a->seq = 0;
 		last_buf = UINT64_MAX;
 		while ((rc = xfdr_events_next(&it, &ev, &err)) == 1) {
@@ -845,11 +958,17 @@ static int walk(struct acct *a, const struct acct_threads *th, struct walk_progr
 				cli_progress_update(wp->prog, ++wp->done, wp->total);
 			}
 			a->seq++;
+			if (a->opt->recursive_only) {
+				xfdr_callstack_get_stats(cs, &st);
+				seeded = st.contexts_seeded;
+			}
 			rc = xfdr_callstack_feed(cs, &ev);
 			if (rc == -ENOMEM)
 				goto oom;
 			if (rc)
 				goto cancelled;
+			if (a->opt->recursive_only && count_open(a, cs, &ev, seeded))
+				goto oom;
 		}
 		if (rc < 0) {
 			cli_error("%s", err.text);
@@ -868,6 +987,9 @@ oom:
 out:
 	xfdr_callstack_destroy(cs);
 	a->cs = NULL;
+	free(a->open);
+	a->open = NULL;
+	a->nopen = a->usedopen = 0;
 	return status;
 }
 

@@ -191,6 +191,8 @@ struct cli_rebuild_opts {
 	const char *output; /* NULL: the verb's default */
 	int force;
 	int verbose;
+	int allow_salvage; /* set before parsing: --salvage is an option (recover's) */
+	int salvage;
 };
 
 int cli_rebuild_opts_parse(int argc, char **argv, const char *what, void (*help)(void),
@@ -229,6 +231,20 @@ struct cli_rebuild_show {
  * cause, tails cut, the TSC rate when it was not told, and "wrote OUT".
  * Returns CLI_OK, or CLI_FAIL, reported, with nothing left behind.
  */
+/*
+ * cli_write_trace_and_map - write_trace(fd, out, res, trace_ctx) writes the trace into a new
+ * file out (returns 0, or reports and returns CLI_FAIL), then write_map(f, res, ctx) its
+ * sidecar out + ".map"; both are put in place only when both succeeded. Returns CLI_OK, or
+ * CLI_FAIL, reported, with nothing left behind (and, when write_trace had succeeded, *res
+ * freed with rd_pool_result_free()).
+ */
+int cli_write_trace_and_map(const char *out,
+			    int (*write_trace)(int fd, const char *out, struct rd_pool_result *res,
+					       void *ctx),
+			    void *trace_ctx,
+			    int (*write_map)(FILE *f, const struct rd_pool_result *res, void *ctx),
+			    void *ctx, struct rd_pool_result *res);
+
 int cli_rebuild(struct rd_pool_job *job, const char *out,
 		int (*write_map)(FILE *f, const struct rd_pool_result *res, void *ctx), void *ctx,
 		const struct cli_rebuild_show *show);

@@ -327,15 +327,21 @@ int cli_rebuild_opts_parse(int argc, char **argv, const char *what, void (*help)
 	    {"force", no_argument, NULL, 'f'},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"help", no_argument, NULL, 'h'},
+	    {"salvage", no_argument, NULL, 'S'}, /* recover's only: allow_salvage */
 	    {NULL, 0, NULL, 0},
 	};
-	int c;
+	int c, allow_salvage = o->allow_salvage;
 
 	memset(o, 0, sizeof(*o));
 	opterr = 0;
 	optind = 0;
 	while ((c = getopt_long(argc, argv, ":o:fvh", longopts, NULL)) != -1) {
+		if (c == 'S' && !allow_salvage)
+			c = '?';
 		switch (c) {
+		case 'S':
+			o->salvage = 1;
+			break;
 		case 'o':
 			o->output = optarg;
 			break;
@@ -449,17 +455,32 @@ static int write_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
-/*
- * The rebuild of job into out and the sidecar out + ".map" from write_map, both put in place.
- * Returns CLI_OK with *res filled (rd_pool_result_free() it), or CLI_FAIL, reported, with
- * nothing left behind.
- */
+static int write_pool_trace(int fd, const char *out, struct rd_pool_result *res, void *ctx)
+{
+	struct xfdr_error err;
+
+	if (rd_pool_rebuild(ctx, fd, out, res, &err) < 0) {
+		fprintf(stderr, "%s\n", err.text);
+		return CLI_FAIL;
+	}
+	return 0;
+}
+
 static int rebuild_files(const struct rd_pool_job *job, const char *out,
 			 int (*write_map)(FILE *f, const struct rd_pool_result *res, void *ctx),
 			 void *ctx, struct rd_pool_result *res)
 {
+	return cli_write_trace_and_map(out, write_pool_trace, (void *)job, write_map, ctx, res);
+}
+
+int cli_write_trace_and_map(const char *out,
+			    int (*write_trace)(int fd, const char *out, struct rd_pool_result *res,
+					       void *ctx),
+			    void *trace_ctx,
+			    int (*write_map)(FILE *f, const struct rd_pool_result *res, void *ctx),
+			    void *ctx, struct rd_pool_result *res)
+{
 	struct cli_new_file tf, mf;
-	struct xfdr_error err;
 	char map[4096], *text = NULL;
 	size_t len = 0;
 	FILE *f;
@@ -471,8 +492,7 @@ static int rebuild_files(const struct rd_pool_job *job, const char *out,
 	}
 	if (cli_new_file_open(&tf, out))
 		return CLI_FAIL;
-	if (rd_pool_rebuild(job, tf.fd, out, res, &err) < 0) {
-		fprintf(stderr, "%s\n", err.text);
+	if (write_trace(tf.fd, out, res, trace_ctx)) {
 		cli_new_file_abort(&tf);
 		return CLI_FAIL;
 	}
@@ -594,7 +614,7 @@ int cli_map_generated(FILE *f, const struct cli_map_facts *m, const struct rd_po
 		(unsigned long long)m->buffer_bytes, (unsigned long long)m->buffer_count,
 		(unsigned long long)res->kept);
 	for (i = 0; i < res->thread_count; i++)
-		fprintf(f, "thread\t%u\t%u\t<unknown>\t0\t0\t0\t0\t0\t0\n",
+		fprintf(f, "thread\t%u\t%u\t<unknown>\t0\t0\t0\t0\t0\t0\t0\n",
 			(unsigned)res->threads[i].tid, (unsigned)res->threads[i].thread_id);
 	return 0;
 }

@@ -506,7 +506,7 @@ static int write_core_map(FILE *f, const struct rd_pool_result *res, void *ctx)
 
 int cmd_core(int argc, char **argv)
 {
-	struct cli_rebuild_opts opt;
+	struct cli_rebuild_opts opt = {0};
 	struct core c = {.fd = -1};
 	struct search s = {NULL, 0, 0, 0, "", 0};
 	struct rd_pool_job job;

@@ -21,7 +21,8 @@ struct run {
 /* A trace file: "<prefix>-<pid>-<n>.xray" or "<prefix>-<pid>-<n>-t<tid>.xray". */
 struct found {
 	char *name;
-	uint64_t pid, n, tid; /* tid: 0 when not per thread */
+	uint64_t pid, n, tid; /* tid: 0 for the process file and for "-t0" (drops alone) */
+	int per_thread;	      /* a "-t<tid>" file, whose sidecar is "<prefix>-<pid>-<n>.map" */
 	ino_t ino;
 	struct timespec mtime;
 	off_t bytes;

@@ -45,6 +45,7 @@ static int parse_trace_name(const char *name, struct found *f)
 		return 0;
 	e = name + len - 5;
 	f->tid = 0;
+	f->per_thread = 0;
 	for (d = e; d > name && d[-1] != '-'; d--)
 		;
 	if (d == name)
@@ -52,6 +53,7 @@ static int parse_trace_name(const char *name, struct found *f)
 	if (*d == 't') {
 		if (!digits(d + 1, e, &f->tid))
 			return 0;
+		f->per_thread = 1;
 		e = d - 1;
 		for (d = e; d > name && d[-1] != '-'; d--)
 			;
@@ -365,7 +367,7 @@ static void sidecar_of(const char *trace, const struct found *f, char *map, size
 	const char *t;
 
 	snprintf(map, n, "%s.map", trace);
-	if (!f->tid || access(map, F_OK) == 0)
+	if (!f->per_thread || access(map, F_OK) == 0)
 		return;
 	t = strrchr(trace, '-');
 	if (t)

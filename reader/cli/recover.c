@@ -35,6 +35,7 @@
 static void recover_help(void)
 {
 	fputs("usage: xfdr recover [-o OUT] [--force] [-v] FILE\n"
+	      "       xfdr recover --salvage [-o OUT] [--force] [-v] FILE\n"
 	      "\n"
 	      "Rebuild a valid trace from the live files of a process that recorded with\n"
 	      "XFDR_OPTIONS backing=file and died without flushing (killed, out of memory).\n"
@@ -45,8 +46,17 @@ static void recover_help(void)
 	      "Without FILE.pool each buffer is kept up to its first invalid record: a best\n"
 	      "effort. What was kept and dropped is printed on stderr.\n"
 	      "\n"
+	      "With --salvage (implied when FILE ends in .part), FILE is a trace file cut\n"
+	      "short, as a flush that did not finish leaves NAME.xray.part: OUT gets its\n"
+	      "header and every whole buffer that is valid; the partial buffer at the end and\n"
+	      "invalid buffers are left out and said, with their offsets. OUT.map is\n"
+	      "NAME.xray.map (FILE.map) naming OUT, or made from the header.\n"
+	      "\n"
 	      "  -o, --output=OUT  write OUT (default: FILE with -live.xray replaced by\n"
-	      "                    -recovered.xray, else FILE.recovered.xray) and OUT.map\n"
+	      "                    -recovered.xray, else FILE.recovered.xray; --salvage:\n"
+	      "                    FILE less .part with .xray replaced by -salvaged.xray)\n"
+	      "                    and OUT.map\n"
+	      "      --salvage     keep the whole buffers of a cut trace file (see above)\n"
 	      "  -f, --force       replace OUT and OUT.map if they exist\n"
 	      "  -v, --verbose     one line per buffer on stderr: what became of it and why\n"
 	      "  -h, --help        show this help\n"
@@ -139,6 +149,15 @@ static int read_live_header(struct file_src *live, struct xfdr_header *h)
 	}
 	*h = *xfdr_trace_header(t);
 	xfdr_trace_close(t);
+	/* The library takes any buffer_size for a header alone; a pool has buffers. */
+	if (h->version == XFDR_FORMAT_VERSION && h->buffer_size < XFDR_BUFFER_PREAMBLE_BYTES) {
+		fprintf(stderr,
+			"%s: offset %d: expected a buffer_size of at least %d bytes (NewBuffer, "
+			"WallClockTime, NewCPUId), found %llu\n",
+			live->name, XFDR_HDR_BUFFER_SIZE_OFF, XFDR_BUFFER_PREAMBLE_BYTES,
+			(unsigned long long)h->buffer_size);
+		return CLI_FAIL;
+	}
 	/* The reader takes compiler-rt's versions too; the runtime's live pool is version 1. */
 	if (h->version != XFDR_FORMAT_VERSION) {
 		fprintf(stderr,
@@ -338,6 +357,246 @@ static int default_output(const char *input, char *buf, size_t n)
 	return w < 0 || (size_t)w >= n ? -1 : 0;
 }
 
+/* ---- --salvage: the whole buffers of a cut trace file ------------------------------------ */
+
+#define PART_SUFFIX ".part"
+#define XRAY_SUFFIX ".xray"
+#define SALVAGED_SUFFIX "-salvaged.xray"
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n > k && !strcmp(s + n - k, suffix);
+}
+
+/* FILE less ".part", with ".xray" replaced by "-salvaged.xray", else + ".salvaged.xray". */
+static int salvage_output(const char *input, char *buf, size_t n)
+{
+	size_t len = strlen(input);
+	int w;
+
+	if (ends_with(input, PART_SUFFIX))
+		len -= strlen(PART_SUFFIX);
+	if (len > strlen(XRAY_SUFFIX) &&
+	    !strncmp(input + len - strlen(XRAY_SUFFIX), XRAY_SUFFIX, strlen(XRAY_SUFFIX)))
+		w = snprintf(buf, n, "%.*s%s", (int)(len - strlen(XRAY_SUFFIX)), input,
+			     SALVAGED_SUFFIX);
+	else
+		w = snprintf(buf, n, "%.*s.salvaged.xray", (int)len, input);
+	return w < 0 || (size_t)w >= n ? -1 : 0;
+}
+
+struct salvage {
+	struct file_src *in;
+	const struct xfdr_header *h;
+	uint64_t whole; /* buffers the file holds whole */
+	uint64_t kept;
+	int verbose;
+};
+
+static int put_all(int fd, const uint8_t *p, size_t n, uint64_t at)
+{
+	ssize_t w;
+
+	while (n) {
+		w = pwrite(fd, p, n, (off_t)at);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? errno : EIO;
+		p += w;
+		n -= (size_t)w;
+		at += (uint64_t)w;
+	}
+	return 0;
+}
+
+/*
+ * The header, then each whole buffer the reader finds valid on its own (a header and that
+ * buffer), in file order. A buffer that is not is left out, with the reader's reason at its
+ * offset in FILE.
+ */
+static int write_salvaged(int fd, const char *out, struct rd_pool_result *res, void *ctx)
+{
+	struct salvage *sv = ctx;
+	uint64_t bs = sv->h->buffer_size, i, at;
+	size_t img_bytes = (size_t)(XFDR_FILE_HEADER_BYTES + bs);
+	struct xfdr_trace *t;
+	struct xfdr_error err;
+	uint8_t *img;
+	int rc, e;
+
+	img = malloc(sv->whole ? img_bytes : XFDR_FILE_HEADER_BYTES);
+	if (!img) {
+		cli_error("%s: %s", sv->in->name, strerror(ENOMEM));
+		return CLI_FAIL;
+	}
+	rc = file_read(sv->in, 0, img, XFDR_FILE_HEADER_BYTES, &err);
+	for (i = 0; !rc && i < sv->whole; i++) {
+		at = XFDR_FILE_HEADER_BYTES + i * bs;
+		rc = file_read(sv->in, at, img + XFDR_FILE_HEADER_BYTES, (size_t)bs, &err);
+		if (rc)
+			break;
+		if (xfdr_trace_open_memory(img, img_bytes, sv->in->name, &t, &err) == 0) {
+			e = xfdr_trace_verify(t, &err);
+			xfdr_trace_close(t);
+			if (e == 0) {
+				e = put_all(fd, img + XFDR_FILE_HEADER_BYTES, (size_t)bs,
+					    XFDR_FILE_HEADER_BYTES + sv->kept * bs);
+				if (e) {
+					cli_error("%s: write error: %s", out, strerror(e));
+					free(img);
+					return CLI_FAIL;
+				}
+				sv->kept++;
+				if (sv->verbose)
+					cli_error("%s: offset %llu: buffer %llu kept", sv->in->name,
+						  (unsigned long long)at, (unsigned long long)i);
+				continue;
+			}
+		}
+		/* err.offset is in the one-buffer image; say where that is in FILE. */
+		{
+			const char *why = strstr(err.text, ": expected");
+
+			cli_error("%s: offset %llu: buffer %llu left out (invalid)%s", sv->in->name,
+				  (unsigned long long)(at + err.offset - XFDR_FILE_HEADER_BYTES),
+				  (unsigned long long)i, why ? why : "");
+		}
+	}
+	if (rc) {
+		if (rc > 0)
+			cli_error("%s: the file shrank while it was read", sv->in->name);
+		else
+			fprintf(stderr, "%s\n", err.text);
+		free(img);
+		return CLI_FAIL;
+	}
+	e = put_all(fd, img, XFDR_FILE_HEADER_BYTES, 0);
+	free(img);
+	if (e) {
+		cli_error("%s: write error: %s", out, strerror(e));
+		return CLI_FAIL;
+	}
+	res->buffers = sv->whole;
+	res->kept = res->count[RD_POOL_KEPT] = sv->kept;
+	return 0;
+}
+
+/*
+ * recover --salvage (and any FILE.part): FILE is a version 1 trace cut short, as a flush that
+ * did not finish leaves NAME.xray.part. OUT gets the header and the whole valid buffers; what
+ * was left out is said with its offset. The sidecar is NAME.xray.map (FILE.map for a FILE
+ * without .part) with its trace line naming OUT, else one made from the header.
+ */
+static int salvage(const struct cli_rebuild_opts *opt)
+{
+	struct file_src in = {-1, NULL, 0};
+	struct map_ctx mctx;
+	struct xfdr_header h;
+	struct salvage sv;
+	struct rd_pool_result res;
+	char out_buf[4096], out_map[4096], map_path[4096];
+	const char *out = opt->output;
+	size_t base_len = strlen(opt->input);
+	uint64_t tail;
+	int status, rc;
+
+	memset(&mctx, 0, sizeof(mctx));
+	memset(&res, 0, sizeof(res));
+	if (ends_with(opt->input, PART_SUFFIX))
+		base_len -= strlen(PART_SUFFIX);
+	if ((size_t)snprintf(map_path, sizeof(map_path), "%.*s.map", (int)base_len, opt->input) >=
+	    sizeof(map_path)) {
+		cli_error("%s: %s", opt->input, strerror(ENAMETOOLONG));
+		return CLI_USAGE;
+	}
+	if (!out) {
+		if (salvage_output(opt->input, out_buf, sizeof(out_buf))) {
+			cli_error("%s: %s", opt->input, strerror(ENAMETOOLONG));
+			return CLI_FAIL;
+		}
+		out = out_buf;
+	}
+	if (cli_map_name(out, out_map, sizeof(out_map)))
+		return CLI_FAIL;
+	status = file_open(&in, opt->input, 0);
+	if (status)
+		return status;
+	rc = access(map_path, F_OK) == 0 ? 0 : -1;
+	if (rc == 0) {
+		mctx.in = fopen(map_path, "r");
+		if (!mctx.in) {
+			cli_error("%s: %s", map_path, strerror(errno));
+			status = CLI_USAGE;
+			goto out;
+		}
+		mctx.live_map = map_path;
+	}
+	if (cli_same_file(out, opt->input) || cli_same_file(out_map, opt->input) ||
+	    (mctx.in && (cli_same_file(out, map_path) || cli_same_file(out_map, map_path)))) {
+		cli_error("%s: OUT would replace an input file", out);
+		status = CLI_USAGE;
+		goto out;
+	}
+	if (cli_refuse_existing(out, opt->force) || cli_refuse_existing(out_map, opt->force)) {
+		status = CLI_USAGE;
+		goto out;
+	}
+	status = CLI_FAIL;
+	if (read_live_header(&in, &h))
+		goto out;
+	memset(&sv, 0, sizeof(sv));
+	sv.in = &in;
+	sv.h = &h;
+	sv.whole = in.bytes > XFDR_FILE_HEADER_BYTES
+		       ? (in.bytes - XFDR_FILE_HEADER_BYTES) / h.buffer_size
+		       : 0;
+	sv.verbose = opt->verbose;
+	tail = in.bytes > XFDR_FILE_HEADER_BYTES
+		   ? (in.bytes - XFDR_FILE_HEADER_BYTES) % h.buffer_size
+		   : 0;
+	res.tsc_hz = h.cycle_frequency;
+	if (!res.tsc_hz && mctx.in)
+		res.tsc_hz = map_tsc_hz(mctx.in);
+	mctx.out = out;
+	mctx.facts = (struct cli_map_facts){
+	    .pid = 0,
+	    .trace = out,
+	    .constant_tsc = h.constant_tsc,
+	    .nonstop_tsc = h.nonstop_tsc,
+	    .buffer_bytes = h.buffer_size,
+	    .buffer_count = sv.whole,
+	};
+	status =
+	    cli_write_trace_and_map(out, write_salvaged, &sv, write_recovered_map, &mctx, &res);
+	if (status)
+		goto out;
+	cli_error("%s: kept %llu of %llu whole buffer%s", opt->input, (unsigned long long)sv.kept,
+		  (unsigned long long)sv.whole, sv.whole == 1 ? "" : "s");
+	if (sv.kept < sv.whole)
+		cli_error("%s: left out %llu invalid buffer%s (%llu bytes)", opt->input,
+			  (unsigned long long)(sv.whole - sv.kept),
+			  sv.whole - sv.kept == 1 ? "" : "s",
+			  (unsigned long long)((sv.whole - sv.kept) * h.buffer_size));
+	if (tail)
+		cli_error("%s: offset %llu: discarded %llu bytes, a partial buffer (%llu of %llu "
+			  "bytes)",
+			  opt->input,
+			  (unsigned long long)(XFDR_FILE_HEADER_BYTES + sv.whole * h.buffer_size),
+			  (unsigned long long)tail, (unsigned long long)tail,
+			  (unsigned long long)h.buffer_size);
+	else
+		cli_error("%s: no partial buffer at the end", opt->input);
+	cli_error("wrote %s", out);
+out:
+	if (mctx.in)
+		fclose(mctx.in);
+	file_close(&in);
+	return status;
+}
+
 int cmd_recover(int argc, char **argv)
 {
 	struct cli_rebuild_opts opt;
@@ -352,9 +611,12 @@ int cmd_recover(int argc, char **argv)
 	int status, have_pool, rc;
 
 	memset(&mctx, 0, sizeof(mctx));
+	opt.allow_salvage = 1;
 	status = cli_rebuild_opts_parse(argc, argv, "FILE", recover_help, &opt);
 	if (status)
 		return status < 0 ? CLI_OK : status;
+	if (opt.salvage || ends_with(opt.input, PART_SUFFIX))
+		return salvage(&opt);
 	/* FILE.pool and FILE.map are inputs too: a name too long to open them is unreadable. */
 	if ((size_t)snprintf(pool_path, sizeof(pool_path), "%s.pool", opt.input) >=
 		sizeof(pool_path) ||

@@ -56,9 +56,11 @@
  *                            args.xfdr_begin "stack context"). Calls the context counts but
  *                            does not name are "(unknown)"; an exit that reaches one (no open
  *                            call of its function above it) closes it, its "E" carrying
- *                            args.exit_function. A context that does not decode, or counts
- *                            more than XFDR_CALLSTACK_UNNAMED_MAX unnamed calls, changes
- *                            nothing.
+ *                            args.exit_function. Up to 128 of them in a row are a slice
+ *                            each; more are one slice (args.unnamed_calls: how many), whose
+ *                            "E" comes with the last of them. A context that does not decode,
+ *                            or counts more than XFDR_CALLSTACK_UNNAMED_MAX unnamed calls,
+ *                            changes nothing.
  *   end of the thread        calls still open get their "E" at the thread's last event's time
  *                            (args.xfdr_end "trace edge").
  * To put the "B" of an exit without entry at the thread's first timestamp, each thread is
@@ -105,10 +107,20 @@ enum te_end {
 	TE_END_EDGE,
 };
 
-/* An open call, or (fid TE_UNNAMED) a run of count calls a stack context did not name. */
+/*
+ * An open call, or (fid TE_UNNAMED) a run of count calls a stack context did not name. A run
+ * of up to TE_UNNAMED_SLICES_MAX calls is shown as that many nested "(unknown)" slices; a
+ * longer one as one slice standing for all of them (args.unnamed_calls), so that a context of
+ * millions of unnamed calls cannot turn a few bytes of trace into gigabytes of JSON. slices:
+ * the slices open for the entry, count while it is shown one per call, else 1 until the last
+ * of its calls closes.
+ */
+#define TE_UNNAMED_SLICES_MAX 128u
+
 struct te_frame {
 	uint32_t fid;
 	uint32_t count;
+	uint32_t slices;
 };
 
 struct te_counts {
@@ -343,7 +355,7 @@ static const char *const end_name[] = {
 
 /* "B" of fid at tsc; ev: the Entry_Args event whose arguments it shows, or NULL. */
 static void put_begin(struct te *s, uint32_t fid, uint64_t tsc, enum te_begin how,
-		      const struct xfdr_event *ev)
+		      const struct xfdr_event *ev, uint32_t calls)
 {
 	struct cli_out *o = s->o;
 	int n = 0;
@@ -358,6 +370,8 @@ static void put_begin(struct te *s, uint32_t fid, uint64_t tsc, enum te_begin ho
 			arg_str(o, &n, "xfdr_begin", begin_name[how]);
 		if (fid == TE_UNNAMED)
 			arg_str(o, &n, "reason", "deeper than the ids the stack context holds");
+		if (calls > 1)
+			arg_u64(o, &n, "unnamed_calls", calls);
 		for (i = 0; ev && i < ev->arg_count; i++) {
 			char key[24];
 
@@ -409,7 +423,7 @@ static void close_above(struct te *s, uint32_t keep, uint64_t tsc, enum te_end h
 		struct te_frame *f = &s->stack[s->depth - 1];
 		uint32_t k;
 
-		for (k = 0; k < f->count && s->open; k++)
+		for (k = 0; k < f->slices && s->open; k++)
 			put_end(s, f->fid, tsc, how, TE_UNNAMED);
 		s->depth--;
 	}
@@ -429,6 +443,7 @@ static int push(struct te *s, uint32_t fid, uint32_t count)
 	}
 	s->stack[s->depth].fid = fid;
 	s->stack[s->depth].count = count;
+	s->stack[s->depth].slices = count > TE_UNNAMED_SLICES_MAX ? 1 : count;
 	s->depth++;
 	return 0;
 }
@@ -440,7 +455,7 @@ static int on_fn_entry(struct te *s, const struct xfdr_event *ev, uint64_t tsc)
 	if (push(s, ev->function_id, 1))
 		return -1;
 	put_begin(s, ev->function_id, tsc, TE_BEGIN_ENTRY,
-		  ev->action == XFDR_FN_ENTER_ARGS ? ev : NULL);
+		  ev->action == XFDR_FN_ENTER_ARGS ? ev : NULL, 1);
 	return 0;
 }
 
@@ -455,7 +470,11 @@ static int on_fn_exit(struct te *s, const struct xfdr_event *ev, uint64_t tsc)
 		struct te_frame *f = &s->stack[i - 1];
 
 		close_above(s, i, tsc, TE_END_UNWOUND);
-		put_end(s, f->fid, tsc, how, fid);
+		/* A run shown as one slice ends with its last call. */
+		if (f->slices == f->count) {
+			put_end(s, f->fid, tsc, how, fid);
+			f->slices--;
+		}
 		if (--f->count == 0)
 			s->depth--;
 		return 0;
@@ -514,8 +533,11 @@ static int apply_context(struct te *s, const struct xfdr_stack_context *c, uint6
 		uint32_t k;
 
 		close_above(s, keep + 1, tsc, TE_END_CONTEXT);
-		for (k = partial; k < f->count && s->open; k++)
-			put_end(s, TE_UNNAMED, tsc, TE_END_CONTEXT, TE_UNNAMED);
+		if (f->slices == f->count) {
+			for (k = partial; k < f->count && s->open; k++)
+				put_end(s, TE_UNNAMED, tsc, TE_END_CONTEXT, TE_UNNAMED);
+			f->slices = partial;
+		}
 		f->count = partial;
 		s->depth = keep + 1;
 		j += partial;
@@ -526,15 +548,18 @@ static int apply_context(struct te *s, const struct xfdr_stack_context *c, uint6
 	for (; j < named_end; j++) {
 		if (push(s, c->ids[j], 1))
 			return -1;
-		put_begin(s, c->ids[j], tsc, TE_BEGIN_CONTEXT, NULL);
+		put_begin(s, c->ids[j], tsc, TE_BEGIN_CONTEXT, NULL, 1);
 	}
 	if (j < c->depth) {
+		const struct te_frame *f;
 		uint32_t k;
 
 		if (push(s, TE_UNNAMED, c->depth - j))
 			return -1;
-		for (k = j; k < c->depth && s->open; k++)
-			put_begin(s, TE_UNNAMED, tsc, TE_BEGIN_CONTEXT, NULL);
+		f = &s->stack[s->depth - 1];
+		for (k = 0; k < f->slices && s->open; k++)
+			put_begin(s, TE_UNNAMED, tsc, TE_BEGIN_CONTEXT, NULL,
+				  f->slices == f->count ? 1 : f->count);
 	}
 	return 1;
 }
@@ -870,10 +895,13 @@ static void open_window(struct te *s, uint64_t tsc)
 	s->first_tsc = s->last_tsc = tsc;
 	put_metadata(s);
 	for (i = s->nbefore; i > s->before_closed; i--)
-		put_begin(s, s->before[i - 1], tsc, TE_BEGIN_BEFORE_TRACE, NULL);
+		put_begin(s, s->before[i - 1], tsc, TE_BEGIN_BEFORE_TRACE, NULL, 1);
 	for (d = 0; d < s->depth; d++) {
-		for (k = 0; k < s->stack[d].count && !s->o->err; k++)
-			put_begin(s, s->stack[d].fid, tsc, TE_BEGIN_BEFORE_WINDOW, NULL);
+		const struct te_frame *f = &s->stack[d];
+
+		for (k = 0; k < f->slices && !s->o->err; k++)
+			put_begin(s, f->fid, tsc, TE_BEGIN_BEFORE_WINDOW, NULL,
+				  f->slices == f->count ? 1 : f->count);
 	}
 }
 

@@ -3,9 +3,10 @@
  *
  * State: an open-addressing hash table from (pid, thread id) to the thread's struct, which is
  * allocated the first time the thread is seen; the last thread looked up is kept, since events
- * come in long runs of one thread. Finishing sorts the keys to walk the threads in order. A thread's stack is an array of frames, each a copy of
- * its entry event (so the callback can be handed the event, arguments included, whatever the
- * caller did with its own copy) plus the time of the children completed under it so far.
+ * come in long runs of one thread. Finishing sorts the keys to walk the threads in order. A
+ * thread's stack is an array of frames, each a copy of its entry event (so the callback can be
+ * handed the event, arguments included, whatever the caller did with its own copy) plus the time of
+ * the children completed under it so far.
  *
  * Failure atomicity: all that can fail (a thread struct, growing a stack) happens before the
  * first change to the state, so -ENOMEM leaves the pairer exactly as it was.
@@ -13,6 +14,12 @@
  * A frame is popped before its call is reported, so the state is consistent whenever the
  * callback runs or stops the walk; the popped slot stays untouched until the next push, which
  * keeps the entry event the callback sees alive.
+ *
+ * Exits: each thread counts its open named frames per function (a small hash table, the
+ * same-size entries of every function the thread ever entered), so an exit whose function is
+ * not open is known at once instead of by a walk of the whole stack: a deep stack followed by
+ * many exits without entry made that quadratic. Every other exit walks down only the frames it
+ * then closes, so the walks are paid for by the pushes.
  *
  * Stack contexts: a context pushes one frame per named call (from_context set, the entry event
  * made up from the context: id, TSC, CPU, thread, offset) and, when it counts calls it does not
@@ -54,6 +61,16 @@ struct cs_thread {
 	uint64_t last_tsc;
 	/* Calls closed at depth 0 (their time), the children of a later exit with no entry. */
 	uint64_t root_child_tsc;
+	/* Open named frames per function id: ncounts slots (0 or a power of two), nused keys. */
+	struct cs_count *counts;
+	uint32_t ncounts, nused;
+};
+
+#define CS_NO_FID UINT32_MAX /* an empty slot: function ids have 28 bits */
+
+struct cs_count {
+	uint32_t fid;
+	uint32_t open;
 };
 
 struct xfdr_callstack {
@@ -88,6 +105,69 @@ static struct cs_thread *cs_find(const struct xfdr_callstack *cs, uint64_t key)
 	return NULL;
 }
 
+static size_t cs_count_hash(uint32_t fid, uint32_t n)
+{
+	return (size_t)(((uint64_t)fid * 0x9e3779b97f4a7c15ull) >> 32) & (n - 1);
+}
+
+/* The slot of fid, or the empty slot where it would go (the table has one). */
+static struct cs_count *cs_count_slot(const struct cs_thread *th, uint32_t fid)
+{
+	size_t i;
+
+	for (i = cs_count_hash(fid, th->ncounts); th->counts[i].fid != CS_NO_FID;
+	     i = (i + 1) & (th->ncounts - 1))
+		if (th->counts[i].fid == fid)
+			break;
+	return &th->counts[i];
+}
+
+/* Open named frames of fid on th. */
+static uint32_t cs_open_frames(const struct cs_thread *th, uint32_t fid)
+{
+	return th->ncounts ? cs_count_slot(th, fid)->open : 0;
+}
+
+/* Room for n more function ids, the table at most half full. Returns 0 or -ENOMEM (unchanged). */
+static int cs_count_reserve(struct cs_thread *th, uint32_t n)
+{
+	struct cs_count *v, *old = th->counts;
+	uint32_t cap = th->ncounts ? th->ncounts : 64, oldn = th->ncounts, i;
+
+	while ((uint64_t)(th->nused + n) * 2 > cap) {
+		if (cap > UINT32_MAX / 2)
+			return -ENOMEM;
+		cap *= 2;
+	}
+	if (cap == th->ncounts)
+		return 0;
+	v = malloc((size_t)cap * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < cap; i++)
+		v[i].fid = CS_NO_FID;
+	th->counts = v;
+	th->ncounts = cap;
+	for (i = 0; i < oldn; i++)
+		if (old[i].fid != CS_NO_FID)
+			*cs_count_slot(th, old[i].fid) = old[i];
+	free(old);
+	return 0;
+}
+
+/* One more open frame of fid (room reserved), or one fewer (it has one). */
+static void cs_count_add(struct cs_thread *th, uint32_t fid, int delta)
+{
+	struct cs_count *c = cs_count_slot(th, fid);
+
+	if (c->fid == CS_NO_FID) {
+		c->fid = fid;
+		c->open = 0;
+		th->nused++;
+	}
+	c->open += (uint32_t)delta;
+}
+
 static uint64_t add_sat(uint64_t a, uint64_t b)
 {
 	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
@@ -119,6 +199,7 @@ void xfdr_callstack_destroy(struct xfdr_callstack *cs)
 	for (i = 0; i < cs->nslots; i++) {
 		if (cs->slots[i]) {
 			free(cs->slots[i]->frames);
+			free(cs->slots[i]->counts);
 			free(cs->slots[i]);
 		}
 	}
@@ -222,6 +303,8 @@ static int cs_pop(struct xfdr_callstack *cs, struct cs_thread *th, uint64_t exit
 	}
 	if (f->unnamed)
 		th->has_unnamed = 0;
+	else
+		cs_count_add(th, f->enter.function_id, -1);
 	th->top--;
 	if (th->top)
 		th->frames[th->top - 1].child_tsc =
@@ -374,6 +457,8 @@ static int cs_context(struct xfdr_callstack *cs, const struct xfdr_event *ev)
 	}
 	unnamed = sc.depth - sc.id_count;
 	rc = cs_reserve(th, sc.id_count + (unnamed ? 1u : 0u), sc.depth);
+	if (!rc)
+		rc = cs_count_reserve(th, sc.id_count);
 	if (rc)
 		return rc;
 	cs_clock(cs, th, ev->tsc);
@@ -386,6 +471,8 @@ static int cs_context(struct xfdr_callstack *cs, const struct xfdr_event *ev)
 		f->enter.type = XFDR_EVENT_FUNCTION;
 		f->enter.action = XFDR_FN_ENTER;
 		f->enter.function_id = i < sc.id_count ? sc.ids[i] : XFDR_CALL_UNKNOWN_FUNCTION;
+		if (i < sc.id_count)
+			cs_count_add(th, sc.ids[i], 1);
 		f->enter.tsc = ev->tsc;
 		f->enter.cpu = ev->cpu;
 		f->enter.thread_id = ev->thread_id;
@@ -427,12 +514,15 @@ int xfdr_callstack_feed(struct xfdr_callstack *cs, const struct xfdr_event *ev)
 
 	if (ev->action == XFDR_FN_ENTER || ev->action == XFDR_FN_ENTER_ARGS) {
 		rc = cs_reserve(th, 1, 1);
+		if (!rc)
+			rc = cs_count_reserve(th, 1);
 		if (rc)
 			return rc;
 		cs_clock(cs, th, ev->tsc);
 		cs->stats.function_events++;
 		f = &th->frames[th->top++];
 		f->enter = *ev;
+		cs_count_add(th, ev->function_id, 1);
 		f->child_tsc = 0;
 		f->unnamed = 0;
 		f->from_context = 0;
@@ -445,8 +535,11 @@ int xfdr_callstack_feed(struct xfdr_callstack *cs, const struct xfdr_event *ev)
 	end = ev->action == XFDR_FN_TAIL_EXIT ? XFDR_CALL_TAIL_EXIT : XFDR_CALL_EXIT;
 	/*
 	 * The nearest frame of the function; an unnamed frame stops the search: its calls are
-	 * inside every named frame below it, so the exit must be the innermost one's.
+	 * inside every named frame below it, so the exit must be the innermost one's. With
+	 * neither on the stack there is no need to look.
 	 */
+	if (!th->has_unnamed && !cs_open_frames(th, ev->function_id))
+		return cs_no_entry(cs, th, ev, end);
 	for (i = th->top; i > 0; i--)
 		if (th->frames[i - 1].unnamed ||
 		    th->frames[i - 1].enter.function_id == ev->function_id)

@@ -201,6 +201,15 @@ static int parse_header(const char *name, const uint8_t *d, uint64_t bytes, stru
 		*buffer_count = whole;
 		return 0;
 	}
+	/*
+	 * A header and no buffers is a valid file whatever buffer_size says (the spec's
+	 * Format := Header ThreadBuffer* EOF): a recorder that stopped before its first flush
+	 * writes one. Only a file with buffers needs them able to hold a preamble.
+	 */
+	if (bytes == XFDR_FILE_HEADER_BYTES) {
+		*buffer_count = 0;
+		return 0;
+	}
 	if (h->buffer_size < XFDR_BUFFER_PREAMBLE_BYTES)
 		return rd_fail_name(name, err, XFDR_HDR_BUFFER_SIZE_OFF,
 				    "expected a buffer_size of at least %d bytes (NewBuffer, "

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -643,6 +644,71 @@ static void test_unbalanced_flight_recorder_file(void **state)
 	child_result_free(&r);
 }
 
+/*
+ * --recursive-calls-only on a stack 100000 calls deep (each call its own function; at the
+ * bottom, function 10, the outermost, again): the one recursive call and its outer call count,
+ * as llvm-xray says. Asking at every exit whether its function was open below by walking the
+ * stack made this quadratic (minutes); it must take well under a second of work.
+ */
+static void test_recursive_deep_stack(void **state)
+{
+	static const uint32_t ctx[] = {6, 7};
+	char *rec[] = {"--recursive-calls-only", NULL};
+	struct child_result a, r;
+	struct known k;
+	struct timespec t0, t1;
+	struct tb b;
+	const char *path;
+	uint32_t i, n = 100000;
+	uint64_t tsc = 1000;
+	char *want;
+
+	(void)state;
+	tb_init(&b, 65536, 1000000);
+	tb_thread(&b, 1, WALL_STRICT);
+	for (i = 0; i < n; i++)
+		tb_fn(&b, XFDR_FN_ENTER, 10 + i, tsc++);
+	tb_fn(&b, XFDR_FN_ENTER, 10, tsc++);
+	tb_fn(&b, XFDR_FN_EXIT, 10, tsc++);
+	for (i = n; i > 0; i--)
+		tb_fn(&b, XFDR_FN_EXIT, 10 + i - 1, tsc++);
+	path = tb_write(&b, "deep.xray");
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(
+	    xfdr_account(path, (char *[]){"--no-map", "--recursive-calls-only", NULL}, &r), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_int_equal(llvm_account(path, (char *[]){"-recursive-calls-only", NULL}, &a), 0);
+	text_assert_equal(r.out, a.out);
+	text_assert_contains(r.out, "Functions with latencies: 1\n");
+	text_assert_contains(r.out, "       10          2 [");
+	assert_true(t1.tv_sec - t0.tv_sec < 20);
+	child_result_free(&a);
+	child_result_free(&r);
+
+	/*
+	 * A stack context's named calls are open below too: 6 entered under the context's 6
+	 * counts (the context's own 6 began before the trace and does not).
+	 */
+	memset(&k, 0, sizeof(k));
+	tb_init(&b, 4096, 1000);
+	tb_thread(&b, 2, WALL_STRICT);
+	tb_context(&b, 2000, ctx, 2);
+	tb_fn(&b, XFDR_FN_ENTER, 6, 2010);
+	tb_fn(&b, XFDR_FN_EXIT, 6, 2030);
+	tb_fn(&b, XFDR_FN_ENTER, 8, 2040);
+	tb_fn(&b, XFDR_FN_EXIT, 8, 2045);
+	tb_fn(&b, XFDR_FN_EXIT, 7, 2050);
+	tb_fn(&b, XFDR_FN_EXIT, 6, 2060);
+	path = tb_write(&b, "context.xray");
+	known_add(&k, 6, 20);
+	assert_int_equal(xfdr_account(path, rec, &r), 0);
+	want = known_table(&k, 1000);
+	text_assert_equal(r.out, want);
+	free(want);
+	child_result_free(&r);
+}
+
 /* Names from the .map sidecar (default, or --map), '#ID' for ids it does not name; --sort=func. */
 static void test_names_and_sort_by_name(void **state)
 {
@@ -774,6 +840,7 @@ int main(void)
 	    cmocka_unit_test(test_unbalanced_flight_recorder_file),
 	    cmocka_unit_test(test_names_and_sort_by_name),
 	    cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_recursive_deep_stack),
 	};
 
 	return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);

@@ -576,6 +576,139 @@ static void test_recover_usage(void **state)
 	}
 }
 
+/* ---- --salvage: a trace file cut short (a flush killed midway leaves NAME.xray.part) -------- */
+
+/* Function records by hand (spec table: bit 0 clear, action in bits 1-3, id from bit 4). */
+static void fn_rec(struct img *m, unsigned action, uint32_t fid, uint32_t delta)
+{
+	PUT(m, L32(fid << 4 | action << 1), L32(delta));
+}
+
+/*
+ * Buffers of 128 bytes: 0 thread 1 (f1 entered and exited), 1 thread 2 (f2), 2 thread 1 with
+ * an invalid record after its preamble, at 288 + 48 (metadata kind 9, unknown in version 1),
+ * 3 thread 2 (f3); then `tail` bytes of a fifth, cut by the kill.
+ */
+static const char *write_cut(const char *name, size_t tail)
+{
+	struct img m;
+	uint16_t tid[] = {1, 2, 1, 2};
+	uint32_t fid[] = {1, 2, 9, 3};
+	size_t i;
+
+	img_init(&m, 128);
+	for (i = 0; i < 4; i++) {
+		img_buffer(&m, tid[i], 100, (uint32_t)i);
+		PUT(&m, 0x05, L16(0), L64(1000 * (i + 1)), Z5); /* NewCPUId cpu 0 */
+		if (i == 2)
+			PUT(&m, 0x13, Z15); /* kind 9 */
+		fn_rec(&m, 0, fid[i], 10);
+		fn_rec(&m, 1, fid[i], 5);
+		img_close(&m);
+	}
+	img_buffer(&m, 1, 100, 9);
+	PUT(&m, 0x05, L16(0), L64(9000), Z5);
+	assert_true(tail <= m.len - 4 * 128 - 32);
+	m.len = 32 + 4 * 128 + tail;
+	return scratch_write(name, m.b, m.len);
+}
+
+static void test_salvage_part(void **state)
+{
+	static const char want_events[] = "t1 function-enter f1 @1010\n"
+					  "t1 function-exit f1 @1015\n"
+					  "t2 function-enter f2 @2010\n"
+					  "t2 function-exit f2 @2015\n"
+					  "t2 function-enter f3 @4010\n"
+					  "t2 function-exit f3 @4015\n";
+	const char *part = write_cut("run-7-0.xray.part", 40);
+	const char *out = scratch_path("run-7-0-salvaged.xray");
+	const char *out_map = scratch_path("run-7-0-salvaged.xray.map");
+	struct child_result r;
+	char want[1024];
+	char *map;
+	size_t n;
+
+	(void)state;
+	scratch_write_text("run-7-0.xray.map",
+			   "xfdr-map\t1\npid\t7\ntrace\trun-7-0.xray\n"
+			   "tsc_hz\t2000000000\nfunction\t1\tmain\t0x1\t-\t-\n");
+	/* .part implies --salvage. */
+	child_xfdr(&r, "recover", part, NULL);
+	assert_int_equal(r.status, 0);
+	snprintf(want, sizeof(want),
+		 "xfdr recover: %s: offset 336: buffer 2 left out (invalid): expected a metadata "
+		 "record kind 0-6 (NewBuffer .. CallArgument), found kind 9\n"
+		 "xfdr recover: %s: kept 3 of 4 whole buffers\n"
+		 "xfdr recover: %s: left out 1 invalid buffer (128 bytes)\n"
+		 "xfdr recover: %s: offset 544: discarded 40 bytes, a partial buffer (40 of 128 "
+		 "bytes)\n"
+		 "xfdr recover: wrote %s\n",
+		 part, part, part, part, out);
+	text_assert_equal(r.err, want);
+	child_result_free(&r);
+	child_xfdr_ok("verify", out, NULL);
+	/* llvm-xray reads the whole buffers, and nothing else. */
+	pl_expect_events(out, want_events, 2000000000ull);
+	/* The run's sidecar, naming the salvaged file. */
+	map = (char *)pl_read_file(out_map, &n);
+	assert_non_null(map);
+	snprintf(want, sizeof(want),
+		 "xfdr-map\t1\npid\t7\ntrace\t%s\ntsc_hz\t2000000000\n"
+		 "function\t1\tmain\t0x1\t-\t-\n",
+		 out);
+	text_assert_equal(map, want);
+	free(map);
+
+	/* It exists now: --force replaces it; -o names another. */
+	child_xfdr(&r, "recover", part, NULL);
+	assert_int_equal(r.status, 2);
+	child_result_free(&r);
+	child_xfdr_ok("recover", "--force", part, NULL);
+	child_xfdr_ok("recover", "-o", scratch_path("other.xray"), part, NULL);
+	pl_expect_events(scratch_path("other.xray"), want_events, 0);
+}
+
+/* --salvage on a whole file keeps it all; on a header alone, writes a header alone. */
+static void test_salvage_whole_and_empty(void **state)
+{
+	const char *path = write_cut("whole.xray", 0);
+	struct child_result r;
+	char want[1024];
+	struct img m;
+
+	(void)state;
+	child_xfdr(&r, "recover", "--salvage", path, NULL);
+	assert_int_equal(r.status, 0);
+	snprintf(want, sizeof(want), "xfdr recover: %s: kept 3 of 4 whole buffers\n", path);
+	text_assert_contains(r.err, want);
+	snprintf(want, sizeof(want), "xfdr recover: %s: no partial buffer at the end\n", path);
+	text_assert_contains(r.err, want);
+	child_result_free(&r);
+	child_xfdr_ok("verify", scratch_path("whole-salvaged.xray"), NULL);
+	/* No sidecar: one made from the header. */
+	assert_true(scratch_exists(scratch_path("whole-salvaged.xray.map")));
+
+	img_init(&m, 128);
+	path = scratch_write("cut-in-header.xray.part", m.b, 32);
+	child_xfdr(&r, "recover", path, NULL);
+	assert_int_equal(r.status, 0);
+	snprintf(want, sizeof(want), "xfdr recover: %s: kept 0 of 0 whole buffers\n", path);
+	text_assert_contains(r.err, want);
+	child_result_free(&r);
+	child_xfdr_ok("verify", scratch_path("cut-in-header-salvaged.xray"), NULL);
+
+	/* Fewer than 32 bytes: nothing to salvage, said as the reader says it. */
+	path = scratch_write("short.xray.part", m.b, 20);
+	child_xfdr(&r, "recover", path, NULL);
+	assert_int_equal(r.status, 1);
+	snprintf(want, sizeof(want),
+		 "%s: offset 0: expected a 32-byte file header, found 20 bytes\n", path);
+	text_assert_equal(r.err, want);
+	child_result_free(&r);
+	assert_false(scratch_exists(scratch_path("short-salvaged.xray")));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -590,6 +723,8 @@ int main(void)
 	    cmocka_unit_test(test_recover_unreadable_inputs),
 	    cmocka_unit_test(test_recover_short_live_file),
 	    cmocka_unit_test(test_recover_usage),
+	    cmocka_unit_test(test_salvage_part),
+	    cmocka_unit_test(test_salvage_whole_and_empty),
 	};
 
 	return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);

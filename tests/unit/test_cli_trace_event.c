@@ -33,6 +33,7 @@
 
 #include <cmocka.h>
 
+#include "reader/lib/callstack.h"
 #include "test_trace_gen.h"
 #include "tests/support/child.h"
 #include "tests/support/scratch.h"
@@ -512,6 +513,75 @@ static void test_unbalanced(void **state)
 	text_assert_contains(other, "\"tsc_backwards\":1,");
 	free(lines);
 	free(other);
+}
+
+/*
+ * A context of depth calls naming 1 and 2, then an exit of 3 and one of 2: both reach the
+ * unnamed calls first, so each closes one of them.
+ */
+static const char *deep_context_trace(const char *name, uint32_t depth)
+{
+	static const uint32_t ids[] = {1, 2};
+	struct tb b;
+
+	tb_init(&b, 256, 1000000000ull);
+	tb_buffer(&b, 1, 1, 1000);
+	tb_context(&b, depth, ids, 2, 1000);
+	tb_fn(&b, EXIT, 3, 1000);
+	tb_fn(&b, EXIT, 2, 1000);
+	return tb_write(&b, name);
+}
+
+/*
+ * A stack context that counts many calls it does not name: up to 128 of them are one
+ * "(unknown)" slice each; more are one slice standing for all (args.unnamed_calls), which ends
+ * with the last of them. Before, a context of 2^24 unnamed calls (a few bytes of trace) wrote
+ * 2^24 slices; the fuzzer's regression tests/fuzz/regressions/trace-event-unnamed-run has one.
+ */
+static void test_unnamed_run(void **state)
+{
+	static const char want[] =
+	    "M 1 0 - \"process_name\" {\"name\":\"deep.xray\"}\n"
+	    "B 1 1 0.000 \"1\" {\"xfdr_begin\":\"stack context\"}\n"
+	    "B 1 1 0.000 \"2\" {\"xfdr_begin\":\"stack context\"}\n"
+	    "B 1 1 0.000 \"(unknown)\" {\"reason\":\"deeper than the ids the stack context holds\","
+	    "\"unnamed_calls\":16777216,\"xfdr_begin\":\"stack context\"}\n"
+	    "i 1 1 0.000 \"stack context\" {\"depth\":16777218,\"ids_known\":2,"
+	    "\"open_calls\":\"rebuilt from the context\",\"stack\":[\"1\",\"2\"]}\n"
+	    "E 1 1 2.000 \"(unknown)\" {\"xfdr_end\":\"trace edge\"}\n"
+	    "E 1 1 2.000 \"2\" {\"xfdr_end\":\"trace edge\"}\n"
+	    "E 1 1 2.000 \"1\" {\"xfdr_end\":\"trace edge\"}\n";
+	char *lines, *other;
+
+	(void)state;
+	lines = split_other(
+	    convert_lines(deep_context_trace("deep.xray", 2 + XFDR_CALLSTACK_UNNAMED_MAX), NULL,
+			  NULL),
+	    &other);
+	text_assert_equal(lines, want);
+	free(lines);
+	free(other);
+
+	/* 128 unnamed calls: a slice each, the exits closing the innermost two. */
+	lines = convert_lines(deep_context_trace("d128.xray", 2 + 128), NULL, NULL);
+	assert_int_equal(count_str(lines, "B 1 1 0.000 \"(unknown)\""), 128);
+	assert_int_equal(count_str(lines, "E 1 1 1.000 \"(unknown)\" {\"exit_function\":\"3\"}"),
+			 1);
+	assert_int_equal(count_str(lines, "E 1 1 2.000 \"(unknown)\" {\"exit_function\":\"2\"}"),
+			 1);
+	assert_int_equal(
+	    count_str(lines, "E 1 1 2.000 \"(unknown)\" {\"xfdr_end\":\"trace edge\"}"), 126);
+	assert_int_equal(count_str(lines, "unnamed_calls"), 0);
+	free(lines);
+
+	/* 129: one slice. */
+	lines = convert_lines(deep_context_trace("d129.xray", 2 + 129), NULL, NULL);
+	assert_int_equal(count_str(lines, "B 1 1 0.000 \"(unknown)\""), 1);
+	assert_int_equal(count_str(lines, "\"unnamed_calls\":129"), 1);
+	assert_int_equal(
+	    count_str(lines, "E 1 1 2.000 \"(unknown)\" {\"xfdr_end\":\"trace edge\"}"), 1);
+	assert_int_equal(count_str(lines, "E 1 1 2.000 \"(unknown)\""), 1);
+	free(lines);
 }
 
 /*
@@ -1292,6 +1362,7 @@ int main(void)
 	    cmocka_unit_test(test_same_calls_as_llvm), cmocka_unit_test(test_typed_event_v5),
 	    cmocka_unit_test(test_real_program),       cmocka_unit_test(test_real_program_ring),
 	    cmocka_unit_test(test_write_error),	       cmocka_unit_test(test_random),
+	    cmocka_unit_test(test_unnamed_run),
 	};
 
 	return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);

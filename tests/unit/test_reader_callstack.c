@@ -620,6 +620,60 @@ static void test_deep_stack(void **state)
 	xfdr_callstack_destroy(cs);
 }
 
+/*
+ * DEEP open calls, then DEEP exits of a function that is not open: each is an exit without
+ * entry at depth DEEP, the stack untouched. Finding that out by walking the stack at every
+ * exit was quadratic (10^10 steps here, minutes); the pairer knows which functions are open.
+ * Then one exit of the outermost call unwinds everything.
+ */
+static int count_call(void *ctx, const struct xfdr_call *c)
+{
+	unsigned long *n = ctx;
+
+	if (c->flags == (XFDR_CALL_EXIT | XFDR_CALL_NO_ENTRY) && c->depth == DEEP &&
+	    c->function_id == 7)
+		n[0]++;
+	else if (c->flags == XFDR_CALL_UNWOUND || c->flags == XFDR_CALL_EXIT)
+		n[1]++;
+	return 0;
+}
+
+static void test_deep_stack_exits_without_entry(void **state)
+{
+	unsigned long n[2] = {0, 0};
+	struct xfdr_callstack *cs = xfdr_callstack_create(count_call, n);
+	struct xfdr_callstack_stats s;
+	struct xfdr_event ev;
+	uint32_t i;
+
+	(void)state;
+	assert_non_null(cs);
+	for (i = 0; i < DEEP; i++) {
+		ev = fn(DEEP_TID, ENTER, 10 + i, i);
+		assert_int_equal(xfdr_callstack_feed(cs, &ev), 0);
+	}
+	for (i = 0; i < DEEP; i++) {
+		ev = fn(DEEP_TID, EXIT, 7, DEEP + i);
+		assert_int_equal(xfdr_callstack_feed(cs, &ev), 0);
+	}
+	assert_int_equal(n[0], DEEP);
+	assert_int_equal(xfdr_callstack_depth(cs, 0, DEEP_TID), DEEP);
+	/* A function entered again after its frames were closed is open once more. */
+	ev = fn(DEEP_TID, EXIT, 10, 3 * DEEP);
+	assert_int_equal(xfdr_callstack_feed(cs, &ev), 0);
+	assert_int_equal(n[1], DEEP);
+	ev = fn(DEEP_TID, ENTER, 10 + DEEP - 1, 3 * DEEP + 1);
+	assert_int_equal(xfdr_callstack_feed(cs, &ev), 0);
+	ev = fn(DEEP_TID, EXIT, 10 + DEEP - 1, 3 * DEEP + 2);
+	assert_int_equal(xfdr_callstack_feed(cs, &ev), 0);
+	s = stats_of(cs);
+	assert_int_equal(s.no_entry, DEEP);
+	assert_int_equal(s.unwound, DEEP - 1);
+	assert_int_equal(s.calls, 2 * DEEP + 1);
+	assert_int_equal(xfdr_callstack_depth(cs, 0, DEEP_TID), 0);
+	xfdr_callstack_destroy(cs);
+}
+
 /* ---- allocation ---------------------------------------------------------------------- */
 
 /* Each of the pairer's own allocations can fail: create gives NULL and leaks nothing. */
@@ -1330,6 +1384,7 @@ int main(void)
 	    cmocka_unit_test(test_tsc_backwards),
 	    cmocka_unit_test(test_callback_stops),
 	    cmocka_unit_test(test_deep_stack),
+	    cmocka_unit_test(test_deep_stack_exits_without_entry),
 	    cmocka_unit_test(test_create_without_memory),
 	    cmocka_unit_test(test_feed_without_memory),
 	    cmocka_unit_test(test_context_seeds_empty_stack),

@@ -22,7 +22,9 @@
 
 #include "xfdr/reader.h"
 
+#include "tests/support/child.h"
 #include "tests/support/image.h"
+#include "tests/support/scratch.h"
 
 /* ---- a small encoder for the generated images (spec bit layout, either byte order) ------- */
 
@@ -712,15 +714,59 @@ static void test_buffer_ends_inside_preamble(void **state)
 		     "(NewBuffer, WallClockTime, NewCPUId), found 40");
 	m.len = 0;
 	img_header(&m, 47);
+	m.len = 32 + 47;
 	expect_error(&m, 16,
 		     "bad.xray: offset 16: expected a buffer_size of at least 48 bytes "
 		     "(NewBuffer, WallClockTime, NewCPUId), found 47");
-	/* 0 must not divide anything, even with no buffers after the header. */
+	/* 0 must not divide anything: one byte after the header is already a buffer. */
 	m.len = 0;
 	img_header(&m, 0);
+	m.len = 33;
 	expect_error(&m, 16,
 		     "bad.xray: offset 16: expected a buffer_size of at least 48 bytes "
 		     "(NewBuffer, WallClockTime, NewCPUId), found 0");
+}
+
+/*
+ * A header and no buffers is a valid file whatever its buffer_size (Format := Header
+ * ThreadBuffer* EOF): no buffer has to hold a preamble. It has no buffers, threads or events;
+ * `xfdr verify` takes it.
+ */
+static void test_header_only_any_buffer_size(void **state)
+{
+	static const uint64_t sizes[] = {0, 1, 8, 47, 48, 65536, UINT64_MAX};
+	struct xfdr_trace *t;
+	struct xfdr_error err;
+	struct xfdr_event_iter it;
+	struct xfdr_event ev;
+	struct child_result r;
+	uint64_t threads;
+	const char *path;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(scratch_make("/tmp/xfdr-test-malformed-XXXXXX"), 0);
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		struct img m = {0};
+
+		img_header(&m, sizes[i]);
+		assert_int_equal(m.len, 32);
+		assert_int_equal(xfdr_trace_open_memory(m.b, m.len, "empty.xray", &t, &err), 0);
+		assert_int_equal(xfdr_trace_header(t)->buffer_size, sizes[i]);
+		assert_int_equal(xfdr_trace_buffer_count(t), 0);
+		assert_int_equal(xfdr_trace_verify(t, &err), 0);
+		assert_int_equal(xfdr_trace_threads(t, &threads, &err), 0);
+		assert_int_equal(threads, 0);
+		assert_int_equal(xfdr_events_begin(t, XFDR_ORDER_THREAD, &it, &err), 0);
+		assert_int_equal(xfdr_events_next(&it, &ev, &err), 0);
+		xfdr_trace_close(t);
+
+		path = scratch_write("empty.xray", m.b, m.len);
+		assert_int_equal(child_xfdr(&r, "verify", path, NULL), 0);
+		assert_string_equal(r.err, "");
+		child_result_free(&r);
+	}
+	assert_int_equal(scratch_remove(), 0);
 }
 
 /* A record cut by the end of the file: the file is not the header plus whole buffers. */
@@ -1060,6 +1106,7 @@ int main(void)
 	    cmocka_unit_test(test_bad_type),
 	    cmocka_unit_test(test_short_header),
 	    cmocka_unit_test(test_buffer_ends_inside_preamble),
+	    cmocka_unit_test(test_header_only_any_buffer_size),
 	    cmocka_unit_test(test_cut_by_file_end),
 	    cmocka_unit_test(test_missing_new_buffer),
 	    cmocka_unit_test(test_missing_wall_clock),

@@ -1,0 +1,127 @@
+# tests/fuzz/fuzz.mk - libFuzzer targets for the reader, the .map parser, the pool image and
+# the runtime's XFDR_OPTIONS parser. Included by the top Makefile after its variables.
+#
+#   make fuzz          every target for FUZZ_SECONDS (default 300) each; new corpus entries
+#                      are kept in $(BUILD)/fuzz/corpus/TARGET, crashes in $(BUILD)/fuzz/crashes
+#   make check-fuzz    replay the committed corpus, the generated seeds and every file of
+#                      tests/fuzz/regressions/ through every target, then FUZZ_CHECK_SECONDS
+#                      (default 15) of fuzzing each; part of `make check`
+#   make fuzz-minimize merge $(BUILD)/fuzz/corpus into the committed tests/fuzz/corpus
+#                      (libFuzzer -merge=1: only inputs that add coverage; keep it small)
+#
+# The targets are built with clang (FUZZ_CC) whatever CC is, from the sources, into
+# $(BUILD)/fuzz: -fsanitize=fuzzer,address,undefined, every sanitizer report fatal. The seeds
+# are made at build time by seedgen (tests/fuzz/seedgen.c, built with CC against the libraries):
+# what the runtime writes and the versions 2 to 5.
+
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 300
+FUZZ_CHECK_SECONDS ?= 15
+FUZZ_DIR     := $(BUILD)/fuzz
+FUZZ_TARGETS := reader names pool options
+FUZZ_BINS    := $(patsubst %,$(FUZZ_DIR)/fuzz_%,$(FUZZ_TARGETS))
+FUZZ_CFLAGS  := -std=gnu11 $(WARN) -D_GNU_SOURCE -Iinclude -I. -pthread -g -O1 \
+	-fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
+	-fno-sanitize-recover=all -DXFDR_VERSION_STRING='"$(VERSION)"'
+FUZZ_LDFLAGS := -fsanitize=fuzzer,address,undefined -pthread -lm
+# Every run: one input at most 10 s, quiet targets (the report still reaches the log).
+FUZZ_RUN_FLAGS := -timeout=10 -close_fd_mask=3 -rss_limit_mb=2048 -print_final_stats=0
+
+FUZZ_READER_OBJS := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(READER_LIB_SRCS))
+FUZZ_CLI_OBJS    := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(filter-out reader/cli/xfdr.c,$(READER_CLI_SRCS)))
+FUZZ_OPT_OBJS    := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,runtime/control/options.c runtime/base/print.c runtime/base/fsize.c)
+FUZZ_SEEDGEN     := $(FUZZ_DIR)/seedgen
+FUZZ_SEEDS       := $(FUZZ_DIR)/seeds/.done
+
+.PHONY: fuzz-build fuzz-minimize
+
+$(FUZZ_DIR)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
+
+$(FUZZ_DIR)/fuzz_reader: $(FUZZ_DIR)/obj/tests/fuzz/fuzz_reader.o $(FUZZ_CLI_OBJS) $(FUZZ_READER_OBJS)
+	$(FUZZ_CC) -o $@ $^ $(FUZZ_LDFLAGS)
+
+$(FUZZ_DIR)/fuzz_pool: $(FUZZ_DIR)/obj/tests/fuzz/fuzz_pool.o $(FUZZ_CLI_OBJS) $(FUZZ_READER_OBJS)
+	$(FUZZ_CC) -o $@ $^ $(FUZZ_LDFLAGS)
+
+$(FUZZ_DIR)/fuzz_names: $(FUZZ_DIR)/obj/tests/fuzz/fuzz_names.o $(FUZZ_READER_OBJS)
+	$(FUZZ_CC) -o $@ $^ $(FUZZ_LDFLAGS)
+
+$(FUZZ_DIR)/fuzz_options: $(FUZZ_DIR)/obj/tests/fuzz/fuzz_options.o $(FUZZ_OPT_OBJS)
+	$(FUZZ_CC) -o $@ $^ $(FUZZ_LDFLAGS)
+
+# The seed generator records with the runtime: built like the tests, with CC.
+$(FUZZ_SEEDGEN): tests/fuzz/seedgen.c $(SUPPORT_OBJS) $(LIBREADER_A) $(LIBXFDR_A)
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(TEST_CFLAGS) -o $@ $< $(SUPPORT_OBJS) $(LIBREADER_A) $(LIBXFDR_A) \
+		$(SAN_LDFLAGS) $(TEST_LIBS) $(RUNTIME_LIBS) -lm
+
+$(FUZZ_SEEDS): $(FUZZ_SEEDGEN)
+	rm -rf $(FUZZ_DIR)/seeds && mkdir -p $(FUZZ_DIR)/seeds
+	XFDR_OPTIONS= $(FUZZ_SEEDGEN) $(FUZZ_DIR)/seeds >$(FUZZ_DIR)/seedgen.log 2>&1 \
+		|| { cat $(FUZZ_DIR)/seedgen.log; exit 1; }
+	@touch $@
+
+fuzz-build: $(FUZZ_BINS) $(FUZZ_SEEDS)
+
+
+fuzz: fuzz-build $(BUILD)/tests/test_reader_malformed $(XFDR_BIN)
+	@mkdir -p $(FUZZ_DIR)/crashes
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		mkdir -p $(FUZZ_DIR)/corpus/$$t; \
+		echo "fuzz_$$t: $(FUZZ_SECONDS) s"; \
+		$(FUZZ_DIR)/fuzz_$$t $(FUZZ_RUN_FLAGS) -max_total_time=$(FUZZ_SECONDS) \
+			-artifact_prefix=$(FUZZ_DIR)/crashes/$$t- \
+			$$(test -f tests/fuzz/$$t.dict && echo -dict=tests/fuzz/$$t.dict) \
+			$(FUZZ_DIR)/corpus/$$t $$(ls -d tests/fuzz/corpus/$$t 2>/dev/null) \
+			$(FUZZ_DIR)/seeds/$$t \
+			|| { echo "fuzz_$$t failed: see $(FUZZ_DIR)/crashes/$$t-*"; exit 1; }; \
+	done
+	@echo "fuzz: new corpus entries in $(FUZZ_DIR)/corpus/, crashes (none if empty) in $(FUZZ_DIR)/crashes/"
+	@ls -l $(FUZZ_DIR)/crashes
+	@echo "fuzz: the reader's own truncation and bit-flip test, long form"
+	$(TEST_ENV) XFDR_FUZZ_ITERATIONS=2000000 sh tests/run_unit.sh $(BUILD)/tests/test_reader_malformed
+
+# Replays first (every committed input and regression, every target), then a short run.
+check-fuzz: fuzz-build $(BUILD)/tests/test_reader_malformed $(XFDR_BIN)
+	@mkdir -p $(FUZZ_DIR)/crashes
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		mkdir -p $(FUZZ_DIR)/corpus/$$t; \
+		echo "fuzz_$$t: replaying the corpus, the seeds and tests/fuzz/regressions"; \
+		$(FUZZ_DIR)/fuzz_$$t $(FUZZ_RUN_FLAGS) -runs=0 \
+			-artifact_prefix=$(FUZZ_DIR)/crashes/$$t- \
+			$(FUZZ_DIR)/corpus/$$t $$(ls -d tests/fuzz/corpus/$$t 2>/dev/null) \
+			$(FUZZ_DIR)/seeds/$$t tests/fuzz/regressions >$(FUZZ_DIR)/replay-$$t.log 2>&1 \
+			|| { cat $(FUZZ_DIR)/replay-$$t.log; exit 1; }; \
+	done
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		echo "fuzz_$$t: $(FUZZ_CHECK_SECONDS) s"; \
+		$(FUZZ_DIR)/fuzz_$$t $(FUZZ_RUN_FLAGS) -max_total_time=$(FUZZ_CHECK_SECONDS) \
+			-artifact_prefix=$(FUZZ_DIR)/crashes/$$t- \
+			$$(test -f tests/fuzz/$$t.dict && echo -dict=tests/fuzz/$$t.dict) \
+			$(FUZZ_DIR)/corpus/$$t $$(ls -d tests/fuzz/corpus/$$t 2>/dev/null) \
+			$(FUZZ_DIR)/seeds/$$t >$(FUZZ_DIR)/check-$$t.log 2>&1 \
+			|| { tail -60 $(FUZZ_DIR)/check-$$t.log; \
+			     echo "fuzz_$$t: crash in $(FUZZ_DIR)/crashes/$$t-*"; exit 1; }; \
+	done
+	@echo "check-fuzz: no crash, hang or sanitizer report"
+
+# Fold what `make fuzz` found into the committed corpus: the inputs of $(BUILD)/fuzz/corpus
+# (cut to FUZZ_MINIMIZE_MAX_LEN bytes) that add coverage beyond the generated seeds and what
+# is committed already (libFuzzer -merge=1); the seeds themselves are made at build time and
+# stay out.
+FUZZ_MINIMIZE_MAX_LEN ?= 1024
+fuzz-minimize: fuzz-build
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		m=$(FUZZ_DIR)/minimize/$$t; rm -rf $$m; mkdir -p $$m $(FUZZ_DIR)/corpus/$$t; \
+		cp $(FUZZ_DIR)/seeds/$$t/* $$m/; ls $$m >$(FUZZ_DIR)/minimize/$$t.seeds; \
+		if [ -d tests/fuzz/corpus/$$t ]; then cp tests/fuzz/corpus/$$t/* $$m/; fi; \
+		$(FUZZ_DIR)/fuzz_$$t $(FUZZ_RUN_FLAGS) -merge=1 -max_len=$(FUZZ_MINIMIZE_MAX_LEN) \
+			$$m $(FUZZ_DIR)/corpus/$$t >$(FUZZ_DIR)/minimize/$$t.log 2>&1; \
+		(cd $$m && xargs rm -f <../$$t.seeds); \
+		rm -rf tests/fuzz/corpus/$$t && cp -r $$m tests/fuzz/corpus/$$t; \
+	done
+	du -sh --apparent-size tests/fuzz/corpus
+
+-include $(shell find $(FUZZ_DIR)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,470 @@
+/*
+ * tests/fuzz/seedgen.c - seeds for the fuzz targets, made at build time (nothing of it is
+ * committed but the source): what the runtime writes, and the versions 2 to 5 the reader
+ * reads.
+ *
+ *   seedgen DIR   writes DIR/reader/ (traces, each also with its .map appended after the
+ *                 fuzz_reader marker), DIR/names/ (.map sidecars), DIR/pool/ (fuzz_pool
+ *                 inputs: a locator, descriptors and live buffers; and a core file) and
+ *                 DIR/options/ (XFDR_OPTIONS strings)
+ *
+ * The runtime's files come from forked children that record with the manual API (ring and
+ * bounded pools small enough to overwrite and drop, arguments, custom events, tail exits,
+ * short-call elision, a snapshot window, two threads, a crash, and backing=file ended by
+ * SIGKILL), each child ending with _exit. The versions 2 to 5 are laid out byte by byte as
+ * tests/unit/test_reader_versions.c builds them, in both byte orders. The pool scenario is
+ * tests/support/pool_layout.h's.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tests/support/pool_layout.h"
+#include "xfdr/format.h"
+#include "xfdr/xfdr.h"
+
+#define FUZZ_MAP_MARK "\n#XFDR-FUZZ-MAP#\n"
+
+static const char *out_dir;
+static unsigned seq;
+
+static void die(const char *what)
+{
+	fprintf(stderr, "seedgen: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static void put_file(const char *path, const void *a, size_t an, const void *b, size_t bn)
+{
+	FILE *f = fopen(path, "wb");
+
+	if (!f || fwrite(a, 1, an, f) != an || (bn && fwrite(b, 1, bn, f) != bn) || fclose(f))
+		die(path);
+}
+
+static void seed(const char *target, const char *name, const void *a, size_t an, const void *b,
+		 size_t bn)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%s/%03u-%s", out_dir, target, seq++, name);
+	put_file(path, a, an, b, bn);
+}
+
+static uint8_t *slurp(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *p = NULL;
+	size_t cap = 0, len = 0, r;
+
+	if (!f)
+		return NULL;
+	do {
+		if (len == cap) {
+			cap = cap ? 2 * cap : 65536;
+			p = realloc(p, cap);
+			if (!p)
+				die("realloc");
+		}
+		r = fread(p + len, 1, cap - len, f);
+		len += r;
+	} while (r);
+	fclose(f);
+	*n = len;
+	return p;
+}
+
+/* ---- the runtime's files ----------------------------------------------------------------- */
+
+static void set(struct xfdr_options *o, const char *k, const char *v)
+{
+	if (xfdr_options_set(o, k, v))
+		_exit(3);
+}
+
+static void calls(int depth, uint32_t base)
+{
+	uint64_t args[3] = {depth, base, 0xdeadbeef};
+
+	if (depth == 0)
+		return;
+	if (depth % 3 == 0)
+		xfdr_enter_args(base + (uint32_t)depth, args, 3);
+	else
+		xfdr_enter(base + (uint32_t)depth);
+	if (depth % 5 == 0)
+		xfdr_custom_event("custom-payload", 14);
+	calls(depth - 1, base);
+	calls(depth / 3, base + 100);
+	if (depth % 7 == 0)
+		xfdr_tail_exit(base + (uint32_t)depth);
+	else
+		xfdr_exit(base + (uint32_t)depth);
+}
+
+static void *thread_main(void *arg)
+{
+	calls(12, (uint32_t)(uintptr_t)arg);
+	return NULL;
+}
+
+/* A child that records as `opts` says ("k=v k=v"), then does `how`; waits for it. */
+enum how { FLUSH, SNAPSHOT, THREADS, CRASH, KILL };
+
+static void record(const char *name, const char *opts, enum how how)
+{
+	char prefix[4096];
+	pid_t pid;
+	int st;
+
+	snprintf(prefix, sizeof(prefix), "%s/rec/%s", out_dir, name);
+	pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (pid == 0) {
+		struct xfdr_options o;
+		char buf[512], *save = NULL, *item, *eq, path[4096];
+		uint64_t since;
+		pthread_t th[2];
+
+		xfdr_options_default(&o);
+		snprintf(buf, sizeof(buf), "%s", opts);
+		for (item = strtok_r(buf, " ", &save); item; item = strtok_r(NULL, " ", &save)) {
+			eq = strchr(item, '=');
+			*eq = '\0';
+			set(&o, item, eq + 1);
+		}
+		set(&o, "output", prefix);
+		set(&o, "flush_at_exit", "0");
+		if (xfdr_init(&o) || xfdr_start())
+			_exit(4);
+		calls(6, 1);
+		since = xfdr_now();
+		calls(20, 1000);
+		switch (how) {
+		case FLUSH:
+			xfdr_flush(path, sizeof(path));
+			break;
+		case SNAPSHOT:
+			xfdr_flush_since(since, path, sizeof(path));
+			break;
+		case THREADS:
+			pthread_create(&th[0], NULL, thread_main, (void *)(uintptr_t)2000);
+			pthread_create(&th[1], NULL, thread_main, (void *)(uintptr_t)3000);
+			pthread_join(th[0], NULL);
+			pthread_join(th[1], NULL);
+			xfdr_flush(path, sizeof(path));
+			break;
+		case CRASH:
+			xfdr_enter(77);
+			raise(SIGSEGV);
+			break;
+		case KILL:
+			xfdr_enter(78);
+			raise(SIGKILL);
+			break;
+		}
+		_exit(0);
+	}
+	if (waitpid(pid, &st, 0) < 0)
+		die("waitpid");
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n >= k && !strcmp(s + n - k, suffix);
+}
+
+static void pool_seed(const char *name, const uint8_t *pool, size_t pool_bytes, const uint8_t *live,
+		      size_t live_bytes)
+{
+	size_t n = 5 + pool_bytes;
+	uint8_t *p = malloc(n);
+
+	if (!p)
+		die("malloc");
+	p[0] = 1; /* with a locator */
+	p[1] = (uint8_t)pool_bytes;
+	p[2] = (uint8_t)(pool_bytes >> 8);
+	p[3] = (uint8_t)(pool_bytes >> 16);
+	p[4] = (uint8_t)(pool_bytes >> 24);
+	memcpy(p + 5, pool, pool_bytes);
+	seed("pool", name, p, n, live, live_bytes);
+	free(p);
+}
+
+/* Everything the children left in DIR/rec/ becomes seeds. */
+static void collect(void)
+{
+	char dir[4096], path[4608], other[4700];
+	struct dirent *d;
+	DIR *dp;
+	uint8_t *a, *b;
+	size_t an, bn;
+
+	snprintf(dir, sizeof(dir), "%s/rec", out_dir);
+	dp = opendir(dir);
+	if (!dp)
+		die(dir);
+	while ((d = readdir(dp))) {
+		snprintf(path, sizeof(path), "%.4095s/%.255s", dir, d->d_name);
+		if (ends_with(d->d_name, ".map")) {
+			if ((a = slurp(path, &an))) {
+				seed("names", d->d_name, a, an, NULL, 0);
+				free(a);
+			}
+			continue;
+		}
+		if (ends_with(d->d_name, ".pool")) {
+			snprintf(other, sizeof(other), "%.*s", (int)(strlen(path) - 5), path);
+			a = slurp(path, &an);
+			b = slurp(other, &bn);
+			if (a && b)
+				pool_seed(d->d_name, a, an, b, bn);
+			free(a);
+			free(b);
+			continue;
+		}
+		if (!ends_with(d->d_name, ".xray"))
+			continue;
+		if (!(a = slurp(path, &an)))
+			continue;
+		seed("reader", d->d_name, a, an, NULL, 0);
+		snprintf(other, sizeof(other), "%.4600s.map", path);
+		if ((b = slurp(other, &bn))) {
+			uint8_t *m = malloc(sizeof(FUZZ_MAP_MARK) - 1 + bn);
+
+			if (!m)
+				die("malloc");
+			memcpy(m, FUZZ_MAP_MARK, sizeof(FUZZ_MAP_MARK) - 1);
+			memcpy(m + sizeof(FUZZ_MAP_MARK) - 1, b, bn);
+			seed("reader", d->d_name, a, an, m, sizeof(FUZZ_MAP_MARK) - 1 + bn);
+			free(m);
+			free(b);
+		}
+		free(a);
+	}
+	closedir(dp);
+}
+
+/* ---- versions 2 to 5, as tests/unit/test_reader_versions.c lays them out ------------------ */
+
+struct enc {
+	uint8_t b[4096];
+	size_t len;
+	int big;
+	unsigned version;
+};
+
+static void e_int(struct enc *e, uint64_t v, int bytes)
+{
+	for (int i = 0; i < bytes; i++)
+		e->b[e->len++] = (uint8_t)(v >> (8 * (e->big ? bytes - 1 - i : i)));
+}
+
+static size_t e_md(struct enc *e, unsigned kind)
+{
+	size_t at = e->len;
+
+	e_int(e, e->big ? 0x80u | kind : kind << 1 | 1u, 1);
+	return at;
+}
+
+static void e_end(struct enc *e, size_t at)
+{
+	while (e->len < at + 16)
+		e_int(e, 0, 1);
+}
+
+static void e_fn(struct enc *e, unsigned action, uint32_t fid, uint32_t delta)
+{
+	e_int(e, e->big ? action << 28 | fid : fid << 4 | action << 1, 4);
+	e_int(e, delta, 4);
+}
+
+static void e_md_u64(struct enc *e, unsigned kind, uint64_t v)
+{
+	size_t at = e_md(e, kind);
+
+	e_int(e, v, 8);
+	e_end(e, at);
+}
+
+static size_t e_buffer(struct enc *e, uint32_t tid, uint32_t pid, uint16_t cpu, uint64_t tsc)
+{
+	size_t ext = e_md(e, XFDR_MD_BUFFER_EXTENTS), r;
+
+	e_int(e, 0, 8);
+	e_end(e, ext);
+	r = e_md(e, XFDR_MD_NEW_BUFFER);
+	e_int(e, tid, 4);
+	e_end(e, r);
+	r = e_md(e, XFDR_MD_WALL_CLOCK_TIME);
+	e_int(e, 5, 8);
+	e_int(e, 7, 4);
+	e_end(e, r);
+	if (e->version >= 3) {
+		r = e_md(e, XFDR_MD_PID);
+		e_int(e, pid, 4);
+		e_end(e, r);
+	}
+	r = e_md(e, XFDR_MD_NEW_CPU_ID);
+	e_int(e, cpu, 2);
+	e_int(e, tsc, 8);
+	e_end(e, r);
+	return ext;
+}
+
+static void e_extents_end(struct enc *e, size_t at)
+{
+	size_t save = e->len;
+
+	e->len = at + 1;
+	e_int(e, save - at - 16, 8);
+	e->len = save;
+}
+
+static void e_event(struct enc *e, unsigned kind, const char *payload, int32_t delta)
+{
+	size_t at = e_md(e, kind), n = strlen(payload);
+
+	e_int(e, n, 4);
+	if (kind == XFDR_MD_TYPED_EVENT || e->version >= 5) {
+		e_int(e, (uint32_t)delta, 4);
+		if (kind == XFDR_MD_TYPED_EVENT)
+			e_int(e, 77, 2);
+	} else {
+		e_int(e, 999, 8);
+		if (e->version == 4)
+			e_int(e, 3, 2);
+	}
+	e_end(e, at);
+	memcpy(e->b + e->len, payload, n);
+	e->len += n;
+}
+
+static void versions(void)
+{
+	struct enc e;
+	unsigned v;
+	int big;
+	size_t at;
+	char name[32];
+
+	for (v = 2; v <= 5; v++) {
+		for (big = 0; big <= 1; big++) {
+			e.len = 0;
+			e.big = big;
+			e.version = v;
+			e_int(&e, v, 2);
+			e_int(&e, 1, 2);
+			e_int(&e, 3, 4);
+			e_int(&e, 2000000000ull, 8);
+			e_int(&e, 16384, 8);
+			e_int(&e, 0, 8);
+			at = e_buffer(&e, 70000, 4242, 2, 1000);
+			e_fn(&e, XFDR_FN_ENTER, 1, 10);
+			e_fn(&e, XFDR_FN_ENTER_ARGS, 2, 5);
+			e_md_u64(&e, XFDR_MD_CALL_ARGUMENT, 42);
+			e_event(&e, XFDR_MD_CUSTOM_EVENT, "hello-a", 7);
+			e_event(&e, XFDR_MD_TYPED_EVENT, "tp", -2);
+			e_md_u64(&e, XFDR_MD_TSC_WRAP, 1ull << 32);
+			e_fn(&e, XFDR_FN_EXIT, 2, 4);
+			e_fn(&e, XFDR_FN_TAIL_EXIT, 1, 1);
+			e_extents_end(&e, at);
+			at = e_buffer(&e, 12, 4242, 1, 5000);
+			e_fn(&e, XFDR_FN_ENTER, 3, 1);
+			e_fn(&e, XFDR_FN_EXIT, 3, 2);
+			e_extents_end(&e, at);
+			snprintf(name, sizeof(name), "v%u-%s.xray", v, big ? "be" : "le");
+			seed("reader", name, e.b, e.len, NULL, 0);
+		}
+	}
+}
+
+/* ---- the pool scenario of the recover and core tests ---------------------------------------- */
+
+static void pools(void)
+{
+	struct pl_pool p;
+	char live[4096], pool[4096], core[4096];
+	uint8_t *a, *b, best[5] = {0, 0, 1, 0, 0}; /* best effort, buffers of 256 bytes */
+	size_t an, bn;
+	struct pl_seg segs[2];
+
+	snprintf(live, sizeof(live), "%s/rec/scenario-live.xray", out_dir);
+	snprintf(pool, sizeof(pool), "%s/rec/scenario-live.xray.pool", out_dir);
+	snprintf(core, sizeof(core), "%s/pool/core-scenario", out_dir);
+	pl_scenario(&p, 0x7f0000100000ull, 0x7f0000000000ull, 0, 1);
+	pl_write_live(&p, live, 0);
+	pl_write_pool(&p, pool);
+	segs[0] = (struct pl_seg){0x7f0000000000ull, p.meta, p.meta_bytes, p.meta_bytes, 0};
+	segs[1] = (struct pl_seg){0x7f0000100000ull, p.bufs, (uint64_t)p.count * p.buffer_bytes,
+				  (uint64_t)p.count * p.buffer_bytes, 0};
+	pl_write_core(core, 4, segs, 2);
+	a = slurp(live, &an);
+	b = slurp(pool, &bn);
+	if (!a || !b)
+		die(live);
+	seed("pool", "best-effort", best, sizeof(best), a, an);
+	free(a);
+	free(b);
+	pl_free(&p);
+}
+
+static void options(void)
+{
+	static const char *const text[] = {
+	    "buffer_size=65536:buffer_max=64 output=/tmp/traces/ start=1",
+	    "mode=bounded clock=rdtscp flush_signal=SIGUSR2 flush_on_terminate=yes",
+	    "func_duration_threshold_us=10:per_thread_files=on:thread_max=8 backing=file",
+	    "flush_on_crash=off flush_at_exit=false clock=auto mode=ring flush_signal=none",
+	    "buffer_size=128 buffer_max=1 flush_signal=12 output=x/y backing=memory",
+	    "buffer_size=1k buffer_max=0x10 unknown=1 novalue :: = =x",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(text) / sizeof(text[0]); i++)
+		seed("options", "opts", text[i], strlen(text[i]), NULL, 0);
+}
+
+int main(int argc, char **argv)
+{
+	static const char *const sub[] = {"rec", "reader", "names", "pool", "options"};
+	char path[4096];
+	size_t i;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: seedgen DIR\n");
+		return 2;
+	}
+	out_dir = argv[1];
+	for (i = 0; i < sizeof(sub) / sizeof(sub[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", out_dir, sub[i]);
+		if (mkdir(path, 0777) && errno != EEXIST)
+			die(path);
+	}
+	record("ring", "buffer_size=256 buffer_max=4", FLUSH);
+	record("bounded", "buffer_size=256 buffer_max=3 mode=bounded", FLUSH);
+	record("snap", "buffer_size=512 buffer_max=8", SNAPSHOT);
+	record("elide", "buffer_size=1024 func_duration_threshold_us=1000", FLUSH);
+	record("mt", "buffer_size=512 buffer_max=16", THREADS);
+	record("perthread", "buffer_size=512 buffer_max=16 per_thread_files=1", THREADS);
+	record("crash", "buffer_size=4096 buffer_max=4 flush_on_crash=1", CRASH);
+	record("kill", "buffer_size=256 buffer_max=8 backing=file", KILL);
+	versions();
+	pools();
+	options();
+	collect();
+	return 0;
+}
