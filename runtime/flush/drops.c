@@ -45,6 +45,25 @@ const char *thread_note_name(enum thread_note note)
 	return (unsigned)note < THREAD_NOTES ? note_names[note] : "unknown";
 }
 
+/* Add one thread slot's drop and note counts to d. */
+static void add_slot_counts(struct drop_totals *d, const struct thread_slot *s)
+{
+	int c;
+
+	for (c = 0; c < DROP_CAUSES; c++)
+		d->cause[c] += xfdr_load_relaxed(&s->dropped[c]);
+	for (c = 0; c < THREAD_NOTES; c++)
+		d->noted[c] += xfdr_load_relaxed(&s->noted[c]);
+}
+
+static void add_total(struct drop_totals *d)
+{
+	int c;
+
+	for (c = 0; c < DROP_CAUSES; c++)
+		d->total += d->cause[c];
+}
+
 void drops_sum(struct drop_totals *d)
 {
 	struct thread_table *tt = &thread_table;
@@ -63,13 +82,9 @@ void drops_sum(struct drop_totals *d)
 		/* A slot being claimed may hold counts already folded into recycled. */
 		if (xfdr_load_acquire(&slots[i].state) == SLOT_CLAIMING)
 			continue;
-		for (c = 0; c < DROP_CAUSES; c++)
-			d->cause[c] += xfdr_load_relaxed(&slots[i].dropped[c]);
-		for (c = 0; c < THREAD_NOTES; c++)
-			d->noted[c] += xfdr_load_relaxed(&slots[i].noted[c]);
+		add_slot_counts(d, &slots[i]);
 	}
-	for (c = 0; c < DROP_CAUSES; c++)
-		d->total += d->cause[c];
+	add_total(d);
 }
 
 /* Entries that fit both the stack buffer and a file buffer (EndOfBuffer room kept); -1: none. */
@@ -134,20 +149,13 @@ void drops_thread_sum(uint32_t tid, struct drop_totals *d)
 	uint32_t session = xfdr_load_acquire(&rt_pool.session);
 	uint32_t i, n;
 	struct thread_slot *slots = thread_slots_used(&n);
-	int c;
 
 	memset(d, 0, sizeof(*d));
-	for (i = 0; i < n; i++) {
-		if (!thread_slot_in_session(&slots[i], session) ||
-		    xfdr_load_relaxed(&slots[i].tid) != tid)
-			continue;
-		for (c = 0; c < DROP_CAUSES; c++)
-			d->cause[c] += xfdr_load_relaxed(&slots[i].dropped[c]);
-		for (c = 0; c < THREAD_NOTES; c++)
-			d->noted[c] += xfdr_load_relaxed(&slots[i].noted[c]);
-	}
-	for (c = 0; c < DROP_CAUSES; c++)
-		d->total += d->cause[c];
+	for (i = 0; i < n; i++)
+		if (thread_slot_in_session(&slots[i], session) &&
+		    xfdr_load_relaxed(&slots[i].tid) == tid)
+			add_slot_counts(d, &slots[i]);
+	add_total(d);
 }
 
 void drops_add(struct drop_totals *to, const struct drop_totals *d)

@@ -318,6 +318,15 @@ static int check_trace_size(uint32_t slots)
 	return fsize_check(slot_offset(0) + buffers * rt_pool.buffer_bytes);
 }
 
+/* The start of the line that reports a file not written: "cannot write PATH: ERROR". */
+static void pr_cannot_write(struct pr_buf *b, const char *path, int rc)
+{
+	pr_str(b, "cannot write ");
+	pr_str(b, path);
+	pr_str(b, ": ");
+	pr_str(b, pr_errno_name(rc));
+}
+
 /*
  * One stderr line for a trace file that could not be written (it and its .part are gone):
  * the file, the error, and the buffers of recorded events it would have held.
@@ -327,10 +336,7 @@ static void report_trace_lost(const char *path, int rc, uint64_t buffers)
 	char text[PATH_MAX + 200];
 	struct pr_buf b = PR_BUF_INIT(text);
 
-	pr_str(&b, "cannot write ");
-	pr_str(&b, path);
-	pr_str(&b, ": ");
-	pr_str(&b, pr_errno_name(rc));
+	pr_cannot_write(&b, path, rc);
 	pr_str(&b, "; lost ");
 	pr_u64(&b, buffers);
 	pr_str(&b, " buffers (");
@@ -345,10 +351,7 @@ static void report_map_lost(const char *path, int rc, int traces_kept)
 	char text[PATH_MAX + 200];
 	struct pr_buf b = PR_BUF_INIT(text);
 
-	pr_str(&b, "cannot write ");
-	pr_str(&b, path);
-	pr_str(&b, ": ");
-	pr_str(&b, pr_errno_name(rc));
+	pr_cannot_write(&b, path, rc);
 	pr_str(&b, traces_kept ? "; the trace stays without it (function names, thread names and "
 				 "drop counts lost)"
 			       : "; nothing of this flush was kept");

@@ -21,13 +21,14 @@
 
 #include "reader/cli/cli.h"
 #include "reader/lib/pool_image.h"
+#include "tests/fuzz/fuzz_support.h"
 #include "xfdr/reader.h"
 
 /* Bounds on what one input may make the rebuild write (its padding is written out). */
 #define FUZZ_OUT_MAX (8u << 20)
 
 static int out_fd = -1, core_fd = -1;
-static char core_path[64], out_dir[64];
+static char core_path[64];
 
 struct mem {
 	const uint8_t *p;
@@ -45,30 +46,15 @@ static int mem_read(void *ctx, uint64_t at, void *buf, size_t n, struct xfdr_err
 	return 0;
 }
 
-/* The outputs are removed after each input: only the folder is left at the end. */
-static void remove_out_dir(void)
-{
-	rmdir(out_dir);
-}
-
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	int null = open("/dev/null", O_WRONLY);
-
 	(void)argc;
 	(void)argv;
-	if (null < 0 || dup2(null, STDOUT_FILENO) < 0)
-		abort();
-	close(null);
+	fuzz_setup();
 	out_fd = memfd_create("out", 0);
-	core_fd = memfd_create("core", 0);
-	if (out_fd < 0 || core_fd < 0)
+	if (out_fd < 0)
 		abort();
-	snprintf(core_path, sizeof(core_path), "/proc/self/fd/%d", core_fd);
-	snprintf(out_dir, sizeof(out_dir), "/tmp/xfdr-fuzz-XXXXXX");
-	if (!mkdtemp(out_dir))
-		abort();
-	atexit(remove_out_dir);
+	core_fd = fuzz_memfd("core", core_path, sizeof(core_path));
 	return 0;
 }
 
@@ -157,7 +143,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (ftruncate(core_fd, 0) || (size && pwrite(core_fd, data, size, 0) != (ssize_t)size))
 		abort();
-	snprintf(out, sizeof(out), "%s/core.xray", out_dir);
+	snprintf(out, sizeof(out), "%s/core.xray", fuzz_out_dir);
 	snprintf(map, sizeof(map), "%s.map", out);
 	cli_set_verb("core");
 	cmd_core(5, argv);

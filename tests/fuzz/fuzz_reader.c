@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "reader/cli/cli.h"
+#include "tests/fuzz/fuzz_support.h"
 #include "xfdr/reader.h"
 
 #define FUZZ_MAP_MARK "\n#XFDR-FUZZ-MAP#\n"
@@ -33,7 +34,7 @@
 #define FUZZ_UNNAMED_MAX 65536u
 
 static int trace_fd = -1, map_fd = -1;
-static char trace_path[64], map_path[64], map_opt[80], out_dir[64];
+static char trace_path[64], map_path[64], map_opt[80];
 
 static void put(int fd, const uint8_t *p, size_t n)
 {
@@ -41,33 +42,14 @@ static void put(int fd, const uint8_t *p, size_t n)
 		abort();
 }
 
-/* The outputs are removed after each input: only the folder is left at the end. */
-static void remove_out_dir(void)
-{
-	rmdir(out_dir);
-}
-
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	int null = open("/dev/null", O_WRONLY);
-
 	(void)argc;
 	(void)argv;
-	/* Every verb's output goes to stdout; keep it out of the fuzzer's log. */
-	if (null < 0 || dup2(null, STDOUT_FILENO) < 0)
-		abort();
-	close(null);
-	trace_fd = memfd_create("trace", 0);
-	map_fd = memfd_create("map", 0);
-	if (trace_fd < 0 || map_fd < 0)
-		abort();
-	snprintf(trace_path, sizeof(trace_path), "/proc/self/fd/%d", trace_fd);
-	snprintf(map_path, sizeof(map_path), "/proc/self/fd/%d", map_fd);
+	fuzz_setup();
+	trace_fd = fuzz_memfd("trace", trace_path, sizeof(trace_path));
+	map_fd = fuzz_memfd("map", map_path, sizeof(map_path));
 	snprintf(map_opt, sizeof(map_opt), "--map=%s", map_path);
-	snprintf(out_dir, sizeof(out_dir), "/tmp/xfdr-fuzz-XXXXXX");
-	if (!mkdtemp(out_dir))
-		abort();
-	atexit(remove_out_dir);
 	return 0;
 }
 
@@ -174,7 +156,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 recover:
 	/* recover --salvage: the complete buffers of a cut file. */
-	snprintf(out, sizeof(out), "%s/salvaged.xray", out_dir);
+	snprintf(out, sizeof(out), "%s/salvaged.xray", fuzz_out_dir);
 	{
 		char *argv[] = {"recover", "--salvage", "--force", "-o", out, trace_path, NULL};
 
@@ -182,7 +164,7 @@ recover:
 		cmd_recover(6, argv);
 	}
 	unlink(out);
-	snprintf(out, sizeof(out), "%s/salvaged.xray.map", out_dir);
+	snprintf(out, sizeof(out), "%s/salvaged.xray.map", fuzz_out_dir);
 	unlink(out);
 	return 0;
 }

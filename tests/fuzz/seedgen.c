@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "tests/support/pool_layout.h"
+#include "tests/support/version_enc.h"
 #include "xfdr/format.h"
 #include "xfdr/xfdr.h"
 
@@ -257,139 +258,21 @@ static void collect(void)
 	closedir(dp);
 }
 
-/* ---- versions 2 to 5, as tests/unit/test_reader_versions.c lays them out ------------------ */
-
-struct enc {
-	uint8_t b[4096];
-	size_t len;
-	int big;
-	unsigned version;
-};
-
-static void e_int(struct enc *e, uint64_t v, int bytes)
-{
-	for (int i = 0; i < bytes; i++)
-		e->b[e->len++] = (uint8_t)(v >> (8 * (e->big ? bytes - 1 - i : i)));
-}
-
-static size_t e_md(struct enc *e, unsigned kind)
-{
-	size_t at = e->len;
-
-	e_int(e, e->big ? 0x80u | kind : kind << 1 | 1u, 1);
-	return at;
-}
-
-static void e_end(struct enc *e, size_t at)
-{
-	while (e->len < at + 16)
-		e_int(e, 0, 1);
-}
-
-static void e_fn(struct enc *e, unsigned action, uint32_t fid, uint32_t delta)
-{
-	e_int(e, e->big ? action << 28 | fid : fid << 4 | action << 1, 4);
-	e_int(e, delta, 4);
-}
-
-static void e_md_u64(struct enc *e, unsigned kind, uint64_t v)
-{
-	size_t at = e_md(e, kind);
-
-	e_int(e, v, 8);
-	e_end(e, at);
-}
-
-static size_t e_buffer(struct enc *e, uint32_t tid, uint32_t pid, uint16_t cpu, uint64_t tsc)
-{
-	size_t ext = e_md(e, XFDR_MD_BUFFER_EXTENTS), r;
-
-	e_int(e, 0, 8);
-	e_end(e, ext);
-	r = e_md(e, XFDR_MD_NEW_BUFFER);
-	e_int(e, tid, 4);
-	e_end(e, r);
-	r = e_md(e, XFDR_MD_WALL_CLOCK_TIME);
-	e_int(e, 5, 8);
-	e_int(e, 7, 4);
-	e_end(e, r);
-	if (e->version >= 3) {
-		r = e_md(e, XFDR_MD_PID);
-		e_int(e, pid, 4);
-		e_end(e, r);
-	}
-	r = e_md(e, XFDR_MD_NEW_CPU_ID);
-	e_int(e, cpu, 2);
-	e_int(e, tsc, 8);
-	e_end(e, r);
-	return ext;
-}
-
-static void e_extents_end(struct enc *e, size_t at)
-{
-	size_t save = e->len;
-
-	e->len = at + 1;
-	e_int(e, save - at - 16, 8);
-	e->len = save;
-}
-
-static void e_event(struct enc *e, unsigned kind, const char *payload, int32_t delta)
-{
-	size_t at = e_md(e, kind), n = strlen(payload);
-
-	e_int(e, n, 4);
-	if (kind == XFDR_MD_TYPED_EVENT || e->version >= 5) {
-		e_int(e, (uint32_t)delta, 4);
-		if (kind == XFDR_MD_TYPED_EVENT)
-			e_int(e, 77, 2);
-	} else {
-		e_int(e, 999, 8);
-		if (e->version == 4)
-			e_int(e, 3, 2);
-	}
-	e_end(e, at);
-	memcpy(e->b + e->len, payload, n);
-	e->len += n;
-}
+/* ---- versions 2 to 5: the sample files of tests/unit/test_reader_versions.c -------------- */
 
 static void versions(void)
 {
 	struct enc e;
 	unsigned v;
 	int big;
-	size_t at;
 	char name[32];
 
-	for (v = 2; v <= 5; v++) {
+	for (v = 2; v <= 5; v++)
 		for (big = 0; big <= 1; big++) {
-			e.len = 0;
-			e.big = big;
-			e.version = v;
-			e_int(&e, v, 2);
-			e_int(&e, 1, 2);
-			e_int(&e, 3, 4);
-			e_int(&e, 2000000000ull, 8);
-			e_int(&e, 16384, 8);
-			e_int(&e, 0, 8);
-			at = e_buffer(&e, 70000, 4242, 2, 1000);
-			e_fn(&e, XFDR_FN_ENTER, 1, 10);
-			e_fn(&e, XFDR_FN_ENTER_ARGS, 2, 5);
-			e_md_u64(&e, XFDR_MD_CALL_ARGUMENT, 42);
-			e_event(&e, XFDR_MD_CUSTOM_EVENT, "hello-a", 7);
-			e_event(&e, XFDR_MD_TYPED_EVENT, "tp", -2);
-			e_md_u64(&e, XFDR_MD_TSC_WRAP, 1ull << 32);
-			e_fn(&e, XFDR_FN_EXIT, 2, 4);
-			e_fn(&e, XFDR_FN_TAIL_EXIT, 1, 1);
-			e_extents_end(&e, at);
-			at = e_buffer(&e, 12, 4242, 1, 5000);
-			e_fn(&e, XFDR_FN_ENTER, 3, 1);
-			e_fn(&e, XFDR_FN_EXIT, 3, 2);
-			e_extents_end(&e, at);
+			build_sample(&e, v, big, NULL);
 			snprintf(name, sizeof(name), "v%u-%s.xray", v, big ? "be" : "le");
 			seed("reader", name, e.b, e.len, NULL, 0);
 		}
-	}
 }
 
 /* ---- the pool scenario of the recover and core tests ---------------------------------------- */

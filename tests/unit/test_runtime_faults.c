@@ -145,23 +145,48 @@ static int line_with(const char *text, const char *a, const char *b, const char 
 	return 0;
 }
 
+/* One case's run of faults_prog: its output folder, the tools' log, and what it printed. */
+struct run {
+	char out[TH_PATH_BYTES], tools[TH_PATH_BYTES];
+	char *log; /* stdout and stderr of the program; freed by end_case() */
+};
+
+/* Run faults_prog into the fresh folder <name>/; returns its exit status. */
+static int run_case(const char *name, const char *options, char *const args[], struct run *r)
+{
+	char log[TH_PATH_BYTES], file[TH_PATH_BYTES];
+	int status;
+
+	th_path(r->out, name, 1);
+	snprintf(file, sizeof(file), "%s.log", name);
+	th_path(log, file, 0);
+	snprintf(file, sizeof(file), "%s-tools.log", name);
+	th_path(r->tools, file, 0);
+	status = run_prog(r->out, options, args, log);
+	r->log = read_log(log);
+	return status;
+}
+
+/* Check every file the run left (check_left) and free its log. */
+static void end_case(struct run *r, struct left *l)
+{
+	free(r->log);
+	r->log = NULL;
+	check_left(r->out, l, r->tools);
+}
+
 /* Past RLIMIT_FSIZE: no SIGXFSZ, no file at all (no trace: no .map), one line with EFBIG. */
 static void fsize_limit_refuses_the_trace(void **state)
 {
-	char out[TH_PATH_BYTES], log[TH_PATH_BYTES], tools[TH_PATH_BYTES], *text;
 	char *args[] = {"calls", "20000", "40000", NULL};
+	struct run r;
 	struct left l;
 
 	(void)state;
-	th_path(out, "fsize", 1);
-	th_path(log, "fsize.log", 0);
-	th_path(tools, "fsize-tools.log", 0);
-	assert_int_equal(run_prog(out, "buffer_size=4096", args, log), EXIT_OWN);
-	text = read_log(log);
-	if (!line_with(text, out, ".xray: EFBIG", "lost"))
-		fail_msg("no line naming the trace, EFBIG and what was lost:\n%s", text);
-	free(text);
-	check_left(out, &l, tools);
+	assert_int_equal(run_case("fsize", "buffer_size=4096", args, &r), EXIT_OWN);
+	if (!line_with(r.log, r.out, ".xray: EFBIG", "lost"))
+		fail_msg("no line naming the trace, EFBIG and what was lost:\n%s", r.log);
+	end_case(&r, &l);
 	assert_int_equal(l.traces, 0);
 	assert_int_equal(l.maps, 0);
 	assert_int_equal(l.parts, 0);
@@ -170,20 +195,16 @@ static void fsize_limit_refuses_the_trace(void **state)
 /* per_thread_files: the thread file is refused; the .map is still written, and not empty. */
 static void fsize_limit_per_thread_files(void **state)
 {
-	char out[TH_PATH_BYTES], log[TH_PATH_BYTES], tools[TH_PATH_BYTES], *text;
 	char *args[] = {"calls", "20000", "40000", NULL};
+	struct run r;
 	struct left l;
 
 	(void)state;
-	th_path(out, "fsize-pt", 1);
-	th_path(log, "fsize-pt.log", 0);
-	th_path(tools, "fsize-pt-tools.log", 0);
-	assert_int_equal(run_prog(out, "buffer_size=4096:per_thread_files=1", args, log), EXIT_OWN);
-	text = read_log(log);
-	if (!line_with(text, out, ".xray: EFBIG", "-t"))
-		fail_msg("no line naming the thread file and EFBIG:\n%s", text);
-	free(text);
-	check_left(out, &l, tools);
+	assert_int_equal(run_case("fsize-pt", "buffer_size=4096:per_thread_files=1", args, &r),
+			 EXIT_OWN);
+	if (!line_with(r.log, r.out, ".xray: EFBIG", "-t"))
+		fail_msg("no line naming the thread file and EFBIG:\n%s", r.log);
+	end_case(&r, &l);
 	assert_int_equal(l.traces, 0);
 	assert_int_equal(l.maps, 1);
 	assert_int_equal(l.parts, 0);
@@ -192,20 +213,15 @@ static void fsize_limit_per_thread_files(void **state)
 /* A limit the whole trace fits in: nothing changes (the check refuses only what passes it). */
 static void fsize_limit_that_fits(void **state)
 {
-	char out[TH_PATH_BYTES], log[TH_PATH_BYTES], tools[TH_PATH_BYTES], *text;
 	char *args[] = {"calls", "4000000", "1000", NULL};
+	struct run r;
 	struct left l;
 
 	(void)state;
-	th_path(out, "fits", 1);
-	th_path(log, "fits.log", 0);
-	th_path(tools, "fits-tools.log", 0);
-	assert_int_equal(run_prog(out, "buffer_size=4096", args, log), EXIT_OWN);
-	text = read_log(log);
-	if (strstr(text, "EFBIG"))
-		fail_msg("refused a trace that fits:\n%s", text);
-	free(text);
-	check_left(out, &l, tools);
+	assert_int_equal(run_case("fits", "buffer_size=4096", args, &r), EXIT_OWN);
+	if (strstr(r.log, "EFBIG"))
+		fail_msg("refused a trace that fits:\n%s", r.log);
+	end_case(&r, &l);
 	assert_int_equal(l.traces, 1);
 	assert_int_equal(l.maps, 1);
 	assert_int_equal(l.parts, 0);
@@ -334,17 +350,14 @@ static void killed_during_flush(void **state)
 /* A dlclose()d library's functions keep their names (and module) in the .map. */
 static void dlclosed_library_keeps_names(void **state)
 {
-	char out[TH_PATH_BYTES], log[TH_PATH_BYTES], tools[TH_PATH_BYTES];
 	char trace[TH_PATH_BYTES], map[TH_PATH_BYTES], *text;
 	char *args[] = {"dl", lib, "5", NULL};
+	struct run r;
 	struct left l;
 
 	(void)state;
-	th_path(out, "dl", 1);
-	th_path(log, "dl.log", 0);
-	th_path(tools, "dl-tools.log", 0);
-	assert_int_equal(run_prog(out, "", args, log), EXIT_OWN);
-	th_find_one(out, ".xray", trace);
+	assert_int_equal(run_case("dl", "", args, &r), EXIT_OWN);
+	th_find_one(r.out, ".xray", trace);
 	th_join(map, trace, ".map");
 	text = read_log(map);
 	if (!line_with(text, "\tfaults_lib_outer\t", lib, NULL) ||
@@ -353,7 +366,7 @@ static void dlclosed_library_keeps_names(void **state)
 	if (strstr(text, "<unknown>"))
 		fail_msg("unnamed functions in the .map:\n%s", text);
 	free(text);
-	check_left(out, &l, tools);
+	end_case(&r, &l);
 	assert_int_equal(l.traces, 1);
 }
 
