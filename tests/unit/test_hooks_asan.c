@@ -157,19 +157,6 @@ static void clang_shared_runtime(void **state)
 	run_variant("clang", SHARED_RUNTIME, "clang-shared");
 }
 
-static int setup(void **state)
-{
-	(void)state;
-	return th_root_make() ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	th_root_remove();
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -179,5 +166,5 @@ int main(void)
 	    cmocka_unit_test(clang_shared_runtime),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, th_group_setup, th_group_teardown);
 }

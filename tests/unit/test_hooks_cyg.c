@@ -201,20 +201,6 @@ static void idle_writes_nothing(void **state)
 	assert_int_equal(chdir("/"), 0);
 }
 
-static int setup(void **state)
-{
-	(void)state;
-	th_root_make();
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	th_root_remove();
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -223,5 +209,5 @@ int main(void)
 		cmocka_unit_test(gcc_O2_linked),    cmocka_unit_test(idle_writes_nothing),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, th_group_setup, th_group_teardown);
 }

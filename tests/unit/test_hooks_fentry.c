@@ -389,20 +389,6 @@ static void no_preload_fails_clearly(void **state)
 	child_result_free(&r);
 }
 
-static int setup(void **state)
-{
-	(void)state;
-	th_root_make();
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	th_root_remove();
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -415,5 +401,5 @@ int main(void)
 	    cmocka_unit_test(threads_O2_static), cmocka_unit_test(no_preload_fails_clearly),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, th_group_setup, th_group_teardown);
 }

@@ -68,6 +68,21 @@ static TH_UNUSED void th_root_remove(void)
 	th_root[0] = '\0';
 }
 
+/* cmocka group set-up and tear-down of a test binary that needs nothing but th_root. */
+static TH_UNUSED int th_group_setup(void **state)
+{
+	(void)state;
+	th_root_make();
+	return 0;
+}
+
+static TH_UNUSED int th_group_teardown(void **state)
+{
+	(void)state;
+	th_root_remove();
+	return 0;
+}
+
 /* out = a + b (TH_PATH_BYTES); a path that does not fit fails the test. */
 static TH_UNUSED void th_join(char *out, const char *a, const char *b)
 {

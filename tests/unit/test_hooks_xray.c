@@ -285,20 +285,6 @@ static void preloaded_into_xray_says_why(void **state)
 	assert_int_equal(th_count(text, "has XRay sleds, but its XRay runtime is hidden"), 1);
 }
 
-static int setup(void **state)
-{
-	(void)state;
-	th_root_make();
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	th_root_remove();
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -310,5 +296,5 @@ int main(void)
 	    cmocka_unit_test(preloaded_into_xray_says_why),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, th_group_setup, th_group_teardown);
 }

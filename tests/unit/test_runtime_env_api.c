@@ -162,16 +162,8 @@ static void program_options_without_environment(void **state)
 
 static int setup(void **state)
 {
-	(void)state;
-	th_root_make();
+	th_group_setup(state);
 	build_prog();
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	th_root_remove();
 	return 0;
 }
 
@@ -183,5 +175,5 @@ int main(void)
 	    cmocka_unit_test(program_options_without_environment),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, th_group_teardown);
 }
