@@ -522,8 +522,9 @@ static void explain_missing(const struct run *r, const char *opts, const char *d
 		cli_error("no trace: XFDR_OPTIONS has flush_at_exit=0, and the program flushed "
 			  "nothing itself");
 	else
-		cli_error("no trace: the program may have left through _exit() or exec(), or the "
-			  "recorder did not start (see its messages above)");
+		cli_error("no trace: the program may have left through _exit() or exec(), the "
+			  "recorder did not start, or its flush could not write the file (see its "
+			  "messages above)");
 	if (have_live)
 		cli_error("its live pool remains: xfdr recover %s", live);
 }
@@ -541,7 +542,8 @@ void record_report(const char *prog, long top, const struct run *r, const char *
 		cli_error("%s: cannot list the traces: %s", dir, strerror(errno));
 		return;
 	}
-	qsort(after.v, after.n, sizeof(*after.v), found_cmp);
+	if (after.n) /* an empty listing has no array to sort */
+		qsort(after.v, after.n, sizeof(*after.v), found_cmp);
 	for (i = 0; i < after.n; i++) {
 		struct found *f = &after.v[i];
 

@@ -473,6 +473,34 @@ static void script_runs_preloaded(void **state)
 	child_result_free(&r);
 }
 
+/*
+ * Under `ulimit -f` smaller than one buffer: the program ends by its own exit status (not
+ * SIGXFSZ), the runtime names the file and EFBIG, record says why there is no trace, and
+ * nothing is left under a trace's name or as a .part.
+ */
+static void file_size_limit_named(void **state)
+{
+	char dir[PATH_BYTES], script[PATH_BYTES + 64], cmd[PATH_BYTES + 64];
+	char *ls[] = {"sh", "-c", cmd, NULL};
+	struct child_result r, left;
+
+	(void)state;
+	out_dir(dir, "fsize-out");
+	snprintf(script, sizeof(script), "#!/bin/sh\nulimit -f 1\nexec '%s' exit 3\n", prog_cyg);
+	chmod(scratch_write_text("fsize.sh", script), 0755);
+	record(&r, "-o", dir, scratch_path("fsize.sh"), NULL);
+	assert_int_equal(r.signal, 0);
+	assert_int_equal(r.status, 3);
+	text_assert_contains(r.err, ".xray: EFBIG (file too large); lost ");
+	text_assert_contains(r.err, "exited with status 3");
+	text_assert_contains(r.err, "its flush could not write the file");
+	snprintf(cmd, sizeof(cmd), "ls -A '%s'", dir);
+	child_capture(ls, &left);
+	assert_string_equal(left.out, "");
+	child_result_free(&left);
+	child_result_free(&r);
+}
+
 static void exit_status_forwarded(void **state)
 {
 	char dir[PATH_BYTES];
@@ -789,6 +817,7 @@ int main(void)
 	    cmocka_unit_test(uninstrumented_refused_unless_forced),
 	    cmocka_unit_test(script_runs_preloaded),
 	    cmocka_unit_test(exit_status_forwarded),
+	    cmocka_unit_test(file_size_limit_named),
 	    cmocka_unit_test(sigterm_flushes_and_kills_record),
 	    cmocka_unit_test(sigusr1_forwarded),
 	    cmocka_unit_test(terminal_interrupt_not_fatal),
