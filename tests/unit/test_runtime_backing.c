@@ -90,13 +90,8 @@ static int init_file_backed(const char *output, size_t buffer_size, size_t buffe
 {
 	struct xfdr_options o;
 
-	xfdr_stop();
-	xfdr_options_default(&o);
-	o.buffer_size = buffer_size;
-	o.buffer_max = buffer_max;
-	o.flush_at_exit = 0;
+	ts_options(&o, buffer_size, buffer_max, XFDR_MODE_BOUNDED);
 	o.output = output;
-	o.mode = XFDR_MODE_BOUNDED;
 	o.backing = backing;
 	return xfdr_init(&o);
 }

@@ -23,14 +23,8 @@ static int init_drops(size_t buffer_size, size_t buffer_max, int mode)
 {
 	struct xfdr_options o;
 
-	xfdr_stop();
-	xfdr_options_default(&o);
-	o.buffer_size = buffer_size;
-	o.buffer_max = buffer_max;
+	ts_options(&o, buffer_size, buffer_max, mode);
 	o.thread_max = THREAD_MAX;
-	o.flush_at_exit = 0;
-	o.output = ts_dir;
-	o.mode = mode;
 	return xfdr_init(&o);
 }
 

@@ -83,23 +83,32 @@ static TS_UNUSED int ts_group_teardown(void **state)
 }
 
 /*
- * init with a small pool in ts_dir, no flush at exit, in the given mode; returns xfdr_init's
- * result. ts_init: bounded mode, where an exhausted pool drops and counts (what most tests
- * check byte by byte).
+ * The options of a test's recorder: a small pool in ts_dir, no flush at exit, the given mode;
+ * recording a failed test may have left on is stopped first. A test sets what else it needs.
+ */
+static TS_UNUSED void ts_options(struct xfdr_options *o, size_t buffer_size, size_t buffer_max,
+				 int mode)
+{
+	xfdr_stop();
+	xfdr_options_default(o);
+	o->buffer_size = buffer_size;
+	o->buffer_max = buffer_max;
+	o->flush_at_exit = 0;
+	o->output = ts_dir;
+	o->mode = mode;
+}
+
+/*
+ * init with ts_options(); returns xfdr_init's result. ts_init: bounded mode, where an
+ * exhausted pool drops and counts (what most tests check byte by byte).
  */
 static TS_UNUSED int ts_init_mode(size_t buffer_size, size_t buffer_max, int per_thread_files,
 				  int mode)
 {
 	struct xfdr_options o;
 
-	xfdr_stop(); /* a failed test may have left recording on */
-	xfdr_options_default(&o);
-	o.buffer_size = buffer_size;
-	o.buffer_max = buffer_max;
+	ts_options(&o, buffer_size, buffer_max, mode);
 	o.per_thread_files = per_thread_files;
-	o.flush_at_exit = 0;
-	o.output = ts_dir;
-	o.mode = mode;
 	return xfdr_init(&o);
 }
 

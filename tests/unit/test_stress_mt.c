@@ -109,6 +109,15 @@ static void *writer_run(void *arg)
 	return NULL;
 }
 
+/* A new writer in w, with its own seed and event budget drawn from seed. */
+static void start_writer(struct wrec *w, uint32_t *seed, pthread_t *th)
+{
+	memset(w, 0, sizeof(*w));
+	w->seed = rnd(seed) | 1;
+	w->target = 20000 + rnd(seed) % 200000;
+	assert_int_equal(pthread_create(th, NULL, writer_run, w), 0);
+}
+
 /* ---- One phase ----------------------------------------------------------------------------- */
 
 struct phase {
@@ -154,12 +163,7 @@ static int init_stress(int mode, size_t buffer_size, size_t buffer_max)
 {
 	struct xfdr_options o;
 
-	xfdr_options_default(&o);
-	o.buffer_size = buffer_size;
-	o.buffer_max = buffer_max;
-	o.flush_at_exit = 0;
-	o.output = ts_dir;
-	o.mode = mode;
+	ts_options(&o, buffer_size, buffer_max, mode);
 	o.flush_signal = FLUSH_SIGNAL;
 	return xfdr_init(&o);
 }
@@ -397,12 +401,8 @@ static void run_phase(int ring, double seconds, struct totals *tot)
 	assert_int_equal(pthread_create(&ft, NULL, flusher_run, &p), 0);
 	assert_int_equal(pthread_create(&st, NULL, signaller_run, &p), 0);
 	for (i = 0; i < WRITERS; i++) {
-		memset(&w[nw], 0, sizeof(w[nw]));
-		w[nw].seed = rnd(&seed) | 1;
-		w[nw].target = 20000 + rnd(&seed) % 200000;
-		slot_of[i] = nw;
-		assert_int_equal(pthread_create(&wt[i], NULL, writer_run, &w[nw]), 0);
-		nw++;
+		start_writer(&w[nw], &seed, &wt[i]);
+		slot_of[i] = nw++;
 	}
 	end = now_s() + seconds;
 	while (now_s() < end) {
@@ -414,12 +414,8 @@ static void run_phase(int ring, double seconds, struct totals *tot)
 				slot_of[i] = PHASE_THREADS_MAX; /* no new writer here */
 				continue;
 			}
-			memset(&w[nw], 0, sizeof(w[nw]));
-			w[nw].seed = rnd(&seed) | 1;
-			w[nw].target = 20000 + rnd(&seed) % 200000;
-			slot_of[i] = nw;
-			assert_int_equal(pthread_create(&wt[i], NULL, writer_run, &w[nw]), 0);
-			nw++;
+			start_writer(&w[nw], &seed, &wt[i]);
+			slot_of[i] = nw++;
 		}
 		if (nw == PHASE_THREADS_MAX)
 			break;
