@@ -4,7 +4,7 @@
  * (linked with -lxfdr, and not), and with no instrumentation at all.
  *
  * It first prints "preload: <LD_PRELOAD or (none)>" on stdout, then does what argv[1] says:
- *   spin           main -> hot() spins 150 ms, warm() twice 10 ms, tiny() 1000 times: after
+ *   spin           main -> hot() spins 150 ms, warm() twice 40 ms, tiny() 1000 times: after
  *                  main, which holds them all, hot has by far the most total time
  *   exit N         a few calls, then exit(N)
  *   term           kills itself with SIGTERM inside a call (the recorder flushes, then dies)
@@ -46,7 +46,7 @@ __attribute__((noinline)) static void hot(void)
 
 __attribute__((noinline)) static void warm(void)
 {
-	SPIN(0.010);
+	SPIN(0.040);
 }
 
 __attribute__((noinline)) static void tiny(unsigned long i)

@@ -7,7 +7,7 @@
  * without xfdr (refused: a preloaded runtime cannot reach XRay's hidden sleds) and without any
  * instrumentation (refused unless --force). The program prints its LD_PRELOAD, so the test sees
  * what xfdr record did. What the summary must say is known independently: the program spins
- * 150 ms in hot(), called once from main, and 20 ms in two calls of warm(), so hot and then
+ * 150 ms in hot(), called once from main, and 80 ms in two calls of warm(), so hot and then
  * warm have the most self time; the event count must be llvm-xray's (the oracle) for the same file;
  * drop and overwrite counts must be those of the runtime's .map. Signals: a SIGTERM the program
  * sends itself kills xfdr record by SIGTERM too; SIGUSR1 sent to xfdr record's pid reaches the
@@ -358,7 +358,7 @@ static void preloaded_cyg_summary(void **state)
 	assert_int_equal(calls, 1);
 	assert_true(ms >= 150.0 && ms < 1000.0);
 	/*
-	 * warm spins 2 x 10 ms; main's own time (the loop around tiny()) is short on an idle
+	 * warm spins 2 x 40 ms; main's own time (the loop around tiny()) is short on an idle
 	 * machine but not on a loaded one, so warm is second or third.
 	 */
 	top_row(r.err, 1, &ms, &calls, name);
@@ -366,7 +366,7 @@ static void preloaded_cyg_summary(void **state)
 		top_row(r.err, 2, &ms, &calls, name);
 	assert_string_equal(name, "warm");
 	assert_int_equal(calls, 2);
-	assert_true(ms >= 20.0 && ms < 150.0);
+	assert_true(ms >= 80.0 && ms < 500.0);
 	child_result_free(&r);
 }
 
@@ -388,11 +388,12 @@ static void linked_not_preloaded(const char *prog, const char *sub, char *const 
 	one_trace(dir, trace);
 	verify_ok(trace);
 	assert_int_equal(summary_number(r.err, "events"), llvm_function_records(trace));
-	/* hot and warm, in either order: a loaded machine can stretch warm's 20 ms past hot's. */
+	/* hot and warm, in either order: a loaded machine can stretch warm's 80 ms past hot's. */
 	top_row(r.err, 0, &ms, &calls, name);
 	top_row(r.err, 1, &ms, &calls, other);
-	assert_true((!strcmp(name, "hot") && !strcmp(other, "warm")) ||
-		    (!strcmp(name, "warm") && !strcmp(other, "hot")));
+	if (!((!strcmp(name, "hot") && !strcmp(other, "warm")) ||
+	      (!strcmp(name, "warm") && !strcmp(other, "hot"))))
+		fail_msg("hot and warm are not the top two:\n%s", r.err);
 	/* --top=2: two rows, then the end of the summary. */
 	assert_null(strstr(r.err, "tiny"));
 	child_result_free(&r);
