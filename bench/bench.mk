@@ -15,6 +15,8 @@ BENCH_DIR    := $(BUILD)/bench
 BENCH_REPS   ?= 7
 BENCH_EVENTS ?= 2000000
 BENCH_ARGS   := -r $(BENCH_REPS) -n $(BENCH_EVENTS)
+# Every row runs once per workload (bench/harness.h): the leaf loop, then the call tree.
+BENCH_WORKLOADS := leaf tree
 # The LLVM peer needs clang: the XRay sleds and compiler-rt's runtime come with it.
 BENCH_CLANG  ?= clang
 BENCH_XRAY_FLAGS := -fxray-instrument -fxray-instruction-threshold=1
@@ -34,7 +36,10 @@ $(BENCH_DIR)/bench_base: $(BENCH_SRCS_BASE) $(BENCH_HDRS)
 	$(CC) $(BENCH_FLAGS) -o $@ $(BENCH_SRCS_BASE) $(SAN_LDFLAGS)
 
 BENCH_PROGS := $(BENCH_DIR)/bench_base
-BENCH_RUNS  := '$(BENCH_DIR)/bench_base $(BENCH_ARGS)'
+# The floor and the clocks make no call: measured once, with the leaf.
+BENCH_RUNS  := $(foreach k,floor clock_rdtscp clock_getcpu,'$(BENCH_DIR)/bench_base $(BENCH_ARGS) -w leaf -k $(k)')
+BENCH_RUNS  += $(foreach w,$(BENCH_WORKLOADS),$(foreach k,call hook,\
+	'$(BENCH_DIR)/bench_base $(BENCH_ARGS) -w $(w) -k $(k)'))
 
 # ---- xfdr through XFDR_ENTER/XFDR_EXIT (built with $(CC), linked with libxfdr.a) ------------
 # Twice: with the clock xfdr picks here (clock=auto) and forced to clock=rdtsc, what the
@@ -45,6 +50,13 @@ BENCH_XFDR_SRCS := bench/harness.c bench/xfdr_row.c bench/callee.c
 BENCH_XFDR_HDRS := $(BENCH_HDRS) bench/xfdr_row.h include/xfdr/xfdr.h include/xfdr/reader.h \
 		runtime/pool/pool.h runtime/pool/pool_types.h
 BENCH_XFDR_ARGS := $(BENCH_ARGS) -b $(BENCH_BUF_BYTES) -m $(BENCH_BUF_COUNT) -o $(BENCH_DIR)/trace
+# Appended to an xfdr row's command: count what it flushed into $(BENCH_DIR)/trace (the
+# row's trace line; untimed), then delete it. $(1): the row's key.
+BENCH_XFDR_CHECK = |check| $(BENCH_DIR)/trace_count -d $(1) $(BENCH_DIR)/trace
+
+$(BENCH_DIR)/trace_count: bench/trace_count.c include/xfdr/reader.h $(LIBREADER_A)
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_FLAGS) -o $@ bench/trace_count.c $(LIBREADER_A) $(SAN_LDFLAGS)
 
 $(BENCH_DIR)/bench_xfdr_manual: $(BENCH_XFDR_SRCS) bench/bench_xfdr_manual.c $(BENCH_XFDR_HDRS) \
 		$(LIBXFDR_A) $(LIBREADER_A)
@@ -52,9 +64,10 @@ $(BENCH_DIR)/bench_xfdr_manual: $(BENCH_XFDR_SRCS) bench/bench_xfdr_manual.c $(B
 	$(CC) $(BENCH_FLAGS) -o $@ $(BENCH_XFDR_SRCS) bench/bench_xfdr_manual.c \
 		$(LIBREADER_A) $(LIBXFDR_A) $(SAN_LDFLAGS) $(RUNTIME_LIBS)
 
-BENCH_PROGS += $(BENCH_DIR)/bench_xfdr_manual
-BENCH_RUNS  += '$(BENCH_DIR)/bench_xfdr_manual $(BENCH_XFDR_ARGS)'
-BENCH_RUNS  += '$(BENCH_DIR)/bench_xfdr_manual $(BENCH_XFDR_ARGS) -c rdtsc'
+BENCH_PROGS += $(BENCH_DIR)/bench_xfdr_manual $(BENCH_DIR)/trace_count
+BENCH_RUNS  += $(foreach w,$(BENCH_WORKLOADS),\
+	'$(BENCH_DIR)/bench_xfdr_manual $(BENCH_XFDR_ARGS) -w $(w) $(call BENCH_XFDR_CHECK,xfdr_manual_auto)' \
+	'$(BENCH_DIR)/bench_xfdr_manual $(BENCH_XFDR_ARGS) -w $(w) -c rdtsc $(call BENCH_XFDR_CHECK,xfdr_manual_rdtsc)')
 
 # ---- LLVM's XRay FDR runtime (clang; sleds only in callee.c) --------------------------------
 # func_duration_threshold_us=0: FDR would otherwise erase every call shorter than 5 us, i.e.
@@ -80,7 +93,7 @@ $(BENCH_DIR)/bench_llvm_fdr: $(BENCH_LLVM_OBJS)
 	$(BENCH_CLANG) -pthread -fxray-instrument -o $@ $^
 
 BENCH_PROGS += $(BENCH_DIR)/bench_llvm_fdr
-BENCH_RUNS  += '$(BENCH_LLVM_ENV) $(BENCH_DIR)/bench_llvm_fdr $(BENCH_ARGS)'
+BENCH_RUNS  += $(foreach w,$(BENCH_WORKLOADS),'$(BENCH_LLVM_ENV) $(BENCH_DIR)/bench_llvm_fdr $(BENCH_ARGS) -w $(w)')
 
 # ---- xfdr as the XRay handler and as the -finstrument-functions hooks -------------------------
 # Left for the helper that writes those hooks. Per row: a small main like
@@ -190,10 +203,6 @@ BENCH_WAYS := \
 	clang_xray|$(BENCH_CLANG)|-fxray-instrument \
 	clang_xray_t1|$(BENCH_CLANG)|-fxray-instrument,-fxray-instruction-threshold=1
 
-$(BENCH_WAYS_DIR)/ways_count: bench/ways_count.c include/xfdr/reader.h $(LIBREADER_A)
-	@mkdir -p $(@D)
-	$(CC) $(BENCH_FLAGS) -o $@ bench/ways_count.c $(LIBREADER_A) $(SAN_LDFLAGS)
-
 # One program per way; -pg only when compiling (at link time gcc adds gprof's gcrt1.o). The
 # uninstrumented build is not linked with xfdr at all.
 $(BENCH_WAYS_DIR)/.built: bench/ways_workload.c $(LIBXFDR_SO) $(LIBXFDR_LD) $(LIBXFDR_XRAY_A) \
@@ -210,12 +219,12 @@ $(BENCH_WAYS_DIR)/.built: bench/ways_workload.c $(LIBXFDR_SO) $(LIBXFDR_LD) $(LI
 	done
 	@touch $@
 
-BENCH_WAYS_CMD = sh bench/ways_run.sh -d $(BENCH_WAYS_DIR) -n $(BENCH_WAYS_ITERS) \
+BENCH_WAYS_CMD = sh bench/ways_run.sh -d $(BENCH_WAYS_DIR) -c $(BENCH_DIR)/trace_count -n $(BENCH_WAYS_ITERS) \
 	-r $(BENCH_WAYS_REPS) $(foreach w,$(BENCH_WAYS),$(firstword $(subst |, ,$(w))))
 
 .PHONY: bench-ways
-bench-ways: $(BENCH_WAYS_DIR)/.built $(BENCH_WAYS_DIR)/ways_count
+bench-ways: $(BENCH_WAYS_DIR)/.built $(BENCH_DIR)/trace_count
 	@$(BENCH_WAYS_CMD)
 
 # Run by `make bench` after the reader table (the recipe of `bench` above calls it).
-bench: $(BENCH_WAYS_DIR)/.built $(BENCH_WAYS_DIR)/ways_count
+bench: $(BENCH_WAYS_DIR)/.built $(BENCH_DIR)/trace_count

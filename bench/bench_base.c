@@ -8,6 +8,8 @@
  *   call = 2 events (entry and exit), so its ns/event is half a call.
  * hook: the same calls, each bracketed by an indirect call to an empty hook on entry and
  *   exit: what a hook-based tracer costs before its hook does any work.
+ * The floor and the clocks make no calls, so only -w leaf measures them; -k picks one row,
+ * so that bench/run.sh can time each row's whole process.
  */
 #include "bench/harness.h"
 
@@ -74,14 +76,6 @@ BENCH_NOINSTR static void loop_clock_getcpu(uint64_t events)
 	}
 }
 
-BENCH_NOINSTR static void loop_call(uint64_t events)
-{
-	uint64_t i;
-
-	for (i = 0; i < events / 2; i++)
-		bench_callee(i);
-}
-
 BENCH_NOINSTR static void loop_hook(uint64_t events)
 {
 	uint64_t i;
@@ -91,6 +85,26 @@ BENCH_NOINSTR static void loop_hook(uint64_t events)
 		bench_callee(i);
 		bench_hook(BENCH_FID, 1);
 	}
+}
+
+/* bench_tree's shape with the hook around every call, as an instrumented bench_tree has. */
+BENCH_NOINSTR static void hook_tree(unsigned depth)
+{
+	bench_hook(BENCH_FID, 0);
+	bench_calls = bench_calls + 1;
+	if (depth) {
+		hook_tree(depth - 1);
+		hook_tree(depth - 1);
+	}
+	bench_hook(BENCH_FID, 1);
+}
+
+static unsigned hook_tree_depth;
+
+BENCH_NOINSTR static void loop_hook_tree(uint64_t events)
+{
+	(void)events;
+	hook_tree(hook_tree_depth);
 }
 
 BENCH_NOINSTR static int has_rdtscp(void)
@@ -105,17 +119,27 @@ BENCH_NOINSTR int main(int argc, char **argv)
 	struct bench_cfg cfg;
 
 	bench_init(&cfg, argc, argv);
-	bench_print_machine();
-	bench_run_row(&cfg, "floor", "floor: rdtsc + 8-byte TLS store", loop_floor, NULL);
-	if (has_rdtscp())
-		bench_run_row(&cfg, "clock_rdtscp", "clock: rdtscp (TSC+CPU) + store",
-			      loop_clock_rdtscp, "reference: xfdr's clock where CPUID has rdtscp");
-	else
-		printf("row\tclock_rdtscp\tclock: rdtscp (TSC+CPU) + store\t-\t-\t-\t0\t0\t"
-		       "CPUID: no rdtscp on this CPU\t-\n");
-	bench_run_row(&cfg, "clock_getcpu", "clock: rdtsc + sched_getcpu() + store",
-		      loop_clock_getcpu, "reference: xfdr's clock without rdtscp (VMs)");
-	bench_run_row(&cfg, "call", "uninstrumented call", loop_call, NULL);
-	bench_run_row(&cfg, "hook", "no-op hook (indirect call in/out)", loop_hook, NULL);
+	hook_tree_depth = cfg.tree_depth;
+	if (bench_wants(&cfg, "floor"))
+		bench_print_machine();
+	if (cfg.workload == BENCH_LEAF && bench_wants(&cfg, "floor"))
+		bench_run_row(&cfg, "floor", "floor: rdtsc + 8-byte TLS store", loop_floor, NULL);
+	if (cfg.workload == BENCH_LEAF && bench_wants(&cfg, "clock_rdtscp")) {
+		if (has_rdtscp())
+			bench_run_row(&cfg, "clock_rdtscp", "clock: rdtscp (TSC+CPU) + store",
+				      loop_clock_rdtscp,
+				      "reference: xfdr's clock where CPUID has rdtscp");
+		else
+			printf("row\tclock_rdtscp\tclock: rdtscp (TSC+CPU) + store\t-\t-\t-\t0\t0\t"
+			       "CPUID: no rdtscp on this CPU\t-\tleaf\t0\n");
+	}
+	if (cfg.workload == BENCH_LEAF && bench_wants(&cfg, "clock_getcpu"))
+		bench_run_row(&cfg, "clock_getcpu", "clock: rdtsc + sched_getcpu() + store",
+			      loop_clock_getcpu, "reference: xfdr's clock without rdtscp (VMs)");
+	if (bench_wants(&cfg, "call"))
+		bench_run_row(&cfg, "call", "uninstrumented", bench_loop_workload, NULL);
+	if (bench_wants(&cfg, "hook"))
+		bench_run_row(&cfg, "hook", "no-op hook (indirect call in/out)",
+			      cfg.workload == BENCH_TREE ? loop_hook_tree : loop_hook, NULL);
 	return 0;
 }

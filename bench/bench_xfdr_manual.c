@@ -1,9 +1,9 @@
 /*
- * bench/bench_xfdr_manual.c - xfdr through XFDR_ENTER/XFDR_EXIT around the measured call.
+ * bench/bench_xfdr_manual.c - xfdr through XFDR_ENTER/XFDR_EXIT around the measured calls.
  *
- * libxfdr linked statically; set-up and the check of what was recorded are shared with the
- * other xfdr rows (bench/xfdr_row.h). "-c rdtsc" forces the clock the target VMs use (rdtsc +
- * sched_getcpu) on a machine that also has rdtscp, so one machine shows both costs.
+ * libxfdr linked statically; set-up and flush are shared with the other xfdr rows
+ * (bench/xfdr_row.h). "-c rdtsc" forces the clock the target VMs use (rdtsc + sched_getcpu)
+ * on a machine that also has rdtscp, so one machine shows both costs.
  */
 #include "bench/harness.h"
 #include "bench/xfdr_row.h"
@@ -12,7 +12,7 @@
 
 #include "xfdr/xfdr.h"
 
-BENCH_NOINSTR static void loop_xfdr(uint64_t events)
+BENCH_NOINSTR static void loop_leaf(uint64_t events)
 {
 	uint64_t i;
 
@@ -23,6 +23,26 @@ BENCH_NOINSTR static void loop_xfdr(uint64_t events)
 	}
 }
 
+/* bench_tree's shape, the macros inside each call as an instrumented bench_tree has them. */
+BENCH_NOINSTR static void tree(unsigned depth)
+{
+	XFDR_ENTER(BENCH_FID);
+	bench_calls = bench_calls + 1;
+	if (depth) {
+		tree(depth - 1);
+		tree(depth - 1);
+	}
+	XFDR_EXIT(BENCH_FID);
+}
+
+static unsigned tree_depth;
+
+BENCH_NOINSTR static void loop_tree(uint64_t events)
+{
+	(void)events;
+	tree(tree_depth);
+}
+
 BENCH_NOINSTR int main(int argc, char **argv)
 {
 	struct bench_cfg cfg;
@@ -30,11 +50,12 @@ BENCH_NOINSTR int main(int argc, char **argv)
 	char key[64], label[96];
 
 	bench_init(&cfg, argc, argv);
+	tree_depth = cfg.tree_depth;
 	snprintf(key, sizeof(key), "xfdr_manual_%s", cfg.clock ? cfg.clock : "auto");
 	snprintf(label, sizeof(label), "xfdr XFDR_ENTER/XFDR_EXIT (clock %s)",
 		 cfg.clock ? cfg.clock : "auto");
 	if (bench_xfdr_setup(&cfg, key, label) != 0)
 		return 1;
-	bench_measure(&cfg, loop_xfdr, 1, ns);
-	return bench_xfdr_finish(&cfg, key, label, ns, BENCH_FID);
+	bench_measure(&cfg, cfg.workload == BENCH_TREE ? loop_tree : loop_leaf, 1, ns);
+	return bench_xfdr_finish(&cfg, key, label, ns);
 }

@@ -74,6 +74,42 @@ BENCH_NOINSTR static void pin_self(const char *name)
 		printf("info\tpinned\t%s: cpu %d\n", name, cpu);
 }
 
+/* bench_loop_workload() needs the depth; a loop function gets only the event count. */
+static unsigned tree_depth;
+static enum bench_workload workload;
+
+BENCH_NOINSTR void bench_loop_workload(uint64_t events)
+{
+	uint64_t i;
+
+	if (workload == BENCH_TREE) {
+		bench_tree(tree_depth);
+		return;
+	}
+	for (i = 0; i < events / 2; i++)
+		bench_callee(i);
+}
+
+BENCH_NOINSTR int bench_wants(const struct bench_cfg *cfg, const char *key)
+{
+	return !cfg->row || !strcmp(cfg->row, key);
+}
+
+BENCH_NOINSTR const char *bench_workload_name(const struct bench_cfg *cfg)
+{
+	return cfg->workload == BENCH_TREE ? "tree" : "leaf";
+}
+
+/* The deepest tree whose 2 x (2^(depth+1) - 1) events fit in `events` (at least depth 1). */
+BENCH_NOINSTR static unsigned depth_for(uint64_t events)
+{
+	unsigned d = 1;
+
+	while (d < 40 && 2 * ((2ull << (d + 1)) - 1) <= events)
+		d++;
+	return d;
+}
+
 BENCH_NOINSTR void bench_init(struct bench_cfg *cfg, int argc, char **argv)
 {
 	const char *name;
@@ -95,9 +131,14 @@ BENCH_NOINSTR void bench_init(struct bench_cfg *cfg, int argc, char **argv)
 			cfg->out_dir = argv[++i];
 		} else if (!strcmp(argv[i], "-c") && i + 1 < argc) {
 			cfg->clock = argv[++i];
+		} else if (!strcmp(argv[i], "-k") && i + 1 < argc) {
+			cfg->row = argv[++i];
+		} else if (!strcmp(argv[i], "-w") && i + 1 < argc &&
+			   (!strcmp(argv[i + 1], "leaf") || !strcmp(argv[i + 1], "tree"))) {
+			cfg->workload = !strcmp(argv[++i], "tree") ? BENCH_TREE : BENCH_LEAF;
 		} else {
 			fprintf(stderr,
-				"usage: %s [-r REPS] [-n EVENTS] [-b BUFFER_BYTES] "
+				"usage: %s [-r REPS] [-n EVENTS] [-w leaf|tree] [-k ROW] [-b BUFFER_BYTES] "
 				"[-m BUFFER_COUNT] [-o DIR] [-c CLOCK]\n",
 				argv[0]);
 			exit(2);
@@ -109,6 +150,12 @@ BENCH_NOINSTR void bench_init(struct bench_cfg *cfg, int argc, char **argv)
 	}
 	/* Calls come in entry/exit pairs: an odd count could not be measured by every row. */
 	cfg->events += cfg->events & 1;
+	if (cfg->workload == BENCH_TREE) {
+		cfg->tree_depth = depth_for(cfg->events);
+		cfg->events = 2 * ((2ull << cfg->tree_depth) - 1);
+	}
+	tree_depth = cfg->tree_depth;
+	workload = cfg->workload;
 	name = strrchr(argv[0], '/');
 	name = name ? name + 1 : argv[0];
 	printf("info\tcompiler\t%s: %s %s\n", name,
@@ -128,6 +175,9 @@ BENCH_NOINSTR void bench_init(struct bench_cfg *cfg, int argc, char **argv)
  */
 static long last_faults;
 
+/* Calls the callees counted during the last bench_measure(), and how many it made. */
+static uint64_t last_calls, last_expected_calls;
+
 BENCH_NOINSTR static long minor_faults(void)
 {
 	struct rusage ru;
@@ -141,6 +191,7 @@ BENCH_NOINSTR void bench_measure(const struct bench_cfg *cfg, bench_loop_fn loop
 	unsigned r;
 	uint64_t t0, t1;
 	long faults = 0, f0;
+	uint64_t calls0 = bench_calls;
 
 	if (warmup)
 		loop(cfg->events);
@@ -153,15 +204,26 @@ BENCH_NOINSTR void bench_measure(const struct bench_cfg *cfg, bench_loop_fn loop
 		ns[r] = (double)(t1 - t0) / (double)cfg->events;
 	}
 	last_faults = faults;
+	last_calls = bench_calls - calls0;
+	last_expected_calls = (uint64_t)(cfg->reps + !!warmup) * (cfg->events / 2);
 }
 
 BENCH_NOINSTR void bench_print_row(const struct bench_cfg *cfg, const char *key, const char *label,
 				   double *ns, const char *note)
 {
+	char failed[160];
+
+	/* Rows without calls (the floor, the clocks) count none; every other row all of them. */
+	if (last_calls != 0 && last_calls != last_expected_calls) {
+		snprintf(failed, sizeof(failed), "FAILED: the callees counted %llu calls, not %llu",
+			 (unsigned long long)last_calls, (unsigned long long)last_expected_calls);
+		note = failed;
+	}
 	qsort(ns, cfg->reps, sizeof(*ns), cmp_double);
-	printf("row\t%s\t%s\t%.2f\t%.2f\t%.2f\t%u\t%llu\t%s\t%ld\n", key, label, ns[cfg->reps / 2],
-	       ns[0], ns[cfg->reps - 1], cfg->reps, (unsigned long long)cfg->events,
-	       note ? note : "", last_faults);
+	printf("row\t%s\t%s\t%.2f\t%.2f\t%.2f\t%u\t%llu\t%s\t%ld\t%s\t%llu\n", key, label,
+	       ns[cfg->reps / 2], ns[0], ns[cfg->reps - 1], cfg->reps,
+	       (unsigned long long)cfg->events, note ? note : "", last_faults,
+	       bench_workload_name(cfg), (unsigned long long)last_calls);
 	fflush(stdout);
 }
 
@@ -198,6 +260,24 @@ BENCH_NOINSTR static void print_cpu_model(void)
 	printf("info\tcpu\tunknown (no model name in /proc/cpuinfo)\n");
 }
 
+/* The TSC's rate against CLOCK_MONOTONIC over 50 ms: what turns the recorders' ticks into time. */
+BENCH_NOINSTR static void print_tsc_rate(void)
+{
+	uint64_t t0, c0, t1, c1;
+	uint32_t lo, hi;
+
+	t0 = now_ns();
+	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+	c0 = (uint64_t)hi << 32 | lo;
+	do
+		t1 = now_ns();
+	while (t1 - t0 < 50000000u);
+	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+	c1 = (uint64_t)hi << 32 | lo;
+	printf("info\ttsc_hz\t%.3f GHz (measured against CLOCK_MONOTONIC)\n",
+	       (double)(c1 - c0) / (double)(t1 - t0));
+}
+
 BENCH_NOINSTR void bench_print_machine(void)
 {
 	unsigned a, b, c, d;
@@ -212,6 +292,7 @@ BENCH_NOINSTR void bench_print_machine(void)
 		invariant = !!(d & (1u << 8));
 	printf("info\trdtscp\t%s (CPUID 0x80000001 EDX[27])\n", rdtscp ? "present" : "absent");
 	printf("info\tinvariant_tsc\t%s (CPUID 0x80000007 EDX[8])\n", invariant ? "yes" : "no");
+	print_tsc_rate();
 	if (uname(&u) == 0)
 		printf("info\tkernel\t%s %s %s\n", u.sysname, u.release, u.machine);
 	printf("info\tonline_cpus\t%ld\n", sysconf(_SC_NPROCESSORS_ONLN));

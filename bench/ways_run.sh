@@ -1,29 +1,32 @@
 #!/bin/sh
 # bench/ways_run.sh - the table of `make bench-ways` (bench/bench.mk builds the programs).
 #
-#   sh bench/ways_run.sh -d DIR -n ITERATIONS -r REPS WAY...
+#   sh bench/ways_run.sh -d DIR -c TRACE_COUNT -n ITERATIONS -r REPS WAY...
 #
-# DIR holds one program per WAY (bench/ways_workload.c built that way) and ways_count. Each is
+# DIR holds one program per WAY (bench/ways_workload.c built that way); TRACE_COUNT is
+# bench/trace_count.c built. Each is
 # run REPS times under xfdr (XFDR_OPTIONS=start=1, a bounded pool sized from a first run so
 # nothing drops), the uninstrumented one (first WAY, gcc_none) without. Per way: the events of
-# the last run's trace (ways_count: verified, read with libxfdr_reader), the drops the .map
+# the last run's trace (trace_count: verified, read with libxfdr_reader), the drops the .map
 # reports, the fastest interpretation time (the program's own clock, without start-up and
 # flush) when xfdr is linked but idle (start=0) and when recording, ns added per event against
 # the uninstrumented build (ns/ev: what the way costs in all, code-generation changes included)
 # and against the same build idle (ns/ev_idle: what recording costs), and whether the .map
 # names the functions (named/listed). Exit status 1 when a run fails or a trace does not verify.
 set -e
-dir= iters=100000 reps=5
-while getopts d:n:r: o; do
+dir= counter= iters=100000 reps=5
+while getopts c:d:n:r: o; do
 	case $o in
+	c) counter=$OPTARG ;;
 	d) dir=$OPTARG ;;
 	n) iters=$OPTARG ;;
 	r) reps=$OPTARG ;;
-	*) echo "usage: ways_run.sh -d DIR -n ITERATIONS -r REPS WAY..." >&2; exit 2 ;;
+	*) echo "usage: ways_run.sh -d DIR -c TRACE_COUNT -n ITERATIONS -r REPS WAY..." >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
-[ -n "$dir" ] && [ $# -gt 0 ] || { echo "ways_run.sh: -d DIR and ways needed" >&2; exit 2; }
+[ -n "$dir" ] && [ -n "$counter" ] && [ $# -gt 0 ] ||
+	{ echo "ways_run.sh: -d DIR, -c TRACE_COUNT and ways needed" >&2; exit 2; }
 out=$dir/trace
 buf=1048576
 
@@ -64,16 +67,17 @@ for way in "$@"; do
 	run "$way" "start=1:buffer_size=$buf:buffer_max=64:mode=bounded" >/dev/null
 	reps=$reps_all
 	trace=$(ls "$out"/*.xray)
-	count=$("$dir/ways_count" "$trace") || { status=1; continue; }
-	bufs=$(echo "$count" | awk -v buf=$buf '{ printf "%d", ($2 + $4) * 8 * 1.1 / buf + 16 }')
+	count=$("$counter" "$way" "$trace") || { status=1; continue; }
+	# trace_count: "trace WAY events bytes drops N files, functions F named M"
+	bufs=$(echo "$count" | awk -v buf=$buf '{ printf "%d", ($3 + $5) * 8 * 1.1 / buf + 16 }')
 	idle=$(run "$way" "start=0")
 	t=$(run "$way" "start=1:buffer_size=$buf:buffer_max=$bufs:mode=bounded")
 	trace=$(ls "$out"/*.xray)
-	count=$("$dir/ways_count" "$trace") || { status=1; continue; }
+	count=$("$counter" "$way" "$trace") || { status=1; continue; }
 	echo "$count" | awk -v way="$way" -v t="$t" -v base="$base" -v idle="$idle" '{
-		names = $8 > 0 ? $8 "/" $6 : "no"
-		printf "%-26s %11d %6d %9.2f %9.2f %9.2f %9.2f %6s\n", way, $2, $4, idle / 1e6,
-			t / 1e6, $2 ? (t - base) / $2 : 0, $2 ? (t - idle) / $2 : 0, names
+		names = $11 > 0 ? $11 "/" $9 : "no"
+		printf "%-26s %11d %6d %9.2f %9.2f %9.2f %9.2f %6s\n", way, $3, $5, idle / 1e6,
+			t / 1e6, $3 ? (t - base) / $3 : 0, $3 ? (t - idle) / $3 : 0, names
 	}'
 done
 rm -rf "$out"
