@@ -47,13 +47,18 @@ BENCH_NOINSTR int main(int argc, char **argv)
 {
 	struct bench_cfg cfg;
 	double ns[101];
-	char key[64], label[96];
+	char key[64], label[160];
+	size_t len;
+	unsigned i;
 
 	bench_init(&cfg, argc, argv);
 	tree_depth = cfg.tree_depth;
-	snprintf(key, sizeof(key), "xfdr_manual_%s", cfg.clock ? cfg.clock : "auto");
-	snprintf(label, sizeof(label), "xfdr XFDR_ENTER/XFDR_EXIT (clock %s)",
-		 cfg.clock ? cfg.clock : "auto");
+	/* -k names the row when -O makes it a variant (ring mode, elision) */
+	snprintf(key, sizeof(key), "%s", cfg.row ? cfg.row : "xfdr_manual");
+	len = (size_t)snprintf(label, sizeof(label), "xfdr macros%s%s", cfg.clock ? " clock=" : "",
+			       cfg.clock ? cfg.clock : "");
+	for (i = 0; i < cfg.n_xfdr_opts && len < sizeof(label); i++)
+		len += (size_t)snprintf(label + len, sizeof(label) - len, " %s", cfg.xfdr_opts[i]);
 	if (bench_xfdr_setup(&cfg, key, label) != 0)
 		return 1;
 	bench_measure(&cfg, cfg.workload == BENCH_TREE ? loop_tree : loop_leaf, 1, ns);

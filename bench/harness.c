@@ -131,6 +131,9 @@ BENCH_NOINSTR void bench_init(struct bench_cfg *cfg, int argc, char **argv)
 			cfg->out_dir = argv[++i];
 		} else if (!strcmp(argv[i], "-c") && i + 1 < argc) {
 			cfg->clock = argv[++i];
+		} else if (!strcmp(argv[i], "-O") && i + 1 < argc && strchr(argv[i + 1], '=') &&
+			   cfg->n_xfdr_opts < sizeof(cfg->xfdr_opts) / sizeof(cfg->xfdr_opts[0])) {
+			cfg->xfdr_opts[cfg->n_xfdr_opts++] = argv[++i];
 		} else if (!strcmp(argv[i], "-k") && i + 1 < argc) {
 			cfg->row = argv[++i];
 		} else if (!strcmp(argv[i], "-w") && i + 1 < argc &&
@@ -139,7 +142,7 @@ BENCH_NOINSTR void bench_init(struct bench_cfg *cfg, int argc, char **argv)
 		} else {
 			fprintf(stderr,
 				"usage: %s [-r REPS] [-n EVENTS] [-w leaf|tree] [-k ROW] [-b BUFFER_BYTES] "
-				"[-m BUFFER_COUNT] [-o DIR] [-c CLOCK]\n",
+				"[-m BUFFER_COUNT] [-o DIR] [-c CLOCK] [-O KEY=VALUE]...\n",
 				argv[0]);
 			exit(2);
 		}

@@ -48,8 +48,9 @@ enum bench_workload { BENCH_LEAF, BENCH_TREE };
 
 /*
  * What argv sets: "-r 7 -n 2000000 -w leaf [-k ROW]" for every program; the recorder programs also
- * take their buffer size and count ("-b 65536 -m 2016"), where to flush ("-o DIR") and which
- * clock to force ("-c rdtsc"); 0 or NULL when not given. For the tree, events is what one
+ * take their buffer size and count ("-b 65536 -m 2016"), where to flush ("-o DIR"), which
+ * clock to force ("-c rdtsc") and any other xfdr option ("-O mode=ring"); 0 or NULL when not
+ * given. For the tree, events is what one
  * repetition really makes (2 per call), not -n.
  */
 struct bench_cfg {
@@ -62,6 +63,9 @@ struct bench_cfg {
 	const char *out_dir;
 	const char *clock;
 	const char *row; /* -k: the one row a program of several rows measures (NULL: all) */
+	/* -O KEY=VALUE, repeatable: more xfdr options (mode, func_duration_threshold_us...) */
+	const char *xfdr_opts[8];
+	unsigned n_xfdr_opts;
 };
 
 /* Whether -k left `key` to measure. */

@@ -50,7 +50,7 @@ function added(r) {
 	return med[r] - call[wl[r]]
 }
 
-function print_row(i,    a, ratio, vs_fdr, spread, bpc, drops, proc, pf, expected, k, f, nt) {
+function print_row(i,    elided, over, a, ratio, vs_fdr, spread, bpc, drops, proc, pf, expected, k, f, nt) {
 	a = added(i)
 	ratio = floor > 0 && a != "-" ? fmt(a / floor, 2) : "-"
 	vs_fdr = "-"
@@ -63,15 +63,24 @@ function print_row(i,    a, ratio, vs_fdr, spread, bpc, drops, proc, pf, expecte
 	bpc = drops = "-"
 	nt = note[i]
 	if (k in t_events) {
-		if (t_events[k] != "-" && t_events[k] > 0)
-			bpc = fmt(t_bytes[k] / (t_events[k] / 2), 1)
+		if (t_bytes[k] != "-" && expected > 0)
+			bpc = fmt(t_bytes[k] / (expected / 2), 1)
 		drops = t_drops[k]
+		# xfdr's accounting (bench/trace_count.c): calls elided, records overwritten in ring mode
+		elided = match(t_note[k], /elided [0-9]+ calls/) ? substr(t_note[k], RSTART + 7) + 0 : 0
+		over = match(t_note[k], /overwritten [0-9]+ events/) ? substr(t_note[k], RSTART + 12) + 0 : 0
 		if (t_note[k] ~ /^FAILED/)
 			nt = add(nt, t_note[k])
 		else if (t_note[k] ~ /^filter:/)
 			nt = add(nt, "recorded " t_events[k] " of " expected " events (" t_note[k] ")")
-		else if (t_events[k] != expected)
-			nt = add(nt, "MISSING " expected - t_events[k] " of " expected " events")
+		else if (drops != "-" && drops > 0)
+			nt = add(nt, "DROPPED " drops " of " expected " events")
+		else if (t_events[k] + 2 * elided + over != expected)
+			nt = add(nt, "MISSING " expected - t_events[k] - 2 * elided - over " of " expected " events")
+		else if (elided + over > 0)
+			nt = add(nt, "recorded " t_events[k] " of " expected " events" \
+				(elided ? ", " elided " calls elided" : "") \
+				(over ? ", " over " overwritten (ring)" : "") ": all accounted for")
 		else
 			nt = add(nt, "recorded all " expected " events")
 	}
@@ -80,10 +89,10 @@ function print_row(i,    a, ratio, vs_fdr, spread, bpc, drops, proc, pf, expecte
 	if (faults[i] != "-" && reps[i] > 0)
 		pf = sprintf("%.2f", faults[i] * 1000 / (reps[i] * events[i]))
 	if (med[i] == "-")
-		printf "%-3d %-42s %8s %8s %7s %7s  %-13s %6s %8s %8s %6s  %s\n", i, label[i], "-", "-",
+		printf "%-3d %-44s %8s %8s %7s %7s  %-13s %6s %8s %8s %6s  %s\n", i, label[i], "-", "-",
 			"-", "-", "-", "-", "-", "-", "-", nt
 	else
-		printf "%-3d %-42s %8s %8s %7s %7s  %-13s %6s %8s %8s %6s  %s\n", i, label[i],
+		printf "%-3d %-44s %8s %8s %7s %7s  %-13s %6s %8s %8s %6s  %s\n", i, label[i],
 			key[i] == "floor" || key[i] ~ /^clock_/ ? "-" : fmt(2 * med[i], 2),
 			fmt(a, 2), ratio, vs_fdr, spread, bpc, drops, proc, pf, nt
 	if (nt ~ /DROPPED|FAILED|MISSING/ || runof[i] in failed_run)
@@ -105,7 +114,7 @@ END {
 	print "          min..max (ns per event); CLOCK_MONOTONIC around each whole repetition"
 	print "columns:  ns/call = 2 x median; +ns/ev = ns added per event to the uninstrumented"
 	print "          program (floor and clocks: their own cost); x floor = +ns/ev / the floor's;"
-	print "          vs FDR = compiler-rt FDR's +ns/ev / this row's; B/call = trace bytes per call;"
+	print "          vs FDR = compiler-rt FDR's +ns/ev / this row's; B/call = trace bytes per call made;"
 	print "          dropped = events the recorder reports dropped; process ms = the whole"
 	print "          process, start-up and flush included; faults = minor faults per 1000 events"
 	for (w = 0; w < 2; w++) {
@@ -116,7 +125,7 @@ END {
 		print (wname == "leaf" ? "leaf: a noinline leaf called in a loop" : \
 			"tree: a recursive binary call tree (bench_tree)") ", " reps_shown[wname] \
 			" a repetition"
-		printf "%-3s %-42s %8s %8s %7s %7s  %-13s %6s %8s %8s %6s  %s\n", "#", "row", "ns/call",
+		printf "%-3s %-44s %8s %8s %7s %7s  %-13s %6s %8s %8s %6s  %s\n", "#", "row", "ns/call",
 			"+ns/ev", "x floor", "vs FDR", "min..max", "B/call", "dropped", "process", "faults", "note"
 		for (i = 1; i <= nrow; i++)
 			if (wl[i] == wname)

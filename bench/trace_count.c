@@ -10,7 +10,8 @@
  *
  *   trace <TAB> KEY <TAB> events <TAB> bytes of the .xray files <TAB> drops <TAB> note
  *
- * with the note "N files, functions F named M". -d deletes each file and its .map once counted
+ * with the note "N files, functions F named M, elided E calls, overwritten O events" (bench/table.awk
+ * reads the last two: with the drops they account for every event the run issued). -d deletes each file and its .map once counted
  * (a benchmark row's trace is 100 MB+ and of no use afterwards). Exit status 1 when a file
  * does not verify (the line then says why), 2 on bad usage.
  */
@@ -24,14 +25,18 @@
 #include "xfdr/reader.h"
 
 struct totals {
-	unsigned long long events, bytes, drops, functions, named, files;
+	unsigned long long events, bytes, drops, elided, overwritten, functions, named, files;
 };
 
-/* The .map's totals: the drop count and how many function lines carry a real name. */
+/*
+ * The .map's totals: drops, calls elided, function records overwritten in ring mode (with the
+ * events in the file they account for every event issued: doc/map-format.md), and how many
+ * function lines carry a real name.
+ */
 static void read_map(const char *trace, struct totals *tot)
 {
 	char map[PATH_MAX + 8], line[8192], name[4096];
-	unsigned long long drops;
+	unsigned long long n;
 	unsigned id;
 	FILE *f;
 
@@ -40,8 +45,12 @@ static void read_map(const char *trace, struct totals *tot)
 	if (!f)
 		return;
 	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "dropped\ttotal\t%llu", &drops) == 1) {
-			tot->drops += drops;
+		if (sscanf(line, "dropped\ttotal\t%llu", &n) == 1) {
+			tot->drops += n;
+		} else if (sscanf(line, "elided\t%llu", &n) == 1) {
+			tot->elided += n;
+		} else if (sscanf(line, "overwritten_events\t%llu", &n) == 1) {
+			tot->overwritten += n;
 		} else if (sscanf(line, "function\t%u\t%4095[^\t]", &id, name) == 2) {
 			tot->functions++;
 			tot->named += name[0] != '<';
@@ -140,7 +149,9 @@ int main(int argc, char **argv)
 		printf("trace\t%s\t-\t-\t-\tFAILED: no .xray file in the output\n", argv[i]);
 		return 1;
 	}
-	printf("trace\t%s\t%llu\t%llu\t%llu\t%llu files, functions %llu named %llu\n", argv[i],
-	       tot.events, tot.bytes, tot.drops, tot.files, tot.functions, tot.named);
+	printf("trace\t%s\t%llu\t%llu\t%llu\t%llu files, functions %llu named %llu, elided %llu "
+	       "calls, overwritten %llu events\n",
+	       argv[i], tot.events, tot.bytes, tot.drops, tot.files, tot.functions, tot.named,
+	       tot.elided, tot.overwritten);
 	return 0;
 }

@@ -75,7 +75,7 @@ for way in "$@"; do
 	trace=$(ls "$out"/*.xray)
 	count=$("$counter" "$way" "$trace") || { status=1; continue; }
 	echo "$count" | awk -v way="$way" -v t="$t" -v base="$base" -v idle="$idle" '{
-		names = $11 > 0 ? $11 "/" $9 : "no"
+		names = $11 + 0 > 0 ? ($11 + 0) "/" $9 : "no"
 		printf "%-26s %11d %6d %9.2f %9.2f %9.2f %9.2f %6s\n", way, $3, $5, idle / 1e6,
 			t / 1e6, $3 ? (t - base) / $3 : 0, $3 ? (t - idle) / $3 : 0, names
 	}'

@@ -3,6 +3,7 @@
  */
 #include "bench/xfdr_row.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -32,6 +33,8 @@ BENCH_NOINSTR static void wait_pool_populated(void)
 BENCH_NOINSTR int bench_xfdr_setup(const struct bench_cfg *cfg, const char *key, const char *label)
 {
 	struct xfdr_options o;
+	char opt[128], *eq;
+	unsigned i;
 	int rc;
 
 	xfdr_options_default(&o);
@@ -43,6 +46,15 @@ BENCH_NOINSTR int bench_xfdr_setup(const struct bench_cfg *cfg, const char *key,
 	/* The program flushes once, itself; a second file at exit would only cost disk. */
 	o.flush_at_exit = 0;
 	rc = cfg->clock ? xfdr_options_set(&o, "clock", cfg->clock) : 0;
+	for (i = 0; rc == 0 && i < cfg->n_xfdr_opts; i++) {
+		snprintf(opt, sizeof(opt), "%s", cfg->xfdr_opts[i]);
+		eq = strchr(opt, '=');
+		if (!eq)
+			rc = -EINVAL;
+		else
+			*eq = '\0';
+		rc = rc ? rc : xfdr_options_set(&o, opt, eq + 1);
+	}
 	if (rc == 0)
 		rc = xfdr_init(&o);
 	if (rc == 0) {
