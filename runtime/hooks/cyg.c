@@ -23,17 +23,32 @@
 #include "xfdr/format.h"
 #include "xfdr/xfdr.h"
 
-/* Context: any thread, signal handlers included; errno is preserved. */
-static inline XFDR_NOINSTR void cyg_record(unsigned action, void *fn)
+/* A function this thread has not met yet (or a nested hook): the id from the hash table. */
+static XFDR_COLD XFDR_NOINSTR void cyg_record_uncached(uint64_t tsc, unsigned cpu, unsigned action,
+						       void *fn)
+{
+	rec_function_at(tsc, cpu, action, fnmap_id_uncached(fn));
+}
+
+/*
+ * Context: any thread, signal handlers included; errno is preserved. The miss leaves by a
+ * tail call, so nothing live has to survive a call and the fast path saves no register.
+ */
+static inline XFDR_NOINSTR __attribute__((always_inline)) void cyg_record(unsigned action, void *fn)
 {
 	unsigned cpu;
 	uint64_t tsc;
+	uint32_t fid;
 
 	/* Not recording: leave before the clock, so a linked but idle xfdr costs a load. */
 	if (XFDR_UNLIKELY(session_recording() == SESSION_OFF))
 		return;
 	tsc = clock_read(&cpu);
-	rec_function_at(tsc, cpu, action, fnmap_id(fn));
+	if (XFDR_UNLIKELY(!fnmap_id_cached(fn, &fid))) {
+		cyg_record_uncached(tsc, cpu, action, fn);
+		return;
+	}
+	rec_function_at(tsc, cpu, action, fid);
 }
 
 XFDR_API XFDR_NOINSTR void __cyg_profile_func_enter(void *this_fn, void *call_site)

@@ -316,7 +316,8 @@ none:
 	return NULL;
 }
 
-XFDR_COLD XFDR_NOINSTR uint32_t fnmap_id_slow(struct fnmap_thread *c, uintptr_t addr, int nested)
+/* The id of addr from the hash table; fills c's cache entry unless nested. */
+static XFDR_NOINSTR uint32_t fnmap_id_slow(struct fnmap_thread *c, uintptr_t addr, int nested)
 {
 	int saved = errno;
 	struct fnmap_cache_entry *e;
@@ -338,6 +339,24 @@ XFDR_COLD XFDR_NOINSTR uint32_t fnmap_id_slow(struct fnmap_thread *c, uintptr_t 
 	}
 out:
 	errno = saved;
+	return id;
+}
+
+XFDR_COLD XFDR_NOINSTR uint32_t fnmap_id_uncached(const void *fn)
+{
+	struct fnmap_thread *c = &fnmap_self;
+	uintptr_t addr = (uintptr_t)fn;
+	uint32_t id;
+
+	/* Nested inside another lookup on this thread: the hash table only, no cache. */
+	if (xfdr_load_relaxed(&c->busy))
+		return fnmap_id_slow(c, addr, 1);
+	xfdr_store_relaxed(&c->busy, 1u);
+	/* A signal handler from here on sees the guard: it will not touch the cache we fill. */
+	xfdr_barrier();
+	id = fnmap_id_slow(c, addr, 0);
+	xfdr_barrier();
+	xfdr_store_relaxed(&c->busy, 0u);
 	return id;
 }
 

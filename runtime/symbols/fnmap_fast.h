@@ -4,7 +4,7 @@
  * Each thread has a direct-mapped cache of 1024 (address, id) pairs in front of the shared
  * hash table (fnmap.c). A hit costs a multiply, two loads and two stores to the thread's own
  * guard word: no hash-table lookup, no atomic read-modify-write, no allocation. A miss goes
- * to fnmap_id_slow(), which looks the address up (and on a function's first call anywhere in
+ * to fnmap_id_uncached(), which looks the address up (and on a function's first call anywhere in
  * the process, gives it the next id), then fills the cache entry.
  *
  * Why the guard: an entry is two words, so a signal handler that ran between our load of the
@@ -43,10 +43,12 @@ extern __thread struct fnmap_thread fnmap_self
 	__attribute__((tls_model("initial-exec"), visibility("hidden")));
 
 /*
- * fnmap_id_slow - the id of addr from the hash table, inserting it on first sight; fills
- * c's cache entry unless nested. Context: see fnmap_id().
+ * fnmap_id_uncached - fnmap_id() without the cache in front: the id from the hash table,
+ * inserting the address on first sight, then the cache entry filled (unless nested in a
+ * signal handler). Out of line, so that a hook can leave its fast path by a tail call.
+ * Context: see fnmap_id().
  */
-uint32_t fnmap_id_slow(struct fnmap_thread *c, uintptr_t addr, int nested) XFDR_COLD;
+uint32_t fnmap_id_uncached(const void *fn) XFDR_COLD;
 
 static inline XFDR_NOINSTR uint32_t fnmap_cache_slot(uintptr_t addr)
 {
@@ -64,26 +66,37 @@ static inline XFDR_NOINSTR uint32_t fnmap_cache_slot(uintptr_t addr)
  * miss maps its cache (and pthread_setspecific() may allocate once for it). Later calls of a
  * known function never allocate, never lock, and make no system call.
  */
-static inline XFDR_NOINSTR uint32_t fnmap_id(const void *fn)
+/*
+ * fnmap_id_cached - the id of fn from this thread's cache: 1 and *id filled on a hit, 0 on a
+ * miss (or when nested inside another lookup on this thread), having called nothing. A hook
+ * that tail-calls its slow path on a miss keeps its fast path free of saved registers.
+ */
+static inline XFDR_NOINSTR int fnmap_id_cached(const void *fn, uint32_t *id)
 {
 	struct fnmap_thread *c = &fnmap_self;
 	uintptr_t addr = (uintptr_t)fn;
 	struct fnmap_cache_entry *e;
-	uint32_t id;
+	int hit;
 
 	if (XFDR_UNLIKELY(xfdr_load_relaxed(&c->busy)))
-		return fnmap_id_slow(c, addr, 1);
+		return 0;
 	xfdr_store_relaxed(&c->busy, 1u);
 	/* A signal handler from here on sees the guard. */
 	xfdr_barrier();
 	e = c->cache ? &c->cache[fnmap_cache_slot(addr)] : NULL;
-	if (XFDR_LIKELY(e && e->addr == addr))
-		id = e->id;
-	else
-		id = fnmap_id_slow(c, addr, 0);
+	hit = e && e->addr == addr;
+	if (XFDR_LIKELY(hit))
+		*id = e->id;
 	xfdr_barrier();
 	xfdr_store_relaxed(&c->busy, 0u);
-	return id;
+	return hit;
+}
+
+static inline XFDR_NOINSTR uint32_t fnmap_id(const void *fn)
+{
+	uint32_t id;
+
+	return XFDR_LIKELY(fnmap_id_cached(fn, &id)) ? id : fnmap_id_uncached(fn);
 }
 
 #endif /* XFDR_RUNTIME_SYMBOLS_FNMAP_FAST_H */
