@@ -55,25 +55,25 @@ static uint32_t absent_checked; /* the "sleds but no reachable runtime" check ra
 static uint32_t registered;	/* the .map writer lists XRay's ids */
 static uint32_t reported;	/* a patching failure was printed */
 
+/* Entries and exits each get a copy of the record path with its action a constant. */
 static XFDR_NOINSTR void xray_handler(int32_t fid, int type)
 {
-	unsigned action;
-
 	switch (type) {
 	case XRAY_ENTRY:
-	case XRAY_LOG_ARGS_ENTRY:
-		action = XFDR_FN_ENTER;
-		break;
+		rec_function(XFDR_FN_ENTER, (uint32_t)fid);
+		return;
 	case XRAY_EXIT:
-		action = XFDR_FN_EXIT;
-		break;
+		rec_function(XFDR_FN_EXIT, (uint32_t)fid);
+		return;
+	case XRAY_LOG_ARGS_ENTRY:
+		rec_function(XFDR_FN_ENTER, (uint32_t)fid);
+		return;
 	case XRAY_TAIL:
-		action = XFDR_FN_TAIL_EXIT;
-		break;
+		rec_function(XFDR_FN_TAIL_EXIT, (uint32_t)fid);
+		return;
 	default:
 		return; /* event kinds this handler is never given */
 	}
-	rec_function(action, (uint32_t)fid);
 }
 
 static XFDR_NOINSTR void xray_handler_arg1(int32_t fid, int type, uint64_t arg)
