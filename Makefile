@@ -3,7 +3,8 @@
 #   make deps     install the Debian packages the project needs (harmless if present)
 #   make          libxfdr.a, libxfdr.so, libxfdr_reader.a and the xfdr command, in $(BUILD)/
 #   make check    every test (unit, interop with llvm-xray, sanitizers, clang build); < 10 min
-#   make bench    overhead benchmarks, xfdr beside the floor and its peers
+#   make bench    overhead benchmarks, xfdr beside the floor and every peer (bench/README.md)
+#   make bench-deps   the peers' Debian packages (uftrace, LTTng-UST, babeltrace)
 #   make stress / make fuzz   long runs (STRESS_SECONDS, FUZZ_SECONDS), not part of check
 #   make install PREFIX=/usr/local DESTDIR=    make uninstall PREFIX=... DESTDIR=...
 #

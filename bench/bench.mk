@@ -65,45 +65,24 @@ $(BENCH_DIR)/bench_xfdr_manual: $(BENCH_XFDR_SRCS) bench/bench_xfdr_manual.c $(B
 		$(LIBREADER_A) $(LIBXFDR_A) $(SAN_LDFLAGS) $(RUNTIME_LIBS)
 
 BENCH_PROGS += $(BENCH_DIR)/bench_xfdr_manual $(BENCH_DIR)/trace_count
+# Then the flight-recorder features, each in a row of its own: ring mode wrapping around a
+# pool of 64 buffers all the time (every buffer reused: the newest 4 MiB kept, the rest
+# counted as overwritten), and short-call elision (every call here is shorter than 5 us:
+# each entry is erased again at its exit, and counted).
+BENCH_RING_ARGS := $(BENCH_ARGS) -b $(BENCH_BUF_BYTES) -m 64 -o $(BENCH_DIR)/trace -O mode=ring
 BENCH_RUNS  += $(foreach w,$(BENCH_WORKLOADS),\
-	'$(BENCH_DIR)/bench_xfdr_manual $(BENCH_XFDR_ARGS) -w $(w) $(call BENCH_XFDR_CHECK,xfdr_manual_auto)' \
-	'$(BENCH_DIR)/bench_xfdr_manual $(BENCH_XFDR_ARGS) -w $(w) -c rdtsc $(call BENCH_XFDR_CHECK,xfdr_manual_rdtsc)')
+	'$(BENCH_DIR)/bench_xfdr_manual $(BENCH_XFDR_ARGS) -w $(w) $(call BENCH_XFDR_CHECK,xfdr_manual)' \
+	'$(BENCH_DIR)/bench_xfdr_manual $(BENCH_XFDR_ARGS) -w $(w) -c rdtsc -k xfdr_manual_rdtsc $(call BENCH_XFDR_CHECK,xfdr_manual_rdtsc)' \
+	'$(BENCH_DIR)/bench_xfdr_manual $(BENCH_RING_ARGS) -w $(w) -k xfdr_ring $(call BENCH_XFDR_CHECK,xfdr_ring)' \
+	'$(BENCH_DIR)/bench_xfdr_manual $(BENCH_XFDR_ARGS) -w $(w) -O func_duration_threshold_us=5 -k xfdr_elide $(call BENCH_XFDR_CHECK,xfdr_elide)')
 
-# ---- LLVM's XRay FDR runtime (clang; sleds only in callee.c) --------------------------------
-# func_duration_threshold_us=0: FDR would otherwise erase every call shorter than 5 us, i.e.
-# record nothing here. no_file_flush=true: the program counts the records in memory instead.
-BENCH_LLVM_ENV := XRAY_OPTIONS="patch_premain=true xray_mode=xray-fdr verbosity=0" \
-	XRAY_FDR_OPTIONS="buffer_size=$(BENCH_BUF_BYTES) buffer_max=$(BENCH_BUF_COUNT) \
-func_duration_threshold_us=0 grace_period_ms=0 no_file_flush=true"
-# XRay's runtime and the sanitizers' runtimes cannot be linked into one program, so this peer
-# is built without SAN's flags even in a sanitizer build (its timings mean nothing there anyway).
-BENCH_LLVM_FLAGS := $(filter-out -fsanitize=% -fno-sanitize-recover=%,$(BENCH_FLAGS))
-BENCH_LLVM_OBJS := $(BENCH_DIR)/llvm/harness.o $(BENCH_DIR)/llvm/bench_llvm_fdr.o \
-	$(BENCH_DIR)/llvm/callee_xray.o
+# ---- xfdr through its hooks (-finstrument-functions, fentry, XRay), each beside an empty handler
+# bench/hooks.mk: the rows come before the LLVM peer's.
+include bench/hooks.mk
 
-$(BENCH_DIR)/llvm/%.o: bench/%.c $(BENCH_HDRS)
-	@mkdir -p $(@D)
-	$(BENCH_CLANG) $(BENCH_LLVM_FLAGS) -c $< -o $@
-
-$(BENCH_DIR)/llvm/callee_xray.o: bench/callee.c $(BENCH_HDRS)
-	@mkdir -p $(@D)
-	$(BENCH_CLANG) $(BENCH_LLVM_FLAGS) $(BENCH_XRAY_FLAGS) -c $< -o $@
-
-$(BENCH_DIR)/bench_llvm_fdr: $(BENCH_LLVM_OBJS)
-	$(BENCH_CLANG) -pthread -fxray-instrument -o $@ $^
-
-BENCH_PROGS += $(BENCH_DIR)/bench_llvm_fdr
-BENCH_RUNS  += $(foreach w,$(BENCH_WORKLOADS),'$(BENCH_LLVM_ENV) $(BENCH_DIR)/bench_llvm_fdr $(BENCH_ARGS) -w $(w)')
-
-# ---- xfdr as the XRay handler and as the -finstrument-functions hooks -------------------------
-# Left for the helper that writes those hooks. Per row: a small main like
-# bench/bench_xfdr_manual.c (bench_xfdr_setup, bench_measure over bench_callee(), then
-# bench_xfdr_finish with the callee's id as that hook records it), $(BENCH_XFDR_SRCS) with
-# callee.c built alone with $(BENCH_XRAY_FLAGS) (linked by $(BENCH_CLANG) -fxray-instrument) or
-# with -finstrument-functions, linked with $(LIBREADER_A) $(LIBXFDR_A) $(RUNTIME_LIBS); then
-# append the program to BENCH_PROGS and its command line here in place of the pending entry.
-BENCH_RUNS  += 'pending:xfdr via the XRay sled handler'
-BENCH_RUNS  += 'pending:xfdr via -finstrument-functions'
+# ---- the peers: compiler-rt's XRay FDR, uftrace, LTTng-UST (and `make bench-deps`) ----------
+# bench/peers.mk: their rows come after xfdr's.
+include bench/peers.mk
 
 # ---- start-up: xfdr_init() and pool population, beside the old MAP_POPULATE ------------------
 # Its own table, printed after the per-event one (bench/startup.c prints it itself). It maps up
@@ -122,15 +101,32 @@ bench: all $(BENCH_PROGS) $(BENCH_DIR)/startup
 	@status=0; \
 	sh bench/run.sh 'make $(strip $(MAKEOVERRIDES) $(MAKECMDGOALS))' $(BENCH_RUNS) || status=1; \
 	echo; \
+	$(BENCH_INSTR_CMD) || status=1; \
+	echo; \
 	$(BENCH_DIR)/startup -r $(BENCH_STARTUP_REPS) || status=1; \
 	echo; \
 	$(BENCH_READER_CMD) || status=1; \
 	echo; \
 	$(BENCH_WAYS_CMD) || status=1; \
+	echo; \
+	$(BENCH_THREADS_CMD) || status=1; \
+	echo; \
+	$(BENCH_FLUSH_CMD) || status=1; \
+	echo; \
+	$(BENCH_REAL_CMD) || status=1; \
 	exit $$status
 
 bench-startup: $(BENCH_DIR)/startup
 	@$(BENCH_DIR)/startup -r $(BENCH_STARTUP_REPS)
+
+# ---- instructions per event: the per-event rows again, under callgrind (bench/instr.sh) ------
+# Repeatable where timings are not; `make bench` prints it after the per-event table.
+BENCH_INSTR_EVENTS ?= 100000
+BENCH_INSTR_CMD = sh bench/instr.sh $(BENCH_INSTR_EVENTS) $(BENCH_RUNS)
+
+.PHONY: bench-instr
+bench-instr: all $(BENCH_PROGS)
+	@$(BENCH_INSTR_CMD)
 
 # ---- reader verbs: xfdr beside llvm-xray on one 100 MiB+ trace (bench/README.md) ---------------
 # `make bench-reader` prints this table alone; `make bench` prints it last. The trace is
@@ -228,3 +224,6 @@ bench-ways: $(BENCH_WAYS_DIR)/.built $(BENCH_DIR)/trace_count
 
 # Run by `make bench` after the reader table (the recipe of `bench` above calls it).
 bench: $(BENCH_WAYS_DIR)/.built $(BENCH_DIR)/trace_count
+
+# ---- two threads, flush throughput, a call-heavy program in every way (bench/scale.mk) --------
+include bench/scale.mk
