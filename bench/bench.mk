@@ -1,19 +1,27 @@
-# bench/bench.mk - `make bench`: ns per event for xfdr beside the floor and LLVM's FDR runtime,
-# then the start-up table (xfdr_init and pool population for 64 MiB, 1 GiB and 4 GiB pools).
-# Included by the top-level Makefile; uses its BUILD, CC, BASE_CFLAGS, BENCH_CFLAGS, LIBXFDR_A,
-# RUNTIME_LIBS. Everything is built in $(BUILD)/bench/. Method: bench/README.md.
+# bench/bench.mk - `make bench`: xfdr beside the floor and every peer (compiler-rt's XRay FDR,
+# uftrace, LTTng-UST), per event on two workloads, then instructions per event, start-up, the
+# reader verbs beside llvm-xray, the ways in, two threads, flush throughput and a call-heavy
+# program traced by every peer. Included by the top-level Makefile; uses its BUILD, CC,
+# BASE_CFLAGS, BENCH_CFLAGS, LIBXFDR_A, RUNTIME_LIBS. Everything is built in $(BUILD)/bench/.
+# Method: bench/README.md.
 #
-#   make bench                          both tables, on stdout (about 30 s once built)
-#   make bench BENCH_REPS=11 BENCH_EVENTS=4000000 BENCH_STARTUP_REPS=5
-#   make bench-startup                  the start-up table alone
+#   make bench-deps                     the peers' Debian packages (bench/peers.mk)
+#   make bench                          every table, on stdout (about 10 minutes once built)
+#   make bench BENCH_REPS=11 BENCH_EVENTS=4000000 BENCH_PROCS=5
+#   make bench-events                   the per-event table alone (bench-instr, bench-startup,
+#                                       bench-reader, bench-ways, bench-threads, bench-flush,
+#                                       bench-real: each other table alone)
 #
-# Each row is one program (or part of one) run by bench/run.sh, one after the other. A row is
-# added by building its program here and appending its command line to BENCH_RUNS; a row
-# whose program is not built yet is listed as 'pending:LABEL' so the table keeps its shape.
+# Each row of the per-event table is one program run by bench/run.sh, one after the other. A
+# row is added by building its program and appending its command line to BENCH_RUNS (here,
+# bench/hooks.mk, bench/peers.mk); a row whose program is not built yet is listed as
+# 'pending:LABEL' so the table keeps its shape.
 
 BENCH_DIR    := $(BUILD)/bench
 BENCH_REPS   ?= 7
 BENCH_EVENTS ?= 2000000
+# Each row's program runs this many times, each a new process (bench/run.sh says why).
+BENCH_PROCS  ?= 3
 BENCH_ARGS   := -r $(BENCH_REPS) -n $(BENCH_EVENTS)
 # Every row runs once per workload (bench/harness.h): the leaf loop, then the call tree.
 BENCH_WORKLOADS := leaf tree
@@ -95,11 +103,17 @@ $(BENCH_DIR)/startup: bench/startup.c include/xfdr/xfdr.h runtime/pool/pool.h \
 	$(CC) $(BENCH_FLAGS) -o $@ bench/startup.c $(LIBXFDR_A) $(SAN_LDFLAGS) $(RUNTIME_LIBS)
 
 # ---- the targets ------------------------------------------------------------------------------
-# Exit status 1 when either table reports a failure; both are printed in full either way.
-.PHONY: bench bench-startup
+# Exit status 1 when a table reports a failure; every table is printed in full either way.
+BENCH_EVENTS_CMD = sh bench/run.sh -p $(BENCH_PROCS) 'make $(strip $(MAKEOVERRIDES) $(MAKECMDGOALS))' \
+	$(BENCH_RUNS)
+
+.PHONY: bench bench-events bench-startup
+bench-events: all $(BENCH_PROGS)
+	@$(BENCH_EVENTS_CMD)
+
 bench: all $(BENCH_PROGS) $(BENCH_DIR)/startup
 	@status=0; \
-	sh bench/run.sh 'make $(strip $(MAKEOVERRIDES) $(MAKECMDGOALS))' $(BENCH_RUNS) || status=1; \
+	$(BENCH_EVENTS_CMD) || status=1; \
 	echo; \
 	$(BENCH_INSTR_CMD) || status=1; \
 	echo; \

@@ -32,7 +32,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "runtime/pool/pool.h" /* rt_pool: the descriptors' mem_ready (libxfdr.a, hidden) */
+#include "bench/harness.h"
+#include "bench/xfdr_row.h"
 #include "xfdr/xfdr.h"
 
 #define MIB ((uint64_t)1 << 20)
@@ -52,27 +53,6 @@ static double now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static void wait_pool_populated(void)
-{
-	const struct timespec tick = {0, 100000};
-	uint32_t i = 0;
-
-	while (i < rt_pool.count) {
-		/* pairs with the release of mem_ready in pool_memory.c */
-		if (__atomic_load_n(&rt_pool.descs[i].mem_ready, __ATOMIC_ACQUIRE))
-			i++;
-		else
-			nanosleep(&tick, NULL);
-	}
 }
 
 /*
@@ -178,7 +158,7 @@ static void measure(const char *dir, unsigned reps, uint64_t mib, uint64_t buf_b
 	o.mode = XFDR_MODE_BOUNDED;
 	rc = xfdr_init(&o);
 	if (rc == 0) {
-		wait_pool_populated();
+		bench_wait_pool_populated();
 		rc = xfdr_start();
 	}
 	if (rc != 0) {
@@ -233,20 +213,6 @@ static void measure(const char *dir, unsigned reps, uint64_t mib, uint64_t buf_b
 	}
 }
 
-static uint64_t parse_u64(const char *s, const char *what)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || v == 0) {
-		fprintf(stderr, "flush_rate: %s must be a positive integer, got '%s'\n", what, s);
-		exit(2);
-	}
-	return v;
-}
-
 int main(int argc, char **argv)
 {
 	uint64_t mibs[MAX_LIST], bufs[MAX_LIST], max_mib = 0, max_buf = 0, src_bytes;
@@ -262,17 +228,17 @@ int main(int argc, char **argv)
 			dir = optarg;
 			break;
 		case 'r':
-			reps = (unsigned)parse_u64(optarg, "-r");
+			reps = (unsigned)bench_parse_u64(optarg, "-r");
 			break;
 		case 'm':
 			if (nmib == MAX_LIST)
 				goto usage;
-			mibs[nmib++] = parse_u64(optarg, "-m");
+			mibs[nmib++] = bench_parse_u64(optarg, "-m");
 			break;
 		case 'b':
 			if (nbuf == MAX_LIST)
 				goto usage;
-			bufs[nbuf] = parse_u64(optarg, "-b");
+			bufs[nbuf] = bench_parse_u64(optarg, "-b");
 			if (bufs[nbuf] < 4096 || bufs[nbuf] % 8)
 				goto usage;
 			nbuf++;
@@ -321,8 +287,8 @@ int main(int argc, char **argv)
 					status = 1;
 					continue;
 				}
-				qsort(row.flush_ms, reps, sizeof(double), cmp_double);
-				qsort(row.floor_ms, reps, sizeof(double), cmp_double);
+				qsort(row.flush_ms, reps, sizeof(double), bench_cmp_double);
+				qsort(row.floor_ms, reps, sizeof(double), bench_cmp_double);
 				fm = row.flush_ms[reps / 2];
 				wm = row.floor_ms[reps / 2];
 				mb = (double)row.bytes / 1e6;

@@ -23,7 +23,7 @@
 #error "the benchmarks read the TSC and compare with XRay, which exist here only on x86-64"
 #endif
 
-BENCH_NOINSTR static uint64_t now_ns(void)
+BENCH_NOINSTR uint64_t bench_now_ns(void)
 {
 	struct timespec ts;
 
@@ -31,14 +31,14 @@ BENCH_NOINSTR static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-BENCH_NOINSTR static int cmp_double(const void *a, const void *b)
+BENCH_NOINSTR int bench_cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return (x > y) - (x < y);
 }
 
-BENCH_NOINSTR static uint64_t parse_u64(const char *s, const char *what)
+BENCH_NOINSTR uint64_t bench_parse_u64(const char *s, const char *what)
 {
 	char *end;
 	unsigned long long v;
@@ -120,13 +120,13 @@ BENCH_NOINSTR void bench_init(struct bench_cfg *cfg, int argc, char **argv)
 	cfg->events = 2000000;
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-r") && i + 1 < argc) {
-			cfg->reps = (unsigned)parse_u64(argv[++i], "-r (repetitions)");
+			cfg->reps = (unsigned)bench_parse_u64(argv[++i], "-r (repetitions)");
 		} else if (!strcmp(argv[i], "-n") && i + 1 < argc) {
-			cfg->events = parse_u64(argv[++i], "-n (events per repetition)");
+			cfg->events = bench_parse_u64(argv[++i], "-n (events per repetition)");
 		} else if (!strcmp(argv[i], "-b") && i + 1 < argc) {
-			cfg->buf_bytes = parse_u64(argv[++i], "-b (buffer bytes)");
+			cfg->buf_bytes = bench_parse_u64(argv[++i], "-b (buffer bytes)");
 		} else if (!strcmp(argv[i], "-m") && i + 1 < argc) {
-			cfg->buf_count = parse_u64(argv[++i], "-m (buffer count)");
+			cfg->buf_count = bench_parse_u64(argv[++i], "-m (buffer count)");
 		} else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
 			cfg->out_dir = argv[++i];
 		} else if (!strcmp(argv[i], "-c") && i + 1 < argc) {
@@ -200,9 +200,9 @@ BENCH_NOINSTR void bench_measure(const struct bench_cfg *cfg, bench_loop_fn loop
 		loop(cfg->events);
 	for (r = 0; r < cfg->reps; r++) {
 		f0 = minor_faults();
-		t0 = now_ns();
+		t0 = bench_now_ns();
 		loop(cfg->events);
-		t1 = now_ns();
+		t1 = bench_now_ns();
 		faults += minor_faults() - f0;
 		ns[r] = (double)(t1 - t0) / (double)cfg->events;
 	}
@@ -222,7 +222,7 @@ BENCH_NOINSTR void bench_print_row(const struct bench_cfg *cfg, const char *key,
 			 (unsigned long long)last_calls, (unsigned long long)last_expected_calls);
 		note = failed;
 	}
-	qsort(ns, cfg->reps, sizeof(*ns), cmp_double);
+	qsort(ns, cfg->reps, sizeof(*ns), bench_cmp_double);
 	printf("row\t%s\t%s\t%.2f\t%.2f\t%.2f\t%u\t%llu\t%s\t%ld\t%s\t%llu\n", key, label,
 	       ns[cfg->reps / 2], ns[0], ns[cfg->reps - 1], cfg->reps,
 	       (unsigned long long)cfg->events, note ? note : "", last_faults,
@@ -269,11 +269,11 @@ BENCH_NOINSTR static void print_tsc_rate(void)
 	uint64_t t0, c0, t1, c1;
 	uint32_t lo, hi;
 
-	t0 = now_ns();
+	t0 = bench_now_ns();
 	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
 	c0 = (uint64_t)hi << 32 | lo;
 	do
-		t1 = now_ns();
+		t1 = bench_now_ns();
 	while (t1 - t0 < 50000000u);
 	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
 	c1 = (uint64_t)hi << 32 | lo;

@@ -105,6 +105,11 @@ void bench_measure(const struct bench_cfg *cfg, bench_loop_fn loop, int warmup, 
 void bench_print_row(const struct bench_cfg *cfg, const char *key, const char *label, double *ns,
 		     const char *note);
 
+/* CLOCK_MONOTONIC in ns; qsort's comparison of doubles; a positive integer from argv or exit 2. */
+uint64_t bench_now_ns(void);
+int bench_cmp_double(const void *a, const void *b);
+uint64_t bench_parse_u64(const char *s, const char *what);
+
 /* Machine facts, printed as info lines by the program that measures the floor. */
 void bench_print_machine(void);
 

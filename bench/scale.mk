@@ -14,11 +14,11 @@
 BENCH_THREADS_REPS   ?= 7
 BENCH_THREADS_EVENTS ?= 2000000
 
-$(BENCH_DIR)/threads: bench/threads.c bench/threads_callee.c bench/callee.c $(BENCH_HDRS) include/xfdr/xfdr.h \
-		runtime/pool/pool.h runtime/pool/pool_types.h $(LIBXFDR_A)
+$(BENCH_DIR)/threads: bench/threads.c bench/threads_callee.c $(BENCH_XFDR_SRCS) $(BENCH_XFDR_HDRS) \
+		$(LIBXFDR_A)
 	@mkdir -p $(@D)
-	$(CC) $(BENCH_FLAGS) -o $@ bench/threads.c bench/threads_callee.c bench/callee.c $(LIBXFDR_A) $(SAN_LDFLAGS) \
-		$(RUNTIME_LIBS)
+	$(CC) $(BENCH_FLAGS) -o $@ bench/threads.c bench/threads_callee.c $(BENCH_XFDR_SRCS) \
+		$(LIBXFDR_A) $(SAN_LDFLAGS) $(RUNTIME_LIBS)
 
 BENCH_THREADS_CMD = mkdir -p $(BENCH_DIR)/threads-out && $(BENCH_DIR)/threads \
 	-C $(BENCH_DIR)/trace_count -o $(BENCH_DIR)/threads-out/ -r $(BENCH_THREADS_REPS) \
@@ -37,10 +37,10 @@ BENCH_FLUSH_MIB  ?= 64 256
 BENCH_FLUSH_BUFS ?= 65536 1048576
 BENCH_FLUSH_REPS ?= 3
 
-$(BENCH_DIR)/flush_rate: bench/flush_rate.c include/xfdr/xfdr.h runtime/pool/pool.h \
-		runtime/pool/pool_types.h $(LIBXFDR_A)
+$(BENCH_DIR)/flush_rate: bench/flush_rate.c $(BENCH_XFDR_SRCS) $(BENCH_XFDR_HDRS) $(LIBXFDR_A)
 	@mkdir -p $(@D)
-	$(CC) $(BENCH_FLAGS) -o $@ bench/flush_rate.c $(LIBXFDR_A) $(SAN_LDFLAGS) $(RUNTIME_LIBS)
+	$(CC) $(BENCH_FLAGS) -o $@ bench/flush_rate.c $(BENCH_XFDR_SRCS) $(LIBXFDR_A) $(SAN_LDFLAGS) \
+		$(RUNTIME_LIBS)
 
 BENCH_FLUSH_CMD = mkdir -p $(BENCH_DIR)/flush-out && $(BENCH_DIR)/flush_rate \
 	-o $(BENCH_DIR)/flush-out -r $(BENCH_FLUSH_REPS) $(foreach m,$(BENCH_FLUSH_MIB),-m $(m)) \

@@ -110,8 +110,10 @@ END {
 	print "          " info["kernel"]
 	print "compiler: " compilers
 	print "pinned:   " pinned
-	print "method:   per row the median of its repetitions after one warm-up repetition, and their"
-	print "          min..max (ns per event); CLOCK_MONOTONIC around each whole repetition"
+	print "method:   each row's program run " info["processes"] " times, each a new process; per process the"
+	print "          median of its repetitions after one warm-up repetition; the row shows the median"
+	print "          of those medians and the min..max of every repetition (ns per event);"
+	print "          CLOCK_MONOTONIC around each whole repetition"
 	print "columns:  ns/call = 2 x median; +ns/ev = ns added per event to the uninstrumented"
 	print "          program (floor and clocks: their own cost); x floor = +ns/ev / the floor's;"
 	print "          vs FDR = compiler-rt FDR's +ns/ev / this row's; B/call = trace bytes per call made;"

@@ -39,7 +39,7 @@
 #include <unistd.h>
 
 #include "bench/harness.h"
-#include "runtime/pool/pool.h" /* rt_pool: the descriptors' mem_ready (libxfdr.a, hidden) */
+#include "bench/xfdr_row.h"
 #include "xfdr/xfdr.h"
 
 #define MAX_THREADS 2
@@ -87,14 +87,6 @@ struct result {
 
 /* The floor's slot: one per thread, as a recorder's thread state is. */
 static __thread uint64_t floor_slot;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static inline uint64_t read_tsc(void)
 {
@@ -162,20 +154,13 @@ static void *worker_main(void *arg)
 	run->pinned[w->index] = pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0;
 	for (r = 0; r <= cfg->reps; r++) {
 		pthread_barrier_wait(&run->barrier);
-		t0 = now_ns();
+		t0 = bench_now_ns();
 		loop(cfg->events);
 		/* r == 0 is the warm-up: registration, the first buffer, caches */
 		if (r > 0)
-			run->ns[w->index][r - 1] = (double)(now_ns() - t0) / (double)cfg->events;
+			run->ns[w->index][r - 1] = (double)(bench_now_ns() - t0) / (double)cfg->events;
 	}
 	return NULL;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
 }
 
 /* The first n CPUs the process may run on; returns how many there are (at most n). */
@@ -191,21 +176,6 @@ static unsigned pick_cpus(int *cpu, unsigned n)
 		if (CPU_ISSET(c, &set))
 			cpu[found++] = c;
 	return found;
-}
-
-/* Wait until the whole pool is in memory, as bench/xfdr_row.c does: recording, not start-up. */
-static void wait_pool_populated(void)
-{
-	const struct timespec tick = {0, 100000};
-	uint32_t i = 0;
-
-	while (i < rt_pool.count) {
-		/* pairs with the release of mem_ready in pool_memory.c */
-		if (__atomic_load_n(&rt_pool.descs[i].mem_ready, __ATOMIC_ACQUIRE))
-			i++;
-		else
-			nanosleep(&tick, NULL);
-	}
 }
 
 static int xfdr_session(const struct cfg *cfg, unsigned nthreads, char *err, size_t err_bytes)
@@ -224,7 +194,7 @@ static int xfdr_session(const struct cfg *cfg, unsigned nthreads, char *err, siz
 	o.mode = XFDR_MODE_BOUNDED;
 	rc = xfdr_init(&o);
 	if (rc == 0) {
-		wait_pool_populated();
+		bench_wait_pool_populated();
 		rc = xfdr_start();
 	}
 	if (rc != 0)
@@ -306,7 +276,7 @@ static void measure(const struct cfg *cfg, enum what what, unsigned nthreads, co
 		pthread_join(tid[t], NULL);
 	pthread_barrier_destroy(&run.barrier);
 	for (t = 0; t < nthreads; t++) {
-		qsort(run.ns[t], cfg->reps, sizeof(double), cmp_double);
+		qsort(run.ns[t], cfg->reps, sizeof(double), bench_cmp_double);
 		res->med[t] = run.ns[t][cfg->reps / 2];
 		res->min[t] = run.ns[t][0];
 		res->max[t] = run.ns[t][cfg->reps - 1];
@@ -333,20 +303,6 @@ static void siblings(int cpu, char *out, size_t bytes)
 	fclose(f);
 }
 
-static uint64_t parse_u64(const char *s, const char *what)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || v == 0) {
-		fprintf(stderr, "threads: %s must be a positive integer, got '%s'\n", what, s);
-		exit(2);
-	}
-	return v;
-}
-
 int main(int argc, char **argv)
 {
 	struct cfg cfg = {7, 2000000, 65536, NULL, NULL};
@@ -365,13 +321,13 @@ int main(int argc, char **argv)
 			cfg.out_dir = optarg;
 			break;
 		case 'r':
-			cfg.reps = (unsigned)parse_u64(optarg, "-r");
+			cfg.reps = (unsigned)bench_parse_u64(optarg, "-r");
 			break;
 		case 'n':
-			cfg.events = parse_u64(optarg, "-n");
+			cfg.events = bench_parse_u64(optarg, "-n");
 			break;
 		case 'b':
-			cfg.buf_bytes = parse_u64(optarg, "-b");
+			cfg.buf_bytes = bench_parse_u64(optarg, "-b");
 			break;
 		default:
 			goto usage;

@@ -16,7 +16,7 @@
  * first populates it itself. The per-event rows measure recording, not start-up (make bench
  * has its own start-up table): wait until the whole pool is in memory.
  */
-BENCH_NOINSTR static void wait_pool_populated(void)
+BENCH_NOINSTR void bench_wait_pool_populated(void)
 {
 	const struct timespec tick = {0, 100000};
 	uint32_t i = 0;
@@ -58,7 +58,7 @@ BENCH_NOINSTR int bench_xfdr_setup(const struct bench_cfg *cfg, const char *key,
 	if (rc == 0)
 		rc = xfdr_init(&o);
 	if (rc == 0) {
-		wait_pool_populated();
+		bench_wait_pool_populated();
 		rc = xfdr_start();
 	}
 	if (rc == 0)

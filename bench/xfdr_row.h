@@ -20,6 +20,12 @@
 int bench_xfdr_setup(const struct bench_cfg *cfg, const char *key, const char *label);
 
 /*
+ * bench_wait_pool_populated - return once the background thread has populated every buffer
+ * of the pool: the rows measure recording, not start-up (make bench has a start-up table).
+ */
+void bench_wait_pool_populated(void);
+
+/*
  * bench_xfdr_finish - stop recording, flush into the -o folder and print the row (FAILED when
  * the flush fails). What the file holds is counted afterwards, outside the process and its
  * timing, by bench/trace_count.c (the row's "trace" line). Returns the exit status: 0 or 1.
