@@ -70,7 +70,7 @@ XFDR_BIN    := $(BUILD)/bin/xfdr
 UNIT_BINS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 
 .PHONY: all deps check check-build check-exports check-headers check-clang check-san \
-	check-tsan check-unit check-install check-man check-fuzz bench stress fuzz install uninstall clean examples demo
+	check-tsan check-unit check-install check-man check-fuzz check-bench bench stress fuzz install uninstall clean examples demo
 .DEFAULT_GOAL := all
 # Keep test objects: make must not end `make check` by deleting intermediates.
 .SECONDARY:
@@ -174,7 +174,7 @@ check-unit: check-build
 
 # cmocka's summaries come last: the plain run is the final step.
 check: check-build check-exports check-headers check-clang check-san check-tsan check-examples \
-	check-man check-install check-fuzz
+	check-man check-install check-fuzz check-bench
 	$(MAKE) --no-print-directory check-unit
 
 # ---- benchmarks and long runs ----------------------------------------------------------------
@@ -225,6 +225,11 @@ uninstall:
 # The man page names every command, option and XFDR_OPTIONS key, and mandoc finds no fault.
 check-man: $(XFDR_BIN)
 	sh tests/check_man.sh $(XFDR_BIN) doc/xfdr.1 $(CURDIR)
+
+# The benchmark's machinery at a tiny size, peers that need bench-deps left out: every row
+# runs and records every event, its counts agree with llvm-xray, its table catches a loss.
+check-bench: all
+	sh tests/check_bench.sh "$(MAKE)" $(BUILD) $(LLVM_XRAY)
 
 # Install into a scratch prefix, build and record examples against it with pkg-config only.
 check-install: all

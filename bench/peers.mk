@@ -89,7 +89,9 @@ $(BENCH_DIR)/bench_peer_%: $(BENCH_PEER_DIR)/harness.o $(BENCH_PEER_DIR)/bench_p
 		$(BENCH_PEER_DIR)/callee_%.o
 	$(CC) -pthread -o $@ $^
 
+# BENCH_PEERS= leaves them out (make check-bench, on a machine without bench-deps).
+BENCH_PEERS ?= uftrace lttng_ust
 BENCH_PROGS += $(BENCH_DIR)/bench_peer_pg $(BENCH_DIR)/bench_peer_cyg
 BENCH_RUNS  += $(foreach w,$(BENCH_WORKLOADS),\
-	'sh bench/peer_uftrace.sh -k uftrace -- $(BENCH_DIR)/bench_peer_pg $(BENCH_ARGS) -w $(w) -k uftrace' \
-	'sh bench/peer_lttng.sh -k lttng_ust -- $(BENCH_DIR)/bench_peer_cyg $(BENCH_ARGS) -w $(w) -k lttng_ust')
+	$(if $(filter uftrace,$(BENCH_PEERS)),'sh bench/peer_uftrace.sh -k uftrace -- $(BENCH_DIR)/bench_peer_pg $(BENCH_ARGS) -w $(w) -k uftrace') \
+	$(if $(filter lttng_ust,$(BENCH_PEERS)),'sh bench/peer_lttng.sh -k lttng_ust -- $(BENCH_DIR)/bench_peer_cyg $(BENCH_ARGS) -w $(w) -k lttng_ust'))

@@ -24,7 +24,7 @@ $1 == "row" {
 	r = ++nrow
 	key[r] = $2; label[r] = $3; med[r] = $4; lo[r] = $5; hi[r] = $6
 	reps[r] = $7; events[r] = $8; note[r] = $9; faults[r] = $10; wl[r] = $11 == "" ? "leaf" : $11
-	runof[r] = run; run_rows[run]++
+	runof[r] = run; run_rows[run]++; has_rows[wl[r]] = 1
 	if ($7 > 0 && !(wl[r] in reps_shown))
 		reps_shown[wl[r]] = $7 " x " $8 " events"
 	if ($2 == "floor")
@@ -121,12 +121,12 @@ END {
 	print "          process, start-up and flush included; faults = minor faults per 1000 events"
 	for (w = 0; w < 2; w++) {
 		wname = w == 0 ? "leaf" : "tree"
-		if (!(wname in reps_shown))
+		if (!(wname in has_rows))
 			continue
 		print ""
 		print (wname == "leaf" ? "leaf: a noinline leaf called in a loop" : \
-			"tree: a recursive binary call tree (bench_tree)") ", " reps_shown[wname] \
-			" a repetition"
+			"tree: a recursive binary call tree (bench_tree)") \
+			(wname in reps_shown ? ", " reps_shown[wname] " a repetition" : "")
 		printf "%-3s %-44s %8s %8s %7s %7s  %-13s %6s %8s %8s %6s  %s\n", "#", "row", "ns/call",
 			"+ns/ev", "x floor", "vs FDR", "min..max", "B/call", "dropped", "process", "faults", "note"
 		for (i = 1; i <= nrow; i++)
