@@ -13,10 +13,10 @@
 # The programs run sequentially, never in parallel, so no row competes with another for the
 # CPU. Each COMMAND's wall time is the row's whole-process time, unless it prints a process
 # line of its own (a peer whose session set-up is not part of the program). Each RUN runs
-# PROCESSES times: on a VM one process can be several per cent faster or slower than the next
-# all through its life (the host's placement of the vCPU, its sibling's load), so a row is the
-# median of the processes' medians, its spread the min and max over all their repetitions;
-# the trace line kept is the first that reports a problem, else the last. Rows are grouped by
+# PROCESSES times, in rounds: on a VM the host's load can make every process of a spell of
+# tens of seconds 30 % slower or faster, so a row is the median of its processes' medians,
+# its spread the min and max over all their repetitions; the trace line kept is the first
+# that reports a problem, else the last. Rows are grouped by
 # workload (leaf, then tree). Exit status: 0 when every program ran and every recorder
 # row holds every event, 1 else (the table is printed in full either way).
 set -u
@@ -86,27 +86,35 @@ merge_processes() {
 	}'
 }
 
-n=0
-for run in "$@"; do
-	n=$((n + 1))
-	case $run in
-	pending:*)
-		printf '%d\t%s\n' "$n" "$run" >"$tmp/$n.cmd"
-		printf 'row\tpending\t%s\t-\t-\t-\t0\t0\tnot built yet\t-\tleaf\t0\n' \
-			"${run#pending:}" >"$tmp/$n.out"
-		: >"$tmp/$n.err"
-		continue
-		;;
-	esac
-	cmd=${run%%|check|*}
-	check=
-	[ "$cmd" = "$run" ] || check=${run#*|check|}
-	printf '%d\t%s\n' "$n" "$run" >"$tmp/$n.cmd"
-	: >"$tmp/$n.all"
-	: >"$tmp/$n.err"
-	p=0
-	while [ $p -lt "$procs" ]; do
-		p=$((p + 1))
+# Round-robin: every RUN once, then every RUN again. The host's load on a VM comes and goes
+# over tens of seconds, so a row run PROCESSES times in a row could spend all of them in one
+# slow (or fast) spell; in rounds, every row meets the same mix of spells.
+p=0
+while [ $p -lt "$procs" ]; do
+	p=$((p + 1))
+	n=0
+	for run in "$@"; do
+		n=$((n + 1))
+		case $run in
+		pending:*)
+			printf '%d\t%s\n' "$n" "$run" >"$tmp/$n.cmd"
+			printf 'row\tpending\t%s\t-\t-\t-\t0\t0\tnot built yet\t-\tleaf\t0\n' \
+				"${run#pending:}" >"$tmp/$n.all"
+			: >"$tmp/$n.err"
+			continue
+			;;
+		esac
+		if [ $p -eq 1 ]; then
+			printf '%d\t%s\n' "$n" "$run" >"$tmp/$n.cmd"
+			: >"$tmp/$n.all"
+			: >"$tmp/$n.err"
+			echo 0 >"$tmp/$n.rc"
+		fi
+		# a run that failed is not run again: its row says why
+		[ "$(cat "$tmp/$n.rc")" -eq 0 ] || continue
+		cmd=${run%%|check|*}
+		check=
+		[ "$cmd" = "$run" ] || check=${run#*|check|}
 		t0=$(now_ms)
 		sh -c "$cmd" >"$tmp/$n.one" 2>>"$tmp/$n.err"
 		rc=$?
@@ -117,14 +125,26 @@ for run in "$@"; do
 			sh -c "$check" >>"$tmp/$n.one" 2>>"$tmp/$n.err" || rc=$?
 		fi
 		cat "$tmp/$n.one" >>"$tmp/$n.all"
-		[ $rc -eq 0 ] || break
+		echo $rc >"$tmp/$n.rc"
 	done
+done
+
+n=0
+for run in "$@"; do
+	n=$((n + 1))
+	case $run in
+	pending:*)
+		cp "$tmp/$n.all" "$tmp/$n.out"
+		continue
+		;;
+	esac
 	merge_processes <"$tmp/$n.all" >"$tmp/$n.out"
-	if [ $rc -ne 0 ]; then
+	rc=$(cat "$tmp/$n.rc")
+	if [ "$rc" -ne 0 ]; then
 		# A program that died before printing its row still gets one, naming the failure.
 		grep -q '^row' "$tmp/$n.out" ||
 			printf 'row\tfailed\t%s\t-\t-\t-\t0\t0\tFAILED: exit status %d\t-\tleaf\t0\n' \
-				"$cmd" "$rc" >>"$tmp/$n.out"
+				"${run%%|check|*}" "$rc" >>"$tmp/$n.out"
 		printf 'status\t%d\n' "$rc" >>"$tmp/$n.out"
 	fi
 done
