@@ -156,11 +156,7 @@ static void measure(const char *dir, unsigned reps, uint64_t mib, uint64_t buf_b
 	o.per_thread_files = ptf;
 	o.flush_at_exit = 0;
 	o.mode = XFDR_MODE_BOUNDED;
-	rc = xfdr_init(&o);
-	if (rc == 0) {
-		bench_wait_pool_populated();
-		rc = xfdr_start();
-	}
+	rc = bench_xfdr_start(&o);
 	if (rc != 0) {
 		snprintf(row->err, sizeof(row->err), "FAILED: xfdr set-up: %s", strerror(-rc));
 		row->failed = 1;

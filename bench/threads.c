@@ -192,11 +192,7 @@ static int xfdr_session(const struct cfg *cfg, unsigned nthreads, char *err, siz
 	o.output = cfg->out_dir;
 	o.flush_at_exit = 0;
 	o.mode = XFDR_MODE_BOUNDED;
-	rc = xfdr_init(&o);
-	if (rc == 0) {
-		bench_wait_pool_populated();
-		rc = xfdr_start();
-	}
+	rc = bench_xfdr_start(&o);
 	if (rc != 0)
 		snprintf(err, err_bytes, "FAILED: xfdr set-up: %s", strerror(-rc));
 	return rc;

@@ -30,6 +30,17 @@ BENCH_NOINSTR void bench_wait_pool_populated(void)
 	}
 }
 
+BENCH_NOINSTR int bench_xfdr_start(const struct xfdr_options *o)
+{
+	int rc = xfdr_init(o);
+
+	if (rc == 0) {
+		bench_wait_pool_populated();
+		rc = xfdr_start();
+	}
+	return rc;
+}
+
 BENCH_NOINSTR int bench_xfdr_setup(const struct bench_cfg *cfg, const char *key, const char *label)
 {
 	struct xfdr_options o;
@@ -56,11 +67,7 @@ BENCH_NOINSTR int bench_xfdr_setup(const struct bench_cfg *cfg, const char *key,
 		rc = rc ? rc : xfdr_options_set(&o, opt, eq + 1);
 	}
 	if (rc == 0)
-		rc = xfdr_init(&o);
-	if (rc == 0) {
-		bench_wait_pool_populated();
-		rc = xfdr_start();
-	}
+		rc = bench_xfdr_start(&o);
 	if (rc == 0)
 		return 0;
 	printf("row\t%s\t%s\t-\t-\t-\t0\t0\tFAILED: xfdr set-up: %s\t-\n", key, label,

@@ -10,6 +10,7 @@
 #define XFDR_BENCH_XFDR_ROW_H
 
 #include "bench/harness.h"
+#include "xfdr/xfdr.h"
 
 /*
  * bench_xfdr_setup - xfdr_init() with buffer size and count from -b/-m, output directory -o,
@@ -18,6 +19,12 @@
  * Returns 0, or 1 after printing a FAILED row.
  */
 int bench_xfdr_setup(const struct bench_cfg *cfg, const char *key, const char *label);
+
+/*
+ * bench_xfdr_start - xfdr_init(o), wait until the pool is populated, xfdr_start().
+ * Returns 0 or the negative errno of the step that failed.
+ */
+int bench_xfdr_start(const struct xfdr_options *o);
 
 /*
  * bench_wait_pool_populated - return once the background thread has populated every buffer

@@ -69,23 +69,23 @@ fake() { # KEY RECORDED DROPPED NOTE
 	printf "printf 'row\\\\t%s\\\\t%s\\\\t1.00\\\\t1.00\\\\t1.00\\\\t1\\\\t100\\\\t\\\\t0\\\\tleaf\\\\t100\\\\n'; " "$1" "$1"
 	printf "printf 'trace\\\\t%s\\\\t%s\\\\t1600\\\\t%s\\\\t%s\\\\n'" "$1" "$2" "$3" "$4"
 }
-table() { sh "$(dirname "$0")/../bench/run.sh" -p 1 check "$@" >"$tmp/fake" 2>&1; }
+# expect STATUS PATTERN WHAT RUN: the table of RUN must exit STATUS and print PATTERN.
+expect() {
+	sh "$(dirname "$0")/../bench/run.sh" -p 1 check "$4" >"$tmp/fake" 2>&1
+	rc=$?
+	[ $rc -eq "$1" ] && grep -q "$2" "$tmp/fake" ||
+		fail "$3 (exit $rc): $(grep -m 1 -E '^1 ' "$tmp/fake")"
+}
 
-table "$(fake missing 150 0 'a note')"
-[ $? -eq 1 ] && grep -q 'MISSING 50 of 200 events' "$tmp/fake" ||
-	fail "a file missing 50 of 200 events passes: $(grep -m 1 missing "$tmp/fake")"
-table "$(fake dropping 195 5 'a note')"
-[ $? -eq 1 ] && grep -q 'DROPPED 5 of 200 events' "$tmp/fake" ||
-	fail "a recorder that dropped 5 events passes: $(grep -m 1 dropping "$tmp/fake")"
-table "$(fake elided 100 0 '1 files, functions 1 named 1, elided 20 calls, overwritten 60 events')"
-[ $? -eq 0 ] && grep -q 'all accounted for' "$tmp/fake" ||
-	fail "100 events in the file, 20 calls elided and 60 overwritten do not pass as 200"
-table "$(fake short 100 0 '1 files, functions 1 named 1, elided 20 calls, overwritten 59 events')"
-[ $? -eq 1 ] && grep -q 'MISSING 1 of 200' "$tmp/fake" ||
-	fail "an accounting one event short passes: $(grep -m 1 short "$tmp/fake")"
-table 'exit 3'
-[ $? -eq 1 ] && grep -q 'FAILED: exit status 3' "$tmp/fake" ||
-	fail "a program that exits 3 without a row passes"
+expect 1 'MISSING 50 of 200 events' "a file missing 50 of 200 events passes" \
+	"$(fake missing 150 0 'a note')"
+expect 1 'DROPPED 5 of 200 events' "a recorder that dropped 5 events passes" \
+	"$(fake dropping 195 5 'a note')"
+expect 0 'all accounted for' "100 events in the file, 20 calls elided, 60 overwritten: not 200" \
+	"$(fake elided 100 0 '1 files, functions 1 named 1, elided 20 calls, overwritten 60 events')"
+expect 1 'MISSING 1 of 200' "an accounting one event short passes" \
+	"$(fake short 100 0 '1 files, functions 1 named 1, elided 20 calls, overwritten 59 events')"
+expect 1 'FAILED: exit status 3' "a program that exits 3 without a row passes" 'exit 3'
 
 # ---- 4. instructions per event ------------------------------------------------------------
 if command -v valgrind >/dev/null; then
