@@ -141,7 +141,8 @@ BENCH_NOINSTR void bench_init(struct bench_cfg *cfg, int argc, char **argv)
 			cfg->workload = !strcmp(argv[++i], "tree") ? BENCH_TREE : BENCH_LEAF;
 		} else {
 			fprintf(stderr,
-				"usage: %s [-r REPS] [-n EVENTS] [-w leaf|tree] [-k ROW] [-b BUFFER_BYTES] "
+				"usage: %s [-r REPS] [-n EVENTS] [-w leaf|tree] [-k ROW] [-b "
+				"BUFFER_BYTES] "
 				"[-m BUFFER_COUNT] [-o DIR] [-c CLOCK] [-O KEY=VALUE]...\n",
 				argv[0]);
 			exit(2);

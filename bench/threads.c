@@ -158,7 +158,8 @@ static void *worker_main(void *arg)
 		loop(cfg->events);
 		/* r == 0 is the warm-up: registration, the first buffer, caches */
 		if (r > 0)
-			run->ns[w->index][r - 1] = (double)(bench_now_ns() - t0) / (double)cfg->events;
+			run->ns[w->index][r - 1] =
+			    (double)(bench_now_ns() - t0) / (double)cfg->events;
 	}
 	return NULL;
 }

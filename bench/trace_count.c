@@ -10,10 +10,10 @@
  *
  *   trace <TAB> KEY <TAB> events <TAB> bytes of the .xray files <TAB> drops <TAB> note
  *
- * with the note "N files, functions F named M, elided E calls, overwritten O events" (bench/table.awk
- * reads the last two: with the drops they account for every event the run issued). -d deletes each file and its .map once counted
- * (a benchmark row's trace is 100 MB+ and of no use afterwards). Exit status 1 when a file
- * does not verify (the line then says why), 2 on bad usage.
+ * with the note "N files, functions F named M, elided E calls, overwritten O events"
+ * (bench/table.awk reads the last two: with the drops they account for every event the run issued).
+ * -d deletes each file and its .map once counted (a benchmark row's trace is 100 MB+ and of no use
+ * afterwards). Exit status 1 when a file does not verify (the line then says why), 2 on bad usage.
  */
 #include <dirent.h>
 #include <limits.h>

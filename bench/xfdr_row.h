@@ -37,7 +37,6 @@ void bench_wait_pool_populated(void);
  * the flush fails). What the file holds is counted afterwards, outside the process and its
  * timing, by bench/trace_count.c (the row's "trace" line). Returns the exit status: 0 or 1.
  */
-int bench_xfdr_finish(const struct bench_cfg *cfg, const char *key, const char *label,
-		      double *ns);
+int bench_xfdr_finish(const struct bench_cfg *cfg, const char *key, const char *label, double *ns);
 
 #endif
