@@ -16,9 +16,9 @@
 # PROCESSES times, in rounds: on a VM the host's load can make every process of a spell of
 # tens of seconds 30 % slower or faster, so a row is the median of its processes' medians,
 # its spread the min and max over all their repetitions; the trace line kept is the first
-# that reports a problem, else the last. Rows are grouped by
-# workload (leaf, then tree). Exit status: 0 when every program ran and every recorder
-# row holds every event, 1 else (the table is printed in full either way).
+# that reports a problem, else the last. Rows are grouped by workload (leaf, then tree).
+# Exit status: 0 when every program ran and every recorder row holds every event, 1 else
+# (the table is printed in full either way).
 set -u
 
 procs=3
