@@ -209,6 +209,12 @@ int cli_new_file_commit(struct cli_new_file *f);
 void cli_new_file_abort(struct cli_new_file *f);
 
 /*
+ * cli_write_all_at - write n bytes of p at offset at of fd, through short writes and EINTR.
+ * Returns 0 or the errno of the failure (EIO for a write that wrote nothing).
+ */
+int cli_write_all_at(int fd, const void *p, size_t n, uint64_t at);
+
+/*
  * cli_refuse_existing - unless force, refuse to replace path: reports "xfdr VERB: PATH
  * exists (--force replaces it)" and returns CLI_FAIL; else 0.
  */

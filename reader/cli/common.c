@@ -439,18 +439,20 @@ int cli_refuse_existing(const char *path, int force)
 	return CLI_FAIL;
 }
 
-static int write_all(int fd, const char *p, size_t n)
+int cli_write_all_at(int fd, const void *p, size_t n, uint64_t at)
 {
+	const uint8_t *b = p;
 	ssize_t w;
 
 	while (n) {
-		w = write(fd, p, n);
+		w = pwrite(fd, b, n, (off_t)at);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
 			return w < 0 ? errno : EIO;
-		p += w;
+		b += w;
 		n -= (size_t)w;
+		at += (uint64_t)w;
 	}
 	return 0;
 }
@@ -512,7 +514,7 @@ int cli_write_trace_and_map(const char *out,
 	}
 	if (cli_new_file_open(&mf, map))
 		goto fail;
-	e = write_all(mf.fd, text, len);
+	e = cli_write_all_at(mf.fd, text, len, 0);
 	if (e) {
 		cli_error("%s: write error: %s", map, strerror(e));
 		cli_new_file_abort(&mf);

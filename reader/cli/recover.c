@@ -395,23 +395,6 @@ struct salvage {
 	int verbose;
 };
 
-static int put_all(int fd, const uint8_t *p, size_t n, uint64_t at)
-{
-	ssize_t w;
-
-	while (n) {
-		w = pwrite(fd, p, n, (off_t)at);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? errno : EIO;
-		p += w;
-		n -= (size_t)w;
-		at += (uint64_t)w;
-	}
-	return 0;
-}
-
 /*
  * The header, then each whole buffer the reader finds valid on its own (a header and that
  * buffer), in file order. A buffer that is not is left out, with the reader's reason at its
@@ -442,8 +425,8 @@ static int write_salvaged(int fd, const char *out, struct rd_pool_result *res, v
 			e = xfdr_trace_verify(t, &err);
 			xfdr_trace_close(t);
 			if (e == 0) {
-				e = put_all(fd, img + XFDR_FILE_HEADER_BYTES, (size_t)bs,
-					    XFDR_FILE_HEADER_BYTES + sv->kept * bs);
+				e = cli_write_all_at(fd, img + XFDR_FILE_HEADER_BYTES, (size_t)bs,
+						     XFDR_FILE_HEADER_BYTES + sv->kept * bs);
 				if (e) {
 					cli_error("%s: write error: %s", out, strerror(e));
 					free(img);
@@ -473,7 +456,7 @@ static int write_salvaged(int fd, const char *out, struct rd_pool_result *res, v
 		free(img);
 		return CLI_FAIL;
 	}
-	e = put_all(fd, img, XFDR_FILE_HEADER_BYTES, 0);
+	e = cli_write_all_at(fd, img, XFDR_FILE_HEADER_BYTES, 0);
 	free(img);
 	if (e) {
 		cli_error("%s: write error: %s", out, strerror(e));
