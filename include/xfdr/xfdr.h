@@ -65,16 +65,29 @@
  *   backing=memory|file where the pool lives: anonymous memory (default), or a shared mapping
  *                       of the file "<prefix>-<pid>-live.xray" that outlives the process, so
  *                       `xfdr recover` rebuilds the trace after SIGKILL (see "Survival")
+ *   file_mode=MODE      permission bits (octal, 0600 to 0666: owner read and write, plus any
+ *                       read or write bits for group and others) of every file xfdr creates;
+ *                       exactly these, whatever the umask (default 0600: a trace holds call
+ *                       arguments and payloads, as a core dump holds memory)
  *
  * B is 0/1 (also no/yes, false/true, off/on). An unknown key or a bad value is reported with
  * one line on stderr naming the key, the value and the value kept, and is otherwise ignored.
+ * In a process with elevated privileges (set-user-ID, set-group-ID, file capabilities: the
+ * kernel's AT_SECURE) XFDR_OPTIONS is ignored, with one line on stderr: the user who runs such
+ * a program must not choose where it writes. Its own options (xfdr_init(), xfdr_options_set())
+ * still apply.
  *
  * Files: "<base>.xray" holds one 32-byte header and whole buffers of buffer_size bytes in the
  * XRay FDR format, version 1; "<base>.xray.map" (text) names the process, the clock, the
  * threads and the drop counts. With per_thread_files, each thread gets "<base>-t<tid>.xray"
  * and the flush writes one "<base>.map" that lists them. <n> counts flushes from 0 and is
- * bumped past files that already exist. Each file is written as "<name>.part" and renamed
- * when complete: a name without ".part" always holds a whole file.
+ * bumped past names where anything exists (a file, a symbolic link, a ".part"). Each file is
+ * written as "<name>.part" and renamed when complete: a name without ".part" always holds a
+ * whole file. No file is ever opened through a symbolic link, truncated or replaced: every
+ * file is created new (O_CREAT | O_EXCL | O_NOFOLLOW) and renamed only to a free name, so a
+ * link planted at a predictable name in a shared directory such as /tmp never makes xfdr
+ * write to where it leads; a name taken between the check and the rename fails that file with
+ * one stderr line naming it.
  *
  * Survival, by the way a process ends:
  *   exit() or a return from main(), from any thread   the flush at exit writes what was
@@ -151,6 +164,7 @@ struct xfdr_options {
 	int flush_on_terminate;		     /* 0/1: SIGTERM and SIGINT flush, then end */
 	int flush_on_crash;		     /* 0/1: SIGSEGV and the other crashes flush */
 	int backing;			     /* enum xfdr_backing */
+	int file_mode;			     /* created files' permission bits; 0: 0600 */
 };
 
 /* Fill o with the defaults listed above. Context: any. */
@@ -205,19 +219,20 @@ XFDR_API int xfdr_stop(void);
  * of its thread, counted (.map: buffers_reused_in_flush) and reported with one stderr line; a
  * buffer is never torn. path_out (if not NULL) receives the trace file's path
  * (per_thread_files: the .map file's path), NUL-terminated and cut to path_bytes.
- * Context: async-signal-safe (open, write, pwrite, lseek, fstat, close, rename, unlink, access,
- * getrlimit, clock_gettime only; no lock, no malloc). It may spin up to 20 ms so that the TSC
- * calibration has a long enough baseline. Every file is written as "<name>.part" and renamed to its
- * name once complete: a name without ".part" is always a whole, valid file, even if the process
- * dies during the flush. A write that fails (full file system, quota, RLIMIT_FSIZE) removes the
- * file and its .part and prints one stderr line naming the file, the error and the buffers lost; a
- * write that would pass RLIMIT_FSIZE is refused before it is made, so the program is never killed
- * by SIGXFSZ because of xfdr. A trace that cannot be written gets no .map; a .map that cannot be
- * written leaves its trace. With per_thread_files, a thread file that fails does not stop the
- * others. Recording goes on whatever the result. Returns 0; -EINVAL before xfdr_init(); -EBUSY if
- * another flush or an init is running; -ENAMETOOLONG; -EEXIST (no free file name); -EFBIG (a file
- * would pass RLIMIT_FSIZE); or another negative errno of open(2)/write(2)/rename(2) (-ENOSPC,
- * -EDQUOT, -ENOENT, -EACCES, -EROFS...): the first error of the flush.
+ * Context: async-signal-safe (open, fchmod, write, pwrite, lseek, fstat, fstatat, close,
+ * renameat2, link, unlink, access, getrlimit, clock_gettime only; no lock, no malloc). It may spin
+ * up to 20 ms so that the TSC calibration has a long enough baseline. Every file is written as
+ * "<name>.part" and renamed to its name once complete: a name without ".part" is always a whole,
+ * valid file, even if the process dies during the flush. A write that fails (full file system,
+ * quota, RLIMIT_FSIZE) removes the file and its .part and prints one stderr line naming the file,
+ * the error and the buffers lost; a write that would pass RLIMIT_FSIZE is refused before it is
+ * made, so the program is never killed by SIGXFSZ because of xfdr. A trace that cannot be written
+ * gets no .map; a .map that cannot be written leaves its trace. With per_thread_files, a thread
+ * file that fails does not stop the others. Recording goes on whatever the result. Returns 0;
+ * -EINVAL before xfdr_init(); -EBUSY if another flush or an init is running; -ENAMETOOLONG; -EEXIST
+ * (no free file name, or a name taken by another file during the flush); -EFBIG (a file would pass RLIMIT_FSIZE); or another negative errno of
+ * open(2)/write(2)/rename(2) (-ENOSPC, -EDQUOT, -ENOENT, -EACCES, -EROFS...): the first error of
+ * the flush.
  */
 XFDR_API int xfdr_flush(char *path_out, size_t path_bytes);
 

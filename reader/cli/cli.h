@@ -171,9 +171,10 @@ struct rd_pool_job;
 struct rd_pool_result;
 
 /*
- * A new output file, written under a temporary name beside its path ("PATH.tmp.XXXXXX",
- * mode 0666 less the umask, like any created file) and renamed over it once complete, so
- * that an interrupted or failed run never leaves a half-written file under the real name.
+ * A new output file, written under a temporary name beside its path ("PATH.tmp.XXXXXX", made
+ * by mkstemp(3): a new file, mode 0600 like every trace the runtime writes, for what it holds)
+ * and renamed over it once complete, so that an interrupted or failed run never leaves a
+ * half-written file under the real name, and a link at PATH is replaced, never written through.
  */
 struct cli_new_file {
 	char tmp[4096];

@@ -378,8 +378,6 @@ int cli_map_name(const char *out, char *buf, size_t n)
 
 int cli_new_file_open(struct cli_new_file *f, const char *path)
 {
-	mode_t mask;
-
 	f->path = path;
 	f->fd = -1;
 	if ((size_t)snprintf(f->tmp, sizeof(f->tmp), "%s.tmp.XXXXXX", path) >= sizeof(f->tmp)) {
@@ -391,14 +389,8 @@ int cli_new_file_open(struct cli_new_file *f, const char *path)
 		cli_error("%s: cannot create: %s", path, strerror(errno));
 		return CLI_FAIL;
 	}
-	/* mkstemp() makes it 0600; give it the mode open(O_CREAT, 0666) would have. */
-	mask = umask(0);
-	umask(mask);
-	if (fchmod(f->fd, 0666 & ~mask) != 0) {
-		cli_error("%s: cannot create: %s", path, strerror(errno));
-		cli_new_file_abort(f);
-		return CLI_FAIL;
-	}
+	/* mkstemp() makes it 0600, the mode the runtime gives traces: they hold what it recorded.
+	 */
 	return 0;
 }
 

@@ -12,9 +12,11 @@
 #include <stdio.h> /* snprintf */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "runtime/base/compiler.h"
+#include "runtime/base/newfile.h"
 #include "runtime/base/print.h"
 #include "runtime/control/config.h"
 #include "runtime/control/options.h"
@@ -106,6 +108,29 @@ static uint64_t env_hash(const char *text)
 }
 
 /*
+ * env_text - XFDR_OPTIONS, or NULL in a process with elevated privileges (AT_SECURE: set-user-ID,
+ * set-group-ID, file capabilities): whoever runs it must not choose where it writes or what.
+ * There, a set XFDR_OPTIONS gets one stderr line, once.
+ */
+static const char *env_text(void)
+{
+	static int told;
+	const char *text = secure_getenv("XFDR_OPTIONS");
+
+	if (!text && getauxval(AT_SECURE) && getenv("XFDR_OPTIONS") &&
+	    !__atomic_exchange_n(&told, 1, __ATOMIC_RELAXED)) {
+		char line[200];
+		struct pr_buf b = PR_BUF_INIT(line);
+
+		pr_str(&b,
+		       "XFDR_OPTIONS ignored: this program runs with elevated privileges "
+		       "(set-user-ID, set-group-ID or file capabilities); its own options apply");
+		pr_line(&b);
+	}
+	return text;
+}
+
+/*
  * env_options - the defaults with XFDR_OPTIONS applied, copied into *out (its output string into
  * out_store, n bytes) with the keys it set in *keys. Parsed again only when the text changed (a
  * program may setenv() before its xfdr_init()), so each warning about it prints once however
@@ -114,7 +139,7 @@ static uint64_t env_hash(const char *text)
  */
 static void env_options(struct xfdr_options *out, opt_keys *keys, char *out_store, size_t n)
 {
-	const char *text = getenv("XFDR_OPTIONS");
+	const char *text = env_text();
 	uint64_t h = env_hash(text);
 
 	pthread_mutex_lock(&env_lock);
@@ -228,6 +253,7 @@ static int rt_init(const struct xfdr_options *o, int configure_output)
 	rc = ctl_acquire(0, CTL_INIT_RUNNING | CTL_FLUSH_RUNNING, CTL_INIT_RUNNING, 1, &seen);
 	if (rc)
 		return rc;
+	newfile_set_mode(o->file_mode ? (unsigned)o->file_mode : NEWFILE_DEFAULT_MODE);
 	rc = thread_table_setup((uint32_t)o->thread_max);
 	if (rc)
 		goto out;
@@ -459,7 +485,7 @@ XFDR_API int xfdr_flush_since(uint64_t since, char *path_out, size_t path_bytes)
  */
 __attribute__((constructor)) static void rt_load(void)
 {
-	const char *text = getenv("XFDR_OPTIONS");
+	const char *text = env_text();
 	char env_output[sizeof(env_store)];
 	struct xfdr_options env;
 	opt_keys keys;

@@ -25,6 +25,7 @@ enum opt_type {
 	OPT_NAMED,  /* int, an index into the row's names */
 	OPT_U64,    /* uint64_t, plain decimal */
 	OPT_SIGNAL, /* int, a signal by name (SIGUSR2, USR2) or number; 0/none: no signal */
+	OPT_MODE,   /* int, permission bits in octal */
 };
 
 struct opt_row {
@@ -69,6 +70,15 @@ static int valid_flush_signal(size_t v)
 		v != SIGILL && v != SIGFPE && v != SIGABRT && v != SIGTRAP);
 }
 
+/*
+ * Created files must stay readable and writable by their owner (recover reads them back);
+ * execute and set-id bits mean nothing for a trace. 0 in the struct is the default.
+ */
+static int valid_file_mode(size_t v)
+{
+	return v == 0 || ((v & ~(size_t)0666) == 0 && (v & 0600) == 0600);
+}
+
 static const char *const clock_names[] = {"auto", "rdtscp", "rdtsc", NULL};
 static const char *const mode_names[] = {
     [XFDR_MODE_RING] = "ring", [XFDR_MODE_BOUNDED] = "bounded", NULL};
@@ -111,6 +121,9 @@ static const struct opt_row opt_rows[] = {
     {"flush_on_terminate", OPT_BOOL, OFF(flush_on_terminate), "0 or 1", NULL, NULL},
     {"flush_on_crash", OPT_BOOL, OFF(flush_on_crash), "0 or 1", NULL, NULL},
     {"backing", OPT_NAMED, OFF(backing), "memory or file", NULL, backing_names},
+    {"file_mode", OPT_MODE, OFF(file_mode),
+     "octal, 0600 to 0666: owner read and write, plus read or write for group and others",
+     valid_file_mode, NULL},
 };
 
 XFDR_API void xfdr_options_default(struct xfdr_options *o)
@@ -128,6 +141,7 @@ XFDR_API void xfdr_options_default(struct xfdr_options *o)
 	o->flush_on_terminate = 0;
 	o->flush_on_crash = 1;
 	o->backing = XFDR_BACKING_MEMORY;
+	o->file_mode = OPT_DEFAULT_FILE_MODE;
 }
 
 static const struct opt_row *opt_find(const char *key)
@@ -210,6 +224,19 @@ static int parse_named(const char *const *names, const char *s, int *out)
 		}
 	}
 	return -EINVAL;
+}
+
+/* Octal digits, at most 4 ("0640", "640"). */
+static int parse_mode(const char *s, size_t *out)
+{
+	size_t v = 0, n = 0;
+
+	for (; *s >= '0' && *s <= '7' && n < 4; s++, n++)
+		v = v * 8 + (size_t)(*s - '0');
+	if (!n || *s)
+		return -EINVAL;
+	*out = v;
+	return 0;
 }
 
 /* "SIGUSR2", "USR2" (any case), "SIGRTMIN+3", a number, or "none". */
@@ -305,6 +332,12 @@ static int row_set(const struct opt_row *r, struct xfdr_options *o, const char *
 		i = (int)sz;
 		memcpy(field, &i, sizeof(i));
 		return 0;
+	case OPT_MODE:
+		if (parse_mode(value, &sz) || (r->valid && !r->valid(sz)))
+			return -EINVAL;
+		i = (int)sz;
+		memcpy(field, &i, sizeof(i));
+		return 0;
 	case OPT_STRING:
 		memcpy(field, &value, sizeof(value));
 		return 0;
@@ -346,6 +379,12 @@ static void row_print(struct pr_buf *b, const struct opt_row *r, const struct xf
 	case OPT_SIGNAL:
 		memcpy(&i, field, sizeof(i));
 		print_signal(b, i);
+		break;
+	case OPT_MODE:
+		memcpy(&i, field, sizeof(i));
+		pr_char(b, '0');
+		for (sz = 9; sz > 0; sz -= 3)
+			pr_char(b, (char)('0' + ((unsigned)i >> (sz - 3) & 7u)));
 		break;
 	case OPT_STRING:
 		memcpy(&s, field, sizeof(s));
@@ -608,6 +647,8 @@ const char *opt_check(const struct xfdr_options *o)
 		bad = opt_find("flush_on_crash");
 	else if (o->backing != XFDR_BACKING_MEMORY && o->backing != XFDR_BACKING_FILE)
 		bad = opt_find("backing");
+	else if (o->file_mode < 0 || !valid_file_mode((size_t)o->file_mode))
+		bad = opt_find("file_mode");
 	if (!bad)
 		return memory_check(o);
 	pr_str(&b, "xfdr_init: bad value ");

@@ -18,13 +18,15 @@ enum {
 	OPT_DEFAULT_BUFFER_SIZE = 65536,
 	OPT_DEFAULT_BUFFER_MAX = 256,
 	OPT_DEFAULT_THREAD_MAX = 4096,
+	OPT_DEFAULT_FILE_MODE = 0600,
 	/*
 	 * The smallest buffer that holds what a trace cannot do without: the drop counts every
 	 * file ends with (preamble, CustomEventMarker and the XFDRDROP fixed part, filling it
 	 * exactly), which also leaves room for any function event group a hook emits (at most an
 	 * Entry_Args with one CallArgument, 24 bytes) and the EndOfBuffer after it.
 	 */
-	OPT_MIN_BUFFER_SIZE = XFDR_BUFFER_PREAMBLE_BYTES + XFDR_MD_RECORD_BYTES + XFDR_DROP_FIXED_BYTES,
+	OPT_MIN_BUFFER_SIZE =
+	    XFDR_BUFFER_PREAMBLE_BYTES + XFDR_MD_RECORD_BYTES + XFDR_DROP_FIXED_BYTES,
 	/* The pool must stay addressable and its descriptors countable in 32 bits. */
 	OPT_MAX_BUFFER_MAX = 1u << 24,
 	OPT_MAX_THREAD_MAX = 1u << 20,

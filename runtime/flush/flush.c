@@ -12,10 +12,10 @@
  * error and the buffers lost; a file that would pass RLIMIT_FSIZE is refused before its
  * first byte (runtime/base/fsize.h), so no SIGXFSZ. A trace that fails gets no .map.
  *
- * Only open, write, pwrite, lseek, fstat, close, rename, unlink, access, getpid, getrlimit,
- * clock_gettime, rdtsc and sched_getcpu are used: no lock, no allocation, no stdio. The
- * caller (xfdr_flush) makes flushes exclusive through rt_ctl, so the scratch in rt_pool
- * (flush_order, flush_copy) is the flusher's alone.
+ * Only open, fchmod, write, pwrite, lseek, fstat, fstatat, close, renameat2, link, unlink,
+ * access, getpid, getrlimit, clock_gettime, rdtsc and sched_getcpu are used: no lock, no
+ * allocation, no stdio. The caller (xfdr_flush) makes flushes exclusive through rt_ctl, so the
+ * scratch in rt_pool (flush_order, flush_copy) is the flusher's alone.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -325,6 +325,10 @@ static void pr_cannot_write(struct pr_buf *b, const char *path, int rc)
 	pr_str(b, path);
 	pr_str(b, ": ");
 	pr_str(b, pr_errno_name(rc));
+	if (rc == -EEXIST) {
+		pr_str(b, ": the name or its " OUTPUT_PART_SUFFIX " is taken by a file or link "
+			  "this flush did not make, left as it is");
+	}
 }
 
 /*
@@ -405,7 +409,7 @@ static int thread_file_open(const char *path, uint32_t tid, uint32_t n, uint32_t
 	struct map_flush mine = *st;
 	int fd, rc = check_trace_size(thread_slots(tid, n));
 
-	fd = rc ? rc : output_create_part(path, 0);
+	fd = rc ? rc : output_create_part(path);
 	rc = fd < 0 ? fd : write_header(fd, tsc_hz);
 	if (!rc)
 		rc = write_buffers(fd, 0, tid, n, epoch, &mine, slots);
@@ -450,7 +454,7 @@ static int thread_zero_file(const char *path, uint64_t tsc_hz, const struct drop
 {
 	int fd, rc = check_trace_size(0);
 
-	fd = rc ? rc : output_create_part(path, 0);
+	fd = rc ? rc : output_create_part(path);
 	rc = fd < 0 ? fd : write_header(fd, tsc_hz);
 	if (!rc)
 		rc = write_drop_buffer(fd, 0, 0, drops, NULL);
@@ -579,7 +583,7 @@ int flush_run(uint64_t since, char *path_out, size_t path_bytes)
 	 * chosen buffers are gone when the flusher gets to them.
 	 */
 	if (flush_output.per_thread_files) {
-		map_fd = output_create_unique(&mb, pid, ".map", &n);
+		map_fd = output_create_unique(&mb, pid, ".map", NULL, &n);
 		if (map_fd < 0) {
 			if (output_name(&mb, pid, output_next_seq(), ".map", -1))
 				pr_cstr(&mb);
@@ -592,7 +596,7 @@ int flush_run(uint64_t since, char *path_out, size_t path_bytes)
 		traces_rc = flush_thread_files(map_fd, &rc, pid, chosen, n, tsc_hz, &st, &drops);
 		copy_out(path_out, path_bytes, map);
 	} else {
-		fd = output_create_unique(&tb, pid, ".xray", &n);
+		fd = output_create_unique(&tb, pid, ".xray", ".xray.map", &n);
 		if (fd < 0) {
 			if (output_name(&tb, pid, output_next_seq(), ".xray", -1))
 				pr_cstr(&tb);
@@ -611,7 +615,7 @@ int flush_run(uint64_t since, char *path_out, size_t path_bytes)
 		}
 		copy_out(path_out, path_bytes, trace);
 		rc = output_name(&mb, pid, n, ".xray.map", -1);
-		map_fd = rc ? rc : output_create_part(map, 0);
+		map_fd = rc ? rc : output_create_part(map);
 		if (map_fd < 0) {
 			report_map_lost(map, map_fd, 1);
 			return map_fd;

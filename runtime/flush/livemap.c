@@ -25,9 +25,11 @@
  * not in it: they change all the time, and the flushed .map has them.
  *
  * A rewrite goes to "<map>.tmp", then rename(2) puts it in place, so a reader after a SIGKILL
- * finds the last complete map. None is made while an xfdr_init() runs (CTL_INIT_RUNNING in
- * rt_ctl, read with acquire): init rewrites what the map reads (the clock source, the thread
- * table), and the acquire of its end orders those writes before the rewrite.
+ * finds the last complete map. The first rename is to a free name only (newfile.h): a map
+ * found there that we did not write stays, and the live map is reported as not written. None is
+ * made while an xfdr_init() runs (CTL_INIT_RUNNING in rt_ctl, read with acquire): init rewrites
+ * what the map reads (the clock source, the thread table), and the acquire of its end orders those
+ * writes before the rewrite.
  *
  * State: the paths and the keeper's fields are written by init only, while no keeper runs;
  * pthread_create() orders them before the keeper reads them, and livemap_stop()'s wait on
@@ -47,6 +49,7 @@
 #include <unistd.h>
 
 #include "runtime/base/compiler.h"
+#include "runtime/base/newfile.h"
 #include "runtime/base/print.h"
 #include "runtime/flush/drops.h"
 #include "runtime/flush/livemap.h"
@@ -139,8 +142,25 @@ static XFDR_NOINSTR uint64_t fingerprint(uint64_t tsc_hz)
 	return h;
 }
 
-/* Write the map to tmp_path and rename it over map_path. Returns 0 or a negative errno. */
-static XFDR_NOINSTR int write_map(uint64_t tsc_hz)
+/*
+ * Create tmp_path. One found there (a rewrite of an earlier process with our pid that died in
+ * it, or a planted link) is removed first: unlink(2) removes a link, never what it leads to.
+ */
+static XFDR_NOINSTR int create_tmp(void)
+{
+	int fd = newfile_create(tmp_path, O_WRONLY);
+
+	if (fd == -EEXIST && !unlink(tmp_path))
+		fd = newfile_create(tmp_path, O_WRONLY);
+	return fd;
+}
+
+/*
+ * Write the map to tmp_path and rename it to map_path: the first time only to a free name
+ * (newfile.h), later over the map we wrote. Returns 0 or a negative errno, *failed the path
+ * that failed.
+ */
+static XFDR_NOINSTR int write_map(uint64_t tsc_hz, const char **failed)
 {
 	struct map_flush st;
 	struct drop_totals drops;
@@ -148,9 +168,10 @@ static XFDR_NOINSTR int write_map(uint64_t tsc_hz)
 	int fd, rc;
 
 	memset(&st, 0, sizeof(st));
-	fd = open(tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	*failed = tmp_path;
+	fd = create_tmp();
 	if (fd < 0)
-		return -errno;
+		return fd;
 	rc = fstat(fd, &st_new) ? -errno : map_write_head(fd);
 	if (!rc)
 		rc = map_write_trace(fd, trace_path);
@@ -159,8 +180,13 @@ static XFDR_NOINSTR int write_map(uint64_t tsc_hz)
 		rc = map_write_tail(fd, tsc_hz, &st, &drops);
 	if (close(fd) && !rc && errno != EINTR)
 		rc = -errno;
-	if (!rc && rename(tmp_path, map_path))
-		rc = -errno;
+	if (!rc) {
+		*failed = map_path;
+		if (!map_st_known)
+			rc = newfile_rename(tmp_path, map_path);
+		else if (rename(tmp_path, map_path))
+			rc = -errno;
+	}
 	if (rc) {
 		unlink(tmp_path);
 		return rc;
@@ -197,6 +223,7 @@ static XFDR_NOINSTR int wait_stop(uint64_t ns)
 /* The keeper: every signal blocked (by its creator), no instrumented code, no hook. */
 static XFDR_NOINSTR void *keeper_main(void *arg)
 {
+	const char *failed;
 	int reported = 0;
 
 	(void)arg;
@@ -214,12 +241,12 @@ static XFDR_NOINSTR void *keeper_main(void *arg)
 		if (!init_running()) {
 			fp = fingerprint(hz);
 			if (keeper.dirty || fp != keeper.fp) {
-				rc = write_map(hz);
+				rc = write_map(hz, &failed);
 				keeper.dirty = rc != 0;
 				if (!rc)
 					keeper.fp = fp;
 				else if (!reported++)
-					report("cannot rewrite the live map", map_path, rc);
+					report("cannot rewrite the live map", failed, rc);
 			}
 		}
 		if (wait_stop(wait_ns))
@@ -338,6 +365,7 @@ static uint64_t hz_if_cheap(uint64_t now_ns)
 
 int livemap_start(const char *path)
 {
+	const char *failed;
 	uint64_t hz, now = mono_ns();
 	int rc;
 
@@ -362,10 +390,10 @@ int livemap_start(const char *path)
 	if (!path)
 		return 0;
 	keeper.fp = fingerprint(hz);
-	rc = write_map(hz);
+	rc = write_map(hz, &failed);
 	keeper.dirty = rc != 0;
 	if (rc)
-		report("cannot write the live map", map_path, rc);
+		report("cannot write the live map", failed, rc);
 	rc = keeper_start();
 	if (rc)
 		report("cannot start the thread that keeps the live map current", NULL, -rc);

@@ -3,11 +3,11 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h> /* rename(2) */
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "runtime/base/newfile.h"
 #include "runtime/flush/output.h"
 
 #define OUTPUT_NAME_TRIES 10000u
@@ -111,19 +111,38 @@ static int part_name(struct pr_buf *b, const char *final)
 	return b->truncated ? -ENAMETOOLONG : 0;
 }
 
-int output_create_part(const char *final, int exclusive)
+int output_create_part(const char *final)
 {
 	char part[PATH_MAX + sizeof(OUTPUT_PART_SUFFIX)];
 	struct pr_buf b = PR_BUF_INIT(part);
-	int fd, rc = part_name(&b, final);
+	int rc = part_name(&b, final);
 
-	if (rc)
-		return rc;
-	fd = open(part, O_WRONLY | O_CREAT | O_CLOEXEC | (exclusive ? O_EXCL : O_TRUNC), 0644);
-	return fd < 0 ? -errno : fd;
+	return rc ? rc : newfile_create(part, O_WRONLY);
 }
 
-int output_create_unique(struct pr_buf *b, uint64_t pid, const char *suffix, uint32_t *n_out)
+/* Is final, or its .part, taken? */
+static int taken_with_part(const char *final)
+{
+	char part[PATH_MAX + sizeof(OUTPUT_PART_SUFFIX)];
+	struct pr_buf b = PR_BUF_INIT(part);
+
+	return newfile_taken(final) || (!part_name(&b, final) && newfile_taken(part));
+}
+
+/* Is "<final less suffix><sidecar>" (or its .part) taken? */
+static int sidecar_taken(const char *final, const char *suffix, const char *sidecar)
+{
+	char name[PATH_MAX];
+	struct pr_buf b = PR_BUF_INIT(name);
+
+	pr_strn(&b, final, strlen(final) - strlen(suffix));
+	pr_str(&b, sidecar);
+	pr_cstr(&b);
+	return !b.truncated && taken_with_part(name);
+}
+
+int output_create_unique(struct pr_buf *b, uint64_t pid, const char *suffix, const char *sidecar,
+			 uint32_t *n_out)
 {
 	uint32_t tries, n = xfdr_load_relaxed(&next_seq);
 	int fd, rc;
@@ -132,10 +151,14 @@ int output_create_unique(struct pr_buf *b, uint64_t pid, const char *suffix, uin
 		rc = output_name(b, pid, n, suffix, -1);
 		if (rc)
 			return rc;
-		/* A name some earlier process (same pid, before a reboot) completed is not ours. */
-		if (access(b->text, F_OK) == 0)
+		/*
+		 * A name some earlier process (same pid, before a reboot) completed is not ours,
+		 * nor one someone put there (a link to a file to clobber); nor one whose sidecar
+		 * is.
+		 */
+		if (newfile_taken(b->text) || (sidecar && sidecar_taken(b->text, suffix, sidecar)))
 			continue;
-		fd = output_create_part(b->text, 1);
+		fd = output_create_part(b->text);
 		if (fd >= 0) {
 			xfdr_store_relaxed(&next_seq, n + 1);
 			*n_out = n;
@@ -154,11 +177,11 @@ int output_finish(const char *final, int rc)
 
 	if (part_name(&b, final))
 		return rc ? rc : -ENAMETOOLONG;
-	if (rc) {
+	if (!rc)
+		rc = newfile_rename(part, final);
+	if (rc)
 		unlink(part);
-		return rc;
-	}
-	return rename(part, final) ? -errno : 0;
+	return rc;
 }
 
 int output_check_dir(void)

@@ -50,24 +50,28 @@ int output_live_name(struct pr_buf *b, uint64_t pid, const char *suffix);
 #define OUTPUT_PART_SUFFIX ".part"
 
 /*
- * output_create_unique - create "<prefix>-<pid>-<n><suffix>.part" (O_EXCL) for the first <n>,
- * from the one after the last used, whose complete file does not exist and whose part is not
- * being written; b gets the final name, *n_out the <n>. Returns the open descriptor,
- * -ENAMETOOLONG, -EEXIST (no free name in 10000 tries) or the negative errno of open(2).
- * Context: async-signal-safe.
+ * output_create_unique - create "<prefix>-<pid>-<n><suffix>.part" for the first <n>, from the
+ * one after the last used, at which nothing exists: neither the file, nor its part (being
+ * written, or left by a flush that died), nor, with sidecar, "<prefix>-<pid>-<n><sidecar>" and
+ * its part (the file that will be made beside it); a symbolic link counts as taken. b gets the
+ * final name, *n_out the <n>. Returns the open descriptor, -ENAMETOOLONG, -EEXIST (no free
+ * name in 10000 tries) or the negative errno of open(2). Context: async-signal-safe.
  */
-int output_create_unique(struct pr_buf *b, uint64_t pid, const char *suffix, uint32_t *n_out);
+int output_create_unique(struct pr_buf *b, uint64_t pid, const char *suffix, const char *sidecar,
+			 uint32_t *n_out);
 
 /*
- * output_create_part - create "<final>.part" for writing (exclusive: O_EXCL, else truncating
- * a leftover). Returns the descriptor or a negative errno. Context: async-signal-safe.
+ * output_create_part - create "<final>.part" for writing (newfile.h: never an existing file or
+ * link; -EEXIST if there is one). Returns the descriptor or a negative errno.
+ * Context: async-signal-safe.
  */
-int output_create_part(const char *final, int exclusive);
+int output_create_part(const char *final);
 
 /*
  * output_finish - after "<final>.part" was written and closed with result rc: rename it to
- * final (rc 0), or remove it (rc < 0). Returns rc, or the negative errno of rename(2).
- * Context: async-signal-safe.
+ * final (rc 0), or remove it (rc < 0, or the rename failed). final must be free: a file or link
+ * found there is left as it is, and the result is -EEXIST. Returns rc, or the negative errno of
+ * the rename. Context: async-signal-safe.
  */
 int output_finish(const char *final, int rc);
 

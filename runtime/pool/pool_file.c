@@ -23,11 +23,13 @@
  * A file system without fallocate (EOPNOTSUPP) gets ftruncate(2): its blocks are allocated
  * when pages are populated, so only a shortage within the first buffers is found at init.
  *
- * Names: created O_EXCL | O_CLOEXEC, 0644. The path holds our pid, so a file found there that
- * this process did not make was left by an earlier process with the same pid (containers
- * reuse small pids), likely killed before it could flush: recovering it is what the files are
- * for, so it is never overwritten but moved aside with its .pool and .map to
- * "<path less .xray>-stale<k>.xray", with one stderr line.
+ * Names: created by newfile_create() (exclusive, never through a link, the files' mode). The
+ * path holds our pid, so a file found there that this process did not make was most likely
+ * left by an earlier process with the same pid (containers reuse small pids), killed before it
+ * could flush: recovering it is what the files are for, so it is never overwritten but moved
+ * aside with its .pool and .map to "<path less .xray>-stale<k>.xray", with one stderr line.
+ * Anything else found there (a link someone planted) is moved aside the same way: a rename
+ * moves the link, never what it leads to, and the next free stale name is never replaced.
  *
  * State: own_path, the live trace this process made, and the device and inode of both files,
  * for pool_file_unlink(): it removes a name only while it still leads to our file (another
@@ -38,7 +40,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdio.h> /* rename */
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -46,6 +47,7 @@
 
 #include "runtime/base/compiler.h"
 #include "runtime/base/fsize.h"
+#include "runtime/base/newfile.h"
 #include "runtime/base/print.h"
 #include "runtime/pool/pool.h"
 
@@ -89,13 +91,6 @@ static int join(char *out, const char *a, const char *b)
 	return pb.truncated ? -ENAMETOOLONG : 0;
 }
 
-static int exists(const char *path)
-{
-	struct stat st;
-
-	return lstat(path, &st) == 0;
-}
-
 /* Unlink path if it is still the file st describes. */
 static void unlink_if_same(const char *path, const struct stat *st)
 {
@@ -110,11 +105,11 @@ static int set_exists(const char *path, int with_map)
 {
 	char other[PATH_MAX];
 
-	if (exists(path))
+	if (newfile_taken(path))
 		return 1;
-	if (!join(other, path, ".pool") && exists(other))
+	if (!join(other, path, ".pool") && newfile_taken(other))
 		return 1;
-	return with_map && !join(other, path, ".map") && exists(other);
+	return with_map && !join(other, path, ".map") && newfile_taken(other);
 }
 
 /* "<path less .xray>-stale<k>.xray" (no .xray: "<path>-stale<k>"). Returns 0 or -errno. */
@@ -151,7 +146,7 @@ static void move_stale(const char *path)
 		return; /* then O_EXCL refuses the name, and init reports it */
 	for (i = 0; i < sizeof(ext) / sizeof(ext[0]); i++)
 		if (!join(from, path, ext[i]) && !join(to, aside, ext[i]))
-			rename(from, to);
+			newfile_rename(from, to);
 	pr_str(&b, "backing=file: ");
 	pr_str(&b, path);
 	pr_str(&b, " was left by an earlier process with this pid; moved to ");
@@ -166,12 +161,11 @@ static void move_stale(const char *path)
  */
 static int create_sized(const char *path, size_t bytes)
 {
-	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644), rc;
+	int fd = newfile_create(path, O_RDWR), rc;
 
 	if (fd < 0) {
-		rc = -errno;
-		report("cannot create", path, rc);
-		return rc;
+		report("cannot create", path, fd);
+		return fd;
 	}
 	/* Past RLIMIT_FSIZE both calls would kill the program with SIGXFSZ: refuse first. */
 	rc = fsize_check(bytes);
