@@ -485,7 +485,7 @@ static int flush_thread_files(int map_fd, int *map_rc, uint64_t pid, uint32_t n,
 	char path[PATH_MAX], first_path[PATH_MAX];
 	struct pr_buf b = PR_BUF_INIT(path);
 	uint32_t *order = rt_pool.flush_order;
-	uint32_t i, slots = 0, first_slots = 0, epoch = ++flush_epoch, list;
+	uint32_t i, slots = 0, first_slots = 0, epoch = ++flush_epoch, failed = ++flush_epoch, list;
 	struct drop_totals in_files = {0}, rest;
 	struct drops_thread first, thread;
 	int rc, err = 0, first_fd = -1, fd;
@@ -493,7 +493,7 @@ static int flush_thread_files(int map_fd, int *map_rc, uint64_t pid, uint32_t n,
 	for (i = 0; i < n; i++) {
 		struct pool_desc *d = &rt_pool.descs[order[i]];
 
-		if (d->flush_mark == epoch)
+		if (d->flush_mark == epoch || d->flush_mark == failed)
 			continue;
 		thread.tid = d->flush_tid;
 		thread.thread_id = (uint16_t)d->flush_thread_id;
@@ -504,6 +504,7 @@ static int flush_thread_files(int map_fd, int *map_rc, uint64_t pid, uint32_t n,
 			report_trace_lost(path, rc, thread_slots(thread.tid, n));
 		}
 		if (fd < 0) {
+			mark_thread(thread.tid, n, failed);
 			err = err ? err : fd;
 			continue;
 		}
@@ -517,6 +518,8 @@ static int flush_thread_files(int map_fd, int *map_rc, uint64_t pid, uint32_t n,
 		drops_thread_sum(thread.tid, &thread.own);
 		drops_add(&in_files, &thread.own);
 		rc = thread_file_close(fd, path, slots, n, &thread.own, &thread);
+		if (rc)
+			mark_thread(thread.tid, n, failed);
 		err = err ? err : rc;
 	}
 	if (first_fd >= 0) {
@@ -529,6 +532,8 @@ static int flush_thread_files(int map_fd, int *map_rc, uint64_t pid, uint32_t n,
 		drops_rest(&rest, drops, &in_files);
 		drops_add(&rest, &first.own);
 		rc = thread_file_close(first_fd, first_path, first_slots, n, &rest, &first);
+		if (rc)
+			mark_thread(first.tid, n, failed);
 		err = err ? err : rc;
 	} else if (drops_any(drops) && drops_has_buffer(rt_pool.buffer_bytes)) {
 		rc = output_name(&b, pid, file_n, ".xray", 0);
@@ -537,15 +542,19 @@ static int flush_thread_files(int map_fd, int *map_rc, uint64_t pid, uint32_t n,
 		if (!rc && !*map_rc)
 			*map_rc = map_write_trace(map_fd, path);
 	}
-	/* The map lists every file that is there now, in claim order. */
+	/*
+	 * The map lists every file this flush wrote, in claim order; not one that failed, whose
+	 * name may hold someone else's file.
+	 */
 	list = ++flush_epoch;
 	for (i = 0; i < n && !*map_rc; i++) {
 		struct pool_desc *d = &rt_pool.descs[order[i]];
+		int written = d->flush_mark != failed;
 
 		if (d->flush_mark == list)
 			continue;
 		mark_thread(d->flush_tid, n, list);
-		if (!output_name(&b, pid, file_n, ".xray", d->flush_tid) && access(path, F_OK) == 0)
+		if (written && !output_name(&b, pid, file_n, ".xray", d->flush_tid))
 			*map_rc = map_write_trace(map_fd, path);
 	}
 	return err;
