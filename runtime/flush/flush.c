@@ -399,20 +399,20 @@ static void mark_thread(uint32_t tid, uint32_t n, uint32_t epoch)
 }
 
 /*
- * One per-thread file, its drop buffer not yet written: header and the buffers of tid.
+ * One per-thread file, its drop buffer not yet written: header and the buffers of tid, counted
+ * in *mine (zero counts on entry), which the .map's counts get once the file is in place.
  * Returns the open descriptor of its .part, or a negative errno after the stderr line (no
  * file left).
  */
 static int thread_file_open(const char *path, uint32_t tid, uint32_t n, uint32_t epoch,
-			    uint64_t tsc_hz, struct map_flush *st, uint32_t *slots)
+			    uint64_t tsc_hz, struct map_flush *mine, uint32_t *slots)
 {
-	struct map_flush mine = *st;
 	int fd, rc = check_trace_size(thread_slots(tid, n));
 
 	fd = rc ? rc : output_create_part(path);
 	rc = fd < 0 ? fd : write_header(fd, tsc_hz);
 	if (!rc)
-		rc = write_buffers(fd, 0, tid, n, epoch, &mine, slots);
+		rc = write_buffers(fd, 0, tid, n, epoch, mine, slots);
 	if (rc) {
 		mark_thread(tid, n, epoch);
 		if (fd >= 0)
@@ -420,8 +420,14 @@ static int thread_file_open(const char *path, uint32_t tid, uint32_t n, uint32_t
 		report_trace_lost(path, rc, thread_slots(tid, n));
 		return rc;
 	}
-	*st = mine;
 	return fd;
+}
+
+/* A thread file is in place: the .map counts what it holds. */
+static void count_file(struct map_flush *st, const struct map_flush *file)
+{
+	st->buffers_written += file->buffers_written;
+	st->buffers_reused += file->buffers_reused;
 }
 
 /* Write the drop buffer of an open per-thread file and finish it. Returns 0 or -errno. */
@@ -488,6 +494,7 @@ static int flush_thread_files(int map_fd, int *map_rc, uint64_t pid, uint32_t n,
 	uint32_t i, slots = 0, first_slots = 0, epoch = ++flush_epoch, failed = ++flush_epoch, list;
 	struct drop_totals in_files = {0}, rest;
 	struct drops_thread first, thread;
+	struct map_flush mine, first_st = {0};
 	int rc, err = 0, first_fd = -1, fd;
 
 	for (i = 0; i < n; i++) {
@@ -498,7 +505,8 @@ static int flush_thread_files(int map_fd, int *map_rc, uint64_t pid, uint32_t n,
 		thread.tid = d->flush_tid;
 		thread.thread_id = (uint16_t)d->flush_thread_id;
 		rc = output_name(&b, pid, file_n, ".xray", thread.tid);
-		fd = rc ? rc : thread_file_open(path, thread.tid, n, epoch, tsc_hz, st, &slots);
+		mine = (struct map_flush){.since_tsc = st->since_tsc};
+		fd = rc ? rc : thread_file_open(path, thread.tid, n, epoch, tsc_hz, &mine, &slots);
 		if (rc) {
 			mark_thread(thread.tid, n, epoch);
 			report_trace_lost(path, rc, thread_slots(thread.tid, n));
@@ -512,6 +520,7 @@ static int flush_thread_files(int map_fd, int *map_rc, uint64_t pid, uint32_t n,
 			first_fd = fd;
 			first_slots = slots;
 			first = thread;
+			first_st = mine;
 			memcpy(first_path, path, sizeof(path));
 			continue;
 		}
@@ -520,6 +529,8 @@ static int flush_thread_files(int map_fd, int *map_rc, uint64_t pid, uint32_t n,
 		rc = thread_file_close(fd, path, slots, n, &thread.own, &thread);
 		if (rc)
 			mark_thread(thread.tid, n, failed);
+		else
+			count_file(st, &mine);
 		err = err ? err : rc;
 	}
 	if (first_fd >= 0) {
@@ -534,6 +545,8 @@ static int flush_thread_files(int map_fd, int *map_rc, uint64_t pid, uint32_t n,
 		rc = thread_file_close(first_fd, first_path, first_slots, n, &rest, &first);
 		if (rc)
 			mark_thread(first.tid, n, failed);
+		else
+			count_file(st, &first_st);
 		err = err ? err : rc;
 	} else if (drops_any(drops) && drops_has_buffer(rt_pool.buffer_bytes)) {
 		rc = output_name(&b, pid, file_n, ".xray", 0);

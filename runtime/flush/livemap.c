@@ -224,7 +224,7 @@ static XFDR_NOINSTR int wait_stop(uint64_t ns)
 static XFDR_NOINSTR void *keeper_main(void *arg)
 {
 	const char *failed;
-	int reported = 0;
+	int reported = keeper.dirty; /* livemap_start() said why its write failed */
 
 	(void)arg;
 	for (;;) {

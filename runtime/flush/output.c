@@ -193,7 +193,9 @@ int output_check_dir(void)
 		return -errno;
 	if (!S_ISDIR(st.st_mode))
 		return -ENOTDIR;
-	return access(dir, W_OK | X_OK) ? -errno : 0;
+	/* The effective ids create the files: in a set-user-ID program they are not the real ones.
+	 */
+	return faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) ? -errno : 0;
 }
 
 uint32_t output_next_seq(void)
