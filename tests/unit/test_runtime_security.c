@@ -540,7 +540,7 @@ static void planted_links_thread_files(void **state)
 	name_in(path, dir, CHILD_NAME, pid, tail);
 	trace_check(path);
 	assert_int_equal(ts_count(map, path), 1);
-	/* Each thread filled less than its one 4 KiB buffer: only the main thread's is in a file. */
+	/* Each thread filled less than its one 4 KiB buffer: only the main thread's is written. */
 	if (ts_count(map, "\nbuffers_written\t1\n") != 1)
 		fail_msg("the .map counts buffers of files that were not written:\n%s", map);
 
@@ -672,8 +672,8 @@ static void planted_link_live_map_alone(void **state)
 	snprintf(line, sizeof(line),
 		 "xfdr: backing=file: cannot write the live map %s: EEXIST (file exists)\n", path);
 	if (ts_count(r.err, line) != 1 || lines_with(r.err, "live map") != 1)
-		fail_msg("expected one line \"%s\", and no other about the live map, got:\n%s", line,
-			 r.err);
+		fail_msg("expected one line \"%s\", and no other about the live map, got:\n%s",
+			 line, r.err);
 	assert_int_equal(lines_with(r.err, "moved to"), 0);
 	link_check(path, dir, &to_victim);
 	live_name(path, dir, pid, "-live.xray.map.tmp");
