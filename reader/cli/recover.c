@@ -237,22 +237,30 @@ static int read_pool(struct file_src *pool, const struct xfdr_header *h, const c
 	return 0;
 }
 
-/* The `tsc_hz` of the live sidecar f, or 0. */
+/*
+ * The `tsc_hz` of the live sidecar f, or 0. Whole lines: a fixed buffer would take the tail of
+ * a long line (a program name, say) for a line of its own.
+ */
 static uint64_t map_tsc_hz(FILE *f)
 {
-	char line[256], *end;
+	char *line = NULL, *end;
+	size_t cap = 0;
 	uint64_t hz = 0;
 
 	rewind(f);
-	while (fgets(line, sizeof(line), f)) {
+	while (getline(&line, &cap, f) > 0) {
 		if (strncmp(line, "tsc_hz\t", 7))
 			continue;
+		/* Digits only: strtoull() would take " 5" and "-5" (as 2^64 - 5). */
+		if (line[7] < '0' || line[7] > '9')
+			break;
 		errno = 0;
 		hz = strtoull(line + 7, &end, 10);
 		if (errno || end == line + 7 || (*end != '\n' && *end))
 			hz = 0;
 		break;
 	}
+	free(line);
 	return hz;
 }
 
@@ -326,7 +334,8 @@ static int write_recovered_map(FILE *f, const struct rd_pool_result *res, void *
 		else if (has_key(line, "buffers_written"))
 			fprintf(f, "buffers_written\t%llu\n", (unsigned long long)res->kept);
 		else
-			fputs(line, f);
+			/* All n bytes: fputs() would stop at a NUL and join the next line on. */
+			fwrite(line, 1, (size_t)n, f);
 	}
 	if (ferror(in)) {
 		cli_error("%s: read error: %s", m->live_map, strerror(errno));

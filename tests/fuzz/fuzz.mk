@@ -1,5 +1,7 @@
-# tests/fuzz/fuzz.mk - libFuzzer targets for the reader, the .map parser, the pool image and
-# the runtime's XFDR_OPTIONS parser. Included by the top Makefile after its variables.
+# tests/fuzz/fuzz.mk - libFuzzer targets for the reader, the .map parser, the pool image,
+# `xfdr recover` on its three input files, the ELF readers (a crash frame's module, the program
+# of `xfdr record`), the summary `xfdr record` makes of the files its program left, and the
+# runtime's XFDR_OPTIONS parser. Included by the top Makefile after its variables.
 #
 #   make fuzz          every target for FUZZ_SECONDS (default 300) each; new corpus entries
 #                      are kept in $(BUILD)/fuzz/corpus/TARGET, crashes in $(BUILD)/fuzz/crashes
@@ -18,7 +20,7 @@ FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 300
 FUZZ_CHECK_SECONDS ?= 15
 FUZZ_DIR     := $(BUILD)/fuzz
-FUZZ_TARGETS := reader names pool options
+FUZZ_TARGETS := reader names pool recover elf record options
 FUZZ_BINS    := $(patsubst %,$(FUZZ_DIR)/fuzz_%,$(FUZZ_TARGETS))
 FUZZ_CFLAGS  := -std=gnu11 $(WARN) -D_GNU_SOURCE -Iinclude -I. -pthread -g -O1 \
 	-fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
@@ -43,6 +45,18 @@ $(FUZZ_DIR)/fuzz_reader: $(FUZZ_DIR)/obj/tests/fuzz/fuzz_reader.o $(FUZZ_CLI_OBJ
 	$(FUZZ_CC) -o $@ $^ $(FUZZ_LDFLAGS)
 
 $(FUZZ_DIR)/fuzz_pool: $(FUZZ_DIR)/obj/tests/fuzz/fuzz_pool.o $(FUZZ_CLI_OBJS) $(FUZZ_READER_OBJS)
+	$(FUZZ_CC) -o $@ $^ $(FUZZ_LDFLAGS)
+
+$(FUZZ_DIR)/fuzz_recover: $(FUZZ_DIR)/obj/tests/fuzz/fuzz_recover.o $(FUZZ_CLI_OBJS) $(FUZZ_READER_OBJS)
+	$(FUZZ_CC) -o $@ $^ $(FUZZ_LDFLAGS)
+
+# fuzz_elf includes reader/lib/elf_symbols.c itself (to parse a heap copy): not the library.
+$(FUZZ_DIR)/fuzz_elf: $(FUZZ_DIR)/obj/tests/fuzz/fuzz_elf.o $(FUZZ_DIR)/obj/reader/cli/elf_probe.o
+	$(FUZZ_CC) -o $@ $^ $(FUZZ_LDFLAGS)
+
+# fuzz_record includes reader/cli/record_report.c itself (its parsers are static).
+$(FUZZ_DIR)/fuzz_record: $(FUZZ_DIR)/obj/tests/fuzz/fuzz_record.o \
+		$(filter-out %/record_report.o,$(FUZZ_CLI_OBJS)) $(FUZZ_READER_OBJS)
 	$(FUZZ_CC) -o $@ $^ $(FUZZ_LDFLAGS)
 
 $(FUZZ_DIR)/fuzz_names: $(FUZZ_DIR)/obj/tests/fuzz/fuzz_names.o $(FUZZ_READER_OBJS)
@@ -115,7 +129,7 @@ FUZZ_MINIMIZE_MAX_LEN ?= 1024
 fuzz-minimize: fuzz-build
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		m=$(FUZZ_DIR)/minimize/$$t; rm -rf $$m; mkdir -p $$m $(FUZZ_DIR)/corpus/$$t; \
-		cp $(FUZZ_DIR)/seeds/$$t/* $$m/; ls $$m >$(FUZZ_DIR)/minimize/$$t.seeds; \
+		cp -R $(FUZZ_DIR)/seeds/$$t/. $$m/; ls $$m >$(FUZZ_DIR)/minimize/$$t.seeds; \
 		if [ -d tests/fuzz/corpus/$$t ]; then cp tests/fuzz/corpus/$$t/* $$m/; fi; \
 		$(FUZZ_DIR)/fuzz_$$t $(FUZZ_RUN_FLAGS) -merge=1 -max_len=$(FUZZ_MINIMIZE_MAX_LEN) \
 			$$m $(FUZZ_DIR)/corpus/$$t >$(FUZZ_DIR)/minimize/$$t.log 2>&1; \

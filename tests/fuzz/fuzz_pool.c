@@ -9,7 +9,8 @@
  *   bit 0 clear: bytes 1-4 the buffer size, then the buffers (best effort, no locator);
  *                bit 1: big-endian
  * The rebuild's output, whatever the input, must be a trace the reader verifies. The whole
- * input is also given to `xfdr core` as a core file.
+ * input is also given to `xfdr core` as a core file: when it says it wrote OUT, OUT must verify
+ * and OUT.map load; when it fails, neither may exist.
  */
 #include <fcntl.h>
 #include <stdint.h>
@@ -134,6 +135,33 @@ static void rebuild(const uint8_t *data, size_t size)
 	rd_pool_result_free(&res);
 }
 
+/*
+ * What `xfdr core` promises: with status 0 OUT is a trace the reader verifies and OUT.map (made
+ * from the locator) a sidecar it loads; with any other, neither exists.
+ */
+static void check_core(int status, const char *out, const char *map)
+{
+	struct xfdr_trace *t;
+	struct xfdr_names *n;
+	struct xfdr_error err;
+
+	if (status) {
+		if (!access(out, F_OK) || !access(map, F_OK))
+			abort();
+		return;
+	}
+	if (xfdr_trace_open(out, &t, &err) || xfdr_trace_verify(t, &err)) {
+		fprintf(stderr, "core's trace invalid: %s\n", err.text);
+		abort();
+	}
+	xfdr_trace_close(t);
+	if (xfdr_names_load(map, &n, &err)) {
+		fprintf(stderr, "core's sidecar invalid: %s\n", err.text);
+		abort();
+	}
+	xfdr_names_free(n);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char out[128], map[160];
@@ -146,7 +174,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	snprintf(out, sizeof(out), "%s/core.xray", fuzz_out_dir);
 	snprintf(map, sizeof(map), "%s.map", out);
 	cli_set_verb("core");
-	cmd_core(5, argv);
+	check_core(cmd_core(5, argv), out, map);
 	unlink(out);
 	unlink(map);
 	return 0;

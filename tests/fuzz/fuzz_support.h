@@ -11,17 +11,20 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+/* Each target uses what it needs of this: the rest is marked unused. */
+#define FUZZ_UNUSED __attribute__((unused))
+
 /* The scratch folder for the verbs' outputs: "/tmp/xfdr-fuzz-XXXXXX", made at start. */
-static char fuzz_out_dir[64];
+static FUZZ_UNUSED char fuzz_out_dir[64];
 
 /* The outputs are removed after each input: only the folder is left at the end. */
-static void fuzz_remove_out_dir(void)
+static FUZZ_UNUSED void fuzz_remove_out_dir(void)
 {
 	rmdir(fuzz_out_dir);
 }
 
 /* Every verb's output goes to stdout: keep it out of the fuzzer's log; make the folder. */
-static void fuzz_setup(void)
+static FUZZ_UNUSED void fuzz_setup(void)
 {
 	int null = open("/dev/null", O_WRONLY);
 
@@ -35,7 +38,7 @@ static void fuzz_setup(void)
 }
 
 /* A memfd for one input file, and the path the verbs open it by. */
-static int fuzz_memfd(const char *name, char *path, size_t path_bytes)
+static FUZZ_UNUSED int fuzz_memfd(const char *name, char *path, size_t path_bytes)
 {
 	int fd = memfd_create(name, 0);
 

@@ -5,8 +5,12 @@
  *
  *   seedgen DIR   writes DIR/reader/ (traces, each also with its .map appended after the
  *                 fuzz_reader marker), DIR/names/ (.map sidecars), DIR/pool/ (fuzz_pool
- *                 inputs: a locator, descriptors and live buffers; and a core file) and
- *                 DIR/options/ (XFDR_OPTIONS strings)
+ *                 inputs: a locator, descriptors and live buffers; and a core file),
+ *                 DIR/recover/ (fuzz_recover inputs: a live file or trace with and without
+ *                 its .pool and .map after their markers), DIR/options/ (XFDR_OPTIONS
+ *                 strings), DIR/record/ (fuzz_record's: DIR/reader/'s again) and an empty
+ *                 DIR/elf/ (fuzz_elf's seeds are the small ELF files committed in
+ *                 tests/fuzz/corpus/elf/)
  *
  * The runtime's files come from forked children that record with the manual API (ring and
  * bounded pools small enough to overwrite and drop, arguments, custom events, tail exits,
@@ -33,6 +37,7 @@
 #include "xfdr/xfdr.h"
 
 #define FUZZ_MAP_MARK "\n#XFDR-FUZZ-MAP#\n"
+#define FUZZ_POOL_MARK "\n#XFDR-FUZZ-POOL#\n"
 
 static const char *out_dir;
 static unsigned seq;
@@ -58,6 +63,11 @@ static void seed(const char *target, const char *name, const void *a, size_t an,
 
 	snprintf(path, sizeof(path), "%s/%s/%03u-%s", out_dir, target, seq++, name);
 	put_file(path, a, an, b, bn);
+	/* fuzz_record reads what fuzz_reader reads: a trace and its .map after the marker. */
+	if (!strcmp(target, "reader")) {
+		snprintf(path, sizeof(path), "%s/record/%03u-%s", out_dir, seq++, name);
+		put_file(path, a, an, b, bn);
+	}
 }
 
 static uint8_t *slurp(const char *path, size_t *n)
@@ -204,6 +214,84 @@ static void pool_seed(const char *name, const uint8_t *pool, size_t pool_bytes, 
 	free(p);
 }
 
+/*
+ * A sidecar in the runtime's layout with what the manual API never writes: a function group
+ * (runtime/flush/map_functions.c: cyg ids, one unnamed, and the <unassigned> id), a snapshot's
+ * since_tsc, and a crash with its frames. One group: the ids of two overlap, and the reader
+ * refuses a sidecar that names an id twice.
+ */
+static const char functions_map[] =
+    "xfdr-map\t1\npid\t11181\nprogram\tbuild/examples/cyg_sort\n"
+    "trace\tbuild/demo/xfdr-cyg_sort-11181-0.xray\ntsc_hz\t2596166090\n"
+    "tsc_hz_method\tcalibrated\nclock\trdtsc+rseq\nconstant_tsc\t1\nnonstop_tsc\t1\n"
+    "buffer_size\t65536\nbuffer_max\t256\nmode\tring\nfunc_duration_threshold_us\t0\n"
+    "since_tsc\t123456789\nbuffers_written\t14\nbuffers_reused_in_flush\t0\n"
+    "dropped\tno_buffer\t0\ndropped\ttotal\t0\noverwritten\t0\nelided\t0\n"
+    "stack_overflow\t0\noverwritten_events\t0\n"
+    "crash\t11\tSIGSEGV\t1\t0x0\t21771\n"
+    "frame\t0\t0x5559cd1d0ee2\tcrash_c\t/work/main/build/tests/test_runtime_crash\t0x5ee2\n"
+    "frame\t1\t0x5559cd1d0f08\t<unknown>\t-\t-\n"
+    "thread\t11181\t1\tcyg_sort\t0\t0\t0\t0\t0\t0\t0\n"
+    "thread\t11182\t2\t<unknown>\t0\t0\t0\t0\t0\t0\t0\n"
+    "functions\tcyg\t3\n"
+    "function\t1\tmain\t0x55f9d5d7c0b0\t/work/main/build/examples/cyg_sort\t0x10b0\n"
+    "function\t2\t<unknown>\t0x7f0000001000\t-\t-\n"
+    "function\t3\t_Z4fillPii\t0x55f9d5d7c4a0\t/work/main/build/examples/cyg_sort\t0x14a0\n"
+    "function\t268435455\t<unassigned>\t-\t-\t-\n"
+    "functions_unnamed\t1\nfunctions_unassigned\toverflow\t4\n";
+
+/* FILE, then its .pool and .map (each when given) after fuzz_recover's markers. */
+static void recover_seed(const char *name, const uint8_t *live, size_t live_bytes,
+			 const uint8_t *pool, size_t pool_bytes, const uint8_t *map,
+			 size_t map_bytes)
+{
+	size_t pm = sizeof(FUZZ_POOL_MARK) - 1, mm = sizeof(FUZZ_MAP_MARK) - 1, n = 0;
+	uint8_t *p = malloc(live_bytes + pm + pool_bytes + mm + map_bytes);
+
+	if (!p)
+		die("malloc");
+	memcpy(p, live, live_bytes);
+	n = live_bytes;
+	if (pool) {
+		memcpy(p + n, FUZZ_POOL_MARK, pm);
+		memcpy(p + n + pm, pool, pool_bytes);
+		n += pm + pool_bytes;
+	}
+	if (map) {
+		memcpy(p + n, FUZZ_MAP_MARK, mm);
+		memcpy(p + n + mm, map, map_bytes);
+		n += mm + map_bytes;
+	}
+	seed("recover", name, p, n, NULL, 0);
+	free(p);
+}
+
+/* A trace or live file of DIR/rec/ with what it has of .pool and .map, in each combination. */
+static void recover_seeds(const char *path, const char *name, const uint8_t *live,
+			  size_t live_bytes)
+{
+	char other[4700];
+	uint8_t *pool, *map;
+	size_t pool_bytes = 0, map_bytes = 0;
+
+	snprintf(other, sizeof(other), "%.4600s.pool", path);
+	pool = slurp(other, &pool_bytes);
+	snprintf(other, sizeof(other), "%.4600s.map", path);
+	map = slurp(other, &map_bytes);
+	recover_seed(name, live, live_bytes, NULL, 0, NULL, 0);
+	if (map)
+		recover_seed(name, live, live_bytes, NULL, 0, map, map_bytes);
+	if (pool)
+		recover_seed(name, live, live_bytes, pool, pool_bytes, NULL, 0);
+	if (pool && map)
+		recover_seed(name, live, live_bytes, pool, pool_bytes, map, map_bytes);
+	if (pool)
+		recover_seed(name, live, live_bytes, pool, pool_bytes,
+			     (const uint8_t *)functions_map, sizeof(functions_map) - 1);
+	free(pool);
+	free(map);
+}
+
 /* Everything the children left in DIR/rec/ becomes seeds. */
 static void collect(void)
 {
@@ -241,6 +329,7 @@ static void collect(void)
 		if (!(a = slurp(path, &an)))
 			continue;
 		seed("reader", d->d_name, a, an, NULL, 0);
+		recover_seeds(path, d->d_name, a, an);
 		snprintf(other, sizeof(other), "%.4600s.map", path);
 		if ((b = slurp(other, &bn))) {
 			uint8_t *m = malloc(sizeof(FUZZ_MAP_MARK) - 1 + bn);
@@ -323,7 +412,8 @@ static void options(void)
 
 int main(int argc, char **argv)
 {
-	static const char *const sub[] = {"rec", "reader", "names", "pool", "options"};
+	static const char *const sub[] = {"rec",     "reader",	"names", "pool",
+					  "recover", "options", "elf",	 "record"};
 	char path[4096];
 	size_t i;
 
@@ -348,6 +438,7 @@ int main(int argc, char **argv)
 	versions();
 	pools();
 	options();
+	seed("names", "functions.map", functions_map, sizeof(functions_map) - 1, NULL, 0);
 	collect();
 	return 0;
 }

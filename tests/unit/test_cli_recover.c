@@ -212,6 +212,87 @@ static void test_recover_rate_sources(void **state)
 	free(events);
 }
 
+/* How often needle is in the n bytes at p (NULs included). */
+static int count_in(const char *p, size_t n, const char *needle)
+{
+	size_t len = strlen(needle);
+	const char *at, *end = p + n;
+	int k = 0;
+
+	while ((at = memmem(p, (size_t)(end - p), needle, len))) {
+		k++;
+		p = at + len;
+	}
+	return k;
+}
+
+/*
+ * A live .map is an input like any other, and may be hostile: each case below broke recover
+ * once (found by tests/fuzz/fuzz_recover.c). A NUL inside a line must not join the next line
+ * on (a forged or lost `trace` line); the rate is read from whole lines only, and only from
+ * digits (strtoull() would take "-5" for 2^64 - 5).
+ */
+static void test_recover_hostile_live_map(void **state)
+{
+	static const char nul_map[] = "xfdr-map\t1\nprogram\t./p\0rog\ntrace\tforged\n";
+	static const char kept[] = "program\t./p\0rog\n";
+	const char *live = write_scenario("nul", 3000000000ull, 0, 0);
+	const char *out = scratch_path("nul-recovered.xray");
+	char map[256], out_map[256], text[512], line[256], pad[255 - 8 + 1];
+	struct child_result r;
+	uint64_t hz = 0;
+	size_t n;
+	char *got, *events;
+
+	(void)state;
+	snprintf(map, sizeof(map), "%s.map", live);
+	snprintf(out_map, sizeof(out_map), "%s.map", out);
+	pl_write_file(map, nul_map, sizeof(nul_map) - 1);
+	child_xfdr_ok("recover", live, NULL);
+	got = (char *)pl_read_file(out_map, &n);
+	assert_non_null(got);
+	assert_non_null(memmem(got, n, kept, sizeof(kept) - 1));
+	snprintf(line, sizeof(line), "\ntrace\t%s\n", out);
+	assert_non_null(memmem(got, n, line, strlen(line)));
+	/* One trace line: the forged one was replaced, none was joined to the program line. */
+	assert_null(memmem(got, n, "forged", 6));
+	assert_int_equal(count_in(got, n, "\ntrace\t"), 1);
+	free(got);
+
+	/*
+	 * A negative rate is no rate: it is estimated from the scenario's wall clocks (2 GHz),
+	 * said on stderr.
+	 */
+	live = write_scenario("neg", 0, 0, 0);
+	out = scratch_path("neg-recovered.xray");
+	snprintf(map, sizeof(map), "%s.map", live);
+	pl_write_file(map, "xfdr-map\t1\ntsc_hz\t-5\n", 21);
+	child_xfdr(&r, "recover", live, NULL);
+	assert_int_equal(r.status, 0);
+	text_assert_contains(r.err, "estimated from the buffers' wall clocks as 2000000000 Hz");
+	child_result_free(&r);
+	events = pl_llvm_events(out, &hz);
+	assert_int_equal(hz, 2000000000ull);
+	free(events);
+
+	/* "tsc_hz\t7" at byte 255 of a long program line is part of that line, not a rate. */
+	live = write_scenario("long", 0, 0, 0);
+	out = scratch_path("long-recovered.xray");
+	snprintf(map, sizeof(map), "%s.map", live);
+	/* fgets() into 256 bytes read the first 255 of the line, "xfdr-map" line apart. */
+	memset(pad, 'a', sizeof(pad) - 1);
+	pad[sizeof(pad) - 1] = '\0';
+	snprintf(text, sizeof(text), "xfdr-map\t1\nprogram\t%s%s", pad, "tsc_hz\t7\n");
+	pl_write_file(map, text, strlen(text));
+	child_xfdr(&r, "recover", live, NULL);
+	assert_int_equal(r.status, 0);
+	text_assert_contains(r.err, "estimated from the buffers' wall clocks as 2000000000 Hz");
+	child_result_free(&r);
+	events = pl_llvm_events(out, &hz);
+	assert_int_equal(hz, 2000000000ull);
+	free(events);
+}
+
 /* An existing OUT is kept unless --force. */
 static void test_recover_refuses_to_overwrite(void **state)
 {
@@ -715,6 +796,7 @@ int main(void)
 	    cmocka_unit_test(test_recover_scenario),
 	    cmocka_unit_test(test_recover_keeps_live_map),
 	    cmocka_unit_test(test_recover_rate_sources),
+	    cmocka_unit_test(test_recover_hostile_live_map),
 	    cmocka_unit_test(test_recover_refuses_to_overwrite),
 	    cmocka_unit_test(test_recover_without_pool),
 	    cmocka_unit_test(test_recover_verbose),
