@@ -193,8 +193,7 @@ int output_check_dir(void)
 		return -errno;
 	if (!S_ISDIR(st.st_mode))
 		return -ENOTDIR;
-	/* The effective ids create the files: in a set-user-ID program they are not the real ones.
-	 */
+	/* The effective ids create the files: in a set-user-ID program, not the real ones. */
 	return faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) ? -errno : 0;
 }
 
