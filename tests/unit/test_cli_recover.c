@@ -227,6 +227,30 @@ static int count_in(const char *p, size_t n, const char *needle)
 }
 
 /*
+ * Recover the scenario named name with live .map text map, which holds no usable rate: the rate
+ * is estimated from the scenario's wall clocks (2 GHz), said on stderr.
+ */
+static void expect_rate_estimated(const char *name, const char *map_text)
+{
+	const char *live = write_scenario(name, 0, 0, 0);
+	char map[256], out[256];
+	struct child_result r;
+	uint64_t hz = 0;
+	char *events;
+
+	snprintf(map, sizeof(map), "%s.map", live);
+	pl_write_file(map, map_text, strlen(map_text));
+	child_xfdr(&r, "recover", live, NULL);
+	assert_int_equal(r.status, 0);
+	text_assert_contains(r.err, "estimated from the buffers' wall clocks as 2000000000 Hz");
+	child_result_free(&r);
+	snprintf(out, sizeof(out), "%s-recovered.xray", name);
+	events = pl_llvm_events(scratch_path(out), &hz);
+	assert_int_equal(hz, 2000000000ull);
+	free(events);
+}
+
+/*
  * A live .map is an input like any other, and may be hostile: each case below broke recover
  * once (found by tests/fuzz/fuzz_recover.c). A NUL inside a line must not join the next line
  * on (a forged or lost `trace` line); the rate is read from whole lines only, and only from
@@ -239,10 +263,8 @@ static void test_recover_hostile_live_map(void **state)
 	const char *live = write_scenario("nul", 3000000000ull, 0, 0);
 	const char *out = scratch_path("nul-recovered.xray");
 	char map[256], out_map[256], text[512], line[256], pad[255 - 8 + 1];
-	struct child_result r;
-	uint64_t hz = 0;
 	size_t n;
-	char *got, *events;
+	char *got;
 
 	(void)state;
 	snprintf(map, sizeof(map), "%s.map", live);
@@ -259,38 +281,16 @@ static void test_recover_hostile_live_map(void **state)
 	assert_int_equal(count_in(got, n, "\ntrace\t"), 1);
 	free(got);
 
+	/* A negative rate is no rate. */
+	expect_rate_estimated("neg", "xfdr-map\t1\ntsc_hz\t-5\n");
 	/*
-	 * A negative rate is no rate: it is estimated from the scenario's wall clocks (2 GHz),
-	 * said on stderr.
+	 * "tsc_hz\t7" at byte 255 of a long program line is part of that line, not a rate (fgets()
+	 * into 256 bytes read the first 255 of the line).
 	 */
-	live = write_scenario("neg", 0, 0, 0);
-	out = scratch_path("neg-recovered.xray");
-	snprintf(map, sizeof(map), "%s.map", live);
-	pl_write_file(map, "xfdr-map\t1\ntsc_hz\t-5\n", 21);
-	child_xfdr(&r, "recover", live, NULL);
-	assert_int_equal(r.status, 0);
-	text_assert_contains(r.err, "estimated from the buffers' wall clocks as 2000000000 Hz");
-	child_result_free(&r);
-	events = pl_llvm_events(out, &hz);
-	assert_int_equal(hz, 2000000000ull);
-	free(events);
-
-	/* "tsc_hz\t7" at byte 255 of a long program line is part of that line, not a rate. */
-	live = write_scenario("long", 0, 0, 0);
-	out = scratch_path("long-recovered.xray");
-	snprintf(map, sizeof(map), "%s.map", live);
-	/* fgets() into 256 bytes read the first 255 of the line, "xfdr-map" line apart. */
 	memset(pad, 'a', sizeof(pad) - 1);
 	pad[sizeof(pad) - 1] = '\0';
 	snprintf(text, sizeof(text), "xfdr-map\t1\nprogram\t%s%s", pad, "tsc_hz\t7\n");
-	pl_write_file(map, text, strlen(text));
-	child_xfdr(&r, "recover", live, NULL);
-	assert_int_equal(r.status, 0);
-	text_assert_contains(r.err, "estimated from the buffers' wall clocks as 2000000000 Hz");
-	child_result_free(&r);
-	events = pl_llvm_events(out, &hz);
-	assert_int_equal(hz, 2000000000ull);
-	free(events);
+	expect_rate_estimated("long", text);
 }
 
 /* An existing OUT is kept unless --force. */

@@ -193,20 +193,6 @@ static int regular_files(const char *dir)
 	return n;
 }
 
-/* Entries of dir other than . and .. */
-static int entries(const char *dir)
-{
-	struct dirent *e;
-	DIR *d = opendir(dir);
-	int n = 0;
-
-	assert_non_null(d);
-	while ((e = readdir(d)))
-		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
-	closedir(d);
-	return n;
-}
-
 /* Lines of text that contain needle. */
 static int lines_with(const char *text, const char *needle)
 {
@@ -1099,7 +1085,7 @@ static void setuid_ignores_environment(void **state)
 	assert_int_equal(out_long(r.out, "uid="), (long)uid);
 	assert_int_equal(out_long(r.out, "secure="), 1);
 	assert_int_equal(out_long(r.out, "flush="), 0);
-	if (entries(env_dir))
+	if (ts_dir_entries(env_dir))
 		fail_msg(
 		    "the set-user-ID program wrote into %s, named by its caller's XFDR_OPTIONS",
 		    env_dir);
@@ -1114,7 +1100,7 @@ static void setuid_ignores_environment(void **state)
 	join(map, trace, ".map");
 	root_file_check(trace);
 	root_file_check(map);
-	assert_int_equal(entries(api_dir), 2);
+	assert_int_equal(ts_dir_entries(api_dir), 2);
 	setuid_trace_check(trace);
 	child_result_free(&r);
 
@@ -1128,8 +1114,8 @@ static void setuid_ignores_environment(void **state)
 	find_one(env_dir, ".xray", trace);
 	out_word(r.out, "path=", said);
 	assert_string_equal(said, trace);
-	assert_int_equal(entries(env_dir), 2);
-	assert_int_equal(entries(api_dir), 2);
+	assert_int_equal(ts_dir_entries(env_dir), 2);
+	assert_int_equal(ts_dir_entries(api_dir), 2);
 	setuid_trace_check(trace);
 	child_result_free(&r);
 	suid_cleanup();

@@ -8,6 +8,7 @@
 #ifndef XFDR_TEST_RUNTIME_SUPPORT_H
 #define XFDR_TEST_RUNTIME_SUPPORT_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -193,6 +194,20 @@ static TS_UNUSED size_t ts_count(const char *hay, const char *needle)
 		n++;
 		p += strlen(needle);
 	}
+	return n;
+}
+
+/* ts_dir_entries - the entries of dir other than . and .. */
+static TS_UNUSED int ts_dir_entries(const char *dir)
+{
+	struct dirent *e;
+	DIR *d = opendir(dir);
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
 	return n;
 }
 
