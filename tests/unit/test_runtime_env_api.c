@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "test_hooks_support.h"
+#include "tests/unit/test_runtime_support.h"
 #include "tests/support/text.h"
 
 static const char five_calls[] = "E #7,X #7,E #7,X #7,E #7,X #7,E #7,X #7,E #7,X #7";
@@ -45,20 +46,6 @@ static void build_prog(void)
 
 		th_run_ok(argv, NULL, log);
 	}
-}
-
-/* Entries of dir other than . and .. */
-static int count_files(const char *dir)
-{
-	struct dirent *e;
-	DIR *d = opendir(dir);
-	int n = 0;
-
-	assert_non_null(d);
-	while ((e = readdir(d)))
-		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
-	closedir(d);
-	return n;
 }
 
 /* The whole log of a run, read into text. */
@@ -134,7 +121,7 @@ static void started_at_load_keeps_running(void **state)
 	assert_int_equal(th_count(r.log_text, r.prog_out), 0);
 	assert_int_equal(th_count(r.log_text, "cannot"), 0);
 	check_trace(r.env_out, 4096);
-	assert_int_equal(count_files(r.prog_out), 0);
+	assert_int_equal(ts_dir_entries(r.prog_out), 0);
 }
 
 static void environment_keys_win(void **state)
@@ -146,7 +133,7 @@ static void environment_keys_win(void **state)
 	assert_int_equal(th_count(r.log_text, "unknown key \"bogus\""), 1);
 	assert_int_equal(th_count(r.log_text, "keeping its settings"), 0);
 	check_trace(r.env_out, 4096);
-	assert_int_equal(count_files(r.prog_out), 0);
+	assert_int_equal(ts_dir_entries(r.prog_out), 0);
 }
 
 static void program_options_without_environment(void **state)
@@ -157,7 +144,7 @@ static void program_options_without_environment(void **state)
 	run_prog("plain", NULL, &r);
 	assert_int_equal(th_count(r.log_text, "XFDR_OPTIONS"), 0);
 	check_trace(r.prog_out, 8192);
-	assert_int_equal(count_files(r.env_out), 0);
+	assert_int_equal(ts_dir_entries(r.env_out), 0);
 }
 
 static int setup(void **state)
