@@ -253,7 +253,7 @@ static int rt_init(const struct xfdr_options *o, int configure_output)
 	rc = ctl_acquire(0, CTL_INIT_RUNNING | CTL_FLUSH_RUNNING, CTL_INIT_RUNNING, 1, &seen);
 	if (rc)
 		return rc;
-	newfile_set_mode(o->file_mode ? (unsigned)o->file_mode : NEWFILE_DEFAULT_MODE);
+	newfile_set_mode(o->file_mode ? (unsigned)o->file_mode : OPT_DEFAULT_FILE_MODE);
 	rc = thread_table_setup((uint32_t)o->thread_max);
 	if (rc)
 		goto out;

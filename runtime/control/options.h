@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "runtime/base/newfile.h"
 #include "runtime/base/print.h"
 #include "xfdr/format.h"
 #include "xfdr/xfdr.h"
@@ -18,7 +19,7 @@ enum {
 	OPT_DEFAULT_BUFFER_SIZE = 65536,
 	OPT_DEFAULT_BUFFER_MAX = 256,
 	OPT_DEFAULT_THREAD_MAX = 4096,
-	OPT_DEFAULT_FILE_MODE = 0600,
+	OPT_DEFAULT_FILE_MODE = NEWFILE_DEFAULT_MODE,
 	/*
 	 * The smallest buffer that holds what a trace cannot do without: the drop counts every
 	 * file ends with (preamble, CustomEventMarker and the XFDRDROP fixed part, filling it
