@@ -40,7 +40,7 @@
 uint64_t rt_ctl = CTL_MAKE(0, SESSION_OFF);
 struct rt_config rt_cfg;
 
-static char env_store[4096]; /* XFDR_OPTIONS, split in place; string options point here */
+static char env_store[4096];	     /* XFDR_OPTIONS, split in place; string options point here */
 static struct xfdr_options env_opts; /* the defaults, then XFDR_OPTIONS as last parsed */
 static opt_keys env_keys;	     /* the keys XFDR_OPTIONS set */
 static uint64_t env_parsed_hash;     /* of the text last parsed; 0: none yet */
@@ -148,8 +148,8 @@ static void env_options(struct xfdr_options *out, opt_keys *keys, char *out_stor
 		xfdr_options_default(&env_opts);
 		/*
 		 * Recording set up from the environment is the user's, not the program's: SIGTERM
-		 * and SIGINT flush by default. A program that calls xfdr_init() with its own options
-		 * owns its signals, and asks for it.
+		 * and SIGINT flush by default. A program that calls xfdr_init() with its own
+		 * options owns its signals, and asks for it.
 		 */
 		env_opts.flush_on_terminate = 1;
 		opt_parse(&env_opts, text, "XFDR_OPTIONS", env_store, sizeof(env_store), &env_keys);
@@ -471,6 +471,8 @@ XFDR_API int xfdr_flush_since(uint64_t since, char *path_out, size_t path_bytes)
 	if (rc)
 		return rc;
 	was_off = CTL_SESSION(seen) == SESSION_OFF;
+	/* The flushing thread's own open calls are in its trace, elision or not. */
+	rec_seal_self();
 	rc = flush_run(since, path_out, path_bytes);
 	/* Everything recorded is in the file only if recording was off for the whole flush. */
 	if (!rc && !since && was_off && CTL_SESSION(xfdr_load_acquire(&rt_ctl)) == SESSION_OFF)

@@ -75,6 +75,21 @@ static void sort_by_claim(uint32_t *order, uint32_t n)
 }
 
 /*
+ * final_bytes - how much of d the flush may copy: the bytes its owner will never rewrite.
+ * That is every record of a buffer without short-call elision, and those below the erase
+ * floor of one with it (an owned buffer's last plain entries may still be erased: they are
+ * not in the trace yet, and an entry in a trace is never counted as elided later). A full
+ * buffer's floor is its end.
+ */
+static size_t final_bytes(struct pool_desc *d)
+{
+	/* pairs with the releases of used_bytes and stable_bytes by the owner after its records */
+	if (xfdr_load_relaxed(&d->erasable))
+		return xfdr_load_acquire(&d->stable_bytes);
+	return xfdr_load_acquire(&d->used_bytes);
+}
+
+/*
  * snapshot - choose the buffers of this flush and fix the length each is copied with.
  * Chosen: owned and full buffers, in ring mode wherever they are in the pool, ordered by
  * claim (each thread's buffers then come in time order); with since, a full buffer whose
@@ -111,8 +126,7 @@ static uint32_t snapshot(uint64_t since)
 	sort_by_claim(order, n);
 	for (i = n; i-- > 0;) {
 		struct pool_desc *d = &rt_pool.descs[order[i]];
-		/* pairs with the release of used_bytes by the owner after its records */
-		size_t used = xfdr_load_acquire(&d->used_bytes);
+		size_t used = final_bytes(d);
 
 		/* Claimed anew since it was chosen: its bytes are not the ones of this flush. */
 		if (POOL_GEN(xfdr_load_acquire(&d->ctl)) != d->flush_gen)
@@ -130,57 +144,18 @@ static uint32_t snapshot(uint64_t since)
  * copy_buffer - copy d into the flusher's scratch buffer. Returns the bytes copied, 0 when
  * the buffer was claimed anew since the snapshot (it then holds newer events, and its old
  * ones are counted as overwritten).
- * The pin keeps ring mode from claiming d during the copy. Bytes below stable_bytes are never
- * rewritten; the rest is read in 8-byte words, and if the owner erased an elided entry
- * meanwhile (erase_seq moved) the copy is retried, at last cut to the stable part, which is
- * a record boundary: the buffer written is always one its owner really had.
+ * The pin keeps ring mode from claiming d during the copy; the length the snapshot fixed is of
+ * bytes the owner never rewrites (final_bytes()): the buffer written is one its owner had.
  */
 static size_t copy_buffer(struct pool_desc *d)
 {
-	uint8_t *copy = rt_pool.flush_copy;
-	size_t used = d->flush_used, stable, off;
-	uint64_t seq;
-	int tries;
+	size_t used = d->flush_used;
 
 	if (!used || !pool_pin(d, (uint32_t)d->flush_gen))
 		return 0;
-	for (tries = 0;; tries++) {
-		/* pairs with the release of erase_seq in try_elide() */
-		seq = xfdr_load_acquire(&d->erase_seq);
-		/*
-		 * pairs with the release of stable_bytes in try_elide(); take_buffer()'s value
-		 * came with the generation the pin checked
-		 */
-		stable = xfdr_load_acquire(&d->stable_bytes);
-		if (tries) {
-			/* the length the erase left, or a later one (same pairing as above) */
-			size_t now = xfdr_load_acquire(&d->used_bytes);
-
-			used = now < used ? now : used;
-		}
-		if (stable > used)
-			stable = used;
-		memcpy(copy, d->data, stable);
-		for (off = stable; off < used; off += 8) {
-			uint64_t w = xfdr_load_relaxed((const uint64_t *)(void *)(d->data + off));
-
-			memcpy(copy + off, &w, sizeof(w)); /* the scratch is the flusher's alone */
-		}
-		/*
-		 * A read-modify-write, not a load: it is ordered after the reads above (release),
-		 * and it comes after any erase whose rewrite one of them saw (the erase's
-		 * acquire), so it returns a new erase_seq then. Fences would do the same, but
-		 * ThreadSanitizer checks only this form.
-		 */
-		if (__atomic_fetch_add(&d->erase_seq, 0, __ATOMIC_RELEASE) == seq)
-			break;
-		if (tries == 3) {
-			used = stable;
-			break;
-		}
-	}
+	memcpy(rt_pool.flush_copy, d->data, used);
 	pool_unpin(d);
-	return used >= XFDR_BUFFER_PREAMBLE_BYTES ? used : 0;
+	return used;
 }
 
 /* Byte offset of buffer slot k of a trace file. */

@@ -100,14 +100,27 @@ static inline XFDR_NOINSTR void pool_publish_owned(struct pool_desc *d)
 
 /*
  * pool_mark_full - the owner hands its buffer back: no record is ever written to it again
- * (ring mode may claim it anew). last_tsc is the TSC of its last record. A flush may hold
- * the pin meanwhile: the state changes, the pin stays.
+ * (ring mode may claim it anew). gen is the generation its claim gave the buffer, used the
+ * bytes of its records (all of them final now: stable_bytes too), last_tsc the TSC of its last
+ * record. One compare-exchange from (gen, owned) to (gen, full): a buffer that
+ * is no longer the caller's (a new session set the pool up again and another thread claimed
+ * it) is left as it is, never flipped. A flush may hold the pin meanwhile: the state changes,
+ * the pin stays. Returns 1 when marked, 0 when the buffer was not the caller's.
  */
-static inline XFDR_NOINSTR void pool_mark_full(struct pool_desc *d, uint64_t last_tsc)
+static inline XFDR_NOINSTR int pool_mark_full(struct pool_desc *d, uint32_t gen, size_t used,
+					      uint64_t last_tsc)
 {
-	xfdr_store_relaxed(&d->last_tsc, last_tsc);
-	/* owned -> full; pairs with the acquire of ctl in pool_claim() and the flusher */
-	__atomic_fetch_xor(&d->ctl, (uint64_t)(POOL_OWNED ^ POOL_FULL), __ATOMIC_RELEASE);
+	uint64_t c = xfdr_load_relaxed(&d->ctl);
+
+	do {
+		if (POOL_GEN(c) != gen || POOL_STATE(c) != POOL_OWNED)
+			return 0;
+		xfdr_store_relaxed(&d->last_tsc, last_tsc);
+		xfdr_store_relaxed(&d->stable_bytes, used);
+		/* owned -> full; pairs with the acquire of ctl in pool_claim() and the flusher */
+	} while (!__atomic_compare_exchange_n(&d->ctl, &c, (c & ~POOL_STATE_MASK) | POOL_FULL, 0,
+					      __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+	return 1;
 }
 
 /*

@@ -42,23 +42,44 @@ static int scratch_map(size_t buffer_bytes, uint32_t count)
 	return 0;
 }
 
+/*
+ * The generation the buffers of a new session start from: past every generation the last
+ * session's buffers reached. A thread of that session that still holds one (and its
+ * generation) can then never take a buffer of the new session for its own (pool_mark_full()),
+ * even where the new pool is mapped at the old one's address.
+ */
+static uint32_t next_generation(void)
+{
+	uint32_t i, max = rt_pool.first_gen;
+
+	for (i = 0; rt_pool.descs && i < rt_pool.count; i++) {
+		uint32_t g = POOL_GEN(xfdr_load_acquire(&rt_pool.descs[i].ctl));
+
+		if (g - rt_pool.first_gen > max - rt_pool.first_gen)
+			max = g;
+	}
+	return max + 1;
+}
+
 int pool_setup(size_t buffer_bytes, uint32_t count, uint32_t session, enum pool_mode mode,
 	       const char *file_path)
 {
-	uint32_t i;
+	uint32_t i, gen = next_generation();
 	int rc;
 
 	if (!file_path && rt_pool.map && !rt_pool.file_backed &&
 	    rt_pool.buffer_bytes == buffer_bytes && rt_pool.count == count) {
 		/*
 		 * Zero what the last session wrote: stale bytes must never read as records. A
-		 * buffer claimed more than once (ring mode) may hold older bytes past its length.
+		 * buffer claimed more than once (ring mode), or one an erase shrank, may hold
+		 * older bytes past its length.
 		 */
 		for (i = 0; i < count; i++) {
 			struct pool_desc *d = &rt_pool.descs[i];
 			size_t used = xfdr_load_acquire(&d->used_bytes);
 
-			if (POOL_GEN(xfdr_load_acquire(&d->ctl)) > 1)
+			if (POOL_GEN(xfdr_load_acquire(&d->ctl)) - rt_pool.first_gen > 1 ||
+			    xfdr_load_relaxed(&d->erasable))
 				used = buffer_bytes;
 			if (used)
 				memset(d->data, 0, used);
@@ -88,8 +109,8 @@ int pool_setup(size_t buffer_bytes, uint32_t count, uint32_t session, enum pool_
 		xfdr_store_relaxed(&d->used_bytes, (size_t)0);
 		xfdr_store_relaxed(&d->stable_bytes, (size_t)0);
 		xfdr_store_relaxed(&d->meta_bytes, (size_t)0);
-		xfdr_store_relaxed(&d->erase_seq, (uint64_t)0);
-		xfdr_store_relaxed(&d->ctl, POOL_CTL(0, POOL_FREE));
+		xfdr_store_relaxed(&d->erasable, 0u);
+		xfdr_store_relaxed(&d->ctl, POOL_CTL(gen, POOL_FREE));
 		xfdr_store_relaxed(&d->claim_seq, (uint64_t)0);
 		d->owner_slot = 0;
 		d->owner_tid = 0;
@@ -104,6 +125,7 @@ int pool_setup(size_t buffer_bytes, uint32_t count, uint32_t session, enum pool_
 	}
 	xfdr_store_relaxed(&rt_pool.ring_next, (uint64_t)0);
 	xfdr_store_relaxed(&rt_pool.claims, (uint64_t)0);
+	rt_pool.first_gen = gen;
 	xfdr_store_relaxed(&rt_pool.mode, (uint32_t)mode);
 	pool_locator_write(session);
 	xfdr_store_release(&rt_pool.session, session);

@@ -17,12 +17,12 @@
  *
  * The descriptor's control word packs the state, a pin bit and a generation:
  *   bits 0-1 state | bit 2 pinned | bits 32-63 generation (+1 at every claim)
- * A claim from ring mode is one compare-exchange from (gen, full, unpinned) to
- * (gen + 1, claiming): a generation in the word means a stale expected value never matches
- * (no ABA), and a pinned buffer cannot be claimed. The flusher pins a buffer while it copies
- * it, after checking that the generation is still the one it saw when it fixed the buffer's
- * length: it never copies a buffer that is being rewritten, and never one newer than its
- * snapshot.
+ * Generations go on from session to session (pool_setup()), never back. A claim from ring
+ * mode is one compare-exchange from (gen, full, unpinned) to (gen + 1, claiming): a generation in
+ * the word means a stale expected value never matches (no ABA), and a pinned buffer cannot be
+ * claimed. The flusher pins a buffer while it copies it, after checking that the generation is
+ * still the one it saw when it fixed the buffer's length: it never copies a buffer that is being
+ * rewritten, and never one newer than its snapshot.
  */
 #ifndef XFDR_RUNTIME_POOL_POOL_TYPES_H
 #define XFDR_RUNTIME_POOL_POOL_TYPES_H
@@ -56,15 +56,20 @@ struct pool_desc {
 	struct cds_lfs_node node; /* free-stack link; written only by pool_setup() */
 	uint8_t *data;		  /* fixed while the mapping lives */
 	/*
-	 * Bytes of whole records in data. The owner store-releases it after writing them;
-	 * the flusher load-acquires it and copies only that prefix. It shrinks only when the
-	 * owner erases an elided entry, and erase_seq moves right after.
+	 * Bytes of whole records in data. The owner store-releases it after writing them. It
+	 * shrinks only when the owner erases an elided entry (short-call elision), so a flusher
+	 * copies an owned buffer up to it only when the buffer is not erasable.
 	 */
 	size_t used_bytes;
-	/* Bytes the owner will never rewrite (below its erase floor when it last erased). */
+	/*
+	 * Erasable buffers (the owner elides short calls in it): the bytes below the owner's
+	 * erase floor, which it never rewrites, store-released after each record that moves the
+	 * floor. The flusher copies an owned erasable buffer up to here and no further, so it
+	 * never reads a byte an erase may rewrite: what it writes is a state the owner had, and
+	 * an entry in a trace is never counted as elided later. All of used_bytes once full.
+	 */
 	size_t stable_bytes;
-	/* Bumped (release) each time the owner erases: a copy that saw it move is retried. */
-	uint64_t erase_seq;
+	uint32_t erasable;	  /* set at claim, before the buffer is published owned */
 	uint64_t ctl;		  /* state, pin, generation (above) */
 	uint64_t claim_seq;	  /* order of claims in the session: the flusher writes in it */
 	uint32_t owner_slot;	  /* thread table index of the owner */
@@ -104,6 +109,7 @@ struct pool {
 	size_t descs_map_bytes; /* its length, a whole number of pages */
 	size_t buffer_bytes;
 	uint32_t count;
+	uint32_t first_gen;   /* the generation of every free buffer when the session began */
 	uint32_t session;     /* written by pool_setup() while quiesced */
 	uint32_t mode;	      /* enum pool_mode; written by pool_setup() */
 	uint32_t file_backed; /* backing=file: map and locator are shared file mappings */

@@ -210,16 +210,18 @@ static XFDR_NOINSTR int take_buffer(struct rec_thread *t, struct thread_slot *s,
 	t->exit_lost = 0;
 	/* All of it metadata: ring mode counts the function records past it (pool.c). */
 	xfdr_store_relaxed(&d->meta_bytes, (size_t)(p - d->data));
+	t->elide_ticks = xfdr_load_relaxed(&rec_elide_ticks);
+	xfdr_store_relaxed(&d->erasable, t->elide_ticks ? 1u : 0u);
 	xfdr_store_relaxed(&d->stable_bytes, (size_t)(p - d->data));
 	/* pairs with the acquire of used_bytes in the flusher */
 	xfdr_store_release(&d->used_bytes, (size_t)(p - d->data));
 	pool_publish_owned(d);
 	t->buf = d->data;
 	t->desc = d;
+	t->desc_gen = POOL_GEN(xfdr_load_relaxed(&d->ctl));
 	t->size = bytes;
 	t->used = (size_t)(p - d->data);
 	t->erase_floor = t->used;
-	t->elide_ticks = xfdr_load_relaxed(&rec_elide_ticks);
 	t->session = session;
 	t->cpu = cpu;
 	t->last_tsc = tsc;
@@ -238,9 +240,8 @@ static XFDR_NOINSTR size_t event_bytes(const struct rec_event *ev)
  * try_elide - an exit of fid at tsc: when the buffer's last record is fid's entry (nothing
  * recorded since), no older than the threshold, erase it and move the delta base back to
  * the record before it. Returns 1 when erased (the exit is then not written).
- * A flusher may be copying the bytes the next record rewrites: used_bytes shrinks first,
- * then erase_seq moves, then anything is rewritten, so a copy that read a rewritten byte sees
- * erase_seq changed and is retried (flush.c).
+ * The entry lies above the erase floor, so no flusher ever copied it (stable_bytes): erasing
+ * it, and rewriting its bytes with the next record, races with nobody.
  */
 static XFDR_NOINSTR int try_elide(struct rec_thread *t, uint64_t tsc, uint32_t fid)
 {
@@ -256,15 +257,8 @@ static XFDR_NOINSTR int try_elide(struct rec_thread *t, uint64_t tsc, uint32_t f
 		return 0;
 	t->used -= XFDR_FN_RECORD_BYTES;
 	t->last_tsc -= delta;
-	/* pairs with the acquire of used_bytes in the flusher */
+	/* for `xfdr recover` and `core`, which read a dead owner's buffers up to used_bytes */
 	xfdr_store_release(&d->used_bytes, t->used);
-	xfdr_store_release(&d->stable_bytes, t->erase_floor);
-	/*
-	 * Release: a flusher that reads the new erase_seq (acquire) sees the lengths above.
-	 * Acquire: no later rewrite moves before it, so a copy that read a rewritten word has
-	 * its closing read-modify-write of erase_seq ordered after this one (copy_buffer()).
-	 */
-	__atomic_fetch_add(&d->erase_seq, 1, __ATOMIC_ACQ_REL);
 	return 1;
 }
 
@@ -309,19 +303,30 @@ static XFDR_NOINSTR int drop_function(struct rec_thread *t, struct thread_slot *
 	return cause_rc(cause);
 }
 
-/* Hand the current buffer back full. */
-static XFDR_NOINSTR void close_buffer(struct rec_thread *t)
+XFDR_NOINSTR void rec_seal_self(void)
 {
-	pool_mark_full(t->desc, t->last_tsc);
-	rec_thread_forget_buffer(t);
+	struct rec_thread *t = &rec_self;
+	struct thread_slot *s = t->slot;
+
+	if (!s || xfdr_load_relaxed(&s->busy))
+		return;
+	xfdr_store_relaxed(&s->busy, 1u);
+	xfdr_barrier();
+	if (t->desc && t->session == xfdr_load_relaxed(&rt_pool.session)) {
+		t->erase_floor = t->used;
+		/* pairs with the acquire of stable_bytes in the flusher */
+		xfdr_store_release(&t->desc->stable_bytes, t->used);
+	}
+	xfdr_barrier();
+	/* pairs with the acquire in thread_quiesce() */
+	xfdr_store_release(&s->busy, 0u);
 }
 
 /*
  * put_words - copy bytes (zero-padded to whole 8-byte words) to a buffer's next records with
- * relaxed atomic 8-byte stores; returns the end. After an elided entry is erased, the next
- * records land on bytes a flusher may be copying at that moment (with atomic loads, checked
- * against erase_seq: flush.c): word stores keep that race defined, and visible to
- * ThreadSanitizer. On x86-64 each is a plain move.
+ * relaxed atomic 8-byte stores; returns the end. Word stores keep defined, and visible to
+ * ThreadSanitizer, a reader that is not the flusher (`xfdr core` reads a live process's
+ * memory). On x86-64 each is a plain move.
  */
 static XFDR_NOINSTR uint8_t *put_words(uint8_t *dst, const void *src, size_t bytes)
 {
@@ -401,7 +406,7 @@ static XFDR_NOINSTR int write_group(struct rec_thread *t, struct thread_slot *s,
 		    !wr_fits(buffer_bytes - XFDR_BUFFER_PREAMBLE_BYTES, need))
 			return drop_function(t, s, session, ev, open_calls, DROP_TOO_LARGE);
 		if (t->buf)
-			close_buffer(t);
+			rec_thread_close_buffer(t);
 		if (take_buffer(t, s, session, tsc, cpu, need, open_calls))
 			return drop_function(t, s, session, ev, open_calls, DROP_NO_BUFFER);
 	}
@@ -441,8 +446,9 @@ static XFDR_NOINSTR int write_group(struct rec_thread *t, struct thread_slot *s,
 		xfdr_store_relaxed(&t->desc->meta_bytes,
 				   xfdr_load_relaxed(&t->desc->meta_bytes) + meta);
 	t->used = (size_t)(p - t->buf);
-	/* pairs with the acquire of used_bytes in the flusher */
+	/* pairs with the acquire of used_bytes and stable_bytes in the flusher */
 	xfdr_store_release(&t->desc->used_bytes, t->used);
+	xfdr_store_release(&t->desc->stable_bytes, t->erase_floor);
 	return 0;
 }
 

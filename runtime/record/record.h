@@ -66,6 +66,15 @@ int rec_custom_event(const void *data, size_t bytes);
 int rec_custom_event_at(uint64_t tsc, unsigned cpu, const void *data, size_t bytes);
 
 /*
+ * rec_seal_self - the calling thread's records so far become final: a flush it runs next
+ * copies its open calls too (short-call elision never erases an entry a trace holds).
+ * Nothing when the thread is inside the runtime (a signal handler that interrupted one of its
+ * events) or holds no buffer of the pool's session. Context: the thread itself, with
+ * flushes and init excluded (its flush holds CTL_FLUSH_RUNNING); async-signal-safe.
+ */
+void rec_seal_self(void);
+
+/*
  * rec_function_slow - the one way out of rec_function_at()'s inline fast path, for everything
  * it does not do: first event of a thread (registration), re-entry (counted as a drop), no
  * buffer yet, full buffer, NewCPUId, TSCWrap, a new session, not recording.

@@ -6,8 +6,9 @@
  * delta fits 32 bits and the 8-byte record fits (wr_fits: room for the EndOfBuffer stays);
  * an entry has room for its id on the shadow stack; an exit cannot erase its entry (elision
  * off, or something was recorded since). Then: the shadow stack moves, one record is
- * written, its length published with a release store. No lock, no atomic read-modify-write,
- * no system call. Everything else goes to rec_function_slow().
+ * written, its length published with a release store (with elision on, an exit also publishes
+ * the erase floor it moves: stable_bytes). No lock, no atomic read-modify-write, no system
+ * call. Everything else goes to rec_function_slow().
  */
 #ifndef XFDR_RUNTIME_RECORD_RECORD_FAST_H
 #define XFDR_RUNTIME_RECORD_RECORD_FAST_H
@@ -21,6 +22,19 @@
 #include "runtime/record/thread_fast.h"
 #include "writer/encode.h"
 #include "xfdr/format.h"
+
+/* Write one function record at used and publish it: the fast path's common tail. */
+static inline XFDR_NOINSTR __attribute__((always_inline)) void
+rec_put_record(struct rec_thread *t, size_t used, uint64_t tsc, uint64_t word)
+{
+	/* used is kept in a register: the record store may alias the TLS block for the compiler */
+	t->used = used + XFDR_FN_RECORD_BYTES;
+	t->last_tsc = tsc;
+	/* one word store, atomic for the sake of readers of a live process (put_words()) */
+	xfdr_store_relaxed((uint64_t *)(void *)(t->buf + used), word);
+	/* pairs with the acquire of used_bytes in the flusher */
+	xfdr_store_release(&t->desc->used_bytes, used + XFDR_FN_RECORD_BYTES);
+}
 
 /*
  * Record a function event taken at (tsc, cpu). Context: see record.h.
@@ -56,18 +70,19 @@ rec_function_at(uint64_t tsc, unsigned cpu, unsigned action, uint32_t fid)
 		if (XFDR_UNLIKELY(t->elide_ticks)) {
 			if (used >= t->erase_floor + XFDR_FN_RECORD_BYTES)
 				goto slow_path;
+			/* the exit ends what may be erased: everything up to it is final */
 			t->erase_floor = used + XFDR_FN_RECORD_BYTES;
+			t->depth--;
+			rec_put_record(t, used, tsc,
+				       wr_function_word(action, fid, (uint32_t)delta));
+			/* pairs with the acquire of stable_bytes in the flusher */
+			xfdr_store_release(&t->desc->stable_bytes, used + XFDR_FN_RECORD_BYTES);
+			goto done;
 		}
 		t->depth--;
 	}
-	/* used is kept in a register: the record store may alias the TLS block for the compiler */
-	t->used = used + XFDR_FN_RECORD_BYTES;
-	t->last_tsc = tsc;
-	/* one word store, atomic for the flusher's sake: see put_words() in record.c */
-	xfdr_store_relaxed((uint64_t *)(void *)(t->buf + used),
-			   wr_function_word(action, fid, (uint32_t)delta));
-	/* pairs with the acquire of used_bytes in the flusher */
-	xfdr_store_release(&t->desc->used_bytes, used + XFDR_FN_RECORD_BYTES);
+	rec_put_record(t, used, tsc, wr_function_word(action, fid, (uint32_t)delta));
+done:
 	xfdr_barrier();
 	/* pairs with the acquire in thread_quiesce() */
 	xfdr_store_release(&s->busy, 0u);

@@ -25,6 +25,7 @@
 #include "runtime/pool/pool.h"
 #include "runtime/base/print.h"
 #include "runtime/record/altstack.h"
+#include "runtime/record/session.h"
 #include "runtime/record/thread.h"
 
 __thread struct rec_thread rec_self __attribute__((tls_model("initial-exec"))) = {
@@ -242,6 +243,11 @@ XFDR_NOINSTR uint32_t thread_id_in_session(struct thread_slot *s, uint32_t sessi
  * thread_exit - pthread key destructor: hand the thread's buffer back as full.
  * A hook that runs later in the thread's teardown registers the thread again and re-arms
  * this destructor, so even those events are kept.
+ * Like a hook, it stores its guard and then reads the recording session: a new session's
+ * xfdr_init() stops recording before it waits for guards (thread_quiesce()) and only then sets
+ * the pool up again, so the buffer is handed back either before that, or not at all (it is an
+ * old session's, never written again). The hand-back is a compare-exchange on the claim's
+ * generation besides, so a buffer that is no longer this thread's is never flipped.
  */
 static XFDR_NOINSTR void thread_exit(void *arg)
 {
@@ -253,8 +259,8 @@ static XFDR_NOINSTR void thread_exit(void *arg)
 		return;
 	xfdr_store_relaxed(&s->busy, 1u);
 	xfdr_barrier();
-	if (t->desc && t->session == xfdr_load_acquire(&rt_pool.session))
-		pool_mark_full(t->desc, t->last_tsc);
+	if (t->desc && t->session == session_recording())
+		rec_thread_close_buffer(t);
 	rec_thread_forget_buffer(t);
 	current_name(s->exit_name);
 	/* Before the slot, and with it the stack, can go to another thread. */

@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 
+#include "runtime/pool/pool.h"
 #include "runtime/record/thread_fast.h"
 
 extern struct thread_table thread_table XFDR_HIDDEN;
@@ -41,6 +42,17 @@ static inline XFDR_NOINSTR void rec_thread_forget_buffer(struct rec_thread *t)
 	t->used = 0;
 	t->session = 0;
 	t->cpu = REC_NO_CPU;
+}
+
+/*
+ * rec_thread_close_buffer - hand the thread's buffer back full (an entry in an earlier buffer
+ * is never erased: all of it is final now), then hold none. Context: the owning thread, guard
+ * held, its buffer of the session being recorded (or at its exit, see thread_exit()).
+ */
+static inline XFDR_NOINSTR void rec_thread_close_buffer(struct rec_thread *t)
+{
+	pool_mark_full(t->desc, t->desc_gen, t->used, t->last_tsc);
+	rec_thread_forget_buffer(t);
 }
 
 /*

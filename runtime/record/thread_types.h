@@ -122,6 +122,7 @@ struct rec_thread {
 	uint32_t skip_session;
 	uint32_t held_cpu;
 	uint32_t exit_lost;
+	uint32_t desc_gen; /* desc's generation from the claim: only that buffer is the thread's */
 } __attribute__((aligned(XFDR_CACHELINE)));
 
 struct thread_table {
