@@ -102,22 +102,32 @@ $(BENCH_DIR)/startup: bench/startup.c include/xfdr/xfdr.h runtime/pool/pool.h \
 	@mkdir -p $(@D)
 	$(CC) $(BENCH_FLAGS) -o $@ bench/startup.c $(LIBXFDR_A) $(SAN_LDFLAGS) $(RUNTIME_LIBS)
 
+# ---- fork children that record nothing, beside a parent without xfdr (bench/fork_cost.c) ----
+BENCH_FORK_REPS ?= 5
+BENCH_FORK_CMD = $(BENCH_DIR)/fork_cost -r $(BENCH_FORK_REPS)
+
+$(BENCH_DIR)/fork_cost: bench/fork_cost.c include/xfdr/xfdr.h $(LIBXFDR_A)
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_FLAGS) -o $@ bench/fork_cost.c $(LIBXFDR_A) $(SAN_LDFLAGS) $(RUNTIME_LIBS)
+
 # ---- the targets ------------------------------------------------------------------------------
 # Exit status 1 when a table reports a failure; every table is printed in full either way.
 BENCH_EVENTS_CMD = sh bench/run.sh -p $(BENCH_PROCS) 'make $(strip $(MAKEOVERRIDES) $(MAKECMDGOALS))' \
 	$(BENCH_RUNS)
 
-.PHONY: bench bench-events bench-startup
+.PHONY: bench bench-events bench-startup bench-fork
 bench-events: all $(BENCH_PROGS)
 	@$(BENCH_EVENTS_CMD)
 
-bench: all $(BENCH_PROGS) $(BENCH_DIR)/startup
+bench: all $(BENCH_PROGS) $(BENCH_DIR)/startup $(BENCH_DIR)/fork_cost
 	@status=0; \
 	$(BENCH_EVENTS_CMD) || status=1; \
 	echo; \
 	$(BENCH_INSTR_CMD) || status=1; \
 	echo; \
 	$(BENCH_DIR)/startup -r $(BENCH_STARTUP_REPS) || status=1; \
+	echo; \
+	$(BENCH_FORK_CMD) || status=1; \
 	echo; \
 	$(BENCH_READER_CMD) || status=1; \
 	echo; \
@@ -132,6 +142,9 @@ bench: all $(BENCH_PROGS) $(BENCH_DIR)/startup
 
 bench-startup: $(BENCH_DIR)/startup
 	@$(BENCH_DIR)/startup -r $(BENCH_STARTUP_REPS)
+
+bench-fork: $(BENCH_DIR)/fork_cost
+	@$(BENCH_FORK_CMD)
 
 # ---- instructions per event: the per-event rows again, under callgrind (bench/instr.sh) ------
 # Repeatable where timings are not; `make bench` prints it after the per-event table.

@@ -19,7 +19,7 @@
 
 /*
  * newfile_set_mode - the permission bits of every file created from now on. Context: init only
- * (exclusive through rt_ctl); a flush reads it.
+ * (exclusive through rt_state.ctl); a flush reads it.
  */
 void newfile_set_mode(unsigned mode);
 

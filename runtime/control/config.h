@@ -3,7 +3,7 @@
  * given. The rest lives with its owner: the pool's geometry in rt_pool (pool/), the thread
  * limit in thread_table (record/thread.h), the clock in record/clock.h, where and how files
  * are written in flush_output (flush/output.h).
- * Written only by init (exclusive through rt_ctl), read by the exit handler.
+ * Written only by init (exclusive through rt_state.ctl), read by the exit handler.
  */
 #ifndef XFDR_RUNTIME_CONTROL_CONFIG_H
 #define XFDR_RUNTIME_CONTROL_CONFIG_H

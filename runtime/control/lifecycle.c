@@ -1,8 +1,8 @@
 /*
- * runtime/control/lifecycle.c - the life cycle of the recorder through rt_ctl: init, start, stop,
- * flush, the start at load with XFDR_OPTIONS and the flush at exit.
+ * runtime/control/lifecycle.c - the life cycle of the recorder through rt_state.ctl: init, start,
+ * stop, flush, the start at load with XFDR_OPTIONS, the flush at exit, and fork children.
  *
- * rt_ctl (session.h) changes only by compare-exchange, so concurrent or re-entrant calls get
+ * rt_state.ctl (session.h) changes only by compare-exchange, so concurrent or re-entrant calls get
  * a status code instead of a lock: init and flush exclude each other and themselves, start
  * and stop only flip the recording session in the low half.
  */
@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "runtime/base/compiler.h"
@@ -32,12 +33,15 @@
 #include "runtime/record/thread.h"
 #include "runtime/record/thread_fork.h"
 #include "runtime/symbols/fnmap.h"
+#include "runtime/symbols/unload.h"
 #include "xfdr/xfdr.h"
 
 /* How long a new session waits for threads still inside the runtime. */
 #define INIT_QUIESCE_MS 1000u
 
-uint64_t rt_ctl = CTL_MAKE(0, SESSION_OFF);
+/* Zero (SESSION_NONE) until rt_load() or the first call, and in a fork child (session.h). */
+struct rt_state rt_state;
+uint32_t rt_fork_wipes;
 struct rt_config rt_cfg;
 
 static char env_store[4096];	     /* XFDR_OPTIONS, split in place; string options point here */
@@ -50,13 +54,16 @@ static uint32_t env_owned;
 static char cfg_output[PATH_MAX]; /* the output setting of the running session */
 static uint32_t next_session = 1;
 static int exit_registered; /* the atexit handler is installed (init only) */
-static int unflushed;	    /* recorded since the last complete flush */
+/* What a fork child needs of its parent (not in rt_state, which the child finds zeroed). */
+static uint32_t cfg_ready;	    /* rt_cfg holds the options of a complete init */
+static uint32_t recording_wanted;   /* xfdr_start() was called last, not xfdr_stop() */
+static uint32_t child_init_pending; /* an adopted child sets its recorder up at xfdr_start() */
 
-/* Set flag bits in rt_ctl if none of `forbidden` is set and `need` all are. */
+/* Set flag bits in rt_state.ctl if none of `forbidden` is set and `need` all are. */
 static int ctl_acquire(uint32_t need, uint32_t forbidden, uint32_t set, int want_off,
 		       uint64_t *seen)
 {
-	uint64_t c = xfdr_load_acquire(&rt_ctl);
+	uint64_t c = xfdr_load_acquire(&rt_state.ctl);
 
 	for (;;) {
 		uint32_t f = CTL_FLAGS(c);
@@ -68,20 +75,23 @@ static int ctl_acquire(uint32_t need, uint32_t forbidden, uint32_t set, int want
 			return -EBUSY;
 		if (want_off && CTL_SESSION(c) != SESSION_OFF)
 			return -EBUSY;
-		if (xfdr_cas(&rt_ctl, &c, CTL_MAKE(f | set, CTL_SESSION(c))))
+		if (xfdr_cas(&rt_state.ctl, &c, CTL_MAKE(f | set, CTL_SESSION(c))))
 			return 0;
 	}
 }
 
 static void ctl_clear(uint32_t bits)
 {
-	__atomic_fetch_and(&rt_ctl, ~CTL_MAKE(bits, 0), __ATOMIC_ACQ_REL);
+	__atomic_fetch_and(&rt_state.ctl, ~CTL_MAKE(bits, 0), __ATOMIC_ACQ_REL);
 }
 
 static void rt_exit_flush(void);
 static void rt_fork_prepare(void);
 static void rt_fork_parent(void);
 static void rt_fork_child(void);
+static uint32_t rt_adopt_on_event(void);
+static uint32_t rt_adopt(int init_now);
+static void rt_enter(int init_now);
 
 /* The elision threshold in ticks: the calibration may spin up to 20 ms, only when asked. */
 static void elision_setup(uint64_t us)
@@ -241,9 +251,29 @@ static void report_output_dir(void)
 	pr_line(&b);
 }
 
-/* configure_output 0: keep the output settings (a fork child's options have none). */
-static int rt_init(const struct xfdr_options *o, int configure_output)
+/*
+ * Arm the zeroing of rt_state in fork children, once (a child's mapping keeps it, so its own
+ * children are zeroed too): armed first, so that this process never looks forked.
+ */
+static void fork_wipe_arm(void)
 {
+	xfdr_store_relaxed(&rt_state.armed, 1u);
+#ifdef MADV_WIPEONFORK
+	if (!rt_fork_wipes && sysconf(_SC_PAGESIZE) == (long)sizeof(rt_state) &&
+	    !madvise(&rt_state, sizeof(rt_state), MADV_WIPEONFORK))
+		xfdr_store_relaxed(&rt_fork_wipes, 1u);
+#endif
+}
+
+/*
+ * fork_child: the set-up of a fork child's own recorder (rt_adopt()): it keeps the output
+ * settings (its options have none), and has no other thread to wait for (its one thread may be
+ * inside a hook that is setting it up).
+ */
+static int rt_init(const struct xfdr_options *o, int fork_child)
+{
+	int configure_output = !fork_child;
+
 	uint64_t seen;
 	uint32_t session;
 	int rc;
@@ -253,12 +283,13 @@ static int rt_init(const struct xfdr_options *o, int configure_output)
 	rc = ctl_acquire(0, CTL_INIT_RUNNING | CTL_FLUSH_RUNNING, CTL_INIT_RUNNING, 1, &seen);
 	if (rc)
 		return rc;
+	xfdr_store_relaxed(&cfg_ready, 0u);
 	newfile_set_mode(o->file_mode ? (unsigned)o->file_mode : OPT_DEFAULT_FILE_MODE);
 	rc = thread_table_setup((uint32_t)o->thread_max);
 	if (rc)
 		goto out;
 	/* Threads that began an event before the last stop may still be writing. */
-	rc = thread_quiesce(INIT_QUIESCE_MS);
+	rc = fork_child ? 0 : thread_quiesce(INIT_QUIESCE_MS);
 	if (rc)
 		goto out;
 	if (configure_output) {
@@ -290,14 +321,18 @@ static int rt_init(const struct xfdr_options *o, int configure_output)
 	clock_init(o->clock);
 	pool_locator_set_invariant_tsc(clock_invariant_tsc());
 	elision_setup(o->func_duration_threshold_us);
-	xfdr_store_relaxed(&unflushed, 0);
+	xfdr_store_relaxed(&rt_state.unflushed, 0);
 	/* Here rather than in xfdr_start(), which must stay async-signal-safe. */
 	if (!exit_registered) {
 		exit_registered = 1;
 		atexit(rt_exit_flush);
 		pthread_atfork(rt_fork_prepare, rt_fork_parent, rt_fork_child);
+		rec_on_fork_child(rt_adopt_on_event);
 	}
-	__atomic_fetch_or(&rt_ctl, CTL_MAKE(CTL_INITIALIZED, 0), __ATOMIC_ACQ_REL);
+	fork_wipe_arm();
+	xfdr_store_relaxed(&child_init_pending, 0u);
+	xfdr_store_release(&cfg_ready, 1u);
+	__atomic_fetch_or(&rt_state.ctl, CTL_MAKE(CTL_INITIALIZED, 0), __ATOMIC_ACQ_REL);
 	/* After the pool exists: a signal that arrives from now on finds something to flush. */
 	rc = signals_setup(o);
 out:
@@ -321,6 +356,7 @@ XFDR_API int xfdr_init(const struct xfdr_options *o)
 	struct xfdr_options env, wanted;
 	opt_keys keys;
 
+	rt_enter(0);
 	env_options(&env, &keys, env_output, sizeof(env_output));
 	wanted = o ? *o : env;
 	/* What the user says at run time wins over what the program was built to ask. */
@@ -330,7 +366,7 @@ XFDR_API int xfdr_init(const struct xfdr_options *o)
 		report_unapplied(&wanted);
 		return 0;
 	}
-	return rt_init(&wanted, 1);
+	return rt_init(&wanted, 0);
 }
 
 /* atexit: stop, and write what was recorded since the last complete flush. */
@@ -340,11 +376,12 @@ static void rt_exit_flush(void)
 	struct pr_buf b = PR_BUF_INIT(text);
 	int rc;
 
-	if (!rt_cfg.flush_at_exit)
+	/* A fork child that recorded nothing has nothing to write, and no file of its own. */
+	if (!rt_cfg.flush_at_exit || rt_forked())
 		return;
 	xfdr_stop();
 	/* Everything is in complete files now: backing=file's live files are not needed. */
-	if (!xfdr_load_relaxed(&unflushed)) {
+	if (!xfdr_load_relaxed(&rt_state.unflushed)) {
 		livemap_discard();
 		return;
 	}
@@ -364,47 +401,107 @@ static void rt_exit_flush(void)
 
 /*
  * fork(): the child records alone, into its own files. The parent's other threads do not run
- * in the child and its buffers hold the parent's history, written by the parent's flushes:
- * the child forgets both (without writing to them: a file-backed pool is shared with the
- * parent), maps a pool of its own under its own pid, and goes on recording if the parent was.
- * A fork while another thread is in xfdr_init() leaves the child without a recorder.
+ * in the child, and its buffers hold the parent's history, written by the parent's flushes.
+ * The kernel zeroes rt_state in the child and leaves the pool out (session.h, pool_memory.c):
+ * whatever runs first there (a program's own atfork handler, code after _Fork() or clone())
+ * finds no session and cannot reach the parent's buffers. The child adopts its recorder on
+ * its first event or call of the API (rt_adopt()): one that execs or exits first makes nothing.
+ * Where the kernel cannot zero the page (rt_fork_wipes 0), the atfork child handler adopts.
  */
 static void rt_fork_prepare(void)
 {
+	thread_before_fork();
+	unload_before_fork();
 	fnmap_before_fork();
 }
 
 static void rt_fork_parent(void)
 {
 	fnmap_after_fork_parent();
+	unload_after_fork_parent();
+	thread_after_fork_parent();
 }
 
+/* liburcu's state must be set right at once (its prepare handler blocked every signal). */
 static void rt_fork_child(void)
 {
-	uint64_t c = xfdr_load_acquire(&rt_ctl);
-	uint32_t before = CTL_SESSION(c);
-	struct xfdr_options o = rt_cfg.options;
-
 	fnmap_after_fork_child();
+	unload_after_fork_child();
+	if (!xfdr_load_relaxed(&rt_fork_wipes))
+		rt_adopt(1);
+}
+
+/* The child's own recorder, with its parent's options and output, recording. */
+static int child_init(uint32_t parent_session)
+{
+	struct xfdr_options o = rt_cfg.options;
+	int rc;
+
+	if (!xfdr_load_relaxed(&child_init_pending))
+		return -EINVAL;
+	o.start = 1;
+	rc = rt_init(&o, 1);
+	/* The calls open at fork() go on in the child: its first buffer begins with them. */
+	if (!rc)
+		thread_self_keep_stack(parent_session, xfdr_load_relaxed(&rt_pool.session));
+	return rc;
+}
+
+/*
+ * rt_adopt - in a fork child: forget the parent's recorder without touching what the parent
+ * shares with it, then, init_now and the parent recording, set up the child's own. A child of
+ * a parent that was not recording sets it up at xfdr_start(). Returns the session recorded now
+ * or SESSION_OFF. Context: the child's one thread, on its first event (inside a hook: nothing
+ * waits for its guard) or call of the API, or the atfork child handler.
+ */
+static uint32_t rt_adopt(int init_now)
+{
+	uint32_t parent_session = xfdr_load_relaxed(&rt_pool.session);
+
+	if (__atomic_exchange_n(&rt_state.adopting, 1u, __ATOMIC_ACQUIRE))
+		return SESSION_OFF; /* an event of a signal handler while the child adopts */
 	output_after_fork();
-	xfdr_store_relaxed(&unflushed, 0);
-	if (!(CTL_FLAGS(c) & CTL_INITIALIZED) || (CTL_FLAGS(c) & CTL_INIT_RUNNING)) {
-		xfdr_store_release(&rt_ctl, CTL_MAKE(0, SESSION_OFF));
-		return;
-	}
-	/* Nothing records meanwhile: the child has one thread, this one. */
-	xfdr_store_release(&rt_ctl, CTL_MAKE(0, SESSION_OFF));
 	livemap_forget_after_fork();
 	pool_forget_after_fork();
 	thread_table_after_fork();
-	o.start = before != SESSION_OFF;
-	if (rt_init(&o, 0) == 0 && o.start)
-		thread_self_keep_stack(before, xfdr_load_relaxed(&rt_pool.session));
+	xfdr_store_relaxed(&rt_state.unflushed, 0);
+	xfdr_store_release(&rt_state.ctl, CTL_MAKE(0, SESSION_OFF));
+	xfdr_store_relaxed(&rt_state.armed, 1u);
+	xfdr_store_relaxed(&child_init_pending, xfdr_load_relaxed(&cfg_ready));
+	if (init_now && xfdr_load_relaxed(&recording_wanted))
+		child_init(parent_session);
+	xfdr_store_release(&rt_state.adopting, 0u);
+	return session_recording();
+}
+
+static uint32_t rt_adopt_on_event(void)
+{
+	return rt_adopt(1);
+}
+
+/*
+ * First thing in every call of the API but a flush: a fork child adopts (see rt_adopt()), and
+ * a session word still zero from before rt_load() (another constructor called us first) says
+ * "not recording".
+ */
+static void rt_enter(int init_now)
+{
+	uint64_t none = CTL_MAKE(0, SESSION_NONE);
+
+	if (rt_forked())
+		rt_adopt(init_now);
+	else if (xfdr_load_relaxed(&rt_state.ctl) == none)
+		xfdr_cas(&rt_state.ctl, &none, CTL_MAKE(0, SESSION_OFF));
 }
 
 XFDR_API int xfdr_start(void)
 {
-	uint64_t c = xfdr_load_acquire(&rt_ctl);
+	uint64_t c;
+
+	rt_enter(1);
+	if (xfdr_load_relaxed(&child_init_pending))
+		return child_init(SESSION_OFF);
+	c = xfdr_load_acquire(&rt_state.ctl);
 
 	for (;;) {
 		uint32_t f = CTL_FLAGS(c);
@@ -415,11 +512,12 @@ XFDR_API int xfdr_start(void)
 			return -EBUSY;
 		if (CTL_SESSION(c) != SESSION_OFF)
 			return 0;
-		/* pairs with the acquire loads of rt_ctl by every hook */
-		if (xfdr_cas(&rt_ctl, &c, CTL_MAKE(f, xfdr_load_acquire(&rt_pool.session))))
+		/* pairs with the acquire loads of rt_state.ctl by every hook */
+		if (xfdr_cas(&rt_state.ctl, &c, CTL_MAKE(f, xfdr_load_acquire(&rt_pool.session))))
 			break;
 	}
-	xfdr_store_relaxed(&unflushed, 1);
+	xfdr_store_relaxed(&rt_state.unflushed, 1);
+	xfdr_store_relaxed(&recording_wanted, 1u);
 	/* XRay calls xfdr only while patched; without XRay this returns -ENOSYS. */
 	hooks_xray_install();
 	return 0;
@@ -427,7 +525,10 @@ XFDR_API int xfdr_start(void)
 
 XFDR_API int xfdr_stop(void)
 {
-	uint64_t c = xfdr_load_acquire(&rt_ctl);
+	uint64_t c;
+
+	rt_enter(0);
+	c = xfdr_load_acquire(&rt_state.ctl);
 
 	for (;;) {
 		uint32_t f = CTL_FLAGS(c);
@@ -436,7 +537,8 @@ XFDR_API int xfdr_stop(void)
 			return -EINVAL;
 		if (CTL_SESSION(c) == SESSION_OFF)
 			return 0;
-		if (xfdr_cas(&rt_ctl, &c, CTL_MAKE(f, SESSION_OFF))) {
+		if (xfdr_cas(&rt_state.ctl, &c, CTL_MAKE(f, SESSION_OFF))) {
+			xfdr_store_relaxed(&recording_wanted, 0u);
 			hooks_xray_uninstall();
 			return 0;
 		}
@@ -475,8 +577,9 @@ XFDR_API int xfdr_flush_since(uint64_t since, char *path_out, size_t path_bytes)
 	rec_seal_self();
 	rc = flush_run(since, path_out, path_bytes);
 	/* Everything recorded is in the file only if recording was off for the whole flush. */
-	if (!rc && !since && was_off && CTL_SESSION(xfdr_load_acquire(&rt_ctl)) == SESSION_OFF)
-		xfdr_store_relaxed(&unflushed, 0);
+	if (!rc && !since && was_off &&
+	    CTL_SESSION(xfdr_load_acquire(&rt_state.ctl)) == SESSION_OFF)
+		xfdr_store_relaxed(&rt_state.unflushed, 0);
 	ctl_clear(CTL_FLUSH_RUNNING);
 	return rc;
 }
@@ -487,16 +590,18 @@ XFDR_API int xfdr_flush_since(uint64_t since, char *path_out, size_t path_bytes)
  */
 __attribute__((constructor)) static void rt_load(void)
 {
-	const char *text = env_text();
+	const char *text;
 	char env_output[sizeof(env_store)];
 	struct xfdr_options env;
 	opt_keys keys;
 
+	rt_enter(0); /* not recording: hooks return at once from now on */
+	text = env_text();
 	if (!text || !strstr(text, "start"))
 		return;
 	env_options(&env, &keys, env_output, sizeof(env_output));
 	if (!env.start)
 		return;
-	if (rt_init(&env, 1) == 0)
+	if (rt_init(&env, 0) == 0)
 		xfdr_store_release(&env_owned, 1u);
 }

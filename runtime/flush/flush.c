@@ -14,8 +14,8 @@
  *
  * Only open, fchmod, write, pwrite, lseek, fstat, fstatat, close, renameat2, link, unlink,
  * access, getpid, getrlimit, clock_gettime, rdtsc and sched_getcpu are used: no lock, no
- * allocation, no stdio. The caller (xfdr_flush) makes flushes exclusive through rt_ctl, so the
- * scratch in rt_pool (flush_order, flush_copy) is the flusher's alone.
+ * allocation, no stdio. The caller (xfdr_flush) makes flushes exclusive through rt_state.ctl, so
+ * the scratch in rt_pool (flush_order, flush_copy) is the flusher's alone.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -27,9 +27,9 @@
  * A rewrite goes to "<map>.tmp", then rename(2) puts it in place, so a reader after a SIGKILL
  * finds the last complete map. The first rename is to a free name only (newfile.h): a map
  * found there that we did not write stays, and the live map is reported as not written. None is
- * made while an xfdr_init() runs (CTL_INIT_RUNNING in rt_ctl, read with acquire): init rewrites
- * what the map reads (the clock source, the thread table), and the acquire of its end orders those
- * writes before the rewrite.
+ * made while an xfdr_init() runs (CTL_INIT_RUNNING in rt_state.ctl, read with acquire): init
+ * rewrites what the map reads (the clock source, the thread table), and the acquire of its end
+ * orders those writes before the rewrite.
  *
  * State: the paths and the keeper's fields are written by init only, while no keeper runs;
  * pthread_create() orders them before the keeper reads them, and livemap_stop()'s wait on
@@ -199,7 +199,7 @@ static XFDR_NOINSTR int write_map(uint64_t tsc_hz, const char **failed)
 static XFDR_NOINSTR int init_running(void)
 {
 	/* pairs with the acquire-release clear of CTL_INIT_RUNNING at the end of xfdr_init() */
-	return (CTL_FLAGS(xfdr_load_acquire(&rt_ctl)) & CTL_INIT_RUNNING) != 0;
+	return (CTL_FLAGS(xfdr_load_acquire(&rt_state.ctl)) & CTL_INIT_RUNNING) != 0;
 }
 
 /* Sleep ns or until livemap_stop() posts `wake`. Returns 1 when asked to stop. */

@@ -19,7 +19,7 @@ struct flush_output {
 	int per_thread_files;
 };
 
-/* Written only by output_configure() (init, exclusive through rt_ctl), read by flushes. */
+/* Written only by output_configure() (init, exclusive through rt_state.ctl), read by flushes. */
 extern struct flush_output flush_output XFDR_HIDDEN;
 
 /*

@@ -63,6 +63,7 @@
 #include <sched.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "runtime/base/compiler.h"
 #include "runtime/record/record_fast.h"
@@ -76,7 +77,8 @@
 
 /* The stubs test the session word's low half (little-endian: its first 4 bytes). */
 _Static_assert(SESSION_OFF == 0xffffffffu, "the stubs compare with $-1");
-_Static_assert(sizeof(rt_ctl) == 8, "the stubs read the session at rt_ctl + 0");
+_Static_assert(sizeof(rt_state.ctl) == 8 && __builtin_offsetof(struct rt_state, ctl) == 0,
+	       "the stubs read the session at rt_state + 0");
 
 struct fentry_frame {
 	uintptr_t frame; /* address of the slot holding the function's return address */
@@ -103,6 +105,7 @@ struct fentry_thread {
 
 static __thread struct fentry_thread fentry_self __attribute__((tls_model("initial-exec")));
 
+/* key_state's low half; while RUNNING its high half is the creator's pid (key_ready()). */
 enum key_state {
 	KEY_NONE = 0,
 	KEY_RUNNING = 1,
@@ -111,7 +114,7 @@ enum key_state {
 };
 
 static pthread_key_t stack_key;
-static uint32_t key_state;
+static uint64_t key_state;
 
 /* Called by the stubs; hidden, named in the assembly below. */
 void fentry_enter(const uint8_t *ret, uintptr_t frame) XFDR_HIDDEN;
@@ -184,7 +187,7 @@ void fentry_return(uintptr_t frame) XFDR_HIDDEN;
 	".globl " name "\n\t"                                                                      \
 	".type " name ", @function\n\t"                                                            \
 	".p2align 4\n" name ":\n\t"                                                                \
-	".cfi_startproc\n\t" FENTRY_ENDBR "cmpl $-1, rt_ctl(%rip)\n\t"                             \
+	".cfi_startproc\n\t" FENTRY_ENDBR "cmpl $-1, rt_state(%rip)\n\t"                           \
 	"je 1f\n\t" FENTRY_SAVE args "call " handler "\n\t" FENTRY_RESTORE "1:\n\t"                \
 	"ret\n\t"                                                                                  \
 	".cfi_endproc\n\t"                                                                         \
@@ -207,25 +210,38 @@ static XFDR_NOINSTR void stack_release(void *frames)
 	munmap(frames, STACK_BYTES);
 }
 
-/* The thread-exit key, created once; 0 when it cannot be (the thread then stays stackless). */
+/*
+ * The thread-exit key, created once; 0 when it cannot be (the thread then stays stackless).
+ * A fork child inherits KEY_RUNNING but not the thread creating the key, so RUNNING names the
+ * creator's process: a waiter in another process (a fork child's) creates a key of its own
+ * (the creator's, if it got one, is leaked). No fork handler is needed.
+ */
 static XFDR_NOINSTR int key_ready(void)
 {
-	uint32_t st = xfdr_load_acquire(&key_state);
+	uint64_t st = xfdr_load_acquire(&key_state), mine;
 
 	if (XFDR_LIKELY(st == KEY_READY))
 		return 1;
-	if (st == KEY_NONE && xfdr_cas(&key_state, &st, (uint32_t)KEY_RUNNING)) {
-		st = pthread_key_create(&stack_key, stack_release) ? KEY_FAILED : KEY_READY;
-		/* pairs with the acquire above: the key before "ready" */
-		xfdr_store_release(&key_state, st);
-		return st == KEY_READY;
-	}
-	/* Another thread is creating it (a few instructions); we are never nested here. */
-	while (st == KEY_RUNNING) {
+	mine = (uint64_t)(uint32_t)getpid() << 32 | KEY_RUNNING;
+	for (;;) {
+		if (st == KEY_NONE && xfdr_cas(&key_state, &st, mine)) {
+			st = pthread_key_create(&stack_key, stack_release) ? KEY_FAILED : KEY_READY;
+			/* pairs with the acquire above: the key before "ready" */
+			xfdr_store_release(&key_state, st);
+			return st == KEY_READY;
+		}
+		if ((uint32_t)st != KEY_RUNNING)
+			return st == KEY_READY;
+		if (st != mine) {
+			/* Created by a thread of the process we were forked from: not here. */
+			if (xfdr_cas(&key_state, &st, (uint64_t)KEY_NONE))
+				st = KEY_NONE;
+			continue;
+		}
+		/* Another thread is creating it (a few instructions); we are never nested here. */
 		sched_yield();
 		st = xfdr_load_acquire(&key_state);
 	}
-	return st == KEY_READY;
 }
 
 /* Map the thread's stack (its first recorded entry). Returns 0 when it stays stackless. */

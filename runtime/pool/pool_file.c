@@ -34,7 +34,7 @@
  * State: own_path, the live trace this process made, and the device and inode of both files,
  * for pool_file_unlink(): it removes a name only while it still leads to our file (another
  * process with our pid number, in another pid namespace writing to the same directory, may
- * have moved ours aside and made its own). Init only (serialized by rt_ctl); a fork child
+ * have moved ours aside and made its own). Init only (serialized by rt_state.ctl); a fork child
  * forgets them without unlinking (pool_file_forget()).
  */
 #include <errno.h>

@@ -257,6 +257,7 @@ static void forget_fields(void)
 	rt_pool.map_bytes = 0;
 	rt_pool.descs_map_bytes = 0;
 	rt_pool.file_backed = 0;
+	rt_pool.dontfork = 0;
 }
 
 void pool_memory_unmap(void)
@@ -276,9 +277,10 @@ void pool_memory_unmap(void)
 void pool_memory_forget(void)
 {
 	prefault_stop(); /* the parent's thread: not waited for, never told to stop */
-	if (rt_pool.map)
+	/* Left out of the child: not there to unmap, and the addresses may be reused already. */
+	if (rt_pool.map && !rt_pool.dontfork)
 		munmap(rt_pool.map, rt_pool.map_bytes);
-	if (rt_pool.locator)
+	if (rt_pool.locator && !rt_pool.dontfork)
 		munmap(rt_pool.locator, rt_pool.descs_map_bytes);
 	if (rt_pool.file_backed)
 		pool_file_forget();
@@ -335,6 +337,21 @@ static int map_anonymous(size_t bytes, size_t dbytes, struct pool_maps *m)
 	return 0;
 }
 
+/*
+ * Leave the pool out of fork children (MADV_DONTFORK): a child cannot write what the parent's
+ * trace holds, whatever runs first in it, and fork() copies none of the pool's page tables.
+ * Returns 1 when both mappings are left out, 0 when neither is.
+ */
+static int keep_from_children(const struct pool_maps *m)
+{
+	if (madvise(m->trace, m->trace_bytes, MADV_DONTFORK))
+		return 0;
+	if (!madvise(m->pool, m->pool_bytes, MADV_DONTFORK))
+		return 1;
+	madvise(m->trace, m->trace_bytes, MADV_DOFORK);
+	return 0;
+}
+
 int pool_memory_map(size_t buffer_bytes, uint32_t count, const char *file_path)
 {
 	size_t bytes = buffer_bytes * count;
@@ -363,6 +380,7 @@ int pool_memory_map(size_t buffer_bytes, uint32_t count, const char *file_path)
 	rt_pool.buffer_bytes = buffer_bytes;
 	rt_pool.count = count;
 	rt_pool.file_backed = file_path != NULL;
+	rt_pool.dontfork = keep_from_children(&m);
 	rc = prefault();
 	if (rc) {
 		if (file_path && rc != -ENOMEM)

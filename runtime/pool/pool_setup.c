@@ -19,9 +19,9 @@
  * The flusher's scratch: the order in which it writes buffers (one index per buffer) and one
  * buffer to copy into. Not prefaulted: only a flush touches it, and a flush may fault.
  */
-static void scratch_unmap(void)
+static void scratch_unmap(int mapped)
 {
-	if (rt_pool.flush_order)
+	if (rt_pool.flush_order && mapped)
 		munmap(rt_pool.flush_order, rt_pool.flush_scratch_bytes);
 	rt_pool.flush_order = NULL;
 	rt_pool.flush_copy = NULL;
@@ -36,6 +36,12 @@ static int scratch_map(size_t buffer_bytes, uint32_t count)
 
 	if (p == MAP_FAILED)
 		return -ENOMEM;
+	/*
+	 * Left out of fork children like the pool (pool_memory.c). Should the advice fail, a child
+	 * keeps a copy it never uses: pool_forget_after_fork() does not unmap it.
+	 */
+	if (rt_pool.dontfork)
+		madvise(p, bytes, MADV_DONTFORK);
 	rt_pool.flush_order = p;
 	rt_pool.flush_copy = (uint8_t *)p + order_bytes;
 	rt_pool.flush_scratch_bytes = bytes;
@@ -86,7 +92,7 @@ int pool_setup(size_t buffer_bytes, uint32_t count, uint32_t session, enum pool_
 		}
 	} else {
 		/* backing=file always gets new files: the old ones hold the old session. */
-		scratch_unmap();
+		scratch_unmap(1);
 		pool_memory_unmap();
 		rc = pool_memory_map(buffer_bytes, count, file_path);
 		if (!rc) {
@@ -134,8 +140,11 @@ int pool_setup(size_t buffer_bytes, uint32_t count, uint32_t session, enum pool_
 
 void pool_forget_after_fork(void)
 {
-	/* The scratch is private memory: unmapping the child's copy leaves the parent's alone. */
-	scratch_unmap();
+	/*
+	 * The scratch is private memory: unmapping the child's copy leaves the parent's alone;
+	 * one left out of the child is not there.
+	 */
+	scratch_unmap(!rt_pool.dontfork);
 	pool_memory_forget();
 	xfdr_store_relaxed(&rt_pool.ring_next, (uint64_t)0);
 	xfdr_store_relaxed(&rt_pool.claims, (uint64_t)0);

@@ -113,6 +113,7 @@ struct pool {
 	uint32_t session;     /* written by pool_setup() while quiesced */
 	uint32_t mode;	      /* enum pool_mode; written by pool_setup() */
 	uint32_t file_backed; /* backing=file: map and locator are shared file mappings */
+	uint32_t dontfork;    /* map, locator and scratch are not inherited by fork children */
 	/* Flusher-private scratch, mapped by pool_setup(): the buffer order and one copy. */
 	uint32_t *flush_order;
 	uint8_t *flush_copy;

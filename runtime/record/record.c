@@ -464,6 +464,40 @@ static XFDR_NOINSTR int write_event(struct rec_thread *t, struct thread_slot *s,
 	return rc;
 }
 
+static uint32_t (*fork_adopt)(void);
+
+void rec_on_fork_child(uint32_t (*adopt)(void))
+{
+	fork_adopt = adopt;
+}
+
+/* Is session one to record into: neither SESSION_OFF nor SESSION_NONE? One compare. */
+static inline XFDR_NOINSTR int session_live(uint32_t session)
+{
+	return session - 1u < SESSION_OFF - 1u;
+}
+
+/*
+ * A session word that is not a session: SESSION_NONE is a fork child's zeroed one (session.h),
+ * and the child sets up its own recorder now, on its first event (or finds it records
+ * nothing); before the first init, it means not recording. Returns the session to record into,
+ * or SESSION_OFF.
+ */
+static XFDR_COLD XFDR_NOINSTR uint32_t session_not_live(uint32_t session)
+{
+	if (session != SESSION_NONE || !rt_forked() || !fork_adopt)
+		return SESSION_OFF;
+	return fork_adopt();
+}
+
+/* The session an event is recorded into, or SESSION_OFF. */
+static inline XFDR_NOINSTR uint32_t session_of_event(void)
+{
+	uint32_t session = session_recording();
+
+	return XFDR_LIKELY(session_live(session)) ? session : session_not_live(session);
+}
+
 XFDR_COLD XFDR_NOINSTR void rec_function_slow(struct rec_thread *t, struct thread_slot *held,
 					      uint64_t tsc, unsigned cpu, unsigned action,
 					      uint32_t fid)
@@ -477,7 +511,8 @@ XFDR_COLD XFDR_NOINSTR void rec_function_slow(struct rec_thread *t, struct threa
 		return;
 	}
 	session = session_recording();
-	if (session != SESSION_OFF)
+	if (XFDR_LIKELY(session_live(session)) ||
+	    (session = session_not_live(session)) != SESSION_OFF)
 		write_event(t, held, session, tsc, cpu, &ev);
 	xfdr_barrier();
 	/* pairs with the acquire in thread_quiesce() */
@@ -492,7 +527,7 @@ static XFDR_NOINSTR struct thread_slot *thread_slot(struct rec_thread *t, int *r
 
 	if (XFDR_LIKELY(s))
 		return s;
-	if (session_recording() == SESSION_OFF) {
+	if (session_of_event() == SESSION_OFF) {
 		*rc = -EAGAIN;
 		return NULL;
 	}
@@ -549,7 +584,7 @@ XFDR_NOINSTR int rec_event_at(uint64_t tsc, unsigned cpu, const struct rec_event
 	}
 	if (xfdr_load_relaxed(&s->busy)) {
 		session = session_recording();
-		if (session == SESSION_OFF) {
+		if (session == SESSION_OFF || session == SESSION_NONE) {
 			rc = -EAGAIN;
 		} else {
 			count_drop(s, DROP_REENTRANT, session);
@@ -559,7 +594,7 @@ XFDR_NOINSTR int rec_event_at(uint64_t tsc, unsigned cpu, const struct rec_event
 	}
 	xfdr_store_relaxed(&s->busy, 1u);
 	xfdr_barrier();
-	session = session_recording();
+	session = session_of_event();
 	rc = session == SESSION_OFF ? -EAGAIN : write_event(t, s, session, tsc, cpu, ev);
 	xfdr_barrier();
 	/* pairs with the acquire in thread_quiesce() */

@@ -66,6 +66,12 @@ int rec_custom_event(const void *data, size_t bytes);
 int rec_custom_event_at(uint64_t tsc, unsigned cpu, const void *data, size_t bytes);
 
 /*
+ * rec_on_fork_child - what sets up a fork child's own recorder on its first event (the control
+ * layer's), returning the session it then records into or SESSION_OFF. Context: init.
+ */
+void rec_on_fork_child(uint32_t (*adopt)(void));
+
+/*
  * rec_seal_self - the calling thread's records so far become final: a flush it runs next
  * copies its open calls too (short-call elision never erases an entry a trace holds).
  * Nothing when the thread is inside the runtime (a signal handler that interrupted one of its

@@ -23,17 +23,32 @@
 #include "writer/encode.h"
 #include "xfdr/format.h"
 
-/* Write one function record at used and publish it: the fast path's common tail. */
-static inline XFDR_NOINSTR __attribute__((always_inline)) void
-rec_put_record(struct rec_thread *t, size_t used, uint64_t tsc, uint64_t word)
+/* The guard, released once the event is written. */
+static inline XFDR_NOINSTR __attribute__((always_inline)) void rec_leave(struct thread_slot *s)
 {
-	/* used is kept in a register: the record store may alias the TLS block for the compiler */
+	xfdr_barrier();
+	/* pairs with the acquire in thread_quiesce() */
+	xfdr_store_release(&s->busy, 0u);
+}
+
+/*
+ * rec_exit_final - the fast path's exit with elision on: the exit ends what may be erased, so
+ * everything up to it is final and the flusher may copy it (stable_bytes). Releases the guard.
+ */
+static inline XFDR_NOINSTR __attribute__((always_inline)) void
+rec_exit_final(struct rec_thread *t, struct thread_slot *s, size_t used, uint64_t tsc,
+	       uint64_t word)
+{
+	t->erase_floor = used + XFDR_FN_RECORD_BYTES;
+	t->depth--;
+	/* as rec_function_at() writes a record */
 	t->used = used + XFDR_FN_RECORD_BYTES;
 	t->last_tsc = tsc;
-	/* one word store, atomic for the sake of readers of a live process (put_words()) */
 	xfdr_store_relaxed((uint64_t *)(void *)(t->buf + used), word);
-	/* pairs with the acquire of used_bytes in the flusher */
+	/* pairs with the acquire of used_bytes and stable_bytes in the flusher */
 	xfdr_store_release(&t->desc->used_bytes, used + XFDR_FN_RECORD_BYTES);
+	xfdr_store_release(&t->desc->stable_bytes, used + XFDR_FN_RECORD_BYTES);
+	rec_leave(s);
 }
 
 /*
@@ -70,22 +85,21 @@ rec_function_at(uint64_t tsc, unsigned cpu, unsigned action, uint32_t fid)
 		if (XFDR_UNLIKELY(t->elide_ticks)) {
 			if (used >= t->erase_floor + XFDR_FN_RECORD_BYTES)
 				goto slow_path;
-			/* the exit ends what may be erased: everything up to it is final */
-			t->erase_floor = used + XFDR_FN_RECORD_BYTES;
-			t->depth--;
-			rec_put_record(t, used, tsc,
+			rec_exit_final(t, s, used, tsc,
 				       wr_function_word(action, fid, (uint32_t)delta));
-			/* pairs with the acquire of stable_bytes in the flusher */
-			xfdr_store_release(&t->desc->stable_bytes, used + XFDR_FN_RECORD_BYTES);
-			goto done;
+			return;
 		}
 		t->depth--;
 	}
-	rec_put_record(t, used, tsc, wr_function_word(action, fid, (uint32_t)delta));
-done:
-	xfdr_barrier();
-	/* pairs with the acquire in thread_quiesce() */
-	xfdr_store_release(&s->busy, 0u);
+	/* used is kept in a register: the record store may alias the TLS block for the compiler */
+	t->used = used + XFDR_FN_RECORD_BYTES;
+	t->last_tsc = tsc;
+	/* one word store, atomic for the sake of readers of a live process (put_words()) */
+	xfdr_store_relaxed((uint64_t *)(void *)(t->buf + used),
+			   wr_function_word(action, fid, (uint32_t)delta));
+	/* pairs with the acquire of used_bytes in the flusher */
+	xfdr_store_release(&t->desc->used_bytes, used + XFDR_FN_RECORD_BYTES);
+	rec_leave(s);
 	return;
 slow_path:
 	rec_function_slow(t, held, tsc, cpu, action, fid);

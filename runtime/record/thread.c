@@ -1,9 +1,9 @@
 /*
  * runtime/record/thread.c - thread registration and exit, the thread table, quiescence.
  *
- * The thread table is one prefaulted mapping of thread_max slots. A thread claims a slot on
- * its first event: first the never-used slots (a bump index), then, when those are gone,
- * slots freed when a session began, then slots of threads that exited (their drop counts are
+ * The thread table is one mapping of thread_max slots, each populated when first taken. A thread
+ * claims a slot on its first event: first the never-used slots (a bump index), then, when those are
+ * gone, slots freed when a session began, then slots of threads that exited (their drop counts are
  * folded into thread_table.recycled, so totals stay exact; only the name of the recycled
  * thread leaves the .map file). A full table means the thread's events are dropped and
  * counted as no_thread_slot.
@@ -70,8 +70,13 @@ int thread_table_setup(uint32_t thread_max)
 			return -rc;
 		tt->key_ok = 1;
 	}
+	/*
+	 * Not populated: a slot's pages are touched when a thread first takes it
+	 * (thread_register()), so that a process with few threads has few pages here for fork()
+	 * to copy, and a thread's events never fault on its slot.
+	 */
 	p = mmap(NULL, sizeof(struct thread_slot) * thread_max, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return -ENOMEM;
 	membarrier_setup();
@@ -204,6 +209,8 @@ XFDR_NOINSTR struct thread_slot *thread_register(struct rec_thread *t)
 	if (!s)
 		return NULL;
 	tid = (uint32_t)syscall(SYS_gettid);
+	/* The slot's pages, before any event writes its shadow stack (see thread_table_setup()). */
+	memset(s->stack, 0, sizeof(s->stack));
 	xfdr_store_relaxed(&s->tid, tid);
 	xfdr_store_relaxed(&s->thread_id, 0u);
 	xfdr_store_relaxed(&s->id_session, 0u);

@@ -8,10 +8,21 @@
 #include "runtime/record/thread.h"
 #include "runtime/record/thread_fork.h"
 
+void thread_before_fork(void)
+{
+	xfdr_store_relaxed(&thread_table.forking, rec_self.slot);
+}
+
+void thread_after_fork_parent(void)
+{
+	xfdr_store_relaxed(&thread_table.forking, (struct thread_slot *)NULL);
+}
+
 void thread_table_after_fork(void)
 {
 	struct rec_thread *t = &rec_self;
-	struct thread_slot *mine = t->slot, *slots;
+	struct thread_slot *mine = t->slot ? t->slot : xfdr_load_relaxed(&thread_table.forking);
+	struct thread_slot *slots;
 	uint32_t i, n;
 
 	slots = thread_slots_used(&n);
@@ -22,15 +33,23 @@ void thread_table_after_fork(void)
 			continue;
 		xfdr_store_relaxed(&s->busy, 0u);
 		xfdr_store_relaxed(&s->session, 0u);
-		xfdr_store_release(&s->state, (uint32_t)SLOT_FREE);
+		/*
+		 * A slot whose thread is not known to be gone stays taken: without fork()'s
+		 * handlers, a thread the child made first may be adopting while the thread that
+		 * forked, which keeps its slot, has not recorded yet.
+		 */
+		if (mine)
+			xfdr_store_release(&s->state, (uint32_t)SLOT_FREE);
 	}
 	if (mine) {
-		xfdr_store_relaxed(&mine->tid, (uint32_t)syscall(SYS_gettid));
+		/* The thread that forked leads the child: its tid is the pid. */
+		xfdr_store_relaxed(&mine->tid, (uint32_t)getpid());
 		xfdr_store_relaxed(&mine->id_session, 0u);
 		xfdr_store_relaxed(&mine->thread_id, 0u);
 		xfdr_store_relaxed(&mine->session, 0u);
 	}
 	rec_thread_forget_buffer(t);
+	thread_after_fork_parent();
 }
 
 void thread_self_keep_stack(uint32_t before, uint32_t after)

@@ -8,11 +8,22 @@
 #include <stdint.h>
 
 /*
+ * thread_before_fork, thread_after_fork_parent - remember, for the child, which slot is the
+ * forking thread's (fork()'s prepare handler), and forget it in the parent.
+ * Context: the forking thread, in pthread_atfork() handlers.
+ */
+void thread_before_fork(void);
+void thread_after_fork_parent(void);
+
+/*
  * thread_table_after_fork - free the slots of the parent's other threads (they do not run in
  * the child; one may have been inside the runtime when fork() copied its guard), give the
- * calling thread's slot the child's tid and a new thread id, and drop the buffer it held (the
- * parent's). Its shadow stack stays: the child returns from fork() inside the same calls.
- * Context: the child, right after fork(), before the new session's init.
+ * forking thread's slot the child's tid and a new thread id, and drop the buffer the calling
+ * thread held (the parent's). The forking thread's shadow stack stays: the child returns from
+ * fork() inside the same calls. Called by a thread the child made (the forking thread not
+ * recording yet), it knows the forking thread's slot from thread_before_fork(); after
+ * _Fork() or clone() it does not, and frees none (they stay taken, never reused).
+ * Context: the child, as it adopts its recorder, before the new session's init.
  */
 void thread_table_after_fork(void);
 

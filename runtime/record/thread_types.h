@@ -134,6 +134,7 @@ struct thread_table {
 	uint64_t recycled[DROP_CAUSES];
 	uint64_t noted_elsewhere[THREAD_NOTES]; /* notes of recycled slots, or of no slot */
 	uint32_t next_thread_id;		/* thread ids given in this session */
+	struct thread_slot *forking; /* the slot of the thread in fork() (thread_fork.h) */
 	pthread_key_t key; /* its destructor hands a thread's buffer back at thread exit */
 	int key_ok;
 };

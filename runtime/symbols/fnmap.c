@@ -30,6 +30,7 @@
 #include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <urcu-bp.h>
 #include <urcu/rculfhash.h>
@@ -83,6 +84,10 @@ struct fnmap_node {
 	uint32_t state;
 };
 
+/*
+ * The set-up's state word: the low half is the state; while RUNNING the high half is the pid
+ * of the process whose thread creates the map (ensure_ready(): a fork child's waiter).
+ */
 enum init_state {
 	INIT_NONE = 0,
 	INIT_RUNNING = 1,
@@ -94,7 +99,7 @@ __thread struct fnmap_thread fnmap_self __attribute__((tls_model("initial-exec")
 
 static struct fnmap_node *chunks[CHUNK_COUNT];
 static struct cds_lfht *fnmap_ht;
-static uint32_t init_state;
+static uint64_t init_state;
 static uint32_t next_id = FNMAP_ID_FIRST;
 /* Ids below it may be given. A variable so that a test compiling this file can lower it. */
 static uint32_t id_limit = FNMAP_ID_NONE;
@@ -104,21 +109,16 @@ static pthread_key_t cache_key;
 static int cache_key_ok;
 
 static const char *const cause_names[FNMAP_CAUSES] = {
-	"overflow",
-	"no_memory",
-	"reentrant",
-	"too_deep",
-	"nested",
-	"no_stack",
+    "overflow", "no_memory", "reentrant", "too_deep", "nested", "no_stack",
 };
 
 static const char *const cause_text[FNMAP_CAUSES] = {
-	"more distinct functions than 28-bit ids",
-	"out of memory for the function map",
-	"a signal handler ran instrumented code while the function map was being created",
-	"calls deeper than the -pg shadow stack holds",
-	"a signal handler ran -pg instrumented code while its thread was inside the hook",
-	"a thread without a -pg shadow stack (out of memory, or past its exit)",
+    "more distinct functions than 28-bit ids",
+    "out of memory for the function map",
+    "a signal handler ran instrumented code while the function map was being created",
+    "calls deeper than the -pg shadow stack holds",
+    "a signal handler ran -pg instrumented code while its thread was inside the hook",
+    "a thread without a -pg shadow stack (out of memory, or past its exit)",
 };
 
 /* Count a lookup that got no id; the first of each cause is reported on stderr. */
@@ -214,33 +214,50 @@ static XFDR_NOINSTR void cache_release(void *cache)
 /*
  * Create the table once. A thread that finds another creating it waits (microseconds),
  * unless it is nested on its own thread, which may be the creator. Returns 1 when ready.
+ *
+ * A fork child inherits the state word but not the thread that was creating the map: it would
+ * wait for ever. So RUNNING names the creator's process, and a waiter in another process (a
+ * fork child's) discards that set-up and makes its own: the creator had published nothing (no
+ * node, no cache) and what it made (a pthread key, a table) is leaked, never used. liburcu's
+ * own locks are free in the child, as fnmap_before_fork() waits for a cds_lfht_new() under
+ * way. This needs no fork handler, so the child may run its first lookup at any moment.
  */
 static XFDR_NOINSTR int ensure_ready(int nested)
 {
-	uint32_t st = xfdr_load_acquire(&init_state);
+	uint64_t st = xfdr_load_acquire(&init_state), mine;
 	struct cds_lfht *ht;
 
 	if (XFDR_LIKELY(st == INIT_READY))
 		return 1;
-	if (st == INIT_NONE && xfdr_cas(&init_state, &st, (uint32_t)INIT_RUNNING)) {
-		cache_key_ok = !pthread_key_create(&cache_key, cache_release);
-		ht = cds_lfht_new_flavor(HT_INIT_BUCKETS, HT_INIT_BUCKETS, 0,
-					 CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING, &urcu_bp_flavor,
-					 NULL);
-		fnmap_ht = ht;
-		/* pairs with the acquire of init_state above: the table before "ready" */
-		xfdr_store_release(&init_state, ht ? (uint32_t)INIT_READY : (uint32_t)INIT_FAILED);
-		if (!ht)
-			fnmap_refuse(FNMAP_NO_MEMORY);
-		return ht != NULL;
-	}
-	while (st == INIT_RUNNING && !nested) {
+	mine = (uint64_t)(uint32_t)getpid() << 32 | INIT_RUNNING;
+	for (;;) {
+		if (st == INIT_NONE && xfdr_cas(&init_state, &st, mine)) {
+			cache_key_ok = !pthread_key_create(&cache_key, cache_release);
+			ht = cds_lfht_new_flavor(HT_INIT_BUCKETS, HT_INIT_BUCKETS, 0,
+						 CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING,
+						 &urcu_bp_flavor, NULL);
+			fnmap_ht = ht;
+			/* pairs with the acquire of init_state above: the table before "ready" */
+			xfdr_store_release(&init_state,
+					   ht ? (uint64_t)INIT_READY : (uint64_t)INIT_FAILED);
+			if (!ht)
+				fnmap_refuse(FNMAP_NO_MEMORY);
+			return ht != NULL;
+		}
+		if ((uint32_t)st != INIT_RUNNING || nested)
+			break;
+		if (st != mine) {
+			/* Created by a thread of the process we were forked from: not here. */
+			if (xfdr_cas(&init_state, &st, (uint64_t)INIT_NONE))
+				st = INIT_NONE;
+			continue;
+		}
 		sched_yield();
 		st = xfdr_load_acquire(&init_state);
 	}
 	if (st == INIT_READY)
 		return 1;
-	fnmap_refuse(st == INIT_RUNNING ? FNMAP_REENTRANT : FNMAP_NO_MEMORY);
+	fnmap_refuse((uint32_t)st == INIT_RUNNING ? FNMAP_REENTRANT : FNMAP_NO_MEMORY);
 	return 0;
 }
 
@@ -390,17 +407,43 @@ const char *fnmap_cause_name(enum fnmap_unassigned_cause cause)
 	return (unsigned)cause < FNMAP_CAUSES ? cause_names[cause] : "unknown";
 }
 
+/*
+ * Fork. urcu-bp's hooks keep its reader registry consistent; its call_rcu hooks
+ * (urcu_bp_call_rcu_*) also run rculfhash's: before fork they pause the resize worker (after
+ * a resize under way) and take the lock cds_lfht_new() takes, and in the child they start a
+ * new worker, without which the table never grows again. The call_rcu hooks go outside
+ * urcu-bp's: pausing waits for call_rcu workers, which may be waiting for a grace period,
+ * whose lock urcu_bp_before_fork() takes; and the workers started after fork find urcu-bp's
+ * locks free and, in the child, its registry pruned.
+ *
+ * fork_held: set once the forking thread holds all that; the first of the parent and child
+ * functions clears it, so a second call does nothing.
+ */
+static uint32_t fork_held;
+
 void fnmap_before_fork(void)
 {
+	urcu_bp_call_rcu_before_fork();
 	urcu_bp_before_fork();
+	xfdr_store_relaxed(&fork_held, 1u);
 }
 
 void fnmap_after_fork_parent(void)
 {
+	uint32_t held = 1;
+
+	if (!xfdr_cas(&fork_held, &held, 0u))
+		return;
 	urcu_bp_after_fork_parent();
+	urcu_bp_call_rcu_after_fork_parent();
 }
 
 void fnmap_after_fork_child(void)
 {
+	uint32_t held = 1;
+
+	if (!xfdr_cas(&fork_held, &held, 0u))
+		return;
 	urcu_bp_after_fork_child();
+	urcu_bp_call_rcu_after_fork_child();
 }

@@ -63,9 +63,14 @@ const char *fnmap_cause_name(enum fnmap_unassigned_cause cause);
 uint32_t fnmap_refuse(enum fnmap_unassigned_cause cause);
 
 /*
- * Around fork(): urcu-bp (the map's RCU flavor) must be told, so that its reader registry and
- * the hash table's resize worker are consistent in the child (liburcu asks the application to
- * call these from pthread_atfork handlers). Context: the forking thread.
+ * Around fork(): urcu-bp (the map's RCU flavor) must be told, so that its reader registry is
+ * consistent in the child, and so must its call_rcu side, which pauses the hash table's resize
+ * worker before fork and starts a new one in the child (liburcu asks the application to call
+ * these from pthread_atfork handlers). Call them from the prepare, parent and child handlers:
+ * the child one at once, not later (urcu_bp_before_fork() blocks every signal until then; it
+ * allocates and starts a thread). The parent and child functions do nothing a second time.
+ * A map being created by another thread at fork() needs nothing: see ensure_ready().
+ * Context: the forking thread.
  */
 void fnmap_before_fork(void);
 void fnmap_after_fork_parent(void);

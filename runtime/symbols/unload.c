@@ -20,6 +20,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "runtime/base/compiler.h"
 #include "runtime/symbols/fnmap.h"
@@ -45,6 +46,8 @@ struct segments {
 static struct unload_node *head; /* newest first; nodes never change nor go away */
 static uint32_t kept;
 static pthread_mutex_t unload_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The pid of the process whose forking thread holds unload_lock across fork(); else 0. */
+static pid_t fork_holder;
 
 XFDR_NOINSTR const struct unload_name *unload_find(uint32_t id, uintptr_t addr)
 {
@@ -140,6 +143,8 @@ static XFDR_NOINSTR void name_before_unload(void *handle)
 	dl_iterate_phdr(find_segments, &s);
 	if (!s.found || !s.count)
 		return;
+	/* A fork child whose atfork handler has not released the lock yet. */
+	unload_after_fork_child();
 	pthread_mutex_lock(&unload_lock);
 	for (id = FNMAP_ID_FIRST; id < n; id++) {
 		uintptr_t addr = fnmap_addr_of(id);
@@ -155,6 +160,37 @@ static XFDR_NOINSTR void name_before_unload(void *handle)
 	if (sym_ok > 0)
 		sym_close(&st);
 	pthread_mutex_unlock(&unload_lock);
+}
+
+/*
+ * Fork: the lock is taken before, so that no other thread is naming (holding it, gone in the
+ * child) at the moment of fork(), and released after, in the parent and in the child.
+ */
+XFDR_NOINSTR void unload_before_fork(void)
+{
+	pthread_mutex_lock(&unload_lock);
+	xfdr_store_relaxed(&fork_holder, getpid());
+}
+
+XFDR_NOINSTR void unload_after_fork_parent(void)
+{
+	pid_t me = getpid();
+
+	if (xfdr_cas(&fork_holder, &me, (pid_t)0))
+		pthread_mutex_unlock(&unload_lock);
+}
+
+/*
+ * In the child the holder's process is the parent: the first call unlocks (the forking thread
+ * locked it; it is this process's thread now), later ones find fork_holder 0 and do nothing.
+ * dlclose() calls it too, so a child that runs the atfork handler late still cannot block.
+ */
+XFDR_NOINSTR void unload_after_fork_child(void)
+{
+	pid_t holder = xfdr_load_relaxed(&fork_holder);
+
+	if (holder && holder != getpid() && xfdr_cas(&fork_holder, &holder, (pid_t)0))
+		pthread_mutex_unlock(&unload_lock);
 }
 
 /* The program's dlclose(): see the top of the file. */

@@ -33,4 +33,18 @@ const struct unload_name *unload_find(uint32_t id, uintptr_t addr);
 /* How many are kept (0: unload_find() always returns NULL). Context: async-signal-safe. */
 uint32_t unload_count(void);
 
+/*
+ * Around fork(): a thread naming a library holds a lock that the child, where that thread does
+ * not run, would wait for in its dlclose(). unload_before_fork() takes it (after a naming under
+ * way: a library's symbol tables, milliseconds); unload_after_fork_parent() and
+ * unload_after_fork_child() release it. From the pthread_atfork handlers: prepare, parent,
+ * child. The parent and child functions do nothing a second time, nor without the prepare one.
+ * The child one allocates nothing (getpid(), a compare-exchange, a mutex unlock) and may also
+ * run later: the child's dlclose() calls it first anyway. Context: the forking thread; the
+ * child's any thread.
+ */
+void unload_before_fork(void);
+void unload_after_fork_parent(void);
+void unload_after_fork_child(void);
+
 #endif /* XFDR_RUNTIME_SYMBOLS_UNLOAD_H */

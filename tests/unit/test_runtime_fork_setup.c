@@ -1,0 +1,413 @@
+/*
+ * tests/unit/test_runtime_fork_setup.c - fork() while another thread is inside the runtime's
+ * one-time set-up or holds its lock (issue 25, "fork"), and the function map's table in a fork
+ * child.
+ *
+ *   fnmap_setup_in_flight     a thread is creating the function map (fnmap.c, RUNNING) when
+ *                             another forks: the child's first lookup gets an id
+ *   fentry_key_in_flight      the same for the -pg hooks' thread-exit key (fentry.c)
+ *   dlclose_naming_in_flight  a thread is naming a library for dlclose(), holding unload.c's
+ *                             lock, when another forks: the child's dlclose() returns and
+ *                             names it
+ *   table_resizes_in_child    a child that inserts enough functions sees the table grow
+ *                             (liburcu's resize worker exists in the child)
+ *
+ * Each case runs in a child of the test ("the parent": fresh one-time state, the recorder
+ * initialized so that lifecycle.c's atfork handlers run), which stops one of its threads at
+ * the point in question, forks, and gives the grandchild a deadline: still running then, it
+ * is killed and the case fails, naming what hung. Nothing depends on timing: a thread is held
+ * by interposing a function the runtime calls at that point (pthread_key_create() in both
+ * set-ups, strdup() while unload.c names a function), and waits on a pipe until the test lets
+ * it go, or, for the lock, until a thread waits for the lock it holds (the forking thread,
+ * once the atfork handler takes it; without that handler fork() does not wait for it).
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "tests/unit/test_runtime_support.h"
+
+/*
+ * The code under test is compiled into this test (as test_hooks_fnmap_mt.c does) to reach its
+ * static state: the set-up words, the table, the lock. The archive's copies are then never
+ * linked in; the rest of the runtime (lifecycle.c's atfork handlers) calls these.
+ */
+#include "runtime/hooks/fentry.c"
+#include "runtime/symbols/fnmap.c"
+#include "runtime/symbols/unload.c"
+
+#define PARENT_MS 60000u       /* the parent's whole run */
+#define GRANDCHILD_MS 5000u    /* a grandchild still running then is stuck */
+#define RESIZE_KEYS (1u << 16) /* 16 per initial bucket: liburcu grows at 8 */
+
+/* Exit statuses: the parent's is its grandchild's, or one of its own. */
+enum { SCENARIO_OK = 0, GRANDCHILD_WRONG = 1, GRANDCHILD_HUNG = 2, SCENARIO_BROKEN = 3 };
+#define HUNG (-1) /* run_forked(): killed at the deadline */
+
+/* Synthetic function addresses: fnmap takes any address and never reads it. */
+static char synth[4];
+
+/* ---- holding a thread at a point ----------------------------------------------------------- */
+
+static __thread int hold_me;	/* the next interposed call on this thread stops */
+static int hold_entered[2];	/* the held thread writes a byte once it stops */
+static int hold_release[2];	/* a byte here lets it go */
+static int (*hold_until)(void); /* or this returns nonzero (polled every millisecond) */
+
+static void hold_here(void)
+{
+	struct pollfd pf = {.fd = hold_release[0], .events = POLLIN};
+	char c = 'h';
+
+	if (!hold_me)
+		return;
+	hold_me = 0;
+	if (write(hold_entered[1], &c, 1) != 1)
+		abort();
+	while (poll(&pf, 1, 1) == 0 && !(hold_until && hold_until()))
+		;
+}
+
+int pthread_key_create(pthread_key_t *key, void (*destructor)(void *))
+{
+	static int (*real)(pthread_key_t *, void (*)(void *));
+	int (*next)(pthread_key_t *, void (*)(void *)) = __atomic_load_n(&real, __ATOMIC_RELAXED);
+
+	if (!next) {
+		*(void **)&next = dlsym(RTLD_NEXT, "pthread_key_create");
+		__atomic_store_n(&real, next, __ATOMIC_RELAXED);
+	}
+	hold_here();
+	return next(key, destructor);
+}
+
+char *strdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *p;
+
+	hold_here();
+	p = malloc(n);
+	return p ? memcpy(p, s, n) : NULL;
+}
+
+/*
+ * A thread waits for unload.c's lock: glibc's mutex word is 2 while one does (0 free,
+ * 1 locked; nptl's lowlevellock).
+ */
+static int unload_lock_awaited(void)
+{
+	return __atomic_load_n(&unload_lock.__data.__lock, __ATOMIC_RELAXED) > 1;
+}
+
+static void *run_held(void *arg)
+{
+	hold_me = 1;
+	((void (*)(void))arg)();
+	return NULL;
+}
+
+/* ---- processes ---------------------------------------------------------------------------- */
+
+/*
+ * Fork; the child runs fn and leaves by _exit() with its result (LeakSanitizer's check at
+ * exit hangs in the child of a multi-threaded process). Returns the child's exit status,
+ * 128 + n after signal n, or HUNG when it was still running after timeout_ms (it is killed).
+ */
+static int run_forked(int (*fn)(void), unsigned timeout_ms)
+{
+	struct timespec start, now, tick = {0, 1000000};
+	int status;
+	pid_t pid, done;
+
+	fflush(NULL);
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	pid = fork();
+	if (pid < 0)
+		return 127;
+	if (pid == 0)
+		_exit(fn());
+	for (;;) {
+		done = waitpid(pid, &status, WNOHANG);
+		if (done == pid)
+			break;
+		if (done < 0 && errno != EINTR)
+			return 127;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 >=
+		    (long)timeout_ms) {
+			kill(pid, SIGKILL);
+			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+				;
+			return HUNG;
+		}
+		nanosleep(&tick, NULL);
+	}
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* In the parent: the recorder as a program has it (not recording), with its atfork handlers. */
+static int parent_init(void)
+{
+	struct xfdr_options o;
+	int rc;
+
+	ts_options(&o, 4096, 4, XFDR_MODE_BOUNDED);
+	rc = xfdr_init(&o);
+	if (rc)
+		fprintf(stderr, "parent: xfdr_init: %d\n", rc);
+	return rc;
+}
+
+/*
+ * In the parent: run held on a thread that stops at its first interposed call, fork while it
+ * is stopped, let the grandchild run grandchild, then let the thread go. Returns the
+ * grandchild's result.
+ */
+static int hold_and_fork(void (*held)(void), int (*until)(void), int (*grandchild)(void))
+{
+	struct pollfd pf;
+	pthread_t t;
+	char c;
+	int rc;
+
+	if (pipe(hold_entered) || pipe(hold_release))
+		return SCENARIO_BROKEN;
+	hold_until = until;
+	if (pthread_create(&t, NULL, run_held, (void *)held))
+		return SCENARIO_BROKEN;
+	pf = (struct pollfd){.fd = hold_entered[0], .events = POLLIN};
+	if (poll(&pf, 1, (int)GRANDCHILD_MS) != 1 || read(hold_entered[0], &c, 1) != 1) {
+		fprintf(stderr, "parent: the thread never reached the point to hold it at\n");
+		return SCENARIO_BROKEN;
+	}
+	rc = run_forked(grandchild, GRANDCHILD_MS);
+	rc = rc == HUNG ? GRANDCHILD_HUNG : rc;
+	c = 'r';
+	if (write(hold_release[1], &c, 1) != 1 || pthread_join(t, NULL))
+		return SCENARIO_BROKEN;
+	return rc;
+}
+
+/* The case's verdict on what the parent returned. */
+static void expect_ok(int rc, const char *what)
+{
+	if (rc == SCENARIO_OK)
+		return;
+	if (rc == GRANDCHILD_HUNG)
+		fail_msg("%s: the fork child hung (killed after %u ms)", what, GRANDCHILD_MS);
+	if (rc == HUNG)
+		fail_msg("%s: the test's parent process hung (killed after %u ms)", what,
+			 PARENT_MS);
+	if (rc == GRANDCHILD_WRONG)
+		fail_msg("%s: the fork child finished, with a wrong result (see above)", what);
+	fail_msg("%s: the test's parent process failed (status %d, see above)", what, rc);
+}
+
+/* ---- (a) the function map's set-up -------------------------------------------------------- */
+
+static void lookup_first(void)
+{
+	fnmap_id_uncached(&synth[0]);
+}
+
+static int child_lookup(void)
+{
+	uint32_t id = fnmap_id_uncached(&synth[1]);
+
+	if (id == FNMAP_ID_NONE || fnmap_addr_of(id) != (uintptr_t)&synth[1]) {
+		fprintf(stderr, "child: lookup gave id %u for %p\n", id, (void *)&synth[1]);
+		return GRANDCHILD_WRONG;
+	}
+	return 0;
+}
+
+static int parent_fnmap_setup(void)
+{
+	int rc;
+
+	if (parent_init() || xfdr_load_relaxed(&init_state) != INIT_NONE)
+		return SCENARIO_BROKEN;
+	rc = hold_and_fork(lookup_first, NULL, child_lookup);
+	if (rc)
+		return rc;
+	/* The held thread finished its set-up: the parent's map works too. */
+	return child_lookup();
+}
+
+static void fnmap_setup_in_flight(void **state)
+{
+	(void)state;
+	expect_ok(run_forked(parent_fnmap_setup, PARENT_MS),
+		  "fork while another thread creates the function map");
+}
+
+/* ---- (a) the -pg hooks' thread-exit key --------------------------------------------------- */
+
+static void key_first(void)
+{
+	key_ready();
+}
+
+static int child_key(void)
+{
+	if (!key_ready() || pthread_setspecific(stack_key, &synth[2])) {
+		fprintf(stderr, "child: no usable thread-exit key\n");
+		return GRANDCHILD_WRONG;
+	}
+	pthread_setspecific(stack_key, NULL);
+	return 0;
+}
+
+static int parent_fentry_key(void)
+{
+	int rc;
+
+	if (parent_init() || xfdr_load_relaxed(&key_state) != KEY_NONE)
+		return SCENARIO_BROKEN;
+	rc = hold_and_fork(key_first, NULL, child_key);
+	return rc ? rc : child_key();
+}
+
+static void fentry_key_in_flight(void **state)
+{
+	(void)state;
+	expect_ok(run_forked(parent_fentry_key, PARENT_MS),
+		  "fork while another thread creates the -pg hooks' key");
+}
+
+/* ---- (b) dlclose() naming a library ------------------------------------------------------- */
+
+static void *lib_handle;
+static uintptr_t lib_fn;
+static uint32_t lib_id;
+
+/* dlclose()'s naming half: the library stays open, for the child to close. */
+static void name_lib(void)
+{
+	name_before_unload(lib_handle);
+}
+
+/* The child closes the library too (its reference is still open there) and names it. */
+static int child_dlclose(void)
+{
+	if (dlclose(lib_handle)) {
+		fprintf(stderr, "child: dlclose: %s\n", dlerror());
+		return GRANDCHILD_WRONG;
+	}
+	if (!unload_find(lib_id, lib_fn)) {
+		fprintf(stderr, "child: the library's function was not named\n");
+		return GRANDCHILD_WRONG;
+	}
+	return 0;
+}
+
+static int parent_dlclose(void)
+{
+	int rc;
+
+	if (parent_init())
+		return SCENARIO_BROKEN;
+	/* A library this binary has loaded: the handle is a reference, the unload only names. */
+	lib_handle = dlopen("libcmocka.so.0", RTLD_NOW | RTLD_NOLOAD);
+	lib_fn = (uintptr_t)dlsym(lib_handle, "_cmocka_run_group_tests");
+	lib_id = fnmap_id_uncached((const void *)lib_fn);
+	if (!lib_handle || !lib_fn || lib_id == FNMAP_ID_NONE) {
+		fprintf(stderr, "parent: no library function with an id\n");
+		return SCENARIO_BROKEN;
+	}
+	/* Held inside the naming, unload_lock taken, until the forking thread waits for it. */
+	rc = hold_and_fork(name_lib, unload_lock_awaited, child_dlclose);
+	dlclose(lib_handle);
+	return rc;
+}
+
+static void dlclose_naming_in_flight(void **state)
+{
+	(void)state;
+	expect_ok(run_forked(parent_dlclose, PARENT_MS),
+		  "fork while another thread names a library in dlclose()");
+}
+
+/* ---- (c) the table's resize worker -------------------------------------------------------- */
+
+/*
+ * The bucket count of the function map's table. liburcu keeps struct cds_lfht opaque; its
+ * `size` (the bucket count) is the word right before `bucket_at`, the bucket allocator's own
+ * function (rculfhash-internal.h, every release since 0.7). Found by that neighbour, not by an
+ * offset of one release; 0 if not found in the table's first 64 words.
+ */
+static unsigned long bucket_count(void)
+{
+	const unsigned long *w = (const unsigned long *)(void *)fnmap_ht;
+	unsigned long anchor = (unsigned long)cds_lfht_mm_order.bucket_at;
+	unsigned i;
+
+	for (i = 1; w && i < 64; i++)
+		if (__atomic_load_n(&w[i], __ATOMIC_RELAXED) == anchor)
+			return __atomic_load_n(&w[i - 1], __ATOMIC_RELAXED);
+	return 0;
+}
+
+static int child_inserts(void)
+{
+	struct timespec tick = {0, 1000000};
+	uint32_t i, id;
+	unsigned ms;
+
+	for (i = 0; i < RESIZE_KEYS; i++) {
+		id = fnmap_id_uncached((const void *)(uintptr_t)(0x100000000000ull + 16ull * i));
+		if (id == FNMAP_ID_NONE) {
+			fprintf(stderr, "child: key %u got no id\n", i);
+			return GRANDCHILD_WRONG;
+		}
+	}
+	/* The growth is the resize worker's; it has the deadline to happen. */
+	for (ms = 0; bucket_count() <= HT_INIT_BUCKETS; ms++) {
+		if (ms == GRANDCHILD_MS - 500) {
+			fprintf(stderr, "child: %u functions, still %lu buckets after %u ms\n",
+				RESIZE_KEYS, bucket_count(), ms);
+			return GRANDCHILD_WRONG;
+		}
+		nanosleep(&tick, NULL);
+	}
+	return 0;
+}
+
+static int parent_resize(void)
+{
+	int rc;
+
+	if (parent_init())
+		return SCENARIO_BROKEN;
+	fnmap_id_uncached(&synth[3]);
+	if (bucket_count() != HT_INIT_BUCKETS) {
+		fprintf(stderr, "parent: cannot read the table's bucket count (%lu)\n",
+			bucket_count());
+		return SCENARIO_BROKEN;
+	}
+	rc = run_forked(child_inserts, GRANDCHILD_MS);
+	return rc == HUNG ? GRANDCHILD_HUNG : rc;
+}
+
+static void table_resizes_in_child(void **state)
+{
+	(void)state;
+	expect_ok(run_forked(parent_resize, PARENT_MS), "the function map's table in a fork child");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(fnmap_setup_in_flight),
+	    cmocka_unit_test(fentry_key_in_flight),
+	    cmocka_unit_test(dlclose_naming_in_flight),
+	    cmocka_unit_test(table_resizes_in_child),
+	};
+
+	return cmocka_run_group_tests(tests, ts_group_setup, ts_group_teardown);
+}
