@@ -8,7 +8,7 @@
 #   make bench-deps                     the peers' Debian packages (bench/peers.mk)
 #   make bench                          every table, on stdout (about 7 minutes once built)
 #   make bench BENCH_REPS=11 BENCH_EVENTS=4000000 BENCH_PROCS=5
-#   make bench-events                   the per-event table alone (bench-instr, bench-startup,
+#   make bench-events                   the per-event table alone (bench-instr, bench-startup, bench-fork,
 #                                       bench-reader, bench-ways, bench-threads, bench-flush,
 #                                       bench-real: each other table alone)
 #

@@ -26,6 +26,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "xfdr/format.h"
 
@@ -284,8 +285,9 @@ int xfdr_crash_event_decode(const uint8_t *payload, uint32_t bytes, int big_endi
 /*
  * The names a `.map` sidecar (the text file the runtime writes beside a trace, specified in
  * doc/map-format.md) gives to function ids, and what it says about a crash. Only its
- * `function`, `since_tsc`, `crash` and `frame` lines are read; ids it marks as unnamed
- * (`<unknown>`, `<unassigned>`) are left out. Memory grows with the named ids and the frames.
+ * `function`, `since_tsc`, `crash`, `frame`, `thread` and `tsc_hz` lines are read; ids it marks
+ * as unnamed (`<unknown>`, `<unassigned>`) are left out. Memory grows with the named ids and the
+ * frames. Numbers are decimal digits only, without a sign, a space or a leading zero.
  */
 struct xfdr_names;
 
@@ -301,6 +303,23 @@ struct xfdr_names;
  * So a caller can tell a missing input (a usage error) from a bad one.
  */
 int xfdr_names_load(const char *path, struct xfdr_names **out, struct xfdr_error *err);
+
+/*
+ * xfdr_names_read_lenient - the sidecar f (read from where it is to its end; name is its path,
+ * for messages) as xfdr_names_load() reads it, except that a line that would make the sidecar
+ * invalid is left out instead: a malformed `function`, `since_tsc`, `crash` or `frame` line, a
+ * second `since_tsc` line, a later line naming an id already named, or listing a frame index
+ * already listed for the crash. For each, in line order, left_out(ctx, LINE, TEXT) is called
+ * with its line number (from 1) and a one-line message "NAME: line N: why" (as xfdr_names_load()
+ * words it, with the line numbers of both lines for an id or index given twice). What is loaded
+ * is what xfdr_names_load() loads from the sidecar without those lines, which it accepts: so a
+ * copy of the sidecar without them is valid (what `xfdr recover` carries over).
+ * Returns 0 with *out set, or -2 (a read error, no memory; err filled, *out NULL, nothing
+ * reported through left_out).
+ */
+int xfdr_names_read_lenient(FILE *f, const char *name,
+			    void (*left_out)(void *ctx, uint64_t line, const char *text), void *ctx,
+			    struct xfdr_names **out, struct xfdr_error *err);
 
 /* The name of function id, or NULL when n does not name it or n is NULL (no sidecar). */
 const char *xfdr_names_get(const struct xfdr_names *n, uint32_t id);
@@ -319,6 +338,13 @@ const char *xfdr_names_thread(const struct xfdr_names *n, uint32_t thread_id, ui
  * repeated `since_tsc` line, see there.)
  */
 int xfdr_names_since_tsc(const struct xfdr_names *n, uint64_t *tsc);
+
+/*
+ * xfdr_names_tsc_hz - the rate of the sidecar's first `tsc_hz` line. Read leniently (a bad value
+ * never makes the sidecar invalid): returns 1 with *hz set when that line holds a non-zero
+ * decimal number and nothing else, else 0 (also when n is NULL).
+ */
+int xfdr_names_tsc_hz(const struct xfdr_names *n, uint64_t *hz);
 
 /*
  * The crash the sidecar records: its `crash` line (doc/map-format.md), written by the crash

@@ -1291,8 +1291,9 @@ int cmd_account(int argc, char **argv)
 	status = cli_check_input(opt.input);
 	if (status)
 		return status;
-	if (opt.output && strcmp(opt.output, "-") && cli_same_file(opt.input, opt.output))
-		return cli_usage("output '%s' is the input file", opt.output);
+	status = cli_check_output(opt.output, opt.input, opt.map);
+	if (status)
+		return status;
 	if (opt.use_map) {
 		map = cli_sidecar(opt.input, opt.map, sidecar, sizeof(sidecar));
 		status = cli_names_load(map, &names);

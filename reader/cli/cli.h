@@ -80,6 +80,16 @@ int cli_open_input(const char *path, int may_miss, int *fd, uint64_t *bytes);
 /* Are a and b the same existing file (also through another name or a link)? */
 int cli_same_file(const char *a, const char *b);
 
+/*
+ * cli_check_output - may a verb that reads input (and the sidecar map, NULL: none named) write
+ * output (NULL or "-": stdout)? Not over the input, nor over its sidecar: map, or input + ".map"
+ * whether it is used or not (the names are nowhere else). Compared by device and inode, so
+ * another spelling or a link is caught. Returns 0, or reports "xfdr VERB: output 'OUT' is the
+ * input file" (or "... is the .map sidecar of the input file") through cli_usage() and returns
+ * CLI_USAGE.
+ */
+int cli_check_output(const char *output, const char *input, const char *map);
+
 /* ---- The .map sidecar ------------------------------------------------------------------- */
 
 /*
@@ -175,6 +185,9 @@ struct rd_pool_result;
  * by mkstemp(3): a new file, mode 0600 like every trace the runtime writes, for what it holds)
  * and renamed over it once complete, so that an interrupted or failed run never leaves a
  * half-written file under the real name, and a link at PATH is replaced, never written through.
+ * While one is open, SIGINT, SIGTERM and SIGHUP first remove the temporary files, then end the
+ * process as they would have (the signal is raised again with its default action); a signal
+ * ignored when xfdr started stays ignored.
  */
 struct cli_new_file {
 	char tmp[4096];
@@ -216,8 +229,19 @@ void cli_new_file_abort(struct cli_new_file *f);
 int cli_write_all_at(int fd, const void *p, size_t n, uint64_t at);
 
 /*
- * cli_refuse_existing - unless force, refuse to replace path: reports "xfdr VERB: PATH
- * exists (--force replaces it)" and returns CLI_FAIL; else 0.
+ * cli_check_replaceable - may a new file be renamed over path? Yes (0) when nothing is there, or
+ * a regular file, or a symbolic link to one (or to nothing: rename() replaces the link, never
+ * what it points to). Anything else, a device such as /dev/null, a FIFO, a socket, a directory
+ * or a link to one of them, is refused whatever --force says: one line "xfdr VERB: PATH: a
+ * FIFO, not a regular file: not replaced", and CLI_FAIL.
+ */
+int cli_check_replaceable(const char *path);
+
+/*
+ * cli_refuse_existing - may OUT (or OUT.map) at path be written? 0 when nothing is there, or
+ * with force when cli_check_replaceable() allows it. Else reports and returns: CLI_FAIL for what
+ * is not a regular file (see cli_check_replaceable()); CLI_USAGE for an existing file without
+ * force, "xfdr VERB: PATH exists (--force replaces it)".
  */
 int cli_refuse_existing(const char *path, int force);
 

@@ -302,9 +302,9 @@ int cmd_convert(int argc, char **argv)
 	status = cli_check_input(opt.input);
 	if (status)
 		return status;
-	/* Writing the output over the input would truncate the mapping the records point into. */
-	if (opt.output && strcmp(opt.output, "-") && cli_same_file(opt.input, opt.output))
-		return cli_usage("output '%s' is the input file", opt.output);
+	status = cli_check_output(opt.output, opt.input, opt.map);
+	if (status)
+		return status;
 	map = cli_sidecar(opt.input, opt.map, sidecar, sizeof(sidecar));
 	if (opt.since == SINCE_SNAPSHOT) {
 		if (!map) {

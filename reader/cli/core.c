@@ -18,9 +18,10 @@
  * by reader/lib/pool_image.c, as `xfdr recover` reads the live files.
  *
  * Exit status, as for every verb: 0 OUT written; 1 CORE is no ELF64 core or holds no pool
- * (one line naming the file, and the offset when it is malformed), or a write error; 2 a usage
- * error, a CORE that cannot be opened (missing, permission denied, not a regular file), or an
- * OUT that exists without --force or is the core. Nothing is written unless the status is 0.
+ * (one line naming the file, and the offset when it is malformed), an OUT or OUT.map that is
+ * not a regular file (or a link to one), or a write error; 2 a usage error, a CORE that cannot
+ * be opened (missing, permission denied, not a regular file), or an OUT that exists without
+ * --force or is the core. Nothing is written unless the status is 0.
  */
 #include <elf.h>
 #include <errno.h>
@@ -68,13 +69,13 @@ static void core_help(void)
 	      "by default (/proc/PID/coredump_filter): `xfdr recover` reads its live files.\n"
 	      "\n"
 	      "  -o, --output=OUT  write OUT (default: CORE.xray) and OUT.map\n"
-	      "  -f, --force       replace OUT and OUT.map if they exist\n"
+	      "  -f, --force       replace OUT and OUT.map if they exist (regular files only)\n"
 	      "  -v, --verbose     one line per pool found and per buffer on stderr\n"
 	      "  -h, --help        show this help\n"
 	      "\n"
 	      "Exit status (nothing is written unless 0): 0 OUT written, 1 not an ELF64 core,\n"
-	      "no xfdr pool in it, or a write error, 2 usage error, CORE missing or\n"
-	      "unreadable, or OUT exists (--force replaces it).\n",
+	      "no xfdr pool in it, OUT not a regular file, or a write error, 2 usage error,\n"
+	      "CORE missing or unreadable, or OUT exists (--force replaces it).\n",
 	      stdout);
 }
 
@@ -543,7 +544,10 @@ int cmd_core(int argc, char **argv)
 		cli_error("%s: OUT would replace the core file", out);
 		goto out;
 	}
-	if (cli_refuse_existing(out, opt.force) || cli_refuse_existing(out_map, opt.force))
+	status = cli_refuse_existing(out, opt.force);
+	if (!status)
+		status = cli_refuse_existing(out_map, opt.force);
+	if (status)
 		goto out;
 	status = CLI_FAIL;
 	if (c.cut_segs)

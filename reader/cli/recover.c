@@ -12,13 +12,14 @@
  * The rebuild itself is reader/lib/pool_image.c's: here are the files, the options and the
  * messages. Without FILE.pool every buffer is walked up to its first invalid record (best
  * effort, said on stderr). The output OUT gets OUT.map: FILE.map with its `trace` line naming
- * OUT (and the rate and buffer count of OUT), so `xfdr convert OUT` names functions.
+ * OUT (and the rate and buffer count of OUT), so `xfdr convert OUT` names functions; the lines
+ * the reader's .map parser would refuse are left out of it, each said on stderr.
  *
  * Exit status, as for every verb: 0 OUT written; 1 FILE or FILE.pool malformed (one line naming
- * the file and the offset) or a write error; 2 a usage error, an input that cannot be opened
- * (FILE, or FILE.pool or FILE.map when present: missing, permission denied, not a regular
- * file), or an OUT that exists without --force or is one of the inputs. Nothing is written
- * unless the status is 0.
+ * the file and the offset), an OUT or OUT.map that is not a regular file (or a link to one),
+ * or a write error; 2 a usage error, an input that cannot be opened (FILE, or FILE.pool or
+ * FILE.map when present: missing, permission denied, not a regular file), or an OUT that
+ * exists without --force or is one of the inputs. Nothing is written unless the status is 0.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -57,12 +58,13 @@ static void recover_help(void)
 	      "                    FILE less .part with .xray replaced by -salvaged.xray)\n"
 	      "                    and OUT.map\n"
 	      "      --salvage     keep the whole buffers of a cut trace file (see above)\n"
-	      "  -f, --force       replace OUT and OUT.map if they exist\n"
+	      "  -f, --force       replace OUT and OUT.map if they exist (regular files only)\n"
 	      "  -v, --verbose     one line per buffer on stderr: what became of it and why\n"
 	      "  -h, --help        show this help\n"
 	      "\n"
 	      "Exit status (nothing is written unless 0): 0 OUT written, 1 FILE or FILE.pool\n"
-	      "malformed, or a write error, 2 usage error, FILE missing or unreadable, or OUT\n"
+	      "malformed, OUT not a regular file, or a write error,\n"
+	      "2 usage error, FILE missing or unreadable, or OUT\n"
 	      "exists (--force replaces it).\n",
 	      stdout);
 }
@@ -237,41 +239,65 @@ static int read_pool(struct file_src *pool, const struct xfdr_header *h, const c
 	return 0;
 }
 
-/*
- * The `tsc_hz` of the live sidecar f, or 0. Whole lines: a fixed buffer would take the tail of
- * a long line (a program name, say) for a line of its own.
- */
-static uint64_t map_tsc_hz(FILE *f)
-{
-	char *line = NULL, *end;
-	size_t cap = 0;
-	uint64_t hz = 0;
-
-	rewind(f);
-	while (getline(&line, &cap, f) > 0) {
-		if (strncmp(line, "tsc_hz\t", 7))
-			continue;
-		/* Digits only: strtoull() would take " 5" and "-5" (as 2^64 - 5). */
-		if (line[7] < '0' || line[7] > '9')
-			break;
-		errno = 0;
-		hz = strtoull(line + 7, &end, 10);
-		if (errno || end == line + 7 || (*end != '\n' && *end))
-			hz = 0;
-		break;
-	}
-	free(line);
-	return hz;
-}
-
 /* ---- The sidecar of OUT ----------------------------------------------------------------- */
 
 struct map_ctx {
 	const char *live_map; /* NULL: none, generate one */
 	FILE *in;	      /* live_map, opened with the other inputs */
 	const char *out;
+	const char *out_map;
 	struct cli_map_facts facts;
+	uint64_t tsc_hz; /* live_map's, 0: none */
+	uint64_t *skip;	 /* the lines of live_map OUT.map leaves out, ascending */
+	size_t skip_count, skip_cap;
+	int no_memory;
 };
+
+/* A line OUT.map leaves out: said on stderr, and remembered. */
+static void note_left_out(void *ctx, uint64_t line, const char *text)
+{
+	struct map_ctx *m = ctx;
+
+	cli_error("%s; left out of %s", text, m->out_map);
+	if (m->skip_count == m->skip_cap) {
+		size_t cap = m->skip_cap ? m->skip_cap * 2 : 16;
+		uint64_t *v = realloc(m->skip, cap * sizeof(*v));
+
+		if (!v) {
+			m->no_memory = 1;
+			return;
+		}
+		m->skip = v;
+		m->skip_cap = cap;
+	}
+	m->skip[m->skip_count++] = line;
+}
+
+/*
+ * The live sidecar, read by the reader's own parser (reader/lib/names.c), leniently: the lines
+ * it would refuse (a malformed `function`, `frame` or `crash` line, an id named twice, ...) are
+ * left out of OUT.map and named on stderr, so that every verb reads the OUT.map recover writes.
+ * Also its rate, for a trace that does not hold one. Returns 0, or reports and returns CLI_FAIL.
+ */
+static int load_live_map(struct map_ctx *m)
+{
+	struct xfdr_names *n;
+	struct xfdr_error err;
+
+	rewind(m->in);
+	if (xfdr_names_read_lenient(m->in, m->live_map, note_left_out, m, &n, &err)) {
+		fprintf(stderr, "%s\n", err.text);
+		return CLI_FAIL;
+	}
+	if (!xfdr_names_tsc_hz(n, &m->tsc_hz))
+		m->tsc_hz = 0;
+	xfdr_names_free(n);
+	if (m->no_memory) {
+		cli_error("%s: %s", m->live_map, strerror(ENOMEM));
+		return CLI_FAIL;
+	}
+	return 0;
+}
 
 /* Is the line's key (up to the first TAB) `key`? */
 static int has_key(const char *line, const char *key)
@@ -284,13 +310,14 @@ static int has_key(const char *line, const char *key)
 /*
  * FILE.map's lines as they are, but: one `trace` line naming OUT (where the first was, or
  * after xfdr-map/pid/program when there was none), `tsc_hz` the rate of OUT's header, its
- * method said when the rate was estimated or assumed, `buffers_written` the buffers kept.
+ * method said when the rate was estimated or assumed, `buffers_written` the buffers kept; and
+ * without the lines load_live_map() left out.
  */
 static int write_recovered_map(FILE *f, const struct rd_pool_result *res, void *ctx)
 {
 	struct map_ctx *m = ctx;
 	char *line = NULL;
-	size_t cap = 0;
+	size_t cap = 0, lineno = 0, k = 0;
 	ssize_t n;
 	int traced = 0;
 	FILE *in;
@@ -300,6 +327,11 @@ static int write_recovered_map(FILE *f, const struct rd_pool_result *res, void *
 	in = m->in;
 	rewind(in);
 	while ((n = getline(&line, &cap, in)) > 0) {
+		/* Numbered as the reader numbers them: getline() lines, from 1. */
+		if (k < m->skip_count && m->skip[k] == ++lineno) {
+			k++;
+			continue;
+		}
 		if (line[n - 1] != '\n') {
 			/* The last line without its newline: give it one. */
 			char *l = realloc(line, (size_t)n + 2);
@@ -405,14 +437,37 @@ struct salvage {
 };
 
 /*
+ * Where FILE's next data at or after at is (lseek(2) SEEK_DATA): the holes of a sparse file
+ * were never written, read as zeros and hold no buffer, so they are skipped without being
+ * read. UINT64_MAX when no data follows; at itself when the file system cannot tell.
+ */
+static uint64_t next_data(int fd, uint64_t at)
+{
+	off_t o = lseek(fd, (off_t)at, SEEK_DATA);
+
+	if (o >= 0)
+		return (uint64_t)o;
+	return errno == ENXIO ? UINT64_MAX : at;
+}
+
+/* The end of the data that starts at at (SEEK_HOLE); UINT64_MAX when it cannot tell. */
+static uint64_t data_end(int fd, uint64_t at)
+{
+	off_t o = lseek(fd, (off_t)at, SEEK_HOLE);
+
+	return o >= 0 ? (uint64_t)o : UINT64_MAX;
+}
+
+/*
  * The header, then each whole buffer the reader finds valid on its own (a header and that
  * buffer), in file order. A buffer that is not is left out, with the reader's reason at its
- * offset in FILE.
+ * offset in FILE; buffers in a hole of the file, one line for each run of them. So the cost
+ * is the data's, not the file's size: a 4 GiB sparse file with one buffer reads one buffer.
  */
 static int write_salvaged(int fd, const char *out, struct rd_pool_result *res, void *ctx)
 {
 	struct salvage *sv = ctx;
-	uint64_t bs = sv->h->buffer_size, i, at;
+	uint64_t bs = sv->h->buffer_size, i, j, at, data, data_to = 0;
 	size_t img_bytes = (size_t)(XFDR_FILE_HEADER_BYTES + bs);
 	struct xfdr_trace *t;
 	struct xfdr_error err;
@@ -427,6 +482,30 @@ static int write_salvaged(int fd, const char *out, struct rd_pool_result *res, v
 	rc = file_read(sv->in, 0, img, XFDR_FILE_HEADER_BYTES, &err);
 	for (i = 0; !rc && i < sv->whole; i++) {
 		at = XFDR_FILE_HEADER_BYTES + i * bs;
+		if (at >= data_to) {
+			data = next_data(sv->in->fd, at);
+			if (data >= at + bs) {
+				/* Buffers i to j - 1 are in a hole. */
+				j = data == UINT64_MAX ? sv->whole
+						       : (data - XFDR_FILE_HEADER_BYTES) / bs;
+				if (j > sv->whole)
+					j = sv->whole;
+				if (j - i == 1)
+					cli_error("%s: offset %llu: buffer %llu left out (a hole: "
+						  "never written)",
+						  sv->in->name, (unsigned long long)at,
+						  (unsigned long long)i);
+				else
+					cli_error("%s: offset %llu: buffers %llu to %llu left out "
+						  "(a hole: never written)",
+						  sv->in->name, (unsigned long long)at,
+						  (unsigned long long)i,
+						  (unsigned long long)(j - 1));
+				i = j - 1;
+				continue;
+			}
+			data_to = data_end(sv->in->fd, data);
+		}
 		rc = file_read(sv->in, at, img + XFDR_FILE_HEADER_BYTES, (size_t)bs, &err);
 		if (rc)
 			break;
@@ -532,10 +611,11 @@ static int salvage(const struct cli_rebuild_opts *opt)
 		status = CLI_USAGE;
 		goto out;
 	}
-	if (cli_refuse_existing(out, opt->force) || cli_refuse_existing(out_map, opt->force)) {
-		status = CLI_USAGE;
+	status = cli_refuse_existing(out, opt->force);
+	if (!status)
+		status = cli_refuse_existing(out_map, opt->force);
+	if (status)
 		goto out;
-	}
 	status = CLI_FAIL;
 	if (read_live_header(&in, &h))
 		goto out;
@@ -549,10 +629,13 @@ static int salvage(const struct cli_rebuild_opts *opt)
 	tail = in.bytes > XFDR_FILE_HEADER_BYTES
 		   ? (in.bytes - XFDR_FILE_HEADER_BYTES) % h.buffer_size
 		   : 0;
-	res.tsc_hz = h.cycle_frequency;
-	if (!res.tsc_hz && mctx.in)
-		res.tsc_hz = map_tsc_hz(mctx.in);
 	mctx.out = out;
+	mctx.out_map = out_map;
+	if (mctx.in && load_live_map(&mctx))
+		goto out;
+	res.tsc_hz = h.cycle_frequency;
+	if (!res.tsc_hz)
+		res.tsc_hz = mctx.tsc_hz;
 	mctx.facts = (struct cli_map_facts){
 	    .pid = 0,
 	    .trace = out,
@@ -585,6 +668,7 @@ static int salvage(const struct cli_rebuild_opts *opt)
 out:
 	if (mctx.in)
 		fclose(mctx.in);
+	free(mctx.skip);
 	file_close(&in);
 	return status;
 }
@@ -660,10 +744,12 @@ int cmd_recover(int argc, char **argv)
 		status = CLI_USAGE;
 		goto out;
 	}
-	if (cli_refuse_existing(out, opt.force) || cli_refuse_existing(out_map, opt.force)) {
-		status = CLI_USAGE;
+	status = cli_refuse_existing(out, opt.force);
+	if (!status)
+		status = cli_refuse_existing(out_map, opt.force);
+	if (status)
 		goto out;
-	}
+	status = CLI_FAIL;
 	if (read_live_header(&live, &h))
 		goto out;
 
@@ -688,11 +774,14 @@ int cmd_recover(int argc, char **argv)
 		job.constant_tsc = h.constant_tsc;
 		job.nonstop_tsc = h.nonstop_tsc;
 	}
+	mctx.out = out;
+	mctx.out_map = out_map;
+	if (mctx.in && load_live_map(&mctx))
+		goto out;
 	if (!job.tsc_hz)
 		job.tsc_hz = h.cycle_frequency;
-	if (!job.tsc_hz && mctx.in)
-		job.tsc_hz = map_tsc_hz(mctx.in);
-	mctx.out = out;
+	if (!job.tsc_hz)
+		job.tsc_hz = mctx.tsc_hz;
 	mctx.facts = (struct cli_map_facts){
 	    .pid = have_pool ? loc.pid : 0,
 	    .trace = out,
@@ -713,6 +802,7 @@ int cmd_recover(int argc, char **argv)
 out:
 	if (mctx.in)
 		fclose(mctx.in);
+	free(mctx.skip);
 	file_close(&live);
 	file_close(&pool);
 	file_close(&map);

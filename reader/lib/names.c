@@ -26,6 +26,20 @@
  * is no name. When two lines give one thread id, the first wins (the runtime never writes two).
  * They are kept in an array sorted by thread id and searched by bisection.
  *
+ * The `tsc_hz` line is read leniently too (the first one; not a number: no rate), for `xfdr
+ * recover`, whose trace may not carry the rate in its header.
+ *
+ * Numbers are decimal digits only: no sign, no space, no leading zero (but "0" itself), at most
+ * the field's maximum; strtoull() would read "+2", " 2", "0002" and "-18446744073709551614" all
+ * as 2, so it is not used (parse_dec() is the one place).
+ *
+ * Lenient reading (xfdr_names_read_lenient(), for `xfdr recover`, which carries a dead
+ * process's sidecar over to the trace it rebuilds): a line that would make the sidecar invalid
+ * is left out and reported, and the rest is loaded as the sidecar without that line would be.
+ * A line that fails on its own never changed the state; of an id named twice (or a frame index
+ * listed twice for one crash) the first line is kept, the later ones left out. So the lines
+ * kept make a sidecar xfdr_names_load() accepts, with the same names.
+ *
  * Every message starts with the path (then the line, where there is one), so that a command
  * can print it as it is.
  */
@@ -39,12 +53,14 @@
 
 struct rd_name {
 	uint32_t id;
-	char *name;
+	char *name; /* NULL: left out (lenient), a later line naming an id again */
+	size_t line;
 };
 
 struct rd_frame {
 	uint32_t index;
-	size_t seq; /* order in the file: of two frames with one index, the first is named first */
+	size_t seq;  /* order in the file: of two frames with one index, the first is named first */
+	size_t line; /* 0: left out (lenient), a later line listing an index again */
 	uint64_t pc;
 	char *symbol; /* NULL: <unknown> */
 	char *module; /* NULL: - */
@@ -64,6 +80,8 @@ struct xfdr_names {
 	size_t count, cap;
 	int have_since;
 	uint64_t since_tsc;
+	int seen_tsc_hz; /* the first tsc_hz line was read (a later one is not looked at) */
+	uint64_t tsc_hz; /* its value, 0 when it is not a number */
 	int have_crash;
 	struct xfdr_map_crash crash; /* crash.signal_name is crash_signal_name */
 	char *crash_signal_name;
@@ -89,6 +107,62 @@ static int fail(struct xfdr_error *err, int rc, uint64_t offset, const char *fmt
 	return rc;
 }
 
+/* Lines left out by a lenient read, with their messages; reported in line order at the end. */
+struct rd_drop {
+	size_t line;
+	char *text;
+};
+
+struct rd_drops {
+	struct rd_drop *v;
+	size_t count, cap;
+};
+
+static int drop_add(struct rd_drops *d, size_t line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Returns 0, or -1 when out of memory. */
+static int drop_add(struct rd_drops *d, size_t line, const char *fmt, ...)
+{
+	va_list ap;
+	char *text;
+	int rc;
+
+	if (d->count == d->cap) {
+		size_t cap = d->cap ? d->cap * 2 : 16;
+		struct rd_drop *v = realloc(d->v, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		d->v = v;
+		d->cap = cap;
+	}
+	va_start(ap, fmt);
+	rc = vasprintf(&text, fmt, ap);
+	va_end(ap);
+	if (rc < 0)
+		return -1;
+	d->v[d->count].line = line;
+	d->v[d->count++].text = text;
+	return 0;
+}
+
+static void drops_free(struct rd_drops *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->count; i++)
+		free(d->v[i].text);
+	free(d->v);
+}
+
+static int by_line(const void *a, const void *b)
+{
+	const struct rd_drop *x = a, *y = b;
+
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
 static int by_id(const void *a, const void *b)
 {
 	const struct rd_name *x = a, *y = b;
@@ -96,7 +170,17 @@ static int by_id(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static int add(struct xfdr_names *n, uint32_t id, const char *name, size_t len)
+/* Of the lines naming one id, the first comes first. */
+static int by_id_then_line(const void *a, const void *b)
+{
+	const struct rd_name *x = a, *y = b;
+
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+static int add(struct xfdr_names *n, uint32_t id, const char *name, size_t len, size_t line)
 {
 	struct rd_name *v;
 
@@ -110,62 +194,11 @@ static int add(struct xfdr_names *n, uint32_t id, const char *name, size_t len)
 		n->cap = cap;
 	}
 	n->v[n->count].id = id;
+	n->v[n->count].line = line;
 	n->v[n->count].name = strndup(name, len);
 	if (!n->v[n->count].name)
 		return -1;
 	n->count++;
-	return 0;
-}
-
-/* Parse one `function` line; returns 0, or -1 with what was wrong in *why. */
-static int parse_function_line(struct xfdr_names *n, char *line, const char **why)
-{
-	char *id_end, *name = NULL, *name_end;
-	unsigned long long id;
-
-	errno = 0;
-	id = strtoull(line + sizeof("function"), &id_end, 10);
-	if (id_end == line + sizeof("function") || *id_end != '\t' || errno ||
-	    id > XFDR_FUNCTION_ID_MAX) {
-		*why = "expected a function id (0..268435455) after 'function<TAB>'";
-		return -1;
-	}
-	name = id_end + 1;
-	name_end = strchr(name, '\t');
-	if (!name_end)
-		name_end = name + strlen(name);
-	if (name_end == name) {
-		*why = "expected a function name after the id";
-		return -1;
-	}
-	if (*name == '<')
-		return 0;
-	if (add(n, (uint32_t)id, name, (size_t)(name_end - name))) {
-		*why = "out of memory";
-		return -1;
-	}
-	return 0;
-}
-
-/* Parse a `since_tsc` line: a decimal u64, then the end of the line or a TAB (more fields). */
-static int parse_since_line(struct xfdr_names *n, const char *line, const char **why)
-{
-	const char *p = line + sizeof("since_tsc");
-	char *end;
-	unsigned long long v;
-
-	if (n->have_since) {
-		*why = "expected at most one since_tsc line";
-		return -1;
-	}
-	errno = 0;
-	v = strtoull(p, &end, 10);
-	if (*p < '0' || *p > '9' || errno || (*end && *end != '\t')) {
-		*why = "expected a decimal TSC (0..18446744073709551615) after 'since_tsc<TAB>'";
-		return -1;
-	}
-	n->have_since = 1;
-	n->since_tsc = v;
 	return 0;
 }
 
@@ -198,13 +231,16 @@ static size_t split_fields(const char *rest, struct field *f, size_t max)
 	return n;
 }
 
-/* A decimal number of 1 to 20 digits, at most max. */
+/*
+ * A decimal number of 1 to 20 digits, at most max: digits only, and no leading zero but in "0".
+ * Every number of the sidecar is read here.
+ */
 static int parse_dec(const struct field *f, uint64_t max, uint64_t *v)
 {
 	uint64_t x = 0;
 	size_t i;
 
-	if (!f->len || f->len > 20)
+	if (!f->len || f->len > 20 || (f->len > 1 && f->p[0] == '0'))
 		return -1;
 	for (i = 0; i < f->len; i++) {
 		unsigned d = (unsigned)(f->p[i] - '0');
@@ -262,6 +298,68 @@ static int parse_hex(const struct field *f, uint64_t *v)
 	return 0;
 }
 
+/*
+ * The line parsers return 0 (the line is read, or skipped as a lenient line that names nothing),
+ * -1 with what was wrong in *why (the state is as before the line), or -2 when out of memory.
+ */
+
+/* `function<TAB>ID<TAB>NAME<TAB>...`: a NAME in angle brackets leaves the id unnamed. */
+static int parse_function_line(struct xfdr_names *n, const char *line, size_t lineno,
+			       const char **why)
+{
+	struct field f[2];
+	size_t k = split_fields(line + sizeof("function"), f, 2);
+	uint64_t id;
+
+	if (k < 2 || parse_dec(&f[0], XFDR_FUNCTION_ID_MAX, &id)) {
+		*why = "expected a function id (0..268435455) after 'function<TAB>'";
+		return -1;
+	}
+	if (!f[1].len) {
+		*why = "expected a function name after the id";
+		return -1;
+	}
+	if (f[1].p[0] == '<')
+		return 0;
+	if (add(n, (uint32_t)id, f[1].p, f[1].len, lineno)) {
+		*why = "out of memory";
+		return -2;
+	}
+	return 0;
+}
+
+/* Parse a `since_tsc` line: a decimal u64, then the end of the line or a TAB (more fields). */
+static int parse_since_line(struct xfdr_names *n, const char *line, const char **why)
+{
+	struct field f;
+	uint64_t v;
+
+	if (n->have_since) {
+		*why = "expected at most one since_tsc line";
+		return -1;
+	}
+	split_fields(line + sizeof("since_tsc"), &f, 1);
+	if (parse_dec(&f, UINT64_MAX, &v)) {
+		*why = "expected a decimal TSC (0..18446744073709551615) after 'since_tsc<TAB>'";
+		return -1;
+	}
+	n->have_since = 1;
+	n->since_tsc = v;
+	return 0;
+}
+
+/* `tsc_hz<TAB>HZ`, leniently: the first line only, the whole rest of it a number, else 0. */
+static void parse_tsc_hz_line(struct xfdr_names *n, const char *line)
+{
+	struct field f = {line + sizeof("tsc_hz"), strlen(line + sizeof("tsc_hz"))};
+	uint64_t v;
+
+	if (n->seen_tsc_hz)
+		return;
+	n->seen_tsc_hz = 1;
+	n->tsc_hz = parse_dec(&f, UINT64_MAX, &v) ? 0 : v;
+}
+
 static void free_frames(struct xfdr_names *n)
 {
 	size_t i;
@@ -305,7 +403,7 @@ static int parse_crash_line(struct xfdr_names *n, const char *line, const char *
 	name = strndup(f[1].p, f[1].len);
 	if (!name) {
 		*why = "out of memory";
-		return -1;
+		return -2;
 	}
 	free(n->crash_signal_name);
 	free_frames(n);
@@ -320,7 +418,7 @@ static int parse_crash_line(struct xfdr_names *n, const char *line, const char *
 }
 
 /* `frame<TAB>INDEX<TAB>0xPC<TAB>SYMBOL|<unknown><TAB>MODULE|-<TAB>0xVADDR|-`. */
-static int parse_frame_line(struct xfdr_names *n, const char *line, const char **why)
+static int parse_frame_line(struct xfdr_names *n, const char *line, size_t lineno, const char **why)
 {
 	struct field f[5];
 	size_t k = split_fields(line + sizeof("frame"), f, 5);
@@ -349,6 +447,7 @@ static int parse_frame_line(struct xfdr_names *n, const char *line, const char *
 	}
 	fr.index = (uint32_t)index;
 	fr.seq = n->frame_count;
+	fr.line = lineno;
 	fr.have_vaddr = f[4].p[0] != '-';
 	if (n->frame_count == n->frame_cap) {
 		size_t cap = n->frame_cap ? n->frame_cap * 2 : 16;
@@ -368,7 +467,7 @@ static int parse_frame_line(struct xfdr_names *n, const char *line, const char *
 no_memory:
 	free(fr.symbol);
 	*why = "out of memory";
-	return -1;
+	return -2;
 }
 
 static int by_index(const void *a, const void *b)
@@ -402,7 +501,7 @@ static void frame_out(const struct rd_frame *f, struct xfdr_map_frame *out)
 
 /*
  * `thread<TAB>TID<TAB>THREAD_ID<TAB>NAME<TAB>...`: kept when it names a buffer's thread (see the
- * top of the file for what is skipped). Returns 0, or -1 with *why set when out of memory.
+ * top of the file for what is skipped). Returns 0, or -2 with *why set when out of memory.
  */
 static int parse_thread_line(struct xfdr_names *n, const char *line, const char **why)
 {
@@ -434,7 +533,7 @@ static int parse_thread_line(struct xfdr_names *n, const char *line, const char 
 	return 0;
 no_memory:
 	*why = "out of memory";
-	return -1;
+	return -2;
 }
 
 static int by_thread_then_seq(const void *a, const void *b)
@@ -474,25 +573,103 @@ static void threads_finish(struct xfdr_names *n)
 
 /* ---- loading ------------------------------------------------------------------------------ */
 
-int xfdr_names_load(const char *path, struct xfdr_names **out, struct xfdr_error *err)
+/*
+ * Ids named twice: strict (d NULL), the sidecar is invalid; lenient, the first line naming an
+ * id is kept and each later one left out. Sorts n->v by id. Returns 0, or -2 with err filled.
+ */
+static int unique_ids(struct xfdr_names *n, const char *path, struct rd_drops *d,
+		      struct xfdr_error *err)
+{
+	size_t i, first = 0, kept = 0;
+
+	/* A map that names nothing leaves n->v NULL, which qsort() must not be given. */
+	if (!n->count)
+		return 0;
+	qsort(n->v, n->count, sizeof(*n->v), by_id_then_line);
+	for (i = 1; i < n->count; i++) {
+		if (n->v[i].id != n->v[first].id) {
+			first = i;
+			continue;
+		}
+		if (!d)
+			return fail(err, -2, 0, "%s: function id %u is named twice ('%s' and '%s')",
+				    path, n->v[i].id, n->v[first].name, n->v[i].name);
+		if (drop_add(d, n->v[i].line,
+			     "%s: line %zu: function id %u is named twice ('%s' at line %zu, '%s' "
+			     "here)",
+			     path, n->v[i].line, n->v[i].id, n->v[first].name, n->v[first].line,
+			     n->v[i].name))
+			return fail(err, -2, 0, "%s: out of memory", path);
+		free(n->v[i].name);
+		n->v[i].name = NULL;
+	}
+	for (i = 0; i < n->count; i++) {
+		if (n->v[i].name)
+			n->v[kept++] = n->v[i];
+	}
+	n->count = kept;
+	return 0;
+}
+
+/* Frame indexes listed twice for the crash, as unique_ids() does ids. Sorts the frames. */
+static int unique_frames(struct xfdr_names *n, const char *path, struct rd_drops *d,
+			 struct xfdr_error *err)
+{
+	struct rd_frame *f = n->frames;
+	size_t i, first = 0, kept = 0;
+
+	if (!n->frame_count)
+		return 0;
+	qsort(f, n->frame_count, sizeof(*f), by_index);
+	for (i = 1; i < n->frame_count; i++) {
+		if (f[i].index != f[first].index) {
+			first = i;
+			continue;
+		}
+		if (!d)
+			return fail(
+			    err, -2, 0,
+			    "%s: frame %u is listed twice for one crash (pc 0x%llx and 0x%llx)",
+			    path, f[i].index, (unsigned long long)f[first].pc,
+			    (unsigned long long)f[i].pc);
+		if (drop_add(d, f[i].line,
+			     "%s: line %zu: frame %u is listed twice for one crash (pc 0x%llx at "
+			     "line %zu, 0x%llx here)",
+			     path, f[i].line, f[i].index, (unsigned long long)f[first].pc,
+			     f[first].line, (unsigned long long)f[i].pc))
+			return fail(err, -2, 0, "%s: out of memory", path);
+		f[i].line = 0;
+	}
+	for (i = 0; i < n->frame_count; i++) {
+		if (f[i].line) {
+			f[kept++] = f[i];
+		} else {
+			free(f[i].symbol);
+			free(f[i].module);
+		}
+	}
+	n->frame_count = kept;
+	return 0;
+}
+
+/*
+ * Read the sidecar f (named path in messages) from where it is to its end. d NULL: strict, the
+ * first bad line makes it invalid; else each bad line is left out and added to d.
+ */
+static int names_read(FILE *f, const char *path, struct rd_drops *d, struct xfdr_names **out,
+		      struct xfdr_error *err)
 {
 	struct xfdr_names *n;
-	FILE *f;
 	char *line = NULL;
-	size_t cap = 0, lineno = 0, i;
+	size_t cap = 0, lineno = 0;
 	uint64_t line_offset, next_offset = 0;
 	ssize_t len;
 	int rc = 0;
 
 	*out = NULL;
-	f = fopen(path, "r");
-	if (!f)
-		return fail(err, -1, 0, "%s: %s", path, strerror(errno));
 	n = calloc(1, sizeof(*n));
-	if (!n) {
-		fclose(f);
+	if (!n)
 		return fail(err, -2, 0, "%s: out of memory", path);
-	}
 	while ((len = getline(&line, &cap, f)) >= 0) {
 		const char *why;
 
@@ -502,20 +679,32 @@ int xfdr_names_load(const char *path, struct xfdr_names **out, struct xfdr_error
 		if (len && line[len - 1] == '\n')
 			line[--len] = '\0';
 		if (!strncmp(line, "function\t", sizeof("function")))
-			rc = parse_function_line(n, line, &why);
+			rc = parse_function_line(n, line, lineno, &why);
 		else if (!strncmp(line, "since_tsc\t", sizeof("since_tsc")))
 			rc = parse_since_line(n, line, &why);
 		else if (!strncmp(line, "crash\t", sizeof("crash")))
 			rc = parse_crash_line(n, line, &why);
 		else if (!strncmp(line, "frame\t", sizeof("frame")))
-			rc = parse_frame_line(n, line, &why);
+			rc = parse_frame_line(n, line, lineno, &why);
 		else if (!strncmp(line, "thread\t", sizeof("thread")))
 			rc = parse_thread_line(n, line, &why);
-		else
+		else if (!strncmp(line, "tsc_hz\t", sizeof("tsc_hz")))
+			parse_tsc_hz_line(n, line);
+		if (!rc)
 			continue;
-		if (rc) {
+		if (rc == -2) {
+			rc = fail(err, -2, 0, "%s: out of memory", path);
+			break;
+		}
+		if (!d) {
 			rc = fail(err, -2, line_offset, "%s: line %zu: %s, found '%.60s'", path,
 				  lineno, why, line);
+			break;
+		}
+		rc = 0;
+		if (drop_add(d, lineno, "%s: line %zu: %s, found '%.60s'", path, lineno, why,
+			     line)) {
+			rc = fail(err, -2, 0, "%s: out of memory", path);
 			break;
 		}
 	}
@@ -523,42 +712,63 @@ int xfdr_names_load(const char *path, struct xfdr_names **out, struct xfdr_error
 	if (!rc && ferror(f))
 		rc = fail(err, -2, 0, "%s: %s", path, strerror(errno));
 	free(line);
-	fclose(f);
-	if (rc)
-		goto out_free;
-	/* A map that names nothing leaves n->v NULL, which qsort() must not be given. */
-	if (n->count)
-		qsort(n->v, n->count, sizeof(*n->v), by_id);
-	for (i = 1; i < n->count; i++) {
-		if (n->v[i].id == n->v[i - 1].id) {
-			rc = fail(err, -2, 0, "%s: function id %u is named twice ('%s' and '%s')",
-				  path, n->v[i].id, n->v[i - 1].name, n->v[i].name);
-			goto out_free;
-		}
+	if (!rc)
+		rc = unique_ids(n, path, d, err);
+	if (!rc) {
+		threads_finish(n);
+		rc = unique_frames(n, path, d, err);
 	}
-	threads_finish(n);
-	if (n->frame_count)
-		qsort(n->frames, n->frame_count, sizeof(*n->frames), by_index);
-	for (i = 1; i < n->frame_count; i++) {
-		if (n->frames[i].index == n->frames[i - 1].index) {
-			rc = fail(
-			    err, -2, 0,
-			    "%s: frame %u is listed twice for one crash (pc 0x%llx and 0x%llx)",
-			    path, n->frames[i].index, (unsigned long long)n->frames[i - 1].pc,
-			    (unsigned long long)n->frames[i].pc);
-			goto out_free;
-		}
+	if (rc) {
+		xfdr_names_free(n);
+		return rc;
 	}
 	*out = n;
 	return 0;
-out_free:
-	xfdr_names_free(n);
+}
+
+int xfdr_names_load(const char *path, struct xfdr_names **out, struct xfdr_error *err)
+{
+	FILE *f;
+	int rc;
+
+	*out = NULL;
+	f = fopen(path, "r");
+	if (!f)
+		return fail(err, -1, 0, "%s: %s", path, strerror(errno));
+	rc = names_read(f, path, NULL, out, err);
+	fclose(f);
 	return rc;
+}
+
+int xfdr_names_read_lenient(FILE *f, const char *name,
+			    void (*left_out)(void *ctx, uint64_t line, const char *text), void *ctx,
+			    struct xfdr_names **out, struct xfdr_error *err)
+{
+	struct rd_drops d = {NULL, 0, 0};
+	size_t i;
+	int rc;
+
+	rc = names_read(f, name, &d, out, err);
+	if (!rc && d.count) {
+		qsort(d.v, d.count, sizeof(*d.v), by_line);
+		for (i = 0; i < d.count; i++)
+			left_out(ctx, d.v[i].line, d.v[i].text);
+	}
+	drops_free(&d);
+	return rc;
+}
+
+int xfdr_names_tsc_hz(const struct xfdr_names *n, uint64_t *hz)
+{
+	if (!n || !n->seen_tsc_hz || !n->tsc_hz)
+		return 0;
+	*hz = n->tsc_hz;
+	return 1;
 }
 
 const char *xfdr_names_get(const struct xfdr_names *n, uint32_t id)
 {
-	struct rd_name key = {id, NULL};
+	struct rd_name key = {.id = id};
 	const struct rd_name *hit;
 
 	if (!n || !n->count)

@@ -3,7 +3,7 @@
  * (reader/cli/recover.c), on the three files a file-backed pool leaves: FILE, FILE.pool and
  * FILE.map. fuzz_pool drives the pool-image rebuild directly; this goes through recover's own
  * reading of the live header, FILE.pool's locator and size checks, the rate taken from the live
- * .map (map_tsc_hz()) and the copy of that .map into OUT.map (write_recovered_map()). Then
+ * .map and the copy of that .map into OUT.map (load_live_map(), write_recovered_map()). Then
  * `recover --salvage` on the same FILE and FILE.map.
  *
  * The input is FILE, then optionally FUZZ_POOL_MARK and FILE.pool, then optionally
@@ -13,8 +13,8 @@
  *   - status 0: OUT is a trace the reader verifies; OUT.map has exactly one `trace` line, naming
  *     OUT; every `tsc_hz` line of OUT.map gives OUT's rate (recovered), or FILE's header's, else
  *     FILE.map's first `tsc_hz` when it is a number (salvaged: the header is FILE's, rate 0
- *     included); an OUT.map made from a FILE.map the reader loads loads too, with the same
- *     names
+ *     included); OUT.map loads, whatever FILE.map held (recover leaves out the lines the
+ *     reader refuses), and with the same names as FILE.map when that loads
  *   - any other status: neither OUT nor OUT.map exists (nothing is written unless 0)
  */
 #include <errno.h>
@@ -103,7 +103,8 @@ static void check_out_map(const uint64_t *hz)
 
 /*
  * The rate recover --salvage takes from FILE.map when FILE's header has none: the first line
- * that starts "tsc_hz<TAB>", when digits and then the end of the line (or a NUL) follow; else 0.
+ * that starts "tsc_hz<TAB>", when digits (no leading zero but in "0") and then the end of the
+ * line (or a NUL) follow; else 0.
  */
 static uint64_t map_rate(const uint8_t *map, size_t n)
 {
@@ -121,7 +122,7 @@ static uint64_t map_rate(const uint8_t *map, size_t n)
 				return 0; /* out of range */
 			hz = hz * 10 + (uint64_t)(*q - '0');
 		}
-		return q == d || (q < nl && *q) ? 0 : hz;
+		return q == d || (q < nl && *q) || (q - d > 1 && *d == '0') ? 0 : hz;
 	}
 	return 0;
 }
@@ -168,17 +169,13 @@ static void check(int status, int recovered, const uint8_t *map, size_t map_byte
 	if (!recovered && !hz && map)
 		hz = map_rate(map, map_bytes);
 	check_out_map(&hz);
-	if (!map) {
-		if (xfdr_names_load(out_map_path, &out_names, &err))
-			die("the generated OUT.map does not load", err.text);
-		xfdr_names_free(out_names);
-	} else if (!xfdr_names_load(map_path, &in_names, &err)) {
-		if (xfdr_names_load(out_map_path, &out_names, &err))
-			die("OUT.map does not load, FILE.map does", err.text);
+	if (xfdr_names_load(out_map_path, &out_names, &err))
+		die("OUT.map does not load", err.text);
+	if (map && !xfdr_names_load(map_path, &in_names, &err)) {
 		same_names(in_names, out_names, data, size);
 		xfdr_names_free(in_names);
-		xfdr_names_free(out_names);
 	}
+	xfdr_names_free(out_names);
 	unlink(out_path);
 	unlink(out_map_path);
 }

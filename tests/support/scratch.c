@@ -1,6 +1,7 @@
 /*
  * tests/support/scratch.c - a test binary's scratch directory (see scratch.h).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
 #include <setjmp.h>
@@ -122,4 +123,17 @@ const char *scratch_append(const char *name, const void *data, size_t n)
 const char *scratch_write_text(const char *name, const char *text)
 {
 	return put(name, "wb", text, strlen(text));
+}
+
+int scratch_count_named(const char *part)
+{
+	DIR *d = opendir(scratch_dir);
+	struct dirent *e;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		n += strstr(e->d_name, part) != NULL;
+	closedir(d);
+	return n;
 }

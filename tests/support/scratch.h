@@ -34,6 +34,9 @@ char *scratch_path(const char *name);
 /* Whether path exists (stat() succeeds). */
 int scratch_exists(const char *path);
 
+/* How many entries of the scratch directory have part in their name (".tmp." say). */
+int scratch_count_named(const char *part);
+
 /*
  * Write, or append, the n bytes at data to scratch_path(name), creating it 0644; returns that
  * path. A file that cannot be written fails the test. scratch_write_text: a string.

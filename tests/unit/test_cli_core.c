@@ -140,6 +140,71 @@ static void test_core_scenario(void **state)
 	child_result_free(&r);
 }
 
+/*
+ * --force replaces a regular file, nothing else: OUT a FIFO, a directory or a link to a device
+ * (/dev/null: rename() would replace the link, never the device, so the test cannot harm it),
+ * or OUT.map a FIFO, is refused with one line naming it and what it is, exit 1, nothing written.
+ */
+static void test_core_force_only_regular_files(void **state)
+{
+	static const struct {
+		const char *name, *what;
+	} outs[] = {
+	    {"nr-fifo.xray", "a FIFO, not a regular file: not replaced\n"},
+	    {"nr-dir.xray", "a directory, not a regular file: not replaced\n"},
+	    {"nr-null.xray", "a symbolic link to a character device, not to a regular file: "
+			     "not replaced\n"},
+	};
+	char core[256], out[256], out_map[300], want[700];
+	struct child_result r;
+	struct stat st;
+	size_t i;
+
+	(void)state;
+	snprintf(core, sizeof(core), "%s", scenario_core("nr.core"));
+	assert_int_equal(mkfifo(scratch_path("nr-fifo.xray"), 0600), 0);
+	assert_int_equal(mkdir(scratch_path("nr-dir.xray"), 0700), 0);
+	assert_int_equal(symlink("/dev/null", scratch_path("nr-null.xray")), 0);
+	for (i = 0; i < sizeof(outs) / sizeof(outs[0]); i++) {
+		snprintf(out, sizeof(out), "%s", scratch_path(outs[i].name));
+		snprintf(out_map, sizeof(out_map), "%s.map", out);
+		snprintf(want, sizeof(want), "xfdr core: %s: %s", out, outs[i].what);
+		child_xfdr(&r, "core", "--force", "-o", out, core, NULL);
+		text_assert_equal(r.err, want);
+		assert_int_equal(r.status, 1);
+		child_result_free(&r);
+		assert_false(scratch_exists(out_map));
+		assert_int_equal(scratch_count_named(".tmp."), 0);
+	}
+	assert_int_equal(lstat(scratch_path("nr-fifo.xray"), &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+	assert_int_equal(lstat(scratch_path("nr-dir.xray"), &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_int_equal(lstat(scratch_path("nr-null.xray"), &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	assert_int_equal(stat("/dev/null", &st), 0);
+	assert_true(S_ISCHR(st.st_mode));
+
+	/* OUT.map a FIFO: refused, and OUT is not written either. */
+	snprintf(out, sizeof(out), "%s", scratch_path("nr-out.xray"));
+	snprintf(out_map, sizeof(out_map), "%s.map", out);
+	assert_int_equal(mkfifo(out_map, 0600), 0);
+	snprintf(want, sizeof(want), "xfdr core: %s: a FIFO, not a regular file: not replaced\n",
+		 out_map);
+	child_xfdr(&r, "core", "--force", "-o", out, core, NULL);
+	text_assert_equal(r.err, want);
+	assert_int_equal(r.status, 1);
+	child_result_free(&r);
+	assert_false(scratch_exists(out));
+	assert_int_equal(scratch_count_named(".tmp."), 0);
+
+	/* A regular file is still replaced. */
+	assert_int_equal(unlink(out_map), 0);
+	pl_write_file(out, "old", 3);
+	child_xfdr_ok("core", "--force", "-o", out, core, NULL);
+	child_xfdr_ok("verify", out, NULL);
+}
+
 /* -v names the pool found and why the decoy is none. */
 static void test_core_verbose(void **state)
 {
@@ -409,7 +474,7 @@ static void test_core_usage(void **state)
 	pl_expect_usage("'--frob'", "core", "--frob", "a", NULL);
 	pl_expect_usage("option '-o' needs an argument", "core", "a", "-o", NULL);
 
-	pl_expect_help("core", "2 usage error, CORE missing or\nunreadable, or OUT exists", NULL);
+	pl_expect_help("core", "2 usage error,\nCORE missing or unreadable, or OUT exists", NULL);
 }
 
 int main(void)
@@ -422,6 +487,7 @@ int main(void)
 	    cmocka_unit_test(test_core_two_pools),
 	    cmocka_unit_test(test_core_errors),
 	    cmocka_unit_test(test_core_usage),
+	    cmocka_unit_test(test_core_force_only_regular_files),
 	};
 
 	return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);

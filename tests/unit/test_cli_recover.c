@@ -12,7 +12,10 @@
  * a usage error, an input that cannot be opened or an OUT that exists without --force.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -21,6 +24,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -790,6 +794,286 @@ static void test_salvage_whole_and_empty(void **state)
 	assert_false(scratch_exists(scratch_path("short-salvaged.xray")));
 }
 
+/* ---- What recover writes, and where (issue 25) ------------------------------------------ */
+
+/* Nothing of OUT: neither OUT.map nor a temporary file beside them. */
+static void expect_nothing_written(const char *out_map)
+{
+	assert_false(scratch_exists(out_map));
+	assert_int_equal(scratch_count_named(".tmp."), 0);
+}
+
+/*
+ * --force replaces a regular file, nothing else: over a FIFO, a directory, a link to a device
+ * (/dev/null here: rename() would replace the link, never the device, so the test cannot harm
+ * it) or with OUT.map such a thing, the verb refuses with one line naming it and what it is,
+ * exit 1, and writes nothing.
+ */
+static void test_recover_force_only_regular_files(void **state)
+{
+	char live[256];
+	static const struct {
+		const char *name, *what;
+	} outs[] = {
+	    {"nr-fifo.xray", "a FIFO, not a regular file: not replaced\n"},
+	    {"nr-dir.xray", "a directory, not a regular file: not replaced\n"},
+	    {"nr-null.xray", "a symbolic link to a character device, not to a regular file: "
+			     "not replaced\n"},
+	    {"nr-lfifo.xray", "a symbolic link to a FIFO, not to a regular file: not replaced\n"},
+	};
+	char out[256], out_map[300], want[700];
+	struct child_result r;
+	struct stat st;
+	size_t i;
+
+	(void)state;
+	snprintf(live, sizeof(live), "%s", write_scenario("nr", 0, 0, 0));
+	assert_int_equal(mkfifo(scratch_path("nr-fifo.xray"), 0600), 0);
+	assert_int_equal(mkdir(scratch_path("nr-dir.xray"), 0700), 0);
+	assert_int_equal(symlink("/dev/null", scratch_path("nr-null.xray")), 0);
+	assert_int_equal(symlink("nr-fifo.xray", scratch_path("nr-lfifo.xray")), 0);
+	for (i = 0; i < sizeof(outs) / sizeof(outs[0]); i++) {
+		snprintf(out, sizeof(out), "%s", scratch_path(outs[i].name));
+		snprintf(out_map, sizeof(out_map), "%s.map", out);
+		snprintf(want, sizeof(want), "xfdr recover: %s: %s", out, outs[i].what);
+		child_xfdr(&r, "recover", "--force", "-o", out, live, NULL);
+		text_assert_equal(r.err, want);
+		assert_int_equal(r.status, 1);
+		child_result_free(&r);
+		expect_nothing_written(out_map);
+		/* The same through --salvage, which shares the check. */
+		child_xfdr(&r, "recover", "--salvage", "--force", "-o", out, live, NULL);
+		text_assert_equal(r.err, want);
+		assert_int_equal(r.status, 1);
+		child_result_free(&r);
+		expect_nothing_written(out_map);
+	}
+	assert_int_equal(lstat(scratch_path("nr-fifo.xray"), &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+	assert_int_equal(lstat(scratch_path("nr-dir.xray"), &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_int_equal(lstat(scratch_path("nr-null.xray"), &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	assert_int_equal(stat("/dev/null", &st), 0);
+	assert_true(S_ISCHR(st.st_mode));
+
+	/* OUT free, OUT.map a FIFO: refused all the same, and OUT is not written either. */
+	snprintf(out, sizeof(out), "%s", scratch_path("nr-out.xray"));
+	snprintf(out_map, sizeof(out_map), "%s.map", out);
+	assert_int_equal(mkfifo(out_map, 0600), 0);
+	snprintf(want, sizeof(want), "xfdr recover: %s: a FIFO, not a regular file: not replaced\n",
+		 out_map);
+	child_xfdr(&r, "recover", "--force", "-o", out, live, NULL);
+	assert_int_equal(r.status, 1);
+	text_assert_equal(r.err, want);
+	child_result_free(&r);
+	assert_false(scratch_exists(out));
+	assert_int_equal(scratch_count_named(".tmp."), 0);
+	assert_int_equal(lstat(out_map, &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+
+	/* A regular file (and a link to one) is still replaced. */
+	assert_int_equal(unlink(out_map), 0);
+	pl_write_file(out, "old", 3);
+	child_xfdr_ok("recover", "--force", "-o", out, live, NULL);
+	child_xfdr_ok("verify", out, NULL);
+}
+
+/*
+ * A live .map the reader would refuse (an id named twice, a frame index of -1, an id written
+ * "+2") is carried over without those lines, each named on stderr with its line and why: what
+ * recover writes, convert and dump read.
+ */
+static void test_recover_drops_bad_live_map_lines(void **state)
+{
+	const char *live = write_scenario("bm", 3000000000ull, 0, 0);
+	const char *out = scratch_path("bm-out.xray");
+	char live_map[256], out_map[256], text[2048], want[2048], *got;
+	struct child_result r;
+	size_t n;
+
+	(void)state;
+	snprintf(live_map, sizeof(live_map), "%s.map", live);
+	snprintf(out_map, sizeof(out_map), "%s.map", out);
+	snprintf(text, sizeof(text),
+		 "xfdr-map\t1\npid\t4242\ntrace\t%s\ntsc_hz\t0\nfunctions\txray\t7\n"
+		 "function\t1\tmain\t0x1000\t-\t-\n"
+		 "function\t7\tleaf\t0x7000\t-\t-\n"
+		 "function\t1\tagain\t0x1001\t-\t-\n"
+		 "crash\t11\tSIGSEGV\t1\t0x0\t1001\n"
+		 "frame\t-1\t0x10\tmain\t-\t-\n"
+		 "frame\t0\t0x20\tleaf\t-\t-\n"
+		 "function\t+2\tplus\t0x2\t-\t-\n",
+		 live);
+	pl_write_file(live_map, text, strlen(text));
+
+	child_xfdr(&r, "recover", "-o", out, live, NULL);
+	assert_int_equal(r.status, 0);
+	snprintf(want, sizeof(want),
+		 "xfdr recover: %s: line 8: function id 1 is named twice ('main' at line 6, "
+		 "'again' here); left out of %s\n"
+		 "xfdr recover: %s: line 10: expected a frame index (decimal) after "
+		 "'frame<TAB>', found 'frame\t-1\t0x10\tmain\t-\t-'; left out of %s\n"
+		 "xfdr recover: %s: line 12: expected a function id (0..268435455) after "
+		 "'function<TAB>', found 'function\t+2\tplus\t0x2\t-\t-'; left out of %s\n",
+		 live_map, out_map, live_map, out_map, live_map, out_map);
+	text_assert_contains(r.err, want);
+	child_result_free(&r);
+
+	got = (char *)pl_read_file(out_map, &n);
+	assert_non_null(got);
+	snprintf(want, sizeof(want),
+		 "xfdr-map\t1\npid\t4242\ntrace\t%s\ntsc_hz\t3000000000\nfunctions\txray\t7\n"
+		 "function\t1\tmain\t0x1000\t-\t-\n"
+		 "function\t7\tleaf\t0x7000\t-\t-\n"
+		 "crash\t11\tSIGSEGV\t1\t0x0\t1001\n"
+		 "frame\t0\t0x20\tleaf\t-\t-\n",
+		 out);
+	text_assert_equal(got, want);
+	free(got);
+
+	/* The other verbs read it. */
+	child_xfdr(&r, "convert", out, NULL);
+	assert_int_equal(r.status, 0);
+	text_assert_contains(r.out, "func-id: 1, function: main, cpu: 0, thread: 1, kind: "
+				    "function-enter, tsc: 1000010,");
+	child_result_free(&r);
+	child_xfdr_ok("dump", out, NULL);
+	child_xfdr_ok("convert", "-f", "trace_event", out, NULL);
+}
+
+/* One valid buffer of bs bytes for thread 1: f1 entered at TSC 1010 and exited at 1015. */
+static void one_buffer(struct img *m)
+{
+	img_buffer(m, 1, 100, 0);
+	PUT(m, 0x05, L16(0), L64(1000), Z5); /* NewCPUId cpu 0 */
+	fn_rec(m, 0, 1, 10);
+	fn_rec(m, 1, 1, 5);
+	img_close(m);
+}
+
+/*
+ * --salvage of a 4 GiB sparse file holding one buffer, 3 GiB in: the holes are skipped, not
+ * read buffer by buffer (each run of them is one line on stderr, not a line per buffer), and
+ * OUT holds the header and that buffer only.
+ */
+static void test_salvage_sparse_file(void **state)
+{
+	const uint64_t bs = 4096, size = 4ull << 30, at = 32 + (3ull << 30) / bs * bs;
+	const char *path = scratch_path("sparse.xray.part");
+	const char *out = scratch_path("sparse-salvaged.xray");
+	struct child_spec how = {
+	    .out = {.to = CHILD_CAPTURE}, .err = {.to = CHILD_CAPTURE}, .timeout_s = 300};
+	struct child_result r;
+	struct stat st;
+	struct img m;
+	char want[256];
+	int fd;
+
+	(void)state;
+	img_init(&m, bs);
+	one_buffer(&m);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (off_t)size), 0);
+	assert_int_equal(pwrite(fd, m.b, 32, 0), 32);
+	assert_int_equal(pwrite(fd, m.b + 32, bs, (off_t)at), (ssize_t)bs);
+	assert_int_equal(close(fd), 0);
+	assert_int_equal(stat(path, &st), 0);
+	if ((uint64_t)st.st_blocks * 512 > 1u << 20) {
+		skip(); /* the file system here does not keep files sparse */
+		return;
+	}
+
+	child_xfdr_to(&r, &how, "recover", path, NULL);
+	assert_int_equal(r.status, 0);
+	snprintf(want, sizeof(want), "xfdr recover: %s: kept 1 of %llu whole buffers\n", path,
+		 (unsigned long long)((size - 32) / bs));
+	text_assert_contains(r.err, want);
+	text_assert_contains(r.err, " left out (a hole: never written)\n");
+	/* A line per run of holes and per buffer read around the data: a handful, not a million. */
+	assert_true(text_count_lines(r.err) <= 12);
+	child_result_free(&r);
+
+	assert_int_equal(stat(out, &st), 0);
+	assert_int_equal(st.st_size, 32 + bs);
+	assert_true((uint64_t)st.st_blocks * 512 <= 64 * 1024);
+	pl_expect_events(out, "t1 function-enter f1 @1010\nt1 function-exit f1 @1015\n", 0);
+}
+
+/*
+ * A signal in the middle of writing OUT: SIGINT, SIGTERM or SIGHUP still ends recover, by that
+ * signal, and no temporary file is left. Deterministic: with -v recover writes a line per
+ * buffer on stderr while OUT is being written; stderr is a pipe of one page the test does not
+ * read, so recover blocks inside that window until the signal comes.
+ */
+static void test_recover_interrupted_leaves_no_tmp(void **state)
+{
+	static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
+	char *argv[] = {(char *)child_xfdr_bin(), "recover", "-v", "--salvage", NULL, NULL};
+	char path[256], out[256], out_map[256];
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t dfl, none;
+	struct img m;
+	char drain[4096];
+	size_t i, k;
+	int p[2], status, tries;
+	pid_t pid;
+
+	(void)state;
+	/* 2000 valid buffers of 128 bytes: 2000 "buffer N kept" lines, far more than a page. */
+	img_init(&m, 128);
+	one_buffer(&m);
+	snprintf(path, sizeof(path), "%s", scratch_write("int.xray", m.b, 32));
+	for (k = 0; k < 2000; k++)
+		scratch_append("int.xray", m.b + 32, 128);
+	snprintf(out, sizeof(out), "%s", scratch_path("int-salvaged.xray"));
+	snprintf(out_map, sizeof(out_map), "%s", scratch_path("int-salvaged.xray.map"));
+	argv[4] = path;
+
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		assert_int_equal(pipe(p), 0);
+		assert_true(fcntl(p[0], F_SETPIPE_SZ, 4096) > 0);
+		posix_spawn_file_actions_init(&fa);
+		posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+		posix_spawn_file_actions_adddup2(&fa, p[1], 2);
+		posix_spawn_file_actions_addclose(&fa, p[0]);
+		posix_spawn_file_actions_addclose(&fa, p[1]);
+		/* The signals as a shell starts a program: default actions, none blocked. */
+		posix_spawnattr_init(&attr);
+		sigemptyset(&dfl);
+		sigaddset(&dfl, SIGTERM);
+		sigaddset(&dfl, SIGINT);
+		sigaddset(&dfl, SIGHUP);
+		sigemptyset(&none);
+		posix_spawnattr_setsigdefault(&attr, &dfl);
+		posix_spawnattr_setsigmask(&attr, &none);
+		posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+		assert_int_equal(posix_spawn(&pid, argv[0], &fa, &attr, argv, environ), 0);
+		posix_spawn_file_actions_destroy(&fa);
+		posix_spawnattr_destroy(&attr);
+		close(p[1]);
+
+		/* The temporary file appears, and stays: recover waits on the full pipe. */
+		for (tries = 0; tries < 1000 && scratch_count_named(".tmp.") == 0; tries++)
+			usleep(10000);
+		assert_int_equal(scratch_count_named(".tmp."), 1);
+		assert_int_equal(waitpid(pid, &status, WNOHANG), 0);
+
+		assert_int_equal(kill(pid, sigs[i]), 0);
+		while (read(p[0], drain, sizeof(drain)) > 0)
+			;
+		close(p[0]);
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		assert_true(WIFSIGNALED(status));
+		assert_int_equal(WTERMSIG(status), sigs[i]);
+		assert_int_equal(scratch_count_named(".tmp."), 0);
+		assert_false(scratch_exists(out));
+		assert_false(scratch_exists(out_map));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -807,6 +1091,10 @@ int main(void)
 	    cmocka_unit_test(test_recover_usage),
 	    cmocka_unit_test(test_salvage_part),
 	    cmocka_unit_test(test_salvage_whole_and_empty),
+	    cmocka_unit_test(test_recover_force_only_regular_files),
+	    cmocka_unit_test(test_recover_drops_bad_live_map_lines),
+	    cmocka_unit_test(test_salvage_sparse_file),
+	    cmocka_unit_test(test_recover_interrupted_leaves_no_tmp),
 	};
 
 	return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);
