@@ -125,6 +125,27 @@ const char *scratch_write_text(const char *name, const char *text)
 	return put(name, "wb", text, strlen(text));
 }
 
+void scratch_make_non_regular(void)
+{
+	assert_int_equal(mkfifo(scratch_path("nr-fifo.xray"), 0600), 0);
+	assert_int_equal(mkdir(scratch_path("nr-dir.xray"), 0700), 0);
+	assert_int_equal(symlink("/dev/null", scratch_path("nr-null.xray")), 0);
+}
+
+void scratch_expect_non_regular_intact(void)
+{
+	struct stat st;
+
+	assert_int_equal(lstat(scratch_path("nr-fifo.xray"), &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+	assert_int_equal(lstat(scratch_path("nr-dir.xray"), &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_int_equal(lstat(scratch_path("nr-null.xray"), &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	assert_int_equal(stat("/dev/null", &st), 0);
+	assert_true(S_ISCHR(st.st_mode));
+}
+
 int scratch_count_named(const char *part)
 {
 	DIR *d = opendir(scratch_dir);

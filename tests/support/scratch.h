@@ -38,6 +38,14 @@ int scratch_exists(const char *path);
 int scratch_count_named(const char *part);
 
 /*
+ * Outputs no verb may replace: "nr-fifo.xray" a FIFO, "nr-dir.xray" a directory and
+ * "nr-null.xray" a symbolic link to /dev/null, made in the scratch directory; the check fails
+ * the test unless each is still what it was, and /dev/null still a character device.
+ */
+void scratch_make_non_regular(void);
+void scratch_expect_non_regular_intact(void);
+
+/*
  * Write, or append, the n bytes at data to scratch_path(name), creating it 0644; returns that
  * path. A file that cannot be written fails the test. scratch_write_text: a string.
  */

@@ -157,14 +157,11 @@ static void test_core_force_only_regular_files(void **state)
 	};
 	char core[256], out[256], out_map[300], want[700];
 	struct child_result r;
-	struct stat st;
 	size_t i;
 
 	(void)state;
 	snprintf(core, sizeof(core), "%s", scenario_core("nr.core"));
-	assert_int_equal(mkfifo(scratch_path("nr-fifo.xray"), 0600), 0);
-	assert_int_equal(mkdir(scratch_path("nr-dir.xray"), 0700), 0);
-	assert_int_equal(symlink("/dev/null", scratch_path("nr-null.xray")), 0);
+	scratch_make_non_regular();
 	for (i = 0; i < sizeof(outs) / sizeof(outs[0]); i++) {
 		snprintf(out, sizeof(out), "%s", scratch_path(outs[i].name));
 		snprintf(out_map, sizeof(out_map), "%s.map", out);
@@ -176,14 +173,7 @@ static void test_core_force_only_regular_files(void **state)
 		assert_false(scratch_exists(out_map));
 		assert_int_equal(scratch_count_named(".tmp."), 0);
 	}
-	assert_int_equal(lstat(scratch_path("nr-fifo.xray"), &st), 0);
-	assert_true(S_ISFIFO(st.st_mode));
-	assert_int_equal(lstat(scratch_path("nr-dir.xray"), &st), 0);
-	assert_true(S_ISDIR(st.st_mode));
-	assert_int_equal(lstat(scratch_path("nr-null.xray"), &st), 0);
-	assert_true(S_ISLNK(st.st_mode));
-	assert_int_equal(stat("/dev/null", &st), 0);
-	assert_true(S_ISCHR(st.st_mode));
+	scratch_expect_non_regular_intact();
 
 	/* OUT.map a FIFO: refused, and OUT is not written either. */
 	snprintf(out, sizeof(out), "%s", scratch_path("nr-out.xray"));

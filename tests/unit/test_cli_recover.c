@@ -828,9 +828,7 @@ static void test_recover_force_only_regular_files(void **state)
 
 	(void)state;
 	snprintf(live, sizeof(live), "%s", write_scenario("nr", 0, 0, 0));
-	assert_int_equal(mkfifo(scratch_path("nr-fifo.xray"), 0600), 0);
-	assert_int_equal(mkdir(scratch_path("nr-dir.xray"), 0700), 0);
-	assert_int_equal(symlink("/dev/null", scratch_path("nr-null.xray")), 0);
+	scratch_make_non_regular();
 	assert_int_equal(symlink("nr-fifo.xray", scratch_path("nr-lfifo.xray")), 0);
 	for (i = 0; i < sizeof(outs) / sizeof(outs[0]); i++) {
 		snprintf(out, sizeof(out), "%s", scratch_path(outs[i].name));
@@ -848,14 +846,7 @@ static void test_recover_force_only_regular_files(void **state)
 		child_result_free(&r);
 		expect_nothing_written(out_map);
 	}
-	assert_int_equal(lstat(scratch_path("nr-fifo.xray"), &st), 0);
-	assert_true(S_ISFIFO(st.st_mode));
-	assert_int_equal(lstat(scratch_path("nr-dir.xray"), &st), 0);
-	assert_true(S_ISDIR(st.st_mode));
-	assert_int_equal(lstat(scratch_path("nr-null.xray"), &st), 0);
-	assert_true(S_ISLNK(st.st_mode));
-	assert_int_equal(stat("/dev/null", &st), 0);
-	assert_true(S_ISCHR(st.st_mode));
+	scratch_expect_non_regular_intact();
 
 	/* OUT free, OUT.map a FIFO: refused all the same, and OUT is not written either. */
 	snprintf(out, sizeof(out), "%s", scratch_path("nr-out.xray"));
