@@ -272,8 +272,6 @@ static void fork_wipe_arm(void)
  */
 static int rt_init(const struct xfdr_options *o, int fork_child)
 {
-	int configure_output = !fork_child;
-
 	uint64_t seen;
 	uint32_t session;
 	int rc;
@@ -292,7 +290,7 @@ static int rt_init(const struct xfdr_options *o, int fork_child)
 	rc = fork_child ? 0 : thread_quiesce(INIT_QUIESCE_MS);
 	if (rc)
 		goto out;
-	if (configure_output) {
+	if (!fork_child) {
 		rc = output_configure(o->output, o->per_thread_files);
 		if (rc)
 			goto out;
@@ -312,7 +310,7 @@ static int rt_init(const struct xfdr_options *o, int fork_child)
 		goto out;
 	}
 	/* After the pool: a backing=file pool that cannot be made there has said why. */
-	if (configure_output)
+	if (!fork_child)
 		report_output_dir();
 	thread_table_reset();
 	rt_cfg.flush_at_exit = o->flush_at_exit;

@@ -510,9 +510,8 @@ XFDR_COLD XFDR_NOINSTR void rec_function_slow(struct rec_thread *t, struct threa
 		rec_event_at(tsc, cpu, &ev);
 		return;
 	}
-	session = session_recording();
-	if (XFDR_LIKELY(session_live(session)) ||
-	    (session = session_not_live(session)) != SESSION_OFF)
+	session = session_of_event();
+	if (session != SESSION_OFF)
 		write_event(t, held, session, tsc, cpu, &ev);
 	xfdr_barrier();
 	/* pairs with the acquire in thread_quiesce() */
