@@ -375,7 +375,14 @@ static void rt_exit_flush(void)
 	int rc;
 
 	/* A fork child that recorded nothing has nothing to write, and no file of its own. */
-	if (!rt_cfg.flush_at_exit || rt_forked())
+	if (rt_forked())
+		return;
+	/*
+	 * The live map's keeper finishes the rewrite it is in, if any, and stops: an exit never
+	 * leaves a half-made "<map>.tmp" beside the live files, whatever flush_at_exit says.
+	 */
+	livemap_stop();
+	if (!rt_cfg.flush_at_exit)
 		return;
 	xfdr_stop();
 	/* Everything is in complete files now: backing=file's live files are not needed. */

@@ -13,12 +13,16 @@
  *   - a re-init maps new files; switching to memory backing removes them; files an earlier
  *     process with the same pid left are moved aside, never overwritten;
  *   - a fork child records into files of its own and leaves the parent's alone;
+ *   - an exit while the live map's keeper is between writing "<map>.tmp" and renaming it
+ *     waits for the rename (rename(2) and sem_post(3) are interposed to hold it there);
  *   - a process killed with SIGKILL in the middle of a known sequence: `xfdr recover` gives a
  *     trace that `xfdr verify` and llvm-xray accept, holding exactly the sequence's prefix up
  *     to the last event the child had finished.
  */
 #include <dirent.h>
+#include <dlfcn.h>
 #include <poll.h>
+#include <semaphore.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -571,6 +575,91 @@ static void fork_child_leaves_parent_files(void **state)
 	assert_int_equal(file_size(child_live), 32 + BUF_COUNT * BUF_BYTES);
 }
 
+/* ---- an exit in the middle of a live map rewrite ------------------------------------------ */
+
+/*
+ * rename(2), as the keeper calls it to put "<map>.tmp" in place: once armed, the first such
+ * call says so on held[1] and waits on release[0] until sem_post(3), as livemap_stop() calls
+ * it to wake the keeper, lets it go on.
+ */
+static int held[2] = {-1, -1}, release[2] = {-1, -1};
+static uint32_t hold_armed, holding;
+
+int rename(const char *from, const char *to)
+{
+	static int (*real)(const char *, const char *);
+	size_t n = strlen(from);
+	char c = 1;
+
+	if (!real)
+		real = (int (*)(const char *, const char *))dlsym(RTLD_NEXT, "rename");
+	if (n > 8 && !strcmp(from + n - 8, ".map.tmp") &&
+	    __atomic_exchange_n(&hold_armed, 0u, __ATOMIC_ACQ_REL)) {
+		__atomic_store_n(&holding, 1u, __ATOMIC_RELEASE);
+		if (write(held[1], &c, 1) != 1 || read(release[0], &c, 1) != 1)
+			abort();
+	}
+	return real(from, to);
+}
+
+int sem_post(sem_t *sem)
+{
+	static int (*real)(sem_t *);
+	char c = 1;
+
+	if (!real)
+		real = (int (*)(sem_t *))dlsym(RTLD_NEXT, "sem_post");
+	if (__atomic_exchange_n(&holding, 0u, __ATOMIC_ACQ_REL) && write(release[1], &c, 1) != 1)
+		abort();
+	return real(sem);
+}
+
+/* The child: backing=file, flush_at_exit=0, exit() while the keeper holds "<map>.tmp". */
+static int exit_during_rewrite_child(const char *prefix)
+{
+	struct pollfd pf;
+	uint64_t k;
+
+	if (pipe(held) || pipe(release))
+		return 2;
+	if (init_file_backed(prefix, BUF_BYTES, BUF_COUNT, XFDR_BACKING_FILE) || xfdr_start())
+		return 3;
+	for (k = 0; k < 4; k++)
+		ts_seq_issue(k);
+	/* Its next rewrite (the rate becomes known, the thread appears) comes within a second. */
+	__atomic_store_n(&hold_armed, 1u, __ATOMIC_RELEASE);
+	pf = (struct pollfd){.fd = held[0], .events = POLLIN};
+	if (poll(&pf, 1, 10000) != 1)
+		return 4;
+	exit(0); /* the exit handlers run: xfdr's must wait for the keeper's rename */
+}
+
+static void exit_waits_for_live_map_rewrite(void **state)
+{
+	char prefix[300], tmp[700];
+	int st;
+	pid_t pid;
+
+	(void)state;
+#if defined(__SANITIZE_THREAD__)
+	print_message("skipped: ThreadSanitizer kills a fork child that starts threads\n");
+	skip();
+#endif
+	snprintf(prefix, sizeof(prefix), "%sexiting", ts_dir);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(exit_during_rewrite_child(prefix));
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		fail_msg("child ended with status 0x%x", st);
+	live_paths(prefix, pid);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", map_path);
+	if (access(tmp, F_OK) == 0)
+		fail_msg("%s was left by the exit", tmp);
+	assert_true(file_size(map_path) > 0);
+}
+
 /* ---- (b) SIGKILL in the middle of a known sequence ---------------------------------------- */
 
 /*
@@ -710,6 +799,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(unwritable_place_fails_init),
 	    cmocka_unit_test(no_space_fails_init),
 	    cmocka_unit_test(fork_child_leaves_parent_files),
+	    cmocka_unit_test(exit_waits_for_live_map_rewrite),
 	    cmocka_unit_test(sigkill_then_recover),
 	};
 
