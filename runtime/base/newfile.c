@@ -3,7 +3,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h> /* renameat2 */
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -30,6 +32,45 @@ XFDR_NOINSTR int newfile_create(const char *path, int access)
 	 */
 	(void)fchmod(fd, (mode_t)mode);
 	return fd;
+}
+
+XFDR_NOINSTR int newfile_create_unnamed(const char *path)
+{
+	unsigned mode = xfdr_load_relaxed(&file_mode);
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	size_t n = slash ? (size_t)(slash - path) + 1 : 0;
+	int fd;
+
+	if (n >= sizeof(dir))
+		return -ENAMETOOLONG;
+	memcpy(dir, path, n);
+	dir[n] = '\0';
+	fd = open(n ? dir : ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, (mode_t)mode);
+	if (fd < 0)
+		return -errno;
+	(void)fchmod(fd, (mode_t)mode); /* as newfile_create() */
+	return fd;
+}
+
+XFDR_NOINSTR int newfile_name(int fd, const char *path)
+{
+	char proc[32] = "/proc/self/fd/", digits[12];
+	size_t n = strlen(proc), k = 0;
+	unsigned v = (unsigned)fd;
+
+	/* AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH; /proc's link to the descriptor does not. */
+	if (!linkat(fd, "", AT_FDCWD, path, AT_EMPTY_PATH))
+		return 0;
+	if (errno != EPERM && errno != ENOENT)
+		return -errno;
+	do
+		digits[k++] = (char)('0' + v % 10u);
+	while ((v /= 10u) && k < sizeof(digits));
+	while (k)
+		proc[n++] = digits[--k];
+	proc[n] = '\0';
+	return linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW) ? -errno : 0;
 }
 
 XFDR_NOINSTR int newfile_taken(const char *path)

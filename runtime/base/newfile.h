@@ -9,7 +9,7 @@
  * newfile_set_mode() (0600 by default: traces hold call arguments and payloads, as a core
  * dump holds memory), whatever the umask.
  *
- * Context: everything here is async-signal-safe (open, fchmod, renameat2, link, unlink,
+ * Context: everything here is async-signal-safe (open, fchmod, renameat2, link, linkat, unlink,
  * fstatat), so a flush in a signal handler uses it.
  */
 #ifndef XFDR_RUNTIME_BASE_NEWFILE_H
@@ -29,6 +29,17 @@ void newfile_set_mode(unsigned mode);
  * or a negative errno (-EEXIST: the name is taken).
  */
 int newfile_create(const char *path, int access);
+
+/*
+ * newfile_create_unnamed - a new file, open for writing with mode as set, in the directory of
+ * path but without a name (O_TMPFILE): nothing of it is at any name until newfile_name() gives
+ * it one, so a process that dies while writing it leaves nothing behind. A negative errno
+ * (-EOPNOTSUPP: the file system cannot) means: use newfile_create().
+ * newfile_name - give the unnamed file fd the name path, which must be free (-EEXIST when it is
+ * taken, by a file or a link). Returns 0 or a negative errno of linkat(2).
+ */
+int newfile_create_unnamed(const char *path);
+int newfile_name(int fd, const char *path);
 
 /*
  * newfile_rename - give the file at from (ours, complete) the name to, which must be free.

@@ -143,33 +143,41 @@ static XFDR_NOINSTR uint64_t fingerprint(uint64_t tsc_hz)
 }
 
 /*
- * Create tmp_path. One found there (a rewrite of an earlier process with our pid that died in
- * it, or a planted link) is removed first: unlink(2) removes a link, never what it leads to.
+ * Give tmp_path to the unnamed file fd, or (fd < 0) create it there. One found there (a rewrite
+ * of an earlier process with our pid that died in it, or a planted link) is removed first:
+ * unlink(2) removes a link, never what it leads to. Returns 0 (naming), a descriptor
+ * (creating) or a negative errno.
  */
-static XFDR_NOINSTR int create_tmp(void)
+static XFDR_NOINSTR int take_tmp(int fd)
 {
-	int fd = newfile_create(tmp_path, O_WRONLY);
+	int rc = fd < 0 ? newfile_create(tmp_path, O_WRONLY) : newfile_name(fd, tmp_path);
 
-	if (fd == -EEXIST && !unlink(tmp_path))
-		fd = newfile_create(tmp_path, O_WRONLY);
-	return fd;
+	if (rc == -EEXIST && !unlink(tmp_path))
+		rc = fd < 0 ? newfile_create(tmp_path, O_WRONLY) : newfile_name(fd, tmp_path);
+	return rc;
 }
 
 /*
  * Write the map to tmp_path and rename it to map_path: the first time only to a free name
- * (newfile.h), later over the map we wrote. Returns 0 or a negative errno, *failed the path
- * that failed.
+ * (newfile.h), later over the map we wrote. The map is written into a file without a name
+ * (newfile_create_unnamed()) that takes tmp_path only once complete, right before the rename,
+ * so a process that ends meanwhile (exit(), _exit(), SIGKILL) leaves no half-made tmp_path
+ * beside the live files; where the file system cannot, it is written at tmp_path. Returns 0 or
+ * a negative errno, *failed the path that failed.
  */
 static XFDR_NOINSTR int write_map(uint64_t tsc_hz, const char **failed)
 {
 	struct map_flush st;
 	struct drop_totals drops;
 	struct stat st_new;
-	int fd, rc;
+	int fd, rc, named;
 
 	memset(&st, 0, sizeof(st));
 	*failed = tmp_path;
-	fd = create_tmp();
+	fd = newfile_create_unnamed(tmp_path);
+	named = fd < 0;
+	if (named)
+		fd = take_tmp(-1);
 	if (fd < 0)
 		return fd;
 	rc = fstat(fd, &st_new) ? -errno : map_write_head(fd);
@@ -178,6 +186,10 @@ static XFDR_NOINSTR int write_map(uint64_t tsc_hz, const char **failed)
 	drops_sum(&drops);
 	if (!rc)
 		rc = map_write_tail(fd, tsc_hz, &st, &drops);
+	if (!rc && !named) {
+		rc = take_tmp(fd);
+		named = !rc;
+	}
 	if (close(fd) && !rc && errno != EINTR)
 		rc = -errno;
 	if (!rc) {
@@ -188,7 +200,8 @@ static XFDR_NOINSTR int write_map(uint64_t tsc_hz, const char **failed)
 			rc = -errno;
 	}
 	if (rc) {
-		unlink(tmp_path);
+		if (named)
+			unlink(tmp_path);
 		return rc;
 	}
 	map_st = st_new;

@@ -13,8 +13,9 @@
  *   - a re-init maps new files; switching to memory backing removes them; files an earlier
  *     process with the same pid left are moved aside, never overwritten;
  *   - a fork child records into files of its own and leaves the parent's alone;
- *   - an exit while the live map's keeper is between writing "<map>.tmp" and renaming it
- *     waits for the rename (rename(2) and sem_post(3) are interposed to hold it there);
+ *   - an exit while the live map's keeper is between naming "<map>.tmp" and renaming it
+ *     waits for the rename, and a death while it writes the map leaves no "<map>.tmp"
+ *     (rename(2), write(2) and sem_post(3) are interposed to hold the keeper there);
  *   - a process killed with SIGKILL in the middle of a known sequence: `xfdr recover` gives a
  *     trace that `xfdr verify` and llvm-xray accept, holding exactly the sequence's prefix up
  *     to the last event the child had finished.
@@ -23,6 +24,7 @@
 #include <dlfcn.h>
 #include <poll.h>
 #include <semaphore.h>
+#include <sys/syscall.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -578,28 +580,52 @@ static void fork_child_leaves_parent_files(void **state)
 /* ---- an exit in the middle of a live map rewrite ------------------------------------------ */
 
 /*
- * rename(2), as the keeper calls it to put "<map>.tmp" in place: once armed, the first such
- * call says so on held[1] and waits on release[0] until sem_post(3), as livemap_stop() calls
- * it to wake the keeper, lets it go on.
+ * The keeper held where it rewrites the live map: once armed, the first rename(2) of
+ * "<map>.tmp" (HOLD_RENAME), or the first write(2) of another thread than the main one, which
+ * only the keeper's rewrite does here (HOLD_WRITE), says so on held[1] and waits on release[0].
+ * sem_post(3), as livemap_stop() calls it to wake the keeper, lets a held rename go on.
  */
+enum { HOLD_NONE, HOLD_RENAME, HOLD_WRITE };
 static int held[2] = {-1, -1}, release[2] = {-1, -1};
 static uint32_t hold_armed, holding;
+
+static void hold_here(void)
+{
+	char c = 1;
+
+	__atomic_store_n(&holding, 1u, __ATOMIC_RELEASE);
+	if (write(held[1], &c, 1) != 1 || read(release[0], &c, 1) != 1)
+		abort();
+}
 
 int rename(const char *from, const char *to)
 {
 	static int (*real)(const char *, const char *);
 	size_t n = strlen(from);
-	char c = 1;
+	uint32_t want = HOLD_RENAME;
 
 	if (!real)
 		real = (int (*)(const char *, const char *))dlsym(RTLD_NEXT, "rename");
 	if (n > 8 && !strcmp(from + n - 8, ".map.tmp") &&
-	    __atomic_exchange_n(&hold_armed, 0u, __ATOMIC_ACQ_REL)) {
-		__atomic_store_n(&holding, 1u, __ATOMIC_RELEASE);
-		if (write(held[1], &c, 1) != 1 || read(release[0], &c, 1) != 1)
-			abort();
-	}
+	    __atomic_compare_exchange_n(&hold_armed, &want, HOLD_NONE, 0, __ATOMIC_ACQ_REL,
+					__ATOMIC_RELAXED))
+		hold_here();
 	return real(from, to);
+}
+
+ssize_t write(int fd, const void *buf, size_t n)
+{
+	static ssize_t (*real)(int, const void *, size_t);
+	uint32_t want = HOLD_WRITE;
+
+	if (!real)
+		real = (ssize_t(*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
+	if (__atomic_load_n(&hold_armed, __ATOMIC_ACQUIRE) == HOLD_WRITE &&
+	    syscall(SYS_gettid) != getpid() &&
+	    __atomic_compare_exchange_n(&hold_armed, &want, HOLD_NONE, 0, __ATOMIC_ACQ_REL,
+					__ATOMIC_RELAXED))
+		hold_here();
+	return real(fd, buf, n);
 }
 
 int sem_post(sem_t *sem)
@@ -614,8 +640,12 @@ int sem_post(sem_t *sem)
 	return real(sem);
 }
 
-/* The child: backing=file, flush_at_exit=0, exit() while the keeper holds "<map>.tmp". */
-static int exit_during_rewrite_child(const char *prefix)
+/*
+ * The child: backing=file, flush_at_exit=0; the keeper held at `where` in its next rewrite
+ * (the rate becomes known, the thread appears: within a second), then exit() (by_exit) or
+ * _exit().
+ */
+static int rewrite_child(const char *prefix, uint32_t where, int by_exit)
 {
 	struct pollfd pf;
 	uint64_t k;
@@ -626,38 +656,53 @@ static int exit_during_rewrite_child(const char *prefix)
 		return 3;
 	for (k = 0; k < 4; k++)
 		ts_seq_issue(k);
-	/* Its next rewrite (the rate becomes known, the thread appears) comes within a second. */
-	__atomic_store_n(&hold_armed, 1u, __ATOMIC_RELEASE);
+	__atomic_store_n(&hold_armed, where, __ATOMIC_RELEASE);
 	pf = (struct pollfd){.fd = held[0], .events = POLLIN};
 	if (poll(&pf, 1, 10000) != 1)
 		return 4;
-	exit(0); /* the exit handlers run: xfdr's must wait for the keeper's rename */
+	if (by_exit)
+		exit(0); /* the exit handlers run: xfdr's must wait for the keeper's rename */
+	_exit(0);
 }
 
-static void exit_waits_for_live_map_rewrite(void **state)
+/* Run rewrite_child(); the live .map is whole where it should be, and no "<map>.tmp" is left. */
+static void expect_no_tmp_after(const char *name, uint32_t where, int by_exit)
 {
 	char prefix[300], tmp[700];
 	int st;
 	pid_t pid;
 
-	(void)state;
 #if defined(__SANITIZE_THREAD__)
 	print_message("skipped: ThreadSanitizer kills a fork child that starts threads\n");
 	skip();
 #endif
-	snprintf(prefix, sizeof(prefix), "%sexiting", ts_dir);
+	snprintf(prefix, sizeof(prefix), "%s%s", ts_dir, name);
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0)
-		_exit(exit_during_rewrite_child(prefix));
+		_exit(rewrite_child(prefix, where, by_exit));
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	if (!WIFEXITED(st) || WEXITSTATUS(st))
 		fail_msg("child ended with status 0x%x", st);
 	live_paths(prefix, pid);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", map_path);
 	if (access(tmp, F_OK) == 0)
-		fail_msg("%s was left by the exit", tmp);
+		fail_msg("%s was left by the %s", tmp, by_exit ? "exit" : "_exit");
 	assert_true(file_size(map_path) > 0);
+}
+
+/* exit() while the keeper is between naming "<map>.tmp" and renaming it: exit waits for it. */
+static void exit_waits_for_live_map_rewrite(void **state)
+{
+	(void)state;
+	expect_no_tmp_after("exiting", HOLD_RENAME, 1);
+}
+
+/* _exit() (or SIGKILL) while the keeper writes the map: what it wrote has no name yet. */
+static void death_mid_rewrite_leaves_no_tmp(void **state)
+{
+	(void)state;
+	expect_no_tmp_after("dying", HOLD_WRITE, 0);
 }
 
 /* ---- (b) SIGKILL in the middle of a known sequence ---------------------------------------- */
@@ -800,6 +845,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(no_space_fails_init),
 	    cmocka_unit_test(fork_child_leaves_parent_files),
 	    cmocka_unit_test(exit_waits_for_live_map_rewrite),
+	    cmocka_unit_test(death_mid_rewrite_leaves_no_tmp),
 	    cmocka_unit_test(sigkill_then_recover),
 	};
 
