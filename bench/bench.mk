@@ -103,7 +103,7 @@ $(BENCH_DIR)/startup: bench/startup.c include/xfdr/xfdr.h runtime/pool/pool.h \
 	$(CC) $(BENCH_FLAGS) -o $@ bench/startup.c $(LIBXFDR_A) $(SAN_LDFLAGS) $(RUNTIME_LIBS)
 
 # ---- fork children that record nothing, beside a parent without xfdr (bench/fork_cost.c) ----
-BENCH_FORK_REPS ?= 5
+BENCH_FORK_REPS ?= 9
 BENCH_FORK_CMD = $(BENCH_DIR)/fork_cost -r $(BENCH_FORK_REPS)
 
 $(BENCH_DIR)/fork_cost: bench/fork_cost.c include/xfdr/xfdr.h $(LIBXFDR_A)

@@ -2,20 +2,27 @@
  * bench/fork_cost.c - what a fork child that records nothing costs with xfdr recording in the
  * parent, beside the same process without xfdr.
  *
- * Rows, each in a process of its own (this program runs itself with the row's name):
- *   no xfdr        xfdr linked in, never initialized;
- *   memory         recording, backing=memory, 256 buffers of 64 KiB (the default pool);
- *   file           recording, backing=file, the same pool, in a temporary directory.
- * Each row times ROUNDS rounds of fork() + _exit(0) in the child + waitpid(), and of
- * fork() + execv("/bin/true") + waitpid(), and prints the median microseconds of a round over
- * REPS repetitions. The file row also counts the files its children left (there must be none
- * beyond the parent's live files): a nonzero count fails the run.
+ * Rows, each repetition in a process of its own (this program runs itself with the row's name),
+ * the rows taking turns:
+ *   no-xfdr            xfdr linked in, never initialized;
+ *   memory             recording, backing=memory, the default pool (256 buffers of 64 KiB);
+ *   file               recording, backing=file, the same pool, in a temporary directory (its
+ *                      live map's keeper is a thread);
+ *   threaded-no-xfdr   no-xfdr in a process that has had a thread: glibc's fork() takes its
+ *                      multi-threaded path (the baseline of a program with threads, and of
+ *                      the file row);
+ *   threaded-memory    memory, in such a process.
+ * Each repetition times ROUNDS rounds of fork() + _exit(0) in the child + waitpid(), and of
+ * fork() + execv("/bin/true") + waitpid(); the table shows the median microseconds of a round
+ * over REPS repetitions, and the files the children left beyond the parent's live files (there
+ * must be none: a nonzero count fails the run).
  *
  *   fork_cost [-r REPS] [-n ROUNDS]        the table on stdout
- *   fork_cost --row NAME REPS ROUNDS        one row (internal)
+ *   fork_cost --row NAME ROUNDS            one repetition of a row (internal)
  * Exit status: 0, 1 when a row failed, 2 on bad usage.
  */
 #include <dirent.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,21 +90,39 @@ static int dir_entries(const char *dir)
 	return n;
 }
 
-static int run_row(const char *name, int reps, int rounds)
+/* A thread that has come and gone: glibc's fork() then takes its multi-threaded path for good. */
+static void *no_work(void *arg)
 {
-	double exit_us[MAX_REPS], exec_us[MAX_REPS];
+	return arg;
+}
+
+/*
+ * One repetition of a row: ROUNDS rounds of each kind; prints "<exit us> <exec us> <files left>".
+ * Returns 0, or 1 when a round failed or a child left a file.
+ */
+static int run_row(const char *name, int rounds)
+{
 	char dir[] = "/tmp/xfdr-fork-cost-XXXXXX", out[64];
+	const char *kind = name;
 	struct xfdr_options o;
-	int r, k, before = 0, left;
+	double t0, exit_us, exec_us;
+	int k, before, left;
 
 	if (!mkdtemp(dir))
 		return 1;
-	if (strcmp(name, "no-xfdr")) {
+	if (!strncmp(name, "threaded-", 9)) {
+		pthread_t t;
+
+		kind = name + 9;
+		if (pthread_create(&t, NULL, no_work, NULL) || pthread_join(t, NULL))
+			return 1;
+	}
+	if (strcmp(kind, "no-xfdr")) {
 		xfdr_options_default(&o);
 		snprintf(out, sizeof(out), "%s/", dir);
 		o.output = out;
 		o.flush_at_exit = 0;
-		o.backing = strcmp(name, "file") ? XFDR_BACKING_MEMORY : XFDR_BACKING_FILE;
+		o.backing = strcmp(kind, "file") ? XFDR_BACKING_MEMORY : XFDR_BACKING_FILE;
 		if (xfdr_init(&o) || xfdr_start()) {
 			fprintf(stderr, "fork_cost: %s: xfdr_init failed\n", name);
 			return 1;
@@ -106,38 +131,38 @@ static int run_row(const char *name, int reps, int rounds)
 		xfdr_exit(1);
 	}
 	before = dir_entries(dir);
-	for (r = 0; r < reps; r++) {
-		double t0 = now_us();
-
-		for (k = 0; k < rounds; k++)
-			if (one_round(0))
-				return 1;
-		exit_us[r] = (now_us() - t0) / rounds;
-		t0 = now_us();
-		for (k = 0; k < rounds; k++)
-			if (one_round(1))
-				return 1;
-		exec_us[r] = (now_us() - t0) / rounds;
-	}
+	t0 = now_us();
+	for (k = 0; k < rounds; k++)
+		if (one_round(0))
+			return 1;
+	exit_us = (now_us() - t0) / rounds;
+	t0 = now_us();
+	for (k = 0; k < rounds; k++)
+		if (one_round(1))
+			return 1;
+	exec_us = (now_us() - t0) / rounds;
 	left = dir_entries(dir) - before;
-	printf("%-10s %12.1f %14.1f %12d\n", name, median(exit_us, reps), median(exec_us, reps),
-	       left);
-	if (strcmp(name, "no-xfdr"))
+	printf("%.3f %.3f %d\n", exit_us, exec_us, left);
+	if (strcmp(kind, "no-xfdr"))
 		xfdr_stop();
-	if (system("true") == -1 || (snprintf(out, sizeof(out), "rm -rf %s", dir), system(out)))
+	snprintf(out, sizeof(out), "rm -rf %s", dir);
+	if (system(out))
 		return 1;
 	return left ? 1 : 0;
 }
 
 int main(int argc, char **argv)
 {
-	static const char *const rows[] = {"no-xfdr", "memory", "file"};
-	int reps = 5, rounds = 200, opt, status = 0;
+	static const char *const rows[] = {"no-xfdr", "memory", "file", "threaded-no-xfdr",
+					   "threaded-memory"};
+	enum { ROWS = sizeof(rows) / sizeof(rows[0]) };
+	double exit_us[ROWS][MAX_REPS], exec_us[ROWS][MAX_REPS];
+	int reps = 5, rounds = 200, opt, status = 0, r, left[ROWS] = {0};
 	char cmd[4096];
 	unsigned i;
 
-	if (argc == 5 && !strcmp(argv[1], "--row"))
-		return run_row(argv[2], atoi(argv[3]), atoi(argv[4]));
+	if (argc == 4 && !strcmp(argv[1], "--row"))
+		return run_row(argv[2], atoi(argv[3]));
 	while ((opt = getopt(argc, argv, "r:n:")) != -1) {
 		if (opt == 'r')
 			reps = atoi(optarg);
@@ -148,14 +173,27 @@ int main(int argc, char **argv)
 	}
 	if (reps < 1 || reps > MAX_REPS || rounds < 1)
 		return 2;
+	/* The rows take turns, so that the machine's drift falls on all of them alike. */
+	for (r = 0; r < reps; r++)
+		for (i = 0; i < ROWS; i++) {
+			FILE *f;
+			int n, files = 0;
+
+			snprintf(cmd, sizeof(cmd), "'%s' --row %s %d", argv[0], rows[i], rounds);
+			f = popen(cmd, "r");
+			n = f ? fscanf(f, "%lf %lf %d", &exit_us[i][r], &exec_us[i][r], &files) : 0;
+			if (!f || pclose(f) || n != 3) {
+				fprintf(stderr, "fork_cost: row %s failed\n", rows[i]);
+				status = 1;
+				exit_us[i][r] = exec_us[i][r] = 0;
+			}
+			left[i] += files;
+		}
 	printf("fork children that record nothing: us per round (median of %d x %d rounds)\n", reps,
 	       rounds);
-	printf("%-10s %12s %14s %12s\n", "parent", "fork+_exit", "fork+exec true", "files left");
-	fflush(stdout);
-	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		snprintf(cmd, sizeof(cmd), "'%s' --row %s %d %d", argv[0], rows[i], reps, rounds);
-		if (system(cmd))
-			status = 1;
-	}
+	printf("%-18s %12s %14s %12s\n", "parent", "fork+_exit", "fork+exec true", "files left");
+	for (i = 0; i < ROWS; i++)
+		printf("%-18s %12.1f %14.1f %12d\n", rows[i], median(exit_us[i], reps),
+		       median(exec_us[i], reps), left[i]);
 	return status;
 }

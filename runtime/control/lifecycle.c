@@ -15,6 +15,12 @@
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#if __has_include(<sys/single_threaded.h>)
+#include <sys/single_threaded.h>
+#define PROCESS_SINGLE_THREADED() (__libc_single_threaded != 0)
+#else
+#define PROCESS_SINGLE_THREADED() 0 /* unknown: take every lock around fork() */
+#endif
 
 #include "runtime/base/compiler.h"
 #include "runtime/base/newfile.h"
@@ -413,15 +419,36 @@ static void rt_exit_flush(void)
  * its first event or call of the API (rt_adopt()): one that execs or exits first makes nothing.
  * Where the kernel cannot zero the page (rt_fork_wipes 0), the atfork child handler adopts.
  */
+
+/*
+ * fork_alone: the thread in fork() is the only one the process ever had (glibc's
+ * __libc_single_threaded; xfdr's own threads count, see pool_memory.c). Then no other thread
+ * can hold a lock that the child would wait for, so the handlers take none, and the parent and
+ * child ones write nothing: a child that exits or execs at once makes neither process copy a
+ * page of ours (after fork() the first write to each shared page is a page fault, a few
+ * microseconds on the target VMs). Set by the prepare handler.
+ */
+static uint32_t fork_alone;
+
 static void rt_fork_prepare(void)
 {
+	uint32_t alone = PROCESS_SINGLE_THREADED();
+
+	/* Written only when it changes: the last fork() left our pages copy-on-write too. */
+	if (fork_alone != alone)
+		fork_alone = alone;
 	thread_before_fork();
+	if (alone)
+		return;
 	unload_before_fork();
 	fnmap_before_fork();
 }
 
+/* Alone, the forking slot stays remembered: only this thread forks, and it keeps its slot. */
 static void rt_fork_parent(void)
 {
+	if (fork_alone)
+		return;
 	fnmap_after_fork_parent();
 	unload_after_fork_parent();
 	thread_after_fork_parent();
@@ -430,8 +457,10 @@ static void rt_fork_parent(void)
 /* liburcu's state must be set right at once (its prepare handler blocked every signal). */
 static void rt_fork_child(void)
 {
-	fnmap_after_fork_child();
-	unload_after_fork_child();
+	if (!fork_alone) {
+		fnmap_after_fork_child();
+		unload_after_fork_child();
+	}
 	if (!xfdr_load_relaxed(&rt_fork_wipes))
 		rt_adopt(1);
 }

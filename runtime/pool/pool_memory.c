@@ -7,10 +7,14 @@
  * a million faults). So the work is made smaller and moved off the start:
  *   - the buffer area starts on a 2 MiB boundary and is advised MADV_HUGEPAGE: where the
  *     kernel has transparent huge pages, one fault fills 2 MiB;
- *   - pool_memory_map() populates only the buffers in the first SYNC_BYTES, the ones a short
- *     program takes first (the free stack hands buffers out in index order);
- *   - a background thread, "xfdr-prefault", populates the rest in index order and marks each
- *     buffer's mem_ready;
+ *   - pool_memory_map() populates a pool of up to SYNC_WHOLE_BYTES whole (the default pool,
+ *     256 x 64 KiB: eight huge pages), and of a larger one only the buffers in the first
+ *     SYNC_BYTES, the ones a short program takes first (the free stack hands buffers out in
+ *     index order);
+ *   - a background thread, "xfdr-prefault", populates the rest of a larger pool in index order
+ *     and marks each buffer's mem_ready. Only for those: a thread, even one that has ended,
+ *     puts glibc's fork() on its multi-threaded path for good (it takes and releases malloc's
+ *     and stdio's locks: a dozen more page faults in every fork child and its parent);
  *   - pool_memory_ready(), called at every claim, populates the buffer itself when nobody
  *     has yet (the thread is behind, or absent: a fork child has none).
  * Populating is madvise(MADV_POPULATE_WRITE) (Linux 5.14): it faults pages in writable without
@@ -50,6 +54,8 @@
 #define HUGE_PAGE_BYTES ((size_t)2 << 20)
 /* Populated by xfdr_init() itself (whole buffers, at least one). */
 #define SYNC_BYTES ((size_t)4 << 20)
+/* A pool up to this size is populated whole by xfdr_init(), without a thread. */
+#define SYNC_WHOLE_BYTES ((size_t)16 << 20)
 /* The most the background thread populates between two looks at its stop flag. */
 #define CHUNK_BYTES ((size_t)2 << 20)
 
@@ -225,7 +231,7 @@ static int prefault(void)
 	int err;
 
 	sync_count = (uint32_t)((SYNC_BYTES + buffer_bytes - 1) / buffer_bytes);
-	if (sync_count > count)
+	if (sync_count > count || (size_t)count * buffer_bytes <= SYNC_WHOLE_BYTES)
 		sync_count = count;
 	err = populate(rt_pool.base, (size_t)sync_count * buffer_bytes);
 	if (err == EINVAL) {

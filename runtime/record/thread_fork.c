@@ -10,7 +10,11 @@
 
 void thread_before_fork(void)
 {
-	xfdr_store_relaxed(&thread_table.forking, rec_self.slot);
+	struct thread_slot *mine = rec_self.slot;
+
+	/* Written only when it changes: after a fork() the page is copy-on-write (a page fault). */
+	if (xfdr_load_relaxed(&thread_table.forking) != mine)
+		xfdr_store_relaxed(&thread_table.forking, mine);
 }
 
 void thread_after_fork_parent(void)
