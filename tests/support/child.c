@@ -29,6 +29,32 @@
 
 extern char **environ;
 
+/*
+ * Every test process starts from default dispositions and an empty signal mask, so that what
+ * it and its children (spawned, forked, or under a pty) do with signals does not depend on how
+ * the run was started: a background job of a POSIX shell, or a runner, starts with SIGINT and
+ * SIGQUIT ignored, which xfdr rightly leaves alone and every child would inherit. Ignored
+ * dispositions and the mask are all that an exec carries over (a sanitizer's handlers, set up
+ * before this runs, stay). The support objects are linked into every test program, so this
+ * runs before each one's main().
+ */
+__attribute__((constructor)) static void signals_from_default(void)
+{
+	struct sigaction cur, dfl;
+	sigset_t none;
+	int sig;
+
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	for (sig = 1; sig < NSIG; sig++)
+		if (!sigaction(sig, NULL, &cur) && !(cur.sa_flags & SA_SIGINFO) &&
+		    cur.sa_handler == SIG_IGN)
+			sigaction(sig, &dfl, NULL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
 /* environ with each "NAME=value" of add replacing the inherited NAME; strings not copied. */
 static char **merged_env(char *const *add)
 {
