@@ -38,20 +38,24 @@
  *
  * Never hang: the crash handler's mask blocks every crash and termination signal and the
  * flush signal; a flush that finds another one running is retried for FLUSH_BUSY_RETRY_MS
- * only; and for the time of the fatal path a watchdog runs: alarm() with a SIGALRM handler
- * installed only then. When it fires (libunwind or the flush hangs: a lock held by a dead
+ * only; and for the time of the fatal path a watchdog runs: a POSIX timer that sends SIGALRM
+ * to the thread on the path alone (SIGEV_THREAD_ID), with a SIGALRM handler installed only
+ * then. Not alarm(): its SIGALRM is the process's, and a program thread that sigwait()s for
+ * SIGALRM would take it. When it fires (libunwind or the flush hangs: a lock held by a dead
  * thread, a file system that does not answer), the fatal signal gets SIG_DFL and is raised
  * again, so the process still dies by it. The watchdog's time is WATCHDOG_BASE_S plus one
- * second per WATCHDOG_BYTES_PER_S bytes of pool. The program's own alarm and SIGALRM
- * disposition are put back when the path ends.
+ * second per WATCHDOG_BYTES_PER_S bytes of pool. The program's own alarms are left alone (one
+ * that lands on the path's thread is dropped: the process is ending), and its SIGALRM
+ * disposition is put back when the path ends.
  *
  * A crash inside a flush that this thread runs from one of these handlers (tracked per
  * thread) is recorded and reported, but not flushed: the interrupted flush holds the flush
  * lock for good. A crash inside an xfdr_flush() the program called waits the busy retry out.
  *
  * Only async-signal-safe calls in the handlers: sigaction, sigprocmask, tgkill,
- * rt_tgsigqueueinfo, alarm, nanosleep, clock_gettime, write, and the flush's own (flush.c);
- * libunwind is the exception that crash.c discusses.
+ * rt_tgsigqueueinfo, timer_create/settime/delete (the system calls), alarm, nanosleep,
+ * clock_gettime, write, and the flush's own (flush.c); libunwind is the exception that crash.c
+ * discusses.
  */
 #include <errno.h>
 #include <limits.h>
@@ -105,7 +109,8 @@ static uint32_t fatal_owner;	   /* tid on the path; 0: nobody */
 static int fatal_signal;	   /* its signal, for the watchdog */
 static struct crash_report report; /* the owner's crash, for the event and the .map */
 static struct sigaction alarm_saved_action;
-static unsigned alarm_saved_s;
+static int watchdog_timer = -1; /* the kernel's timer id; -1: none (alarm() then) */
+static unsigned alarm_saved_s;	/* the program's alarm, when alarm() had to stand in */
 
 /* This thread runs a flush from one of our handlers (a crash there cannot flush). */
 static __thread int in_our_flush __attribute__((tls_model("initial-exec")));
@@ -230,8 +235,11 @@ static XFDR_NOINSTR void on_watchdog(int unused, siginfo_t *si, void *uc)
 	struct pr_buf b = PR_BUF_INIT(text);
 
 	(void)unused;
-	(void)si;
 	(void)uc;
+	/* The program's alarm (or anyone's SIGALRM) while our timer runs. */
+	if (watchdog_timer >= 0 &&
+	    (si->si_code != SI_TIMER || si->si_value.sival_ptr != (void *)&watchdog_timer))
+		return;
 	crash_signal_name(sig, name);
 	pr_str(&b, name);
 	pr_str(&b, ": unwinding and flushing did not end within ");
@@ -239,6 +247,39 @@ static XFDR_NOINSTR void on_watchdog(int unused, siginfo_t *si, void *uc)
 	pr_str(&b, " s: giving up (the watchdog)");
 	pr_line(&b);
 	die_now(sig);
+}
+
+#ifndef sigev_notify_thread_id
+#define sigev_notify_thread_id _sigev_un._tid /* glibc before 2.35 lacks the name */
+#endif
+
+/*
+ * A timer that sends SIGALRM to this thread only, in s seconds, its value the address of *id
+ * (how the handler knows it). The system calls themselves: glibc's timer_create() is not
+ * async-signal-safe. Returns 0 with *id set, or -1 with *id -1.
+ */
+static XFDR_NOINSTR int timer_start(int *id, unsigned s)
+{
+	struct itimerspec when;
+	struct sigevent ev;
+	int kid;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.sigev_notify = SIGEV_THREAD_ID;
+	ev.sigev_signo = SIGALRM;
+	ev.sigev_value.sival_ptr = id;
+	ev.sigev_notify_thread_id = (pid_t)self_tid();
+	*id = -1;
+	if (syscall(SYS_timer_create, (long)CLOCK_MONOTONIC, &ev, &kid))
+		return -1;
+	memset(&when, 0, sizeof(when));
+	when.it_value.tv_sec = (time_t)s;
+	if (syscall(SYS_timer_settime, (long)kid, 0L, &when, NULL)) {
+		syscall(SYS_timer_delete, (long)kid);
+		return -1;
+	}
+	*id = kid;
+	return 0;
 }
 
 static XFDR_NOINSTR void watchdog_arm(int sig)
@@ -251,17 +292,24 @@ static XFDR_NOINSTR void watchdog_arm(int sig)
 	sigfillset(&wd.sa_mask);
 	xfdr_store_relaxed(&fatal_signal, sig);
 	sigaction(SIGALRM, &wd, &alarm_saved_action);
-	/* This thread at least takes it, whatever the program's masks. */
+	/* This thread takes it, whatever the program's masks. */
 	set_mask(SIG_UNBLOCK, SIGALRM);
-	alarm_saved_s = alarm(watchdog_s);
+	if (timer_start(&watchdog_timer, watchdog_s))
+		alarm_saved_s = alarm(watchdog_s); /* no timer to be had: the process's alarm */
 }
 
 static XFDR_NOINSTR void watchdog_disarm(void)
 {
-	alarm(0);
+	if (watchdog_timer >= 0) {
+		syscall(SYS_timer_delete, (long)watchdog_timer);
+		watchdog_timer = -1;
+	} else {
+		alarm(0);
+	}
 	sigaction(SIGALRM, &alarm_saved_action, NULL);
 	if (alarm_saved_s)
 		alarm(alarm_saved_s);
+	alarm_saved_s = 0;
 }
 
 /*
@@ -421,12 +469,16 @@ static void our_action(struct sigaction *sa, int role)
 		sigaddset(&sa->sa_mask, terminate_signals[i]);
 	if (role != ROLE_FLUSH && plan_flush_signal)
 		sigaddset(&sa->sa_mask, plan_flush_signal);
+	/*
+	 * Every role on the alternate stack: a flush needs tens of KiB, more than the stacks of
+	 * some thread pools and coroutines hold, and a crash may be a stack overflow.
+	 */
 	if (role == ROLE_CRASH) {
 		for (i = 0; i < COUNT(crash_signals); i++)
 			sigaddset(&sa->sa_mask, crash_signals[i]);
 		sa->sa_flags = SA_SIGINFO | SA_ONSTACK;
 	} else {
-		sa->sa_flags = SA_SIGINFO | SA_RESTART;
+		sa->sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
 	}
 }
 
@@ -490,14 +542,15 @@ int signals_install(const struct signal_plan *p)
 	plan_stop = p->stop;
 	plan_flush_signal = p->flush_signal;
 	watchdog_s = WATCHDOG_BASE_S + (unsigned)(pool_bytes / WATCHDOG_BYTES_PER_S);
-	if (p->on_crash) {
+	if (p->on_crash || p->on_terminate || p->flush_signal) {
 		rc = altstack_enable();
 		if (rc)
 			return rc;
-		crash_prepare();
 	} else {
 		altstack_disable();
 	}
+	if (p->on_crash)
+		crash_prepare();
 	for (sig = 1; sig < NSIG && !rc; sig++)
 		if (sig != SIGKILL && sig != SIGSTOP)
 			rc = install_one(sig, role_wanted(p, sig));

@@ -222,7 +222,7 @@ XFDR_NOINSTR struct thread_slot *thread_register(struct rec_thread *t)
 	xfdr_store_release(&s->state, (uint32_t)SLOT_LIVE);
 	/* Arms thread_exit() for this thread (again, if it runs after an earlier exit). */
 	pthread_setspecific(tt->key, s);
-	/* So that the crash handler runs even after a stack overflow (flush_on_crash). */
+	/* So that xfdr's handlers run even after a stack overflow, or on a small stack. */
 	altstack_thread_start(s->index);
 	t->slot = s;
 	return s;

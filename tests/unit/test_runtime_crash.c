@@ -14,6 +14,7 @@
  * the signal. Those cases are skipped, with the reason printed; SIGABRT still runs.
  */
 #include <dirent.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -135,6 +136,33 @@ static void *other_thread(void *arg)
 	return NULL;
 }
 
+/*
+ * write(2), interposed: in the watchdog modes a trace header's write never returns, so the
+ * crash flush hangs where a file system that does not answer would hang it.
+ */
+static int hang_header_write;
+
+ssize_t write(int fd, const void *buf, size_t n)
+{
+	static ssize_t (*real)(int, const void *, size_t);
+
+	if (!real)
+		real = (ssize_t(*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
+	if (n == XFDR_FILE_HEADER_BYTES && hang_header_write)
+		for (;;)
+			pause();
+	return real(fd, buf, n);
+}
+
+/* The crashing thread of "watchdog_sigwait": the process's first thread waits for SIGALRM. */
+static void *crash_beside_sigwait(void *arg)
+{
+	(void)arg;
+	xfdr_enter(FID_OTHER);
+	*nowhere = 5;
+	return NULL;
+}
+
 static int child_main(const char *mode, const char *dir)
 {
 	child_mode = mode;
@@ -146,15 +174,8 @@ static int child_main(const char *mode, const char *dir)
 		sa.sa_flags = SA_SIGINFO;
 		sigaction(strcmp(mode, "chain") ? SIGABRT : SIGSEGV, &sa, NULL);
 	}
-	if (!strcmp(mode, "watchdog")) {
-		char fifo[PATH_BYTES];
-
-		/* The .map's temporary name: opening it for writing blocks, the flush hangs. */
-		snprintf(fifo, sizeof(fifo), "%sxfdr-test_runtime_crash-%d-0.xray.map.part", dir,
-			 (int)getpid());
-		if (mkfifo(fifo, 0600))
-			return 3;
-	}
+	if (!strncmp(mode, "watchdog", 8))
+		hang_header_write = 1;
 	if (child_init(dir))
 		return 2;
 	if (!strcmp(mode, "overflow")) {
@@ -188,6 +209,24 @@ static int child_main(const char *mode, const char *dir)
 			return 4;
 		*nowhere = 3;
 		return 0;
+	}
+	if (!strcmp(mode, "watchdog_sigwait")) {
+		/*
+		 * A program's signal thread: SIGALRM blocked everywhere, taken by sigwait() here,
+		 * in the process's first thread, which the kernel offers a process-wide SIGALRM
+		 * first.
+		 */
+		sigset_t alrm;
+		pthread_t th;
+		int sig;
+
+		sigemptyset(&alrm);
+		sigaddset(&alrm, SIGALRM);
+		pthread_sigmask(SIG_BLOCK, &alrm, NULL);
+		if (pthread_create(&th, NULL, crash_beside_sigwait, NULL))
+			return 5;
+		for (;;)
+			sigwait(&alrm, &sig);
 	}
 	if (!strcmp(mode, "two_threads")) {
 		pthread_t th;
@@ -668,7 +707,7 @@ static void two_threads_crash(void **state)
 	child_result_free(&c.r);
 }
 
-/* The flush hangs (its .map is a FIFO nobody reads): the watchdog ends the child by SIGSEGV. */
+/* The flush hangs (a write that never returns): the watchdog ends the child by SIGSEGV. */
 static void watchdog_ends_a_hung_flush(void **state)
 {
 	struct crashed c;
@@ -678,7 +717,26 @@ static void watchdog_ends_a_hung_flush(void **state)
 		return;
 	run_crash("watchdog", &c);
 	expect_signal(&c, SIGSEGV);
-	if (!strstr(c.r.err, "watchdog"))
+	if (!strstr(c.r.err, "giving up (the watchdog)"))
+		fail_msg("no watchdog line on stderr: %s", c.r.err);
+	assert_true(c.seconds < 30);
+	child_result_free(&c.r);
+}
+
+/*
+ * The same, while the program's first thread sigwait()s for SIGALRM: the watchdog's signal
+ * goes to the crashing thread alone (alarm()'s went to the waiting thread: the child hung).
+ */
+static void watchdog_beside_a_signal_thread(void **state)
+{
+	struct crashed c;
+
+	(void)state;
+	if (skip_under_sanitizer("watchdog"))
+		return;
+	run_crash("watchdog_sigwait", &c);
+	expect_signal(&c, SIGSEGV);
+	if (!strstr(c.r.err, "giving up (the watchdog)"))
 		fail_msg("no watchdog line on stderr: %s", c.r.err);
 	assert_true(c.seconds < 30);
 	child_result_free(&c.r);
@@ -697,6 +755,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(crash_during_the_handler),
 	    cmocka_unit_test(two_threads_crash),
 	    cmocka_unit_test(watchdog_ends_a_hung_flush),
+	    cmocka_unit_test(watchdog_beside_a_signal_thread),
 	};
 
 	if (argc > 3 && !strcmp(argv[1], "--child"))

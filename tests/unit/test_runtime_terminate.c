@@ -128,6 +128,33 @@ static int wait_for_map(const char *dir, unsigned n)
 	return map_written(dir, n);
 }
 
+/*
+ * A thread of a pool or a coroutine runner: a 32 KiB stack, less than the flush needs. It
+ * records (so it has xfdr's alternate stack), then takes the signal itself.
+ */
+enum { SMALL_STACK_BYTES = 32 * 1024 };
+
+static void *small_stack_thread(void *arg)
+{
+	xfdr_enter(1);
+	pthread_kill(pthread_self(), *(int *)arg);
+	xfdr_exit(1);
+	return NULL;
+}
+
+static int on_a_small_stack(int sig)
+{
+	pthread_attr_t attr;
+	pthread_t th;
+
+	if (pthread_attr_init(&attr) || pthread_attr_setstacksize(&attr, SMALL_STACK_BYTES) ||
+	    pthread_create(&th, &attr, small_stack_thread, &sig))
+		return 8;
+	pthread_join(th, NULL);
+	pthread_attr_destroy(&attr);
+	return 0;
+}
+
 static int child_main(const char *mode, const char *dir)
 {
 	struct writer w[2];
@@ -155,6 +182,18 @@ static int child_main(const char *mode, const char *dir)
 			return 3;
 		raise(SIGINT);
 		return 0;
+	}
+	if (!strcmp(mode, "small_stack_flush")) {
+		/* Only the flush signal asked for: no crash handling, alternate stacks anyway. */
+		if (init_with(dir, SIGUSR2, 0, 0) || xfdr_start())
+			return 2;
+		return on_a_small_stack(SIGUSR2) || !map_written(dir, 0) ? 9 : 0;
+	}
+	if (!strcmp(mode, "small_stack_term")) {
+		if (init_with(dir, 0, 1, 0) || xfdr_start())
+			return 2;
+		on_a_small_stack(SIGTERM);
+		return 7; /* still alive */
 	}
 	/* "env": XFDR_OPTIONS started recording at load, with flush_on_terminate on by default. */
 	if (strcmp(mode, "env") &&
@@ -471,6 +510,40 @@ static void dispositions_follow_the_options(void **state)
 	assert_int_equal(xfdr_stop(), 0);
 }
 
+/*
+ * The flush signal and SIGTERM taken by a thread whose stack is smaller than the flush's
+ * frames: the handlers run on xfdr's alternate stack (they ran on the thread's: SIGSEGV).
+ */
+static void flush_signal_on_a_small_stack(void **state)
+{
+	struct ended e;
+
+	(void)state;
+	run_child("small_stack_flush", NULL, &e);
+	if (e.r.signal || e.r.status)
+		fail_msg("child ended with status %d (signal %d); stderr:\n%s", e.r.status,
+			 e.r.signal, e.r.err);
+	assert_non_null(strstr(e.r.err, "xfdr: SIGUSR2: wrote "));
+	ts_tools_accept(e.trace);
+	child_result_free(&e.r);
+}
+
+static void sigterm_on_a_small_stack(void **state)
+{
+	struct ended e;
+	char line[PATH_BYTES + 128];
+
+	(void)state;
+	run_child("small_stack_term", NULL, &e);
+	if (e.r.signal != SIGTERM)
+		fail_msg("child ended with status %d (signal %d), expected SIGTERM; stderr:\n%s",
+			 e.r.status, e.r.signal, e.r.err);
+	snprintf(line, sizeof(line), "xfdr: SIGTERM: wrote %s", e.trace);
+	assert_non_null(strstr(e.r.err, line));
+	ts_tools_accept(e.trace);
+	child_result_free(&e.r);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -483,6 +556,8 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(own_sigterm_handler_is_kept),
 	    cmocka_unit_test(ignored_sigint_stays_ignored),
 	    cmocka_unit_test(flush_signal_wins_over_terminate),
+	    cmocka_unit_test(flush_signal_on_a_small_stack),
+	    cmocka_unit_test(sigterm_on_a_small_stack),
 	};
 
 	if (argc > 3 && !strcmp(argv[1], "--child"))
