@@ -24,9 +24,11 @@
  * signals_install() runs: a program that installed its own handler has its own plan for it,
  * and a signal set to SIG_IGN (nohup, a background job's SIGINT) must stay ignored, so such
  * a signal is left alone entirely, never chained. Crash signals are always taken and chain to
- * what was there. A later init keeps the signals it took, takes what it asks for anew, and
- * puts back the dispositions of those it no longer asks for; a signal whose handler the
- * program replaced since is the program's from then on.
+ * what was there, or to what the program set since: its sigaction() and signal() go through
+ * sig_interpose.c, which for a crash signal changes only the program's disposition kept here
+ * (prog_set()), so that xfdr's handler stays the kernel's. A later init keeps the signals it took,
+ * takes what it asks for anew, and puts back the dispositions of those it no longer asks for; a
+ * signal whose handler the program replaced since is the program's from then on.
  *
  * The fatal path (terminate and crash) runs in one thread at a time (fatal_owner, claimed by
  * compare-exchange). A thread that takes a fatal signal while another thread is on the path
@@ -70,6 +72,7 @@
 #include "runtime/base/print.h"
 #include "runtime/flush/crash.h"
 #include "runtime/flush/mapfile.h"
+#include "runtime/flush/sig_interpose.h"
 #include "runtime/flush/signals.h"
 #include "runtime/pool/pool.h"
 #include "runtime/record/altstack.h"
@@ -92,9 +95,15 @@ static const int crash_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SI
 static const int terminate_signals[] = {SIGTERM, SIGINT};
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
+/*
+ * The program's disposition of a signal: the one ours replaced, or for a crash signal the one
+ * the program set since (sig_interpose.c). Put back when we let go; a crash chains to it. Two
+ * copies, prog[prog_at & 1] the current one, so that a handler never reads one half written.
+ */
 struct sig_entry {
-	int role;	       /* enum sig_role, read by the handler */
-	struct sigaction prev; /* the disposition ours replaced; put back when we let go */
+	int role; /* enum sig_role, read by the handler */
+	struct sigaction prog[2];
+	unsigned prog_at;
 };
 
 /* Written by signals_install() (init) before the handler is installed, read by handlers. */
@@ -114,6 +123,28 @@ static unsigned alarm_saved_s;	/* the program's alarm, when alarm() had to stand
 
 /* This thread runs a flush from one of our handlers (a crash there cannot flush). */
 static __thread int in_our_flush __attribute__((tls_model("initial-exec")));
+
+static XFDR_NOINSTR void prog_get(int sig, struct sigaction *out)
+{
+	const struct sig_entry *e = &entries[sig];
+
+	/* pairs with the release in prog_set(): the copy is whole before its index */
+	*out = e->prog[xfdr_load_acquire(&e->prog_at) & 1u];
+}
+
+static XFDR_NOINSTR void prog_set(int sig, const struct sigaction *act)
+{
+	struct sig_entry *e = &entries[sig];
+	unsigned at = xfdr_load_relaxed(&e->prog_at) + 1u;
+
+	e->prog[at & 1u] = *act;
+	xfdr_store_release(&e->prog_at, at);
+}
+
+static XFDR_NOINSTR int is_ignored(const struct sigaction *a)
+{
+	return !(a->sa_flags & SA_SIGINFO) && a->sa_handler == SIG_IGN;
+}
 
 static int is_crash_signal(int sig)
 {
@@ -216,7 +247,7 @@ static XFDR_NOINSTR void die_now(int sig)
 	memset(&dfl, 0, sizeof(dfl));
 	dfl.sa_handler = SIG_DFL;
 	sigemptyset(&dfl.sa_mask);
-	sigaction(sig, &dfl, NULL);
+	sig_real_action(sig, &dfl, NULL);
 	raise_now(sig);
 	_exit(128 + sig); /* not reached: the default action of sig ends the process */
 }
@@ -224,7 +255,10 @@ static XFDR_NOINSTR void die_now(int sig)
 /* Put back what our handler replaced; the next sig goes where it went before xfdr. */
 static XFDR_NOINSTR void let_go(int sig)
 {
-	sigaction(sig, &entries[sig].prev, NULL);
+	struct sigaction p;
+
+	prog_get(sig, &p);
+	sig_real_action(sig, &p, NULL);
 	xfdr_store_relaxed(&entries[sig].role, (int)ROLE_NONE);
 }
 
@@ -291,7 +325,7 @@ static XFDR_NOINSTR void watchdog_arm(int sig)
 	wd.sa_flags = SA_SIGINFO | SA_ONSTACK;
 	sigfillset(&wd.sa_mask);
 	xfdr_store_relaxed(&fatal_signal, sig);
-	sigaction(SIGALRM, &wd, &alarm_saved_action);
+	sig_real_action(SIGALRM, &wd, &alarm_saved_action);
 	/* This thread takes it, whatever the program's masks. */
 	set_mask(SIG_UNBLOCK, SIGALRM);
 	if (timer_start(&watchdog_timer, watchdog_s))
@@ -306,7 +340,7 @@ static XFDR_NOINSTR void watchdog_disarm(void)
 	} else {
 		alarm(0);
 	}
-	sigaction(SIGALRM, &alarm_saved_action, NULL);
+	sig_real_action(SIGALRM, &alarm_saved_action, NULL);
 	if (alarm_saved_s)
 		alarm(alarm_saved_s);
 	alarm_saved_s = 0;
@@ -376,16 +410,16 @@ static XFDR_NOINSTR void crash(int sig, siginfo_t *si, void *ucv)
 {
 	ucontext_t *uc = ucv;
 	int again = comes_again(sig, si);
-	const struct sigaction *prev = &entries[sig].prev;
+	struct sigaction prog;
 	char path[PATH_MAX];
 	int rc;
 
+	prog_get(sig, &prog);
 	/*
 	 * A raised signal the program ignores stays ignored: no crash. Not SIGABRT: abort()
 	 * ends the process anyway (it sets SIG_DFL and raises again), so that one is flushed.
 	 */
-	if (!again && sig != SIGABRT && !(prev->sa_flags & SA_SIGINFO) &&
-	    prev->sa_handler == SIG_IGN)
+	if (!again && sig != SIGABRT && is_ignored(&prog))
 		return;
 	if (fatal_enter(sig)) {
 		watchdog_arm(sig);
@@ -409,7 +443,8 @@ static XFDR_NOINSTR void crash(int sig, siginfo_t *si, void *ucv)
 	let_go(sig);
 	if (again)
 		return;
-	if (!(prev->sa_flags & SA_SIGINFO) && prev->sa_handler == SIG_IGN)
+	prog_get(sig, &prog);
+	if (is_ignored(&prog))
 		return;
 	/*
 	 * Pending now, delivered as the handler returns and the thread's mask comes back. Sent
@@ -444,6 +479,21 @@ static XFDR_NOINSTR void on_signal(int sig, siginfo_t *si, void *uc)
 		}
 	}
 	errno = saved;
+}
+
+XFDR_NOINSTR int signals_program_action(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	struct sigaction was;
+
+	if (sig <= 0 || sig >= NSIG || xfdr_load_relaxed(&entries[sig].role) != ROLE_CRASH)
+		return 0;
+	prog_get(sig, &was);
+	/* Ours given back (read from the kernel some other way, and restored): no change. */
+	if (act && !((act->sa_flags & SA_SIGINFO) && act->sa_sigaction == on_signal))
+		prog_set(sig, act);
+	if (old)
+		*old = was;
+	return 1;
 }
 
 static int role_wanted(const struct signal_plan *p, int sig)
@@ -504,13 +554,14 @@ static int install_one(int sig, int want)
 
 	if (want == ROLE_NONE && e->role == ROLE_NONE)
 		return 0;
-	if (sigaction(sig, NULL, &cur))
+	if (sig_real_action(sig, NULL, &cur))
 		return -errno;
 	ours = (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_signal;
 	if (!ours)
 		e->role = ROLE_NONE; /* replaced by the program since: its own now */
 	if (want == ROLE_NONE) {
-		if (ours && sigaction(sig, &e->prev, NULL))
+		prog_get(sig, &cur);
+		if (ours && sig_real_action(sig, &cur, NULL))
 			return -errno;
 		xfdr_store_relaxed(&e->role, (int)ROLE_NONE);
 		return 0;
@@ -522,11 +573,11 @@ static int install_one(int sig, int want)
 			return 0; /* the program's: a handler of its own, or ignored */
 		if (want == ROLE_FLUSH && !dfl)
 			notice_taken(sig, &cur);
-		e->prev = cur;
+		prog_set(sig, &cur);
 	}
 	our_action(&sa, want);
 	xfdr_store_relaxed(&e->role, want);
-	if (sigaction(sig, &sa, NULL)) {
+	if (sig_real_action(sig, &sa, NULL)) {
 		xfdr_store_relaxed(&e->role, (int)ROLE_NONE);
 		return -errno;
 	}

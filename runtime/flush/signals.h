@@ -5,6 +5,7 @@
 #ifndef XFDR_RUNTIME_FLUSH_SIGNALS_H
 #define XFDR_RUNTIME_FLUSH_SIGNALS_H
 
+#include <signal.h>
 #include <stddef.h>
 
 /*
@@ -25,5 +26,14 @@ struct signal_plan {
  * Context: init only. Returns 0 or a negative errno of sigaction(2)/mmap(2).
  */
 int signals_install(const struct signal_plan *p);
+
+/*
+ * signals_program_action - the program's sigaction(sig, act, old), when xfdr handles sig as a
+ * crash: act (if any) becomes what xfdr chains to, and old gets what the program set before
+ * (what was there before xfdr, at first); the handler in the kernel stays xfdr's. Returns 1
+ * when so, 0 when the call is not xfdr's to answer (the caller makes it as it is).
+ * Context: any, signal handlers included.
+ */
+int signals_program_action(int sig, const struct sigaction *act, struct sigaction *old);
 
 #endif /* XFDR_RUNTIME_FLUSH_SIGNALS_H */

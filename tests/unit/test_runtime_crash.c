@@ -125,6 +125,17 @@ static void chain_handler(int sig, siginfo_t *si, void *uc)
 	_exit(42);
 }
 
+/* Installed with signal() after xfdr started, as zstd installs its SIGSEGV handler. */
+static void late_handler(int sig)
+{
+	char text[64];
+	int n = snprintf(text, sizeof(text), "late handler sig=%d\n", sig);
+
+	if (write(2, text, (size_t)n) < 0)
+		_exit(1);
+	_exit(43);
+}
+
 static pthread_barrier_t both_ready;
 
 static void *other_thread(void *arg)
@@ -178,6 +189,12 @@ static int child_main(const char *mode, const char *dir)
 		hang_header_write = 1;
 	if (child_init(dir))
 		return 2;
+	if (!strcmp(mode, "chain_late")) {
+		/* The program reads back what it set: first what was there before xfdr. */
+		if (signal(SIGSEGV, late_handler) != SIG_DFL ||
+		    signal(SIGSEGV, late_handler) != late_handler)
+			return 6;
+	}
 	if (!strcmp(mode, "overflow")) {
 		/* A stack of 1 MiB at most overflows quickly, whatever the shell's limit is. */
 		struct rlimit rl;
@@ -622,6 +639,32 @@ static void chains_to_the_programs_handler(void **state)
 	child_result_free(&c.r);
 }
 
+/*
+ * The program installs its handler with signal() after xfdr started: xfdr's stays in the
+ * kernel, records and flushes, then chains to it (it used to be replaced: no trace at all).
+ */
+static void chains_to_a_handler_installed_later(void **state)
+{
+	struct crashed c;
+	struct crash_payload p;
+	const char *wrote, *chained;
+
+	(void)state;
+	if (skip_under_sanitizer("chaining a SIGSEGV handler"))
+		return;
+	run_crash("chain_late", &c);
+	if (c.r.signal || c.r.status != 43)
+		fail_msg("child ended with status %d (signal %d), expected 43; stderr:\n%s",
+			 c.r.status, c.r.signal, c.r.err);
+	expect_recorded_crash(&c, SIGSEGV, SEGV_MAPERR, three_calls, 3, "crash_c", &p);
+	wrote = strstr(c.r.err, "xfdr: SIGSEGV: wrote ");
+	chained = strstr(c.r.err, "late handler sig=11");
+	assert_non_null(wrote);
+	assert_non_null(chained);
+	assert_true(wrote < chained);
+	child_result_free(&c.r);
+}
+
 /* A raised signal chains too, with the siginfo it came with (abort(): SI_TKILL from itself). */
 static void chains_a_raised_signal(void **state)
 {
@@ -751,6 +794,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(stack_overflow_on_the_alternate_stack),
 	    cmocka_unit_test(chains_to_the_programs_handler),
 	    cmocka_unit_test(chains_a_raised_signal),
+	    cmocka_unit_test(chains_to_a_handler_installed_later),
 	    cmocka_unit_test(crash_inside_the_recorder),
 	    cmocka_unit_test(crash_during_the_handler),
 	    cmocka_unit_test(two_threads_crash),
