@@ -433,6 +433,44 @@ static void put_top(struct xfdr_trace *t, const struct xfdr_names *names, long t
 	free(v);
 }
 
+/*
+ * The crash as the crash handler saw it: the signal, then the crashing thread's frames from
+ * the .map, the crash site first, each with the function the handler named (or the module
+ * and offset where it could not).
+ */
+static void put_crash(const struct xfdr_names *names, const char *signal, const char *path)
+{
+	struct xfdr_map_crash c;
+	struct xfdr_map_frame fr;
+	uint32_t i, n = xfdr_names_frame_count(names);
+
+	if (!xfdr_names_crash(names, &c)) {
+		fprintf(stderr, "  crash      %s: its frames are in `xfdr dump %s`\n",
+			signal[0] ? signal : "recorded", path);
+		return;
+	}
+	fprintf(stderr,
+		"  crash      %s (code %" PRId32 ", address 0x%" PRIx64 ") in thread %" PRIu32
+		"%s\n",
+		c.signal_name, c.code, c.fault_addr, c.tid, n ? ", innermost frame first:" : "");
+	for (i = 0; i < n; i++) {
+		const char *module;
+
+		if (!xfdr_names_frame(names, i, &fr))
+			continue;
+		module = fr.module ? strrchr(fr.module, '/') : NULL;
+		module = module ? module + 1 : fr.module ? fr.module : "?";
+		if (fr.symbol)
+			fprintf(stderr, "    #%-2" PRIu32 " %s (%s)\n", i, fr.symbol, module);
+		else if (fr.have_module_vaddr)
+			fprintf(stderr, "    #%-2" PRIu32 " 0x%" PRIx64 " (%s+0x%" PRIx64 ")\n", i,
+				fr.pc, module, fr.module_vaddr);
+		else
+			fprintf(stderr, "    #%-2" PRIu32 " 0x%" PRIx64 " (%s)\n", i, fr.pc,
+				module);
+	}
+}
+
 /* The summary of one trace file. */
 static void summarize(const char *path, const struct found *f, long top)
 {
@@ -478,8 +516,7 @@ static void summarize(const char *path, const struct found *f, long top)
 		fprintf(stderr, "  overwritten %" PRIu64 " buffers (older events lost)\n",
 			overwritten);
 	if (m.crash)
-		fprintf(stderr, "  crash      %s: see `xfdr dump %s | tail`\n",
-			m.crash_signal[0] ? m.crash_signal : "recorded", path);
+		put_crash(names, m.crash_signal, path);
 	put_top(t, names, top);
 out:
 	xfdr_names_free(names);

@@ -11,6 +11,7 @@
  *   usr1 DIR       installs a SIGUSR1 handler, creates DIR/ready, waits at most 10 s for the
  *                  signal, writes "SIGUSR1 si_code=C" to DIR/got and exits 0 (3 on timeout)
  *   many N         N calls of tiny(): enough to fill a small pool
+ *   segv           writes through a null pointer in crash_here(), called from main
  */
 #include <signal.h>
 #include <stdio.h>
@@ -59,6 +60,13 @@ __attribute__((noinline)) static void die_by_sigterm(void)
 	kill(getpid(), SIGTERM);
 	for (;;)
 		pause();
+}
+
+static volatile int *volatile nowhere; /* NULL, read at run time: the fault stays */
+
+__attribute__((noinline)) static void crash_here(void)
+{
+	*nowhere = 1;
 }
 
 static void on_usr1(int sig, siginfo_t *si, void *uc)
@@ -122,6 +130,10 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "term")) {
 		tiny(1);
 		die_by_sigterm();
+	}
+	if (!strcmp(argv[1], "segv")) {
+		tiny(1);
+		crash_here();
 	}
 	if (!strcmp(argv[1], "usr1") && argc > 2)
 		return wait_usr1(argv[2]);

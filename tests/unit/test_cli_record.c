@@ -533,6 +533,34 @@ static void sigterm_flushes_and_kills_record(void **state)
 	child_result_free(&r);
 }
 
+/*
+ * A crash: the summary shows the crashing thread's frames, the crash site first and named
+ * (it used to point at `xfdr dump | tail`, which shows the outermost frames).
+ */
+static void crash_summary_shows_the_site(void **state)
+{
+	char dir[PATH_BYTES], trace[PATH_BYTES];
+	struct child_result r;
+	const char *site, *caller;
+
+	(void)state;
+	if (sanitized()) { /* ASan's SEGV handler, chained to, ends the program its own way */
+		print_message("skipped under a sanitizer\n");
+		return;
+	}
+	out_dir(dir, "segv-out");
+	record(&r, "-o", dir, prog_cyg, "segv", NULL);
+	assert_int_equal(r.signal, SIGSEGV);
+	one_trace(dir, trace);
+	verify_ok(trace);
+	text_assert_contains(r.err, "crash      SIGSEGV (code 1, address 0x0) in thread ");
+	site = strstr(r.err, "    #0  crash_here (");
+	caller = strstr(r.err, "    #1  main (");
+	if (!site || !caller || caller < site)
+		fail_msg("the frames are not the crash site, then its caller:\n%s", r.err);
+	child_result_free(&r);
+}
+
 /* Wait (at most 20 s) for path to exist. */
 static void wait_for_file(const char *path)
 {
@@ -822,6 +850,7 @@ int main(void)
 	    cmocka_unit_test(sigterm_flushes_and_kills_record),
 	    cmocka_unit_test(sigusr1_forwarded),
 	    cmocka_unit_test(terminal_interrupt_not_fatal),
+	    cmocka_unit_test(crash_summary_shows_the_site),
 	    cmocka_unit_test(mode_and_options_reach_runtime),
 	};
 
