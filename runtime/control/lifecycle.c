@@ -411,16 +411,6 @@ static void rt_exit_flush(void)
 }
 
 /*
- * fork(): the child records alone, into its own files. The parent's other threads do not run
- * in the child, and its buffers hold the parent's history, written by the parent's flushes.
- * The kernel zeroes rt_state in the child and leaves the pool out (session.h, pool_memory.c):
- * whatever runs first there (a program's own atfork handler, code after _Fork() or clone())
- * finds no session and cannot reach the parent's buffers. The child adopts its recorder on
- * its first event or call of the API (rt_adopt()): one that execs or exits first makes nothing.
- * Where the kernel cannot zero the page (rt_fork_wipes 0), the atfork child handler adopts.
- */
-
-/*
  * fork_alone: the thread in fork() is the only one the process ever had (glibc's
  * __libc_single_threaded; xfdr's own threads count, see pool_memory.c). Then no other thread
  * can hold a lock that the child would wait for, so the handlers take none, and the parent and
@@ -430,6 +420,15 @@ static void rt_exit_flush(void)
  */
 static uint32_t fork_alone;
 
+/*
+ * fork(): the child records alone, into its own files. The parent's other threads do not run
+ * in the child, and its buffers hold the parent's history, written by the parent's flushes.
+ * The kernel zeroes rt_state in the child and leaves the pool out (session.h, pool_memory.c):
+ * whatever runs first there (a program's own atfork handler, code after _Fork() or clone())
+ * finds no session and cannot reach the parent's buffers. The child adopts its recorder on
+ * its first event or call of the API (rt_adopt()): one that execs or exits first makes nothing.
+ * Where the kernel cannot zero the page (rt_fork_wipes 0), the atfork child handler adopts.
+ */
 static void rt_fork_prepare(void)
 {
 	uint32_t alone = PROCESS_SINGLE_THREADED();

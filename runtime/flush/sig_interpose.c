@@ -15,7 +15,6 @@
  * interposed and go to libc unchanged.
  */
 #include <dlfcn.h>
-#include <errno.h>
 #include <string.h>
 
 #include "runtime/base/compiler.h"
