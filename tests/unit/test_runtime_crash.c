@@ -750,20 +750,25 @@ static void two_threads_crash(void **state)
 	child_result_free(&c.r);
 }
 
-/* The flush hangs (a write that never returns): the watchdog ends the child by SIGSEGV. */
-static void watchdog_ends_a_hung_flush(void **state)
+/* The crash flush of mode hangs (a write that never returns): the watchdog ends it by SIGSEGV. */
+static void expect_watchdog(const char *mode)
 {
 	struct crashed c;
 
-	(void)state;
 	if (skip_under_sanitizer("watchdog"))
 		return;
-	run_crash("watchdog", &c);
+	run_crash(mode, &c);
 	expect_signal(&c, SIGSEGV);
 	if (!strstr(c.r.err, "giving up (the watchdog)"))
 		fail_msg("no watchdog line on stderr: %s", c.r.err);
 	assert_true(c.seconds < 30);
 	child_result_free(&c.r);
+}
+
+static void watchdog_ends_a_hung_flush(void **state)
+{
+	(void)state;
+	expect_watchdog("watchdog");
 }
 
 /*
@@ -772,17 +777,8 @@ static void watchdog_ends_a_hung_flush(void **state)
  */
 static void watchdog_beside_a_signal_thread(void **state)
 {
-	struct crashed c;
-
 	(void)state;
-	if (skip_under_sanitizer("watchdog"))
-		return;
-	run_crash("watchdog_sigwait", &c);
-	expect_signal(&c, SIGSEGV);
-	if (!strstr(c.r.err, "giving up (the watchdog)"))
-		fail_msg("no watchdog line on stderr: %s", c.r.err);
-	assert_true(c.seconds < 30);
-	child_result_free(&c.r);
+	expect_watchdog("watchdog_sigwait");
 }
 
 int main(int argc, char **argv)
