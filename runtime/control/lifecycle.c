@@ -92,6 +92,7 @@ static void ctl_clear(uint32_t bits)
 }
 
 static void rt_exit_flush(void);
+static int rt_stop_from_signal(void);
 static void rt_fork_prepare(void);
 static void rt_fork_parent(void);
 static void rt_fork_child(void);
@@ -230,7 +231,7 @@ static int signals_setup(const struct xfdr_options *o)
 	    .on_terminate = o->flush_on_terminate,
 	    .on_crash = o->flush_on_crash,
 	    .flush = rt_flush_from_signal,
-	    .stop = xfdr_stop,
+	    .stop = rt_stop_from_signal,
 	};
 
 	return signals_install(&plan);
@@ -556,12 +557,10 @@ XFDR_API int xfdr_start(void)
 	return 0;
 }
 
-XFDR_API int xfdr_stop(void)
+/* Turn the session off. Returns 1 when this call did, 0 when it was off, or -EINVAL. */
+static int session_off(void)
 {
-	uint64_t c;
-
-	rt_enter(0);
-	c = xfdr_load_acquire(&rt_state.ctl);
+	uint64_t c = xfdr_load_acquire(&rt_state.ctl);
 
 	for (;;) {
 		uint32_t f = CTL_FLAGS(c);
@@ -572,10 +571,32 @@ XFDR_API int xfdr_stop(void)
 			return 0;
 		if (xfdr_cas(&rt_state.ctl, &c, CTL_MAKE(f, SESSION_OFF))) {
 			xfdr_store_relaxed(&recording_wanted, 0u);
-			hooks_xray_uninstall();
-			return 0;
+			return 1;
 		}
 	}
+}
+
+XFDR_API int xfdr_stop(void)
+{
+	int rc;
+
+	rt_enter(0);
+	rc = session_off();
+	if (rc == 1)
+		hooks_xray_uninstall();
+	return rc < 0 ? rc : 0;
+}
+
+/*
+ * The stop of the crash and terminate handlers: the session off is all it takes (every event
+ * reads it). Not XRay's unpatching, which mprotect()s the program's code under XRay's own lock:
+ * neither is safe in a signal handler (a thread may hold that lock), and the process ends.
+ */
+static int rt_stop_from_signal(void)
+{
+	int rc = session_off();
+
+	return rc < 0 ? rc : 0;
 }
 
 XFDR_API uint64_t xfdr_now(void)

@@ -8,11 +8,15 @@
  * the program's source: at -O2 tail() jumps to leaf() (Tail_Exit, then leaf's entry), at -O0
  * it calls it. Names come from the .map sidecar, and llvm-xray must name the same ids from
  * the program's own instrumentation map. tests/e2e/hooks_xray_startstop.c checks that
- * xfdr_start() patches and xfdr_stop() unpatches the sleds.
+ * xfdr_start() patches and xfdr_stop() unpatches the sleds; tests/e2e/hooks_xray_crash.c that
+ * a crash handler does not.
  */
+#include <signal.h>
+
 #include "test_hooks_support.h"
 
-#define CALLS_HEAD "E main,C xfdr-hooks,E depth,E depth,E depth,E depth,X depth,X depth,X depth,X depth,"
+#define CALLS_HEAD                                                                                 \
+	"E main,C xfdr-hooks,E depth,E depth,E depth,E depth,X depth,X depth,X depth,X depth,"
 #define CALLS_TAIL "A logged(3),X logged,X main"
 
 static const char expected_O0[] = CALLS_HEAD "E tail,E leaf,X leaf,X tail," CALLS_TAIL;
@@ -88,7 +92,8 @@ static void check_map(const char *map, const char *prog)
 
 		if (sscanf(line, "functions\txray\t%u", &listed) == 1)
 			continue;
-		if (sscanf(line, "function\t%u\t%63[^\t]\t%*[^\t]\t%511[^\t]", &id, name, module) != 3)
+		if (sscanf(line, "function\t%u\t%63[^\t]\t%*[^\t]\t%511[^\t]", &id, name, module) !=
+		    3)
 			continue;
 		for (i = 0; i < 5 && strcmp(name, functions[i]); i++)
 			;
@@ -199,12 +204,13 @@ static void llvm_xray_names_functions(void **state)
 		assert_non_null(strstr(out, "Functions with latencies: 5"));
 		for (i = 0; i < 5; i++)
 			if (!strstr(out, functions[i]))
-				fail_msg("llvm-xray account does not name %s:\n%s", functions[i], out);
+				fail_msg("llvm-xray account does not name %s:\n%s", functions[i],
+					 out);
 		assert_non_null(strstr(out, "         4 [")); /* depth's count */
 	}
 	{
-		char *args[] = {"convert", "-m", prog, "-symbolize", "--output-format=yaml", trace,
-				NULL};
+		char *args[] = {"convert", "-m", prog, "-symbolize", "--output-format=yaml",
+				trace,	   NULL};
 
 		llvm_xray(args, dir, out, sizeof(out));
 		assert_int_equal(th_count(out, "function: depth,"), 8);
@@ -244,6 +250,36 @@ static void start_stop_patches(void **state)
 }
 
 /*
+ * A crash in an XRay program: the handler turns the session off and flushes; it does not
+ * unpatch the sleds, which mprotect()s the code under XRay's lock (here an mprotect() that
+ * never returns: the handler used to hang in it until the watchdog, and leave no trace).
+ */
+static void crash_does_not_unpatch(void **state)
+{
+	char dir[TH_PATH_BYTES], prog[TH_PATH_BYTES], out[TH_PATH_BYTES], log[TH_PATH_BYTES];
+	char options[TH_PATH_BYTES + 32], trace[TH_PATH_BYTES];
+	char *argv[] = {prog, NULL};
+	char *env[] = {options, NULL};
+	int rc;
+
+	(void)state;
+	th_path(dir, "crash", 1);
+	compile("tests/e2e/hooks_xray_crash.c", "-O2", STATIC, dir, prog);
+	th_join(out, dir, "/out");
+	assert_int_equal(mkdir(out, 0755), 0);
+	th_join(log, dir, "/run.log");
+	snprintf(options, sizeof(options), "XFDR_OPTIONS=start=1:output=%s/", out);
+	rc = th_run(argv, env, log);
+	if (rc != 128 + SIGSEGV) {
+		child_print_file(log);
+		fail_msg("the program ended with %d, not by SIGSEGV", rc);
+	}
+	th_find_one(out, ".xray", trace);
+	th_join(log, dir, "/tools.log");
+	th_tools_accept(trace, log);
+}
+
+/*
  * Preloading libxfdr.so into an XRay program cannot reach XRay's hidden runtime: nothing is
  * recorded from the sleds, and xfdr says so once instead of leaving an empty trace unexplained.
  */
@@ -261,15 +297,21 @@ static void preloaded_into_xray_says_why(void **state)
 	th_join(prog, dir, "/prog");
 	th_join(log, dir, "/run.log");
 	{
-		char *argv[] = {"clang", "-O2", "-fxray-instrument", "-fxray-instruction-threshold=1",
-				src, "-o", prog, NULL};
+		char *argv[] = {"clang",
+				"-O2",
+				"-fxray-instrument",
+				"-fxray-instruction-threshold=1",
+				src,
+				"-o",
+				prog,
+				NULL};
 
 		th_run_ok(argv, NULL, log);
 	}
 	th_build_file(so, "lib/libxfdr.so.0");
 	if (snprintf(preload, sizeof(preload), "LD_PRELOAD=%s", so) >= (int)sizeof(preload) ||
 	    snprintf(options, sizeof(options), "XFDR_OPTIONS=start=1:output=%s/", dir) >=
-		    (int)sizeof(options))
+		(int)sizeof(options))
 		fail();
 	{
 		char *argv[] = {prog, "3", NULL};
@@ -293,6 +335,7 @@ int main(void)
 	    cmocka_unit_test(xray_shared_library),
 	    cmocka_unit_test(llvm_xray_names_functions),
 	    cmocka_unit_test(start_stop_patches),
+	    cmocka_unit_test(crash_does_not_unpatch),
 	    cmocka_unit_test(preloaded_into_xray_says_why),
 	};
 
