@@ -616,12 +616,26 @@ static void stack_overflow_on_the_alternate_stack(void **state)
 	child_result_free(&c.r);
 }
 
+/* stderr says the crash flush wrote its trace, and then holds the program's handler's line. */
+static void expect_wrote_then_chained(const struct crashed *c, const char *sig_name,
+				      const char *handler_line)
+{
+	char wrote_line[64];
+	const char *wrote, *chained;
+
+	snprintf(wrote_line, sizeof(wrote_line), "xfdr: %s: wrote ", sig_name);
+	wrote = strstr(c->r.err, wrote_line);
+	chained = strstr(c->r.err, handler_line);
+	assert_non_null(wrote);
+	assert_non_null(chained);
+	assert_true(wrote < chained);
+}
+
 /* A handler the program installed before xfdr runs after the flush, with the real fault. */
 static void chains_to_the_programs_handler(void **state)
 {
 	struct crashed c;
 	struct crash_payload p;
-	const char *wrote, *chained;
 
 	(void)state;
 	if (skip_under_sanitizer("chaining a SIGSEGV handler"))
@@ -631,11 +645,7 @@ static void chains_to_the_programs_handler(void **state)
 	assert_int_equal(c.r.status, 42);
 	expect_recorded_crash(&c, SIGSEGV, SEGV_MAPERR, three_calls, 3, "crash_c", &p);
 	assert_int_equal(p.addr, 0x10);
-	wrote = strstr(c.r.err, "xfdr: SIGSEGV: wrote ");
-	chained = strstr(c.r.err, "chained sig=11 code=1 addr=0x10");
-	assert_non_null(wrote);
-	assert_non_null(chained);
-	assert_true(wrote < chained);
+	expect_wrote_then_chained(&c, "SIGSEGV", "chained sig=11 code=1 addr=0x10");
 	child_result_free(&c.r);
 }
 
@@ -647,7 +657,6 @@ static void chains_to_a_handler_installed_later(void **state)
 {
 	struct crashed c;
 	struct crash_payload p;
-	const char *wrote, *chained;
 
 	(void)state;
 	if (skip_under_sanitizer("chaining a SIGSEGV handler"))
@@ -657,11 +666,7 @@ static void chains_to_a_handler_installed_later(void **state)
 		fail_msg("child ended with status %d (signal %d), expected 43; stderr:\n%s",
 			 c.r.status, c.r.signal, c.r.err);
 	expect_recorded_crash(&c, SIGSEGV, SEGV_MAPERR, three_calls, 3, "crash_c", &p);
-	wrote = strstr(c.r.err, "xfdr: SIGSEGV: wrote ");
-	chained = strstr(c.r.err, "late handler sig=11");
-	assert_non_null(wrote);
-	assert_non_null(chained);
-	assert_true(wrote < chained);
+	expect_wrote_then_chained(&c, "SIGSEGV", "late handler sig=11");
 	child_result_free(&c.r);
 }
 
@@ -670,18 +675,13 @@ static void chains_a_raised_signal(void **state)
 {
 	struct crashed c;
 	struct crash_payload p;
-	const char *wrote, *chained;
 
 	(void)state;
 	run_crash("chain_abort", &c);
 	assert_int_equal(c.r.signal, 0);
 	assert_int_equal(c.r.status, 42);
 	expect_recorded_crash(&c, SIGABRT, SI_TKILL, three_calls, 3, "crash_c", &p);
-	wrote = strstr(c.r.err, "xfdr: SIGABRT: wrote ");
-	chained = strstr(c.r.err, "chained sig=6 code=-6 self=1");
-	assert_non_null(wrote);
-	assert_non_null(chained);
-	assert_true(wrote < chained);
+	expect_wrote_then_chained(&c, "SIGABRT", "chained sig=6 code=-6 self=1");
 	child_result_free(&c.r);
 }
 
