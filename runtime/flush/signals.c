@@ -109,6 +109,7 @@ struct sig_entry {
 /* Written by signals_install() (init) before the handler is installed, read by handlers. */
 static struct sig_entry entries[NSIG];
 static int (*plan_flush)(char *path_out, size_t path_bytes);
+static int (*plan_flush_fatal)(char *path_out, size_t path_bytes);
 static int (*plan_stop)(void);
 static int plan_flush_signal;
 static unsigned watchdog_s;
@@ -197,26 +198,31 @@ static XFDR_NOINSTR void report_line(int sig, const char *what, int rc, const ch
 	pr_line(&b);
 }
 
-static XFDR_NOINSTR int flush_once(char *path, size_t bytes)
+static XFDR_NOINSTR int flush_once(int (*flush)(char *, size_t), char *path, size_t bytes)
 {
 	int rc;
 
 	in_our_flush = 1;
 	xfdr_barrier();
-	rc = plan_flush(path, bytes);
+	rc = flush(path, bytes);
 	xfdr_barrier();
 	in_our_flush = 0;
 	return rc;
 }
 
-/* The flush of the fatal path: another flush (or an init) may be running; wait it out. */
+/*
+ * The flush of the fatal path: the life cycle's own one when it has it; else another flush
+ * (or an init) may be running: wait it out, bounded.
+ */
 static XFDR_NOINSTR int flush_retrying(char *path, size_t bytes)
 {
 	uint64_t deadline = now_ms() + FLUSH_BUSY_RETRY_MS;
 	int rc;
 
+	if (plan_flush_fatal)
+		return flush_once(plan_flush_fatal, path, bytes);
 	for (;;) {
-		rc = flush_once(path, bytes);
+		rc = flush_once(plan_flush, path, bytes);
 		if (rc != -EBUSY || now_ms() >= deadline)
 			return rc;
 		sleep_ms(1);
@@ -374,7 +380,7 @@ static XFDR_NOINSTR void fatal_leave(void)
 static XFDR_NOINSTR void flush_now(int sig)
 {
 	char path[PATH_MAX];
-	int rc = flush_once(path, sizeof(path));
+	int rc = flush_once(plan_flush, path, sizeof(path));
 
 	report_line(sig, NULL, rc, path);
 }
@@ -590,6 +596,7 @@ int signals_install(const struct signal_plan *p)
 	int sig, rc = 0;
 
 	plan_flush = p->flush;
+	plan_flush_fatal = p->flush_fatal;
 	plan_stop = p->stop;
 	plan_flush_signal = p->flush_signal;
 	watchdog_s = WATCHDOG_BASE_S + (unsigned)(pool_bytes / WATCHDOG_BYTES_PER_S);

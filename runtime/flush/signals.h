@@ -17,6 +17,11 @@ struct signal_plan {
 	int on_terminate; /* SIGTERM, SIGINT */
 	int on_crash;	  /* SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP */
 	int (*flush)(char *path_out, size_t path_bytes);
+	/*
+	 * The flush of the fatal path (terminate, crash): it must leave a trace even while
+	 * another flush runs. NULL: flush, retried while busy.
+	 */
+	int (*flush_fatal)(char *path_out, size_t path_bytes);
 	int (*stop)(void);
 };
 
