@@ -1,5 +1,5 @@
 /*
- * runtime/flush/sig_interpose.c - sigaction() and signal(), interposed.
+ * runtime/flush/sig_interpose.c - sigaction(), signal(), _exit() and _Exit(), interposed.
  *
  * A program that installs its own SIGSEGV handler after xfdr started (zstd's signal(SIGSEGV,
  * ABRThandler), a test framework, a JIT) would replace xfdr's crash handler, and its crash
@@ -13,9 +13,20 @@
  * signal() is glibc's: BSD semantics (the handler stays installed, SA_RESTART, the signal
  * blocked while its handler runs). siginterrupt(), sysv_signal() and bsd_signal() are not
  * interposed and go to libc unchanged.
+ *
+ * _exit() and _Exit(): xfdr runs the program's crash handler first (prog_handler.c), and a
+ * handler that ends the process with _exit() would leave no trace; called there, they record
+ * and flush the crash first (signals_exit_in_crash_handler()). exit() needs no interposing:
+ * its atexit handlers run, the exit flush among them. Both are weak: a static link takes
+ * libc's _exit() when libc's own code needs it, and then the program's calls go there too
+ * (such a handler's crash is not flushed); where ours stands alone, the next one is libc's or
+ * the exit_group system call, which is all libc's does.
  */
 #include <dlfcn.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "runtime/base/compiler.h"
 #include "runtime/flush/sig_interpose.h"
@@ -25,6 +36,7 @@
 extern int __sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 
 static int (*next_action)(int, const struct sigaction *, struct sigaction *);
+static void (*next_exit)(int);
 
 /*
  * At load, before the program can call either name: after this, sig_real_action() is only a
@@ -35,6 +47,7 @@ __attribute__((constructor)) static void find_next_action(void)
 	void *p = dlsym(RTLD_NEXT, "sigaction");
 
 	*(void **)&next_action = p ? p : (void *)__sigaction;
+	*(void **)&next_exit = dlsym(RTLD_NEXT, "_exit");
 }
 
 XFDR_NOINSTR int sig_real_action(int sig, const struct sigaction *act, struct sigaction *old)
@@ -64,4 +77,23 @@ XFDR_API XFDR_NOINSTR sighandler_t signal(int sig, sighandler_t handler)
 	if (sigaction(sig, &act, &old))
 		return SIG_ERR;
 	return old.sa_handler;
+}
+
+static XFDR_NOINSTR __attribute__((noreturn)) void exit_now(int status)
+{
+	signals_exit_in_crash_handler();
+	if (next_exit)
+		next_exit(status);
+	for (;;)
+		syscall(SYS_exit_group, (long)status);
+}
+
+XFDR_API XFDR_NOINSTR __attribute__((weak)) void _exit(int status)
+{
+	exit_now(status);
+}
+
+XFDR_API XFDR_NOINSTR __attribute__((weak)) void _Exit(int status)
+{
+	exit_now(status);
 }

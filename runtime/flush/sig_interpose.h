@@ -1,7 +1,8 @@
 /*
  * runtime/flush/sig_interpose.h - the program's sigaction() and signal() go through xfdr, so
- * that a crash handler the program installs after xfdr's does not replace it (see
- * sig_interpose.c); xfdr's own calls go to the real sigaction().
+ * that a crash handler the program installs after xfdr's does not replace it, and its _exit()
+ * and _Exit(), so that its crash handler cannot end the process before the crash is flushed
+ * (see sig_interpose.c); xfdr's own calls go to the real sigaction().
  */
 #ifndef XFDR_RUNTIME_FLUSH_SIG_INTERPOSE_H
 #define XFDR_RUNTIME_FLUSH_SIG_INTERPOSE_H

@@ -72,6 +72,7 @@
 #include "runtime/base/print.h"
 #include "runtime/flush/crash.h"
 #include "runtime/flush/mapfile.h"
+#include "runtime/flush/prog_handler.h"
 #include "runtime/flush/sig_interpose.h"
 #include "runtime/flush/signals.h"
 #include "runtime/pool/pool.h"
@@ -255,7 +256,8 @@ static XFDR_NOINSTR void die_now(int sig)
 	sigemptyset(&dfl.sa_mask);
 	sig_real_action(sig, &dfl, NULL);
 	raise_now(sig);
-	_exit(128 + sig); /* not reached: the default action of sig ends the process */
+	/* Not reached: the default action of sig ends the process. Not _exit(): ours flushes. */
+	syscall(SYS_exit_group, (long)(128 + sig));
 }
 
 /* Put back what our handler replaced; the next sig goes where it went before xfdr. */
@@ -412,13 +414,57 @@ static XFDR_NOINSTR int comes_again(int sig, const siginfo_t *si)
 	return !(sig == SIGBUS && si->si_code == BUS_MCEERR_AO);
 }
 
+/*
+ * The crash's fatal path: record it (capture, the event, the .map), stop, flush. By the
+ * thread's crash, or, inside a program's handler (an abort() there, an _exit()), by the crash
+ * that handler was called for: that is where the program went wrong.
+ */
+static XFDR_NOINSTR void crash_flush(int sig, siginfo_t *si, void *uc)
+{
+	int crash_sig = sig;
+	char path[PATH_MAX];
+	int rc;
+
+	if (!fatal_enter(sig))
+		return;
+	watchdog_arm(sig);
+	if (!prog_handler_running(&crash_sig, &si, &uc))
+		crash_sig = sig;
+	crash_capture(&report, crash_sig, si, uc);
+	/* Not recorded when the crash is inside the recorder, or when not recording. */
+	crash_record(&report, rt_pool.buffer_bytes);
+	map_set_crash(&report);
+	if (plan_stop)
+		plan_stop();
+	/* Named by the crash the trace holds. */
+	if (in_our_flush) {
+		report_line(crash_sig, "not flushed: the crash is inside a flush of this thread", 0,
+			    NULL);
+	} else {
+		rc = flush_retrying(path, sizeof(path));
+		report_line(crash_sig, NULL, rc, path);
+	}
+	map_set_crash(NULL);
+	watchdog_disarm();
+	fatal_leave();
+}
+
+/* SA_RESETHAND of the program's handler: as the kernel would reset it, at delivery. */
+static XFDR_NOINSTR void reset_program_action(int sig)
+{
+	struct sigaction dfl;
+
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	prog_set(sig, &dfl);
+}
+
 static XFDR_NOINSTR void crash(int sig, siginfo_t *si, void *ucv)
 {
 	ucontext_t *uc = ucv;
-	int again = comes_again(sig, si);
+	int again = comes_again(sig, si), ran = 0;
 	struct sigaction prog;
-	char path[PATH_MAX];
-	int rc;
 
 	prog_get(sig, &prog);
 	/*
@@ -427,27 +473,21 @@ static XFDR_NOINSTR void crash(int sig, siginfo_t *si, void *ucv)
 	 */
 	if (!again && sig != SIGABRT && is_ignored(&prog))
 		return;
-	if (fatal_enter(sig)) {
-		watchdog_arm(sig);
-		crash_capture(&report, sig, si, uc);
-		/* Not recorded when the crash is inside the recorder, or when not recording. */
-		crash_record(&report, rt_pool.buffer_bytes);
-		map_set_crash(&report);
-		if (plan_stop)
-			plan_stop();
-		if (in_our_flush) {
-			report_line(sig, "not flushed: the crash is inside a flush of this thread",
-				    0, NULL);
-		} else {
-			rc = flush_retrying(path, sizeof(path));
-			report_line(sig, NULL, rc, path);
-		}
-		map_set_crash(NULL);
-		watchdog_disarm();
-		fatal_leave();
+	/* The program's own handler first: it may cure the fault (prog_handler.c). */
+	if (prog_handler_is_one(&prog) && xfdr_load_relaxed(&fatal_owner) != self_tid() &&
+	    !prog_handler_repeats(sig, si, uc)) {
+		if (prog_handler_run(sig, si, uc, &prog, again, reset_program_action) ==
+		    PROG_RECOVERED)
+			return;
+		ran = 1;
 	}
+	crash_flush(sig, si, uc);
 	let_go(sig);
-	if (again)
+	/*
+	 * A fault comes again as the handler returns; the program's handler that ran has done
+	 * what it does (abort() goes on, a signal it raised again is pending).
+	 */
+	if (again || ran)
 		return;
 	prog_get(sig, &prog);
 	if (is_ignored(&prog))
@@ -463,6 +503,27 @@ static XFDR_NOINSTR void crash(int sig, siginfo_t *si, void *ucv)
 		syscall(SYS_tgkill, (long)getpid(), (long)self_tid(), (long)sig);
 	if (!uc)
 		set_mask(SIG_UNBLOCK, sig);
+}
+
+/*
+ * An _exit() or exit() inside the program's handler of a crash: the crash, recorded and
+ * flushed before the process ends. Every signal but the watchdog's blocked: the process is
+ * ending, the flush must not be interrupted.
+ */
+XFDR_NOINSTR int signals_exit_in_crash_handler(void)
+{
+	siginfo_t *si;
+	sigset_t all;
+	void *uc;
+	int sig;
+
+	if (!prog_handler_running(&sig, &si, &uc))
+		return 0;
+	sigfillset(&all);
+	sigdelset(&all, SIGALRM);
+	sigprocmask(SIG_SETMASK, &all, NULL);
+	crash_flush(sig, si, uc);
+	return 1;
 }
 
 static XFDR_NOINSTR void on_signal(int sig, siginfo_t *si, void *uc)
@@ -607,8 +668,10 @@ int signals_install(const struct signal_plan *p)
 	} else {
 		altstack_disable();
 	}
-	if (p->on_crash)
+	if (p->on_crash) {
 		crash_prepare();
+		prog_handler_setup();
+	}
 	for (sig = 1; sig < NSIG && !rc; sig++)
 		if (sig != SIGKILL && sig != SIGSTOP)
 			rc = install_one(sig, role_wanted(p, sig));

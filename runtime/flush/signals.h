@@ -41,4 +41,12 @@ int signals_install(const struct signal_plan *p);
  */
 int signals_program_action(int sig, const struct sigaction *act, struct sigaction *old);
 
+/*
+ * signals_exit_in_crash_handler - called as the process ends by _exit() or exit(): when the
+ * calling thread is inside the program's handler of a crash (which xfdr ran first, see
+ * prog_handler.h), record and flush that crash now and return 1; else 0.
+ * Context: any thread, as the process ends.
+ */
+int signals_exit_in_crash_handler(void);
+
 #endif /* XFDR_RUNTIME_FLUSH_SIGNALS_H */

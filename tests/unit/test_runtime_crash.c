@@ -9,6 +9,12 @@
  * payload decoded here from format.h's offsets (not with the writer's or the reader's code),
  * the .map's "crash" and "frame" lines as text.
  *
+ * A program's own handler runs first (prog_handler.c): a fault it recovers from (a probe that
+ * siglongjmp()s, a write barrier that unprotects the page, a raised signal it handles) is no
+ * crash: the child goes on recording and exits 0 with a trace holding no crash event. One it
+ * does not recover from (it resets the disposition and returns, raises the signal again,
+ * aborts, or _exit()s) is recorded as any crash.
+ *
  * Under a sanitizer (XFDR_SANITIZED=1) the sanitizer's own SIGSEGV and SIGBUS handlers (ASan,
  * TSan) are the ones xfdr chains to: they end the child with a report and an exit status, not
  * the signal. Those cases are skipped, with the reason printed; SIGABRT still runs.
@@ -16,6 +22,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -58,6 +65,8 @@ static __attribute__((noinline)) void crash_c(void)
 		abort();
 	if (!strcmp(child_mode, "raise"))
 		raise(SIGBUS);
+	if (!strcmp(child_mode, "reraise"))
+		raise(SIGSEGV);
 	if (!strcmp(child_mode, "chain"))
 		*(volatile int *)(uintptr_t)0x10 = 1;
 	*nowhere = 1;
@@ -136,6 +145,118 @@ static void late_handler(int sig)
 	_exit(43);
 }
 
+/* The program's own faults: a probe that reads an address and siglongjmp()s out of a fault. */
+static sigjmp_buf probe_env;
+static volatile sig_atomic_t own_faults;
+
+static void probe_handler(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)si;
+	(void)uc;
+	own_faults++;
+	siglongjmp(probe_env, 1);
+}
+
+static __attribute__((noinline)) int readable(const volatile int *p)
+{
+	if (sigsetjmp(probe_env, 1))
+		return 0;
+	sink = (unsigned)*p;
+	return 1;
+}
+
+/* A write barrier, as a garbage collector's: the page is read-only until the first store. */
+static volatile int *barrier_page;
+
+static void barrier_handler(int sig, siginfo_t *si, void *uc)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	(void)sig;
+	(void)uc;
+	own_faults++;
+	if ((uintptr_t)si->si_addr - (uintptr_t)barrier_page >= (uintptr_t)page ||
+	    mprotect((void *)barrier_page, (size_t)page, PROT_READ | PROT_WRITE))
+		_exit(9);
+}
+
+static void returning_handler(int sig)
+{
+	(void)sig;
+	own_faults++;
+}
+
+/* Crash reporters: say so, then let the default action end the process. */
+static void say(const char *text)
+{
+	if (write(2, text, strlen(text)) < 0)
+		_exit(1);
+}
+
+static void reset_handler(int sig)
+{
+	say("reset handler\n");
+	signal(sig, SIG_DFL);
+}
+
+static void reraise_handler(int sig)
+{
+	say("reraise handler\n");
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void aborting_handler(int sig)
+{
+	(void)sig;
+	say("aborting handler\n");
+	abort();
+}
+
+static void install(int sig, void (*handler)(int, siginfo_t *, void *), void (*plain)(int))
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	if (handler) {
+		sa.sa_sigaction = handler;
+		sa.sa_flags = SA_SIGINFO;
+	} else {
+		sa.sa_handler = plain;
+	}
+	sigaction(sig, &sa, NULL);
+}
+
+/* The modes that go on after their faults: calls A, B around them, a flush, exit 0. */
+static int own_fault_mode(const char *mode)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	int i;
+
+	if (!strcmp(mode, "probe_late"))
+		install(SIGSEGV, probe_handler, NULL);
+	xfdr_enter(FID_A);
+	for (i = 0; i < 3; i++) {
+		if (!strncmp(mode, "probe", 5) && readable(nowhere))
+			return 7;
+		if (!strcmp(mode, "barrier")) {
+			/* the same store, each time the page is protected again */
+			if (mprotect((void *)barrier_page, (size_t)page, PROT_READ))
+				return 7;
+			barrier_page[0] = i;
+		}
+		if (!strcmp(mode, "raised_handled"))
+			raise(SIGSEGV);
+	}
+	xfdr_exit(FID_A);
+	xfdr_enter(FID_B);
+	xfdr_exit(FID_B);
+	if (own_faults != 3)
+		return 8;
+	return xfdr_flush(NULL, 0) ? 9 : 0;
+}
+
 static pthread_barrier_t both_ready;
 
 static void *other_thread(void *arg)
@@ -187,8 +308,28 @@ static int child_main(const char *mode, const char *dir)
 	}
 	if (!strncmp(mode, "watchdog", 8))
 		hang_header_write = 1;
+	if (!strcmp(mode, "probe"))
+		install(SIGSEGV, probe_handler, NULL);
+	if (!strcmp(mode, "barrier")) {
+		barrier_page = mmap(NULL, (size_t)sysconf(_SC_PAGESIZE), PROT_READ | PROT_WRITE,
+				    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (barrier_page == MAP_FAILED)
+			return 3;
+		install(SIGSEGV, barrier_handler, NULL);
+	}
+	if (!strcmp(mode, "raised_handled"))
+		install(SIGSEGV, NULL, returning_handler);
+	if (!strcmp(mode, "reset"))
+		install(SIGSEGV, NULL, reset_handler);
+	if (!strcmp(mode, "reraise"))
+		install(SIGSEGV, NULL, reraise_handler);
+	if (!strcmp(mode, "handler_aborts"))
+		install(SIGSEGV, NULL, aborting_handler);
 	if (child_init(dir))
 		return 2;
+	if (!strncmp(mode, "probe", 5) || !strcmp(mode, "barrier") ||
+	    !strcmp(mode, "raised_handled"))
+		return own_fault_mode(mode);
 	if (!strcmp(mode, "chain_late")) {
 		/* The program reads back what it set: first what was there before xfdr. */
 		if (signal(SIGSEGV, late_handler) != SIG_DFL ||
@@ -616,22 +757,24 @@ static void stack_overflow_on_the_alternate_stack(void **state)
 	child_result_free(&c.r);
 }
 
-/* stderr says the crash flush wrote its trace, and then holds the program's handler's line. */
-static void expect_wrote_then_chained(const struct crashed *c, const char *sig_name,
+/*
+ * stderr holds the program's handler's line, then says the crash flush wrote its trace: the
+ * handler ran first, and the crash was flushed as the handler ended the process.
+ */
+static void expect_handler_then_wrote(const struct crashed *c, const char *sig_name,
 				      const char *handler_line)
 {
 	char wrote_line[64];
-	const char *wrote, *chained;
+	const char *wrote, *handler;
 
 	snprintf(wrote_line, sizeof(wrote_line), "xfdr: %s: wrote ", sig_name);
 	wrote = strstr(c->r.err, wrote_line);
-	chained = strstr(c->r.err, handler_line);
-	assert_non_null(wrote);
-	assert_non_null(chained);
-	assert_true(wrote < chained);
+	handler = strstr(c->r.err, handler_line);
+	if (!wrote || !handler || handler > wrote)
+		fail_msg("stderr lacks '%s' before '%s':\n%s", handler_line, wrote_line, c->r.err);
 }
 
-/* A handler the program installed before xfdr runs after the flush, with the real fault. */
+/* A handler the program installed before xfdr runs with the real fault; its _exit() flushes. */
 static void chains_to_the_programs_handler(void **state)
 {
 	struct crashed c;
@@ -645,13 +788,14 @@ static void chains_to_the_programs_handler(void **state)
 	assert_int_equal(c.r.status, 42);
 	expect_recorded_crash(&c, SIGSEGV, SEGV_MAPERR, three_calls, 3, "crash_c", &p);
 	assert_int_equal(p.addr, 0x10);
-	expect_wrote_then_chained(&c, "SIGSEGV", "chained sig=11 code=1 addr=0x10");
+	expect_handler_then_wrote(&c, "SIGSEGV", "chained sig=11 code=1 addr=0x10");
 	child_result_free(&c.r);
 }
 
 /*
  * The program installs its handler with signal() after xfdr started: xfdr's stays in the
- * kernel, records and flushes, then chains to it (it used to be replaced: no trace at all).
+ * kernel and runs it, and the crash is flushed as it _exit()s (it used to be replaced: no trace
+ * at all).
  */
 static void chains_to_a_handler_installed_later(void **state)
 {
@@ -666,7 +810,7 @@ static void chains_to_a_handler_installed_later(void **state)
 		fail_msg("child ended with status %d (signal %d), expected 43; stderr:\n%s",
 			 c.r.status, c.r.signal, c.r.err);
 	expect_recorded_crash(&c, SIGSEGV, SEGV_MAPERR, three_calls, 3, "crash_c", &p);
-	expect_wrote_then_chained(&c, "SIGSEGV", "late handler sig=11");
+	expect_handler_then_wrote(&c, "SIGSEGV", "late handler sig=11");
 	child_result_free(&c.r);
 }
 
@@ -681,7 +825,119 @@ static void chains_a_raised_signal(void **state)
 	assert_int_equal(c.r.signal, 0);
 	assert_int_equal(c.r.status, 42);
 	expect_recorded_crash(&c, SIGABRT, SI_TKILL, three_calls, 3, "crash_c", &p);
-	expect_wrote_then_chained(&c, "SIGABRT", "chained sig=6 code=-6 self=1");
+	expect_handler_then_wrote(&c, "SIGABRT", "chained sig=6 code=-6 self=1");
+	child_result_free(&c.r);
+}
+
+/*
+ * A fault the program's own handler recovers from: the child exits 0, said nothing of a crash,
+ * and its trace has every call (after the faults too) and no crash event.
+ */
+static void expect_recovered(const char *mode)
+{
+	struct thread_tail tail;
+	struct crashed c;
+	unsigned action;
+	uint32_t fid;
+
+	run_crash(mode, &c);
+	if (c.r.signal || c.r.status)
+		fail_msg("child ended with status %d (signal %d), expected 0; stderr:\n%s",
+			 c.r.status, c.r.signal, c.r.err);
+	if (strstr(c.r.err, "SIGSEGV"))
+		fail_msg("a recovered fault taken for a crash: %s", c.r.err);
+	ts_tools_accept(c.trace);
+	assert_int_equal(read_tail(c.trace, FID_A, &tail), 0);
+	tail_fn(&tail, 0, &action, &fid);
+	assert_int_equal(action, XFDR_FN_EXIT);
+	assert_int_equal(fid, FID_B);
+	tail_fn(&tail, 2, &action, &fid);
+	assert_int_equal(action, XFDR_FN_EXIT);
+	assert_int_equal(fid, FID_A);
+	child_result_free(&c.r);
+}
+
+/* A probe: three reads of NULL, each siglongjmp()ed out of (handler installed before xfdr). */
+static void probe_that_recovers(void **state)
+{
+	(void)state;
+	if (skip_under_sanitizer("a SIGSEGV handler of the program's"))
+		return;
+	expect_recovered("probe");
+}
+
+/* The same, its handler installed after xfdr started (through the interposed sigaction()). */
+static void probe_installed_later_recovers(void **state)
+{
+	(void)state;
+	if (skip_under_sanitizer("a SIGSEGV handler of the program's"))
+		return;
+	expect_recovered("probe_late");
+}
+
+/* A write barrier: the handler unprotects the page and returns; the store then succeeds. */
+static void write_barrier_recovers(void **state)
+{
+	(void)state;
+	if (skip_under_sanitizer("a SIGSEGV handler of the program's"))
+		return;
+	expect_recovered("barrier");
+}
+
+/* raise(SIGSEGV) that the program's handler takes and returns from: the program goes on. */
+static void raised_signal_handled(void **state)
+{
+	(void)state;
+	if (skip_under_sanitizer("a SIGSEGV handler of the program's"))
+		return;
+	expect_recovered("raised_handled");
+}
+
+/* The handler sets SIG_DFL and returns: the fault comes again and kills. That is a crash. */
+static void handler_resets_and_returns(void **state)
+{
+	struct crashed c;
+	struct crash_payload p;
+
+	(void)state;
+	if (skip_under_sanitizer("a SIGSEGV handler of the program's"))
+		return;
+	run_crash("reset", &c);
+	expect_signal(&c, SIGSEGV);
+	expect_recorded_crash(&c, SIGSEGV, SEGV_MAPERR, three_calls, 3, "crash_c", &p);
+	expect_handler_then_wrote(&c, "SIGSEGV", "reset handler");
+	child_result_free(&c.r);
+}
+
+/* The handler of a raised SIGSEGV raises it again with SIG_DFL: a crash. */
+static void handler_raises_again(void **state)
+{
+	struct crashed c;
+	struct crash_payload p;
+
+	(void)state;
+	if (skip_under_sanitizer("a SIGSEGV handler of the program's"))
+		return;
+	run_crash("reraise", &c);
+	expect_signal(&c, SIGSEGV);
+	expect_recorded_crash(&c, SIGSEGV, SI_TKILL, three_calls, 3, "crash_c", &p);
+	expect_handler_then_wrote(&c, "SIGSEGV", "reraise handler");
+	child_result_free(&c.r);
+}
+
+/* The handler abort()s: the process dies by SIGABRT, the fault it was called for is recorded. */
+static void handler_aborts(void **state)
+{
+	struct crashed c;
+	struct crash_payload p;
+
+	(void)state;
+	if (skip_under_sanitizer("a SIGSEGV handler of the program's"))
+		return;
+	run_crash("handler_aborts", &c);
+	expect_signal(&c, SIGABRT);
+	expect_recorded_crash(&c, SIGSEGV, SEGV_MAPERR, three_calls, 3, "crash_c", &p);
+	expect_handler_then_wrote(&c, "SIGSEGV", "aborting handler");
 	child_result_free(&c.r);
 }
 
@@ -791,6 +1047,13 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(chains_to_the_programs_handler),
 	    cmocka_unit_test(chains_a_raised_signal),
 	    cmocka_unit_test(chains_to_a_handler_installed_later),
+	    cmocka_unit_test(probe_that_recovers),
+	    cmocka_unit_test(probe_installed_later_recovers),
+	    cmocka_unit_test(write_barrier_recovers),
+	    cmocka_unit_test(raised_signal_handled),
+	    cmocka_unit_test(handler_resets_and_returns),
+	    cmocka_unit_test(handler_raises_again),
+	    cmocka_unit_test(handler_aborts),
 	    cmocka_unit_test(crash_inside_the_recorder),
 	    cmocka_unit_test(crash_during_the_handler),
 	    cmocka_unit_test(two_threads_crash),
