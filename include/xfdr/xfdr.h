@@ -55,13 +55,16 @@
  *                       crashing thread's backtrace (libunwind, at most 64 frames) is recorded in
  *                       its buffer as a custom event tagged "XFDRCRSH" (xfdr/format.h), recording
  *                       stops, and a flush writes it with the crash and its named frames in the
- *                       .map; then the signal goes where it went before xfdr_init(): to the
- *                       program's own handler, else the default action (the process dies by the
- *                       same signal, with its core dump). Threads that record get a 64 KiB
- *                       alternate signal stack (unless they have one), so a stack overflow is
- *                       caught too. A watchdog (alarm(), SIGALRM only while a crash is handled)
- *                       ends the process by the crash signal when unwinding and flushing take
- *                       longer than 5 s plus 1 s per 64 MiB of pool.
+ *                       .map; then the default action ends the process by the same signal, with
+ *                       its core dump, as without xfdr. A handler the program installed (before
+ *                       or after xfdr_init()) runs first: a fault it recovers from is no crash
+ *                       and recording goes on; one it does not (the fault would come again, it
+ *                       raises the signal again, aborts or exits) is recorded as above. Threads
+ *                       that record get a 64 KiB alternate signal stack (unless they have one),
+ *                       so a stack overflow is caught too. A watchdog (a timer whose SIGALRM goes
+ *                       to the crashing thread alone, only while a crash is handled) ends the
+ *                       process by the crash signal when unwinding and flushing take longer than
+ *                       5 s plus 1 s per 64 MiB of pool.
  *   backing=memory|file where the pool lives: anonymous memory (default), or a shared mapping
  *                       of the file "<prefix>-<pid>-live.xray" that outlives the process, so
  *                       `xfdr recover` rebuilds the trace after SIGKILL (see "Survival")
