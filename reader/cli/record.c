@@ -73,9 +73,10 @@ static void record_help(void)
 	    "Run PROGRAM with the xfdr recorder started at load, wait for it, then print on\n"
 	    "stderr where its trace is and a summary: how the program ended, threads, function\n"
 	    "records, drops, after a crash the crashing thread's frames (the crash site first),\n"
-	    "and the functions with the most self time. stdout is left to the program. Options\n"
-	    "end at PROGRAM, so its own options need no quoting; write '--' before a PROGRAM\n"
-	    "whose name starts with '-'.\n"
+	    "and the functions with the most self time; without a trace, why (whether xfdr was\n"
+	    "in the program, whether its handler of the fatal signal ran, what it said). stdout\n"
+	    "is left to the program. Options end at PROGRAM, so its own options need no\n"
+	    "quoting; write '--' before a PROGRAM whose name starts with '-'.\n"
 	    "\n"
 	    "  -o, --output=DIR       write the traces into DIR (default: the current directory),\n"
 	    "                         created if missing\n"
@@ -566,17 +567,79 @@ static double since(const struct timespec *a)
 	return (double)(b.tv_sec - a->tv_sec) + (double)(b.tv_nsec - a->tv_nsec) / 1e9;
 }
 
+/* The runtime's lines are kept to this much, the newest: enough to tell why. */
+#define MESSAGES_MAX (64 * 1024)
+
+/*
+ * A file the runtime copies its lines into (print.c: XFDR_RECORD_MESSAGES), unnamed, inherited
+ * by the program. Returns its descriptor, or -1 (the summary then knows less).
+ */
+static int messages_open(void)
+{
+	const char *tmp = getenv("TMPDIR");
+	char path[PATH_MAX], env[96];
+	struct stat st;
+	int fd;
+
+	if (!tmp || !*tmp)
+		tmp = "/tmp";
+	fd = open(tmp, O_TMPFILE | O_RDWR | O_APPEND, 0600);
+	if (fd < 0 &&
+	    (size_t)snprintf(path, sizeof(path), "%s/xfdr-record-XXXXXX", tmp) < sizeof(path)) {
+		fd = mkstemp(path);
+		if (fd >= 0) {
+			unlink(path);
+			fcntl(fd, F_SETFL, O_APPEND);
+		}
+	}
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) ||
+	    snprintf(env, sizeof(env), "%d:%llu:%llu", fd, (unsigned long long)st.st_dev,
+		     (unsigned long long)st.st_ino) >= (int)sizeof(env) ||
+	    setenv("XFDR_RECORD_MESSAGES", env, 1)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* The newest MESSAGES_MAX bytes of the file, from a line's start; NULL if empty. */
+static char *messages_read(int fd)
+{
+	off_t size = lseek(fd, 0, SEEK_END), from;
+	char *text, *nl;
+	ssize_t got;
+
+	if (size <= 0)
+		return NULL;
+	from = size > MESSAGES_MAX ? size - MESSAGES_MAX : 0;
+	text = malloc((size_t)(size - from) + 1);
+	if (!text)
+		return NULL;
+	got = pread(fd, text, (size_t)(size - from), from);
+	if (got <= 0) {
+		free(text);
+		return NULL;
+	}
+	text[got] = '\0';
+	if (from && (nl = strchr(text, '\n')))
+		memmove(text, nl + 1, strlen(nl + 1) + 1);
+	return text;
+}
+
 /* fork, exec, wait. Returns 0 with r filled, or CLI_USAGE when it could not even fork. */
 static int run_program(char **argv, struct run *r)
 {
 	struct sigaction sa, old;
 	sigset_t block, saved_mask;
 	struct timespec mono;
-	int pfd[2], err = 0, ignored[NFORWARDED];
+	int pfd[2], err = 0, ignored[NFORWARDED], mfd;
 	ssize_t got;
 	size_t i;
 
 	memset(r, 0, sizeof(*r));
+	mfd = messages_open();
 	sigemptyset(&block);
 	for (i = 0; i < NFORWARDED; i++) {
 		sigaction(forwarded[i], NULL, &old);
@@ -599,6 +662,8 @@ static int run_program(char **argv, struct run *r)
 		sigprocmask(SIG_SETMASK, &saved_mask, NULL);
 		close(pfd[0]);
 		close(pfd[1]);
+		if (mfd >= 0)
+			close(mfd);
 		cli_error("fork: %s", strerror(err));
 		return CLI_USAGE;
 	}
@@ -635,6 +700,10 @@ static int run_program(char **argv, struct run *r)
 	}
 	child_pid = 0;
 	r->seconds = since(&mono);
+	if (mfd >= 0) {
+		r->messages = messages_read(mfd);
+		close(mfd);
+	}
 	/* The summary goes to stderr, which may be a closed pipe: never die of that. */
 	signal(SIGPIPE, SIG_IGN);
 	return 0;
@@ -669,7 +738,7 @@ int cmd_record(int argc, char **argv)
 {
 	struct record_opts o;
 	struct listing before = {NULL, 0, 0};
-	struct run r;
+	struct run r = {0};
 	char dir[PATH_MAX], prog[PATH_MAX], lib[PATH_MAX], opts[RT_OPTIONS_MAX];
 	enum how how;
 	int status;
@@ -735,6 +804,7 @@ int cmd_record(int argc, char **argv)
 	status = end_like(&r);
 out:
 	listing_free(&before);
+	free(r.messages);
 	free(o.options);
 	return status < 0 ? CLI_OK : status;
 }

@@ -16,6 +16,7 @@ struct run {
 	int exec_errno;	       /* exec failed: the program never ran */
 	struct timespec start; /* realtime, before the fork */
 	double seconds;	       /* how long it ran */
+	char *messages;	       /* what the runtime said, "xfdr: " lines (malloc'd; NULL: none) */
 };
 
 /* A trace file: "<prefix>-<pid>-<n>.xray" or "<prefix>-<pid>-<n>-t<tid>.xray". */

@@ -524,6 +524,68 @@ out:
 		xfdr_trace_close(t);
 }
 
+/* The last line of the runtime's that starts with prefix ("xfdr: SIGSEGV: "), or NULL. */
+static const char *said(const char *messages, const char *prefix, size_t *len)
+{
+	const char *line = NULL, *p = messages;
+
+	while (p && (p = strstr(p, prefix))) {
+		if (p == messages || p[-1] == '\n')
+			line = p;
+		p += strlen(prefix);
+	}
+	if (line)
+		*len = strcspn(line, "\n");
+	return line;
+}
+
+/*
+ * The program died by a signal and no trace is there. The runtime's own lines (record.c keeps
+ * them) tell whether it was in the program, and whether its handler of the signal ran.
+ */
+static void explain_signal(const struct run *r, const char *opts, const char *name)
+{
+	char loaded[64], prefix[48];
+	const char *line;
+	size_t len;
+	int sig = WTERMSIG(r->status);
+	int crash = sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE ||
+		    sig == SIGABRT || sig == SIGTRAP;
+
+	snprintf(loaded, sizeof(loaded), "xfdr: loaded in pid %d\n", (int)r->pid);
+	snprintf(prefix, sizeof(prefix), "xfdr: %s: ", name);
+	if (!r->messages || !strstr(r->messages, loaded)) {
+		cli_error("no trace: the program died by %s, and xfdr was not in it (pid %d): not "
+			  "linked with it, and LD_PRELOAD did not reach it (a static or setuid "
+			  "program, or a launcher that clears the environment?)",
+			  name, (int)r->pid);
+	} else if ((line = said(r->messages, prefix, &len))) {
+		cli_error("no trace: the program died by %s; xfdr's handler ran and said: %.*s",
+			  name, (int)len, line);
+	} else if (crash && record_option_false(opts, "flush_on_crash")) {
+		cli_error("no trace: the program died by %s, and XFDR_OPTIONS has flush_on_crash=0",
+			  name);
+	} else if (crash) {
+		cli_error(
+		    "no trace: the program died by %s, and xfdr's crash handler never ran: the "
+		    "program or a library took the signal from it where xfdr does not see (the "
+		    "rt_sigaction system call, a call inside libc), or the signal came while "
+		    "blocked",
+		    name);
+	} else if (sig == SIGTERM || sig == SIGINT) {
+		cli_error(
+		    "no trace: the program died by %s, which xfdr leaves to the program when it "
+		    "handles or ignores it at start (or flush_on_terminate=0)",
+		    name);
+	} else {
+		cli_error(
+		    "no trace: the program died by %s, on which xfdr does not flush (it does on "
+		    "SIGTERM, SIGINT and crashes; --option flush_signal=SIG for a signal of your "
+		    "choice)",
+		    name);
+	}
+}
+
 /* Why no trace was written, as far as can be told. */
 static void explain_missing(const struct run *r, const char *opts, const char *dir)
 {
@@ -550,11 +612,7 @@ static void explain_missing(const struct run *r, const char *opts, const char *d
 			  have_live ? ""
 				    : " (backing=file keeps a pool that `xfdr recover` reads)");
 	else if (WIFSIGNALED(r->status))
-		cli_error(
-		    "no trace: the program died by %s without a flush (the recorder flushes on "
-		    "SIGTERM and SIGINT, and on crashes with flush_on_crash=1; see its "
-		    "messages above)",
-		    signal_name(WTERMSIG(r->status), sig, sizeof(sig)));
+		explain_signal(r, opts, signal_name(WTERMSIG(r->status), sig, sizeof(sig)));
 	else if (record_option_false(opts, "flush_at_exit"))
 		cli_error("no trace: XFDR_OPTIONS has flush_at_exit=0, and the program flushed "
 			  "nothing itself");

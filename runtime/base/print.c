@@ -1,8 +1,17 @@
 /*
  * runtime/base/print.c - signal-safe text building and writing (see print.h).
+ *
+ * `xfdr record` reads what the runtime said, to tell why a run left no trace: it opens a file
+ * of its own, lets the program inherit it, and names it in XFDR_RECORD_MESSAGES as
+ * "FD:DEV:INODE". Every line also goes there (O_APPEND: whole lines from every process of the
+ * run), and at load a line no terminal sees says the runtime is in this pid. The device and
+ * inode are checked: a program that execs another one with its descriptors closed or reused
+ * must not write our lines into a file of its own.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "runtime/base/compiler.h"
@@ -107,18 +116,65 @@ XFDR_NOINSTR int pr_flush(struct pr_buf *b, int fd)
 	return pr_write_all(fd, b->text, b->len);
 }
 
+static int record_fd = -1; /* xfdr record's message file; -1: none */
+
+/* "xfdr: <b's text>\n", cut to fit, into line. */
+static XFDR_NOINSTR void line_of(struct pr_buf *line, const struct pr_buf *b)
+{
+	pr_str(line, "xfdr: ");
+	pr_strn(line, b->text, b->len);
+	/* A cut line still ends with its newline. */
+	if (line->len == line->cap)
+		line->len--;
+	line->text[line->len++] = '\n';
+}
+
+static XFDR_NOINSTR void to_record(const struct pr_buf *line)
+{
+	if (record_fd >= 0 && write(record_fd, line->text, line->len) < 0)
+		record_fd = -1;
+}
+
 XFDR_NOINSTR void pr_line(struct pr_buf *b)
 {
-	char line[512];
-	struct pr_buf out = PR_BUF_INIT(line);
+	char text[512];
+	struct pr_buf out = PR_BUF_INIT(text);
 
-	pr_str(&out, "xfdr: ");
-	pr_strn(&out, b->text, b->len);
-	/* A cut line still ends with its newline. */
-	if (out.len == out.cap)
-		out.len--;
-	line[out.len++] = '\n';
+	line_of(&out, b);
 	pr_flush(&out, STDERR_FILENO);
+	to_record(&out);
+}
+
+/* Parse a decimal field ending at ':' or the end. Returns the end, or NULL. */
+static const char *field(const char *s, unsigned long long *v)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return NULL;
+	*v = strtoull(s, &end, 10);
+	return *end == ':' || !*end ? end : NULL;
+}
+
+__attribute__((constructor)) static void find_record_file(void)
+{
+	const char *v = getenv("XFDR_RECORD_MESSAGES");
+	unsigned long long fd, dev, ino;
+	struct stat st;
+	char text[64], line[96];
+	struct pr_buf b = PR_BUF_INIT(text), out = PR_BUF_INIT(line);
+
+	if (!v || !(v = field(v, &fd)) || *v++ != ':' || !(v = field(v, &dev)) || *v++ != ':' ||
+	    !(v = field(v, &ino)) || *v || fd > 1u << 20)
+		return;
+	if (fstat((int)fd, &st) || !S_ISREG(st.st_mode) || (unsigned long long)st.st_dev != dev ||
+	    (unsigned long long)st.st_ino != ino)
+		return;
+	record_fd = (int)fd;
+	pr_str(&b, "loaded in pid ");
+	pr_u64(&b, (uint64_t)getpid());
+	line_of(&out, &b);
+	to_record(&out);
 }
 
 XFDR_NOINSTR const char *pr_errno_name(int neg_errno)

@@ -12,9 +12,12 @@
  *                  signal, writes "SIGUSR1 si_code=C" to DIR/got and exits 0 (3 on timeout)
  *   many N         N calls of tiny(): enough to fill a small pool
  *   segv           writes through a null pointer in crash_here(), called from main
+ *   segv_unseen    the same, after setting SIGSEGV to SIG_DFL with the rt_sigaction system
+ *                  call, which no library sees: whatever handler was there is gone
  */
 #include <signal.h>
 #include <stdio.h>
+#include <sys/syscall.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -131,7 +134,14 @@ int main(int argc, char **argv)
 		tiny(1);
 		die_by_sigterm();
 	}
-	if (!strcmp(argv[1], "segv")) {
+	if (!strcmp(argv[1], "segv_unseen")) {
+		/* the kernel's struct sigaction: handler, flags, restorer, mask */
+		unsigned long dfl[4] = {(unsigned long)SIG_DFL, 0, 0, 0};
+
+		if (syscall(SYS_rt_sigaction, SIGSEGV, dfl, NULL, sizeof(unsigned long)))
+			return 3;
+	}
+	if (!strcmp(argv[1], "segv") || !strcmp(argv[1], "segv_unseen")) {
 		tiny(1);
 		crash_here();
 	}

@@ -49,7 +49,7 @@
 extern char **environ;
 
 static char prog_cyg[PATH_BYTES], prog_static[PATH_BYTES], prog_xray[PATH_BYTES];
-static char prog_xray_alone[PATH_BYTES], prog_plain[PATH_BYTES];
+static char prog_xray_alone[PATH_BYTES], prog_plain[PATH_BYTES], prog_plain_static[PATH_BYTES];
 static char libdir[PATH_BYTES];
 static char preload_env[PATH_BYTES + 16]; /* "LD_PRELOAD=<libasan>" under a sanitizer */
 
@@ -109,6 +109,7 @@ static int build_programs(void **state)
 	path_in_scratch(prog_xray, "xray");
 	path_in_scratch(prog_xray_alone, "xray_alone");
 	path_in_scratch(prog_plain, "plain");
+	path_in_scratch(prog_plain_static, "plain_static");
 	if (sanitized()) {
 		struct child_result r;
 		char *cc[] = {"gcc", "-print-file-name=libasan.so", NULL};
@@ -169,6 +170,12 @@ static int build_programs(void **state)
 	}
 	{
 		char *a[] = {"gcc", "-O0", src, "-o", prog_plain, NULL};
+
+		run_ok(a);
+	}
+	{
+		/* LD_PRELOAD cannot reach it: xfdr is never in it. */
+		char *a[] = {"gcc", "-O0", "-static", src, "-o", prog_plain_static, NULL};
 
 		run_ok(a);
 	}
@@ -561,6 +568,39 @@ static void crash_summary_shows_the_site(void **state)
 	child_result_free(&r);
 }
 
+/*
+ * No trace, and the summary says why: the program took SIGSEGV from xfdr with a system call no
+ * library sees, so xfdr's handler never ran (the summary used to send the user to messages
+ * that were never printed).
+ */
+static void no_trace_says_the_handler_never_ran(void **state)
+{
+	char dir[PATH_BYTES];
+	struct child_result r;
+
+	(void)state;
+	out_dir(dir, "segv-unseen-out");
+	record(&r, "-o", dir, prog_cyg, "segv_unseen", NULL);
+	assert_int_equal(r.signal, SIGSEGV);
+	text_assert_contains(r.err, "no trace: the program died by SIGSEGV, and xfdr's crash "
+				    "handler never ran");
+	child_result_free(&r);
+}
+
+/* The same death, xfdr never in the program (static: no LD_PRELOAD): the summary says so. */
+static void no_trace_says_xfdr_was_not_loaded(void **state)
+{
+	char dir[PATH_BYTES];
+	struct child_result r;
+
+	(void)state;
+	out_dir(dir, "segv-plain-out");
+	record(&r, "-o", dir, "--force", prog_plain_static, "segv", NULL);
+	assert_int_equal(r.signal, SIGSEGV);
+	text_assert_contains(r.err, "and xfdr was not in it (pid ");
+	child_result_free(&r);
+}
+
 /* Wait (at most 20 s) for path to exist. */
 static void wait_for_file(const char *path)
 {
@@ -851,6 +891,8 @@ int main(void)
 	    cmocka_unit_test(sigusr1_forwarded),
 	    cmocka_unit_test(terminal_interrupt_not_fatal),
 	    cmocka_unit_test(crash_summary_shows_the_site),
+	    cmocka_unit_test(no_trace_says_the_handler_never_ran),
+	    cmocka_unit_test(no_trace_says_xfdr_was_not_loaded),
 	    cmocka_unit_test(mode_and_options_reach_runtime),
 	};
 
