@@ -5,6 +5,11 @@
  * rt_state.ctl (session.h) changes only by compare-exchange, so concurrent or re-entrant calls get
  * a status code instead of a lock: init and flush exclude each other and themselves, start
  * and stop only flip the recording session in the low half.
+ *
+ * The fatal path (crash, terminate: signals.c, one thread at a time) must leave a trace however
+ * the other flush is doing: rt_flush_fatal() takes the ordinary flush when it is free, and
+ * otherwise flushes beside it in the pool's reserve flush context (pool_types.h), into a file
+ * of its own, under a flag of this file's (CTL_FATAL_FLUSH_RUNNING) that keeps init out.
  */
 #include <errno.h>
 #include <limits.h>
@@ -14,6 +19,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 #if __has_include(<sys/single_threaded.h>)
 #include <sys/single_threaded.h>
@@ -44,6 +50,18 @@
 
 /* How long a new session waits for threads still inside the runtime. */
 #define INIT_QUIESCE_MS 1000u
+/* How long the fatal path's flush waits for an xfdr_init() that is setting the pool up. */
+#define FATAL_INIT_WAIT_MS 2000u
+
+/*
+ * In rt_state.ctl's flags beside session.h's, and known to this file alone: the fatal path
+ * flushes in the reserve context. Init waits for it (the flush reads the pool init would set
+ * up again); flushes in the ordinary context do not (they write in their own).
+ */
+#define CTL_FATAL_FLUSH_RUNNING 8u
+_Static_assert(!(CTL_FATAL_FLUSH_RUNNING &
+		 (CTL_INITIALIZED | CTL_INIT_RUNNING | CTL_FLUSH_RUNNING)),
+	       "a flag of its own");
 
 /* Zero (SESSION_NONE) until rt_load() or the first call, and in a fork child (session.h). */
 struct rt_state rt_state;
@@ -197,6 +215,7 @@ static void report_unapplied(const struct xfdr_options *wanted)
 }
 
 static int rt_flush_from_signal(char *path_out, size_t path_bytes);
+static int rt_flush_fatal(char *path_out, size_t path_bytes);
 
 /*
  * The pool, and with backing=file its live files "<prefix>-<pid>-live.xray" (header and
@@ -231,6 +250,7 @@ static int signals_setup(const struct xfdr_options *o)
 	    .on_terminate = o->flush_on_terminate,
 	    .on_crash = o->flush_on_crash,
 	    .flush = rt_flush_from_signal,
+	    .flush_fatal = rt_flush_fatal,
 	    .stop = rt_stop_from_signal,
 	};
 
@@ -285,7 +305,8 @@ static int rt_init(const struct xfdr_options *o, int fork_child)
 
 	if (opt_check(o))
 		return -EINVAL;
-	rc = ctl_acquire(0, CTL_INIT_RUNNING | CTL_FLUSH_RUNNING, CTL_INIT_RUNNING, 1, &seen);
+	rc = ctl_acquire(0, CTL_INIT_RUNNING | CTL_FLUSH_RUNNING | CTL_FATAL_FLUSH_RUNNING,
+			 CTL_INIT_RUNNING, 1, &seen);
 	if (rc)
 		return rc;
 	xfdr_store_relaxed(&cfg_ready, 0u);
@@ -389,6 +410,9 @@ static void rt_exit_flush(void)
 	 * leaves a half-made "<map>.tmp" beside the live files, whatever flush_at_exit says.
 	 */
 	livemap_stop();
+	/* exit() inside the program's crash handler: the crash, flushed as a crash. */
+	if (signals_exit_in_crash_handler())
+		return;
 	if (!rt_cfg.flush_at_exit)
 		return;
 	xfdr_stop();
@@ -617,25 +641,95 @@ XFDR_API int xfdr_flush(char *path_out, size_t path_bytes)
 	return xfdr_flush_since(0, path_out, path_bytes);
 }
 
-XFDR_API int xfdr_flush_since(uint64_t since, char *path_out, size_t path_bytes)
+/*
+ * The ordinary flush, CTL_FLUSH_RUNNING taken (seen: rt_state.ctl as the taking found it);
+ * gives it back. Returns as flush_run().
+ */
+static int flush_ordinary(uint64_t since, uint64_t seen, char *path_out, size_t path_bytes)
 {
-	uint64_t seen;
-	int was_off, rc;
+	int was_off = CTL_SESSION(seen) == SESSION_OFF, rc;
 
-	rc = ctl_acquire(CTL_INITIALIZED, CTL_INIT_RUNNING | CTL_FLUSH_RUNNING, CTL_FLUSH_RUNNING,
-			 0, &seen);
-	if (rc)
-		return rc;
-	was_off = CTL_SESSION(seen) == SESSION_OFF;
 	/* The flushing thread's own open calls are in its trace, elision or not. */
 	rec_seal_self();
-	rc = flush_run(since, path_out, path_bytes);
+	rc = flush_run(POOL_FLUSH_ORDINARY, since, path_out, path_bytes);
 	/* Everything recorded is in the file only if recording was off for the whole flush. */
 	if (!rc && !since && was_off &&
 	    CTL_SESSION(xfdr_load_acquire(&rt_state.ctl)) == SESSION_OFF)
 		xfdr_store_relaxed(&rt_state.unflushed, 0);
 	ctl_clear(CTL_FLUSH_RUNNING);
 	return rc;
+}
+
+XFDR_API int xfdr_flush_since(uint64_t since, char *path_out, size_t path_bytes)
+{
+	uint64_t seen;
+	int rc;
+
+	rc = ctl_acquire(CTL_INITIALIZED, CTL_INIT_RUNNING | CTL_FLUSH_RUNNING, CTL_FLUSH_RUNNING,
+			 0, &seen);
+	if (rc)
+		return rc;
+	return flush_ordinary(since, seen, path_out, path_bytes);
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/*
+ * rt_flush_fatal - the flush of the fatal path (signal_plan.flush_fatal): the ordinary flush
+ * when no other runs; while one runs (another thread's, or an xfdr_flush() this thread was
+ * in when the signal came, however slow its writes), a flush of its own in the reserve
+ * context, into a file of its own, without waiting for it. Should that one end meanwhile, both
+ * files are complete traces. An xfdr_init() setting the pool up is waited for,
+ * FATAL_INIT_WAIT_MS at most.
+ * Context: the thread on the fatal path (signals.c: one at a time, recording already off), in
+ * its signal handler; async-signal-safe (clock_gettime and nanosleep besides the flush's).
+ * Returns as flush_run(), or -EINVAL (no pool), or -EBUSY (init did not end in time).
+ */
+static int rt_flush_fatal(char *path_out, size_t path_bytes)
+{
+	uint64_t seen, deadline = now_ms() + FATAL_INIT_WAIT_MS;
+	int rc;
+
+	for (;;) {
+		rc = ctl_acquire(CTL_INITIALIZED, CTL_INIT_RUNNING | CTL_FLUSH_RUNNING,
+				 CTL_FLUSH_RUNNING, 0, &seen);
+		if (!rc)
+			return flush_ordinary(0, seen, path_out, path_bytes);
+		if (rc != -EBUSY)
+			return rc;
+		if (!(CTL_FLAGS(seen) & CTL_INIT_RUNNING)) {
+			/* Needs the other flush still running: else the ordinary one is free. */
+			rc = ctl_acquire(CTL_INITIALIZED | CTL_FLUSH_RUNNING,
+					 CTL_INIT_RUNNING | CTL_FATAL_FLUSH_RUNNING,
+					 CTL_FATAL_FLUSH_RUNNING, 0, &seen);
+			if (!rc) {
+				/* As the ordinary flush: this thread's open calls are final. */
+				rec_seal_self();
+				rc = flush_run(POOL_FLUSH_RESERVE, 0, path_out, path_bytes);
+				ctl_clear(CTL_FATAL_FLUSH_RUNNING);
+				return rc;
+			}
+			if (rc == -EINVAL && (CTL_FLAGS(seen) & CTL_INITIALIZED))
+				continue;
+			if (rc == -EINVAL)
+				return rc;
+			/*
+			 * Only the fatal path takes the reserve, one thread at a time: this is
+			 * a reserve flush of this thread's that a signal cut into. No waiting.
+			 */
+			if (CTL_FLAGS(seen) & CTL_FATAL_FLUSH_RUNNING)
+				return -EBUSY;
+		}
+		if (now_ms() >= deadline)
+			return -EBUSY;
+		nanosleep(&(struct timespec){.tv_nsec = 1000000L}, NULL);
+	}
 }
 
 /*

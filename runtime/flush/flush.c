@@ -14,8 +14,14 @@
  *
  * Only open, fchmod, write, pwrite, lseek, fstat, fstatat, close, renameat2, link, unlink,
  * access, getpid, getrlimit, clock_gettime, rdtsc and sched_getcpu are used: no lock, no
- * allocation, no stdio. The caller (xfdr_flush) makes flushes exclusive through rt_state.ctl, so
- * the scratch in rt_pool (flush_order, flush_copy) is the flusher's alone.
+ * allocation, no stdio.
+ *
+ * Two flushes may run at once, each with a flush context of its own (pool_types.h): an
+ * ordinary one (its caller holds CTL_FLUSH_RUNNING) and the fatal path's, which must not wait
+ * for it. Everything one flush writes is in its context, on its stack or in files whose names
+ * no other flush of the process can be given (output_create_unique()); the pin of a buffer it
+ * copies is counted (pool_pin()). What both read (the pool, the thread table, the drop counts,
+ * the output settings, the function ids) they only read. Their files are two complete traces.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,24 +40,24 @@
 #include "writer/file.h"
 #include "xfdr/format.h"
 
-static uint32_t flush_epoch; /* per-thread grouping marks */
-
 /* Heap sort of the buffer indices by the claim order the snapshot read (no allocation). */
-static int seq_less(const uint32_t *order, uint32_t a, uint32_t b)
+static int seq_less(const struct pool_flush_ctx *x, uint32_t a, uint32_t b)
 {
-	return rt_pool.descs[order[a]].flush_seq < rt_pool.descs[order[b]].flush_seq;
+	return x->notes[x->order[a]].seq < x->notes[x->order[b]].seq;
 }
 
-static void sift_down(uint32_t *order, uint32_t root, uint32_t n)
+static void sift_down(struct pool_flush_ctx *x, uint32_t root, uint32_t n)
 {
+	uint32_t *order = x->order;
+
 	for (;;) {
 		uint32_t child = 2 * root + 1, tmp;
 
 		if (child >= n)
 			return;
-		if (child + 1 < n && seq_less(order, child, child + 1))
+		if (child + 1 < n && seq_less(x, child, child + 1))
 			child++;
-		if (!seq_less(order, root, child))
+		if (!seq_less(x, root, child))
 			return;
 		tmp = order[root];
 		order[root] = order[child];
@@ -60,17 +66,18 @@ static void sift_down(uint32_t *order, uint32_t root, uint32_t n)
 	}
 }
 
-static void sort_by_claim(uint32_t *order, uint32_t n)
+static void sort_by_claim(struct pool_flush_ctx *x, uint32_t n)
 {
+	uint32_t *order = x->order;
 	uint32_t i, tmp;
 
 	for (i = n / 2; i-- > 0;)
-		sift_down(order, i, n);
+		sift_down(x, i, n);
 	for (i = n; i-- > 1;) {
 		tmp = order[0];
 		order[0] = order[i];
 		order[i] = tmp;
-		sift_down(order, 0, i);
+		sift_down(x, 0, i);
 	}
 }
 
@@ -97,63 +104,65 @@ static size_t final_bytes(struct pool_desc *d)
  * thread fills its buffers in claim order, so when a later buffer of a thread is seen, its
  * earlier ones are already full and complete. Each thread's events in the file are then one
  * gap-free run of what it recorded, even while it keeps recording. Returns the count chosen,
- * listed in rt_pool.flush_order: the buffers of the file, in the order of its slots.
+ * listed in x->order: the buffers of the file, in the order of its slots.
  */
-static uint32_t snapshot(uint64_t since)
+static uint32_t snapshot(struct pool_flush_ctx *x, uint64_t since)
 {
-	uint32_t *order = rt_pool.flush_order;
+	uint32_t *order = x->order;
 	uint32_t i, n = 0, chosen;
 
 	for (i = 0; i < rt_pool.count; i++) {
 		struct pool_desc *d = &rt_pool.descs[i];
+		struct pool_flush_note *e = &x->notes[i];
 		/* pairs with the release in pool_publish_owned() and pool_mark_full() */
 		uint64_t c = xfdr_load_acquire(&d->ctl);
 		uint32_t st = POOL_STATE(c);
 
-		d->flush_used = 0;
 		if (st != POOL_OWNED && st != POOL_FULL)
 			continue;
 		if (st == POOL_FULL && since && xfdr_load_relaxed(&d->last_tsc) < since)
 			continue;
 		/* Owner fields, published with the state read above; checked again by the pin. */
-		d->flush_gen = POOL_GEN(c);
-		d->flush_seq = xfdr_load_relaxed(&d->claim_seq);
-		d->flush_first_tsc = xfdr_load_relaxed(&d->first_tsc);
-		d->flush_tid = xfdr_load_relaxed(&d->owner_tid);
-		d->flush_thread_id = xfdr_load_relaxed(&d->owner_thread_id);
+		e->gen = POOL_GEN(c);
+		e->seq = xfdr_load_relaxed(&d->claim_seq);
+		e->first_tsc = xfdr_load_relaxed(&d->first_tsc);
+		e->tid = xfdr_load_relaxed(&d->owner_tid);
+		e->thread_id = xfdr_load_relaxed(&d->owner_thread_id);
 		order[n++] = i;
 	}
-	sort_by_claim(order, n);
+	sort_by_claim(x, n);
 	for (i = n; i-- > 0;) {
 		struct pool_desc *d = &rt_pool.descs[order[i]];
+		struct pool_flush_note *e = &x->notes[order[i]];
 		size_t used = final_bytes(d);
 
 		/* Claimed anew since it was chosen: its bytes are not the ones of this flush. */
-		if (POOL_GEN(xfdr_load_acquire(&d->ctl)) != d->flush_gen)
+		if (POOL_GEN(xfdr_load_acquire(&d->ctl)) != e->gen)
 			used = 0;
-		d->flush_used = used >= XFDR_BUFFER_PREAMBLE_BYTES ? used : 0;
+		e->used = used >= XFDR_BUFFER_PREAMBLE_BYTES ? used : 0;
 	}
 	/* Keep only what has data: the file's buffer slots, in claim order. */
 	for (i = 0, chosen = 0; i < n; i++)
-		if (rt_pool.descs[order[i]].flush_used)
+		if (x->notes[order[i]].used)
 			order[chosen++] = order[i];
 	return chosen;
 }
 
 /*
- * copy_buffer - copy d into the flusher's scratch buffer. Returns the bytes copied, 0 when
+ * copy_buffer - copy buffer i into the context's copy area. Returns the bytes copied, 0 when
  * the buffer was claimed anew since the snapshot (it then holds newer events, and its old
  * ones are counted as overwritten).
- * The pin keeps ring mode from claiming d during the copy; the length the snapshot fixed is of
+ * The pin keeps ring mode from claiming it during the copy; the length the snapshot fixed is of
  * bytes the owner never rewrites (final_bytes()): the buffer written is one its owner had.
  */
-static size_t copy_buffer(struct pool_desc *d)
+static size_t copy_buffer(struct pool_flush_ctx *x, uint32_t i)
 {
-	size_t used = d->flush_used;
+	struct pool_desc *d = &rt_pool.descs[i];
+	size_t used = x->notes[i].used;
 
-	if (!used || !pool_pin(d, (uint32_t)d->flush_gen))
+	if (!used || !pool_pin(d, x->notes[i].gen))
 		return 0;
-	memcpy(rt_pool.flush_copy, d->data, used);
+	memcpy(x->copy, d->data, used);
 	pool_unpin(d);
 	return used;
 }
@@ -165,25 +174,26 @@ static uint64_t slot_offset(uint32_t k)
 }
 
 /*
- * Copy d and write it whole into slot k. A buffer claimed anew before the flusher got to it
- * keeps its slot as an empty buffer of its thread (preamble only, wall clock 0: it was the
+ * Copy buffer i and write it whole into slot k. A buffer claimed anew before the flusher got to
+ * it keeps its slot as an empty buffer of its thread (preamble only, wall clock 0: it was the
  * oldest), so the slots written before it stay where they are; counted in st->buffers_reused.
  */
-static int write_pool_buffer(int fd, struct pool_desc *d, uint32_t k, struct map_flush *st)
+static int write_pool_buffer(int fd, struct pool_flush_ctx *x, uint32_t i, uint32_t k,
+			     struct map_flush *st)
 {
-	size_t n = copy_buffer(d);
-	uint8_t *p = rt_pool.flush_copy;
+	size_t n = copy_buffer(x, i);
+	uint8_t *p = x->copy;
 
 	if (!n) {
-		p += wr_new_buffer(p, (uint16_t)d->flush_thread_id);
+		p += wr_new_buffer(p, (uint16_t)x->notes[i].thread_id);
 		p += wr_wall_clock_time(p, 0, 0);
-		p += wr_new_cpu_id(p, 0, d->flush_first_tsc);
-		n = (size_t)(p - rt_pool.flush_copy);
+		p += wr_new_cpu_id(p, 0, x->notes[i].first_tsc);
+		n = (size_t)(p - x->copy);
 		st->buffers_reused++;
 	} else {
 		st->buffers_written++;
 	}
-	return wr_write_buffer_at(fd, rt_pool.flush_copy, n, rt_pool.buffer_bytes, slot_offset(k));
+	return wr_write_buffer_at(fd, x->copy, n, rt_pool.buffer_bytes, slot_offset(k));
 }
 
 /*
@@ -193,23 +203,23 @@ static int write_pool_buffer(int fd, struct pool_desc *d, uint32_t k, struct map
  * history, so a buffer reused during the flush costs the oldest events, not a hole in the
  * middle. *slots gets the number of slots used. Returns 0 or a negative errno.
  */
-static int write_buffers(int fd, int all, uint32_t tid, uint32_t n, uint32_t epoch,
-			 struct map_flush *st, uint32_t *slots)
+static int write_buffers(int fd, struct pool_flush_ctx *x, int all, uint32_t tid, uint32_t n,
+			 uint32_t epoch, struct map_flush *st, uint32_t *slots)
 {
-	uint32_t *order = rt_pool.flush_order;
+	uint32_t *order = x->order;
 	uint32_t i, k = 0;
 	int rc = 0;
 
 	for (i = 0; i < n; i++)
-		k += all || rt_pool.descs[order[i]].flush_tid == tid;
+		k += all || x->notes[order[i]].tid == tid;
 	*slots = k;
 	for (i = n; i-- > 0 && !rc;) {
-		struct pool_desc *d = &rt_pool.descs[order[i]];
+		struct pool_flush_note *e = &x->notes[order[i]];
 
-		if (!all && d->flush_tid != tid)
+		if (!all && e->tid != tid)
 			continue;
-		d->flush_mark = epoch;
-		rc = write_pool_buffer(fd, d, --k, st);
+		e->mark = epoch;
+		rc = write_pool_buffer(fd, x, order[i], --k, st);
 	}
 	return rc;
 }
@@ -227,16 +237,16 @@ static int write_header(int fd, uint64_t tsc_hz)
 }
 
 /* The smallest first TSC of the buffers in this flush, or fallback if smaller or none. */
-static uint64_t earliest_tsc(uint32_t n, uint64_t fallback)
+static uint64_t earliest_tsc(const struct pool_flush_ctx *x, uint32_t n, uint64_t fallback)
 {
 	uint64_t min = fallback;
 	uint32_t i;
 
 	for (i = 0; i < n; i++) {
-		struct pool_desc *d = &rt_pool.descs[rt_pool.flush_order[i]];
+		const struct pool_flush_note *e = &x->notes[x->order[i]];
 
-		if (d->flush_first_tsc < min)
-			min = d->flush_first_tsc;
+		if (e->first_tsc < min)
+			min = e->first_tsc;
 	}
 	return min;
 }
@@ -249,14 +259,14 @@ static uint64_t earliest_tsc(uint32_t n, uint64_t fallback)
  * (the first record of a single-threaded file) when met last. A per-thread file's drop
  * buffer is that thread's last block: the time now fits.
  */
-static int write_drop_buffer(int fd, uint32_t slot, uint32_t n, const struct drop_totals *head,
-			     const struct drops_thread *thread)
+static int write_drop_buffer(int fd, const struct pool_flush_ctx *x, uint32_t slot, uint32_t n,
+			     const struct drop_totals *head, const struct drops_thread *thread)
 {
 	unsigned cpu;
 	uint64_t tsc = clock_read(&cpu);
 
 	if (!thread)
-		tsc = earliest_tsc(n, tsc);
+		tsc = earliest_tsc(x, n, tsc);
 	if (lseek(fd, (off_t)slot_offset(slot), SEEK_SET) < 0)
 		return -errno;
 	return drops_write_buffer(fd, rt_pool.buffer_bytes, head, thread, tsc, cpu);
@@ -338,39 +348,39 @@ static void report_map_lost(const char *path, int rc, int traces_kept)
 }
 
 /* Process file: every buffer of the flush, then the process drop buffer (head: *drops). */
-static int flush_process_file(int fd, uint32_t n, uint64_t tsc_hz, struct map_flush *st,
-			      struct drop_totals *drops)
+static int flush_process_file(int fd, struct pool_flush_ctx *x, uint32_t n, uint64_t tsc_hz,
+			      struct map_flush *st, struct drop_totals *drops)
 {
 	uint32_t slots = 0;
 	int rc = write_header(fd, tsc_hz);
 
 	if (!rc)
-		rc = write_buffers(fd, 1, 0, n, ++flush_epoch, st, &slots);
+		rc = write_buffers(fd, x, 1, 0, n, ++x->epoch, st, &slots);
 	/* The one snapshot of the drop counts: this file's and the .map's. */
 	drops_sum(drops);
 	if (!rc)
-		rc = write_drop_buffer(fd, slots, n, drops, NULL);
+		rc = write_drop_buffer(fd, x, slots, n, drops, NULL);
 	return rc;
 }
 
 /* The buffers of thread tid among the n chosen. */
-static uint32_t thread_slots(uint32_t tid, uint32_t n)
+static uint32_t thread_slots(const struct pool_flush_ctx *x, uint32_t tid, uint32_t n)
 {
 	uint32_t i, k = 0;
 
 	for (i = 0; i < n; i++)
-		k += rt_pool.descs[rt_pool.flush_order[i]].flush_tid == tid;
+		k += x->notes[x->order[i]].tid == tid;
 	return k;
 }
 
 /* Mark every chosen buffer of thread tid with epoch (its file is done with, or failed). */
-static void mark_thread(uint32_t tid, uint32_t n, uint32_t epoch)
+static void mark_thread(struct pool_flush_ctx *x, uint32_t tid, uint32_t n, uint32_t epoch)
 {
 	uint32_t i;
 
 	for (i = 0; i < n; i++)
-		if (rt_pool.descs[rt_pool.flush_order[i]].flush_tid == tid)
-			rt_pool.descs[rt_pool.flush_order[i]].flush_mark = epoch;
+		if (x->notes[x->order[i]].tid == tid)
+			x->notes[x->order[i]].mark = epoch;
 }
 
 /*
@@ -379,20 +389,21 @@ static void mark_thread(uint32_t tid, uint32_t n, uint32_t epoch)
  * Returns the open descriptor of its .part, or a negative errno after the stderr line (no
  * file left).
  */
-static int thread_file_open(const char *path, uint32_t tid, uint32_t n, uint32_t epoch,
-			    uint64_t tsc_hz, struct map_flush *mine, uint32_t *slots)
+static int thread_file_open(const char *path, struct pool_flush_ctx *x, uint32_t tid, uint32_t n,
+			    uint32_t epoch, uint64_t tsc_hz, struct map_flush *mine,
+			    uint32_t *slots)
 {
-	int fd, rc = check_trace_size(thread_slots(tid, n));
+	int fd, rc = check_trace_size(thread_slots(x, tid, n));
 
 	fd = rc ? rc : output_create_part(path);
 	rc = fd < 0 ? fd : write_header(fd, tsc_hz);
 	if (!rc)
-		rc = write_buffers(fd, 0, tid, n, epoch, mine, slots);
+		rc = write_buffers(fd, x, 0, tid, n, epoch, mine, slots);
 	if (rc) {
-		mark_thread(tid, n, epoch);
+		mark_thread(x, tid, n, epoch);
 		if (fd >= 0)
 			output_finish(path, close_checked(fd, rc));
-		report_trace_lost(path, rc, thread_slots(tid, n));
+		report_trace_lost(path, rc, thread_slots(x, tid, n));
 		return rc;
 	}
 	return fd;
@@ -406,10 +417,11 @@ static void count_file(struct map_flush *st, const struct map_flush *file)
 }
 
 /* Write the drop buffer of an open per-thread file and finish it. Returns 0 or -errno. */
-static int thread_file_close(int fd, const char *path, uint32_t slots, uint32_t n,
-			     const struct drop_totals *head, const struct drops_thread *thread)
+static int thread_file_close(int fd, const struct pool_flush_ctx *x, const char *path,
+			     uint32_t slots, uint32_t n, const struct drop_totals *head,
+			     const struct drops_thread *thread)
 {
-	int rc = write_drop_buffer(fd, slots, n, head, thread);
+	int rc = write_drop_buffer(fd, x, slots, n, head, thread);
 
 	rc = output_finish(path, close_checked(fd, rc));
 	if (rc)
@@ -431,14 +443,15 @@ static int drops_any(const struct drop_totals *d)
  * No thread file: the drop counts alone in "<prefix>-<pid>-<n>-t0.xray" (thread id 0, the
  * process file's drop buffer). Returns 0 or a negative errno after the stderr line.
  */
-static int thread_zero_file(const char *path, uint64_t tsc_hz, const struct drop_totals *drops)
+static int thread_zero_file(const char *path, const struct pool_flush_ctx *x, uint64_t tsc_hz,
+			    const struct drop_totals *drops)
 {
 	int fd, rc = check_trace_size(0);
 
 	fd = rc ? rc : output_create_part(path);
 	rc = fd < 0 ? fd : write_header(fd, tsc_hz);
 	if (!rc)
-		rc = write_drop_buffer(fd, 0, 0, drops, NULL);
+		rc = write_drop_buffer(fd, x, 0, 0, drops, NULL);
 	if (fd >= 0)
 		rc = output_finish(path, close_checked(fd, rc));
 	if (rc)
@@ -460,34 +473,36 @@ static int thread_zero_file(const char *path, uint64_t tsc_hz, const struct drop
  * so that the files' totals add up to the .map's. Without any thread file, a "-t0" file holds
  * the drop buffer alone when there is anything to count.
  */
-static int flush_thread_files(int map_fd, int *map_rc, uint64_t pid, uint32_t n, uint32_t file_n,
-			      uint64_t tsc_hz, struct map_flush *st, struct drop_totals *drops)
+static int flush_thread_files(struct pool_flush_ctx *x, int map_fd, int *map_rc, uint64_t pid,
+			      uint32_t n, uint32_t file_n, uint64_t tsc_hz, struct map_flush *st,
+			      struct drop_totals *drops)
 {
 	char path[PATH_MAX], first_path[PATH_MAX];
 	struct pr_buf b = PR_BUF_INIT(path);
-	uint32_t *order = rt_pool.flush_order;
-	uint32_t i, slots = 0, first_slots = 0, epoch = ++flush_epoch, failed = ++flush_epoch, list;
+	uint32_t *order = x->order;
+	uint32_t i, slots = 0, first_slots = 0, epoch = ++x->epoch, failed = ++x->epoch, list;
 	struct drop_totals in_files = {0}, rest;
 	struct drops_thread first, thread;
 	struct map_flush mine, first_st = {0};
 	int rc, err = 0, first_fd = -1, fd;
 
 	for (i = 0; i < n; i++) {
-		struct pool_desc *d = &rt_pool.descs[order[i]];
+		struct pool_flush_note *e = &x->notes[order[i]];
 
-		if (d->flush_mark == epoch || d->flush_mark == failed)
+		if (e->mark == epoch || e->mark == failed)
 			continue;
-		thread.tid = d->flush_tid;
-		thread.thread_id = (uint16_t)d->flush_thread_id;
+		thread.tid = e->tid;
+		thread.thread_id = (uint16_t)e->thread_id;
 		rc = output_name(&b, pid, file_n, ".xray", thread.tid);
 		mine = (struct map_flush){.since_tsc = st->since_tsc};
-		fd = rc ? rc : thread_file_open(path, thread.tid, n, epoch, tsc_hz, &mine, &slots);
+		fd = rc ? rc
+			: thread_file_open(path, x, thread.tid, n, epoch, tsc_hz, &mine, &slots);
 		if (rc) {
-			mark_thread(thread.tid, n, epoch);
-			report_trace_lost(path, rc, thread_slots(thread.tid, n));
+			mark_thread(x, thread.tid, n, epoch);
+			report_trace_lost(path, rc, thread_slots(x, thread.tid, n));
 		}
 		if (fd < 0) {
-			mark_thread(thread.tid, n, failed);
+			mark_thread(x, thread.tid, n, failed);
 			err = err ? err : fd;
 			continue;
 		}
@@ -501,9 +516,9 @@ static int flush_thread_files(int map_fd, int *map_rc, uint64_t pid, uint32_t n,
 		}
 		drops_thread_sum(thread.tid, &thread.own);
 		drops_add(&in_files, &thread.own);
-		rc = thread_file_close(fd, path, slots, n, &thread.own, &thread);
+		rc = thread_file_close(fd, x, path, slots, n, &thread.own, &thread);
 		if (rc)
-			mark_thread(thread.tid, n, failed);
+			mark_thread(x, thread.tid, n, failed);
 		else
 			count_file(st, &mine);
 		err = err ? err : rc;
@@ -517,15 +532,15 @@ static int flush_thread_files(int map_fd, int *map_rc, uint64_t pid, uint32_t n,
 	if (first_fd >= 0) {
 		drops_rest(&rest, drops, &in_files);
 		drops_add(&rest, &first.own);
-		rc = thread_file_close(first_fd, first_path, first_slots, n, &rest, &first);
+		rc = thread_file_close(first_fd, x, first_path, first_slots, n, &rest, &first);
 		if (rc)
-			mark_thread(first.tid, n, failed);
+			mark_thread(x, first.tid, n, failed);
 		else
 			count_file(st, &first_st);
 		err = err ? err : rc;
 	} else if (drops_any(drops) && drops_has_buffer(rt_pool.buffer_bytes)) {
 		rc = output_name(&b, pid, file_n, ".xray", 0);
-		rc = rc ? rc : thread_zero_file(path, tsc_hz, drops);
+		rc = rc ? rc : thread_zero_file(path, x, tsc_hz, drops);
 		err = err ? err : rc;
 		if (!rc && !*map_rc)
 			*map_rc = map_write_trace(map_fd, path);
@@ -534,15 +549,15 @@ static int flush_thread_files(int map_fd, int *map_rc, uint64_t pid, uint32_t n,
 	 * The map lists every file this flush wrote, in claim order; not one that failed, whose
 	 * name may hold someone else's file.
 	 */
-	list = ++flush_epoch;
+	list = ++x->epoch;
 	for (i = 0; i < n && !*map_rc; i++) {
-		struct pool_desc *d = &rt_pool.descs[order[i]];
-		int written = d->flush_mark != failed;
+		struct pool_flush_note *e = &x->notes[order[i]];
+		int written = e->mark != failed;
 
-		if (d->flush_mark == list)
+		if (e->mark == list)
 			continue;
-		mark_thread(d->flush_tid, n, list);
-		if (written && !output_name(&b, pid, file_n, ".xray", d->flush_tid))
+		mark_thread(x, e->tid, n, list);
+		if (written && !output_name(&b, pid, file_n, ".xray", e->tid))
 			*map_rc = map_write_trace(map_fd, path);
 	}
 	return err;
@@ -562,8 +577,9 @@ static void report_reused(uint64_t buffers, const char *map_path)
 	pr_line(&b);
 }
 
-int flush_run(uint64_t since, char *path_out, size_t path_bytes)
+int flush_run(enum pool_flush_id ctx, uint64_t since, char *path_out, size_t path_bytes)
 {
+	struct pool_flush_ctx *x = &rt_pool.flush[ctx];
 	char trace[PATH_MAX], map[PATH_MAX];
 	struct pr_buf tb = PR_BUF_INIT(trace), mb = PR_BUF_INIT(map);
 	uint64_t pid = (uint64_t)getpid();
@@ -582,28 +598,28 @@ int flush_run(uint64_t since, char *path_out, size_t path_bytes)
 	if (flush_output.per_thread_files) {
 		map_fd = output_create_unique(&mb, pid, ".map", NULL, &n);
 		if (map_fd < 0) {
-			if (output_name(&mb, pid, output_next_seq(), ".map", -1))
+			if (output_name(&mb, pid, n, ".map", -1))
 				pr_cstr(&mb);
-			report_trace_lost(map, map_fd, snapshot(since));
+			report_trace_lost(map, map_fd, snapshot(x, since));
 			return map_fd;
 		}
-		chosen = snapshot(since);
+		chosen = snapshot(x, since);
 		rc = map_write_head(map_fd);
 		/* The thread files are written even when the .map cannot be: they are traces. */
-		traces_rc = flush_thread_files(map_fd, &rc, pid, chosen, n, tsc_hz, &st, &drops);
+		traces_rc = flush_thread_files(x, map_fd, &rc, pid, chosen, n, tsc_hz, &st, &drops);
 		copy_out(path_out, path_bytes, map);
 	} else {
 		fd = output_create_unique(&tb, pid, ".xray", ".xray.map", &n);
 		if (fd < 0) {
-			if (output_name(&tb, pid, output_next_seq(), ".xray", -1))
+			if (output_name(&tb, pid, n, ".xray", -1))
 				pr_cstr(&tb);
-			report_trace_lost(trace, fd, snapshot(since));
+			report_trace_lost(trace, fd, snapshot(x, since));
 			return fd;
 		}
-		chosen = snapshot(since);
+		chosen = snapshot(x, since);
 		rc = check_trace_size(chosen);
 		if (!rc)
-			rc = flush_process_file(fd, chosen, tsc_hz, &st, &drops);
+			rc = flush_process_file(fd, x, chosen, tsc_hz, &st, &drops);
 		rc = output_finish(trace, close_checked(fd, rc));
 		if (rc) {
 			/* No trace, no .map: a .map names the trace it describes. */

@@ -16,7 +16,7 @@ extern char *program_invocation_short_name;
 
 struct flush_output flush_output;
 
-static uint32_t next_seq; /* the <n> of the next file name */
+static uint32_t next_seq; /* the <n> the next flush tries first */
 
 int output_configure(const char *output, int per_thread_files)
 {
@@ -141,32 +141,68 @@ static int sidecar_taken(const char *final, const char *suffix, const char *side
 	return !b.truncated && taken_with_part(name);
 }
 
+/*
+ * Take <n> for this flush alone: two flushes of the process at once (the fatal path's beside
+ * an ordinary one) never try the same name, so neither can find the other's .part free, nor
+ * rename over what the other completed. On failure the first <n> tried is given back, unless
+ * a flush took a later one meanwhile: the next flush tries it again, as if nothing was taken.
+ */
+static uint32_t seq_take(uint32_t *n)
+{
+	while (!__atomic_compare_exchange_n(&next_seq, n, *n + 1, 1, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED))
+		;
+	return *n;
+}
+
+static void seq_give_back(uint32_t first, uint32_t last)
+{
+	uint32_t expected = last + 1;
+
+	__atomic_compare_exchange_n(&next_seq, &expected, first, 0, __ATOMIC_RELAXED,
+				    __ATOMIC_RELAXED);
+}
+
 int output_create_unique(struct pr_buf *b, uint64_t pid, const char *suffix, const char *sidecar,
 			 uint32_t *n_out)
 {
-	uint32_t tries, n = xfdr_load_relaxed(&next_seq);
+	uint32_t tries, first, n = xfdr_load_relaxed(&next_seq);
 	int fd, rc;
 
-	for (tries = 0; tries < OUTPUT_NAME_TRIES; tries++, n++) {
+	first = seq_take(&n);
+	*n_out = first;
+	for (tries = 0; tries < OUTPUT_NAME_TRIES; tries++) {
+		if (tries)
+			n = seq_take(&n);
 		rc = output_name(b, pid, n, suffix, -1);
-		if (rc)
+		if (rc) {
+			*n_out = n;
+			seq_give_back(first, n);
 			return rc;
+		}
 		/*
 		 * A name some earlier process (same pid, before a reboot) completed is not ours,
 		 * nor one someone put there (a link to a file to clobber); nor one whose sidecar
 		 * is.
 		 */
-		if (newfile_taken(b->text) || (sidecar && sidecar_taken(b->text, suffix, sidecar)))
+		if (newfile_taken(b->text) ||
+		    (sidecar && sidecar_taken(b->text, suffix, sidecar))) {
+			n++;
 			continue;
+		}
 		fd = output_create_part(b->text);
 		if (fd >= 0) {
-			xfdr_store_relaxed(&next_seq, n + 1);
 			*n_out = n;
 			return fd;
 		}
-		if (fd != -EEXIST)
+		if (fd != -EEXIST) {
+			*n_out = n;
+			seq_give_back(first, n);
 			return fd;
+		}
+		n++;
 	}
+	seq_give_back(first, n - 1);
 	return -EEXIST;
 }
 
@@ -195,11 +231,6 @@ int output_check_dir(void)
 		return -ENOTDIR;
 	/* The effective ids create the files: in a set-user-ID program, not the real ones. */
 	return faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) ? -errno : 0;
-}
-
-uint32_t output_next_seq(void)
-{
-	return xfdr_load_relaxed(&next_seq);
 }
 
 void output_after_fork(void)

@@ -54,8 +54,11 @@ int output_live_name(struct pr_buf *b, uint64_t pid, const char *suffix);
  * one after the last used, at which nothing exists: neither the file, nor its part (being
  * written, or left by a flush that died), nor, with sidecar, "<prefix>-<pid>-<n><sidecar>" and
  * its part (the file that will be made beside it); a symbolic link counts as taken. b gets the
- * final name, *n_out the <n>. Returns the open descriptor, -ENAMETOOLONG, -EEXIST (no free
- * name in 10000 tries) or the negative errno of open(2). Context: async-signal-safe.
+ * final name, *n_out the <n> (on failure: the <n> of the file the error is for). Each <n> is
+ * tried by one call only, however many run at once (a fatal-path flush beside an ordinary
+ * one): two flushes of the process never get one name. Returns the open descriptor,
+ * -ENAMETOOLONG, -EEXIST (no free name in 10000 tries) or the negative errno of open(2).
+ * Context: async-signal-safe, lock-free.
  */
 int output_create_unique(struct pr_buf *b, uint64_t pid, const char *suffix, const char *sidecar,
 			 uint32_t *n_out);
@@ -80,12 +83,6 @@ int output_finish(const char *final, int rc);
  * Returns 0 or a negative errno (ENOENT, ENOTDIR, EACCES, EROFS...). Context: any.
  */
 int output_check_dir(void);
-
-/*
- * output_next_seq - the <n> the next output_create_unique() tries first: names the file a
- * failed creation was for. Context: async-signal-safe.
- */
-uint32_t output_next_seq(void);
 
 /* output_after_fork - a fork child counts its own file names from 0. Context: the child. */
 void output_after_fork(void);

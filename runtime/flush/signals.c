@@ -38,11 +38,15 @@
  * a crash inside the terminate flush) dies at once by the new signal with SIG_DFL. A fault
  * while the crash handler runs is a blocked signal: the kernel ends the process by it.
  *
+ * The fatal path's flush is the life cycle's flush_fatal: it does not wait for a flush that
+ * another thread runs (however slow its writes), nor for one this thread was inside when the
+ * signal came; it writes beside it, into a file of its own (lifecycle.c). Without one, a
+ * busy flush is retried for FLUSH_BUSY_RETRY_MS only.
+ *
  * Never hang: the crash handler's mask blocks every crash and termination signal and the
- * flush signal; a flush that finds another one running is retried for FLUSH_BUSY_RETRY_MS
- * only; and for the time of the fatal path a watchdog runs: a POSIX timer that sends SIGALRM
- * to the thread on the path alone (SIGEV_THREAD_ID), with a SIGALRM handler installed only
- * then. Not alarm(): its SIGALRM is the process's, and a program thread that sigwait()s for
+ * flush signal; and for the time of the fatal path a watchdog runs: a POSIX timer that sends
+ * SIGALRM to the thread on the path alone (SIGEV_THREAD_ID), with a SIGALRM handler installed
+ * only then. Not alarm(): its SIGALRM is the process's, and a program thread that sigwait()s for
  * SIGALRM would take it. When it fires (libunwind or the flush hangs: a lock held by a dead
  * thread, a file system that does not answer), the fatal signal gets SIG_DFL and is raised
  * again, so the process still dies by it. The watchdog's time is WATCHDOG_BASE_S plus one
@@ -51,8 +55,8 @@
  * disposition is put back when the path ends.
  *
  * A crash inside a flush that this thread runs from one of these handlers (tracked per
- * thread) is recorded and reported, but not flushed: the interrupted flush holds the flush
- * lock for good. A crash inside an xfdr_flush() the program called waits the busy retry out.
+ * thread) is recorded and reported, but not flushed: the fault may be the flush's own. A crash
+ * inside an xfdr_flush() the program called is flushed beside it.
  *
  * Only async-signal-safe calls in the handlers: sigaction, sigprocmask, tgkill,
  * rt_tgsigqueueinfo, timer_create/settime/delete (the system calls), alarm, nanosleep,
@@ -212,10 +216,11 @@ static XFDR_NOINSTR int flush_once(int (*flush)(char *, size_t), char *path, siz
 }
 
 /*
- * The flush of the fatal path: the life cycle's own one when it has it; else another flush
- * (or an init) may be running: wait it out, bounded.
+ * The flush of the fatal path: the life cycle's own, which writes a trace however another
+ * flush is doing (beside it, into a file of its own); else the plain one, retried while
+ * another flush (or an init) runs, bounded.
  */
-static XFDR_NOINSTR int flush_retrying(char *path, size_t bytes)
+static XFDR_NOINSTR int flush_fatal(char *path, size_t bytes)
 {
 	uint64_t deadline = now_ms() + FLUSH_BUSY_RETRY_MS;
 	int rc;
@@ -396,7 +401,7 @@ static XFDR_NOINSTR void terminate(int sig)
 		watchdog_arm(sig);
 		if (plan_stop)
 			plan_stop();
-		rc = flush_retrying(path, sizeof(path));
+		rc = flush_fatal(path, sizeof(path));
 		report_line(sig, NULL, rc, path);
 		watchdog_disarm();
 		fatal_leave();
@@ -441,7 +446,7 @@ static XFDR_NOINSTR void crash_flush(int sig, siginfo_t *si, void *uc)
 		report_line(crash_sig, "not flushed: the crash is inside a flush of this thread", 0,
 			    NULL);
 	} else {
-		rc = flush_retrying(path, sizeof(path));
+		rc = flush_fatal(path, sizeof(path));
 		report_line(crash_sig, NULL, rc, path);
 	}
 	map_set_crash(NULL);

@@ -122,13 +122,23 @@ XFDR_NOINSTR int pool_pin(struct pool_desc *d, uint32_t gen)
 
 		if (POOL_GEN(c) != gen || (st != POOL_OWNED && st != POOL_FULL))
 			return 0;
-		if (xfdr_cas(&d->ctl, &c, c | POOL_PINNED))
+		/*
+		 * Full count: more flushers than contexts, which cannot be. Refused rather than
+		 * carried into the state bits; the flusher then writes the buffer as reused.
+		 */
+		if ((c & POOL_PINNED) == POOL_PINNED)
+			return 0;
+		if (xfdr_cas(&d->ctl, &c, c + POOL_PIN_ONE))
 			return 1;
 	}
 }
 
 XFDR_NOINSTR void pool_unpin(struct pool_desc *d)
 {
-	/* pairs with the acquire of the compare-exchange in reclaim_full() */
-	__atomic_fetch_and(&d->ctl, ~POOL_PINNED, __ATOMIC_RELEASE);
+	/*
+	 * Takes this flusher's pin only: another may still copy. No borrow from the generation,
+	 * the count being at least this pin. Pairs with the acquire of the compare-exchange in
+	 * reclaim_full().
+	 */
+	__atomic_fetch_sub(&d->ctl, POOL_PIN_ONE, __ATOMIC_RELEASE);
 }

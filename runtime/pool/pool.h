@@ -124,9 +124,11 @@ static inline XFDR_NOINSTR int pool_mark_full(struct pool_desc *d, uint32_t gen,
 }
 
 /*
- * pool_pin - keep d from being claimed anew while the flusher copies it. Succeeds (1) only
+ * pool_pin - keep d from being claimed anew while a flusher copies it. Succeeds (1) only
  * when d is owned or full and still in generation gen; 0 means it was reclaimed since.
- * pool_unpin - let it go. Context: the flusher (exclusive).
+ * pool_unpin - let go of the pin this flusher took. Pins are counted: the two flush contexts
+ * (pool_types.h) may pin the same buffer at once, and each unpin takes its own away.
+ * Context: a flusher, also in a signal handler; lock-free, one pin per flusher at a time.
  */
 int pool_pin(struct pool_desc *d, uint32_t gen);
 void pool_unpin(struct pool_desc *d);

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <urcu/lfstack.h>
 
@@ -16,24 +17,43 @@
 #include "runtime/pool/pool.h"
 
 /*
- * The flusher's scratch: the order in which it writes buffers (one index per buffer) and one
- * buffer to copy into. Not prefaulted: only a flush touches it, and a flush may fault.
+ * The flush contexts (pool_types.h), one mapping for both, each on pages of its own: a copy
+ * area of one buffer, its notes and its order. Not prefaulted: only a flush touches a context,
+ * and a flush may fault; the reserve's pages stay untouched unless a crash meets a running
+ * flush.
  */
 static void scratch_unmap(int mapped)
 {
-	if (rt_pool.flush_order && mapped)
-		munmap(rt_pool.flush_order, rt_pool.flush_scratch_bytes);
-	rt_pool.flush_order = NULL;
-	rt_pool.flush_copy = NULL;
+	int i;
+
+	if (rt_pool.flush_scratch && mapped)
+		munmap(rt_pool.flush_scratch, rt_pool.flush_scratch_bytes);
+	rt_pool.flush_scratch = NULL;
 	rt_pool.flush_scratch_bytes = 0;
+	for (i = 0; i < POOL_FLUSH_CONTEXTS; i++) {
+		rt_pool.flush[i].order = NULL;
+		rt_pool.flush[i].notes = NULL;
+		rt_pool.flush[i].copy = NULL;
+	}
+}
+
+static size_t round_up(size_t n, size_t to)
+{
+	return (n + to - 1) & ~(to - 1);
 }
 
 static int scratch_map(size_t buffer_bytes, uint32_t count)
 {
-	size_t order_bytes = ((size_t)count * sizeof(uint32_t) + 63) & ~(size_t)63;
-	size_t bytes = order_bytes + buffer_bytes;
-	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t copy_bytes = round_up(buffer_bytes, 64);
+	size_t notes_bytes = round_up((size_t)count * sizeof(struct pool_flush_note), 64);
+	size_t ctx_bytes =
+	    round_up(copy_bytes + notes_bytes + (size_t)count * sizeof(uint32_t), page);
+	size_t bytes = ctx_bytes * POOL_FLUSH_CONTEXTS;
+	uint8_t *p;
+	int i;
 
+	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return -ENOMEM;
 	/*
@@ -42,9 +62,15 @@ static int scratch_map(size_t buffer_bytes, uint32_t count)
 	 */
 	if (rt_pool.dontfork)
 		madvise(p, bytes, MADV_DONTFORK);
-	rt_pool.flush_order = p;
-	rt_pool.flush_copy = (uint8_t *)p + order_bytes;
+	rt_pool.flush_scratch = p;
 	rt_pool.flush_scratch_bytes = bytes;
+	for (i = 0; i < POOL_FLUSH_CONTEXTS; i++) {
+		uint8_t *c = p + (size_t)i * ctx_bytes;
+
+		rt_pool.flush[i].copy = c;
+		rt_pool.flush[i].notes = (struct pool_flush_note *)(void *)(c + copy_bytes);
+		rt_pool.flush[i].order = (uint32_t *)(void *)(c + copy_bytes + notes_bytes);
+	}
 	return 0;
 }
 
@@ -123,9 +149,6 @@ int pool_setup(size_t buffer_bytes, uint32_t count, uint32_t session, enum pool_
 		d->owner_thread_id = 0;
 		d->first_tsc = 0;
 		xfdr_store_relaxed(&d->last_tsc, (uint64_t)0);
-		d->flush_gen = 0;
-		d->flush_used = 0;
-		d->flush_mark = 0;
 		cds_lfs_node_init(&d->node);
 		cds_lfs_push(&rt_pool.free_stack, &d->node);
 	}

@@ -15,14 +15,24 @@
  *               that ring mode may claim it anew (bounded mode never does).
  * Nothing goes back to free during a session: only pool_setup() (quiesced) refills the stack.
  *
- * The descriptor's control word packs the state, a pin bit and a generation:
- *   bits 0-1 state | bit 2 pinned | bits 32-63 generation (+1 at every claim)
+ * The descriptor's control word packs the state, a pin count and a generation:
+ *   bits 0-1 state | bits 2-3 pins | bits 32-63 generation (+1 at every claim)
  * Generations go on from session to session (pool_setup()), never back. A claim from ring
- * mode is one compare-exchange from (gen, full, unpinned) to (gen + 1, claiming): a generation in
+ * mode is one compare-exchange from (gen, full, no pin) to (gen + 1, claiming): a generation in
  * the word means a stale expected value never matches (no ABA), and a pinned buffer cannot be
- * claimed. The flusher pins a buffer while it copies it, after checking that the generation is
+ * claimed. A flusher pins a buffer while it copies it, after checking that the generation is
  * still the one it saw when it fixed the buffer's length: it never copies a buffer that is being
- * rewritten, and never one newer than its snapshot.
+ * rewritten, and never one newer than its snapshot. Pins are counted, not a bit: the fatal
+ * path's flush may copy a buffer that an ordinary flush holds pinned, and each unpin then takes
+ * away its own pin only.
+ *
+ * Flush contexts: everything a flush writes while it runs, apart from its stack. Two, mapped
+ * with the pool (pool_setup.c): the ordinary one, for the flushes rt_state.ctl makes exclusive
+ * (xfdr_flush(), the flush signal, exit), and a reserve for the fatal path (crash, terminate),
+ * which must leave a trace even while an ordinary flush is stuck in a slow write. Each holds
+ * the order of its file's buffers, one buffer to copy into, and its notes on every buffer it
+ * chose, by buffer index. Their pages are touched only by a flush that uses them: the reserve's
+ * cost nothing until a crash meets a running flush.
  */
 #ifndef XFDR_RUNTIME_POOL_POOL_TYPES_H
 #define XFDR_RUNTIME_POOL_POOL_TYPES_H
@@ -42,7 +52,8 @@ enum pool_buf_state {
 };
 
 #define POOL_STATE_MASK 3ull
-#define POOL_PINNED 4ull
+#define POOL_PIN_ONE 4ull /* one flusher's pin */
+#define POOL_PINNED 12ull /* the pin count's bits: nonzero while any flusher copies */
 #define POOL_CTL(gen, state) ((uint64_t)(gen) << 32 | (uint64_t)(state))
 #define POOL_GEN(c) ((uint32_t)((c) >> 32))
 #define POOL_STATE(c) ((uint32_t)((c)&POOL_STATE_MASK))
@@ -85,15 +96,37 @@ struct pool_desc {
 	 * fast path writes function records alone), read by a reclaimer after its claim.
 	 */
 	size_t meta_bytes;
-	/* Flusher-private. */
-	uint64_t flush_gen;	  /* generation when the flush fixed its length */
-	uint64_t flush_seq;	  /* claim_seq then: the order the flush writes buffers in */
-	size_t flush_used;	  /* the length this flush copies; 0: not in this flush */
-	uint64_t flush_first_tsc; /* first_tsc, owner_tid and owner_thread_id when chosen */
-	uint32_t flush_tid;
-	uint32_t flush_thread_id;
-	uint32_t flush_mark; /* grouping per thread */
 } __attribute__((aligned(XFDR_CACHELINE)));
+
+/* What one flush notes about a buffer when it chooses it; read by that flush alone. */
+struct pool_flush_note {
+	uint64_t seq;	    /* claim_seq then: the order the flush writes buffers in */
+	uint64_t first_tsc; /* first_tsc, owner_tid and owner_thread_id when chosen */
+	size_t used;	    /* the length this flush copies; 0: not in this flush */
+	uint32_t gen;	    /* generation when the flush fixed its length */
+	uint32_t tid;
+	uint32_t thread_id;
+	uint32_t mark; /* grouping per thread: a value of epoch */
+};
+
+enum pool_flush_id {
+	POOL_FLUSH_ORDINARY = 0, /* its user holds CTL_FLUSH_RUNNING */
+	POOL_FLUSH_RESERVE = 1,	 /* the fatal path's, one thread at a time */
+	POOL_FLUSH_CONTEXTS = 2,
+};
+
+/* One flush context (above): the scratch of one flush at a time. */
+struct pool_flush_ctx {
+	uint32_t *order;	       /* count buffer indices: the file's buffers, in slot order */
+	struct pool_flush_note *notes; /* count, by buffer index */
+	uint8_t *copy;		       /* one buffer */
+	/*
+	 * The last mark value handed out. Only ever grows (also across sessions: the notes are
+	 * not cleared when the pool is set up again in place), so an old mark never equals a new
+	 * one.
+	 */
+	uint32_t epoch;
+};
 
 struct pool {
 	/* Popped by every thread that needs a buffer: on a line of its own. */
@@ -114,9 +147,9 @@ struct pool {
 	uint32_t mode;	      /* enum pool_mode; written by pool_setup() */
 	uint32_t file_backed; /* backing=file: map and locator are shared file mappings */
 	uint32_t dontfork;    /* map, locator and scratch are not inherited by fork children */
-	/* Flusher-private scratch, mapped by pool_setup(): the buffer order and one copy. */
-	uint32_t *flush_order;
-	uint8_t *flush_copy;
+	/* The flush contexts (above), in one mapping made by pool_setup(). */
+	struct pool_flush_ctx flush[POOL_FLUSH_CONTEXTS];
+	uint8_t *flush_scratch;
 	size_t flush_scratch_bytes;
 };
 

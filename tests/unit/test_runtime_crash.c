@@ -207,6 +207,13 @@ static void reraise_handler(int sig)
 	raise(sig);
 }
 
+static void exiting_handler(int sig)
+{
+	(void)sig;
+	say("exiting handler\n");
+	exit(44);
+}
+
 static void aborting_handler(int sig)
 {
 	(void)sig;
@@ -325,6 +332,8 @@ static int child_main(const char *mode, const char *dir)
 		install(SIGSEGV, NULL, reraise_handler);
 	if (!strcmp(mode, "handler_aborts"))
 		install(SIGSEGV, NULL, aborting_handler);
+	if (!strcmp(mode, "handler_exits"))
+		install(SIGSEGV, NULL, exiting_handler);
 	if (child_init(dir))
 		return 2;
 	if (!strncmp(mode, "probe", 5) || !strcmp(mode, "barrier") ||
@@ -925,6 +934,24 @@ static void handler_raises_again(void **state)
 	child_result_free(&c.r);
 }
 
+/* The handler calls exit(): its atexit handlers run, the crash is flushed among them. */
+static void handler_exits(void **state)
+{
+	struct crashed c;
+	struct crash_payload p;
+
+	(void)state;
+	if (skip_under_sanitizer("a SIGSEGV handler of the program's"))
+		return;
+	run_crash("handler_exits", &c);
+	if (c.r.signal || c.r.status != 44)
+		fail_msg("child ended with status %d (signal %d), expected 44; stderr:\n%s",
+			 c.r.status, c.r.signal, c.r.err);
+	expect_recorded_crash(&c, SIGSEGV, SEGV_MAPERR, three_calls, 3, "crash_c", &p);
+	expect_handler_then_wrote(&c, "SIGSEGV", "exiting handler");
+	child_result_free(&c.r);
+}
+
 /* The handler abort()s: the process dies by SIGABRT, the fault it was called for is recorded. */
 static void handler_aborts(void **state)
 {
@@ -1054,6 +1081,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(handler_resets_and_returns),
 	    cmocka_unit_test(handler_raises_again),
 	    cmocka_unit_test(handler_aborts),
+	    cmocka_unit_test(handler_exits),
 	    cmocka_unit_test(crash_inside_the_recorder),
 	    cmocka_unit_test(crash_during_the_handler),
 	    cmocka_unit_test(two_threads_crash),
