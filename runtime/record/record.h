@@ -75,8 +75,9 @@ void rec_on_fork_child(uint32_t (*adopt)(void));
  * rec_seal_self - the calling thread's records so far become final: a flush it runs next
  * copies its open calls too (short-call elision never erases an entry a trace holds).
  * Nothing when the thread is inside the runtime (a signal handler that interrupted one of its
- * events) or holds no buffer of the pool's session. Context: the thread itself, with
- * flushes and init excluded (its flush holds CTL_FLUSH_RUNNING); async-signal-safe.
+ * events) or holds no buffer of the pool's session. Context: the thread itself, with init
+ * excluded (its flush holds CTL_FLUSH_RUNNING, or the fatal path's flag beside a running
+ * flush: lifecycle.c); async-signal-safe.
  */
 void rec_seal_self(void);
 
