@@ -11,7 +11,10 @@
  *   threaded-no-xfdr   no-xfdr in a process that has had a thread: glibc's fork() takes its
  *                      multi-threaded path (the baseline of a program with threads, and of
  *                      the file row);
- *   threaded-memory    memory, in such a process.
+ *   threaded-memory    memory, in such a process;
+ *   cyg-memory         memory, once the -finstrument-functions hooks have met CYG_FUNCTIONS
+ *                      functions (called here as instrumented code calls them): the function
+ *                      map's tables created and grown, which used to start a thread.
  * Each repetition times ROUNDS rounds of fork() + _exit(0) in the child + waitpid(), and of
  * fork() + execv("/bin/true") + waitpid(); the table shows the median microseconds of a round
  * over REPS repetitions, and the files the children left beyond the parent's live files (there
@@ -33,6 +36,11 @@
 #include "xfdr/xfdr.h"
 
 #define MAX_REPS 31
+#define CYG_FUNCTIONS 20000
+
+/* The -finstrument-functions hooks (runtime/hooks/cyg.c). */
+void __cyg_profile_func_enter(void *this_fn, void *call_site);
+void __cyg_profile_func_exit(void *this_fn, void *call_site);
 
 static double now_us(void)
 {
@@ -106,7 +114,7 @@ static int run_row(const char *name, int rounds)
 	const char *kind = name;
 	struct xfdr_options o;
 	double t0, exit_us, exec_us;
-	int k, before, left;
+	int k, before, left, cyg = 0;
 
 	if (!mkdtemp(dir))
 		return 1;
@@ -116,6 +124,10 @@ static int run_row(const char *name, int rounds)
 		kind = name + 9;
 		if (pthread_create(&t, NULL, no_work, NULL) || pthread_join(t, NULL))
 			return 1;
+	}
+	if (!strncmp(kind, "cyg-", 4)) {
+		cyg = 1;
+		kind += 4;
 	}
 	if (strcmp(kind, "no-xfdr")) {
 		xfdr_options_default(&o);
@@ -129,6 +141,11 @@ static int run_row(const char *name, int rounds)
 		}
 		xfdr_enter(1); /* the parent records: its thread holds a buffer */
 		xfdr_exit(1);
+	}
+	/* Synthetic function addresses: the hooks take any address and never read it. */
+	for (k = 0; cyg && k < CYG_FUNCTIONS; k++) {
+		__cyg_profile_func_enter((void *)(0x100000000000ul + 16ul * (unsigned)k), NULL);
+		__cyg_profile_func_exit((void *)(0x100000000000ul + 16ul * (unsigned)k), NULL);
 	}
 	before = dir_entries(dir);
 	t0 = now_us();
@@ -153,8 +170,9 @@ static int run_row(const char *name, int rounds)
 
 int main(int argc, char **argv)
 {
-	static const char *const rows[] = {"no-xfdr", "memory", "file", "threaded-no-xfdr",
-					   "threaded-memory"};
+	static const char *const rows[] = {
+	    "no-xfdr", "memory", "file", "threaded-no-xfdr", "threaded-memory", "cyg-memory",
+	};
 	enum { ROWS = sizeof(rows) / sizeof(rows[0]) };
 	double exit_us[ROWS][MAX_REPS], exec_us[ROWS][MAX_REPS];
 	int reps = 5, rounds = 200, opt, status = 0, r, left[ROWS] = {0};

@@ -5,20 +5,42 @@
  * Layout:
  *   nodes    id -> node, in chunks of 4096 nodes mapped on demand; chunk pointers are set
  *            once by compare-exchange and never freed, so an id's node never moves.
- *   fnmap_ht address -> node: a liburcu rculfhash (lock-free lookup and insertion, resized
- *            by liburcu's worker thread), urcu-bp flavor because the program's threads
- *            cannot be asked to register as RCU readers: urcu-bp registers them on their
- *            first read-side section.
+ *   shards   address -> node: 32 liburcu rculfhash tables, the top bits of the address's hash
+ *            choosing one (lock-free lookup and insertion), urcu-bp flavor because the
+ *            program's threads cannot be asked to register as RCU readers: urcu-bp registers
+ *            them on their first read-side section.
  *   per-thread caches in front (fnmap_fast.h).
  *
  * Insertion: take the next id (fetch-add), fill its node, cds_lfht_add_unique(). The loser of
  * a race on the same address gets the winner's node back, marks its own node lost and
  * returns the winner's id. Nodes are never removed, so no grace period is ever waited for.
  *
+ * Growth, without a thread. The map must not add a thread to the program: one thread, even
+ * one that has come and gone, switches glibc to its multi-threaded paths for good
+ * (__libc_single_threaded), and every fork() then costs both processes about 12 more page
+ * faults and 20 us. CDS_LFHT_AUTO_RESIZE starts liburcu's resize worker thread with the
+ * table, so no table has it: the thread whose insertion leaves its shard with more than 2
+ * nodes a bucket doubles that shard itself, at once, with cds_lfht_resize(). And a shard stops
+ * at 8192 buckets: liburcu 0.13 fills a new bucket level of 8192 or more (growing to 16384
+ * buckets) on transient threads, one per CPU (partition_resize_helper(), also under an
+ * explicit cds_lfht_resize(); a table created that large needs none, but 16384 buckets cost
+ * every program 256 KiB). Why 32 shards, not one table held at 8192 buckets: past 16,384
+ * functions its chains lengthen, and lookups with them. fnmap_id_uncached() in random order
+ * over n functions, medians on the Xeon VM (one table held at 8192 / 32 shards / one table
+ * that liburcu's worker grew): n = 131,072: 338 / 94 / 130 ns; 524,288: 5.1 us / 330 / 354 ns.
+ * 32 shards hold 2 a bucket up to 524,288 functions and start at the one table's size (32 x
+ * 128 buckets, 64 KiB; their structs add 20 KiB). Past that, chains lengthen (4 a bucket at a
+ * million functions: 765 ns, against 424). A doubling links at most 4096 bucket nodes (under
+ * a millisecond), at most 192 times in a process's life.
+ *
  * Synchronization rules relied on: cds_lfht_lookup() and cds_lfht_add_unique() need an RCU
  * read-side section of the table's flavor (urcu_bp_read_lock(): a nesting counter, so a
- * signal handler may nest one inside ours). A node's state is stored with release after its
- * fields; the sidecar writer reads it with acquire and lists only live nodes.
+ * signal handler may nest one inside ours). cds_lfht_resize() must run outside one (a
+ * signal handler nested in a lookup of its thread leaves the growth to a later insertion)
+ * and, here, one at a time (grow_lock, taken by trylock: busy, the growth is skipped and the
+ * shard's next insertion retries). The resizing thread blocks signals meanwhile, so that no
+ * handler of its own forks or resizes inside the resize. A node's state is stored with
+ * release after its fields; the sidecar writer reads it with acquire and lists only live nodes.
  *
  * No _LGPL_SOURCE here, unlike the rest of the runtime: liburcu 0.13's inline urcu-bp read
  * lock reads the reader struct at the 128-byte alignment its type declares, while the library
@@ -28,6 +50,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -67,7 +90,12 @@ void __tsan_release(void *addr);
 #define CHUNK_IDS (1u << CHUNK_SHIFT)
 #define CHUNK_COUNT ((FNMAP_ID_NONE >> CHUNK_SHIFT) + 1)
 
-#define HT_INIT_BUCKETS 4096ul
+#define SHARD_BITS 5
+#define SHARD_COUNT (1u << SHARD_BITS)
+#define SHARD_INIT_BUCKETS 128ul
+/* 16384 buckets would spawn liburcu's partition threads (see above). */
+#define SHARD_MAX_BUCKETS 8192ul
+#define SHARD_MAX_LOAD 2ul
 
 #define CACHE_BYTES (FNMAP_CACHE_ENTRIES * sizeof(struct fnmap_cache_entry))
 
@@ -95,10 +123,21 @@ enum init_state {
 	INIT_FAILED = 3,
 };
 
+/*
+ * One table of the map. nodes counts the nodes it holds (lost ones left out); buckets is the
+ * size it was last grown to, written under grow_lock. Both only decide when to grow.
+ */
+struct fnmap_shard {
+	struct cds_lfht *ht;
+	unsigned long nodes;
+	unsigned long buckets;
+};
+
 __thread struct fnmap_thread fnmap_self __attribute__((tls_model("initial-exec")));
 
 static struct fnmap_node *chunks[CHUNK_COUNT];
-static struct cds_lfht *fnmap_ht;
+static struct fnmap_shard shards[SHARD_COUNT];
+static pthread_mutex_t grow_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t init_state;
 static uint32_t next_id = FNMAP_ID_FIRST;
 /* Ids below it may be given. A variable so that a test compiling this file can lower it. */
@@ -212,20 +251,41 @@ static XFDR_NOINSTR void cache_release(void *cache)
 }
 
 /*
- * Create the table once. A thread that finds another creating it waits (microseconds),
+ * The shards' tables, each empty. No flags: CDS_LFHT_ACCOUNTING's per-CPU node counts only
+ * fed CDS_LFHT_AUTO_RESIZE (the shards count their own nodes). Returns 0, or -ENOMEM (what
+ * was made is leaked, never used).
+ */
+static XFDR_NOINSTR int shards_create(void)
+{
+	unsigned i;
+
+	for (i = 0; i < SHARD_COUNT; i++) {
+		shards[i].ht = cds_lfht_new_flavor(SHARD_INIT_BUCKETS, SHARD_INIT_BUCKETS, 0, 0,
+						   &urcu_bp_flavor, NULL);
+		if (!shards[i].ht)
+			return -ENOMEM;
+		shards[i].nodes = 0;
+		shards[i].buckets = SHARD_INIT_BUCKETS;
+	}
+	return 0;
+}
+
+/*
+ * Create the tables once. A thread that finds another creating them waits (microseconds),
  * unless it is nested on its own thread, which may be the creator. Returns 1 when ready.
  *
  * A fork child inherits the state word but not the thread that was creating the map: it would
  * wait for ever. So RUNNING names the creator's process, and a waiter in another process (a
  * fork child's) discards that set-up and makes its own: the creator had published nothing (no
- * node, no cache) and what it made (a pthread key, a table) is leaked, never used. liburcu's
- * own locks are free in the child, as fnmap_before_fork() waits for a cds_lfht_new() under
- * way. This needs no fork handler, so the child may run its first lookup at any moment.
+ * node, no cache) and what it made (a pthread key, tables) is leaked, never used. Without
+ * CDS_LFHT_AUTO_RESIZE, cds_lfht_new() takes no lock of liburcu's (only malloc's, which
+ * glibc's fork() takes care of), so none is left held in the child. This needs no fork
+ * handler, so the child may run its first lookup at any moment.
  */
 static XFDR_NOINSTR int ensure_ready(int nested)
 {
 	uint64_t st = xfdr_load_acquire(&init_state), mine;
-	struct cds_lfht *ht;
+	int rc;
 
 	if (XFDR_LIKELY(st == INIT_READY))
 		return 1;
@@ -233,16 +293,13 @@ static XFDR_NOINSTR int ensure_ready(int nested)
 	for (;;) {
 		if (st == INIT_NONE && xfdr_cas(&init_state, &st, mine)) {
 			cache_key_ok = !pthread_key_create(&cache_key, cache_release);
-			ht = cds_lfht_new_flavor(HT_INIT_BUCKETS, HT_INIT_BUCKETS, 0,
-						 CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING,
-						 &urcu_bp_flavor, NULL);
-			fnmap_ht = ht;
-			/* pairs with the acquire of init_state above: the table before "ready" */
+			rc = shards_create();
+			/* pairs with the acquire of init_state above: the tables before "ready" */
 			xfdr_store_release(&init_state,
-					   ht ? (uint64_t)INIT_READY : (uint64_t)INIT_FAILED);
-			if (!ht)
+					   rc ? (uint64_t)INIT_FAILED : (uint64_t)INIT_READY);
+			if (rc)
 				fnmap_refuse(FNMAP_NO_MEMORY);
-			return ht != NULL;
+			return !rc;
 		}
 		if ((uint32_t)st != INIT_RUNNING || nested)
 			break;
@@ -261,8 +318,8 @@ static XFDR_NOINSTR int ensure_ready(int nested)
 	return 0;
 }
 
-/* Give addr the next id. Context: inside an RCU read-side section. */
-static XFDR_NOINSTR uint32_t insert(uintptr_t addr, unsigned long hash)
+/* Give addr the next id in sh. Context: inside an RCU read-side section. */
+static XFDR_NOINSTR uint32_t insert(struct fnmap_shard *sh, uintptr_t addr, unsigned long hash)
 {
 	uint32_t limit = xfdr_load_relaxed(&id_limit);
 	struct cds_lfht_node *won;
@@ -282,7 +339,7 @@ static XFDR_NOINSTR uint32_t insert(uintptr_t addr, unsigned long hash)
 	xfdr_store_relaxed(&n->id, id);
 	cds_lfht_node_init(&n->ht);
 	tsan_publish(n);
-	won = cds_lfht_add_unique(fnmap_ht, hash, node_match, &addr, &n->ht);
+	won = cds_lfht_add_unique(sh->ht, hash, node_match, &addr, &n->ht);
 	if (won != &n->ht) {
 		/* pairs with the acquire in fnmap_addr_of() */
 		xfdr_store_release(&n->state, (uint32_t)NODE_LOST);
@@ -290,21 +347,67 @@ static XFDR_NOINSTR uint32_t insert(uintptr_t addr, unsigned long hash)
 	}
 	/* pairs with the acquire in fnmap_addr_of() */
 	xfdr_store_release(&n->state, (uint32_t)NODE_LIVE);
+	xfdr_add_relaxed(&sh->nodes, 1ul);
 	return id;
+}
+
+/* More than SHARD_MAX_LOAD nodes a bucket in sh, and room to grow. */
+static XFDR_NOINSTR int shard_crowded(struct fnmap_shard *sh)
+{
+	unsigned long buckets = xfdr_load_relaxed(&sh->buckets);
+
+	return buckets < SHARD_MAX_BUCKETS &&
+	       xfdr_load_relaxed(&sh->nodes) > SHARD_MAX_LOAD * buckets;
+}
+
+/*
+ * shard_grow - double sh until it holds at most SHARD_MAX_LOAD nodes a bucket, or has
+ * SHARD_MAX_BUCKETS; on the calling thread, synchronously, never from a thread of its own.
+ * Context: any thread, signal handlers included. Does nothing inside a read-side section of
+ * the calling thread (a handler nested in a lookup) or while another resize runs (another
+ * thread's, or the one this handler interrupted): the shard's next insertion retries.
+ * Allocates (liburcu callocs a bucket level). Every signal is blocked while grow_lock is held.
+ */
+static XFDR_NOINSTR void shard_grow(struct fnmap_shard *sh)
+{
+	unsigned long buckets, nodes;
+	sigset_t all, saved;
+
+	if (urcu_bp_read_ongoing())
+		return;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &saved);
+	if (pthread_mutex_trylock(&grow_lock))
+		goto out;
+	buckets = xfdr_load_relaxed(&sh->buckets);
+	nodes = xfdr_load_relaxed(&sh->nodes);
+	while (buckets < SHARD_MAX_BUCKETS && nodes > SHARD_MAX_LOAD * buckets)
+		buckets *= 2;
+	if (buckets != xfdr_load_relaxed(&sh->buckets)) {
+		cds_lfht_resize(sh->ht, buckets);
+		xfdr_store_relaxed(&sh->buckets, buckets);
+	}
+	pthread_mutex_unlock(&grow_lock);
+out:
+	pthread_sigmask(SIG_SETMASK, &saved, NULL);
 }
 
 static XFDR_NOINSTR uint32_t lookup_or_insert(uintptr_t addr)
 {
 	unsigned long hash = addr_hash(addr);
+	/* The top bits: the tables index their buckets by the low ones. */
+	struct fnmap_shard *sh = &shards[hash >> (sizeof(hash) * 8 - SHARD_BITS)];
 	struct cds_lfht_iter iter;
 	struct cds_lfht_node *found;
 	uint32_t id;
 
 	urcu_bp_read_lock();
-	cds_lfht_lookup(fnmap_ht, hash, node_match, &addr, &iter);
+	cds_lfht_lookup(sh->ht, hash, node_match, &addr, &iter);
 	found = cds_lfht_iter_get_node(&iter);
-	id = found ? node_id(found) : insert(addr, hash);
+	id = found ? node_id(found) : insert(sh, addr, hash);
 	urcu_bp_read_unlock();
+	if (!found && shard_crowded(sh))
+		shard_grow(sh);
 	return id;
 }
 
@@ -408,13 +511,19 @@ const char *fnmap_cause_name(enum fnmap_unassigned_cause cause)
 }
 
 /*
- * Fork. urcu-bp's hooks keep its reader registry consistent; its call_rcu hooks
- * (urcu_bp_call_rcu_*) also run rculfhash's: before fork they pause the resize worker (after
- * a resize under way) and take the lock cds_lfht_new() takes, and in the child they start a
- * new worker, without which the table never grows again. The call_rcu hooks go outside
- * urcu-bp's: pausing waits for call_rcu workers, which may be waiting for a grace period,
- * whose lock urcu_bp_before_fork() takes; and the workers started after fork find urcu-bp's
- * locks free and, in the child, its registry pruned.
+ * Fork. A resize under way must not be inherited (liburcu's resize_mutex held, a bucket level
+ * half linked, grow_lock held by a thread the child does not have): the forking thread takes
+ * grow_lock, so it waits for one. The resizing thread needs nothing the forking one holds, and
+ * is not that thread (it blocks signals, so no handler of its own forks inside the resize).
+ * In a process with one thread lifecycle.c calls none of this, and needs none: that thread is
+ * not inside a resize when it forks, for the same reason. urcu-bp's hooks keep its reader
+ * registry consistent; they go inside grow_lock (a resize may take urcu-bp's locks under it,
+ * never the reverse). A child made without the atfork handlers (_Fork(), clone()) while
+ * another thread resized finds grow_lock held for ever: its lookups work, its shards never grow.
+ *
+ * No urcu_bp_call_rcu_*_fork(): they paused and restarted liburcu's resize worker, which no
+ * table has now, and call_rcu() is called nowhere in the runtime; they would only take
+ * call_rcu's mutex, which does not nest, under a program that calls them itself.
  *
  * fork_held: set once the forking thread holds all that; the first of the parent and child
  * functions clears it, so a second call does nothing.
@@ -423,7 +532,7 @@ static uint32_t fork_held;
 
 void fnmap_before_fork(void)
 {
-	urcu_bp_call_rcu_before_fork();
+	pthread_mutex_lock(&grow_lock);
 	urcu_bp_before_fork();
 	xfdr_store_relaxed(&fork_held, 1u);
 }
@@ -435,7 +544,7 @@ void fnmap_after_fork_parent(void)
 	if (!xfdr_cas(&fork_held, &held, 0u))
 		return;
 	urcu_bp_after_fork_parent();
-	urcu_bp_call_rcu_after_fork_parent();
+	pthread_mutex_unlock(&grow_lock);
 }
 
 void fnmap_after_fork_child(void)
@@ -445,5 +554,5 @@ void fnmap_after_fork_child(void)
 	if (!xfdr_cas(&fork_held, &held, 0u))
 		return;
 	urcu_bp_after_fork_child();
-	urcu_bp_call_rcu_after_fork_child();
+	pthread_mutex_unlock(&grow_lock);
 }

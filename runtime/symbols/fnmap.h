@@ -9,7 +9,7 @@
  * When no id can be given the event is recorded with FNMAP_ID_NONE, so entries and exits stay
  * balanced, and the cause is counted, reported once on stderr and listed in the .map file:
  *   overflow   more distinct functions than 28-bit ids (FNMAP_ID_NONE - 1 of them)
- *   no_memory  a chunk of nodes or the hash table could not be allocated
+ *   no_memory  a chunk of nodes or the hash tables could not be allocated
  *   reentrant  a signal handler ran instrumented code while its thread was creating the map
  * and, from the -pg -mfentry hooks (runtime/hooks/fentry.c), whose ids stay balanced through
  * their own shadow stack of (frame, id):
@@ -63,12 +63,12 @@ const char *fnmap_cause_name(enum fnmap_unassigned_cause cause);
 uint32_t fnmap_refuse(enum fnmap_unassigned_cause cause);
 
 /*
- * Around fork(): urcu-bp (the map's RCU flavor) must be told, so that its reader registry is
- * consistent in the child, and so must its call_rcu side, which pauses the hash table's resize
- * worker before fork and starts a new one in the child (liburcu asks the application to call
- * these from pthread_atfork handlers). Call them from the prepare, parent and child handlers:
- * the child one at once, not later (urcu_bp_before_fork() blocks every signal until then; it
- * allocates and starts a thread). The parent and child functions do nothing a second time.
+ * Around fork(): the child must not inherit a table resize under way, and urcu-bp (the map's
+ * RCU flavor) must be told, so that its reader registry is consistent in the child (liburcu
+ * asks the application to call its hooks from pthread_atfork handlers). Call these from the
+ * prepare, parent and child handlers: the child one at once, not later (urcu_bp_before_fork()
+ * blocks every signal until then). The prepare one waits for a resize another thread is
+ * making (under a millisecond). The parent and child functions do nothing a second time.
  * A map being created by another thread at fork() needs nothing: see ensure_ready().
  * Context: the forking thread.
  */

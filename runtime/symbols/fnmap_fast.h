@@ -35,12 +35,12 @@ struct fnmap_cache_entry {
 
 struct fnmap_thread {
 	struct fnmap_cache_entry *cache; /* NULL until the first miss, and after thread exit */
-	uint32_t busy;                   /* inside fnmap_id() on this thread */
-	uint32_t no_cache;               /* thread exited or the cache could not be mapped */
+	uint32_t busy;			 /* inside fnmap_id() on this thread */
+	uint32_t no_cache;		 /* thread exited or the cache could not be mapped */
 };
 
 extern __thread struct fnmap_thread fnmap_self
-	__attribute__((tls_model("initial-exec"), visibility("hidden")));
+    __attribute__((tls_model("initial-exec"), visibility("hidden")));
 
 /*
  * fnmap_id_uncached - fnmap_id() without the cache in front: the id from the hash table,
@@ -61,9 +61,9 @@ static inline XFDR_NOINSTR uint32_t fnmap_cache_slot(uintptr_t addr)
  * functions were first seen by any thread, or FNMAP_ID_NONE when none can be given (see
  * fnmap.h). The same address always gets the same id for the life of the process.
  * Context: any thread, signal handlers included. A function's first call in the process may
- * allocate (the table itself and liburcu's resize thread on the very first call, a chunk of
- * nodes, liburcu's registration of the thread as a reader, a table resize); a thread's first
- * miss maps its cache (and pthread_setspecific() may allocate once for it). Later calls of a
+ * allocate (the tables themselves on the very first call, a chunk of nodes, liburcu's
+ * registration of the thread as a reader, a table resize, done by the inserting thread); a thread's
+ * first miss maps its cache (and pthread_setspecific() may allocate once for it). Later calls of a
  * known function never allocate, never lock, and make no system call.
  */
 /*

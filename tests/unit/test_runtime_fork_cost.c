@@ -11,14 +11,33 @@
  *
  * xfdr used to start a thread to populate the pool (and glibc's fork() then takes its
  * multi-threaded path: malloc's and stdio's locks, about 12 more faults), and its fork handlers
- * wrote to half a dozen pages of ours: about 20 faults a round in all.
+ * wrote to half a dozen pages of ours: about 20 faults a round in all. The function map of the
+ * -finstrument-functions hooks used to start liburcu's resize thread on its first lookup: so
+ * the same rounds again once the hooks have met thousands of functions, and a program that
+ * meets as many functions as the map's tables grow for keeps its one thread.
  */
 #include <sys/resource.h>
+#include <sys/single_threaded.h>
 #include <sys/wait.h>
 
+#include "runtime/symbols/fnmap.h"
 #include "test_runtime_support.h"
 
-enum { WARM_ROUNDS = 4, ROUNDS = 40, FID = 7 };
+/* The -finstrument-functions hooks (runtime/hooks/cyg.c), called as instrumented code does. */
+void __cyg_profile_func_enter(void *this_fn, void *call_site);
+void __cyg_profile_func_exit(void *this_fn, void *call_site);
+
+/*
+ * HOOKED_FUNCTIONS: enough that the map's tables grow (past 2 a bucket of 4096). MAP_FUNCTIONS:
+ * past the size at which every table stops growing (fnmap.c: 32 x 8192 buckets x 2).
+ */
+enum { WARM_ROUNDS = 4, ROUNDS = 40, FID = 7, HOOKED_FUNCTIONS = 20000, MAP_FUNCTIONS = 600000 };
+
+/* Synthetic function addresses: the map takes any address and never reads it. */
+static void *synth_fn(uint32_t i)
+{
+	return (void *)(uintptr_t)(0x100000000000ull + 16ull * i);
+}
 
 static long minflt(int who)
 {
@@ -59,7 +78,8 @@ static int task_count(void)
 static void silent_child_faults_no_page_of_ours(void **state)
 {
 	struct xfdr_options o;
-	long without, with;
+	long without, with, with_map;
+	uint32_t i;
 
 	(void)state;
 	if (ts_sanitized())
@@ -84,13 +104,40 @@ static void silent_child_faults_no_page_of_ours(void **state)
 	 * (about 20 faults a round before).
 	 */
 	assert_true(with <= without + ROUNDS + ROUNDS / 4);
+	/* A -finstrument-functions program meets its functions: the hooks give them ids. */
+	for (i = 0; i < HOOKED_FUNCTIONS; i++) {
+		__cyg_profile_func_enter(synth_fn(i), NULL);
+		__cyg_profile_func_exit(synth_fn(i), NULL);
+	}
+	assert_int_equal(task_count(), 1);
+	with_map = faults_of_rounds();
+	print_message("minor faults over %d rounds: %ld once %d functions have ids\n", ROUNDS,
+		      with_map, HOOKED_FUNCTIONS);
+	assert_true(with_map <= without + ROUNDS + ROUNDS / 4);
 	xfdr_stop();
+}
+
+/* The map's tables grow on the thread that inserts (fnmap.c), never on a thread of theirs. */
+static void function_map_keeps_one_thread(void **state)
+{
+	uint32_t i, refused = 0;
+
+	(void)state;
+	assert_int_equal(task_count(), 1);
+	assert_int_equal(__libc_single_threaded, 1);
+	for (i = 0; i < MAP_FUNCTIONS; i++)
+		refused += fnmap_id_uncached(synth_fn(i)) == FNMAP_ID_NONE;
+	assert_int_equal(refused, 0);
+	assert_int_equal(task_count(), 1);
+	/* Not even a thread that came and went: glibc would have left its fast paths for good. */
+	assert_int_equal(__libc_single_threaded, 1);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(silent_child_faults_no_page_of_ours),
+	    cmocka_unit_test(function_map_keeps_one_thread),
 	};
 
 	return cmocka_run_group_tests(tests, ts_group_setup, ts_group_teardown);

@@ -1,6 +1,6 @@
 /*
  * tests/unit/test_runtime_fork_setup.c - fork() while another thread is inside the runtime's
- * one-time set-up or holds its lock (issue 25, "fork"), and the function map's table in a fork
+ * one-time set-up or holds its lock (issue 25, "fork"), and the function map's tables in a fork
  * child.
  *
  *   fnmap_setup_in_flight     a thread is creating the function map (fnmap.c, RUNNING) when
@@ -9,17 +9,21 @@
  *   dlclose_naming_in_flight  a thread is naming a library for dlclose(), holding unload.c's
  *                             lock, when another forks: the child's dlclose() returns and
  *                             names it
- *   table_resizes_in_child    a child that inserts enough functions sees the table grow
- *                             (liburcu's resize worker exists in the child)
+ *   table_grows_in_child      the parent and a fork child that insert enough functions find
+ *                             every shard of the map grown by the time the insertion returns
+ *                             (the inserting thread grows it: no worker thread to wait for)
+ *   resize_in_flight          a thread is inside a resize of the map, holding fnmap.c's
+ *                             grow_lock, when another forks: the child's shards still grow
  *
  * Each case runs in a child of the test ("the parent": fresh one-time state, the recorder
  * initialized so that lifecycle.c's atfork handlers run), which stops one of its threads at
  * the point in question, forks, and gives the grandchild a deadline: still running then, it
  * is killed and the case fails, naming what hung. Nothing depends on timing: a thread is held
  * by interposing a function the runtime calls at that point (pthread_key_create() in both
- * set-ups, strdup() while unload.c names a function), and waits on a pipe until the test lets
- * it go, or, for the lock, until a thread waits for the lock it holds (the forking thread,
- * once the atfork handler takes it; without that handler fork() does not wait for it).
+ * set-ups, strdup() while unload.c names a function, cds_lfht_resize() in a resize), and waits
+ * on a pipe until the test lets it go, or, for a lock, until a thread waits for the lock it
+ * holds (the forking thread, once the atfork handler takes it; without that handler fork()
+ * does not wait for it).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -40,9 +44,9 @@
 #include "runtime/symbols/fnmap.c"
 #include "runtime/symbols/unload.c"
 
-#define PARENT_MS 60000u       /* the parent's whole run */
-#define GRANDCHILD_MS 5000u    /* a grandchild still running then is stuck */
-#define RESIZE_KEYS (1u << 16) /* 16 per initial bucket: liburcu grows at 8 */
+#define PARENT_MS 60000u     /* the parent's whole run */
+#define GRANDCHILD_MS 5000u  /* a grandchild still running then is stuck */
+#define GROW_KEYS (1u << 15) /* 1024 a shard: 8 per initial bucket, the map grows at 2 */
 
 /* Exit statuses: the parent's is its grandchild's, or one of its own. */
 enum { SCENARIO_OK = 0, GRANDCHILD_WRONG = 1, GRANDCHILD_HUNG = 2, SCENARIO_BROKEN = 3 };
@@ -85,6 +89,19 @@ int pthread_key_create(pthread_key_t *key, void (*destructor)(void *))
 	return next(key, destructor);
 }
 
+void cds_lfht_resize(struct cds_lfht *ht, unsigned long new_size)
+{
+	static void (*real)(struct cds_lfht *, unsigned long);
+	void (*next)(struct cds_lfht *, unsigned long) = __atomic_load_n(&real, __ATOMIC_RELAXED);
+
+	if (!next) {
+		*(void **)&next = dlsym(RTLD_NEXT, "cds_lfht_resize");
+		__atomic_store_n(&real, next, __ATOMIC_RELAXED);
+	}
+	hold_here();
+	next(ht, new_size);
+}
+
 char *strdup(const char *s)
 {
 	size_t n = strlen(s) + 1;
@@ -102,6 +119,12 @@ char *strdup(const char *s)
 static int unload_lock_awaited(void)
 {
 	return __atomic_load_n(&unload_lock.__data.__lock, __ATOMIC_RELAXED) > 1;
+}
+
+/* A thread waits for fnmap.c's grow_lock (the same lock word as above). */
+static int grow_lock_awaited(void)
+{
+	return __atomic_load_n(&grow_lock.__data.__lock, __ATOMIC_RELAXED) > 1;
 }
 
 static void *run_held(void *arg)
@@ -333,17 +356,17 @@ static void dlclose_naming_in_flight(void **state)
 		  "fork while another thread names a library in dlclose()");
 }
 
-/* ---- (c) the table's resize worker -------------------------------------------------------- */
+/* ---- (c) the map's tables grow on the inserting thread ------------------------------------ */
 
 /*
- * The bucket count of the function map's table. liburcu keeps struct cds_lfht opaque; its
+ * The bucket count of one of the map's tables. liburcu keeps struct cds_lfht opaque; its
  * `size` (the bucket count) is the word right before `bucket_at`, the bucket allocator's own
  * function (rculfhash-internal.h, every release since 0.7). Found by that neighbour, not by an
  * offset of one release; 0 if not found in the table's first 64 words.
  */
-static unsigned long bucket_count(void)
+static unsigned long bucket_count(struct cds_lfht *ht)
 {
-	const unsigned long *w = (const unsigned long *)(void *)fnmap_ht;
+	const unsigned long *w = (const unsigned long *)(void *)ht;
 	unsigned long anchor = (unsigned long)cds_lfht_mm_order.bucket_at;
 	unsigned i;
 
@@ -353,60 +376,122 @@ static unsigned long bucket_count(void)
 	return 0;
 }
 
-static int child_inserts(void)
+/*
+ * The shards that hold more than SHARD_MAX_LOAD functions a bucket below the cap, counted by
+ * liburcu's own walk of each table (not by fnmap.c's counters); who names the first on stderr.
+ */
+static unsigned crowded_shards(const char *who)
 {
-	struct timespec tick = {0, 1000000};
-	uint32_t i, id;
-	unsigned ms;
+	unsigned long buckets, nodes;
+	unsigned i, crowded = 0;
+	long before, after;
 
-	for (i = 0; i < RESIZE_KEYS; i++) {
+	for (i = 0; i < SHARD_COUNT; i++) {
+		buckets = bucket_count(shards[i].ht);
+		urcu_bp_read_lock();
+		cds_lfht_count_nodes(shards[i].ht, &before, &nodes, &after);
+		urcu_bp_read_unlock();
+		if (buckets >= SHARD_MAX_BUCKETS || nodes <= SHARD_MAX_LOAD * buckets)
+			continue;
+		if (!crowded++)
+			fprintf(stderr, "%s: shard %u holds %lu functions in %lu buckets\n", who, i,
+				nodes, buckets);
+	}
+	return crowded;
+}
+
+/* Functions [first, first + GROW_KEYS) get ids. 0, or GRANDCHILD_WRONG. */
+static int insert_keys(const char *who, uint32_t first)
+{
+	uint32_t i, id;
+
+	for (i = first; i < first + GROW_KEYS; i++) {
 		id = fnmap_id_uncached((const void *)(uintptr_t)(0x100000000000ull + 16ull * i));
 		if (id == FNMAP_ID_NONE) {
-			fprintf(stderr, "child: key %u got no id\n", i);
+			fprintf(stderr, "%s: key %u got no id\n", who, i);
 			return GRANDCHILD_WRONG;
 		}
-	}
-	/* The growth is the resize worker's; it has the deadline to happen. */
-	for (ms = 0; bucket_count() <= HT_INIT_BUCKETS; ms++) {
-		if (ms == GRANDCHILD_MS - 500) {
-			fprintf(stderr, "child: %u functions, still %lu buckets after %u ms\n",
-				RESIZE_KEYS, bucket_count(), ms);
-			return GRANDCHILD_WRONG;
-		}
-		nanosleep(&tick, NULL);
 	}
 	return 0;
 }
 
-static int parent_resize(void)
+/* The second half of the keys, and every shard grown when the last insertion has returned. */
+static int child_grows(void)
+{
+	if (insert_keys("child", GROW_KEYS))
+		return GRANDCHILD_WRONG;
+	return crowded_shards("child") ? GRANDCHILD_WRONG : 0;
+}
+
+/* The map created in the parent, every shard at its initial size. */
+static int parent_map_created(void)
+{
+	unsigned i;
+
+	fnmap_id_uncached(&synth[3]);
+	for (i = 0; i < SHARD_COUNT; i++)
+		if (bucket_count(shards[i].ht) != SHARD_INIT_BUCKETS) {
+			fprintf(stderr, "parent: cannot read shard %u's bucket count (%lu)\n", i,
+				bucket_count(shards[i].ht));
+			return SCENARIO_BROKEN;
+		}
+	return 0;
+}
+
+static int parent_grow(void)
 {
 	int rc;
 
-	if (parent_init())
+	if (parent_init() || parent_map_created())
 		return SCENARIO_BROKEN;
-	fnmap_id_uncached(&synth[3]);
-	if (bucket_count() != HT_INIT_BUCKETS) {
-		fprintf(stderr, "parent: cannot read the table's bucket count (%lu)\n",
-			bucket_count());
-		return SCENARIO_BROKEN;
-	}
-	rc = run_forked(child_inserts, GRANDCHILD_MS);
-	return rc == HUNG ? GRANDCHILD_HUNG : rc;
+	if (insert_keys("parent", 0) || crowded_shards("parent"))
+		return GRANDCHILD_WRONG;
+	rc = run_forked(child_grows, GRANDCHILD_MS);
+	if (rc)
+		return rc == HUNG ? GRANDCHILD_HUNG : rc;
+	/* The parent goes on growing after the fork too (grow_lock released there). */
+	return child_grows();
 }
 
-static void table_resizes_in_child(void **state)
+static void table_grows_in_child(void **state)
 {
 	(void)state;
-	expect_ok(run_forked(parent_resize, PARENT_MS), "the function map's table in a fork child");
+	expect_ok(run_forked(parent_grow, PARENT_MS), "the function map's tables in a fork child");
+}
+
+/* ---- (d) fork() during a resize --------------------------------------------------------- */
+
+/* Held inside its first resize, grow_lock taken, until the forking thread waits for the lock. */
+static void grow_first(void)
+{
+	insert_keys("held thread", 0);
+}
+
+static int parent_resize_in_flight(void)
+{
+	int rc;
+
+	if (parent_init() || parent_map_created())
+		return SCENARIO_BROKEN;
+	rc = hold_and_fork(grow_first, grow_lock_awaited, child_grows);
+	if (rc)
+		return rc;
+	return crowded_shards("parent") ? GRANDCHILD_WRONG : 0;
+}
+
+static void resize_in_flight(void **state)
+{
+	(void)state;
+	expect_ok(run_forked(parent_resize_in_flight, PARENT_MS),
+		  "fork while another thread resizes the function map");
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(fnmap_setup_in_flight),
-	    cmocka_unit_test(fentry_key_in_flight),
-	    cmocka_unit_test(dlclose_naming_in_flight),
-	    cmocka_unit_test(table_resizes_in_child),
+	    cmocka_unit_test(fnmap_setup_in_flight),	cmocka_unit_test(fentry_key_in_flight),
+	    cmocka_unit_test(dlclose_naming_in_flight), cmocka_unit_test(table_grows_in_child),
+	    cmocka_unit_test(resize_in_flight),
 	};
 
 	return cmocka_run_group_tests(tests, ts_group_setup, ts_group_teardown);
