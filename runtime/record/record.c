@@ -367,6 +367,14 @@ static XFDR_NOINSTR int write_group(struct rec_thread *t, struct thread_slot *s,
 	}
 	if (t->skip && t->skip_session != session)
 		t->skip = 0;
+	/*
+	 * Earlier than what the thread last wrote: a signal handler's events came between this
+	 * event's clock read (the hooks read it first, before their guard) and its record. The
+	 * event happened after them, in the thread's own order: it takes their time, and the
+	 * thread's time never goes back (the fast path sends such an event here, its delta huge).
+	 */
+	if (t->buf && tsc < t->last_tsc)
+		tsc = t->last_tsc;
 	if (ev->kind == REC_EV_FUNCTION && t->skip)
 		return skip_event(t, s, session, ev->action);
 	if (t->depth < 0)

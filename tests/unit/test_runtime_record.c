@@ -394,7 +394,7 @@ static void tsc_wrap_paths(void **state)
 	struct xfdr_event_iter it;
 	struct xfdr_event ev;
 	struct xfdr_error err;
-	const uint64_t want[6] = {b, t1, t2, t3, t4, t5};
+	const uint64_t want[6] = {b, t1, t2, t3, t4, t4};
 	int i;
 
 	(void)state;
@@ -404,7 +404,7 @@ static void tsc_wrap_paths(void **state)
 	rec_function_at(t2, 4, XFDR_FN_ENTER, 3); /* delta 2^32: TSCWrap */
 	rec_function_at(t3, 4, XFDR_FN_EXIT, 3);
 	rec_function_at(t4, 4, XFDR_FN_EXIT, 2); /* delta 2^32 + 1: TSCWrap */
-	rec_function_at(t5, 4, XFDR_FN_EXIT, 1); /* backwards by one: TSCWrap */
+	rec_function_at(t5, 4, XFDR_FN_EXIT, 1); /* backwards by one: written at t4 */
 	data = flush_read(256, 1);
 	p = data + HDR;
 	expect_preamble(p, 4, b);
@@ -416,9 +416,8 @@ static void tsc_wrap_paths(void **state)
 	expect_fn(p + 40, 1, 3, 1);
 	expect_md_tsc(p + 48, K_TSC_WRAP, t4);
 	expect_fn(p + 64, 1, 2, 0);
-	expect_md_tsc(p + 72, K_TSC_WRAP, t5);
-	expect_fn(p + 88, 1, 1, 0);
-	expect_eob(p + 96, 256 - PRE - 96);
+	expect_fn(p + 72, 1, 1, 0);
+	expect_eob(p + 80, 256 - PRE - 80);
 	free(data);
 
 	t = ts_open_verified(path);
@@ -430,16 +429,57 @@ static void tsc_wrap_paths(void **state)
 	}
 	xfdr_trace_close(t);
 
-	assert_int_equal(llvm_records(r, 8), 7);
-	/* llvm-xray sorts by TSC: the backwards exit (t5) comes before t4's. */
+	assert_int_equal(llvm_records(r, 8), 7); /* and the drop-count buffer's */
 	assert_int_equal(r[0].tsc, b);
 	assert_int_equal(r[1].tsc, t1);
 	assert_int_equal(r[2].tsc, t2);
 	assert_int_equal(r[3].tsc, t3);
-	assert_int_equal(r[4].tsc, t5);
-	assert_int_equal(r[4].fid, 1);
+	assert_int_equal(r[4].tsc, t4);
 	assert_int_equal(r[5].tsc, t4);
-	assert_int_equal(r[5].fid, 2);
+	assert_int_equal(r[5].fid, 1);
+	(void)t5;
+}
+
+/*
+ * A signal handler records between an event's clock read and its record (the hooks read the
+ * clock before their guard): the interrupted event, written after the handler's, takes their
+ * time; no TSCWrap back to its own (a negative self time in every reader before).
+ */
+static void handler_inside_an_event_keeps_time(void **state)
+{
+	static const uint64_t want[6] = {100, 300, 400, 400, 500, 600};
+	struct xfdr_trace *t;
+	struct xfdr_event_iter it;
+	struct xfdr_event ev;
+	struct xfdr_error err;
+	uint8_t *data, *p;
+	int i;
+
+	(void)state;
+	start_session(256, 4);
+	rec_function_at(100, 2, XFDR_FN_ENTER, 1);
+	rec_function_at(300, 2, XFDR_FN_ENTER, 7); /* the handler */
+	rec_function_at(400, 2, XFDR_FN_EXIT, 7);
+	rec_function_at(200, 2, XFDR_FN_ENTER, 2); /* its clock read before the handler ran */
+	rec_function_at(500, 2, XFDR_FN_EXIT, 2);
+	rec_function_at(600, 2, XFDR_FN_EXIT, 1);
+	data = flush_read(256, 1);
+	p = data + HDR + PRE;
+	expect_fn(p, 0, 1, 0);
+	expect_fn(p + 8, 0, 7, 200);
+	expect_fn(p + 16, 1, 7, 100);
+	expect_fn(p + 24, 0, 2, 0);
+	expect_fn(p + 32, 1, 2, 100);
+	expect_fn(p + 40, 1, 1, 100);
+	expect_eob(p + 48, 256 - PRE - 48);
+	free(data);
+	t = ts_open_verified(path);
+	assert_int_equal(xfdr_events_begin(t, XFDR_ORDER_FILE, &it, &err), 0);
+	for (i = 0; i < 6; i++) {
+		assert_int_equal(xfdr_events_next(&it, &ev, &err), 1);
+		assert_int_equal(ev.tsc, want[i]);
+	}
+	xfdr_trace_close(t);
 }
 
 /* A new CPU writes NewCPUId (16-bit id, beyond 255) and restarts the delta at 0. */
@@ -982,6 +1022,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(groups_never_straddle),
 	    cmocka_unit_test(too_large_dropped_and_counted),
 	    cmocka_unit_test(tsc_wrap_paths),
+	    cmocka_unit_test(handler_inside_an_event_keeps_time),
 	    cmocka_unit_test(cpu_change),
 	    cmocka_unit_test(pool_exhaustion_counted),
 	    cmocka_unit_test(drop_buffer_layout),
