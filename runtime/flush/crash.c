@@ -4,10 +4,16 @@
  * libunwind's local unwinder, started from the signal frame (unw_init_local2 with
  * UNW_INIT_SIGNAL_FRAME, libunwind >= 1.6): frame 0 is the interrupted instruction itself and
  * is looked up as such, every later frame is a return address. The unwinder's one-time set-up
- * (a lock and a signal mask change) is done by crash_prepare() at init. Its caching is turned
- * off in the handler, before the unwind: nothing is then allocated or locked for a cache (the
- * global cache's lock may be held by another thread), while the program's own unwinds (a
- * profiler's) keep the cache until a crash. Turning it off is a flag and an atomic increment.
+ * (a lock and a signal mask change) is done by crash_prepare() at init.
+ *
+ * libunwind's caching policy is left as it is. An unwind with the global cache reads the
+ * policy, blocks every signal and takes the cache's lock; on its way out it reads the policy
+ * again and unlocks and restores the mask only if it is still global. Setting it to "none"
+ * here (as this file once did, to stay away from that lock) left a thread of the program that
+ * was inside that section with the lock held and every signal blocked for good
+ * (test_runtime_crash_unwind). Keeping the cache is safe: its holder has every signal blocked,
+ * so this handler never interrupted it and at worst waits for a short section to end; a second
+ * crashing thread waits on the fatal path and never unwinds.
  */
 #define UNW_LOCAL_ONLY
 #include <errno.h>
@@ -96,7 +102,6 @@ XFDR_NOINSTR void crash_capture(struct crash_report *r, int sig, const siginfo_t
 	r->code = si ? si->si_code : 0;
 	r->tid = (uint32_t)syscall(SYS_gettid);
 	r->fault_addr = has_fault_addr(sig, si) ? (uint64_t)(uintptr_t)si->si_addr : 0;
-	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_NONE);
 	/* On x86-64 and aarch64, libunwind's unw_context_t is the ucontext_t a handler gets. */
 	if (uc && unw_init_local2(&cur, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) == 0) {
 		for (;;) {
