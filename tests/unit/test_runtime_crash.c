@@ -902,70 +902,56 @@ static void raised_signal_handled(void **state)
 	expect_recovered("raised_handled");
 }
 
-/* The handler sets SIG_DFL and returns: the fault comes again and kills. That is a crash. */
-static void handler_resets_and_returns(void **state)
+/*
+ * A program's handler that does not recover: the child ends by dying_sig (or with status
+ * exit_status when dying_sig is 0), after the handler's line; the crash recorded is the
+ * SIGSEGV of crash_c with code, flushed as the handler ended the process.
+ */
+static void expect_handler_crash(const char *mode, int dying_sig, int exit_status, int code,
+				 const char *handler_line)
 {
 	struct crashed c;
 	struct crash_payload p;
 
-	(void)state;
 	if (skip_under_sanitizer("a SIGSEGV handler of the program's"))
 		return;
-	run_crash("reset", &c);
-	expect_signal(&c, SIGSEGV);
-	expect_recorded_crash(&c, SIGSEGV, SEGV_MAPERR, three_calls, 3, "crash_c", &p);
-	expect_handler_then_wrote(&c, "SIGSEGV", "reset handler");
+	run_crash(mode, &c);
+	if (dying_sig)
+		expect_signal(&c, dying_sig);
+	else if (c.r.signal || c.r.status != exit_status)
+		fail_msg("child ended with status %d (signal %d), expected %d; stderr:\n%s",
+			 c.r.status, c.r.signal, exit_status, c.r.err);
+	expect_recorded_crash(&c, SIGSEGV, code, three_calls, 3, "crash_c", &p);
+	expect_handler_then_wrote(&c, "SIGSEGV", handler_line);
 	child_result_free(&c.r);
+}
+
+/* The handler sets SIG_DFL and returns: the fault comes again and kills. That is a crash. */
+static void handler_resets_and_returns(void **state)
+{
+	(void)state;
+	expect_handler_crash("reset", SIGSEGV, 0, SEGV_MAPERR, "reset handler");
 }
 
 /* The handler of a raised SIGSEGV raises it again with SIG_DFL: a crash. */
 static void handler_raises_again(void **state)
 {
-	struct crashed c;
-	struct crash_payload p;
-
 	(void)state;
-	if (skip_under_sanitizer("a SIGSEGV handler of the program's"))
-		return;
-	run_crash("reraise", &c);
-	expect_signal(&c, SIGSEGV);
-	expect_recorded_crash(&c, SIGSEGV, SI_TKILL, three_calls, 3, "crash_c", &p);
-	expect_handler_then_wrote(&c, "SIGSEGV", "reraise handler");
-	child_result_free(&c.r);
+	expect_handler_crash("reraise", SIGSEGV, 0, SI_TKILL, "reraise handler");
 }
 
 /* The handler calls exit(): its atexit handlers run, the crash is flushed among them. */
 static void handler_exits(void **state)
 {
-	struct crashed c;
-	struct crash_payload p;
-
 	(void)state;
-	if (skip_under_sanitizer("a SIGSEGV handler of the program's"))
-		return;
-	run_crash("handler_exits", &c);
-	if (c.r.signal || c.r.status != 44)
-		fail_msg("child ended with status %d (signal %d), expected 44; stderr:\n%s",
-			 c.r.status, c.r.signal, c.r.err);
-	expect_recorded_crash(&c, SIGSEGV, SEGV_MAPERR, three_calls, 3, "crash_c", &p);
-	expect_handler_then_wrote(&c, "SIGSEGV", "exiting handler");
-	child_result_free(&c.r);
+	expect_handler_crash("handler_exits", 0, 44, SEGV_MAPERR, "exiting handler");
 }
 
 /* The handler abort()s: the process dies by SIGABRT, the fault it was called for is recorded. */
 static void handler_aborts(void **state)
 {
-	struct crashed c;
-	struct crash_payload p;
-
 	(void)state;
-	if (skip_under_sanitizer("a SIGSEGV handler of the program's"))
-		return;
-	run_crash("handler_aborts", &c);
-	expect_signal(&c, SIGABRT);
-	expect_recorded_crash(&c, SIGSEGV, SEGV_MAPERR, three_calls, 3, "crash_c", &p);
-	expect_handler_then_wrote(&c, "SIGSEGV", "aborting handler");
-	child_result_free(&c.r);
+	expect_handler_crash("handler_aborts", SIGABRT, 0, SEGV_MAPERR, "aborting handler");
 }
 
 /* The crash is inside xfdr_enter(): not recordable (counted), flushed, and the child dies. */
