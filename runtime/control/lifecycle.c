@@ -29,6 +29,7 @@
 #endif
 
 #include "runtime/base/compiler.h"
+#include "runtime/base/monotonic.h"
 #include "runtime/base/newfile.h"
 #include "runtime/base/print.h"
 #include "runtime/control/config.h"
@@ -672,14 +673,6 @@ XFDR_API int xfdr_flush_since(uint64_t since, char *path_out, size_t path_bytes)
 	return flush_ordinary(since, seen, path_out, path_bytes);
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 /*
  * rt_flush_fatal - the flush of the fatal path (signal_plan.flush_fatal): the ordinary flush
  * when no other runs; while one runs (another thread's, or an xfdr_flush() this thread was
@@ -693,7 +686,7 @@ static uint64_t now_ms(void)
  */
 static int rt_flush_fatal(char *path_out, size_t path_bytes)
 {
-	uint64_t seen, deadline = now_ms() + FATAL_INIT_WAIT_MS;
+	uint64_t seen, deadline = mono_ms() + FATAL_INIT_WAIT_MS;
 	int rc;
 
 	for (;;) {
@@ -726,7 +719,7 @@ static int rt_flush_fatal(char *path_out, size_t path_bytes)
 			if (CTL_FLAGS(seen) & CTL_FATAL_FLUSH_RUNNING)
 				return -EBUSY;
 		}
-		if (now_ms() >= deadline)
+		if (mono_ms() >= deadline)
 			return -EBUSY;
 		nanosleep(&(struct timespec){.tv_nsec = 1000000L}, NULL);
 	}

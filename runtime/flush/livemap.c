@@ -49,6 +49,7 @@
 #include <unistd.h>
 
 #include "runtime/base/compiler.h"
+#include "runtime/base/monotonic.h"
 #include "runtime/base/newfile.h"
 #include "runtime/base/print.h"
 #include "runtime/flush/drops.h"
@@ -83,14 +84,6 @@ static struct stat map_st;	/* device and inode of the last one written (rename k
 static int map_st_known;
 static char tmp_path[PATH_MAX]; /* map_path + ".tmp" */
 static char trace_path[PATH_MAX];
-
-static XFDR_NOINSTR uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static XFDR_NOINSTR void report(const char *what, const char *path, int neg_errno)
 {

@@ -40,8 +40,7 @@
  *
  * The fatal path's flush is the life cycle's flush_fatal: it does not wait for a flush that
  * another thread runs (however slow its writes), nor for one this thread was inside when the
- * signal came; it writes beside it, into a file of its own (lifecycle.c). Without one, a
- * busy flush is retried for FLUSH_BUSY_RETRY_MS only.
+ * signal came; it writes beside it, into a file of its own (lifecycle.c).
  *
  * Never hang: the crash handler's mask blocks every crash and termination signal and the
  * flush signal; and for the time of the fatal path a watchdog runs: a POSIX timer that sends
@@ -73,6 +72,7 @@
 #include <unistd.h>
 
 #include "runtime/base/compiler.h"
+#include "runtime/base/monotonic.h"
 #include "runtime/base/print.h"
 #include "runtime/flush/crash.h"
 #include "runtime/flush/mapfile.h"
@@ -82,8 +82,6 @@
 #include "runtime/pool/pool.h"
 #include "runtime/record/altstack.h"
 
-/* A flush that finds another one running (another thread, an init) is retried this long. */
-#define FLUSH_BUSY_RETRY_MS 2000u
 #define WATCHDOG_BASE_S 5u
 #define WATCHDOG_BYTES_PER_S (64u * 1024u * 1024u)
 /* A thread waiting for another one's fatal path waits past that path's watchdog. */
@@ -167,14 +165,6 @@ static XFDR_NOINSTR uint32_t self_tid(void)
 	return (uint32_t)syscall(SYS_gettid);
 }
 
-static XFDR_NOINSTR uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 static XFDR_NOINSTR void sleep_ms(unsigned ms)
 {
 	struct timespec ts = {.tv_sec = ms / 1000u, .tv_nsec = (long)(ms % 1000u) * 1000000L};
@@ -215,26 +205,6 @@ static XFDR_NOINSTR int flush_once(int (*flush)(char *, size_t), char *path, siz
 	return rc;
 }
 
-/*
- * The flush of the fatal path: the life cycle's own, which writes a trace however another
- * flush is doing (beside it, into a file of its own); else the plain one, retried while
- * another flush (or an init) runs, bounded.
- */
-static XFDR_NOINSTR int flush_fatal(char *path, size_t bytes)
-{
-	uint64_t deadline = now_ms() + FLUSH_BUSY_RETRY_MS;
-	int rc;
-
-	if (plan_flush_fatal)
-		return flush_once(plan_flush_fatal, path, bytes);
-	for (;;) {
-		rc = flush_once(plan_flush, path, bytes);
-		if (rc != -EBUSY || now_ms() >= deadline)
-			return rc;
-		sleep_ms(1);
-	}
-}
-
 static XFDR_NOINSTR void set_mask(int how, int sig)
 {
 	sigset_t set;
@@ -251,14 +221,19 @@ static XFDR_NOINSTR void raise_now(int sig)
 	set_mask(SIG_UNBLOCK, sig);
 }
 
+static XFDR_NOINSTR void default_action(struct sigaction *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->sa_handler = SIG_DFL;
+	sigemptyset(&a->sa_mask);
+}
+
 /* End the process by sig with its default action (all ours terminate, most dump core). */
 static XFDR_NOINSTR void die_now(int sig)
 {
 	struct sigaction dfl;
 
-	memset(&dfl, 0, sizeof(dfl));
-	dfl.sa_handler = SIG_DFL;
-	sigemptyset(&dfl.sa_mask);
+	default_action(&dfl);
 	sig_real_action(sig, &dfl, NULL);
 	raise_now(sig);
 	/* Not reached: the default action of sig ends the process. Not _exit(): ours flushes. */
@@ -372,8 +347,8 @@ static XFDR_NOINSTR int fatal_enter(int sig)
 		return 1;
 	if (owner == me)
 		die_now(sig);
-	deadline = now_ms() + (uint64_t)watchdog_s * 1000u + FATAL_WAIT_EXTRA_MS;
-	while (xfdr_load_acquire(&fatal_owner) == owner && now_ms() < deadline)
+	deadline = mono_ms() + (uint64_t)watchdog_s * 1000u + FATAL_WAIT_EXTRA_MS;
+	while (xfdr_load_acquire(&fatal_owner) == owner && mono_ms() < deadline)
 		sleep_ms(1);
 	return 0;
 }
@@ -401,7 +376,7 @@ static XFDR_NOINSTR void terminate(int sig)
 		watchdog_arm(sig);
 		if (plan_stop)
 			plan_stop();
-		rc = flush_fatal(path, sizeof(path));
+		rc = flush_once(plan_flush_fatal, path, sizeof(path));
 		report_line(sig, NULL, rc, path);
 		watchdog_disarm();
 		fatal_leave();
@@ -433,8 +408,7 @@ static XFDR_NOINSTR void crash_flush(int sig, siginfo_t *si, void *uc)
 	if (!fatal_enter(sig))
 		return;
 	watchdog_arm(sig);
-	if (!prog_handler_running(&crash_sig, &si, &uc))
-		crash_sig = sig;
+	prog_handler_running(&crash_sig, &si, &uc); /* changes nothing outside one */
 	crash_capture(&report, crash_sig, si, uc);
 	/* Not recorded when the crash is inside the recorder, or when not recording. */
 	crash_record(&report, rt_pool.buffer_bytes);
@@ -446,7 +420,7 @@ static XFDR_NOINSTR void crash_flush(int sig, siginfo_t *si, void *uc)
 		report_line(crash_sig, "not flushed: the crash is inside a flush of this thread", 0,
 			    NULL);
 	} else {
-		rc = flush_fatal(path, sizeof(path));
+		rc = flush_once(plan_flush_fatal, path, sizeof(path));
 		report_line(crash_sig, NULL, rc, path);
 	}
 	map_set_crash(NULL);
@@ -459,9 +433,7 @@ static XFDR_NOINSTR void reset_program_action(int sig)
 {
 	struct sigaction dfl;
 
-	memset(&dfl, 0, sizeof(dfl));
-	dfl.sa_handler = SIG_DFL;
-	sigemptyset(&dfl.sa_mask);
+	default_action(&dfl);
 	prog_set(sig, &dfl);
 }
 

@@ -17,10 +17,7 @@ struct signal_plan {
 	int on_terminate; /* SIGTERM, SIGINT */
 	int on_crash;	  /* SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP */
 	int (*flush)(char *path_out, size_t path_bytes);
-	/*
-	 * The flush of the fatal path (terminate, crash): it must leave a trace even while
-	 * another flush runs. NULL: flush, retried while busy.
-	 */
+	/* The flush of the fatal path (terminate, crash): a trace even while another runs. */
 	int (*flush_fatal)(char *path_out, size_t path_bytes);
 	int (*stop)(void);
 };

@@ -22,6 +22,7 @@
 
 #include "runtime/record/clock_fast.h"
 #include "runtime/base/compiler.h"
+#include "runtime/base/monotonic.h"
 #include "runtime/pool/pool.h"
 #include "runtime/base/print.h"
 #include "runtime/record/altstack.h"
@@ -280,17 +281,9 @@ static XFDR_NOINSTR void thread_exit(void *arg)
 	xfdr_store_release(&s->state, (uint32_t)SLOT_EXITED);
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 int thread_quiesce(unsigned timeout_ms)
 {
-	uint64_t deadline = now_ms() + timeout_ms;
+	uint64_t deadline = mono_ms() + timeout_ms;
 	uint32_t i, n;
 	struct thread_slot *slots = thread_slots_used(&n);
 
@@ -312,7 +305,7 @@ int thread_quiesce(unsigned timeout_ms)
 	for (i = 0; i < n; i++) {
 		/* pairs with the release that ends every hook */
 		while (xfdr_load_acquire(&slots[i].busy)) {
-			if (now_ms() > deadline)
+			if (mono_ms() > deadline)
 				return -EBUSY;
 			sched_yield();
 		}
