@@ -98,6 +98,9 @@
  *                       live files, no longer needed, are removed
  *   SIGTERM, SIGINT     flush_on_terminate (above)
  *   a crash             flush_on_crash (above): the file ends with the crash and its backtrace
+ *   a sanitizer's end   its runtime leaves by a raw exit_group after its report: xfdr's exit
+ *                       flush is its death callback (__sanitizer_set_death_callback), and a
+ *                       crash its SIGSEGV handler took is flushed there as a crash
  *   SIGKILL, the OOM killer, _exit(), exec()   no code of the process runs: with
  *                       backing=file the pool's live files stay ("<prefix>-<pid>-live.xray",
  *                       ".pool" and ".map", the .map rewritten about once a second with new

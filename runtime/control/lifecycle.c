@@ -11,6 +11,7 @@
  * otherwise flushes beside it in the pool's reserve flush context (pool_types.h), into a file
  * of its own, under a flag of this file's (CTL_FATAL_FLUSH_RUNNING) that keeps init out.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -111,6 +112,7 @@ static void ctl_clear(uint32_t bits)
 }
 
 static void rt_exit_flush(void);
+static void on_sanitizer_death(void (*callback)(void));
 static int rt_stop_from_signal(void);
 static void rt_fork_prepare(void);
 static void rt_fork_parent(void);
@@ -353,6 +355,7 @@ static int rt_init(const struct xfdr_options *o, int fork_child)
 	if (!exit_registered) {
 		exit_registered = 1;
 		atexit(rt_exit_flush);
+		on_sanitizer_death(rt_exit_flush);
 		pthread_atfork(rt_fork_prepare, rt_fork_parent, rt_fork_child);
 		rec_on_fork_child(rt_adopt_on_event);
 	}
@@ -396,15 +399,35 @@ XFDR_API int xfdr_init(const struct xfdr_options *o)
 	return rt_init(&wanted, 0);
 }
 
-/* atexit: stop, and write what was recorded since the last complete flush. */
+/*
+ * A sanitizer's runtime (ASan, TSan, UBSan, LSan) ends the process after its report by a raw
+ * exit_group system call: no atexit handler runs, no _exit() is called. That is its way out of
+ * an error it found, and of a crash: its SIGSEGV handler is the program's own to xfdr, and runs
+ * first (prog_handler.c). The one hook it calls on the way is its death callback. One slot: a
+ * program that sets its own later replaces this one.
+ */
+static void on_sanitizer_death(void (*callback)(void))
+{
+	void (*set_callback)(void (*)(void));
+
+	*(void **)&set_callback = dlsym(RTLD_DEFAULT, "__sanitizer_set_death_callback");
+	if (set_callback)
+		set_callback(callback);
+}
+
+/*
+ * atexit, and a sanitizer's death: stop, and write what was recorded since the last complete
+ * flush. Once: LeakSanitizer's check at exit runs after our atexit handler and may die.
+ */
 static void rt_exit_flush(void)
 {
+	static uint32_t done;
 	char path[PATH_MAX], text[PATH_MAX + 64];
 	struct pr_buf b = PR_BUF_INIT(text);
 	int rc;
 
 	/* A fork child that recorded nothing has nothing to write, and no file of its own. */
-	if (rt_forked())
+	if (rt_forked() || __atomic_exchange_n(&done, 1u, __ATOMIC_ACQ_REL))
 		return;
 	/*
 	 * The live map's keeper finishes the rewrite it is in, if any, and stops: an exit never

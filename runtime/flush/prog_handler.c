@@ -32,8 +32,10 @@
  *                                   after signal(sig, SIG_DFL) as crash reporters do): a
  *                                   crash; else the program goes on.
  *
- * What is lost: a handler that ends the process with a raw exit_group system call (the
- * sanitizers' runtimes do), or that never returns, leaves no trace.
+ * What is lost: a handler that ends the process with a raw exit_group system call, or that
+ * never returns, leaves no trace. The sanitizers' runtimes end that way, and call their death
+ * callback first: the life cycle registers the exit flush there (lifecycle.c), which asks
+ * prog_handler_running() as an exit() would.
  *
  * The thread's current call (struct prog_call, on this handler's frame) is what an _exit()
  * inside the program's handler flushes by. A handler that siglongjmp()s leaves it behind,

@@ -14,6 +14,8 @@
  *   segv           writes through a null pointer in crash_here(), called from main
  *   segv_unseen    the same, after setting SIGSEGV to SIG_DFL with the rt_sigaction system
  *                  call, which no library sees: whatever handler was there is gone
+ *   heap_overflow  reads one byte past a malloc()ed block in read_past(), called from main:
+ *                  built with AddressSanitizer, its report ends the program
  */
 #include <signal.h>
 #include <stdio.h>
@@ -70,6 +72,15 @@ static volatile int *volatile nowhere; /* NULL, read at run time: the fault stay
 __attribute__((noinline)) static void crash_here(void)
 {
 	*nowhere = 1;
+}
+
+__attribute__((noinline)) static void read_past(void)
+{
+	volatile char *block = malloc(8);
+
+	if (block)
+		sink = (unsigned char)block[8];
+	free((void *)block);
 }
 
 static void on_usr1(int sig, siginfo_t *si, void *uc)
@@ -144,6 +155,11 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "segv") || !strcmp(argv[1], "segv_unseen")) {
 		tiny(1);
 		crash_here();
+	}
+	if (!strcmp(argv[1], "heap_overflow")) {
+		tiny(1);
+		read_past();
+		return 0;
 	}
 	if (!strcmp(argv[1], "usr1") && argc > 2)
 		return wait_usr1(argv[2]);

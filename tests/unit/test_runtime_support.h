@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -60,6 +61,38 @@ static TS_UNUSED int ts_sanitized(void)
 	const char *s = getenv("XFDR_SANITIZED");
 
 	return s && *s && strcmp(s, "0");
+}
+
+/*
+ * A child that ended as a crash by sig does when no handler of its own takes it: killed by sig.
+ * Under a sanitizer its runtime's handler, installed before xfdr and so the program's own to
+ * it, takes SIGSEGV and SIGBUS: a report, and exit status 1 (the crash flushed from the
+ * sanitizer's death callback).
+ */
+static TS_UNUSED void ts_expect_crash_end(const struct child_result *r, int sig)
+{
+	if (!ts_sanitized() || (sig != SIGSEGV && sig != SIGBUS)) {
+		if (r->signal != sig)
+			fail_msg("child ended with status %d (signal %d), expected signal %d; "
+				 "stderr:\n%s",
+				 r->status, r->signal, sig, r->err);
+		return;
+	}
+	if (r->signal || r->status != 1 || !strstr(r->err, "Sanitizer:DEADLYSIGNAL"))
+		fail_msg("child ended with status %d (signal %d), expected the sanitizer's report "
+			 "and status 1; stderr:\n%s",
+			 r->status, r->signal, r->err);
+}
+
+/*
+ * A store to address 0, read at run time so the fault is not optimized away. The fault is
+ * meant: UndefinedBehaviorSanitizer's null check (check-san) would report it and exit first.
+ */
+static TS_UNUSED __attribute__((noinline, no_sanitize("null"))) void ts_store_to_null(int value)
+{
+	static volatile int *volatile null_address;
+
+	*null_address = value;
 }
 
 static TS_UNUSED uint32_t ts_tid(void)
