@@ -280,12 +280,46 @@ struct xfdr_crash_event {
 int xfdr_crash_event_decode(const uint8_t *payload, uint32_t bytes, int big_endian,
 			    struct xfdr_crash_event *out, struct xfdr_error *err);
 
+/* A decoded "XFDRDROP" event (layout in format.h): what a flush's file could not record. */
+struct xfdr_drop_event {
+	/* the file's totals (a process file: all threads and unattributed drops) */
+	uint64_t no_buffer, reentrant, too_large, no_thread_slot;
+	uint32_t threads_omitted; /* threads with drops left out for lack of room */
+	uint64_t overwritten;	  /* buffers ring mode reused: their events are gone */
+	uint32_t thread_count;	  /* entries, read with xfdr_drop_event_thread() */
+	const uint8_t *payload_;  /* private: the payload the entries are read from */
+	int big_endian_;
+};
+
+/* One thread's entry of an XFDRDROP event. */
+struct xfdr_drop_thread {
+	uint32_t tid;	    /* kernel tid */
+	uint16_t thread_id; /* as in the thread's NewBuffer records */
+	uint64_t no_buffer, reentrant, too_large, overwritten;
+};
+
+/*
+ * xfdr_drop_event_decode - check and decode the payload of an "XFDRDROP" custom event, whose
+ * fields are in the byte order of its file (big_endian as for xfdr_stack_context_decode()).
+ * Returns 0 with *out filled (it points into payload, which must outlive it), or -1 with *out
+ * untouched and err filled (when not NULL), worded as by xfdr_stack_context_decode().
+ * Rejected: fewer than 64 bytes, another tag, a layout version other than 2, a size other than
+ * 64 + 40 x entry_count. The reserved fields are not read.
+ */
+int xfdr_drop_event_decode(const uint8_t *payload, uint32_t bytes, int big_endian,
+			   struct xfdr_drop_event *out, struct xfdr_error *err);
+
+/* Entry index (below ev->thread_count) of an event xfdr_drop_event_decode() accepted. */
+void xfdr_drop_event_thread(const struct xfdr_drop_event *ev, uint32_t index,
+			    struct xfdr_drop_thread *out);
+
 /* ---- Function names from the .map sidecar -------------------------------------------- */
 
 /*
  * The names a `.map` sidecar (the text file the runtime writes beside a trace, specified in
- * doc/map-format.md) gives to function ids, and what it says about a crash. Only its
- * `function`, `since_tsc`, `crash`, `frame`, `thread` and `tsc_hz` lines are read; ids it marks
+ * doc/map-format.md) gives to function ids, what it says about a crash, and the pool's facts.
+ * Only its `function`, `since_tsc`, `crash`, `frame`, `thread`, `tsc_hz` and pool lines
+ * (xfdr_names_pool()) are read; ids it marks
  * as unnamed (`<unknown>`, `<unassigned>`) are left out. Memory grows with the named ids and the
  * frames. Numbers are decimal digits only, without a sign, a space or a leading zero.
  */
@@ -383,6 +417,32 @@ int xfdr_names_frame(const struct xfdr_names *n, uint32_t index, struct xfdr_map
 
 /* The frame of lowest index whose pc is pc: 1 with *out filled, 0 when none or n is NULL. */
 int xfdr_names_frame_at_pc(const struct xfdr_names *n, uint64_t pc, struct xfdr_map_frame *out);
+
+/*
+ * What the sidecar says of the pool and of the events dropped (doc/map-format.md: `mode`,
+ * `buffer_size`, `buffer_max`, `buffers_written`, `overwritten`, `dropped`), read leniently as
+ * `tsc_hz` is: the first line of each key (of `dropped`: of each cause) counts, and one whose
+ * value is not a decimal number is as none; these lines never make the sidecar invalid.
+ */
+enum xfdr_map_drop_cause {
+	XFDR_MAP_DROP_NO_BUFFER,
+	XFDR_MAP_DROP_REENTRANT,
+	XFDR_MAP_DROP_TOO_LARGE,
+	XFDR_MAP_DROP_NO_THREAD_SLOT,
+	XFDR_MAP_DROP_TOTAL,
+	XFDR_MAP_DROP_CAUSES
+};
+
+struct xfdr_map_pool {
+	const char *mode; /* "ring" or "bounded" as the sidecar writes it; NULL: no `mode` line */
+	int have_buffer_size, have_buffer_max, have_buffers_written, have_overwritten;
+	uint64_t buffer_size, buffer_max, buffers_written, overwritten;
+	int have_drops;			       /* a `dropped` line */
+	uint64_t dropped[XFDR_MAP_DROP_CAUSES]; /* by cause; 0 for a cause without a line */
+};
+
+/* *out filled (strings live until xfdr_names_free(n)); all zero when n is NULL. */
+void xfdr_names_pool(const struct xfdr_names *n, struct xfdr_map_pool *out);
 
 void xfdr_names_free(struct xfdr_names *n);
 

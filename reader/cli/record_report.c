@@ -151,101 +151,41 @@ static int found_cmp(const void *pa, const void *pb)
 
 /* ---- The summary --------------------------------------------------------------------------- */
 
-/* What the .map says (doc/map-format.md), as far as the summary needs it. */
-struct map_facts {
-	int have;
-	char mode[16];
-	uint64_t buffer_size, buffer_max, buffers_written, overwritten;
-	int have_pool, have_written, have_overwritten, have_drops;
-	uint64_t drop[5]; /* no_buffer, reentrant, too_large, no_thread_slot, total */
-	int crash;
-	char crash_signal[32];
-};
-
 static const char *const drop_causes[] = {"no_buffer", "reentrant", "too_large", "no_thread_slot"};
 
-static int parse_u64(const char *s, uint64_t *v)
+/* The first line the lenient read left out, for "map is unusable". */
+static void first_left_out(void *ctx, uint64_t line, const char *text)
 {
-	char *end;
+	char *first = ctx;
 
-	if (*s < '0' || *s > '9')
-		return 0;
-	errno = 0;
-	*v = strtoull(s, &end, 10);
-	return !errno && (*end == '\0' || *end == '\n');
+	(void)line;
+	if (!first[0])
+		snprintf(first, sizeof(((struct xfdr_error *)0)->text), "%s", text);
 }
 
-static void read_map(const char *path, struct map_facts *m)
+/*
+ * The sidecar at path, read as xfdr_names_read_lenient() does, so that its pool facts count
+ * whatever else is wrong in it. Returns the names when the sidecar is also valid as a whole
+ * (nothing left out), else NULL after saying why; *all gets what was read (NULL: nothing).
+ */
+static struct xfdr_names *load_map(const char *path, struct xfdr_names **all)
 {
+	struct xfdr_error err;
+	char first[sizeof(err.text)] = "";
 	FILE *f = fopen(path, "r");
-	char *line = NULL, *tab;
-	size_t cap = 0;
-	ssize_t len;
-	uint64_t v;
-	size_t i;
 
-	memset(m, 0, sizeof(*m));
-	if (!f)
-		return;
-	m->have = 1;
-	while ((len = getline(&line, &cap, f)) > 0) {
-		if (line[len - 1] == '\n')
-			line[len - 1] = '\0';
-		tab = strchr(line, '\t');
-		if (!tab)
-			continue;
-		*tab++ = '\0';
-		if (!strcmp(line, "mode")) {
-			snprintf(m->mode, sizeof(m->mode), "%s", tab);
-		} else if (!strcmp(line, "buffer_size") && parse_u64(tab, &v)) {
-			m->buffer_size = v;
-		} else if (!strcmp(line, "buffer_max") && parse_u64(tab, &v)) {
-			m->buffer_max = v;
-			m->have_pool = 1;
-		} else if (!strcmp(line, "buffers_written") && parse_u64(tab, &v)) {
-			m->buffers_written = v;
-			m->have_written = 1;
-		} else if (!strcmp(line, "overwritten") && parse_u64(tab, &v)) {
-			m->overwritten = v;
-			m->have_overwritten = 1;
-		} else if (!strcmp(line, "dropped")) {
-			char *count = strchr(tab, '\t');
-
-			if (!count)
-				continue;
-			*count++ = '\0';
-			if (!parse_u64(count, &v))
-				continue;
-			m->have_drops = 1;
-			for (i = 0; i < 4; i++)
-				if (!strcmp(tab, drop_causes[i]))
-					m->drop[i] = v;
-			if (!strcmp(tab, "total"))
-				m->drop[4] = v;
-		} else if (!strcmp(line, "crash")) {
-			char *name = strchr(tab, '\t'), *end;
-
-			m->crash = 1;
-			if (name) {
-				name++;
-				end = strchr(name, '\t');
-				snprintf(m->crash_signal, sizeof(m->crash_signal), "%.*s",
-					 end ? (int)(end - name) : (int)strlen(name), name);
-			}
-		}
+	*all = NULL;
+	if (!f) {
+		fprintf(stderr, "  map is unusable: %s: %s\n", path, strerror(errno));
+		return NULL;
 	}
-	free(line);
+	if (xfdr_names_read_lenient(f, path, first_left_out, first, all, &err) < 0) {
+		fprintf(stderr, "  map is unusable: %s\n", err.text);
+	} else if (first[0]) {
+		fprintf(stderr, "  map is unusable: %s\n", first);
+	}
 	fclose(f);
-}
-
-static uint64_t payload_u64(const uint8_t *p, int big_endian)
-{
-	uint64_t v = 0;
-	int i;
-
-	for (i = 0; i < 8; i++)
-		v |= (uint64_t)p[big_endian ? 7 - i : i] << (8 * i);
-	return v;
+	return first[0] ? NULL : *all;
 }
 
 /* What the trace itself says. */
@@ -260,6 +200,7 @@ static int read_trace(struct xfdr_trace *t, struct trace_facts *tf, struct xfdr_
 {
 	struct xfdr_event_iter it;
 	struct xfdr_thread_info ti;
+	struct xfdr_drop_event d;
 	struct xfdr_event ev;
 	uint64_t count, i;
 	int rc;
@@ -277,19 +218,14 @@ static int read_trace(struct xfdr_trace *t, struct trace_facts *tf, struct xfdr_
 		if (ev.type == XFDR_EVENT_FUNCTION) {
 			tf->functions++;
 		} else if (ev.type == XFDR_EVENT_CUSTOM &&
-			   ev.payload_bytes >= XFDR_DROP_FIXED_BYTES &&
-			   xfdr_payload_has_tag(ev.payload, ev.payload_bytes, XFDR_DROP_MAGIC)) {
+			   !xfdr_drop_event_decode(ev.payload, ev.payload_bytes, ev.big_endian, &d,
+						   NULL)) {
 			tf->have_drops = 1;
-			tf->drop[0] +=
-			    payload_u64(ev.payload + XFDR_DROP_NO_BUFFER_OFF, ev.big_endian);
-			tf->drop[1] +=
-			    payload_u64(ev.payload + XFDR_DROP_REENTRANT_OFF, ev.big_endian);
-			tf->drop[2] +=
-			    payload_u64(ev.payload + XFDR_DROP_TOO_LARGE_OFF, ev.big_endian);
-			tf->drop[3] +=
-			    payload_u64(ev.payload + XFDR_DROP_NO_THREAD_SLOT_OFF, ev.big_endian);
-			tf->overwritten +=
-			    payload_u64(ev.payload + XFDR_DROP_OVERWRITTEN_OFF, ev.big_endian);
+			tf->drop[0] += d.no_buffer;
+			tf->drop[1] += d.reentrant;
+			tf->drop[2] += d.too_large;
+			tf->drop[3] += d.no_thread_slot;
+			tf->overwritten += d.overwritten;
 		}
 	}
 	tf->drop[4] = tf->drop[0] + tf->drop[1] + tf->drop[2] + tf->drop[3];
@@ -475,9 +411,10 @@ static void put_crash(const struct xfdr_names *names, const char *signal, const 
 static void summarize(const char *path, const struct found *f, long top)
 {
 	struct xfdr_trace *t = NULL;
-	struct xfdr_names *names = NULL;
+	struct xfdr_names *names = NULL, *map_lines = NULL;
+	struct xfdr_map_pool m;
+	struct xfdr_map_crash crash;
 	struct xfdr_error err;
-	struct map_facts m;
 	struct trace_facts tf;
 	char map[2 * PATH_MAX + 8], size[32], bsize[32];
 	const uint64_t *drop;
@@ -494,32 +431,30 @@ static void summarize(const char *path, const struct found *f, long top)
 		fprintf(stderr, "  INVALID    %s\n", err.text);
 		goto out;
 	}
-	read_map(have_map ? map : "/nonexistent/", &m);
-	if (have_map && xfdr_names_load(map, &names, &err) < 0) {
-		fprintf(stderr, "  map is unusable: %s\n", err.text);
-		names = NULL;
-	}
+	if (have_map)
+		names = load_map(map, &map_lines);
+	xfdr_names_pool(map_lines, &m);
 	fprintf(stderr, "  threads    %" PRIu64 "\n", tf.threads);
 	fprintf(stderr, "  events     %" PRIu64 " function records\n", tf.functions);
-	drop = m.have_drops ? m.drop : tf.drop;
+	drop = m.have_drops ? m.dropped : tf.drop;
 	if (m.have_drops || tf.have_drops)
-		put_drops(drop, m.have ? m.mode : NULL);
+		put_drops(drop, m.mode);
 	overwritten = m.have_overwritten ? m.overwritten : tf.overwritten;
-	if (m.have_pool)
+	if (m.have_buffer_max)
 		fprintf(stderr,
 			"  pool       %s, %" PRIu64 " buffers of %s; %" PRIu64
 			" in the trace, %" PRIu64 " overwritten%s\n",
-			m.mode[0] ? m.mode : "?", m.buffer_max,
+			m.mode ? m.mode : "?", m.buffer_max,
 			size_text(m.buffer_size, bsize, sizeof(bsize)), m.buffers_written,
 			overwritten, overwritten ? " (older events lost)" : "");
 	else if (overwritten)
 		fprintf(stderr, "  overwritten %" PRIu64 " buffers (older events lost)\n",
 			overwritten);
-	if (m.crash)
-		put_crash(names, m.crash_signal, path);
+	if (xfdr_names_crash(map_lines, &crash))
+		put_crash(names, crash.signal_name, path);
 	put_top(t, names, top);
 out:
-	xfdr_names_free(names);
+	xfdr_names_free(map_lines);
 	if (t)
 		xfdr_trace_close(t);
 }

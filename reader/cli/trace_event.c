@@ -566,19 +566,6 @@ static int apply_context(struct te *s, const struct xfdr_stack_context *c, uint6
 
 /* ---- Custom and typed events --------------------------------------------------------------- */
 
-static uint32_t get32(const uint8_t *p, int big)
-{
-	return big ? (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]
-		   : (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
-}
-
-static uint64_t get64(const uint8_t *p, int big)
-{
-	uint64_t hi = get32(p + (big ? 0 : 4), big), lo = get32(p + (big ? 4 : 0), big);
-
-	return hi << 32 | lo;
-}
-
 /* "size", "text" and "hex" of a payload (see the top of the file). */
 static void payload_args(struct cli_out *o, int *n, const uint8_t *p, uint32_t bytes)
 {
@@ -604,52 +591,31 @@ static void payload_args(struct cli_out *o, int *n, const uint8_t *p, uint32_t b
 		arg_str(o, n, "truncated", "yes");
 }
 
-/* Does an XFDRDROP payload decode? Returns 0, or -1 with *why set. */
-static int drop_check(const uint8_t *p, uint32_t bytes, int big, const char **why)
+/* The counts of a decoded XFDRDROP event. */
+static void drop_args(struct cli_out *o, int *n, const struct xfdr_drop_event *d)
 {
-	if (bytes < XFDR_DROP_FIXED_BYTES) {
-		*why = "XFDRDROP payload shorter than 64 bytes";
-		return -1;
-	}
-	if (get32(p + XFDR_DROP_VERSION_OFF, big) != XFDR_DROP_LAYOUT_VERSION) {
-		*why = "XFDRDROP layout version is not 2";
-		return -1;
-	}
-	if ((uint64_t)bytes !=
-	    XFDR_DROP_FIXED_BYTES +
-		(uint64_t)get32(p + XFDR_DROP_ENTRY_COUNT_OFF, big) * XFDR_DROP_ENTRY_BYTES) {
-		*why = "XFDRDROP size does not match its entry count";
-		return -1;
-	}
-	return 0;
-}
+	struct xfdr_drop_thread e;
+	uint32_t i;
 
-/* The counts of an XFDRDROP payload drop_check() accepted. */
-static void drop_args(struct cli_out *o, int *n, const uint8_t *p, int big)
-{
-	uint32_t count = get32(p + XFDR_DROP_ENTRY_COUNT_OFF, big), i;
-
-	arg_u64(o, n, "no_buffer", get64(p + XFDR_DROP_NO_BUFFER_OFF, big));
-	arg_u64(o, n, "reentrant", get64(p + XFDR_DROP_REENTRANT_OFF, big));
-	arg_u64(o, n, "too_large", get64(p + XFDR_DROP_TOO_LARGE_OFF, big));
-	arg_u64(o, n, "no_thread_slot", get64(p + XFDR_DROP_NO_THREAD_SLOT_OFF, big));
-	arg_u64(o, n, "threads_omitted", get32(p + XFDR_DROP_OMITTED_OFF, big));
-	arg_u64(o, n, "overwritten", get64(p + XFDR_DROP_OVERWRITTEN_OFF, big));
+	arg_u64(o, n, "no_buffer", d->no_buffer);
+	arg_u64(o, n, "reentrant", d->reentrant);
+	arg_u64(o, n, "too_large", d->too_large);
+	arg_u64(o, n, "no_thread_slot", d->no_thread_slot);
+	arg_u64(o, n, "threads_omitted", d->threads_omitted);
+	arg_u64(o, n, "overwritten", d->overwritten);
 	json_key(o, n, "threads");
 	cli_putc(o, '[');
-	for (i = 0; i < count; i++) {
-		const uint8_t *e = p + XFDR_DROP_FIXED_BYTES + (size_t)i * XFDR_DROP_ENTRY_BYTES;
-		const uint8_t *id = e + XFDR_DROP_ENTRY_TID16_OFF;
+	for (i = 0; i < d->thread_count; i++) {
 		int m = 0;
 
+		xfdr_drop_event_thread(d, i, &e);
 		cli_puts(o, i ? ",{" : "{");
-		arg_u64(o, &m, "tid", get32(e + XFDR_DROP_ENTRY_TID_OFF, big));
-		arg_u64(o, &m, "thread_id",
-			big ? (uint32_t)id[0] << 8 | id[1] : (uint32_t)id[1] << 8 | id[0]);
-		arg_u64(o, &m, "no_buffer", get64(e + XFDR_DROP_ENTRY_NO_BUFFER_OFF, big));
-		arg_u64(o, &m, "reentrant", get64(e + XFDR_DROP_ENTRY_REENTRANT_OFF, big));
-		arg_u64(o, &m, "too_large", get64(e + XFDR_DROP_ENTRY_TOO_LARGE_OFF, big));
-		arg_u64(o, &m, "overwritten", get64(e + XFDR_DROP_ENTRY_OVERWRITTEN_OFF, big));
+		arg_u64(o, &m, "tid", e.tid);
+		arg_u64(o, &m, "thread_id", e.thread_id);
+		arg_u64(o, &m, "no_buffer", e.no_buffer);
+		arg_u64(o, &m, "reentrant", e.reentrant);
+		arg_u64(o, &m, "too_large", e.too_large);
+		arg_u64(o, &m, "overwritten", e.overwritten);
 		cli_putc(o, '}');
 	}
 	cli_putc(o, ']');
@@ -824,15 +790,16 @@ static int on_custom(struct te *s, const struct xfdr_event *ev, uint64_t tsc)
 		return 0;
 	}
 	if (xfdr_payload_has_tag(p, bytes, XFDR_DROP_MAGIC)) {
+		struct xfdr_drop_event d;
 		int n = 0;
 
-		if (drop_check(p, bytes, big, &why)) {
-			put_payload(s, "xfdr drops (invalid)", "xfdr", ev, tsc, why);
+		if (xfdr_drop_event_decode(p, bytes, big, &d, &err)) {
+			put_payload(s, "xfdr drops (invalid)", "xfdr", ev, tsc, err.text);
 			return 0;
 		}
 		event_head(s, 0, "xfdr drops", "xfdr", "i", tsc);
 		cli_puts(s->o, ",\"s\":\"t\",\"args\":{");
-		drop_args(s->o, &n, p, big);
+		drop_args(s->o, &n, &d);
 		cli_puts(s->o, "}}");
 		return 0;
 	}

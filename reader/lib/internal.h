@@ -163,7 +163,7 @@ void rd_cursor_seek_buffer(struct xfdr_record_cursor *c, uint64_t buffer);
  */
 int rd_build_thread_order(struct xfdr_trace *t, struct xfdr_error *err);
 
-/* ---- xfdr's own custom-event payloads (stack_context.c, crash_event.c) ------------------ */
+/* ---- xfdr's own custom-event payloads (stack_context.c, crash_event.c, drop_event.c) ------ */
 
 #define RD_PAYLOAD_TAG_BYTES 8u
 

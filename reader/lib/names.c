@@ -27,7 +27,9 @@
  * They are kept in an array sorted by thread id and searched by bisection.
  *
  * The `tsc_hz` line is read leniently too (the first one; not a number: no rate), for `xfdr
- * recover`, whose trace may not carry the rate in its header.
+ * recover`, whose trace may not carry the rate in its header; so are the pool's lines (`mode`,
+ * `buffer_size`, `buffer_max`, `buffers_written`, `overwritten`, `dropped`), for `xfdr record`'s
+ * summary: the first of each key counts, a value that is not a number is as no line.
  *
  * Numbers are decimal digits only: no sign, no space, no leading zero (but "0" itself), at most
  * the field's maximum; strtoull() would read "+2", " 2", "0002" and "-18446744073709551614" all
@@ -75,6 +77,13 @@ struct rd_thread {
 	char *name;
 };
 
+/* The pool's lines read as numbers; their order is that of the fields in xfdr_map_pool. */
+static const char *const pool_keys[] = {"buffer_size", "buffer_max", "buffers_written",
+					"overwritten"};
+#define POOL_KEYS (sizeof(pool_keys) / sizeof(pool_keys[0]))
+static const char *const drop_causes[XFDR_MAP_DROP_CAUSES] = {"no_buffer", "reentrant", "too_large",
+							      "no_thread_slot", "total"};
+
 struct xfdr_names {
 	struct rd_name *v; /* sorted by id once loaded */
 	size_t count, cap;
@@ -89,6 +98,10 @@ struct xfdr_names {
 	size_t frame_count, frame_cap;
 	struct rd_thread *threads; /* sorted by thread id, one per id, once loaded */
 	size_t thread_count, thread_cap;
+	struct xfdr_map_pool pool; /* pool.mode is mode */
+	char *mode;
+	int seen_pool_key[POOL_KEYS]; /* of the numbers: the first line of each key counts */
+	int seen_drop[XFDR_MAP_DROP_CAUSES];
 };
 
 static int fail(struct xfdr_error *err, int rc, uint64_t offset, const char *fmt, ...)
@@ -358,6 +371,60 @@ static void parse_tsc_hz_line(struct xfdr_names *n, const char *line)
 		return;
 	n->seen_tsc_hz = 1;
 	n->tsc_hz = parse_dec(&f, UINT64_MAX, &v) ? 0 : v;
+}
+
+/*
+ * The pool's lines, leniently as tsc_hz: `mode<TAB>WORD`, `KEY<TAB>N` for the pool_keys and
+ * `dropped<TAB>CAUSE<TAB>N`. The first line of each key (and cause) counts; one whose value is
+ * not what the key holds is as none. Returns 0 or -2 (out of memory).
+ */
+static int parse_pool_line(struct xfdr_names *n, const char *line)
+{
+	uint64_t *value[POOL_KEYS] = {&n->pool.buffer_size, &n->pool.buffer_max,
+				      &n->pool.buffers_written, &n->pool.overwritten};
+	int *have[POOL_KEYS] = {&n->pool.have_buffer_size, &n->pool.have_buffer_max,
+				&n->pool.have_buffers_written, &n->pool.have_overwritten};
+	const char *tab = strchr(line, '\t');
+	size_t key = (size_t)(tab - line), i;
+	struct field f[2];
+	uint64_t v;
+
+	if (key == 4 && !strncmp(line, "mode", 4)) {
+		if (n->mode || split_fields(tab + 1, f, 1) < 1 || !f[0].len)
+			return 0;
+		n->mode = strndup(f[0].p, f[0].len);
+		return n->mode ? 0 : -2;
+	}
+	if (key == 7 && !strncmp(line, "dropped", 7)) {
+		if (split_fields(tab + 1, f, 2) < 2)
+			return 0;
+		for (i = 0; i < XFDR_MAP_DROP_CAUSES; i++)
+			if (f[0].len == strlen(drop_causes[i]) &&
+			    !strncmp(f[0].p, drop_causes[i], f[0].len))
+				break;
+		if (i == XFDR_MAP_DROP_CAUSES || n->seen_drop[i])
+			return 0;
+		n->seen_drop[i] = 1;
+		f[1].len = strlen(f[1].p); /* the whole rest */
+		if (!parse_dec(&f[1], UINT64_MAX, &v)) {
+			n->pool.have_drops = 1;
+			n->pool.dropped[i] = v;
+		}
+		return 0;
+	}
+	for (i = 0; i < POOL_KEYS; i++) {
+		struct field whole = {tab + 1, strlen(tab + 1)};
+
+		if (key != strlen(pool_keys[i]) || strncmp(line, pool_keys[i], key) ||
+		    n->seen_pool_key[i])
+			continue;
+		n->seen_pool_key[i] = 1;
+		if (!parse_dec(&whole, UINT64_MAX, &v)) {
+			*have[i] = 1;
+			*value[i] = v;
+		}
+	}
+	return 0;
 }
 
 static void free_frames(struct xfdr_names *n)
@@ -690,6 +757,8 @@ static int names_read(FILE *f, const char *path, struct rd_drops *d, struct xfdr
 			rc = parse_thread_line(n, line, &why);
 		else if (!strncmp(line, "tsc_hz\t", sizeof("tsc_hz")))
 			parse_tsc_hz_line(n, line);
+		else if (strchr(line, '\t'))
+			rc = parse_pool_line(n, line);
 		if (!rc)
 			continue;
 		if (rc == -2) {
@@ -766,6 +835,15 @@ int xfdr_names_tsc_hz(const struct xfdr_names *n, uint64_t *hz)
 	return 1;
 }
 
+void xfdr_names_pool(const struct xfdr_names *n, struct xfdr_map_pool *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!n)
+		return;
+	*out = n->pool;
+	out->mode = n->mode;
+}
+
 const char *xfdr_names_get(const struct xfdr_names *n, uint32_t id)
 {
 	struct rd_name key = {.id = id};
@@ -839,6 +917,7 @@ void xfdr_names_free(struct xfdr_names *n)
 	free_frames(n);
 	free(n->frames);
 	free(n->crash_signal_name);
+	free(n->mode);
 	for (i = 0; i < n->thread_count; i++)
 		free(n->threads[i].name);
 	free(n->threads);

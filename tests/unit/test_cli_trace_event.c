@@ -864,10 +864,10 @@ static void test_custom_events(void **state)
 	at = strchr(at, '\n') + 1;
 	assert_memory_equal(
 	    at,
-	    "i 1 1 0.005 \"xfdr drops (invalid)\" {\"error\":\"XFDRDROP layout "
-	    "version is not 2\",\"hex\":\"58464452",
-	    strlen("i 1 1 0.005 \"xfdr drops (invalid)\" {\"error\":\"XFDRDROP layout "
-		   "version is not 2\",\"hex\":\"58464452"));
+	    "i 1 1 0.005 \"xfdr drops (invalid)\" {\"error\":\"payload offset 8: "
+	    "expected XFDRDROP layout version 2, found 1\",\"hex\":\"58464452",
+	    strlen("i 1 1 0.005 \"xfdr drops (invalid)\" {\"error\":\"payload offset 8: "
+		   "expected XFDRDROP layout version 2, found 1\",\"hex\":\"58464452"));
 	at = strchr(at, '\n') + 1;
 	text_assert_equal(at, want_tail);
 	text_assert_contains(other, "\"stack_contexts_invalid\":1,");

@@ -2,7 +2,7 @@
  * tests/unit/test_reader_names.c - the .map function names in the reader library
  * (xfdr_names_load/get/free, reader/lib/names.c), against doc/map-format.md, and the window
  * of a snapshot (the `since_tsc` line, xfdr_names_since_tsc), and the thread names of the
- * `thread` lines (xfdr_names_thread).
+ * `thread` lines (xfdr_names_thread), and the pool's lines (xfdr_names_pool).
  *
  * Each sidecar is written out literally here; the expected names, return codes, messages and
  * offsets are read off that text by hand (the offsets are byte counts of the lines before).
@@ -256,10 +256,67 @@ static void thread_names(void **state)
 	xfdr_names_free(n);
 }
 
+/*
+ * The pool's lines (xfdr_names_pool): numbers as the runtime writes them; the first line of a
+ * key (of a drop cause) counts; a value that is not a number, an unknown cause, a key without a
+ * value: as no line, and never an invalid sidecar.
+ */
+static void pool_facts(void **state)
+{
+	const char *path = scratch_write_text("pool.map", "xfdr-map\t1\n"
+							  "buffer_size\t65536\n"
+							  "buffer_max\t256\n"
+							  "buffer_max\t7\n"
+							  "mode\tring\n"
+							  "mode\tbounded\n"
+							  "buffers_written\t+3\n"
+							  "buffers_written\t3\n"
+							  "dropped\tno_buffer\t12\n"
+							  "dropped\tno_buffer\t99\n"
+							  "dropped\ttoo_large\t0002\n"
+							  "dropped\tgremlins\t5\n"
+							  "dropped\ttotal\t12\n"
+							  "overwritten\t18446744073709551615\n"
+							  "function\t1\tmain\n");
+	struct xfdr_map_pool p;
+	struct xfdr_names *n = NULL;
+	struct xfdr_error err;
+
+	(void)state;
+	assert_int_equal(xfdr_names_load(path, &n, &err), 0);
+	xfdr_names_pool(n, &p);
+	assert_string_equal(p.mode, "ring");
+	assert_true(p.have_buffer_size && p.buffer_size == 65536);
+	assert_true(p.have_buffer_max && p.buffer_max == 256);
+	/* "+3" is no number; the key's first line was that one: no buffers_written */
+	assert_false(p.have_buffers_written);
+	assert_true(p.have_overwritten && p.overwritten == UINT64_MAX);
+	assert_true(p.have_drops);
+	assert_int_equal(p.dropped[XFDR_MAP_DROP_NO_BUFFER], 12);
+	assert_int_equal(p.dropped[XFDR_MAP_DROP_TOO_LARGE], 0); /* "0002" is no number */
+	assert_int_equal(p.dropped[XFDR_MAP_DROP_REENTRANT], 0);
+	assert_int_equal(p.dropped[XFDR_MAP_DROP_TOTAL], 12);
+	assert_string_equal(xfdr_names_get(n, 1), "main");
+	xfdr_names_free(n);
+
+	/* No such lines, and no sidecar: nothing. */
+	path = scratch_write_text("nopool.map", "function\t1\tmain\nmode\n");
+	assert_int_equal(xfdr_names_load(path, &n, &err), 0);
+	xfdr_names_pool(n, &p);
+	assert_null(p.mode);
+	assert_false(p.have_buffer_size || p.have_buffer_max || p.have_drops);
+	xfdr_names_free(n);
+	memset(&p, 0xa5, sizeof(p));
+	xfdr_names_pool(NULL, &p);
+	assert_null(p.mode);
+	assert_false(p.have_buffer_max || p.have_overwritten || p.have_drops);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(names_from_function_lines),
+	    cmocka_unit_test(pool_facts),
 	    cmocka_unit_test(empty_sidecar),
 	    cmocka_unit_test(missing_file),
 	    cmocka_unit_test(malformed_line),
