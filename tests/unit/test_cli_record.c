@@ -595,46 +595,49 @@ static void crash_summary_shows_the_site(void **state)
 }
 
 /*
- * A program built with AddressSanitizer crashes: ASan's SIGSEGV handler, there before xfdr's,
- * is the program's own to xfdr and runs first; it reports and ends the process with status 1 by
- * a raw exit_group. The crash is flushed from its death callback: a trace with the crash in it
- * (there was none: no exit() or _exit() for xfdr to see).
+ * Record the AddressSanitizer-built program in mode: ASan reports (report_line) and ends it with
+ * status 1 by a raw exit_group, no exit() or _exit() for xfdr to see; its death callback is
+ * where xfdr flushes. There is one trace, and tools accept it.
+ */
+static void record_sanitized(const char *mode, const char *report_line, struct child_result *r,
+			     char *trace)
+{
+	char dir[PATH_BYTES];
+
+	out_dir(dir, mode);
+	record(r, "-o", dir, prog_asan, mode, NULL);
+	assert_int_equal(r->signal, 0);
+	assert_int_equal(r->status, 1);
+	text_assert_contains(r->err, report_line);
+	one_trace(dir, trace);
+	verify_ok(trace);
+}
+
+/*
+ * A crash: ASan's SIGSEGV handler, there before xfdr's, is the program's own to xfdr and runs
+ * first. The crash is flushed from the death callback, with its frames.
  */
 static void sanitized_crash_leaves_a_trace(void **state)
 {
-	char dir[PATH_BYTES], trace[PATH_BYTES];
+	char trace[PATH_BYTES];
 	struct child_result r;
 
 	(void)state;
-	out_dir(dir, "asan-segv-out");
-	record(&r, "-o", dir, prog_asan, "segv", NULL);
-	assert_int_equal(r.signal, 0);
-	assert_int_equal(r.status, 1);
-	text_assert_contains(r.err, "ERROR: AddressSanitizer: SEGV on unknown address");
-	one_trace(dir, trace);
-	verify_ok(trace);
+	record_sanitized("segv", "ERROR: AddressSanitizer: SEGV on unknown address", &r, trace);
 	text_assert_contains(r.err, "crash      SIGSEGV (code 1, address 0x0) in thread ");
 	text_assert_contains(r.err, "    #0  crash_here (");
 	child_result_free(&r);
 }
 
-/*
- * AddressSanitizer finds an error (no signal: a read past a heap block) and ends the process
- * the same way: the exit flush runs from its death callback and writes what was recorded.
- */
+/* An error ASan finds without a signal (a read past a heap block) gets the exit flush. */
 static void sanitizer_report_leaves_a_trace(void **state)
 {
-	char dir[PATH_BYTES], trace[PATH_BYTES];
+	char trace[PATH_BYTES];
 	struct child_result r;
 
 	(void)state;
-	out_dir(dir, "asan-report-out");
-	record(&r, "-o", dir, prog_asan, "heap_overflow", NULL);
-	assert_int_equal(r.signal, 0);
-	assert_int_equal(r.status, 1);
-	text_assert_contains(r.err, "ERROR: AddressSanitizer: heap-buffer-overflow");
-	one_trace(dir, trace);
-	verify_ok(trace);
+	record_sanitized("heap_overflow", "ERROR: AddressSanitizer: heap-buffer-overflow", &r,
+			 trace);
 	/* main, tiny and read_past entered; tiny exited: the report came inside read_past */
 	assert_int_equal(llvm_function_records(trace), 4);
 	child_result_free(&r);
