@@ -2,7 +2,8 @@
  * tests/fuzz/fuzz_record.c - libFuzzer target: the end of `xfdr record`
  * (reader/cli/record_report.c), which reads the trace and the .map the recorded program left:
  * files a hostile program writes as it likes. Its parsers are static, so its source is included
- * here: the trace file name parser, the .map facts reader (read_map()) and the summary of one
+ * here: the trace file name parser, the .map's reading (load_map(): the reader's lenient
+ * parser and its pool facts, whatever the trace is) and the summary of one
  * trace (summarize(): the reader's checks, the XFDRDROP counts, the names, the top functions).
  *
  * The input is fuzz_reader's: a trace, optionally followed by FUZZ_MAP_MARK and its .map. Both
@@ -71,8 +72,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const uint8_t *mark = memmem(data, size, FUZZ_MAP_MARK, sizeof(FUZZ_MAP_MARK) - 1);
 	size_t trace_bytes = mark ? (size_t)(mark - data) : size, i;
+	struct xfdr_names *map_lines;
+	struct xfdr_map_pool m;
 	struct found f;
-	struct map_facts m;
 	char name[256];
 
 	/* The first line, as a name in the output folder. */
@@ -89,9 +91,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	else
 		unlink(map_path);
 
-	read_map(map_path, &m);
+	(void)load_map(map_path, &map_lines);
+	xfdr_names_pool(map_lines, &m);
 	if (m.have_drops)
-		put_drops(m.drop, m.mode);
+		put_drops(m.dropped, m.mode);
+	xfdr_names_free(map_lines);
 
 	memset(&f, 0, sizeof(f));
 	f.name = "p-1-0.xray";
