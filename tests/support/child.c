@@ -405,3 +405,24 @@ void child_xfdr_ok(const char *arg, ...)
 	}
 	child_result_free(&r);
 }
+
+void child_xfdr_refused(const char *want_err, const char *arg, ...)
+{
+	struct child_result r;
+	char *argv[32];
+	va_list ap;
+	int i;
+
+	va_start(ap, arg);
+	xfdr_v(&r, &capture_both, argv, arg, ap);
+	va_end(ap);
+	if (r.status != 1 || strcmp(r.err, want_err)) {
+		print_error("xfdr");
+		for (i = 1; argv[i]; i++)
+			print_error(" %s", argv[i]);
+		print_error(" exited %d, expected 1 with stderr:\n%s\nbut stderr was:\n%s",
+			    r.status, want_err, r.err);
+		fail();
+	}
+	child_result_free(&r);
+}

@@ -95,6 +95,36 @@ static void run_ok(char *const argv[])
 	child_result_free(&r);
 }
 
+/*
+ * src with -finstrument-functions, libxfdr.a linked in (-u xfdr_init: the program calls no xfdr
+ * function, the runtime must come in), compiled with flags and linked with last (each one
+ * argument; "-g" where none is wanted).
+ */
+static void link_static(const char *src, const char *libxfdr_a, const char *flags, const char *last,
+			const char *out)
+{
+	char *a[] = {"gcc",
+		     "-O0",
+		     "-g",
+		     (char *)flags,
+		     "-finstrument-functions",
+		     (char *)src,
+		     "-Wl,-u,xfdr_init",
+		     (char *)libxfdr_a,
+		     "-lurcu-bp",
+		     "-lurcu-cds",
+		     "-lurcu-common",
+		     "-lunwind",
+		     "-ldl",
+		     "-pthread",
+		     (char *)last,
+		     "-o",
+		     (char *)out,
+		     NULL};
+
+	run_ok(a);
+}
+
 static int build_programs(void **state)
 {
 	char src[PATH_BYTES], libxfdr_a[PATH_BYTES + 16], ldir[PATH_BYTES + 2];
@@ -128,50 +158,11 @@ static int build_programs(void **state)
 
 		run_ok(a);
 	}
-	{
-		/* -u xfdr_init: the program calls no xfdr function, the runtime must come in. */
-		char *a[] = {"gcc",
-			     "-O0",
-			     "-finstrument-functions",
-			     src,
-			     "-Wl,-u,xfdr_init",
-			     libxfdr_a,
-			     "-lurcu-bp",
-			     "-lurcu-cds",
-			     "-lurcu-common",
-			     "-lunwind",
-			     "-ldl",
-			     "-pthread",
-			     (char *)san,
-			     "-o",
-			     prog_static,
-			     NULL};
-
-		run_ok(a);
-	}
-	{
-		/* Not UBSan: its null check would stop the "segv" mode's store before the fault. */
-		char *a[] = {"gcc",
-			     "-O0",
-			     "-g",
-			     "-fsanitize=address",
-			     "-finstrument-functions",
-			     src,
-			     "-Wl,-u,xfdr_init",
-			     libxfdr_a,
-			     "-lurcu-bp",
-			     "-lurcu-cds",
-			     "-lurcu-common",
-			     "-lunwind",
-			     "-ldl",
-			     "-pthread",
-			     sanitized() ? "-lubsan" : "-g", /* libxfdr.a's UBSan checks */
-			     "-o",
-			     prog_asan,
-			     NULL};
-
-		run_ok(a);
-	}
+	link_static(src, libxfdr_a, san, "-g", prog_static);
+	/* Not UBSan: its null check would stop the "segv" mode's store before the fault. */
+	link_static(src, libxfdr_a, "-fsanitize=address",
+		    sanitized() ? "-lubsan" : "-g", /* libxfdr.a's UBSan checks */
+		    prog_asan);
 	{
 		/* The ASan build of libxfdr.so.0 needs libasan named at link time. */
 		char *a[] = {"clang",
