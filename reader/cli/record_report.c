@@ -156,11 +156,11 @@ static const char *const drop_causes[] = {"no_buffer", "reentrant", "too_large",
 /* The first line the lenient read left out, for "map is unusable". */
 static void first_left_out(void *ctx, uint64_t line, const char *text)
 {
-	char *first = ctx;
+	struct xfdr_error *first = ctx;
 
 	(void)line;
-	if (!first[0])
-		snprintf(first, sizeof(((struct xfdr_error *)0)->text), "%s", text);
+	if (!first->text[0])
+		snprintf(first->text, sizeof(first->text), "%s", text);
 }
 
 /*
@@ -170,8 +170,7 @@ static void first_left_out(void *ctx, uint64_t line, const char *text)
  */
 static struct xfdr_names *load_map(const char *path, struct xfdr_names **all)
 {
-	struct xfdr_error err;
-	char first[sizeof(err.text)] = "";
+	struct xfdr_error err, first = {0, ""};
 	FILE *f = fopen(path, "r");
 
 	*all = NULL;
@@ -179,13 +178,12 @@ static struct xfdr_names *load_map(const char *path, struct xfdr_names **all)
 		fprintf(stderr, "  map is unusable: %s: %s\n", path, strerror(errno));
 		return NULL;
 	}
-	if (xfdr_names_read_lenient(f, path, first_left_out, first, all, &err) < 0) {
+	if (xfdr_names_read_lenient(f, path, first_left_out, &first, all, &err) < 0)
 		fprintf(stderr, "  map is unusable: %s\n", err.text);
-	} else if (first[0]) {
-		fprintf(stderr, "  map is unusable: %s\n", first);
-	}
+	else if (first.text[0])
+		fprintf(stderr, "  map is unusable: %s\n", first.text);
 	fclose(f);
-	return first[0] ? NULL : *all;
+	return first.text[0] ? NULL : *all;
 }
 
 /* What the trace itself says. */

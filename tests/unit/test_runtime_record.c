@@ -383,6 +383,25 @@ static void too_large_dropped_and_counted(void **state)
 	free(map);
 }
 
+/* The reader gives the trace at path's first n events these times (and CPU cpu; -1: any). */
+static void expect_event_times(const uint64_t *want, int n, int cpu)
+{
+	struct xfdr_trace *t = ts_open_verified(path);
+	struct xfdr_event_iter it;
+	struct xfdr_event ev;
+	struct xfdr_error err;
+	int i;
+
+	assert_int_equal(xfdr_events_begin(t, XFDR_ORDER_FILE, &it, &err), 0);
+	for (i = 0; i < n; i++) {
+		assert_int_equal(xfdr_events_next(&it, &ev, &err), 1);
+		assert_int_equal(ev.tsc, want[i]);
+		if (cpu >= 0)
+			assert_int_equal(ev.cpu, cpu);
+	}
+	xfdr_trace_close(t);
+}
+
 /* Deltas just below, at and above 2^32, and a clock that went backwards. */
 static void tsc_wrap_paths(void **state)
 {
@@ -390,12 +409,7 @@ static void tsc_wrap_paths(void **state)
 		       t4 = t3 + 0x100000001ull, t5 = t4 - 1;
 	struct ts_yrec r[8];
 	uint8_t *data, *p;
-	struct xfdr_trace *t;
-	struct xfdr_event_iter it;
-	struct xfdr_event ev;
-	struct xfdr_error err;
 	const uint64_t want[6] = {b, t1, t2, t3, t4, t4};
-	int i;
 
 	(void)state;
 	start_session(256, 4);
@@ -420,14 +434,7 @@ static void tsc_wrap_paths(void **state)
 	expect_eob(p + 80, 256 - PRE - 80);
 	free(data);
 
-	t = ts_open_verified(path);
-	assert_int_equal(xfdr_events_begin(t, XFDR_ORDER_FILE, &it, &err), 0);
-	for (i = 0; i < 6; i++) {
-		assert_int_equal(xfdr_events_next(&it, &ev, &err), 1);
-		assert_int_equal(ev.tsc, want[i]);
-		assert_int_equal(ev.cpu, 4);
-	}
-	xfdr_trace_close(t);
+	expect_event_times(want, 6, 4);
 
 	assert_int_equal(llvm_records(r, 8), 7); /* and the drop-count buffer's */
 	assert_int_equal(r[0].tsc, b);
@@ -448,12 +455,7 @@ static void tsc_wrap_paths(void **state)
 static void handler_inside_an_event_keeps_time(void **state)
 {
 	static const uint64_t want[6] = {100, 300, 400, 400, 500, 600};
-	struct xfdr_trace *t;
-	struct xfdr_event_iter it;
-	struct xfdr_event ev;
-	struct xfdr_error err;
 	uint8_t *data, *p;
-	int i;
 
 	(void)state;
 	start_session(256, 4);
@@ -473,13 +475,7 @@ static void handler_inside_an_event_keeps_time(void **state)
 	expect_fn(p + 40, 1, 1, 100);
 	expect_eob(p + 48, 256 - PRE - 48);
 	free(data);
-	t = ts_open_verified(path);
-	assert_int_equal(xfdr_events_begin(t, XFDR_ORDER_FILE, &it, &err), 0);
-	for (i = 0; i < 6; i++) {
-		assert_int_equal(xfdr_events_next(&it, &ev, &err), 1);
-		assert_int_equal(ev.tsc, want[i]);
-	}
-	xfdr_trace_close(t);
+	expect_event_times(want, 6, -1);
 }
 
 /* A new CPU writes NewCPUId (16-bit id, beyond 255) and restarts the delta at 0. */
