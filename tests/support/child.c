@@ -386,20 +386,27 @@ int child_xfdr_to(struct child_result *r, const struct child_spec *how, ...)
 	return r->status;
 }
 
+/* "xfdr ARGS..." of a command that did not end as expected, for the message that follows. */
+static void print_command(char *const *argv)
+{
+	int i;
+
+	print_error("xfdr");
+	for (i = 1; argv[i]; i++)
+		print_error(" %s", argv[i]);
+}
+
 void child_xfdr_ok(const char *arg, ...)
 {
 	struct child_result r;
 	char *argv[32];
 	va_list ap;
-	int i;
 
 	va_start(ap, arg);
 	xfdr_v(&r, &capture_both, argv, arg, ap);
 	va_end(ap);
 	if (r.status) {
-		print_error("xfdr");
-		for (i = 1; argv[i]; i++)
-			print_error(" %s", argv[i]);
+		print_command(argv);
 		print_error(" exited %d:\n%s%s", r.status, r.out, r.err);
 		fail();
 	}
@@ -411,15 +418,12 @@ void child_xfdr_refused(const char *want_err, const char *arg, ...)
 	struct child_result r;
 	char *argv[32];
 	va_list ap;
-	int i;
 
 	va_start(ap, arg);
 	xfdr_v(&r, &capture_both, argv, arg, ap);
 	va_end(ap);
 	if (r.status != 1 || strcmp(r.err, want_err)) {
-		print_error("xfdr");
-		for (i = 1; argv[i]; i++)
-			print_error(" %s", argv[i]);
+		print_command(argv);
 		print_error(" exited %d, expected 1 with stderr:\n%s\nbut stderr was:\n%s",
 			    r.status, want_err, r.err);
 		fail();
