@@ -308,15 +308,55 @@ static int has_key(const char *line, const char *key)
 }
 
 /*
+ * The method of the first `tsc_hz_method` line of the live sidecar into buf ("" if none): the
+ * rate's line is written once, after `trace`, wherever the live map had it (a live map gets
+ * its rate appended once it is known, or never, for a process killed before).
+ */
+static void live_hz_method(FILE *in, char *buf, size_t n)
+{
+	char *line = NULL;
+	size_t cap = 0;
+
+	buf[0] = '\0';
+	rewind(in);
+	while (getline(&line, &cap, in) > 0) {
+		if (!has_key(line, "tsc_hz_method") || line[13] != '\t')
+			continue;
+		snprintf(buf, n, "%.*s", (int)strcspn(line + 14, "\t\n"), line + 14);
+		break;
+	}
+	free(line);
+	rewind(in);
+}
+
+/* `trace` naming OUT, then the rate of OUT's header and how it was found, when known. */
+static void write_trace_and_rate(FILE *f, const struct map_ctx *m, const struct rd_pool_result *res,
+				 const char *method)
+{
+	fputs("trace\t", f);
+	cli_map_value(f, m->out);
+	fputc('\n', f);
+	if (!res->tsc_hz)
+		return;
+	fprintf(f, "tsc_hz\t%llu\n", (unsigned long long)res->tsc_hz);
+	if (res->hz_estimated)
+		method = "estimated";
+	else if (res->hz_assumed)
+		method = "assumed-1GHz";
+	if (method[0])
+		fprintf(f, "tsc_hz_method\t%s\n", method);
+}
+
+/*
  * FILE.map's lines as they are, but: one `trace` line naming OUT (where the first was, or
- * after xfdr-map/pid/program when there was none), `tsc_hz` the rate of OUT's header, its
- * method said when the rate was estimated or assumed, `buffers_written` the buffers kept; and
- * without the lines load_live_map() left out.
+ * after xfdr-map/pid/program when there was none) with `tsc_hz`, the rate of OUT's header, and
+ * its method (estimated or assumed when it was, else the live map's) right after it;
+ * `buffers_written` the buffers kept; and without the lines load_live_map() left out.
  */
 static int write_recovered_map(FILE *f, const struct rd_pool_result *res, void *ctx)
 {
 	struct map_ctx *m = ctx;
-	char *line = NULL;
+	char *line = NULL, method[64];
 	size_t cap = 0, lineno = 0, k = 0;
 	ssize_t n;
 	int traced = 0;
@@ -325,7 +365,7 @@ static int write_recovered_map(FILE *f, const struct rd_pool_result *res, void *
 	if (!m->live_map)
 		return cli_map_generated(f, &m->facts, res);
 	in = m->in;
-	rewind(in);
+	live_hz_method(in, method, sizeof(method));
 	while ((n = getline(&line, &cap, in)) > 0) {
 		/* Numbered as the reader numbers them: getline() lines, from 1. */
 		if (k < m->skip_count && m->skip[k] == ++lineno) {
@@ -348,22 +388,13 @@ static int write_recovered_map(FILE *f, const struct rd_pool_result *res, void *
 		}
 		if (!traced && !has_key(line, "xfdr-map") && !has_key(line, "pid") &&
 		    !has_key(line, "program")) {
-			fputs("trace\t", f);
-			cli_map_value(f, m->out);
-			fputc('\n', f);
+			write_trace_and_rate(f, m, res, method);
 			traced = 1;
-			if (has_key(line, "trace"))
-				continue;
 		}
-		if (has_key(line, "trace"))
+		if (has_key(line, "trace") || has_key(line, "tsc_hz") ||
+		    has_key(line, "tsc_hz_method"))
 			continue;
-		if (has_key(line, "tsc_hz"))
-			fprintf(f, "tsc_hz\t%llu\n", (unsigned long long)res->tsc_hz);
-		else if (has_key(line, "tsc_hz_method") && res->hz_estimated)
-			fputs("tsc_hz_method\testimated\n", f);
-		else if (has_key(line, "tsc_hz_method") && res->hz_assumed)
-			fputs("tsc_hz_method\tassumed-1GHz\n", f);
-		else if (has_key(line, "buffers_written"))
+		if (has_key(line, "buffers_written"))
 			fprintf(f, "buffers_written\t%llu\n", (unsigned long long)res->kept);
 		else
 			/* All n bytes: fputs() would stop at a NUL and join the next line on. */
@@ -375,11 +406,8 @@ static int write_recovered_map(FILE *f, const struct rd_pool_result *res, void *
 		return CLI_FAIL;
 	}
 	free(line);
-	if (!traced) {
-		fputs("trace\t", f);
-		cli_map_value(f, m->out);
-		fputc('\n', f);
-	}
+	if (!traced)
+		write_trace_and_rate(f, m, res, method);
 	return 0;
 }
 

@@ -23,8 +23,9 @@
  * `function` line, which would make numbers wrong). Lines with thread id 0 are skipped too: the
  * runtime writes 0 for threads that only dropped events and had no buffer, so such a line names
  * no buffer's thread. An empty name or `<unknown>` (what `xfdr core` writes when it cannot tell)
- * is no name. When two lines give one thread id, the first wins (the runtime never writes two).
- * They are kept in an array sorted by thread id and searched by bisection.
+ * is no name. When two lines give one thread id, the last wins: the live map of backing=file
+ * gets a thread's line again when the thread renames itself. They are kept in an array sorted
+ * by thread id and searched by bisection.
  *
  * The `tsc_hz` line is read leniently too (the first one; not a number: no rate), for `xfdr
  * recover`, whose trace may not carry the rate in its header; so are the pool's lines (`mode`,
@@ -73,7 +74,7 @@ struct rd_frame {
 struct rd_thread {
 	uint32_t thread_id;
 	uint32_t tid;
-	size_t seq; /* line order: of two lines for one thread id, the first wins */
+	size_t seq; /* line order: of two lines for one thread id, the last wins */
 	char *name;
 };
 
@@ -620,7 +621,7 @@ static int by_thread_id(const void *a, const void *b)
 	return x->thread_id < y->thread_id ? -1 : x->thread_id > y->thread_id;
 }
 
-/* Sort by thread id and keep the first line of each id. */
+/* Sort by thread id and keep the last line of each id. */
 static void threads_finish(struct xfdr_names *n)
 {
 	size_t i, kept = 0;
@@ -630,7 +631,8 @@ static void threads_finish(struct xfdr_names *n)
 	qsort(n->threads, n->thread_count, sizeof(*n->threads), by_thread_then_seq);
 	for (i = 0; i < n->thread_count; i++) {
 		if (kept && n->threads[kept - 1].thread_id == n->threads[i].thread_id) {
-			free(n->threads[i].name);
+			free(n->threads[kept - 1].name);
+			n->threads[kept - 1] = n->threads[i];
 			continue;
 		}
 		n->threads[kept++] = n->threads[i];

@@ -429,11 +429,6 @@ static void rt_exit_flush(void)
 	/* A fork child that recorded nothing has nothing to write, and no file of its own. */
 	if (rt_forked() || __atomic_exchange_n(&done, 1u, __ATOMIC_ACQ_REL))
 		return;
-	/*
-	 * The live map's keeper finishes the rewrite it is in, if any, and stops: an exit never
-	 * leaves a half-made "<map>.tmp" beside the live files, whatever flush_at_exit says.
-	 */
-	livemap_stop();
 	/* exit() inside the program's crash handler: the crash, flushed as a crash. */
 	if (signals_exit_in_crash_handler())
 		return;

@@ -32,6 +32,7 @@
 #include "runtime/base/print.h"
 #include "runtime/flush/drops.h"
 #include "runtime/flush/flush.h"
+#include "runtime/flush/map_functions.h"
 #include "runtime/flush/mapfile.h"
 #include "runtime/flush/output.h"
 #include "runtime/pool/pool.h"
@@ -639,6 +640,8 @@ int flush_run(enum pool_flush_id ctx, uint64_t since, char *path_out, size_t pat
 	}
 	if (!rc)
 		rc = map_write_tail(map_fd, tsc_hz, &st, &drops);
+	if (!rc)
+		rc = map_write_functions(map_fd);
 	rc = output_finish(map, close_checked(map_fd, rc));
 	if (rc)
 		report_map_lost(map, rc, !flush_output.per_thread_files || !traces_rc);

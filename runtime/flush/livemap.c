@@ -1,51 +1,52 @@
 /*
  * runtime/flush/livemap.c - the live map and the pool's clock facts (see livemap.h).
  *
- * With a live map (backing=file), one keeper thread at a time, "xfdr-livemap":
+ * The live map is written whole once, by livemap_start() at init, and from then on only
+ * appended to, by the thread that brought the news, in the slow path where it did:
+ *   - a thread takes a buffer or exits (thread_set_watcher()): its `thread` line, when the map
+ *     has none of it yet or its name changed (prctl(PR_GET_NAME), on itself); the `tsc_hz`
+ *     lines once the rate is known; the function lines of ids a registered source (XRay's)
+ *     added since;
+ *   - the function map gives an id (fnmap_on_new_id()): that function's line.
+ * So a SIGKILL loses no name that was known when it came, and the process has no thread of
+ * ours. (It had one, "xfdr-livemap", which rewrote the map once a second: a process with a
+ * second thread takes glibc's multi-threaded fork path for good, and each fork child paid
+ * about 60 us more for it on the Intel VMs.) The cost moves to the slow paths: a thread's
+ * first buffer and each buffer after a rename, a system call; a function's first call
+ * anywhere, a few (gettid, getpid, fstat, write) and the symbol lookup; the very first one
+ * also reads the symbol tables (symbolizer.h), milliseconds for a large program.
  *
- *   livemap_start() --> [frequency unknown: sleep until HZ_AFTER_NS after the start, then
- *   clock_tsc_hz() -> pool_locator_set_tsc_hz()] --> [every REWRITE_NS, rewrite the map if
- *   its fingerprint moved] --> posts `done` and returns when livemap_stop() asks.
+ * The reader takes a thread id's last `thread` line (reader/lib/names.c), and sees every
+ * function id once: both the thread that gave an id and a listing of every id may list it, and
+ * fnmap_take_for_listing() gives it to one of them per map.
  *
- * Why wait: without an exact CPUID frequency, clock_tsc_hz() calibrates against
- * CLOCK_MONOTONIC_RAW and spins until its baseline since clock_init() is CLOCK_MIN_BASELINE_NS.
- * xfdr_init() anchors the clock just after livemap_start(), so by HZ_AFTER_NS the spin is nil
- * or a fraction of init's own tail, and it is this thread's, never a recording thread's.
+ * The rate: without an exact CPUID frequency, clock_tsc_hz() calibrates against
+ * CLOCK_MONOTONIC_RAW and spins until its baseline since clock_init() is CLOCK_MIN_BASELINE_NS;
+ * xfdr_init() anchors the clock just after the first livemap_start(). So it is asked for only
+ * HZ_AFTER_NS after that, when it no longer spins: then the watcher hands it to the pool
+ * (locator and live header, either backing) and the live map.
  *
- * Memory backing gets no thread (an extra thread in every process, and a new scheduling
- * pattern at start, for one number): livemap_start() hands the frequency to the pool when it
- * is already known or cheap to get (HZ_AFTER_NS after the first start: a later init), and
- * otherwise the flush layer does when it next computes it.
+ * The lock is a word holding its holder's tid. Another thread waits for it (sched_yield()); the
+ * holder's own thread (a signal handler that interrupted it and met a new function) does not:
+ * it raises `pending`, and the holder lists every id not listed yet before it lets go. No
+ * signal is blocked, so a fault in the holder still reaches the crash handler.
  *
- * The fingerprint covers what `xfdr recover` takes from the map and what can change: per
- * thread of the session its slot, tid, state, thread id and name (the live name from /proc,
- * as the map has it), the number of -finstrument-functions ids, and the frequency. That costs
- * a few system calls per thread per second; XRay's ids are registered by xfdr_start() before
- * any thread records, so the first thread moves the fingerprint after them. Drop counts are
- * not in it: they change all the time, and the flushed .map has them.
- *
- * A rewrite goes to "<map>.tmp", then rename(2) puts it in place, so a reader after a SIGKILL
- * finds the last complete map. The first rename is to a free name only (newfile.h): a map
- * found there that we did not write stays, and the live map is reported as not written. None is
- * made while an xfdr_init() runs (CTL_INIT_RUNNING in rt_state.ctl, read with acquire): init
- * rewrites what the map reads (the clock source, the thread table), and the acquire of its end
- * orders those writes before the rewrite.
- *
- * State: the paths and the keeper's fields are written by init only, while no keeper runs;
- * pthread_create() orders them before the keeper reads them, and livemap_stop()'s wait on
- * `done` orders the keeper's last access before init writes them again. `stop` is the one
- * flag both sides touch.
+ * A fork child never writes the parent's map, whatever runs first in it (its own atfork
+ * handlers, code after _Fork() or clone()): every entry compares the pid that wrote the map
+ * with getpid(), and livemap_forget_after_fork() closes the child's copy of the descriptor.
+ * Before each write, fstat(2) checks that the descriptor still leads to the file we wrote: a
+ * program that closed it and opened something else under its number gets nothing written
+ * into it; the map then stays as it is, and one stderr line says so.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
-#include <semaphore.h>
-#include <signal.h>
+#include <sched.h>
 #include <stdio.h> /* rename */
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <time.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "runtime/base/compiler.h"
@@ -54,6 +55,7 @@
 #include "runtime/base/print.h"
 #include "runtime/flush/drops.h"
 #include "runtime/flush/livemap.h"
+#include "runtime/flush/map_functions.h"
 #include "runtime/flush/mapfile.h"
 #include "runtime/pool/pool.h"
 #include "runtime/record/clock.h"
@@ -61,27 +63,37 @@
 #include "runtime/record/thread.h"
 #include "runtime/symbols/fnmap.h"
 
-/* When the keeper asks for the frequency: the calibration baseline, and a little more. */
+/* When the rate is asked for: the calibration baseline after the first start, and a little more. */
 #define HZ_AFTER_NS (CLOCK_MIN_BASELINE_NS + 5000000ull)
-/* How often it looks whether the map needs rewriting. */
-#define REWRITE_NS 1000000000ull
+/* The lines waiting to be written; written when past OUT_FLUSH_AT and before the lock goes. */
+#define OUT_BYTES (64u * 1024u)
+#define OUT_FLUSH_AT (OUT_BYTES - MAP_FN_LINE_BYTES)
 
 static struct {
-	int running; /* started, and `done` not yet waited for */
-	pid_t pid;   /* the process that started it: a fork child has no such thread */
-	sem_t wake;  /* posted by livemap_stop() */
-	sem_t done;  /* posted by the keeper after its last access to anything shared */
-	uint32_t stop;
-	int dirty;	   /* the map on disk is not the one for fp (a write failed) */
-	uint64_t fp;	   /* fingerprint of the map on disk */
-	uint64_t start_ns; /* CLOCK_MONOTONIC at the start */
-} keeper;
+	uint32_t owner;	  /* tid of the thread holding the lock; 0: free */
+	uint32_t pending; /* a nested caller found its own thread holding it: list every id */
+	/* The rest only with the lock held. */
+	int fd;		   /* the live map, O_APPEND; -1: none (memory backing, stopped, failed) */
+	uint32_t listing;  /* this map's number, for fnmap_take_for_listing() and the slots */
+	uint32_t session;  /* the session whose threads it lists */
+	struct stat st;	   /* the file fd must lead to */
+	int hz_listed;	   /* its tsc_hz line is written */
+	uint32_t listed[MAP_FN_SOURCES_MAX]; /* ids of each registered source listed */
+	struct map_fn_namer namer;
+	struct pr_buf out;
+} journal = {.fd = -1};
 
+static char out_text[OUT_BYTES];
+/*
+ * The process that wrote the live map, 0: none yet. Read before the lock is taken: a fork
+ * child may have a copy of the lock that a thread of the parent held.
+ */
+static pid_t journal_pid;
+static uint32_t listings; /* maps written so far: the next one's number is this + 1 */
 static uint64_t first_start_ns; /* CLOCK_MONOTONIC at the first livemap_start(); 0 before */
 
 static char map_path[PATH_MAX]; /* the live map; "" without one */
-static struct stat map_st;	/* device and inode of the last one written (rename keeps them) */
-static int map_st_known;
+static int map_known;		/* map_path holds a map we wrote: journal.st says which */
 static char tmp_path[PATH_MAX]; /* map_path + ".tmp" */
 static char trace_path[PATH_MAX];
 
@@ -101,47 +113,239 @@ static XFDR_NOINSTR void report(const char *what, const char *path, int neg_errn
 	pr_line(&b);
 }
 
-static XFDR_NOINSTR uint64_t mix(uint64_t h, uint64_t v)
+/* ---- the lock -------------------------------------------------------------------------------- */
+
+static XFDR_NOINSTR uint32_t self_tid(void)
 {
-	return h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2));
+	return (uint32_t)syscall(SYS_gettid);
 }
 
-static XFDR_NOINSTR uint64_t fingerprint(uint64_t tsc_hz)
+/* Take the lock: 1, or 0 when this thread holds it already (pending raised). */
+static XFDR_NOINSTR int journal_lock(uint32_t me)
 {
-	uint32_t session = xfdr_load_acquire(&rt_pool.session);
-	uint32_t i, n;
-	struct thread_slot *slots = thread_slots_used(&n);
-	uint64_t h = mix(mix(n, tsc_hz), fnmap_ids_given());
+	uint32_t seen = 0;
 
-	for (i = 0; i < n; i++) {
-		struct thread_slot *s = &slots[i];
-		char name[17];
-		uint64_t w[2];
-
-		if (!thread_slot_in_session(s, session))
-			continue;
-		memset(name, 0, sizeof(name));
-		thread_slot_name(s, name);
-		memcpy(w, name, sizeof(w));
-		h = mix(h, i);
-		h = mix(h, xfdr_load_relaxed(&s->tid));
-		h = mix(h, xfdr_load_acquire(&s->state));
-		/* pairs with the release in thread_id_in_session() */
-		h = mix(h, xfdr_load_acquire(&s->id_session) == session
-			       ? xfdr_load_relaxed(&s->thread_id)
-			       : 0);
-		h = mix(mix(h, w[0]), w[1]);
+	while (!xfdr_cas(&journal.owner, &seen, me)) {
+		if (seen == me) {
+			xfdr_store_relaxed(&journal.pending, 1u);
+			return 0;
+		}
+		seen = 0;
+		sched_yield();
 	}
-	return h;
+	return 1;
 }
+
+static void list_fnmap(void);
+static void out_write(void);
+
+/* Write what waits, list what a nested caller announced, and let go. */
+static XFDR_NOINSTR void journal_unlock(uint32_t me)
+{
+	for (;;) {
+		if (__atomic_exchange_n(&journal.pending, 0u, __ATOMIC_ACQ_REL))
+			list_fnmap();
+		out_write();
+		xfdr_store_release(&journal.owner, 0u);
+		/* A handler that ran between the exchange and the release left its news pending. */
+		if (!xfdr_load_acquire(&journal.pending) || !journal_lock(me))
+			return;
+	}
+}
+
+/* A live map was written, by this process (not by the parent of this fork child). */
+static XFDR_NOINSTR int journal_ours(void)
+{
+	pid_t pid = xfdr_load_relaxed(&journal_pid);
+
+	return xfdr_load_relaxed(&map_known) && pid && pid == getpid();
+}
+
+/* ---- appending --------------------------------------------------------------------------- */
+
+/* A write failed: stop appending. */
+static XFDR_NOINSTR void journal_fail(int neg_errno)
+{
+	report("cannot append to the live map", map_path, neg_errno);
+	close(journal.fd);
+	journal.fd = -1;
+}
+
+/* The program closed our descriptor: stop appending, and leave its number to the program. */
+static XFDR_NOINSTR void journal_lost(void)
+{
+	char text[PATH_MAX + 160];
+	struct pr_buf b = PR_BUF_INIT(text);
+
+	pr_str(&b, "backing=file: the program closed the descriptor of the live map ");
+	pr_str(&b, map_path);
+	pr_str(&b, "; nothing more is appended to it");
+	pr_line(&b);
+	journal.fd = -1;
+}
+
+/* Write the lines that wait, if the descriptor still leads to our map. */
+static XFDR_NOINSTR void out_write(void)
+{
+	struct stat now;
+	int rc;
+
+	if (!journal.out.len || journal.fd < 0) {
+		journal.out.len = 0;
+		return;
+	}
+	if (fstat(journal.fd, &now) || now.st_dev != journal.st.st_dev ||
+	    now.st_ino != journal.st.st_ino) {
+		journal_lost();
+	} else {
+		rc = pr_write_all(journal.fd, journal.out.text, journal.out.len);
+		if (rc)
+			journal_fail(rc);
+	}
+	journal.out.len = 0;
+	journal.out.truncated = 0;
+}
+
+static XFDR_NOINSTR void out_reserve(void)
+{
+	if (journal.out.len >= OUT_FLUSH_AT)
+		out_write();
+}
+
+static XFDR_NOINSTR void list_function(uint32_t id, uintptr_t addr)
+{
+	out_reserve();
+	map_fn_namer_line(&journal.namer, &journal.out, id, addr);
+}
+
+/* The -finstrument-functions ids no line of this map lists yet. */
+static XFDR_NOINSTR void list_fnmap(void)
+{
+	uint32_t n = fnmap_ids_given() + FNMAP_ID_FIRST, id;
+	uintptr_t addr;
+
+	for (id = FNMAP_ID_FIRST; id < n && journal.fd >= 0; id++)
+		if (fnmap_take_for_listing(id, journal.listing, &addr))
+			list_function(id, addr);
+}
+
+/* The ids registered sources (XRay's) added since the last call. */
+static XFDR_NOINSTR void list_sources(void)
+{
+	const struct map_fn_source *src;
+	uint32_t i, id, n;
+
+	for (i = 0; i < MAP_FN_SOURCES_MAX; i++) {
+		src = map_fn_source_at(i);
+		if (!src)
+			continue;
+		n = src->count();
+		for (id = journal.listed[i] + 1; id <= n && journal.fd >= 0; id++) {
+			uintptr_t addr = src->addr_of(id);
+
+			if (addr)
+				list_function(id, addr);
+		}
+		if (n > journal.listed[i])
+			journal.listed[i] = n;
+	}
+}
+
+/* The rate, once known, or asked for once clock_tsc_hz() no longer spins: to the pool. */
+static XFDR_NOINSTR uint64_t rate_now(void)
+{
+	uint64_t hz = pool_locator_tsc_hz();
+
+	if (!hz && first_start_ns && mono_ns() - first_start_ns >= HZ_AFTER_NS) {
+		hz = clock_tsc_hz(); /* 0 if init failed before clock_init(): later */
+		if (hz)
+			pool_locator_set_tsc_hz(hz);
+	}
+	return hz;
+}
+
+static XFDR_NOINSTR void list_rate(uint64_t hz)
+{
+	if (journal.hz_listed || !hz)
+		return;
+	out_reserve();
+	map_clock_rate_lines(&journal.out, hz);
+	journal.hz_listed = 1;
+}
+
+/* s's thread line, unless the map has it with this name already. */
+static XFDR_NOINSTR void list_thread(struct thread_slot *s, const char name[16])
+{
+	uint64_t w[2];
+
+	memcpy(w, name, sizeof(w));
+	/* pairs with the release in thread_id_in_session(): the thread has an id in this map's session */
+	if (xfdr_load_acquire(&s->id_session) != journal.session)
+		return;
+	if (s->map_listing == journal.listing && s->map_name[0] == w[0] && s->map_name[1] == w[1])
+		return;
+	out_reserve();
+	map_thread_line(&journal.out, s, journal.session, name);
+	s->map_listing = journal.listing;
+	s->map_name[0] = w[0];
+	s->map_name[1] = w[1];
+}
+
+/* The thread watcher: on the slot's own thread, as it takes a buffer or exits. */
+static XFDR_NOINSTR void on_thread(struct thread_slot *s)
+{
+	int saved = errno;
+	uint64_t hz = rate_now();
+	char name[17] = {0};
+	uint32_t me;
+
+	if (!journal_ours()) {
+		errno = saved;
+		return;
+	}
+	if (prctl(PR_GET_NAME, name, 0, 0, 0))
+		memset(name, 0, sizeof(name));
+	me = self_tid();
+	if (journal_lock(me)) {
+		if (journal.fd >= 0) {
+			list_rate(hz);
+			list_sources();
+			list_thread(s, name);
+		}
+		journal_unlock(me);
+	}
+	errno = saved;
+}
+
+/* The function map's announcement: on the thread that gave the id. */
+static XFDR_NOINSTR void on_new_id(uint32_t id)
+{
+	int saved = errno;
+	uintptr_t addr;
+	uint32_t me;
+
+	if (!journal_ours()) {
+		errno = saved;
+		return;
+	}
+	me = self_tid();
+	if (journal_lock(me)) {
+		if (journal.fd >= 0 && fnmap_take_for_listing(id, journal.listing, &addr))
+			list_function(id, addr);
+		journal_unlock(me);
+	}
+	errno = saved;
+}
+
+/* ---- the whole map, at start ------------------------------------------------------------- */
 
 /*
- * Give tmp_path to the unnamed file fd, or (fd < 0) create it there. One found there (a rewrite
- * of an earlier process with our pid that died in it, or a planted link) is removed first:
- * unlink(2) removes a link, never what it leads to. Returns 0 (naming), a descriptor
+ * Give tmp_path to the unnamed file fd, or (fd < 0) create it there. One found there (a map
+ * of an earlier process with our pid that died writing it, or a planted link) is removed
+ * first: unlink(2) removes a link, never what it leads to. Returns 0 (naming), a descriptor
  * (creating) or a negative errno.
  */
-static XFDR_NOINSTR int take_tmp(int fd)
+static int take_tmp(int fd)
 {
 	int rc = fd < 0 ? newfile_create(tmp_path, O_WRONLY) : newfile_name(fd, tmp_path);
 
@@ -151,18 +355,17 @@ static XFDR_NOINSTR int take_tmp(int fd)
 }
 
 /*
- * Write the map to tmp_path and rename it to map_path: the first time only to a free name
- * (newfile.h), later over the map we wrote. The map is written into a file without a name
+ * Write the map's head and tail to tmp_path and rename it to map_path: the first time only to a
+ * free name (newfile.h), later over the map we wrote. It is written into a file without a name
  * (newfile_create_unnamed()) that takes tmp_path only once complete, right before the rename,
- * so a process that ends meanwhile (exit(), _exit(), SIGKILL) leaves no half-made tmp_path
- * beside the live files; where the file system cannot, it is written at tmp_path. Returns 0 or
- * a negative errno, *failed the path that failed.
+ * so a process that ends meanwhile leaves no half-made tmp_path beside the live files; where
+ * the file system cannot, it is written at tmp_path. Returns the descriptor, open for
+ * appending, or a negative errno with *failed the path that failed.
  */
-static XFDR_NOINSTR int write_map(uint64_t tsc_hz, const char **failed)
+static int write_map(uint64_t tsc_hz, struct stat *st_new, const char **failed)
 {
 	struct map_flush st;
 	struct drop_totals drops;
-	struct stat st_new;
 	int fd, rc, named;
 
 	memset(&st, 0, sizeof(st));
@@ -173,21 +376,21 @@ static XFDR_NOINSTR int write_map(uint64_t tsc_hz, const char **failed)
 		fd = take_tmp(-1);
 	if (fd < 0)
 		return fd;
-	rc = fstat(fd, &st_new) ? -errno : map_write_head(fd);
+	rc = fstat(fd, st_new) ? -errno : map_write_head(fd);
 	if (!rc)
 		rc = map_write_trace(fd, trace_path);
 	drops_sum(&drops);
 	if (!rc)
 		rc = map_write_tail(fd, tsc_hz, &st, &drops);
+	if (!rc && fcntl(fd, F_SETFL, O_APPEND))
+		rc = -errno;
 	if (!rc && !named) {
 		rc = take_tmp(fd);
 		named = !rc;
 	}
-	if (close(fd) && !rc && errno != EINTR)
-		rc = -errno;
 	if (!rc) {
 		*failed = map_path;
-		if (!map_st_known)
+		if (!map_known)
 			rc = newfile_rename(tmp_path, map_path);
 		else if (rename(tmp_path, map_path))
 			rc = -errno;
@@ -195,135 +398,10 @@ static XFDR_NOINSTR int write_map(uint64_t tsc_hz, const char **failed)
 	if (rc) {
 		if (named)
 			unlink(tmp_path);
+		close(fd);
 		return rc;
 	}
-	map_st = st_new;
-	map_st_known = 1;
-	return 0;
-}
-
-static XFDR_NOINSTR int init_running(void)
-{
-	/* pairs with the acquire-release clear of CTL_INIT_RUNNING at the end of xfdr_init() */
-	return (CTL_FLAGS(xfdr_load_acquire(&rt_state.ctl)) & CTL_INIT_RUNNING) != 0;
-}
-
-/* Sleep ns or until livemap_stop() posts `wake`. Returns 1 when asked to stop. */
-static XFDR_NOINSTR int wait_stop(uint64_t ns)
-{
-	struct timespec at;
-
-	clock_gettime(CLOCK_MONOTONIC, &at);
-	at.tv_sec += (time_t)(ns / 1000000000u);
-	at.tv_nsec += (long)(ns % 1000000000u);
-	if (at.tv_nsec >= 1000000000L) {
-		at.tv_sec++;
-		at.tv_nsec -= 1000000000L;
-	}
-	while (sem_clockwait(&keeper.wake, CLOCK_MONOTONIC, &at) && errno == EINTR)
-		;
-	/* pairs with the release of stop in livemap_stop() */
-	return xfdr_load_acquire(&keeper.stop) != 0;
-}
-
-/* The keeper: every signal blocked (by its creator), no instrumented code, no hook. */
-static XFDR_NOINSTR void *keeper_main(void *arg)
-{
-	const char *failed;
-	int reported = keeper.dirty; /* livemap_start() said why its write failed */
-
-	(void)arg;
-	for (;;) {
-		uint64_t hz = pool_locator_tsc_hz(), since = mono_ns() - keeper.start_ns;
-		uint64_t wait_ns = REWRITE_NS, fp;
-		int rc;
-
-		if (!hz && since >= HZ_AFTER_NS) {
-			hz = clock_tsc_hz(); /* 0 if init failed before clock_init(): later */
-			pool_locator_set_tsc_hz(hz);
-		} else if (!hz) {
-			wait_ns = HZ_AFTER_NS - since;
-		}
-		if (!init_running()) {
-			fp = fingerprint(hz);
-			if (keeper.dirty || fp != keeper.fp) {
-				rc = write_map(hz, &failed);
-				keeper.dirty = rc != 0;
-				if (!rc)
-					keeper.fp = fp;
-				else if (!reported++)
-					report("cannot rewrite the live map", failed, rc);
-			}
-		}
-		if (wait_stop(wait_ns))
-			break;
-	}
-	sem_post(&keeper.done); /* the last access to anything shared */
-	return NULL;
-}
-
-/* Start the keeper. Returns 0 or an errno value. */
-static int keeper_start(void)
-{
-	pthread_attr_t attr;
-	pthread_t thread;
-	sigset_t all, old;
-	int rc;
-
-	keeper.start_ns = mono_ns();
-	/* No keeper reads stop now (the last one was waited for); pthread_create publishes it. */
-	xfdr_store_relaxed(&keeper.stop, (uint32_t)0);
-	if (sem_init(&keeper.wake, 0, 0))
-		return errno;
-	if (sem_init(&keeper.done, 0, 0)) {
-		rc = errno;
-		goto out_wake;
-	}
-	rc = pthread_attr_init(&attr);
-	if (rc)
-		goto out_done;
-	rc = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (rc)
-		goto out_attr;
-	/* Every signal blocked from its first instruction: no program handler runs on it. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&thread, &attr, keeper_main, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc)
-		goto out_attr;
-	pthread_setname_np(thread, "xfdr-livemap"); /* visible in top -H and /proc: cosmetic */
-	keeper.running = 1;
-	keeper.pid = getpid();
-	pthread_attr_destroy(&attr);
-	return 0;
-out_attr:
-	pthread_attr_destroy(&attr);
-out_done:
-	sem_destroy(&keeper.done);
-out_wake:
-	sem_destroy(&keeper.wake);
-	return rc;
-}
-
-void livemap_stop(void)
-{
-	int saved = errno;
-
-	if (!keeper.running)
-		return;
-	keeper.running = 0;
-	/* A fork child has the parent's memory but not its threads: nobody to wait for. */
-	if (keeper.pid != getpid())
-		return;
-	/* pairs with the acquire of stop in wait_stop() */
-	xfdr_store_release(&keeper.stop, (uint32_t)1);
-	sem_post(&keeper.wake);
-	while (sem_wait(&keeper.done) && errno == EINTR)
-		;
-	sem_destroy(&keeper.wake);
-	sem_destroy(&keeper.done);
-	errno = saved;
+	return fd;
 }
 
 /* map_path, tmp_path and trace_path for a map path ending in ".map". Returns 0 or -errno. */
@@ -350,11 +428,11 @@ static void unlink_map(void)
 
 	if (!map_path[0])
 		return;
-	if (map_st_known && !lstat(map_path, &now) && now.st_dev == map_st.st_dev &&
-	    now.st_ino == map_st.st_ino)
+	if (map_known && !lstat(map_path, &now) && now.st_dev == journal.st.st_dev &&
+	    now.st_ino == journal.st.st_ino)
 		unlink(map_path);
 	map_path[0] = tmp_path[0] = trace_path[0] = '\0';
-	map_st_known = 0;
+	xfdr_store_relaxed(&map_known, 0);
 }
 
 /*
@@ -369,13 +447,71 @@ static uint64_t hz_if_cheap(uint64_t now_ns)
 	return clock_tsc_hz();
 }
 
-int livemap_start(const char *path)
+/* Write the whole map and list every function known: the lock held. */
+static void journal_start(uint64_t hz)
 {
 	const char *failed;
+	struct stat st;
+	int fd = write_map(hz, &st, &failed);
+
+	if (fd < 0) {
+		report("cannot write the live map", failed, fd);
+		return;
+	}
+	journal.fd = fd;
+	journal.st = st;
+	journal.listing = ++listings;
+	journal.session = xfdr_load_relaxed(&rt_pool.session);
+	journal.hz_listed = hz != 0;
+	memset(journal.listed, 0, sizeof(journal.listed));
+	journal.out = (struct pr_buf){.text = out_text, .cap = sizeof(out_text)};
+	xfdr_store_relaxed(&journal_pid, getpid());
+	xfdr_store_relaxed(&map_known, 1);
+	list_sources();
+	list_fnmap();
+}
+
+/* Close the map (it stays on disk): the lock held. */
+static void journal_stop(void)
+{
+	out_write();
+	if (journal.fd >= 0)
+		close(journal.fd);
+	journal.fd = -1;
+	map_fn_namer_close(&journal.namer);
+}
+
+/* In a fork child whose atfork handler has not run yet: do its work first. */
+static void forget_if_forked(void)
+{
+	pid_t pid = xfdr_load_relaxed(&journal_pid);
+
+	if (pid && pid != getpid())
+		livemap_forget_after_fork();
+}
+
+void livemap_stop(void)
+{
+	int saved = errno;
+	uint32_t me = self_tid();
+
+	forget_if_forked();
+	if (journal_lock(me)) {
+		journal_stop();
+		journal_unlock(me);
+	}
+	errno = saved;
+}
+
+int livemap_start(const char *path)
+{
 	uint64_t hz, now = mono_ns();
+	uint32_t me = self_tid();
 	int rc;
 
 	livemap_stop();
+	thread_set_watcher(on_thread);
+	fnmap_on_new_id(on_new_id);
 	pool_locator_set_invariant_tsc(clock_invariant_tsc());
 	hz = pool_locator_tsc_hz();
 	if (!hz) {
@@ -393,16 +529,10 @@ int livemap_start(const char *path)
 			path = NULL;
 		}
 	}
-	if (!path)
-		return 0;
-	keeper.fp = fingerprint(hz);
-	rc = write_map(hz, &failed);
-	keeper.dirty = rc != 0;
-	if (rc)
-		report("cannot write the live map", failed, rc);
-	rc = keeper_start();
-	if (rc)
-		report("cannot start the thread that keeps the live map current", NULL, -rc);
+	if (path && journal_lock(me)) {
+		journal_start(hz);
+		journal_unlock(me);
+	}
 	return 0;
 }
 
@@ -415,7 +545,20 @@ void livemap_discard(void)
 
 void livemap_forget_after_fork(void)
 {
-	keeper.running = 0;
+	/* A thread of the parent held the lock at fork(): its state may be half-made. */
+	int held = xfdr_load_relaxed(&journal.owner) != 0;
+
+	xfdr_store_relaxed(&map_known, 0);
+	xfdr_store_relaxed(&journal_pid, (pid_t)0);
+	if (journal.fd >= 0)
+		close(journal.fd); /* the child's copy: the parent's stays open */
+	journal.fd = -1;
+	journal.out.len = 0;
+	if (held)
+		memset(&journal.namer, 0, sizeof(journal.namer)); /* its mappings are leaked */
+	else
+		map_fn_namer_close(&journal.namer);
 	map_path[0] = tmp_path[0] = trace_path[0] = '\0';
-	map_st_known = 0;
+	xfdr_store_relaxed(&journal.pending, 0u);
+	xfdr_store_relaxed(&journal.owner, 0u);
 }

@@ -1,7 +1,7 @@
 /*
  * runtime/flush/livemap.h - the live side of survival: with backing=file, the .map beside the
- * live pool file, written at start and kept current, so that `xfdr recover` can name threads
- * and functions after the process was killed; with either backing, the clock facts (TSC
+ * live pool file, written at start and appended to as threads and functions appear, so that
+ * `xfdr recover` can name threads and functions after the process was killed; with either backing, the clock facts (TSC
  * frequency, invariant TSC) that the pool locator and the live trace header carry, so that
  * `xfdr recover` and `xfdr core` can give a trace its cycle_frequency.
  */
@@ -11,14 +11,13 @@
 /*
  * livemap_start - tell the pool whether the TSC is invariant, and its frequency when known or
  * cheap to get (a later init); with map_path, write the live map there now
- * ("<live>.xray.map": its trace line names "<live>.xray") and keep it current until
- * livemap_stop(); NULL: no live map (memory backing; a live map of an earlier session is
- * unlinked). With a live map a background thread, "xfdr-livemap", hands the TSC frequency to
- * the pool (locator and live header) once clock_tsc_hz() no longer needs to spin, and
- * rewrites the map about once a second when its threads, their names or the function ids
- * changed. Memory backing starts no thread: the flush layer hands the frequency over then.
- * The thread never records (it calls no hook), blocks every signal, is detached (a process
- * may exit while it runs) and holds no lock (fork-safe).
+ * ("<live>.xray.map": its trace line names "<live>.xray") with every function named so far,
+ * and let the recording threads append to it until livemap_stop(); NULL: no live map (memory
+ * backing; a live map of an earlier session is unlinked). No thread is started: recording
+ * threads keep the map current as they bring news (a thread takes a buffer or exits: its
+ * thread line, the rate, XRay's ids; the function map gives an id: its function line; through
+ * thread_set_watcher() and fnmap_on_new_id()), and hand the TSC frequency to the pool once
+ * clock_tsc_hz() no longer needs to spin (either backing).
  * Context: init only, after pool_setup(). Returns 0; a live map that cannot be written or
  * kept current is reported with one stderr line and does not fail init (the trace survives
  * without names).
@@ -26,8 +25,8 @@
 int livemap_start(const char *map_path);
 
 /*
- * livemap_stop - stop the thread and wait until it no longer touches the pool or the files
- * (the live map stays on disk). Idempotent. Context: init, exit; not a signal handler.
+ * livemap_stop - stop appending to the live map (it stays on disk); waits for a thread that
+ * is appending. Idempotent. Context: init, exit; not a signal handler.
  */
 void livemap_stop(void);
 
@@ -40,9 +39,9 @@ void livemap_stop(void);
 void livemap_discard(void);
 
 /*
- * livemap_forget_after_fork - in a fork child: the live map and its keeper are the parent's;
- * drop them without touching the parent's files. Context: the child, right after fork();
- * async-signal-safe.
+ * livemap_forget_after_fork - in a fork child: the live map is the parent's; drop it without
+ * touching the parent's files (the child's copy of its descriptor is closed). Context: the
+ * child's one thread, before it records; async-signal-safe.
  */
 void livemap_forget_after_fork(void);
 

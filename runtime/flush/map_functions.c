@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "runtime/base/compiler.h"
+#include "runtime/base/monotonic.h"
 #include "runtime/base/print.h"
 #include "runtime/flush/map_functions.h"
 #include "runtime/symbols/fnmap.h"
@@ -19,6 +20,10 @@
 #define OUT_BYTES (64u * 1024u)
 #define OUT_FLUSH_AT (OUT_BYTES - 12u * 1024u)
 #define FIELD_MAX_BYTES 4096u
+_Static_assert(2u * FIELD_MAX_BYTES + 128u <= MAP_FN_LINE_BYTES, "a function line fits");
+_Static_assert(OUT_FLUSH_AT + MAP_FN_LINE_BYTES <= OUT_BYTES, "a line fits in the slack");
+/* A namer whose reopened table still had no file at an address waits this long to try again. */
+#define NAMER_RETRY_NS 1000000000ull
 
 struct fn_writer {
 	int fd;
@@ -40,13 +45,13 @@ int map_fn_register(const struct map_fn_source *src)
 
 	if (i >= MAP_FN_SOURCES_MAX)
 		return -ENOSPC;
-	/* pairs with the acquire in source_at() */
+	/* pairs with the acquire in map_fn_source_at() */
 	xfdr_store_release(&sources[i], src);
 	return 0;
 }
 
 /* The i-th registered source, or NULL (none there, or not stored yet). */
-static const struct map_fn_source *source_at(uint32_t i)
+XFDR_NOINSTR const struct map_fn_source *map_fn_source_at(uint32_t i)
 {
 	uint32_t n = xfdr_load_relaxed(&source_count);
 
@@ -112,37 +117,52 @@ static XFDR_NOINSTR void writer_kv(struct fn_writer *w, const char *key, const c
 	pr_char(&w->b, '\n');
 }
 
+/* What is known of the function at addr: named when its library was unloaded, else by st. */
+static XFDR_NOINSTR void resolve(struct sym_table *st, int sym_ok, uint32_t id, uintptr_t addr,
+				 struct sym_result *r)
+{
+	const struct unload_name *gone = unload_count() ? unload_find(id, addr) : NULL;
+
+	memset(r, 0, sizeof(*r));
+	if (gone) {
+		/* Its library was dlclose()d: named before it went (symbols/unload.h). */
+		r->name = gone->name;
+		r->module = gone->module;
+		r->module_vaddr = gone->module_vaddr;
+		r->vaddr_known = gone->vaddr_known;
+	} else if (sym_ok) {
+		sym_lookup(st, addr, r);
+	}
+}
+
+/* One "function" line; b has room for MAP_FN_LINE_BYTES more. */
+static XFDR_NOINSTR void put_function(struct pr_buf *b, uint32_t id, uintptr_t addr,
+				      const struct sym_result *r)
+{
+	pr_str(b, "function\t");
+	pr_u64(b, id);
+	pr_char(b, '\t');
+	put_field(b, r->name ? r->name : "<unknown>");
+	pr_char(b, '\t');
+	pr_hex(b, addr);
+	pr_char(b, '\t');
+	put_field(b, r->module ? r->module : "-");
+	pr_char(b, '\t');
+	if (r->vaddr_known)
+		pr_hex(b, r->module_vaddr);
+	else
+		pr_char(b, '-');
+	pr_char(b, '\n');
+}
+
 /* One "function" line for id at addr, its name and module resolved now. */
 static XFDR_NOINSTR void writer_function(struct fn_writer *w, uint32_t id, uintptr_t addr)
 {
-	const struct unload_name *gone = unload_count() ? unload_find(id, addr) : NULL;
 	struct sym_result r;
 
-	memset(&r, 0, sizeof(r));
-	if (gone) {
-		/* Its library was dlclose()d: named before it went (symbols/unload.h). */
-		r.name = gone->name;
-		r.module = gone->module;
-		r.module_vaddr = gone->module_vaddr;
-		r.vaddr_known = gone->vaddr_known;
-	} else if (w->sym_ok) {
-		sym_lookup(&w->sym, addr, &r);
-	}
+	resolve(&w->sym, w->sym_ok, id, addr, &r);
 	out_reserve(w);
-	pr_str(&w->b, "function\t");
-	pr_u64(&w->b, id);
-	pr_char(&w->b, '\t');
-	put_field(&w->b, r.name ? r.name : "<unknown>");
-	pr_char(&w->b, '\t');
-	pr_hex(&w->b, addr);
-	pr_char(&w->b, '\t');
-	put_field(&w->b, r.module ? r.module : "-");
-	pr_char(&w->b, '\t');
-	if (r.vaddr_known)
-		pr_hex(&w->b, r.module_vaddr);
-	else
-		pr_char(&w->b, '-');
-	pr_char(&w->b, '\n');
+	put_function(&w->b, id, addr, &r);
 	w->listed++;
 	if (!r.name)
 		w->unnamed++;
@@ -223,7 +243,7 @@ XFDR_NOINSTR int map_write_functions(int fd)
 	uint32_t i;
 
 	for (i = 0; i < MAP_FN_SOURCES_MAX; i++) {
-		src = source_at(i);
+		src = map_fn_source_at(i);
 		any |= src && src->count() != 0;
 	}
 	if (!any)
@@ -232,7 +252,7 @@ XFDR_NOINSTR int map_write_functions(int fd)
 	if (rc)
 		return rc;
 	for (i = 0; i < MAP_FN_SOURCES_MAX; i++) {
-		src = source_at(i);
+		src = map_fn_source_at(i);
 		if (src && src->count())
 			list_source(&w, src);
 	}
@@ -254,4 +274,49 @@ XFDR_NOINSTR int map_write_functions(int fd)
 		pr_line(&b);
 	}
 	return rc;
+}
+
+/* ---- one line at a time: the live map ------------------------------------------------------- */
+
+static XFDR_NOINSTR void namer_open(struct map_fn_namer *nm)
+{
+	nm->closes = unload_closes();
+	nm->sym_ok = !sym_open(&nm->sym);
+}
+
+XFDR_NOINSTR void map_fn_namer_close(struct map_fn_namer *nm)
+{
+	if (nm->sym_ok)
+		sym_close(&nm->sym);
+	nm->sym_ok = 0;
+}
+
+/*
+ * An address that no file of the snapshot holds is either code of a library loaded since (a
+ * fresh snapshot names it) or code of no file (generated at run time: none ever will). So a
+ * miss takes a fresh snapshot, unless one taken for a miss in the last NAMER_RETRY_NS did not
+ * help: reading /proc/self/maps for every function of a code generator would cost more than it
+ * tells.
+ */
+XFDR_NOINSTR void map_fn_namer_line(struct map_fn_namer *nm, struct pr_buf *b, uint32_t id,
+				    uintptr_t addr)
+{
+	struct sym_result r;
+	int fresh = 0;
+
+	if (nm->sym_ok && nm->closes != unload_closes())
+		map_fn_namer_close(nm);
+	if (!nm->sym_ok) {
+		namer_open(nm);
+		fresh = 1;
+	}
+	resolve(&nm->sym, nm->sym_ok, id, addr, &r);
+	if (!r.module && !fresh &&
+	    (!nm->futile_ns || mono_ns() - nm->futile_ns >= NAMER_RETRY_NS)) {
+		map_fn_namer_close(nm);
+		namer_open(nm);
+		resolve(&nm->sym, nm->sym_ok, id, addr, &r);
+		nm->futile_ns = r.module ? 0 : mono_ns();
+	}
+	put_function(b, id, addr, &r);
 }

@@ -12,6 +12,12 @@
 
 #include <stdint.h>
 
+#include "runtime/base/print.h"
+#include "runtime/symbols/symbolizer.h"
+
+/* The longest "function" line: its name and module are cut to 4096 bytes each. */
+#define MAP_FN_LINE_BYTES (8u * 1024u + 256u)
+
 /*
  * A space of function ids 1 .. count() that a hook owns: the .map lists it as
  * "functions <name> <count>" and one "function" line per id whose address is not 0.
@@ -32,6 +38,9 @@ struct map_fn_source {
 #define MAP_FN_SOURCES_MAX 4
 int map_fn_register(const struct map_fn_source *src);
 
+/* map_fn_source_at - the i-th registered source, NULL if none (yet). Context: any. */
+const struct map_fn_source *map_fn_source_at(uint32_t i);
+
 /*
  * map_write_functions - append the function lines of every registered source and of the
  * -finstrument-functions id map to fd (nothing when there are no functions). Prints one
@@ -40,5 +49,27 @@ int map_fn_register(const struct map_fn_source *src);
  * open/read/mmap; no lock, no malloc). Returns 0 or a negative errno of write(2) or -ENOMEM.
  */
 int map_write_functions(int fd);
+
+/*
+ * A namer writes function lines one at a time (the live map: runtime/flush/livemap.c), keeping
+ * its snapshot of the mappings between lines: taken at the first line, taken again when the
+ * program called dlclose() since, or when an address lies in no file of it (a library loaded
+ * since; see map_fn_namer_line()). Zeroed: no snapshot.
+ */
+struct map_fn_namer {
+	struct sym_table sym;
+	int sym_ok;	   /* sym holds a snapshot */
+	uint32_t closes;   /* unload_closes() when it was taken */
+	uint64_t futile_ns; /* when a fresh snapshot last left an address without a file; 0 */
+};
+
+/*
+ * map_fn_namer_line - append the "function" line of id at addr to b, which has room for
+ * MAP_FN_LINE_BYTES more. Context: async-signal-safe; one caller at a time per namer.
+ */
+void map_fn_namer_line(struct map_fn_namer *nm, struct pr_buf *b, uint32_t id, uintptr_t addr);
+
+/* map_fn_namer_close - release the snapshot (the namer stays usable). */
+void map_fn_namer_close(struct map_fn_namer *nm);
 
 #endif /* XFDR_RUNTIME_FLUSH_MAP_FUNCTIONS_H */

@@ -10,7 +10,6 @@
 #include "runtime/base/print.h"
 #include "runtime/flush/crash.h"
 #include "runtime/flush/drops.h"
-#include "runtime/flush/map_functions.h"
 #include "runtime/flush/mapfile.h"
 #include "runtime/pool/pool.h"
 #include "runtime/record/clock.h"
@@ -77,12 +76,36 @@ int map_write_trace(int fd, const char *path)
 	return line_ks(fd, "trace", path);
 }
 
+void map_thread_line(struct pr_buf *b, const struct thread_slot *s, uint32_t session,
+		     const char *name)
+{
+	int c;
+
+	pr_str(b, "thread\t");
+	pr_u64(b, xfdr_load_relaxed(&s->tid));
+	pr_char(b, '\t');
+	/* pairs with the release in thread_id_in_session(); 0: no buffer this session */
+	pr_u64(b, xfdr_load_acquire(&s->id_session) == session ? xfdr_load_relaxed(&s->thread_id)
+							       : 0);
+	pr_char(b, '\t');
+	map_put_name(b, name);
+	for (c = 0; c < DROP_NO_THREAD_SLOT; c++) {
+		pr_char(b, '\t');
+		pr_u64(b, xfdr_load_relaxed(&s->dropped[c]));
+	}
+	for (c = 0; c < THREAD_NOTES; c++) {
+		pr_char(b, '\t');
+		pr_u64(b, xfdr_load_relaxed(&s->noted[c]));
+	}
+	pr_char(b, '\n');
+}
+
 static int thread_lines(int fd)
 {
 	uint32_t session = xfdr_load_acquire(&rt_pool.session);
 	uint32_t i, n;
 	struct thread_slot *slots = thread_slots_used(&n);
-	int rc = 0, c;
+	int rc = 0;
 
 	for (i = 0; i < n && !rc; i++) {
 		struct thread_slot *s = &slots[i];
@@ -92,24 +115,7 @@ static int thread_lines(int fd)
 		if (!thread_slot_in_session(s, session))
 			continue;
 		thread_slot_name(s, name);
-		pr_str(&b, "thread\t");
-		pr_u64(&b, xfdr_load_relaxed(&s->tid));
-		pr_char(&b, '\t');
-		/* pairs with the release in thread_id_in_session(); 0: no buffer this session */
-		pr_u64(&b, xfdr_load_acquire(&s->id_session) == session
-			       ? xfdr_load_relaxed(&s->thread_id)
-			       : 0);
-		pr_char(&b, '\t');
-		map_put_name(&b, name);
-		for (c = 0; c < DROP_NO_THREAD_SLOT; c++) {
-			pr_char(&b, '\t');
-			pr_u64(&b, xfdr_load_relaxed(&s->dropped[c]));
-		}
-		for (c = 0; c < THREAD_NOTES; c++) {
-			pr_char(&b, '\t');
-			pr_u64(&b, xfdr_load_relaxed(&s->noted[c]));
-		}
-		pr_char(&b, '\n');
+		map_thread_line(&b, s, session, name);
 		rc = pr_flush(&b, fd);
 	}
 	return rc;
@@ -214,14 +220,27 @@ static int crash_lines(int fd)
 	return rc;
 }
 
+void map_clock_rate_lines(struct pr_buf *b, uint64_t tsc_hz)
+{
+	pr_str(b, "tsc_hz\t");
+	pr_u64(b, tsc_hz);
+	pr_str(b, "\ntsc_hz_method\t");
+	pr_str(b, clock_hz_method());
+	pr_char(b, '\n');
+}
+
 int map_write_tail(int fd, uint64_t tsc_hz, const struct map_flush *st,
 		   const struct drop_totals *drops)
 {
-	int rc, c;
+	char text[128];
+	struct pr_buf b = PR_BUF_INIT(text);
+	int rc = 0, c;
 
-	rc = line_kv(fd, "tsc_hz", tsc_hz);
-	if (!rc)
-		rc = line_ks(fd, "tsc_hz_method", clock_hz_method());
+	if (tsc_hz) {
+		map_clock_rate_lines(&b, tsc_hz);
+		rc = pr_flush(&b, fd);
+	}
+
 	if (!rc)
 		rc = line_ks(fd, "clock", clock_source_name(clock_source()));
 	if (!rc)
@@ -262,7 +281,5 @@ int map_write_tail(int fd, uint64_t tsc_hz, const struct map_flush *st,
 		rc = crash_lines(fd);
 	if (!rc)
 		rc = thread_lines(fd);
-	if (!rc)
-		rc = map_write_functions(fd);
 	return rc;
 }

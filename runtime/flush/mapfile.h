@@ -10,8 +10,11 @@
 
 #include <stdint.h>
 
+#include "runtime/base/print.h"
+
 struct crash_report;
 struct drop_totals;
+struct thread_slot;
 
 /* What one flush wrote. */
 struct map_flush {
@@ -25,11 +28,20 @@ int map_write_head(int fd);
 /* One "trace" line. */
 int map_write_trace(int fd, const char *path);
 /*
- * Everything after the trace lines: clock, pool, the snapshot's start (since_tsc, when not
- * 0), drops and notes, the crash (see map_set_crash()), threads, functions.
+ * Everything after the trace lines but the functions (map_functions.h): clock (its rate only
+ * when tsc_hz is not 0), pool, the snapshot's start (since_tsc, when not 0), drops and notes,
+ * the crash (see map_set_crash()), threads.
  */
 int map_write_tail(int fd, uint64_t tsc_hz, const struct map_flush *st,
 		   const struct drop_totals *drops);
+/* map_clock_rate_lines - append the "tsc_hz" and "tsc_hz_method" lines to b (64 bytes free). */
+void map_clock_rate_lines(struct pr_buf *b, uint64_t tsc_hz);
+/*
+ * map_thread_line - append the "thread" line of slot s in session to b (at least 256 bytes
+ * free), with name (at most 16 bytes). Context: async-signal-safe; writes nothing.
+ */
+void map_thread_line(struct pr_buf *b, const struct thread_slot *s, uint32_t session,
+		     const char *name);
 
 /*
  * map_set_crash - the crash the next .map written by the crashing thread (c->tid) describes:

@@ -226,6 +226,7 @@ static XFDR_NOINSTR int take_buffer(struct rec_thread *t, struct thread_slot *s,
 	t->cpu = cpu;
 	t->last_tsc = tsc;
 	xfdr_store_relaxed(&s->session, session);
+	thread_tell_watcher(s);
 	return 0;
 }
 

@@ -41,6 +41,7 @@ enum {
 	MB_GLOBAL = 2,	/* MEMBARRIER_CMD_GLOBAL: slower, needs no registration */
 };
 static int membarrier_kind;
+static void (*watcher)(struct thread_slot *s);
 
 static void thread_exit(void *arg);
 
@@ -219,6 +220,7 @@ XFDR_NOINSTR struct thread_slot *thread_register(struct rec_thread *t)
 	xfdr_store_relaxed(&s->busy, 0u);
 	current_name(s->name);
 	name_store(s->exit_name, (const char[16]){0});
+	xfdr_store_relaxed(&s->map_listing, 0u); /* a new thread: the live map has no line of it */
 	/* pairs with the acquire of state by the flusher and thread_table_reset() */
 	xfdr_store_release(&s->state, (uint32_t)SLOT_LIVE);
 	/* Arms thread_exit() for this thread (again, if it runs after an earlier exit). */
@@ -271,6 +273,7 @@ static XFDR_NOINSTR void thread_exit(void *arg)
 		rec_thread_close_buffer(t);
 	rec_thread_forget_buffer(t);
 	current_name(s->exit_name);
+	thread_tell_watcher(s);
 	/* Before the slot, and with it the stack, can go to another thread. */
 	altstack_thread_stop(s->index);
 	t->slot = NULL;
@@ -341,4 +344,19 @@ XFDR_NOINSTR void thread_slot_name(const struct thread_slot *s, char out[17])
 			out[n] = '\0';
 		}
 	}
+}
+
+void thread_set_watcher(void (*fn)(struct thread_slot *s))
+{
+	/* pairs with the acquire in thread_tell_watcher() */
+	xfdr_store_release(&watcher, fn);
+}
+
+XFDR_NOINSTR void thread_tell_watcher(struct thread_slot *s)
+{
+	/* pairs with the release in thread_set_watcher() */
+	void (*fn)(struct thread_slot *) = xfdr_load_acquire(&watcher);
+
+	if (fn)
+		fn(s);
 }

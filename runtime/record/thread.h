@@ -104,6 +104,17 @@ uint32_t thread_id_in_session(struct thread_slot *s, uint32_t session);
  */
 int thread_quiesce(unsigned timeout_ms);
 
+/*
+ * thread_set_watcher - fn(slot) is called on a recording thread, inside the runtime (its guard
+ * held: its own signal handlers record nothing meanwhile), each time it takes a buffer and when
+ * it exits; NULL: nothing. For the live map (runtime/flush/livemap.c), a higher layer, which
+ * names the thread there. fn must be async-signal-safe. Context: any; the last call wins.
+ */
+void thread_set_watcher(void (*fn)(struct thread_slot *s));
+
+/* thread_tell_watcher - call the watcher, if any, for s. Context: as the watcher's. */
+void thread_tell_watcher(struct thread_slot *s);
+
 /* Copy a slot's name (live thread: /proc/self/task/<tid>/comm; exited: as it exited) into
  * out (NUL-terminated, at most 16 bytes with the NUL). Context: async-signal-safe. */
 void thread_slot_name(const struct thread_slot *s, char out[17]);

@@ -77,6 +77,12 @@ struct thread_slot {
 	uint64_t name[2];      /* at registration */
 	uint64_t exit_name[2]; /* at thread exit, before state becomes SLOT_EXITED */
 	/*
+	 * What the live map (runtime/flush/livemap.c) last wrote of this slot's thread: under the
+	 * map's lock, the number of the map it wrote it in (0: none) and the name it gave.
+	 */
+	uint32_t map_listing;
+	uint64_t map_name[2];
+	/*
 	 * The shadow call stack: the ids of the outermost open calls (rec_thread.depth says how
 	 * many are open). Only the owner touches it, with its guard held.
 	 */

@@ -105,6 +105,13 @@ enum node_state {
 	NODE_LOST = 2, /* lost the insertion race: id unused */
 };
 
+/*
+ * A node's state word: enum node_state in the low byte; above it, for a live node, the listing
+ * generation that took it last (fnmap_take_for_listing()), 0 for none.
+ */
+#define NODE_STATE_MASK 0xffu
+#define NODE_LISTED_SHIFT 8
+
 struct fnmap_node {
 	struct cds_lfht_node ht;
 	uintptr_t addr;
@@ -144,6 +151,7 @@ static uint32_t next_id = FNMAP_ID_FIRST;
 static uint32_t id_limit = FNMAP_ID_NONE;
 static uint64_t unassigned[FNMAP_CAUSES];
 static uint32_t reported[FNMAP_CAUSES];
+static void (*on_new_id)(uint32_t id);
 static pthread_key_t cache_key;
 static int cache_key_ok;
 
@@ -318,8 +326,12 @@ static XFDR_NOINSTR int ensure_ready(int nested)
 	return 0;
 }
 
-/* Give addr the next id in sh. Context: inside an RCU read-side section. */
-static XFDR_NOINSTR uint32_t insert(struct fnmap_shard *sh, uintptr_t addr, unsigned long hash)
+/*
+ * Give addr the next id in sh; *won set when this call gave it (not another thread's at the
+ * same moment). Context: inside an RCU read-side section.
+ */
+static XFDR_NOINSTR uint32_t insert(struct fnmap_shard *sh, uintptr_t addr, unsigned long hash,
+				   int *won_it)
 {
 	uint32_t limit = xfdr_load_relaxed(&id_limit);
 	struct cds_lfht_node *won;
@@ -348,6 +360,7 @@ static XFDR_NOINSTR uint32_t insert(struct fnmap_shard *sh, uintptr_t addr, unsi
 	/* pairs with the acquire in fnmap_addr_of() */
 	xfdr_store_release(&n->state, (uint32_t)NODE_LIVE);
 	xfdr_add_relaxed(&sh->nodes, 1ul);
+	*won_it = 1;
 	return id;
 }
 
@@ -399,15 +412,21 @@ static XFDR_NOINSTR uint32_t lookup_or_insert(uintptr_t addr)
 	struct fnmap_shard *sh = &shards[hash >> (sizeof(hash) * 8 - SHARD_BITS)];
 	struct cds_lfht_iter iter;
 	struct cds_lfht_node *found;
+	void (*announce)(uint32_t);
 	uint32_t id;
+	int won = 0;
 
 	urcu_bp_read_lock();
 	cds_lfht_lookup(sh->ht, hash, node_match, &addr, &iter);
 	found = cds_lfht_iter_get_node(&iter);
-	id = found ? node_id(found) : insert(sh, addr, hash);
+	id = found ? node_id(found) : insert(sh, addr, hash, &won);
 	urcu_bp_read_unlock();
 	if (!found && shard_crowded(sh))
 		shard_grow(sh);
+	/* pairs with the release in fnmap_on_new_id() */
+	announce = won ? xfdr_load_acquire(&on_new_id) : NULL;
+	if (announce)
+		announce(id);
 	return id;
 }
 
@@ -495,7 +514,7 @@ XFDR_NOINSTR uintptr_t fnmap_addr_of(uint32_t id)
 		return 0;
 	n = node_of(id, 0);
 	/* pairs with the release of state in insert() */
-	if (!n || xfdr_load_acquire(&n->state) != NODE_LIVE)
+	if (!n || (xfdr_load_acquire(&n->state) & NODE_STATE_MASK) != NODE_LIVE)
 		return 0;
 	return xfdr_load_relaxed(&n->addr);
 }
@@ -555,4 +574,31 @@ void fnmap_after_fork_child(void)
 		return;
 	urcu_bp_after_fork_child();
 	pthread_mutex_unlock(&grow_lock);
+}
+
+void fnmap_on_new_id(void (*fn)(uint32_t id))
+{
+	/* pairs with the acquire in lookup_or_insert() */
+	xfdr_store_release(&on_new_id, fn);
+}
+
+XFDR_NOINSTR int fnmap_take_for_listing(uint32_t id, uint32_t listing, uintptr_t *addr)
+{
+	uint32_t mark = ((listing - 1u) % (UINT32_MAX >> NODE_LISTED_SHIFT) + 1u) << NODE_LISTED_SHIFT;
+	struct fnmap_node *n;
+	uint32_t st;
+
+	if (id < FNMAP_ID_FIRST || id >= FNMAP_ID_NONE)
+		return 0;
+	n = node_of(id, 0);
+	if (!n)
+		return 0;
+	/* pairs with the release of state in insert() */
+	st = xfdr_load_acquire(&n->state);
+	if ((st & NODE_STATE_MASK) != NODE_LIVE || (st & ~NODE_STATE_MASK) == mark)
+		return 0;
+	/* The caller serialises listings: nobody else changes a live node's state. */
+	xfdr_store_relaxed(&n->state, (uint32_t)NODE_LIVE | mark);
+	*addr = xfdr_load_relaxed(&n->addr);
+	return 1;
 }

@@ -48,6 +48,25 @@ uint32_t fnmap_ids_given(void);
 /* The address that owns id, 0 if none. Context: any, async-signal-safe. */
 uintptr_t fnmap_addr_of(uint32_t id);
 
+/*
+ * fnmap_on_new_id - fn is called with each id this process gives from now on, by the thread
+ * that gave it, right after (the id's address is then fnmap_addr_of()'s); NULL: nobody. Ids are
+ * given by the hooks, signal handlers included, so fn must be async-signal-safe and must not
+ * call instrumented code. For the live .map (runtime/flush/livemap.c), a higher layer.
+ * Context: any; the last call wins.
+ */
+void fnmap_on_new_id(void (*fn)(uint32_t id));
+
+/*
+ * fnmap_take_for_listing - 1 and *addr when id is a function's (as fnmap_addr_of()) and no
+ * call with this listing number took it before; 0 otherwise. A listing number (any but 0)
+ * names one file being written: with it, two writers that may each list an id (the one that
+ * gave it, and one listing every id) write it once. Only the last listing number per id is
+ * kept, in 24 bits (numbers 2^24 - 1 apart are one). Context: calls with one listing number serialised by
+ * the caller; async-signal-safe.
+ */
+int fnmap_take_for_listing(uint32_t id, uint32_t listing, uintptr_t *addr);
+
 /* Lookups that got FNMAP_ID_NONE for this cause. */
 uint64_t fnmap_unassigned(enum fnmap_unassigned_cause cause);
 

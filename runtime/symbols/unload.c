@@ -45,6 +45,7 @@ struct segments {
 
 static struct unload_node *head; /* newest first; nodes never change nor go away */
 static uint32_t kept;
+static uint32_t closes; /* dlclose() calls that returned: unload_closes() */
 static pthread_mutex_t unload_lock = PTHREAD_MUTEX_INITIALIZER;
 /* The pid of the process whose forking thread holds unload_lock across fork(); else 0. */
 static pid_t fork_holder;
@@ -198,6 +199,7 @@ XFDR_API XFDR_NOINSTR int dlclose(void *handle)
 {
 	static int (*real)(void *);
 	int (*next)(void *) = xfdr_load_acquire(&real);
+	int rc;
 
 	if (!next) {
 		*(void **)&next = dlsym(RTLD_NEXT, "dlclose");
@@ -206,5 +208,13 @@ XFDR_API XFDR_NOINSTR int dlclose(void *handle)
 		xfdr_store_release(&real, next);
 	}
 	name_before_unload(handle);
-	return next(handle);
+	rc = next(handle);
+	/* After the real one: a symbol table snapshot taken before this count moved may be stale. */
+	xfdr_add_relaxed(&closes, 1u);
+	return rc;
+}
+
+XFDR_NOINSTR uint32_t unload_closes(void)
+{
+	return xfdr_load_relaxed(&closes);
 }

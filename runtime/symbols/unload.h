@@ -34,6 +34,13 @@ const struct unload_name *unload_find(uint32_t id, uintptr_t addr);
 uint32_t unload_count(void);
 
 /*
+ * unload_closes - dlclose() calls the program made so far (counted after the real one
+ * returned): a snapshot of the mappings (symbolizer.h) taken while it had one value is stale
+ * once it has another. Context: async-signal-safe.
+ */
+uint32_t unload_closes(void);
+
+/*
  * Around fork(): a thread naming a library holds a lock that the child, where that thread does
  * not run, would wait for in its dlclose(). unload_before_fork() takes it (after a naming under
  * way: a library's symbol tables, milliseconds); unload_after_fork_parent() and

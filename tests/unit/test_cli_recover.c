@@ -184,6 +184,63 @@ static void test_recover_keeps_live_map(void **state)
 	child_result_free(&r);
 }
 
+/*
+ * A live .map as backing=file leaves it: the head at start without a rate (not known yet), then
+ * what the threads appended: a thread's line, function lines, the rate once known, the thread's
+ * line again after it renamed itself. OUT.map has one rate, right after its trace line (the
+ * locator's, with the live map's method), every other line as it was; a thread's last line
+ * names it. Without any rate line in the live map, OUT.map still gets one.
+ */
+static void test_recover_appended_live_map(void **state)
+{
+	const char *live = write_scenario("ap", 3000000000ull, 0, 0);
+	const char *out = scratch_path("ap-out.xray");
+	char live_map[256], out_map[256], want[2048], *text;
+	struct child_result r;
+	size_t n;
+
+	(void)state;
+	snprintf(live_map, sizeof(live_map), "%s.map", live);
+	snprintf(out_map, sizeof(out_map), "%s.map", out);
+	snprintf(want, sizeof(want),
+		 "xfdr-map\t1\npid\t4242\nprogram\t./prog\ntrace\t%s\nbuffer_size\t256\n"
+		 "thread\t1001\t1\tmain\t0\t0\t0\t0\t0\t0\n"
+		 "function\t1\tmain\t0x1000\t-\t-\n"
+		 "tsc_hz\t2999000000\ntsc_hz_method\tcalibrated\n"
+		 "function\t7\tleaf\t0x7000\t-\t-\n"
+		 "thread\t1001\t1\trenamed\t0\t0\t0\t0\t0\t0\n",
+		 live);
+	pl_write_file(live_map, want, strlen(want));
+	child_xfdr_ok("recover", "-o", out, live, NULL);
+	text = (char *)pl_read_file(out_map, &n);
+	assert_non_null(text);
+	snprintf(want, sizeof(want),
+		 "xfdr-map\t1\npid\t4242\nprogram\t./prog\ntrace\t%s\ntsc_hz\t3000000000\n"
+		 "tsc_hz_method\tcalibrated\nbuffer_size\t256\n"
+		 "thread\t1001\t1\tmain\t0\t0\t0\t0\t0\t0\n"
+		 "function\t1\tmain\t0x1000\t-\t-\n"
+		 "function\t7\tleaf\t0x7000\t-\t-\n"
+		 "thread\t1001\t1\trenamed\t0\t0\t0\t0\t0\t0\n",
+		 out);
+	text_assert_equal(text, want);
+	free(text);
+	child_xfdr(&r, "convert", "--output-format=trace_event", out, NULL);
+	assert_int_equal(r.status, 0);
+	text_assert_contains(r.out, "\"args\":{\"name\":\"renamed\",\"tid\":1001}");
+	assert_null(strstr(r.out, "\"args\":{\"name\":\"main\""));
+	child_result_free(&r);
+
+	/* Killed before the rate was known: OUT.map has the one its header got. */
+	pl_write_file(live_map, "xfdr-map\t1\npid\t4242\n", 20);
+	child_xfdr_ok("recover", "--force", "-o", out, live, NULL);
+	text = (char *)pl_read_file(out_map, &n);
+	assert_non_null(text);
+	snprintf(want, sizeof(want), "xfdr-map\t1\npid\t4242\ntrace\t%s\ntsc_hz\t3000000000\n",
+		 out);
+	text_assert_equal(text, want);
+	free(text);
+}
+
 /* No rate in the locator: the live header's, else the live sidecar's tsc_hz. */
 static void test_recover_rate_sources(void **state)
 {
@@ -1057,6 +1114,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_recover_scenario),
 	    cmocka_unit_test(test_recover_keeps_live_map),
+	    cmocka_unit_test(test_recover_appended_live_map),
 	    cmocka_unit_test(test_recover_rate_sources),
 	    cmocka_unit_test(test_recover_hostile_live_map),
 	    cmocka_unit_test(test_recover_refuses_to_overwrite),

@@ -36,10 +36,12 @@
 #include <time.h>
 
 #include "tests/support/child.h"
+#include "tests/support/text.h"
 #include "tests/unit/test_runtime_support.h"
 
 #include "runtime/pool/pool.h"
 #include "runtime/record/clock.h"
+#include "runtime/symbols/fnmap.h"
 
 #define BUF_BYTES 4096u
 #define BUF_COUNT 8u
@@ -169,6 +171,58 @@ static void check_locator(const uint8_t *l, uint32_t count, uint32_t flags_file)
 		assert_int_equal(l[i], 0);
 }
 
+struct named {
+	const char *name;
+	const char *rename; /* NULL, or the name it takes before a second buffer */
+	uint32_t tid;
+};
+
+static void *named_thread(void *arg)
+{
+	struct named *n = arg;
+	uint32_t k;
+
+	prctl(PR_SET_NAME, n->name);
+	n->tid = ts_tid();
+	xfdr_enter(5);
+	xfdr_exit(5);
+	if (!n->rename)
+		return NULL;
+	prctl(PR_SET_NAME, n->rename);
+	/* Past the end of its first buffer: the thread takes another. */
+	for (k = 0; k < RECORDS_PER_BUF; k++)
+		xfdr_enter(6);
+	for (k = 0; k < RECORDS_PER_BUF; k++)
+		xfdr_exit(6);
+	return NULL;
+}
+
+/* A thread named name records (renamed to rename, if not NULL, for a second buffer); its tid. */
+static uint32_t run_named_thread(const char *name, const char *rename)
+{
+	struct named n = {name, rename, 0};
+	pthread_t th;
+
+	assert_int_equal(pthread_create(&th, NULL, named_thread, &n), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	return n.tid;
+}
+
+/* Whether the live map has a thread line of tid with name. */
+static int map_names_thread(const char *map, uint32_t tid, const char *name)
+{
+	char line[96];
+
+	snprintf(line, sizeof(line), "\nthread\t%u\t", tid);
+	for (; (map = strstr(map, line)); map++) {
+		const char *f = strchr(map + strlen(line), '\t');
+
+		if (f && !strncmp(f + 1, name, strlen(name)) && f[1 + strlen(name)] == '\t')
+			return 1;
+	}
+	return 0;
+}
+
 /*
  * 20 known events into a file-backed pool of 8 buffers of 4 KiB, read back through the files:
  *   live trace: 32 + 8 * 4096 bytes; header version 1, type 1, the CPU's TSC bits,
@@ -236,8 +290,16 @@ static void file_layout(void **state)
 		assert_int_equal(word, (uint32_t)ts_seq_is_exit(k) << 1 | ts_seq_fid(k) << 4);
 	}
 
-	/* The keeper hands the frequency over once the calibration needs no spin: ~25 ms. */
-	hz = wait_nonzero64(live, 8, 3000);
+	/*
+	 * The frequency is asked for once the calibration needs no spin (~25 ms after the first
+	 * init) by the next thread that takes a buffer, and is in the header when it returns.
+	 */
+	assert_int_equal(read64_at(live, 8), 0);
+	nanosleep(&(struct timespec){0, (long)(CLOCK_MIN_BASELINE_NS + 10000000ull)}, NULL);
+	assert_int_equal(xfdr_start(), 0);
+	run_named_thread("bk-rate", NULL);
+	assert_int_equal(xfdr_stop(), 0);
+	hz = read64_at(live, 8);
 	assert_true(hz != 0);
 	assert_int_equal(read64_at(pool_path, 48), hz);
 	/* Within a thousandth of the rate the clock gives now (a longer baseline). */
@@ -265,54 +327,32 @@ static void live_map_at_init(void **state)
 	free(map);
 }
 
-struct named {
-	const char *name;
-	uint32_t tid;
-};
-
-static void *named_thread(void *arg)
-{
-	struct named *n = arg;
-
-	prctl(PR_SET_NAME, n->name);
-	n->tid = ts_tid();
-	xfdr_enter(5);
-	xfdr_exit(5);
-	return NULL;
-}
-
 /*
- * A thread that records after init appears in the live map within about a second, with its
- * tid and name, without any flush; so does the TSC frequency once known.
+ * A thread that records after init is in the live map as soon as it has taken its buffer,
+ * with its tid and name, without any flush; renamed, it is there again with its new name once
+ * it takes another buffer (the reader takes a thread's last line). Nothing waits: the map is
+ * appended to by the thread itself (no thread of xfdr's rewrites it later).
  */
 static void live_map_kept_current(void **state)
 {
-	struct named n = {"bk-worker", 0};
-	char prefix[300], line[64], value[64], *map = NULL;
-	pthread_t th;
+	char prefix[300], value[64], *map;
+	uint32_t tid;
 	size_t len;
-	int tries, found = 0;
 
 	(void)state;
 	snprintf(prefix, sizeof(prefix), "%scurrent", ts_dir);
 	live_paths(prefix, getpid());
 	assert_int_equal(init_file_backed(prefix, BUF_BYTES, BUF_COUNT, XFDR_BACKING_FILE), 0);
 	assert_int_equal(xfdr_start(), 0);
-	assert_int_equal(pthread_create(&th, NULL, named_thread, &n), 0);
-	assert_int_equal(pthread_join(th, NULL), 0);
-	snprintf(line, sizeof(line), "thread\t%u\t", n.tid);
-	for (tries = 0; tries < 60 && !found; tries++) {
-		free(map);
-		map = (char *)ts_slurp(map_path, &len);
-		found = strstr(map, line) && strstr(strstr(map, line), "\tbk-worker\t") &&
-			ts_map_value(map, "tsc_hz", value, sizeof(value)) &&
-			strtoull(value, NULL, 10) != 0;
-		if (!found)
-			usleep(100000);
-	}
-	if (!found)
-		fail_msg("the live map never listed thread %u \"bk-worker\" and tsc_hz:\n%s", n.tid,
+	tid = run_named_thread("bk-worker", "bk-renamed");
+	map = (char *)ts_slurp(map_path, &len);
+	if (!map_names_thread(map, tid, "bk-worker") || !map_names_thread(map, tid, "bk-renamed"))
+		fail_msg("the live map does not name thread %u bk-worker, then bk-renamed:\n%s", tid,
 			 map);
+	assert_true(strstr(map, "\tbk-worker\t") < strstr(map, "\tbk-renamed\t"));
+	/* The rate was known at this init (an earlier one started the clock): in the head. */
+	assert_non_null(ts_map_value(map, "tsc_hz", value, sizeof(value)));
+	assert_true(strtoull(value, NULL, 10) != 0);
 	free(map);
 	assert_int_equal(xfdr_stop(), 0);
 }
@@ -577,132 +617,258 @@ static void fork_child_leaves_parent_files(void **state)
 	assert_int_equal(file_size(child_live), 32 + BUF_COUNT * BUF_BYTES);
 }
 
-/* ---- an exit in the middle of a live map rewrite ------------------------------------------ */
+/* ---- a thread held while it writes the live map ------------------------------------------ */
 
 /*
- * The keeper held where it rewrites the live map: once armed, the first rename(2) of
- * "<map>.tmp" (HOLD_RENAME), or the first write(2) of another thread than the main one, which
- * only the keeper's rewrite does here (HOLD_WRITE), says so on held[1] and waits on release[0].
- * sem_post(3), as livemap_stop() calls it to wake the keeper, lets a held rename go on.
+ * Once armed with a prefix, the first write(2) whose bytes begin with it (a line of the live
+ * map: "xfdr-map\t" is init's first, "function\t" a function's line) says so on held[1] and
+ * waits on release[0]; nothing else is held.
  */
-enum { HOLD_NONE, HOLD_RENAME, HOLD_WRITE };
 static int held[2] = {-1, -1}, release[2] = {-1, -1};
-static uint32_t hold_armed, holding;
-
-static void hold_here(void)
-{
-	char c = 1;
-
-	__atomic_store_n(&holding, 1u, __ATOMIC_RELEASE);
-	if (write(held[1], &c, 1) != 1 || read(release[0], &c, 1) != 1)
-		abort();
-}
-
-int rename(const char *from, const char *to)
-{
-	static int (*real)(const char *, const char *);
-	size_t n = strlen(from);
-	uint32_t want = HOLD_RENAME;
-
-	if (!real)
-		real = (int (*)(const char *, const char *))dlsym(RTLD_NEXT, "rename");
-	if (n > 8 && !strcmp(from + n - 8, ".map.tmp") &&
-	    __atomic_compare_exchange_n(&hold_armed, &want, HOLD_NONE, 0, __ATOMIC_ACQ_REL,
-					__ATOMIC_RELAXED))
-		hold_here();
-	return real(from, to);
-}
+static const char *hold_prefix;
 
 ssize_t write(int fd, const void *buf, size_t n)
 {
 	static ssize_t (*real)(int, const void *, size_t);
-	uint32_t want = HOLD_WRITE;
-
-	if (!real)
-		real = (ssize_t(*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
-	if (__atomic_load_n(&hold_armed, __ATOMIC_ACQUIRE) == HOLD_WRITE &&
-	    syscall(SYS_gettid) != getpid() &&
-	    __atomic_compare_exchange_n(&hold_armed, &want, HOLD_NONE, 0, __ATOMIC_ACQ_REL,
-					__ATOMIC_RELAXED))
-		hold_here();
-	return real(fd, buf, n);
-}
-
-int sem_post(sem_t *sem)
-{
-	static int (*real)(sem_t *);
+	const char *want = __atomic_load_n(&hold_prefix, __ATOMIC_ACQUIRE);
 	char c = 1;
 
 	if (!real)
-		real = (int (*)(sem_t *))dlsym(RTLD_NEXT, "sem_post");
-	if (__atomic_exchange_n(&holding, 0u, __ATOMIC_ACQ_REL) && write(release[1], &c, 1) != 1)
+		real = (ssize_t(*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
+	if (want && n >= strlen(want) && !memcmp(buf, want, strlen(want)) &&
+	    __atomic_compare_exchange_n(&hold_prefix, &want, NULL, 0, __ATOMIC_ACQ_REL,
+					__ATOMIC_RELAXED) &&
+	    (real(held[1], &c, 1) != 1 || read(release[0], &c, 1) != 1))
 		abort();
-	return real(sem);
+	return real(fd, buf, n);
+}
+
+static void hold_arm(const char *prefix)
+{
+	if (held[0] < 0)
+		assert_int_equal(pipe(held) | pipe(release), 0);
+	__atomic_store_n(&hold_prefix, prefix, __ATOMIC_RELEASE);
+}
+
+/* Wait (10 s at most) until a thread is held; 1 when one is. */
+static int hold_reached(void)
+{
+	struct pollfd pf = {.fd = held[0], .events = POLLIN};
+	char c;
+
+	return poll(&pf, 1, 10000) == 1 && read(held[0], &c, 1) == 1;
+}
+
+static void hold_release(void)
+{
+	char c = 1;
+
+	assert_int_equal(write(release[1], &c, 1), 1);
+}
+
+static void *exit_when_held(void *arg)
+{
+	(void)arg;
+	_exit(hold_reached() ? 0 : 4);
 }
 
 /*
- * The child: backing=file, flush_at_exit=0; the keeper held at `where` in its next rewrite
- * (the rate becomes known, the thread appears: within a second), then exit() (by_exit) or
- * _exit().
+ * The child: backing=file, its init held while it writes the live map's first line, when
+ * another thread _exit()s (as SIGKILL would end it).
  */
-static int rewrite_child(const char *prefix, uint32_t where, int by_exit)
+static int death_child(const char *prefix)
 {
-	struct pollfd pf;
-	uint64_t k;
+	pthread_t th;
 
-	if (pipe(held) || pipe(release))
+	hold_arm("xfdr-map\t");
+	if (pthread_create(&th, NULL, exit_when_held, NULL))
 		return 2;
-	if (init_file_backed(prefix, BUF_BYTES, BUF_COUNT, XFDR_BACKING_FILE) || xfdr_start())
-		return 3;
-	for (k = 0; k < 4; k++)
-		ts_seq_issue(k);
-	__atomic_store_n(&hold_armed, where, __ATOMIC_RELEASE);
-	pf = (struct pollfd){.fd = held[0], .events = POLLIN};
-	if (poll(&pf, 1, 10000) != 1)
-		return 4;
-	if (by_exit)
-		exit(0); /* the exit handlers run: xfdr's must wait for the keeper's rename */
-	_exit(0);
+	init_file_backed(prefix, BUF_BYTES, BUF_COUNT, XFDR_BACKING_FILE);
+	return 3; /* never: the other thread ends the process first */
 }
 
-/* Run rewrite_child(); the live .map is whole where it should be, and no "<map>.tmp" is left. */
-static void expect_no_tmp_after(const char *name, uint32_t where, int by_exit)
+/*
+ * A death while init writes the live map leaves neither the map nor "<map>.tmp": it is written
+ * into a file without a name, which gets one only once complete.
+ */
+static void death_mid_map_write_leaves_no_tmp(void **state)
 {
 	char prefix[300], tmp[700];
 	int st;
 	pid_t pid;
 
+	(void)state;
 #if defined(__SANITIZE_THREAD__)
 	print_message("skipped: ThreadSanitizer kills a fork child that starts threads\n");
 	skip();
 #endif
-	snprintf(prefix, sizeof(prefix), "%s%s", ts_dir, name);
+	snprintf(prefix, sizeof(prefix), "%sdying", ts_dir);
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0)
-		_exit(rewrite_child(prefix, where, by_exit));
+		_exit(death_child(prefix));
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	if (!WIFEXITED(st) || WEXITSTATUS(st))
 		fail_msg("child ended with status 0x%x", st);
 	live_paths(prefix, pid);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", map_path);
 	if (access(tmp, F_OK) == 0)
-		fail_msg("%s was left by the %s", tmp, by_exit ? "exit" : "_exit");
-	assert_true(file_size(map_path) > 0);
+		fail_msg("%s was left by the death", tmp);
+	assert_int_equal(file_size(map_path), -1);
 }
 
-/* exit() while the keeper is between naming "<map>.tmp" and renaming it: exit waits for it. */
-static void exit_waits_for_live_map_rewrite(void **state)
+/* Functions whose first sight the tests below announce to the live map (never called). */
+__attribute__((noinline)) void backing_late_function(void)
 {
-	(void)state;
-	expect_no_tmp_after("exiting", HOLD_RENAME, 1);
+	__asm__ __volatile__("");
 }
 
-/* _exit() (or SIGKILL) while the keeper writes the map: what it wrote has no name yet. */
-static void death_mid_rewrite_leaves_no_tmp(void **state)
+__attribute__((noinline)) void backing_child_function(void)
 {
+	__asm__ __volatile__("");
+}
+
+__attribute__((noinline)) void backing_reuse_function(void)
+{
+	__asm__ __volatile__("");
+}
+
+static void *give_late_id(void *arg)
+{
+	(void)arg;
+	fnmap_id_uncached((const void *)backing_late_function);
+	return NULL;
+}
+
+/*
+ * fork() and _Fork() while a thread of the parent holds the live map's lock (held in its
+ * write(2) of a function's line): each child runs code that would append (a new function, a
+ * thread taking its first buffer) and exits without waiting for a lock nobody in it holds, and
+ * writes nothing into the parent's map, which names the parent's function once released.
+ */
+static void fork_while_live_map_written(void **state)
+{
+	char prefix[300], *map;
+	pthread_t th;
+	size_t len, before;
+	int round, st;
+
 	(void)state;
-	expect_no_tmp_after("dying", HOLD_WRITE, 0);
+#if defined(__SANITIZE_THREAD__)
+	print_message("skipped: ThreadSanitizer kills a fork child that starts threads\n");
+	skip();
+#endif
+	snprintf(prefix, sizeof(prefix), "%sforkheld", ts_dir);
+	live_paths(prefix, getpid());
+	assert_int_equal(init_file_backed(prefix, BUF_BYTES, BUF_COUNT, XFDR_BACKING_FILE), 0);
+	assert_int_equal(xfdr_start(), 0);
+	free(ts_slurp(map_path, &before));
+	hold_arm("function\t");
+	assert_int_equal(pthread_create(&th, NULL, give_late_id, NULL), 0);
+	assert_true(hold_reached());
+	for (round = 0; round < 2; round++) {
+		pid_t pid = round ? _Fork() : fork();
+		unsigned waited;
+
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			fnmap_id_uncached((const void *)backing_child_function);
+			xfdr_enter(5);
+			xfdr_exit(5);
+			_exit(0);
+		}
+		for (waited = 0; waited < 10000 && waitpid(pid, &st, WNOHANG) == 0; waited++)
+			nanosleep(&(struct timespec){0, 1000000}, NULL);
+		if (waited == 10000) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			fail_msg("the %s child hung", round ? "_Fork()" : "fork()");
+		}
+		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	map = (char *)ts_slurp(map_path, &len);
+	assert_int_equal(len, before);
+	free(map);
+	hold_release();
+	assert_int_equal(pthread_join(th, NULL), 0);
+	map = (char *)ts_slurp(map_path, &len);
+	text_assert_contains(map, "\tbacking_late_function\t");
+	assert_null(strstr(map, "backing_child_function"));
+	free(map);
+	assert_int_equal(xfdr_stop(), 0);
+}
+
+/* The descriptor open on the file at path in this process (same device and inode), or -1. */
+static int fd_of(const char *path)
+{
+	struct stat want, st;
+	int fd;
+
+	assert_int_equal(stat(path, &want), 0);
+	for (fd = 0; fd < 1024; fd++)
+		if (!fstat(fd, &st) && st.st_dev == want.st_dev && st.st_ino == want.st_ino)
+			return fd;
+	return -1;
+}
+
+/*
+ * A program that closes the live map's descriptor and opens a file of its own under the same
+ * number: what xfdr would have appended is not written into that file, and the map stays as it
+ * was.
+ */
+static void reused_descriptor_untouched(void **state)
+{
+	char prefix[300], path[600], *map;
+	size_t before, after;
+	int fd, mine;
+
+	(void)state;
+	snprintf(prefix, sizeof(prefix), "%sreuse", ts_dir);
+	live_paths(prefix, getpid());
+	assert_int_equal(init_file_backed(prefix, BUF_BYTES, BUF_COUNT, XFDR_BACKING_FILE), 0);
+	assert_int_equal(xfdr_start(), 0);
+	fd = fd_of(map_path);
+	assert_true(fd >= 0);
+	free(ts_slurp(map_path, &before));
+	snprintf(path, sizeof(path), "%sprograms-own", ts_dir);
+	assert_int_equal(close(fd), 0);
+	mine = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	assert_int_equal(mine, fd);
+	fnmap_id_uncached((const void *)backing_reuse_function);
+	run_named_thread("bk-reuse", NULL);
+	assert_int_equal(file_size(path), 0);
+	map = (char *)ts_slurp(map_path, &after);
+	assert_int_equal(after, before);
+	free(map);
+	assert_int_equal(xfdr_stop(), 0);
+	close(mine);
+}
+
+/* ---- names that came just before a SIGKILL -------------------------------------------------- */
+
+/*
+ * The child: backing=file into DIR/late-<pid>-live.xray; well after init (when the live map's
+ * rate and first lines are long written), a thread LATE_THREAD_NAME records and the function
+ * backing_late_function gets an id; then it says so on stdout and waits to be killed.
+ */
+#define LATE_THREAD_NAME "late-thread"
+
+static int late_child_main(const char *dir)
+{
+	char output[600];
+
+	snprintf(output, sizeof(output), "%slate", dir);
+	if (init_file_backed(output, BUF_BYTES, BUF_COUNT, XFDR_BACKING_FILE) || xfdr_start())
+		return 5;
+	xfdr_enter(5);
+	xfdr_exit(5);
+	nanosleep(&(struct timespec){0, 100000000}, NULL);
+	run_named_thread(LATE_THREAD_NAME, NULL);
+	fnmap_id_uncached((const void *)backing_late_function);
+	if (write(1, "ready\n", 6) != 6)
+		return 6;
+	for (;;)
+		pause();
 }
 
 /* ---- (b) SIGKILL in the middle of a known sequence ---------------------------------------- */
@@ -832,6 +998,54 @@ static void sigkill_then_recover(void **state)
 	free(map);
 }
 
+/*
+ * A thread and a function that appeared a moment before a SIGKILL (long after the live map's
+ * first lines): `xfdr recover` names both, from the live map alone.
+ */
+static void sigkill_just_after_news(void **state)
+{
+	char dir_arg[300], log[300], out[600], out_map[700], prefix[300], *text = NULL;
+	char *argv[] = {"test_runtime_backing", "--late-child", dir_arg, NULL};
+	unsigned waited;
+	size_t len;
+	int st;
+	pid_t pid;
+
+	(void)state;
+	snprintf(dir_arg, sizeof(dir_arg), "%s", ts_dir);
+	snprintf(log, sizeof(log), "%slate-child.log", ts_dir);
+	pid = spawn_self(argv, log);
+	for (waited = 0; waited < 10000; waited++) {
+		if (access(log, F_OK) == 0) {
+			free(text);
+			text = (char *)ts_slurp(log, &len);
+			if (strstr(text, "ready\n"))
+				break;
+		}
+		if (waitpid(pid, &st, WNOHANG) == pid) {
+			child_print_file(log);
+			fail_msg("the child ended (status 0x%x) before it was killed", st);
+		}
+		nanosleep(&(struct timespec){0, 1000000}, NULL);
+	}
+	free(text);
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	if (waited == 10000)
+		fail_msg("the child never said it was ready");
+	snprintf(prefix, sizeof(prefix), "%slate", ts_dir);
+	live_paths(prefix, pid);
+	snprintf(out, sizeof(out), "%slate-recovered.xray", ts_dir);
+	snprintf(out_map, sizeof(out_map), "%s.map", out);
+	child_xfdr_ok("recover", live, "-o", out, NULL);
+	text = (char *)ts_slurp(out_map, &len);
+	if (!strstr(text, "\t" LATE_THREAD_NAME "\t") || !strstr(text, "\tbacking_late_function\t"))
+		fail_msg("%s names neither \"%s\" nor backing_late_function:\n%s", out_map,
+			 LATE_THREAD_NAME, text);
+	free(text);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -844,11 +1058,15 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(unwritable_place_fails_init),
 	    cmocka_unit_test(no_space_fails_init),
 	    cmocka_unit_test(fork_child_leaves_parent_files),
-	    cmocka_unit_test(exit_waits_for_live_map_rewrite),
-	    cmocka_unit_test(death_mid_rewrite_leaves_no_tmp),
+	    cmocka_unit_test(death_mid_map_write_leaves_no_tmp),
+	    cmocka_unit_test(fork_while_live_map_written),
+	    cmocka_unit_test(reused_descriptor_untouched),
 	    cmocka_unit_test(sigkill_then_recover),
+	    cmocka_unit_test(sigkill_just_after_news),
 	};
 
+	if (argc == 3 && !strcmp(argv[1], "--late-child"))
+		return late_child_main(argv[2]);
 	if (argc == 4 && !strcmp(argv[1], "--kill-child"))
 		return kill_child_main(argv[2], argv[3]);
 	if (argc == 3 && !strcmp(argv[1], "--enospc-child"))

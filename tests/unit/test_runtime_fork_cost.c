@@ -14,11 +14,13 @@
  * wrote to half a dozen pages of ours: about 20 faults a round in all. The function map of the
  * -finstrument-functions hooks used to start liburcu's resize thread on its first lookup: so
  * the same rounds again once the hooks have met thousands of functions, and a program that
- * meets as many functions as the map's tables grow for keeps its one thread.
+ * meets as many functions as the map's tables grow for keeps its one thread. backing=file used
+ * to keep its live .map current from a thread of its own: the same rounds with it.
  */
 #include <sys/resource.h>
 #include <sys/single_threaded.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "runtime/symbols/fnmap.h"
 #include "test_runtime_support.h"
@@ -133,11 +135,50 @@ static void function_map_keeps_one_thread(void **state)
 	assert_int_equal(__libc_single_threaded, 1);
 }
 
+/*
+ * backing=file keeps its live .map current without a thread (the recording threads append to
+ * it): the program keeps its one thread, after new threads' names, functions and the rate
+ * (known ~25 ms after init) reached the map, and its silent fork children cost what they do
+ * with memory backing.
+ */
+static void file_backing_keeps_one_thread(void **state)
+{
+	struct xfdr_options o;
+	long without, with;
+	uint32_t i;
+
+	(void)state;
+	assert_int_equal(task_count(), 1);
+	assert_int_equal(__libc_single_threaded, 1);
+	without = faults_of_rounds();
+	xfdr_options_default(&o);
+	o.output = ts_dir;
+	o.flush_at_exit = 0;
+	o.backing = XFDR_BACKING_FILE;
+	o.buffer_size = 4096; /* small: the loop below takes several buffers */
+	assert_int_equal(xfdr_init(&o), 0);
+	assert_int_equal(xfdr_start(), 0);
+	nanosleep(&(struct timespec){0, 40000000}, NULL);
+	for (i = 0; i < 2000; i++) {
+		__cyg_profile_func_enter(synth_fn(MAP_FUNCTIONS + i), NULL);
+		__cyg_profile_func_exit(synth_fn(MAP_FUNCTIONS + i), NULL);
+	}
+	assert_int_equal(task_count(), 1);
+	assert_int_equal(__libc_single_threaded, 1);
+	with = faults_of_rounds();
+	print_message("minor faults over %d rounds: %ld without xfdr, %ld with backing=file\n",
+		      ROUNDS, without, with);
+	if (!ts_sanitized())
+		assert_true(with <= without + ROUNDS + ROUNDS / 4);
+	xfdr_stop();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(silent_child_faults_no_page_of_ours),
 	    cmocka_unit_test(function_map_keeps_one_thread),
+	    cmocka_unit_test(file_backing_keeps_one_thread),
 	};
 
 	return cmocka_run_group_tests(tests, ts_group_setup, ts_group_teardown);
