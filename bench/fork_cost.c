@@ -6,11 +6,9 @@
  * the rows taking turns:
  *   no-xfdr            xfdr linked in, never initialized;
  *   memory             recording, backing=memory, the default pool (256 buffers of 64 KiB);
- *   file               recording, backing=file, the same pool, in a temporary directory (its
- *                      live map's keeper is a thread);
+ *   file               recording, backing=file, the same pool, in a temporary directory;
  *   threaded-no-xfdr   no-xfdr in a process that has had a thread: glibc's fork() takes its
- *                      multi-threaded path (the baseline of a program with threads, and of
- *                      the file row);
+ *                      multi-threaded path (the baseline of a program with threads);
  *   threaded-memory    memory, in such a process;
  *   cyg-memory         memory, once the -finstrument-functions hooks have met CYG_FUNCTIONS
  *                      functions (called here as instrumented code calls them): the function

@@ -103,8 +103,9 @@
  *                       crash its SIGSEGV handler took is flushed there as a crash
  *   SIGKILL, the OOM killer, _exit(), exec()   no code of the process runs: with
  *                       backing=file the pool's live files stay ("<prefix>-<pid>-live.xray",
- *                       ".pool" and ".map", the .map rewritten about once a second with new
- *                       threads and functions) and `xfdr recover` turns them into a trace;
+ *                       ".pool" and ".map", the .map appended to by the recording threads
+ *                       as threads and functions appear) and `xfdr recover` turns them into
+ *                       a trace;
  *                       with memory backing a core dump, if one is written (or gdb's gcore of
  *                       the live process), holds the pool and `xfdr core` turns it into a trace
  *   fork()              the child records alone: a new session with a pool of its own, its own

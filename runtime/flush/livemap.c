@@ -73,11 +73,11 @@ static struct {
 	uint32_t owner;	  /* tid of the thread holding the lock; 0: free */
 	uint32_t pending; /* a nested caller found its own thread holding it: list every id */
 	/* The rest only with the lock held. */
-	int fd;		   /* the live map, O_APPEND; -1: none (memory backing, stopped, failed) */
-	uint32_t listing;  /* this map's number, for fnmap_take_for_listing() and the slots */
-	uint32_t session;  /* the session whose threads it lists */
-	struct stat st;	   /* the file fd must lead to */
-	int hz_listed;	   /* its tsc_hz line is written */
+	int fd;		  /* the live map, O_APPEND; -1: none (memory backing, stopped, failed) */
+	uint32_t listing; /* this map's number, for fnmap_take_for_listing() and the slots */
+	uint32_t session; /* the session whose threads it lists */
+	struct stat st;	  /* the file fd must lead to */
+	int hz_listed;	  /* its tsc_hz line is written */
 	uint32_t listed[MAP_FN_SOURCES_MAX]; /* ids of each registered source listed */
 	struct map_fn_namer namer;
 	struct pr_buf out;
@@ -89,7 +89,7 @@ static char out_text[OUT_BYTES];
  * child may have a copy of the lock that a thread of the parent held.
  */
 static pid_t journal_pid;
-static uint32_t listings; /* maps written so far: the next one's number is this + 1 */
+static uint32_t listings;	/* maps written so far: the next one's number is this + 1 */
 static uint64_t first_start_ns; /* CLOCK_MONOTONIC at the first livemap_start(); 0 before */
 
 static char map_path[PATH_MAX]; /* the live map; "" without one */
@@ -279,7 +279,8 @@ static XFDR_NOINSTR void list_thread(struct thread_slot *s, const char name[16])
 	uint64_t w[2];
 
 	memcpy(w, name, sizeof(w));
-	/* pairs with the release in thread_id_in_session(): the thread has an id in this map's session */
+	/* pairs with the release in thread_id_in_session(): the thread has an id in this map's
+	 * session */
 	if (xfdr_load_acquire(&s->id_session) != journal.session)
 		return;
 	if (s->map_listing == journal.listing && s->map_name[0] == w[0] && s->map_name[1] == w[1])

@@ -1,9 +1,9 @@
 /*
  * runtime/flush/livemap.h - the live side of survival: with backing=file, the .map beside the
  * live pool file, written at start and appended to as threads and functions appear, so that
- * `xfdr recover` can name threads and functions after the process was killed; with either backing, the clock facts (TSC
- * frequency, invariant TSC) that the pool locator and the live trace header carry, so that
- * `xfdr recover` and `xfdr core` can give a trace its cycle_frequency.
+ * `xfdr recover` can name threads and functions after the process was killed; with either backing,
+ * the clock facts (TSC frequency, invariant TSC) that the pool locator and the live trace header
+ * carry, so that `xfdr recover` and `xfdr core` can give a trace its cycle_frequency.
  */
 #ifndef XFDR_RUNTIME_FLUSH_LIVEMAP_H
 #define XFDR_RUNTIME_FLUSH_LIVEMAP_H

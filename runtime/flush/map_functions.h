@@ -58,8 +58,8 @@ int map_write_functions(int fd);
  */
 struct map_fn_namer {
 	struct sym_table sym;
-	int sym_ok;	   /* sym holds a snapshot */
-	uint32_t closes;   /* unload_closes() when it was taken */
+	int sym_ok;	    /* sym holds a snapshot */
+	uint32_t closes;    /* unload_closes() when it was taken */
 	uint64_t futile_ns; /* when a fresh snapshot last left an address without a file; 0 */
 };
 

@@ -85,8 +85,8 @@ void map_thread_line(struct pr_buf *b, const struct thread_slot *s, uint32_t ses
 	pr_u64(b, xfdr_load_relaxed(&s->tid));
 	pr_char(b, '\t');
 	/* pairs with the release in thread_id_in_session(); 0: no buffer this session */
-	pr_u64(b, xfdr_load_acquire(&s->id_session) == session ? xfdr_load_relaxed(&s->thread_id)
-							       : 0);
+	pr_u64(b,
+	       xfdr_load_acquire(&s->id_session) == session ? xfdr_load_relaxed(&s->thread_id) : 0);
 	pr_char(b, '\t');
 	map_put_name(b, name);
 	for (c = 0; c < DROP_NO_THREAD_SLOT; c++) {

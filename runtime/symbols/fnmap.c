@@ -331,7 +331,7 @@ static XFDR_NOINSTR int ensure_ready(int nested)
  * same moment). Context: inside an RCU read-side section.
  */
 static XFDR_NOINSTR uint32_t insert(struct fnmap_shard *sh, uintptr_t addr, unsigned long hash,
-				   int *won_it)
+				    int *won_it)
 {
 	uint32_t limit = xfdr_load_relaxed(&id_limit);
 	struct cds_lfht_node *won;
@@ -584,7 +584,8 @@ void fnmap_on_new_id(void (*fn)(uint32_t id))
 
 XFDR_NOINSTR int fnmap_take_for_listing(uint32_t id, uint32_t listing, uintptr_t *addr)
 {
-	uint32_t mark = ((listing - 1u) % (UINT32_MAX >> NODE_LISTED_SHIFT) + 1u) << NODE_LISTED_SHIFT;
+	uint32_t mark = ((listing - 1u) % (UINT32_MAX >> NODE_LISTED_SHIFT) + 1u)
+			<< NODE_LISTED_SHIFT;
 	struct fnmap_node *n;
 	uint32_t st;
 

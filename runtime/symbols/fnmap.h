@@ -62,8 +62,8 @@ void fnmap_on_new_id(void (*fn)(uint32_t id));
  * call with this listing number took it before; 0 otherwise. A listing number (any but 0)
  * names one file being written: with it, two writers that may each list an id (the one that
  * gave it, and one listing every id) write it once. Only the last listing number per id is
- * kept, in 24 bits (numbers 2^24 - 1 apart are one). Context: calls with one listing number serialised by
- * the caller; async-signal-safe.
+ * kept, in 24 bits (numbers 2^24 - 1 apart are one). Context: calls with one listing number
+ * serialised by the caller; async-signal-safe.
  */
 int fnmap_take_for_listing(uint32_t id, uint32_t listing, uintptr_t *addr);
 

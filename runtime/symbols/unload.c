@@ -209,7 +209,8 @@ XFDR_API XFDR_NOINSTR int dlclose(void *handle)
 	}
 	name_before_unload(handle);
 	rc = next(handle);
-	/* After the real one: a symbol table snapshot taken before this count moved may be stale. */
+	/* After the real one: a symbol table snapshot taken before this count moved may be stale.
+	 */
 	xfdr_add_relaxed(&closes, 1u);
 	return rc;
 }
