@@ -133,46 +133,58 @@ static void test_recover_scenario(void **state)
 }
 
 /* The live sidecar is carried over, naming OUT; its functions name the events. */
+/*
+ * `xfdr recover [--force] -o OUT LIVE` with LIVE.map the text live_fmt (its %s: LIVE): it
+ * succeeds without estimating the rate (the scenarios below have it in the locator), and
+ * OUT.map is exactly want_fmt (its %s: OUT).
+ */
+static void expect_recovered_map(const char *live, const char *out, int force, const char *live_fmt,
+				 const char *want_fmt)
+{
+	char live_map[256], out_map[256], text[2048], *got;
+	struct child_result r;
+	size_t n;
+
+	snprintf(live_map, sizeof(live_map), "%s.map", live);
+	snprintf(out_map, sizeof(out_map), "%s.map", out);
+	snprintf(text, sizeof(text), live_fmt, live);
+	pl_write_file(live_map, text, strlen(text));
+	if (force)
+		child_xfdr(&r, "recover", "--force", "-o", out, live, NULL);
+	else
+		child_xfdr(&r, "recover", "-o", out, live, NULL);
+	assert_int_equal(r.status, 0);
+	assert_null(strstr(r.err, "estimated"));
+	child_result_free(&r);
+	got = (char *)pl_read_file(out_map, &n);
+	assert_non_null(got);
+	snprintf(text, sizeof(text), want_fmt, out);
+	text_assert_equal(got, text);
+	free(got);
+}
+
 static void test_recover_keeps_live_map(void **state)
 {
 	const char *live = write_scenario("m", 3000000000ull, 0, 0);
 	const char *out = scratch_path("m-out.xray");
-	char live_map[256], out_map[256], want[2048], *text;
 	struct child_result r;
-	size_t n;
 
 	(void)state;
-	snprintf(live_map, sizeof(live_map), "%s.map", live);
-	snprintf(out_map, sizeof(out_map), "%s.map", out);
-	snprintf(want, sizeof(want),
-		 "xfdr-map\t1\npid\t4242\nprogram\t./prog\ntrace\t%s\ntsc_hz\t0\n"
-		 "tsc_hz_method\tcalibrated\nbuffer_size\t256\nbuffer_max\t8\nbuffers_written\t0\n"
-		 "thread\t1001\t1\tmain\t0\t0\t0\t0\t0\t0\n"
-		 "thread\t1002\t2\tworker\t0\t0\t0\t0\t0\t0\n"
-		 "functions\txray\t7\nfunction\t1\tmain\t0x1000\t-\t-\n"
-		 "function\t7\tleaf\t0x7000\t-\t-",
-		 live);
-	pl_write_file(live_map, want, strlen(want));
-
-	child_xfdr(&r, "recover", "-o", out, live, NULL);
-	assert_int_equal(r.status, 0);
-	/* The locator told the rate: nothing estimated. */
-	assert_null(strstr(r.err, "estimated"));
-	child_result_free(&r);
-
+	expect_recovered_map(
+	    live, out, 0,
+	    "xfdr-map\t1\npid\t4242\nprogram\t./prog\ntrace\t%s\ntsc_hz\t0\n"
+	    "tsc_hz_method\tcalibrated\nbuffer_size\t256\nbuffer_max\t8\nbuffers_written\t0\n"
+	    "thread\t1001\t1\tmain\t0\t0\t0\t0\t0\t0\n"
+	    "thread\t1002\t2\tworker\t0\t0\t0\t0\t0\t0\n"
+	    "functions\txray\t7\nfunction\t1\tmain\t0x1000\t-\t-\n"
+	    "function\t7\tleaf\t0x7000\t-\t-",
+	    "xfdr-map\t1\npid\t4242\nprogram\t./prog\ntrace\t%s\ntsc_hz\t3000000000\n"
+	    "tsc_hz_method\tcalibrated\nbuffer_size\t256\nbuffer_max\t8\nbuffers_written\t5\n"
+	    "thread\t1001\t1\tmain\t0\t0\t0\t0\t0\t0\n"
+	    "thread\t1002\t2\tworker\t0\t0\t0\t0\t0\t0\n"
+	    "functions\txray\t7\nfunction\t1\tmain\t0x1000\t-\t-\n"
+	    "function\t7\tleaf\t0x7000\t-\t-\n");
 	pl_expect_events(out, PL_SCENARIO_EVENTS, 3000000000ull);
-	text = (char *)pl_read_file(out_map, &n);
-	assert_non_null(text);
-	snprintf(want, sizeof(want),
-		 "xfdr-map\t1\npid\t4242\nprogram\t./prog\ntrace\t%s\ntsc_hz\t3000000000\n"
-		 "tsc_hz_method\tcalibrated\nbuffer_size\t256\nbuffer_max\t8\nbuffers_written\t5\n"
-		 "thread\t1001\t1\tmain\t0\t0\t0\t0\t0\t0\n"
-		 "thread\t1002\t2\tworker\t0\t0\t0\t0\t0\t0\n"
-		 "functions\txray\t7\nfunction\t1\tmain\t0x1000\t-\t-\n"
-		 "function\t7\tleaf\t0x7000\t-\t-\n",
-		 out);
-	text_assert_equal(text, want);
-	free(text);
 
 	/* `xfdr convert OUT` reads OUT.map: the names keep working. */
 	child_xfdr(&r, "convert", out, NULL);
@@ -195,35 +207,23 @@ static void test_recover_appended_live_map(void **state)
 {
 	const char *live = write_scenario("ap", 3000000000ull, 0, 0);
 	const char *out = scratch_path("ap-out.xray");
-	char live_map[256], out_map[256], want[2048], *text;
 	struct child_result r;
-	size_t n;
 
 	(void)state;
-	snprintf(live_map, sizeof(live_map), "%s.map", live);
-	snprintf(out_map, sizeof(out_map), "%s.map", out);
-	snprintf(want, sizeof(want),
-		 "xfdr-map\t1\npid\t4242\nprogram\t./prog\ntrace\t%s\nbuffer_size\t256\n"
-		 "thread\t1001\t1\tmain\t0\t0\t0\t0\t0\t0\n"
-		 "function\t1\tmain\t0x1000\t-\t-\n"
-		 "tsc_hz\t2999000000\ntsc_hz_method\tcalibrated\n"
-		 "function\t7\tleaf\t0x7000\t-\t-\n"
-		 "thread\t1001\t1\trenamed\t0\t0\t0\t0\t0\t0\n",
-		 live);
-	pl_write_file(live_map, want, strlen(want));
-	child_xfdr_ok("recover", "-o", out, live, NULL);
-	text = (char *)pl_read_file(out_map, &n);
-	assert_non_null(text);
-	snprintf(want, sizeof(want),
-		 "xfdr-map\t1\npid\t4242\nprogram\t./prog\ntrace\t%s\ntsc_hz\t3000000000\n"
-		 "tsc_hz_method\tcalibrated\nbuffer_size\t256\n"
-		 "thread\t1001\t1\tmain\t0\t0\t0\t0\t0\t0\n"
-		 "function\t1\tmain\t0x1000\t-\t-\n"
-		 "function\t7\tleaf\t0x7000\t-\t-\n"
-		 "thread\t1001\t1\trenamed\t0\t0\t0\t0\t0\t0\n",
-		 out);
-	text_assert_equal(text, want);
-	free(text);
+	expect_recovered_map(
+	    live, out, 0,
+	    "xfdr-map\t1\npid\t4242\nprogram\t./prog\ntrace\t%s\nbuffer_size\t256\n"
+	    "thread\t1001\t1\tmain\t0\t0\t0\t0\t0\t0\n"
+	    "function\t1\tmain\t0x1000\t-\t-\n"
+	    "tsc_hz\t2999000000\ntsc_hz_method\tcalibrated\n"
+	    "function\t7\tleaf\t0x7000\t-\t-\n"
+	    "thread\t1001\t1\trenamed\t0\t0\t0\t0\t0\t0\n",
+	    "xfdr-map\t1\npid\t4242\nprogram\t./prog\ntrace\t%s\ntsc_hz\t3000000000\n"
+	    "tsc_hz_method\tcalibrated\nbuffer_size\t256\n"
+	    "thread\t1001\t1\tmain\t0\t0\t0\t0\t0\t0\n"
+	    "function\t1\tmain\t0x1000\t-\t-\n"
+	    "function\t7\tleaf\t0x7000\t-\t-\n"
+	    "thread\t1001\t1\trenamed\t0\t0\t0\t0\t0\t0\n");
 	child_xfdr(&r, "convert", "--output-format=trace_event", out, NULL);
 	assert_int_equal(r.status, 0);
 	text_assert_contains(r.out, "\"args\":{\"name\":\"renamed\",\"tid\":1001}");
@@ -231,14 +231,8 @@ static void test_recover_appended_live_map(void **state)
 	child_result_free(&r);
 
 	/* Killed before the rate was known: OUT.map has the one its header got. */
-	pl_write_file(live_map, "xfdr-map\t1\npid\t4242\n", 20);
-	child_xfdr_ok("recover", "--force", "-o", out, live, NULL);
-	text = (char *)pl_read_file(out_map, &n);
-	assert_non_null(text);
-	snprintf(want, sizeof(want), "xfdr-map\t1\npid\t4242\ntrace\t%s\ntsc_hz\t3000000000\n",
-		 out);
-	text_assert_equal(text, want);
-	free(text);
+	expect_recovered_map(live, out, 1, "xfdr-map\t1\npid\t4242\n",
+			     "xfdr-map\t1\npid\t4242\ntrace\t%s\ntsc_hz\t3000000000\n");
 }
 
 /* No rate in the locator: the live header's, else the live sidecar's tsc_hz. */
