@@ -11,10 +11,10 @@
  * So a SIGKILL loses no name that was known when it came, and the process has no thread of
  * ours. (It had one, "xfdr-livemap", which rewrote the map once a second: a process with a
  * second thread takes glibc's multi-threaded fork path for good, and each fork child paid
- * about 60 us more for it on the Intel VMs.) The cost moves to the slow paths: a thread's
- * first buffer and each buffer after a rename, a system call; a function's first call
- * anywhere, a few (gettid, getpid, fstat, write) and the symbol lookup; the very first one
- * also reads the symbol tables (symbolizer.h), milliseconds for a large program.
+ * about 60 us more for it on the Intel VMs.) The cost moves to the slow paths: each buffer a
+ * thread takes, a few system calls (getpid, prctl, gettid), and fstat and write(2) when its
+ * line is new; a function's first call anywhere, the same and the symbol lookup; the very
+ * first one also reads the symbol tables (symbolizer.h), milliseconds for a large program.
  *
  * The reader takes a thread id's last `thread` line (reader/lib/names.c), and sees every
  * function id once: both the thread that gave an id and a listing of every id may list it, and
