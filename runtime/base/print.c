@@ -40,6 +40,14 @@ XFDR_NOINSTR void pr_char(struct pr_buf *b, char c)
 	pr_strn(b, &c, 1);
 }
 
+XFDR_NOINSTR void pr_field(struct pr_buf *b, const char *s, size_t max)
+{
+	size_t i;
+
+	for (i = 0; s[i] && i < max; i++)
+		pr_char(b, (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i]);
+}
+
 XFDR_NOINSTR void pr_u64(struct pr_buf *b, uint64_t v)
 {
 	char digits[20];

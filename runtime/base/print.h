@@ -27,6 +27,11 @@ struct pr_buf {
 void pr_str(struct pr_buf *b, const char *s);
 void pr_strn(struct pr_buf *b, const char *s, size_t n);
 void pr_char(struct pr_buf *b, char c);
+/*
+ * pr_field - at most max bytes of s, control characters (below 0x20, and 0x7f: tabs, newlines)
+ * as '?': a value that never breaks its line of a tab-separated file (the .map sidecar).
+ */
+void pr_field(struct pr_buf *b, const char *s, size_t max);
 void pr_u64(struct pr_buf *b, uint64_t v);
 void pr_i64(struct pr_buf *b, int64_t v);
 void pr_hex(struct pr_buf *b, uint64_t v); /* 0x-prefixed, lower case */

@@ -251,7 +251,11 @@ static XFDR_NOINSTR void list_sources(void)
 	}
 }
 
-/* The rate, once known, or asked for once clock_tsc_hz() no longer spins: to the pool. */
+/*
+ * The rate, once known, or asked for once clock_tsc_hz() no longer spins (the first init
+ * anchors the clock just after the first livemap_start(): HZ_AFTER_NS after that, the
+ * calibration baseline is long enough), and handed to the pool. 0: not yet.
+ */
 static XFDR_NOINSTR uint64_t rate_now(void)
 {
 	uint64_t hz = pool_locator_tsc_hz();
@@ -436,18 +440,6 @@ static void unlink_map(void)
 	xfdr_store_relaxed(&map_known, 0);
 }
 
-/*
- * The frequency, if clock_tsc_hz() gives it at once or nearly: the clock is anchored by the
- * first xfdr_init() just after the first livemap_start(), so HZ_AFTER_NS after that its
- * baseline is long enough. 0 otherwise (or before any clock_init()).
- */
-static uint64_t hz_if_cheap(uint64_t now_ns)
-{
-	if (!first_start_ns || now_ns - first_start_ns < HZ_AFTER_NS)
-		return 0;
-	return clock_tsc_hz();
-}
-
 /* Write the whole map and list every function known: the lock held. */
 static void journal_start(uint64_t hz)
 {
@@ -506,21 +498,18 @@ void livemap_stop(void)
 
 int livemap_start(const char *path)
 {
-	uint64_t hz, now = mono_ns();
 	uint32_t me = self_tid();
+	uint64_t hz;
 	int rc;
 
 	livemap_stop();
 	thread_set_watcher(on_thread);
 	fnmap_on_new_id(on_new_id);
 	pool_locator_set_invariant_tsc(clock_invariant_tsc());
-	hz = pool_locator_tsc_hz();
-	if (!hz) {
-		hz = hz_if_cheap(now);
-		pool_locator_set_tsc_hz(hz);
-	}
+	/* A later init: the clock was anchored by the first, its rate is likely cheap by now. */
+	hz = rate_now();
 	if (!first_start_ns)
-		first_start_ns = now;
+		first_start_ns = mono_ns();
 	if (map_path[0] && (!path || strcmp(path, map_path)))
 		unlink_map(); /* an earlier session's, elsewhere or memory-backed now */
 	if (path) {

@@ -79,15 +79,6 @@ static XFDR_NOINSTR void out_reserve(struct fn_writer *w)
 		out_flush(w);
 }
 
-/* A field: at most FIELD_MAX_BYTES, control characters (tabs, newlines) as '?'. */
-static XFDR_NOINSTR void put_field(struct pr_buf *b, const char *s)
-{
-	size_t i;
-
-	for (i = 0; s[i] && i < FIELD_MAX_BYTES; i++)
-		pr_char(b, (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i]);
-}
-
 static XFDR_NOINSTR int writer_open(struct fn_writer *w, int fd)
 {
 	memset(w, 0, sizeof(*w));
@@ -110,7 +101,7 @@ static XFDR_NOINSTR void writer_kv(struct fn_writer *w, const char *key, const c
 	pr_str(&w->b, key);
 	pr_char(&w->b, '\t');
 	if (text) {
-		put_field(&w->b, text);
+		pr_field(&w->b, text, FIELD_MAX_BYTES);
 		pr_char(&w->b, '\t');
 	}
 	pr_u64(&w->b, value);
@@ -142,11 +133,11 @@ static XFDR_NOINSTR void put_function(struct pr_buf *b, uint32_t id, uintptr_t a
 	pr_str(b, "function\t");
 	pr_u64(b, id);
 	pr_char(b, '\t');
-	put_field(b, r->name ? r->name : "<unknown>");
+	pr_field(b, r->name ? r->name : "<unknown>", FIELD_MAX_BYTES);
 	pr_char(b, '\t');
 	pr_hex(b, addr);
 	pr_char(b, '\t');
-	put_field(b, r->module ? r->module : "-");
+	pr_field(b, r->module ? r->module : "-", FIELD_MAX_BYTES);
 	pr_char(b, '\t');
 	if (r->vaddr_known)
 		pr_hex(b, r->module_vaddr);

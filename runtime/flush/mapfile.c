@@ -25,13 +25,6 @@ extern char *program_invocation_name;
 
 static const struct crash_report *map_crash;
 
-/* Control characters (tabs, newlines) become '?': a value never breaks its line. */
-static void map_put_name(struct pr_buf *b, const char *name)
-{
-	for (; *name; name++)
-		pr_char(b, (unsigned char)*name < 0x20 || *name == 0x7f ? '?' : *name);
-}
-
 static int line_kv(int fd, const char *key, uint64_t v)
 {
 	char text[128];
@@ -51,7 +44,7 @@ static int line_ks(int fd, const char *key, const char *s)
 
 	pr_str(&b, key);
 	pr_char(&b, '\t');
-	map_put_name(&b, s);
+	pr_field(&b, s, SIZE_MAX);
 	/* A cut value still ends its line. */
 	if (b.len == b.cap)
 		b.len--;
@@ -88,7 +81,7 @@ void map_thread_line(struct pr_buf *b, const struct thread_slot *s, uint32_t ses
 	pr_u64(b,
 	       xfdr_load_acquire(&s->id_session) == session ? xfdr_load_relaxed(&s->thread_id) : 0);
 	pr_char(b, '\t');
-	map_put_name(b, name);
+	pr_field(b, name, SIZE_MAX);
 	for (c = 0; c < DROP_NO_THREAD_SLOT; c++) {
 		pr_char(b, '\t');
 		pr_u64(b, xfdr_load_relaxed(&s->dropped[c]));
@@ -127,15 +120,6 @@ void map_set_crash(const struct crash_report *c)
 	xfdr_store_release(&map_crash, c);
 }
 
-/* A frame line's field: at most FRAME_FIELD_MAX_BYTES, control characters as '?'. */
-static void frame_field(struct pr_buf *b, const char *s)
-{
-	size_t i;
-
-	for (i = 0; s[i] && i < FRAME_FIELD_MAX_BYTES; i++)
-		pr_char(b, (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i]);
-}
-
 /*
  * "frame<TAB>index<TAB>pc<TAB>symbol<TAB>module<TAB>module_vaddr". Frames after the first
  * are return addresses: the call is the instruction before, so pc - 1 is looked up (a call
@@ -158,9 +142,9 @@ static int frame_line(int fd, struct sym_table *st, int sym_ok, uint32_t index, 
 	pr_char(b, '\t');
 	pr_hex(b, pc);
 	pr_char(b, '\t');
-	frame_field(b, r.name ? r.name : "<unknown>");
+	pr_field(b, r.name ? r.name : "<unknown>", FRAME_FIELD_MAX_BYTES);
 	pr_char(b, '\t');
-	frame_field(b, r.module ? r.module : "-");
+	pr_field(b, r.module ? r.module : "-", FRAME_FIELD_MAX_BYTES);
 	pr_char(b, '\t');
 	if (r.vaddr_known)
 		pr_hex(b, r.module_vaddr + back);
