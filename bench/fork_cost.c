@@ -12,7 +12,9 @@
  *   threaded-memory    memory, in such a process;
  *   cyg-memory         memory, once the -finstrument-functions hooks have met CYG_FUNCTIONS
  *                      functions (called here as instrumented code calls them): the function
- *                      map's tables created and grown, which used to start a thread.
+ *                      map's tables created and grown, which used to start a thread;
+ *   threaded-cyg-memory  cyg-memory in a process that has had a thread: the fork handlers
+ *                      hold the map's locks and urcu-bp's across fork().
  * Each repetition times ROUNDS rounds of fork() + _exit(0) in the child + waitpid(), and of
  * fork() + execv("/bin/true") + waitpid(); the table shows the median microseconds of a round
  * over REPS repetitions, and the files the children left beyond the parent's live files (there
@@ -169,7 +171,13 @@ static int run_row(const char *name, int rounds)
 int main(int argc, char **argv)
 {
 	static const char *const rows[] = {
-	    "no-xfdr", "memory", "file", "threaded-no-xfdr", "threaded-memory", "cyg-memory",
+	    "no-xfdr",
+	    "memory",
+	    "file",
+	    "threaded-no-xfdr",
+	    "threaded-memory",
+	    "cyg-memory",
+	    "threaded-cyg-memory",
 	};
 	enum { ROWS = sizeof(rows) / sizeof(rows[0]) };
 	double exit_us[ROWS][MAX_REPS], exec_us[ROWS][MAX_REPS];
@@ -207,9 +215,9 @@ int main(int argc, char **argv)
 		}
 	printf("fork children that record nothing: us per round (median of %d x %d rounds)\n", reps,
 	       rounds);
-	printf("%-18s %12s %14s %12s\n", "parent", "fork+_exit", "fork+exec true", "files left");
+	printf("%-20s %12s %14s %12s\n", "parent", "fork+_exit", "fork+exec true", "files left");
 	for (i = 0; i < ROWS; i++)
-		printf("%-18s %12.1f %14.1f %12d\n", rows[i], median(exit_us[i], reps),
+		printf("%-20s %12.1f %14.1f %12d\n", rows[i], median(exit_us[i], reps),
 		       median(exec_us[i], reps), left[i]);
 	return status;
 }

@@ -455,14 +455,18 @@ static void rt_exit_flush(void)
 }
 
 /*
- * fork_alone: the thread in fork() is the only one the process ever had (glibc's
- * __libc_single_threaded; xfdr's own threads count, see pool_memory.c). Then no other thread
- * can hold a lock that the child would wait for, so the handlers take none, and the parent and
- * child ones write nothing: a child that exits or execs at once makes neither process copy a
- * page of ours (after fork() the first write to each shared page is a page fault, a few
- * microseconds on the target VMs). Set by the prepare handler.
+ * fork_holds: the prepare handler took locks, so the parent and child ones release them. It
+ * takes none when the thread in fork() is the only one the process ever had (glibc's
+ * __libc_single_threaded; xfdr's own threads count, see pool_memory.c): no other thread can
+ * hold a lock the child would wait for. Nor when the function map was never set up
+ * (fnmap_fork_unused(), which holds its set-up back until the parent handler): then no thread
+ * can be inside it, and none naming an unloaded library either (unload.c names ids, and there
+ * are none). Taking none, the handlers write no page that fork() made copy-on-write: a child
+ * that exits or execs at once makes neither process copy a page of ours (the first write to
+ * each such page is a page fault, a few microseconds on the target VMs). Written only when it
+ * changes, for the same reason.
  */
-static uint32_t fork_alone;
+static uint32_t fork_holds;
 
 /*
  * fork(): the child records alone, into its own files. The parent's other threads do not run
@@ -475,32 +479,29 @@ static uint32_t fork_alone;
  */
 static void rt_fork_prepare(void)
 {
-	uint32_t alone = PROCESS_SINGLE_THREADED();
+	uint32_t holds = !PROCESS_SINGLE_THREADED() && !fnmap_fork_unused();
 
-	/* Written only when it changes: the last fork() left our pages copy-on-write too. */
-	if (fork_alone != alone)
-		fork_alone = alone;
+	if (fork_holds != holds)
+		fork_holds = holds;
 	thread_before_fork();
-	if (alone)
+	if (!holds)
 		return;
 	unload_before_fork();
 	fnmap_before_fork();
 }
 
-/* Alone, the forking slot stays remembered: only this thread forks, and it keeps its slot. */
+/* The forking slot stays remembered: see thread_fork.h. */
 static void rt_fork_parent(void)
 {
-	if (fork_alone)
-		return;
 	fnmap_after_fork_parent();
-	unload_after_fork_parent();
-	thread_after_fork_parent();
+	if (fork_holds)
+		unload_after_fork_parent();
 }
 
 /* liburcu's state must be set right at once (its prepare handler blocked every signal). */
 static void rt_fork_child(void)
 {
-	if (!fork_alone) {
+	if (fork_holds) {
 		fnmap_after_fork_child();
 		unload_after_fork_child();
 	}

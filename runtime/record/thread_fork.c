@@ -1,12 +1,15 @@
 /*
  * runtime/record/thread_fork.c - the thread table in a fork child (see thread_fork.h).
  */
+#include <dlfcn.h>
+#include <errno.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "runtime/base/compiler.h"
 #include "runtime/record/thread.h"
 #include "runtime/record/thread_fork.h"
+#include "xfdr/xfdr.h"
 
 void thread_before_fork(void)
 {
@@ -17,9 +20,28 @@ void thread_before_fork(void)
 		xfdr_store_relaxed(&thread_table.forking, mine);
 }
 
-void thread_after_fork_parent(void)
+/*
+ * The program's _Fork() (glibc 2.34): fork() without the atfork handlers. The slot it
+ * remembers is the calling thread's, as fork()'s prepare handler remembers the forking one's.
+ * fork() itself calls libc's _Fork() directly, not this one. The next _Fork() in the lookup
+ * order (libc's) is found at load, so that this one stays async-signal-safe as libc's is;
+ * without one, there is no _Fork() to call: ENOSYS.
+ */
+static pid_t (*real_fork)(void);
+
+__attribute__((constructor)) static XFDR_NOINSTR void find_real_fork(void)
 {
-	xfdr_store_relaxed(&thread_table.forking, (struct thread_slot *)NULL);
+	*(void **)&real_fork = dlsym(RTLD_NEXT, "_Fork");
+}
+
+XFDR_API XFDR_NOINSTR pid_t _Fork(void)
+{
+	if (!real_fork) {
+		errno = ENOSYS;
+		return -1;
+	}
+	thread_before_fork();
+	return real_fork();
 }
 
 void thread_table_after_fork(void)
@@ -53,7 +75,8 @@ void thread_table_after_fork(void)
 		xfdr_store_relaxed(&mine->session, 0u);
 	}
 	rec_thread_forget_buffer(t);
-	thread_after_fork_parent();
+	/* A child made by a raw clone() later must not take it (thread_fork.h). */
+	xfdr_store_relaxed(&thread_table.forking, (struct thread_slot *)NULL);
 }
 
 void thread_self_keep_stack(uint32_t before, uint32_t after)

@@ -8,12 +8,16 @@
 #include <stdint.h>
 
 /*
- * thread_before_fork, thread_after_fork_parent - remember, for the child, which slot is the
- * forking thread's (fork()'s prepare handler), and forget it in the parent.
- * Context: the forking thread, in pthread_atfork() handlers.
+ * thread_before_fork - remember, for the child, which slot is the forking thread's: fork()'s
+ * prepare handler, and the program's _Fork() (thread_fork.c) before the real one. Kept after
+ * fork() (forgetting it in the parent would write a page fork() made copy-on-write: a page
+ * fault each fork); the next fork() or _Fork() replaces it. A child made by a raw clone()
+ * finds the slot remembered at the last of them: its forking thread's only if that thread
+ * made them (a thread the child makes before the forking one records may then take the
+ * forking one's slot).
+ * Context: the forking thread, in the pthread_atfork() prepare handler or before _Fork().
  */
 void thread_before_fork(void);
-void thread_after_fork_parent(void);
 
 /*
  * thread_table_after_fork - free the slots of the parent's other threads (they do not run in
@@ -21,8 +25,8 @@ void thread_after_fork_parent(void);
  * forking thread's slot the child's tid and a new thread id, and drop the buffer the calling
  * thread held (the parent's). The forking thread's shadow stack stays: the child returns from
  * fork() inside the same calls. Called by a thread the child made (the forking thread not
- * recording yet), it knows the forking thread's slot from thread_before_fork(); after
- * _Fork() or clone() it does not, and frees none (they stay taken, never reused).
+ * recording yet), it knows the forking thread's slot from thread_before_fork(); without one
+ * remembered it frees none (they stay taken, never reused).
  * Context: the child, as it adopts its recorder, before the new session's init.
  */
 void thread_table_after_fork(void);

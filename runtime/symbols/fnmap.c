@@ -62,6 +62,7 @@
 #include "runtime/base/print.h"
 #include "runtime/symbols/fnmap.h"
 #include "runtime/symbols/fnmap_fast.h"
+#include "runtime/symbols/fork_page.h"
 
 /*
  * ThreadSanitizer cannot see the ordering liburcu gives (its atomics are inline assembly in
@@ -144,7 +145,14 @@ __thread struct fnmap_thread fnmap_self __attribute__((tls_model("initial-exec")
 
 static struct fnmap_node *chunks[CHUNK_COUNT];
 static struct fnmap_shard shards[SHARD_COUNT];
-static pthread_mutex_t grow_lock = PTHREAD_MUTEX_INITIALIZER;
+/*
+ * grow_lock: on symbols_fork_page (fork_page.h). growing: a resize is under way, set under the
+ * lock. The lock is free in a child made by _Fork() or clone() even if a thread of the parent
+ * was resizing (fork_page.h): growing, copied, then tells it that liburcu's own locks may be
+ * held for ever (the table's resize mutex, rcu_gp_lock): its shards never grow.
+ */
+static pthread_mutex_t *const grow_lock = &symbols_fork_page.grow_lock;
+static uint32_t growing;
 static uint64_t init_state;
 static uint32_t next_id = FNMAP_ID_FIRST;
 /* Ids below it may be given. A variable so that a test compiling this file can lower it. */
@@ -279,6 +287,17 @@ static XFDR_NOINSTR int shards_create(void)
 }
 
 /*
+ * The set-up and fork(): see fnmap_fork_unused(). Pairs with it: each stores its mark, then
+ * reads the other's (seq_cst). In a fork child the mark is zeroed (fork_page.h) or, where
+ * the kernel cannot, its parent's pid, not the child's own: the child waits for neither.
+ */
+static XFDR_NOINSTR void set_up_wait(uint32_t pid)
+{
+	while (__atomic_load_n(&symbols_fork_page.set_up_held, __ATOMIC_SEQ_CST) == pid)
+		sched_yield();
+}
+
+/*
  * Create the tables once. A thread that finds another creating them waits (microseconds),
  * unless it is nested on its own thread, which may be the creator. Returns 1 when ready.
  *
@@ -300,6 +319,7 @@ static XFDR_NOINSTR int ensure_ready(int nested)
 	mine = (uint64_t)(uint32_t)getpid() << 32 | INIT_RUNNING;
 	for (;;) {
 		if (st == INIT_NONE && xfdr_cas(&init_state, &st, mine)) {
+			set_up_wait((uint32_t)(mine >> 32));
 			cache_key_ok = !pthread_key_create(&cache_key, cache_release);
 			rc = shards_create();
 			/* pairs with the acquire of init_state above: the tables before "ready" */
@@ -390,17 +410,19 @@ static XFDR_NOINSTR void shard_grow(struct fnmap_shard *sh)
 		return;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &saved);
-	if (pthread_mutex_trylock(&grow_lock))
+	if (pthread_mutex_trylock(grow_lock))
 		goto out;
 	buckets = xfdr_load_relaxed(&sh->buckets);
 	nodes = xfdr_load_relaxed(&sh->nodes);
 	while (buckets < SHARD_MAX_BUCKETS && nodes > SHARD_MAX_LOAD * buckets)
 		buckets *= 2;
-	if (buckets != xfdr_load_relaxed(&sh->buckets)) {
+	if (buckets != xfdr_load_relaxed(&sh->buckets) && !xfdr_load_relaxed(&growing)) {
+		xfdr_store_relaxed(&growing, 1u);
 		cds_lfht_resize(sh->ht, buckets);
 		xfdr_store_relaxed(&sh->buckets, buckets);
+		xfdr_store_relaxed(&growing, 0u);
 	}
-	pthread_mutex_unlock(&grow_lock);
+	pthread_mutex_unlock(grow_lock);
 out:
 	pthread_sigmask(SIG_SETMASK, &saved, NULL);
 }
@@ -538,42 +560,70 @@ const char *fnmap_cause_name(enum fnmap_unassigned_cause cause)
  * not inside a resize when it forks, for the same reason. urcu-bp's hooks keep its reader
  * registry consistent; they go inside grow_lock (a resize may take urcu-bp's locks under it,
  * never the reverse). A child made without the atfork handlers (_Fork(), clone()) while
- * another thread resized finds grow_lock held for ever: its lookups work, its shards never grow.
+ * another thread resized never grows its shards (growing): its lookups work.
  *
  * No urcu_bp_call_rcu_*_fork(): they paused and restarted liburcu's resize worker, which no
  * table has now, and call_rcu() is called nowhere in the runtime; they would only take
  * call_rcu's mutex, which does not nest, under a program that calls them itself.
  *
- * fork_held: set once the forking thread holds all that; the first of the parent and child
- * functions clears it, so a second call does nothing.
+ * A map never set up needs none of it: no table, no urcu-bp reader (a thread registers on its
+ * first lookup), no id for unload.c to name. The forking thread marks set_up_held with its
+ * pid instead, then reads the set-up state; a thread that starts the set-up marks the state,
+ * then waits while set_up_held is its pid (set_up_wait()). One of them sees the other: the
+ * fork() takes the locks, or the set-up waits until the parent handler clears the mark.
+ *
+ * What the handlers write is on symbols_fork_page, which fork() does not make copy-on-write:
+ * no page fault in the parent, and nothing to write in the child but urcu-bp's own state.
  */
-static uint32_t fork_held;
+int fnmap_fork_unused(void)
+{
+	symbols_fork_page_arm();
+	__atomic_store_n(&symbols_fork_page.set_up_held, (uint32_t)getpid(), __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&init_state, __ATOMIC_SEQ_CST) == INIT_NONE)
+		return 1;
+	xfdr_store_release(&symbols_fork_page.set_up_held, 0u);
+	return 0;
+}
+
+/*
+ * urcu_bp_after_fork_child(), called through a pointer taken in the parent. A call through
+ * the PLT is bound at its first call, and only the child calls it: each child would run the
+ * dynamic linker's lookup and write its GOT page, about 9 page faults (measured). Taking the
+ * address makes the dynamic linker bind it at load (GLOB_DAT; in a position-dependent
+ * executable the address is its PLT entry, bound lazily as before).
+ */
+static void (*urcu_child)(void);
 
 void fnmap_before_fork(void)
 {
-	pthread_mutex_lock(&grow_lock);
+	if (!xfdr_load_relaxed(&urcu_child))
+		xfdr_store_relaxed(&urcu_child, urcu_bp_after_fork_child);
+	pthread_mutex_lock(grow_lock);
 	urcu_bp_before_fork();
-	xfdr_store_relaxed(&fork_held, 1u);
+	xfdr_store_relaxed(&symbols_fork_page.grow_held, 1u);
 }
 
 void fnmap_after_fork_parent(void)
 {
-	uint32_t held = 1;
-
-	if (!xfdr_cas(&fork_held, &held, 0u))
+	if (xfdr_load_relaxed(&symbols_fork_page.set_up_held)) {
+		xfdr_store_release(&symbols_fork_page.set_up_held, 0u);
 		return;
+	}
+	if (!xfdr_load_relaxed(&symbols_fork_page.grow_held))
+		return;
+	xfdr_store_relaxed(&symbols_fork_page.grow_held, 0u);
 	urcu_bp_after_fork_parent();
-	pthread_mutex_unlock(&grow_lock);
+	pthread_mutex_unlock(grow_lock);
 }
 
+/* grow_held is 1 here only where the kernel could not zero the page: grow_lock is held then. */
 void fnmap_after_fork_child(void)
 {
-	uint32_t held = 1;
-
-	if (!xfdr_cas(&fork_held, &held, 0u))
+	xfdr_load_relaxed (&urcu_child)();
+	if (!xfdr_load_relaxed(&symbols_fork_page.grow_held))
 		return;
-	urcu_bp_after_fork_child();
-	pthread_mutex_unlock(&grow_lock);
+	xfdr_store_relaxed(&symbols_fork_page.grow_held, 0u);
+	pthread_mutex_unlock(grow_lock);
 }
 
 void fnmap_on_new_id(void (*fn)(uint32_t id))

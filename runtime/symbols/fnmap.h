@@ -87,10 +87,19 @@ uint32_t fnmap_refuse(enum fnmap_unassigned_cause cause);
  * asks the application to call its hooks from pthread_atfork handlers). Call these from the
  * prepare, parent and child handlers: the child one at once, not later (urcu_bp_before_fork()
  * blocks every signal until then). The prepare one waits for a resize another thread is
- * making (under a millisecond). The parent and child functions do nothing a second time.
+ * making (under a millisecond). The parent function does nothing a second time; the child one
+ * is called once, and only after fnmap_before_fork().
  * A map being created by another thread at fork() needs nothing: see ensure_ready().
+ *
+ * fnmap_fork_unused - first, in the prepare handler: 1 when the map was never set up (no
+ * table, no urcu-bp reader, no id: a program that has not met a function by its address).
+ * Then nothing needs holding, a set-up another thread starts waits until
+ * fnmap_after_fork_parent(), and neither fnmap_before_fork() nor the child function is
+ * called. 0: call fnmap_before_fork(). Either way the parent and child functions write no page
+ * of ours that fork() made copy-on-write (fork_page.h); urcu-bp's hooks write its own.
  * Context: the forking thread.
  */
+int fnmap_fork_unused(void);
 void fnmap_before_fork(void);
 void fnmap_after_fork_parent(void);
 void fnmap_after_fork_child(void);

@@ -24,6 +24,7 @@
 
 #include "runtime/base/compiler.h"
 #include "runtime/symbols/fnmap.h"
+#include "runtime/symbols/fork_page.h"
 #include "runtime/symbols/symbolizer.h"
 #include "runtime/symbols/unload.h"
 #include "xfdr/xfdr.h"
@@ -46,9 +47,13 @@ struct segments {
 static struct unload_node *head; /* newest first; nodes never change nor go away */
 static uint32_t kept;
 static uint32_t closes; /* dlclose() calls that returned: unload_closes() */
-static pthread_mutex_t unload_lock = PTHREAD_MUTEX_INITIALIZER;
-/* The pid of the process whose forking thread holds unload_lock across fork(); else 0. */
-static pid_t fork_holder;
+/*
+ * unload_lock and, while the forking thread holds it across fork(), the pid of its process:
+ * on symbols_fork_page (fork_page.h). A child made by _Fork() or clone() while a thread of the
+ * parent was naming finds it free: that naming published whole nodes only (keep()).
+ */
+static pthread_mutex_t *const unload_lock = &symbols_fork_page.unload_lock;
+static pid_t *const fork_holder = &symbols_fork_page.unload_holder;
 
 XFDR_NOINSTR const struct unload_name *unload_find(uint32_t id, uintptr_t addr)
 {
@@ -146,7 +151,7 @@ static XFDR_NOINSTR void name_before_unload(void *handle)
 		return;
 	/* A fork child whose atfork handler has not released the lock yet. */
 	unload_after_fork_child();
-	pthread_mutex_lock(&unload_lock);
+	pthread_mutex_lock(unload_lock);
 	for (id = FNMAP_ID_FIRST; id < n; id++) {
 		uintptr_t addr = fnmap_addr_of(id);
 
@@ -160,25 +165,26 @@ static XFDR_NOINSTR void name_before_unload(void *handle)
 	}
 	if (sym_ok > 0)
 		sym_close(&st);
-	pthread_mutex_unlock(&unload_lock);
+	pthread_mutex_unlock(unload_lock);
 }
 
 /*
  * Fork: the lock is taken before, so that no other thread is naming (holding it, gone in the
- * child) at the moment of fork(), and released after, in the parent and in the child.
+ * child) at the moment of fork(), and released after, in the parent and in the child (where
+ * the kernel zeroed the page, the child finds it free and fork_holder 0: nothing to do).
  */
 XFDR_NOINSTR void unload_before_fork(void)
 {
-	pthread_mutex_lock(&unload_lock);
-	xfdr_store_relaxed(&fork_holder, getpid());
+	pthread_mutex_lock(unload_lock);
+	xfdr_store_relaxed(fork_holder, getpid());
 }
 
 XFDR_NOINSTR void unload_after_fork_parent(void)
 {
 	pid_t me = getpid();
 
-	if (xfdr_cas(&fork_holder, &me, (pid_t)0))
-		pthread_mutex_unlock(&unload_lock);
+	if (xfdr_cas(fork_holder, &me, (pid_t)0))
+		pthread_mutex_unlock(unload_lock);
 }
 
 /*
@@ -188,10 +194,10 @@ XFDR_NOINSTR void unload_after_fork_parent(void)
  */
 XFDR_NOINSTR void unload_after_fork_child(void)
 {
-	pid_t holder = xfdr_load_relaxed(&fork_holder);
+	pid_t holder = xfdr_load_relaxed(fork_holder);
 
-	if (holder && holder != getpid() && xfdr_cas(&fork_holder, &holder, (pid_t)0))
-		pthread_mutex_unlock(&unload_lock);
+	if (holder && holder != getpid() && xfdr_cas(fork_holder, &holder, (pid_t)0))
+		pthread_mutex_unlock(unload_lock);
 }
 
 /* The program's dlclose(): see the top of the file. */

@@ -239,11 +239,11 @@ static int count_per_thread(const struct xfdr_event *ev, void *arg)
 }
 
 /*
- * The child's first event comes from a thread it made, while the thread that forked (inside a
- * call) records only after: each keeps a slot of its own, and the forking thread's open call
- * ends in the child's trace under the child's pid.
+ * In the child made by make_child(), the first event comes from a thread the child made, while
+ * the thread that forked (inside a call) records only after: each keeps a slot of its own, and
+ * the forking thread's open call ends in the child's trace under the child's pid.
  */
-static void child_thread_adopts_first(void **state)
+static void child_thread_records_first(pid_t (*make_child)(void))
 {
 	struct per_thread p = {0};
 	char path[512], map_path[600], *map, want[64];
@@ -251,10 +251,8 @@ static void child_thread_adopts_first(void **state)
 	size_t n;
 	pid_t pid;
 
-	(void)state;
-	init_backing_file();
 	xfdr_enter(FID_PARENT);
-	pid = fork();
+	pid = make_child();
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		if (pthread_create(&th, NULL, child_thread, NULL) || pthread_join(th, NULL))
@@ -280,7 +278,54 @@ static void child_thread_adopts_first(void **state)
 		fail_msg("the forking thread is not listed under the child's pid %d:\n%s", (int)pid,
 			 map);
 	free(map);
+}
+
+static void child_thread_adopts_first(void **state)
+{
+	(void)state;
+	init_backing_file();
+	child_thread_records_first(fork);
 	expect_parent_trace_only(1);
+}
+
+/* A thread that records, forks a child that exits, and stays (its slot taken) until released. */
+static void *forks_then_waits(void *arg)
+{
+	pthread_barrier_t *b = arg;
+	pid_t pid;
+
+	record_calls(FID_PARENT, 1);
+	pid = fork();
+	if (pid == 0)
+		_exit(0);
+	wait_exit0(pid);
+	pthread_barrier_wait(b); /* forked */
+	pthread_barrier_wait(b); /* released */
+	return NULL;
+}
+
+/*
+ * _Fork() after another thread's fork(): the child must not take that thread's slot for its
+ * forking thread's (thread_fork.h). It did once fork()'s parent handler stopped forgetting it
+ * (a write after fork(): a page fault): the slot of the thread that _Fork()ed was freed and
+ * given to the child's new thread, and the two threads' records went into one buffer.
+ */
+static void plain_fork_after_another_threads_fork(void **state)
+{
+	pthread_barrier_t b;
+	pthread_t other;
+
+	(void)state;
+	init_backing_file();
+	record_calls(FID_PARENT, 1); /* this thread takes the first slot */
+	assert_int_equal(pthread_barrier_init(&b, NULL, 2), 0);
+	assert_int_equal(pthread_create(&other, NULL, forks_then_waits, &b), 0);
+	pthread_barrier_wait(&b);
+	child_thread_records_first(_Fork);
+	pthread_barrier_wait(&b);
+	assert_int_equal(pthread_join(other, NULL), 0);
+	pthread_barrier_destroy(&b);
+	expect_parent_trace_only(3);
 }
 
 static int group_setup(void **state)
@@ -298,6 +343,7 @@ int main(void)
 	    cmocka_unit_test(silent_children_leave_no_files),
 	    cmocka_unit_test(child_starts_after_parent_stopped),
 	    cmocka_unit_test(child_thread_adopts_first),
+	    cmocka_unit_test(plain_fork_after_another_threads_fork),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, ts_group_teardown);

@@ -17,6 +17,7 @@
  * meets as many functions as the map's tables grow for keeps its one thread. backing=file used
  * to keep its live .map current from a thread of its own: the same rounds with it.
  */
+#include <pthread.h>
 #include <sys/resource.h>
 #include <sys/single_threaded.h>
 #include <sys/wait.h>
@@ -173,13 +174,79 @@ static void file_backing_keeps_one_thread(void **state)
 	xfdr_stop();
 }
 
-int main(void)
+/* A thread that comes and goes: glibc's fork() then takes its multi-threaded path for good. */
+static void *no_work(void *arg)
+{
+	return arg;
+}
+
+/*
+ * In a program that has had a thread, fork() runs xfdr's atfork handlers in full (another
+ * thread could be inside the runtime). Until the function map is set up they hold nothing and
+ * write no page of ours: the same bound as with one thread. Once it is, they must hold the
+ * map's locks and urcu-bp's across fork() (fnmap.h), and the child must release them.
+ */
+static void threaded_silent_child_faults(void **state)
+{
+	struct xfdr_options o;
+	long without, with, with_map;
+	pthread_t t;
+	uint32_t i;
+
+	(void)state;
+	assert_int_equal(pthread_create(&t, NULL, no_work, NULL), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(__libc_single_threaded, 0);
+	without = faults_of_rounds();
+	xfdr_options_default(&o);
+	o.output = ts_dir;
+	o.flush_at_exit = 0;
+	assert_int_equal(xfdr_init(&o), 0);
+	assert_int_equal(xfdr_start(), 0);
+	xfdr_enter(FID);
+	xfdr_exit(FID);
+	with = faults_of_rounds();
+	print_message("threaded: minor faults over %d rounds: %ld without xfdr, %ld recording\n",
+		      ROUNDS, without, with);
+	assert_true(with <= without + ROUNDS + ROUNDS / 4);
+	for (i = 0; i < HOOKED_FUNCTIONS; i++) {
+		__cyg_profile_func_enter(synth_fn(i), NULL);
+		__cyg_profile_func_exit(synth_fn(i), NULL);
+	}
+	with_map = faults_of_rounds();
+	print_message("threaded: minor faults over %d rounds: %ld once %d functions have ids\n",
+		      ROUNDS, with_map, HOOKED_FUNCTIONS);
+	xfdr_stop();
+}
+
+/* The threaded case runs in a process of its own: this one must keep its one thread. */
+static void threaded_program_silent_child(void **state)
+{
+	char *argv[] = {"test_runtime_fork_cost", "--threaded", NULL};
+	struct child_spec spec = {.argv = argv, .program = "/proc/self/exe", .timeout_s = 300};
+	struct child_result r;
+
+	(void)state;
+	if (ts_sanitized())
+		skip(); /* the sanitizers' own fork handlers and shadow memory fault pages too */
+	child_run(&spec, &r);
+	assert_int_equal(r.status, 0);
+	child_result_free(&r);
+}
+
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(silent_child_faults_no_page_of_ours),
 	    cmocka_unit_test(function_map_keeps_one_thread),
 	    cmocka_unit_test(file_backing_keeps_one_thread),
+	    cmocka_unit_test(threaded_program_silent_child),
+	};
+	const struct CMUnitTest threaded[] = {
+	    cmocka_unit_test(threaded_silent_child_faults),
 	};
 
+	if (argc == 2 && !strcmp(argv[1], "--threaded"))
+		return cmocka_run_group_tests(threaded, ts_group_setup, ts_group_teardown);
 	return cmocka_run_group_tests(tests, ts_group_setup, ts_group_teardown);
 }

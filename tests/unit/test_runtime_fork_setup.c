@@ -6,6 +6,9 @@
  *   fnmap_setup_in_flight     a thread is creating the function map (fnmap.c, RUNNING) when
  *                             another forks: the child's first lookup gets an id
  *   fentry_key_in_flight      the same for the -pg hooks' thread-exit key (fentry.c)
+ *   setup_started_during_fork a thread starts creating the map while another is inside
+ *                             fork(), whose handler found no map and took no lock: the set-up
+ *                             waits, and the child's first lookup gets an id
  *   dlclose_naming_in_flight  a thread is naming a library for dlclose(), holding unload.c's
  *                             lock, when another forks: the child's dlclose() returns and
  *                             names it
@@ -118,13 +121,13 @@ char *strdup(const char *s)
  */
 static int unload_lock_awaited(void)
 {
-	return __atomic_load_n(&unload_lock.__data.__lock, __ATOMIC_RELAXED) > 1;
+	return __atomic_load_n(&unload_lock->__data.__lock, __ATOMIC_RELAXED) > 1;
 }
 
 /* A thread waits for fnmap.c's grow_lock (the same lock word as above). */
 static int grow_lock_awaited(void)
 {
-	return __atomic_load_n(&grow_lock.__data.__lock, __ATOMIC_RELAXED) > 1;
+	return __atomic_load_n(&grow_lock->__data.__lock, __ATOMIC_RELAXED) > 1;
 }
 
 static void *run_held(void *arg)
@@ -301,6 +304,114 @@ static void fentry_key_in_flight(void **state)
 	(void)state;
 	expect_ok(run_forked(parent_fentry_key, PARENT_MS),
 		  "fork while another thread creates the -pg hooks' key");
+}
+
+/* ---- (a) the map's set-up started while another thread is in fork() ---------------------- */
+
+/*
+ * The thread that starts the set-up reports on hold_entered how far it got while the other
+ * one is inside fork(): 'y', waiting (its first sched_yield()), or 'h', stopped at its first
+ * mmap() (urcu-bp's registry, with the registry lock held, when its first lookup registers
+ * it), where it stays until hold_release.
+ */
+static __thread int report_yield, hold_at_mmap;
+static int setup_go[2];	     /* a byte lets the set-up thread start */
+static uint32_t setup_armed; /* the program's prepare handler starts it once */
+
+int sched_yield(void)
+{
+	static int (*real)(void);
+	int (*next)(void) = __atomic_load_n(&real, __ATOMIC_RELAXED);
+	char c = 'y';
+
+	if (!next) {
+		*(void **)&next = dlsym(RTLD_NEXT, "sched_yield");
+		__atomic_store_n(&real, next, __ATOMIC_RELAXED);
+	}
+	if (report_yield) {
+		report_yield = 0;
+		hold_at_mmap = 0;
+		if (write(hold_entered[1], &c, 1) != 1)
+			abort();
+	}
+	return next();
+}
+
+void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	static void *(*real)(void *, size_t, int, int, int, off_t);
+	void *(*next)(void *, size_t, int, int, int, off_t) =
+	    __atomic_load_n(&real, __ATOMIC_RELAXED);
+
+	if (!next) {
+		*(void **)&next = dlsym(RTLD_NEXT, "mmap");
+		__atomic_store_n(&real, next, __ATOMIC_RELAXED);
+	}
+	if (hold_at_mmap) {
+		hold_at_mmap = 0;
+		report_yield = 0;
+		hold_me = 1;
+		hold_here();
+	}
+	return next(addr, len, prot, flags, fd, off);
+}
+
+static void *setup_when_told(void *arg)
+{
+	char c;
+
+	(void)arg;
+	if (read(setup_go[0], &c, 1) != 1)
+		return NULL;
+	report_yield = 1;
+	hold_at_mmap = 1;
+	lookup_first();
+	return NULL;
+}
+
+/* The program's own prepare handler: it runs after xfdr's (registered before xfdr_init()). */
+static void start_setup_in_fork(void)
+{
+	struct pollfd pf = {.fd = hold_entered[0], .events = POLLIN};
+	char c = 'g';
+
+	if (!__atomic_exchange_n(&setup_armed, 0u, __ATOMIC_RELAXED))
+		return;
+	if (write(setup_go[1], &c, 1) != 1 || poll(&pf, 1, (int)GRANDCHILD_MS) != 1 ||
+	    read(hold_entered[0], &c, 1) != 1)
+		fprintf(stderr, "parent: the set-up thread did not report\n");
+}
+
+static int parent_setup_during_fork(void)
+{
+	pthread_t t;
+	char c = 'r';
+	int rc;
+
+	if (pipe(hold_entered) || pipe(hold_release) || pipe(setup_go) ||
+	    pthread_atfork(start_setup_in_fork, NULL, NULL) || parent_init() ||
+	    xfdr_load_relaxed(&init_state) != INIT_NONE ||
+	    pthread_create(&t, NULL, setup_when_told, NULL))
+		return SCENARIO_BROKEN;
+	__atomic_store_n(&setup_armed, 1u, __ATOMIC_RELAXED);
+	rc = run_forked(child_lookup, GRANDCHILD_MS);
+	rc = rc == HUNG ? GRANDCHILD_HUNG : rc;
+	if (write(hold_release[1], &c, 1) != 1 || pthread_join(t, NULL))
+		return SCENARIO_BROKEN;
+	/* The set-up went on after fork() returned: the parent's map works. */
+	return rc ? rc : child_lookup();
+}
+
+/*
+ * xfdr's prepare handler found the map not set up and took no lock; another thread starts the
+ * set-up before fork() (the program's handler lets it go): it waits until fork() is done, so
+ * that the child inherits no urcu-bp lock held by a thread it does not have.
+ */
+static void setup_started_during_fork(void **state)
+{
+	(void)state;
+	expect_ok(run_forked(parent_setup_during_fork, PARENT_MS),
+		  "another thread starts the function map while one is in fork()");
 }
 
 /* ---- (b) dlclose() naming a library ------------------------------------------------------- */
@@ -491,7 +602,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(fnmap_setup_in_flight),	cmocka_unit_test(fentry_key_in_flight),
 	    cmocka_unit_test(dlclose_naming_in_flight), cmocka_unit_test(table_grows_in_child),
-	    cmocka_unit_test(resize_in_flight),
+	    cmocka_unit_test(resize_in_flight),		cmocka_unit_test(setup_started_during_fork),
 	};
 
 	return cmocka_run_group_tests(tests, ts_group_setup, ts_group_teardown);
