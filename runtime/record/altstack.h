@@ -3,14 +3,14 @@
  * crash handler runs even when a thread overflowed its own stack, and a flush from a signal
  * handler never needs more of a thread's stack than a signal frame.
  *
- * One region, reserved once per process (MAP_NORESERVE, PROT_NONE: it costs address space,
- * not memory), holds thread_max stacks of ALTSTACK_BYTES, each above a guard page. A thread
- * that registers gets the stack of its thread slot, made readable and writable then, if it has
- * no alternate stack of its own (sigaltstack() says SS_DISABLE); at its exit (the thread key's
- * destructor) the stack is removed again if it is still the thread's, before the slot can be
- * recycled for another thread. Only while enabled (any of xfdr's signal handlers installed:
- * flush_on_crash, flush_on_terminate, flush_signal): the signal layer enables and disables it
- * at init.
+ * One region, reserved once per process (MAP_NORESERVE: it costs address space, not memory),
+ * holds thread_max stacks of ALTSTACK_BYTES, each above a guard page (altstack.c: one kernel
+ * mapping where the kernel has guard markers). A thread that registers gets the stack of its
+ * thread slot, its guard set up then, if it has no alternate stack of its own (sigaltstack()
+ * says SS_DISABLE); at its exit (the thread key's destructor) the stack is removed again if it
+ * is still the thread's, before the slot can be recycled for another thread. Only while
+ * enabled (any of xfdr's signal handlers installed: flush_on_crash, flush_on_terminate,
+ * flush_signal): the signal layer enables and disables it at init.
  */
 #ifndef XFDR_RUNTIME_RECORD_ALTSTACK_H
 #define XFDR_RUNTIME_RECORD_ALTSTACK_H
@@ -37,7 +37,7 @@ void altstack_disable(void);
 /*
  * altstack_thread_start - give the calling thread the stack of slot index, unless it has an
  * alternate stack already or stacks are not enabled. Failures leave the thread without one.
- * Context: thread registration, possibly in a signal handler (sigaltstack, mprotect only);
+ * Context: thread registration, possibly in a signal handler (sigaltstack, mprotect or madvise);
  * errno is preserved.
  */
 void altstack_thread_start(uint32_t index);

@@ -517,6 +517,69 @@ static void dispositions_follow_the_options(void **state)
 }
 
 /*
+ * Can the kernel read the byte at p? write() from an unreadable page fails with EFAULT instead
+ * of raising SIGSEGV (which cmocka's own handler would take). 1, 0, or -1 on another error.
+ */
+static int readable(const void *p)
+{
+	int fds[2], rc;
+	ssize_t n;
+
+	if (pipe(fds))
+		return -1;
+	n = write(fds[1], p, 1);
+	rc = n == 1 ? 1 : n < 0 && errno == EFAULT ? 0 : -1;
+	close(fds[0]);
+	close(fds[1]);
+	return rc;
+}
+
+/* A recording thread forks; the child probes its inherited alternate stack and the page below. */
+static void *probe_alt_stack_in_child(void *arg)
+{
+	int *status = arg;
+	stack_t ss;
+	pid_t pid;
+
+	xfdr_enter(9);
+	xfdr_exit(9);
+	if (sigaltstack(NULL, &ss) || (ss.ss_flags & SS_DISABLE))
+		return NULL;
+	pid = fork();
+	if (pid == 0)
+		_exit(readable(ss.ss_sp) == 1 && readable((const char *)ss.ss_sp - 1) == 0 ? 0 : 1);
+	if (pid > 0)
+		waitpid(pid, status, 0);
+	return NULL;
+}
+
+/*
+ * Below each alternate stack is a guard, in a fork child too: a handler that overflows its
+ * stack faults there instead of writing over the neighbouring slot's stack. (Where the kernel
+ * has guard markers the guards are markers in one mapping, not PROT_NONE pages between
+ * mappings: fork() copies one mapping, not two a thread.)
+ */
+static void alt_stack_guard_below(void **state)
+{
+	pthread_t th;
+	int status = -1;
+
+	(void)state;
+	if (ts_sanitized())
+		skip(); /* sanitizers give threads stacks of their own, which are kept */
+	assert_int_equal(init_with(ts_dir, 0, 0, 1), 0);
+	assert_int_equal(xfdr_start(), 0);
+	assert_int_equal(pthread_create(&th, NULL, probe_alt_stack_in_child, &status), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(xfdr_stop(), 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		fail_msg(
+		    "in the fork child, the alternate stack is not readable or the page below it "
+		    "is (status 0x%x)",
+		    status);
+}
+
+/*
  * The flush signal and SIGTERM taken by a thread whose stack is smaller than the flush's
  * frames: the handlers run on xfdr's alternate stack (they ran on the thread's: SIGSEGV).
  */
@@ -554,6 +617,7 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(dispositions_follow_the_options),
+	    cmocka_unit_test(alt_stack_guard_below),
 	    cmocka_unit_test(flush_signal_while_two_threads_write),
 	    cmocka_unit_test(flush_signal_keeps_errno),
 	    cmocka_unit_test(sigterm_while_two_threads_write),
