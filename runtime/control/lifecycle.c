@@ -65,8 +65,6 @@ _Static_assert(!(CTL_FATAL_FLUSH_RUNNING &
 		 (CTL_INITIALIZED | CTL_INIT_RUNNING | CTL_FLUSH_RUNNING)),
 	       "a flag of its own");
 
-/* Zero (SESSION_NONE) until rt_load() or the first call, and in a fork child (session.h). */
-struct rt_state rt_state;
 uint32_t rt_fork_wipes;
 struct rt_config rt_cfg;
 

@@ -8,14 +8,6 @@
 #include "runtime/base/compiler.h"
 #include "runtime/symbols/fork_page.h"
 
-_Static_assert(sizeof(struct symbols_fork_page) == SYMBOLS_FORK_PAGE_BYTES,
-	       "the fork page is one page, alone");
-
-struct symbols_fork_page symbols_fork_page = {
-    .grow_lock = PTHREAD_MUTEX_INITIALIZER,
-    .unload_lock = PTHREAD_MUTEX_INITIALIZER,
-};
-
 void symbols_fork_page_arm(void)
 {
 	if (xfdr_load_relaxed(&symbols_fork_page.wipe_tried))

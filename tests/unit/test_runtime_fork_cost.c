@@ -19,6 +19,7 @@
  * meets as many functions as the map's tables grow for keeps its one thread. backing=file used
  * to keep its live .map current from a thread of its own: the same rounds with it.
  */
+#include <inttypes.h>
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -26,7 +27,9 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "runtime/record/session.h"
 #include "runtime/symbols/fnmap.h"
+#include "runtime/symbols/fork_page.h"
 #include "test_runtime_support.h"
 
 /* The -finstrument-functions hooks (runtime/hooks/cyg.c), called as instrumented code does. */
@@ -306,6 +309,40 @@ static void recording_threads_add_no_mappings(void **state)
 	xfdr_stop();
 }
 
+/* The [start, end) of the mapping that holds p; fails the test when none does. */
+static void mapping_of(const void *p, uintptr_t *start, uintptr_t *end)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR, start, end) == 2 &&
+		    (uintptr_t)p >= *start && (uintptr_t)p < *end) {
+			fclose(f);
+			return;
+		}
+	fclose(f);
+	fail_msg("no mapping holds %p", p);
+}
+
+/*
+ * The pages fork children get zeroed, the session word's and the symbol layer's (armed by
+ * the first fork() with threads, above), are one mapping: each page advised alone splits .bss
+ * around it, two more mappings for every fork() to copy.
+ */
+static void wiped_pages_are_one_mapping(void **state)
+{
+	uintptr_t start, end;
+
+	(void)state;
+	mapping_of(&rt_state, &start, &end);
+	if ((uintptr_t)&symbols_fork_page < start || (uintptr_t)&symbols_fork_page >= end)
+		fail_msg("rt_state's mapping [%#lx, %#lx) does not hold symbols_fork_page (%p)",
+			 (unsigned long)start, (unsigned long)end, (void *)&symbols_fork_page);
+	assert_int_equal(end - start, 2 * 4096);
+}
+
 /* The threaded case runs in a process of its own: this one must keep its one thread. */
 static void threaded_program_silent_child(void **state)
 {
@@ -332,6 +369,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest threaded[] = {
 	    cmocka_unit_test(threaded_silent_child_faults),
 	    cmocka_unit_test(recording_threads_add_no_mappings),
+	    cmocka_unit_test(wiped_pages_are_one_mapping),
 	};
 
 	if (argc == 2 && !strcmp(argv[1], "--threaded"))
