@@ -37,6 +37,7 @@ struct symbols_fork_page {
 	pthread_mutex_t unload_lock; /* unload.c: one naming of an unloading library at a time */
 } __attribute__((aligned(SYMBOLS_FORK_PAGE_BYTES)));
 
+/* Defined beside rt_state (runtime/control/wiped_pages.c): the two pages are one mapping. */
 extern struct symbols_fork_page symbols_fork_page XFDR_HIDDEN;
 
 /*
