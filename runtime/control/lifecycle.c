@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
-#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 #if __has_include(<sys/single_threaded.h>)
@@ -35,6 +34,7 @@
 #include "runtime/base/print.h"
 #include "runtime/control/config.h"
 #include "runtime/control/options.h"
+#include "runtime/control/wiped_pages.h"
 #include "runtime/flush/flush.h"
 #include "runtime/flush/livemap.h"
 #include "runtime/flush/output.h"
@@ -280,17 +280,15 @@ static void report_output_dir(void)
 }
 
 /*
- * Arm the zeroing of rt_state in fork children, once (a child's mapping keeps it, so its own
- * children are zeroed too): armed first, so that this process never looks forked.
+ * Arm the zeroing of rt_state (and the symbol layer's fork page) in fork children, once (a
+ * child's mapping keeps it, so its own children are zeroed too): armed first, so that this
+ * process never looks forked.
  */
 static void fork_wipe_arm(void)
 {
 	xfdr_store_relaxed(&rt_state.armed, 1u);
-#ifdef MADV_WIPEONFORK
-	if (!rt_fork_wipes && sysconf(_SC_PAGESIZE) == (long)sizeof(rt_state) &&
-	    !madvise(&rt_state, sizeof(rt_state), MADV_WIPEONFORK))
+	if (!rt_fork_wipes && wiped_pages_arm())
 		xfdr_store_relaxed(&rt_fork_wipes, 1u);
-#endif
 }
 
 /*

@@ -577,7 +577,6 @@ const char *fnmap_cause_name(enum fnmap_unassigned_cause cause)
  */
 int fnmap_fork_unused(void)
 {
-	symbols_fork_page_arm();
 	__atomic_store_n(&symbols_fork_page.set_up_held, (uint32_t)getpid(), __ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&init_state, __ATOMIC_SEQ_CST) == INIT_NONE)
 		return 1;

@@ -32,18 +32,14 @@ struct symbols_fork_page {
 	uint32_t grow_held;
 	/* unload.c: the pid of the process whose forking thread holds unload_lock, else 0 */
 	pid_t unload_holder;
-	uint32_t wipe_tried;	     /* symbols_fork_page_arm() ran (a wiped child runs it again) */
 	pthread_mutex_t grow_lock;   /* fnmap.c: one table resize at a time */
 	pthread_mutex_t unload_lock; /* unload.c: one naming of an unloading library at a time */
 } __attribute__((aligned(SYMBOLS_FORK_PAGE_BYTES)));
 
-/* Defined beside rt_state (runtime/control/wiped_pages.c): the two pages are one mapping. */
-extern struct symbols_fork_page symbols_fork_page XFDR_HIDDEN;
-
 /*
- * symbols_fork_page_arm - ask the kernel to zero the page in fork children, once (a child's
- * mapping keeps the advice). Context: the forking thread, in the prepare handler.
+ * Defined beside rt_state and advised with it at init (runtime/control/wiped_pages.c): the
+ * two pages are one mapping.
  */
-void symbols_fork_page_arm(void);
+extern struct symbols_fork_page symbols_fork_page XFDR_HIDDEN;
 
 #endif /* XFDR_RUNTIME_SYMBOLS_FORK_PAGE_H */

@@ -327,9 +327,9 @@ static void mapping_of(const void *p, uintptr_t *start, uintptr_t *end)
 }
 
 /*
- * The pages fork children get zeroed, the session word's and the symbol layer's (armed by
- * the first fork() with threads, above), are one mapping: each page advised alone splits .bss
- * around it, two more mappings for every fork() to copy.
+ * The pages fork children get zeroed, the session word's and the symbol layer's (advised at
+ * init), are one mapping: each page advised alone splits .bss around it, two more mappings for
+ * every fork() to copy.
  */
 static void wiped_pages_are_one_mapping(void **state)
 {
