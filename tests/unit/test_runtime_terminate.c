@@ -15,6 +15,7 @@
 
 #include "tests/unit/test_runtime_support.h"
 #include "tests/support/child.h"
+#include "tests/support/proc_maps.h"
 
 #define CHILD_TIMEOUT_S 60
 #define PATH_BYTES 512
@@ -534,10 +535,16 @@ static int readable(const void *p)
 	return rc;
 }
 
+/* What a probing thread found: its fork child's status and its alternate stack. */
+struct alt_probe {
+	int status;
+	void *stack;
+};
+
 /* A recording thread forks; the child probes its inherited alternate stack and the page below. */
 static void *probe_alt_stack_in_child(void *arg)
 {
-	int *status = arg;
+	struct alt_probe *probe = arg;
 	stack_t ss;
 	pid_t pid;
 
@@ -545,38 +552,74 @@ static void *probe_alt_stack_in_child(void *arg)
 	xfdr_exit(9);
 	if (sigaltstack(NULL, &ss) || (ss.ss_flags & SS_DISABLE))
 		return NULL;
+	probe->stack = ss.ss_sp;
 	pid = fork();
 	if (pid == 0)
 		_exit(readable(ss.ss_sp) == 1 && readable((const char *)ss.ss_sp - 1) == 0 ? 0 : 1);
 	if (pid > 0)
-		waitpid(pid, status, 0);
+		waitpid(pid, &probe->status, 0);
 	return NULL;
+}
+
+enum { SLOT_HOLDERS = 40 }; /* more than the first region's 32 stacks (altstack.c) */
+static pthread_barrier_t holders_done;
+
+/* Holds a thread slot (and its alternate stack) until the probe is done. */
+static void *hold_a_slot(void *arg)
+{
+	xfdr_enter(8);
+	xfdr_exit(8);
+	pthread_barrier_wait(&holders_done);
+	return arg;
+}
+
+/* Probes an alternate stack with holders threads holding slots; fails the test if bad. */
+static void probe_alt_stack(int holders, struct alt_probe *probe)
+{
+	pthread_t th, held[SLOT_HOLDERS];
+	int i;
+
+	probe->status = -1;
+	probe->stack = NULL;
+	assert_int_equal(pthread_barrier_init(&holders_done, NULL, (unsigned)holders + 1), 0);
+	for (i = 0; i < holders; i++)
+		assert_int_equal(pthread_create(&held[i], NULL, hold_a_slot, NULL), 0);
+	assert_int_equal(pthread_create(&th, NULL, probe_alt_stack_in_child, probe), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	pthread_barrier_wait(&holders_done);
+	for (i = 0; i < holders; i++)
+		assert_int_equal(pthread_join(held[i], NULL), 0);
+	pthread_barrier_destroy(&holders_done);
+	if (!WIFEXITED(probe->status) || WEXITSTATUS(probe->status))
+		fail_msg(
+		    "with %d threads holding slots, in the fork child, the alternate stack is not "
+		    "readable or the page below it is (status 0x%x)",
+		    holders, probe->status);
 }
 
 /*
  * Below each alternate stack is a guard, in a fork child too: a handler that overflows its
  * stack faults there instead of writing over the neighbouring slot's stack. (Where the kernel
  * has guard markers the guards are markers in one mapping, not PROT_NONE pages between
- * mappings: fork() copies one mapping, not two a thread.)
+ * mappings: fork() copies one mapping, not two a thread.) So too for a thread whose slot is
+ * beyond the first region of stacks, which is reserved when a slot first needs it.
  */
 static void alt_stack_guard_below(void **state)
 {
-	pthread_t th;
-	int status = -1;
+	struct alt_probe first, later;
+	uintptr_t start, end;
 
 	(void)state;
 	if (ts_sanitized())
 		skip(); /* sanitizers give threads stacks of their own, which are kept */
 	assert_int_equal(init_with(ts_dir, 0, 0, 1), 0);
 	assert_int_equal(xfdr_start(), 0);
-	assert_int_equal(pthread_create(&th, NULL, probe_alt_stack_in_child, &status), 0);
-	assert_int_equal(pthread_join(th, NULL), 0);
+	probe_alt_stack(0, &first);
+	probe_alt_stack(SLOT_HOLDERS, &later);
 	assert_int_equal(xfdr_stop(), 0);
-	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		fail_msg(
-		    "in the fork child, the alternate stack is not readable or the page below it "
-		    "is (status 0x%x)",
-		    status);
+	assert_int_equal(proc_maps_find(first.stack, &start, &end), 0);
+	if ((uintptr_t)later.stack >= start && (uintptr_t)later.stack < end)
+		fail_msg("the stack of a slot beyond the first %d is in the first region", 32);
 }
 
 /*
