@@ -24,9 +24,18 @@
 #define WR_BIG_ENDIAN 0
 #endif
 
-static inline void wr_put16(uint8_t *p, uint16_t v) { memcpy(p, &v, sizeof(v)); }
-static inline void wr_put32(uint8_t *p, uint32_t v) { memcpy(p, &v, sizeof(v)); }
-static inline void wr_put64(uint8_t *p, uint64_t v) { memcpy(p, &v, sizeof(v)); }
+static inline void wr_put16(uint8_t *p, uint16_t v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+static inline void wr_put32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+static inline void wr_put64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, sizeof(v));
+}
 
 /*
  * Little-endian: bit 0 discriminant (0) | bits 1-3 action | bits 4-31 function id.

@@ -47,12 +47,12 @@ enum {
 
 /* Header fields (byte offsets from the start of the file). */
 enum {
-	XFDR_HDR_VERSION_OFF = 0,         /* u16 */
-	XFDR_HDR_TYPE_OFF = 2,            /* u16 */
-	XFDR_HDR_BITFIELD_OFF = 4,        /* u32 */
+	XFDR_HDR_VERSION_OFF = 0,	  /* u16 */
+	XFDR_HDR_TYPE_OFF = 2,		  /* u16 */
+	XFDR_HDR_BITFIELD_OFF = 4,	  /* u32 */
 	XFDR_HDR_CYCLE_FREQUENCY_OFF = 8, /* u64, Hz */
-	XFDR_HDR_BUFFER_SIZE_OFF = 16,    /* u64, bytes of every thread buffer */
-	XFDR_HDR_RESERVED_OFF = 24,       /* 8 bytes */
+	XFDR_HDR_BUFFER_SIZE_OFF = 16,	  /* u64, bytes of every thread buffer */
+	XFDR_HDR_RESERVED_OFF = 24,	  /* 8 bytes */
 };
 
 enum {
@@ -98,7 +98,7 @@ enum xfdr_md_kind {
 	XFDR_MD_TYPED_EVENT = 8,
 	XFDR_MD_PID = 9, /* version 3+ */
 };
-#define XFDR_MD_KIND_COUNT 7u	  /* kinds of version 1 */
+#define XFDR_MD_KIND_COUNT 7u	   /* kinds of version 1 */
 #define XFDR_MD_KIND_COUNT_ALL 10u /* kinds of versions 3 to 5 (version 2: 9, no Pid) */
 
 /* Metadata data fields (byte offsets from the start of the 16-byte record). */
@@ -126,7 +126,7 @@ enum {
 	 * buffer that follow it (not itself).
 	 */
 	XFDR_BUFFER_EXTENTS_BYTES_OFF = 1, /* u64 bytes that follow; 7 reserved bytes */
-	XFDR_PID_OFF = 1,		    /* i32 process id (version 3+); 11 reserved bytes */
+	XFDR_PID_OFF = 1,		   /* i32 process id (version 3+); 11 reserved bytes */
 	/* CustomEventMarker, versions 2-4: size and absolute TSC as in version 1, then ... */
 	XFDR_CUSTOM_CPU_OFF = 13, /* u16 cpu (version 4 only); 1 reserved byte */
 	/* ... version 5: i32 size at XFDR_CUSTOM_SIZE_OFF, then: */
@@ -144,8 +144,10 @@ enum {
 #endif
 
 XFDR_STATIC_ASSERT(XFDR_HDR_RESERVED_OFF + 8 == XFDR_FILE_HEADER_BYTES, "spec: header is 32 bytes");
-XFDR_STATIC_ASSERT(XFDR_FN_DELTA_OFF + 4 == XFDR_FN_RECORD_BYTES, "spec: function record is 8 bytes");
-XFDR_STATIC_ASSERT(1 + XFDR_MD_DATA_BYTES == XFDR_MD_RECORD_BYTES, "spec: metadata record is 16 bytes");
+XFDR_STATIC_ASSERT(XFDR_FN_DELTA_OFF + 4 == XFDR_FN_RECORD_BYTES,
+		   "spec: function record is 8 bytes");
+XFDR_STATIC_ASSERT(1 + XFDR_MD_DATA_BYTES == XFDR_MD_RECORD_BYTES,
+		   "spec: metadata record is 16 bytes");
 XFDR_STATIC_ASSERT(XFDR_NEW_BUFFER_TID_OFF + 2 + 13 == XFDR_MD_RECORD_BYTES, "spec: NewBuffer");
 XFDR_STATIC_ASSERT(XFDR_WALL_MICROS_OFF + 4 + 3 == XFDR_MD_RECORD_BYTES, "spec: WallClockTime");
 XFDR_STATIC_ASSERT(XFDR_NEW_CPU_ID_TSC_OFF + 8 + 5 == XFDR_MD_RECORD_BYTES, "spec: NewCPUId");

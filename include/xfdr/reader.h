@@ -38,19 +38,19 @@ struct xfdr_trace; /* an open trace: the mapping, the decoded header, the buffer
 
 struct xfdr_error {
 	uint64_t offset; /* byte offset in the file of the violation */
-	char text[512];  /* the whole one-line message, without a newline */
+	char text[512];	 /* the whole one-line message, without a newline */
 };
 
 struct xfdr_header {
-	uint16_t version;	  /* 1 to 5 */
+	uint16_t version; /* 1 to 5 */
 	uint16_t type;
 	uint32_t bitfield;
 	int constant_tsc;
 	int nonstop_tsc;
 	uint64_t cycle_frequency; /* Hz */
-	uint64_t buffer_size;     /* bytes of every thread buffer (versions 2+: their capacity;
+	uint64_t buffer_size;	  /* bytes of every thread buffer (versions 2+: their capacity;
 				     each buffer's length is its BufferExtents count) */
-	int big_endian;           /* 1 if the file was produced on a big-endian machine */
+	int big_endian;		  /* 1 if the file was produced on a big-endian machine */
 };
 
 /*
@@ -85,9 +85,9 @@ struct xfdr_record {
 	uint64_t offset;       /* of the record's first byte in the file */
 	uint64_t buffer_index; /* 0-based buffer the record is in */
 	int is_metadata;
-	unsigned kind;         /* metadata: enum xfdr_md_kind; function: enum xfdr_fn_action */
-	uint32_t size;         /* bytes the record occupies (a custom or typed event includes its
-				  payload) */
+	unsigned kind; /* metadata: enum xfdr_md_kind; function: enum xfdr_fn_action */
+	uint32_t size; /* bytes the record occupies (a custom or typed event includes its
+			  payload) */
 
 	/* Function records. */
 	uint32_t function_id;
@@ -96,35 +96,35 @@ struct xfdr_record {
 			 and typed events; NewCPUId and TSCWrap: the TSC they set) */
 
 	/* Metadata fields, by kind. */
-	uint32_t thread_id;      /* NewBuffer (and the current thread for every record); 16 bits
-				    in version 1, 32 in versions 2+ */
-	uint32_t pid;            /* Pid (versions 3+; and the current process); in version 2
-				    the thread id, as llvm-xray; 0 in version 1 */
-	uint64_t seconds;        /* WallClockTime */
-	uint32_t micros;         /* WallClockTime */
-	uint16_t cpu;            /* NewCPUId (and the current CPU for the other records; a
-				    version 4 CustomEventMarker: the CPU it names) */
-	uint64_t absolute_tsc;   /* NewCPUId, TSCWrap, CustomEventMarker (version 5: the TSC
-				    its delta gives), TypedEventMarker (likewise) */
-	uint32_t payload_bytes;  /* CustomEventMarker, TypedEventMarker */
-	const uint8_t *payload;  /* CustomEventMarker, TypedEventMarker: into the mapping */
-	uint64_t arg;            /* CallArgument */
-	uint64_t skipped_bytes;  /* EndOfBuffer: padding bytes skipped after it */
+	uint32_t thread_id;	/* NewBuffer (and the current thread for every record); 16 bits
+				   in version 1, 32 in versions 2+ */
+	uint32_t pid;		/* Pid (versions 3+; and the current process); in version 2
+				   the thread id, as llvm-xray; 0 in version 1 */
+	uint64_t seconds;	/* WallClockTime */
+	uint32_t micros;	/* WallClockTime */
+	uint16_t cpu;		/* NewCPUId (and the current CPU for the other records; a
+				   version 4 CustomEventMarker: the CPU it names) */
+	uint64_t absolute_tsc;	/* NewCPUId, TSCWrap, CustomEventMarker (version 5: the TSC
+				   its delta gives), TypedEventMarker (likewise) */
+	uint32_t payload_bytes; /* CustomEventMarker, TypedEventMarker */
+	const uint8_t *payload; /* CustomEventMarker, TypedEventMarker: into the mapping */
+	uint64_t arg;		/* CallArgument */
+	uint64_t skipped_bytes; /* EndOfBuffer: padding bytes skipped after it */
 
 	/* Versions 2+. */
-	uint64_t extents_bytes;  /* BufferExtents: bytes of the buffer after the record */
-	int32_t event_delta;     /* version 5 CustomEventMarker, TypedEventMarker: signed TSC
-				    delta from the previous record */
-	uint16_t event_type;     /* TypedEventMarker */
+	uint64_t extents_bytes; /* BufferExtents: bytes of the buffer after the record */
+	int32_t event_delta;	/* version 5 CustomEventMarker, TypedEventMarker: signed TSC
+				   delta from the previous record */
+	uint16_t event_type;	/* TypedEventMarker */
 };
 
 /* Cursor state: treat every field as private. */
 struct xfdr_record_cursor {
 	const struct xfdr_trace *trace;
-	uint64_t pos;          /* next byte to decode */
+	uint64_t pos;	       /* next byte to decode */
 	uint64_t buffer_index; /* buffer pos is in */
 	uint64_t buffer_end;   /* one past that buffer's last byte; <= pos: not known yet */
-	int state;             /* grammar state */
+	int state;	       /* grammar state */
 	uint64_t base_tsc;
 	uint16_t cpu;
 	uint32_t thread_id;
@@ -134,8 +134,7 @@ struct xfdr_record_cursor {
 
 void xfdr_records_begin(const struct xfdr_trace *t, struct xfdr_record_cursor *c);
 /* Returns 1 and fills r, 0 at the end of the file, -1 on a violation (err filled). */
-int xfdr_records_next(struct xfdr_record_cursor *c, struct xfdr_record *r,
-		      struct xfdr_error *err);
+int xfdr_records_next(struct xfdr_record_cursor *c, struct xfdr_record *r, struct xfdr_error *err);
 
 /* ---- Events: what the program did, with absolute time ---------------------------- */
 
@@ -147,26 +146,26 @@ enum xfdr_event_type {
 
 struct xfdr_event {
 	enum xfdr_event_type type;
-	unsigned action;      /* enum xfdr_fn_action, for function events */
+	unsigned action; /* enum xfdr_fn_action, for function events */
 	uint32_t function_id;
-	uint64_t tsc;         /* absolute */
-	uint16_t cpu;         /* the current CPU (the buffer's last NewCPUId); custom events
-				 as llvm-xray gives them: version 4 the CPU the marker names,
-				 versions 2 and 3 none (0), version 1 the current CPU */
-	uint32_t thread_id;   /* as recorded in NewBuffer */
-	uint32_t pid;         /* as recorded in the buffer's Pid record (versions 3+); in
-				 version 2 the thread id (llvm-xray's TraceExpander does so);
-				 0 in version 1 */
-	uint64_t offset;      /* file offset of the function record or the custom marker */
+	uint64_t tsc;	    /* absolute */
+	uint16_t cpu;	    /* the current CPU (the buffer's last NewCPUId); custom events
+			       as llvm-xray gives them: version 4 the CPU the marker names,
+			       versions 2 and 3 none (0), version 1 the current CPU */
+	uint32_t thread_id; /* as recorded in NewBuffer */
+	uint32_t pid;	    /* as recorded in the buffer's Pid record (versions 3+); in
+			       version 2 the thread id (llvm-xray's TraceExpander does so);
+			       0 in version 1 */
+	uint64_t offset;    /* file offset of the function record or the custom marker */
 	uint64_t buffer_index;
 	uint64_t wall_seconds; /* WallClockTime of the event's buffer */
 	uint32_t wall_micros;
-	uint32_t arg_count;   /* CallArguments after an Entry_Args; see xfdr_event_arg() */
-	const uint8_t *args;  /* private: the first CallArgument record in the mapping */
+	uint32_t arg_count;	/* CallArguments after an Entry_Args; see xfdr_event_arg() */
+	const uint8_t *args;	/* private: the first CallArgument record in the mapping */
 	const uint8_t *payload; /* custom and typed events: points into the mapping */
 	uint32_t payload_bytes;
-	uint16_t event_type;  /* typed events: the type the program gave */
-	int big_endian;       /* custom events: the payload's fields are in the file's byte order */
+	uint16_t event_type; /* typed events: the type the program gave */
+	int big_endian;	     /* custom events: the payload's fields are in the file's byte order */
 };
 
 /* The i-th (0-based, i < arg_count) argument of an Entry_Args event. */
@@ -183,8 +182,8 @@ enum xfdr_order {
 struct xfdr_event_iter {
 	struct xfdr_trace *trace;
 	enum xfdr_order order;
-	uint64_t next_slot;    /* position in the buffer order */
-	uint64_t end_slot;     /* one past the last position to visit */
+	uint64_t next_slot; /* position in the buffer order */
+	uint64_t end_slot;  /* one past the last position to visit */
 	struct xfdr_record_cursor cursor;
 	int in_buffer;
 	struct xfdr_record pending;
@@ -203,9 +202,9 @@ int xfdr_events_next(struct xfdr_event_iter *it, struct xfdr_event *ev, struct x
 /* ---- Threads: one (pid, thread id) and its buffers ----------------------------------- */
 
 struct xfdr_thread_info {
-	uint32_t pid;	      /* as xfdr_event.pid: version 1: 0, version 2: the thread id */
+	uint32_t pid; /* as xfdr_event.pid: version 1: 0, version 2: the thread id */
 	uint32_t thread_id;
-	uint64_t buffers;     /* buffers of the thread in the trace */
+	uint64_t buffers;      /* buffers of the thread in the trace */
 	uint64_t first_buffer; /* file-order number of its first buffer in the file */
 };
 
@@ -235,8 +234,9 @@ int xfdr_payload_has_tag(const uint8_t *payload, uint32_t bytes, const char *tag
 
 /* A decoded "XFDRSTAK" stack context (layout in format.h). */
 struct xfdr_stack_context {
-	uint32_t depth;	   /* calls entered and not yet exited when the buffer began */
-	uint32_t id_count; /* ids known: <= min(depth, XFDR_STACK_IDS_MAX); deeper calls have none */
+	uint32_t depth; /* calls entered and not yet exited when the buffer began */
+	uint32_t
+	    id_count; /* ids known: <= min(depth, XFDR_STACK_IDS_MAX); deeper calls have none */
 	uint32_t ids[XFDR_STACK_IDS_MAX]; /* function ids, outermost call first */
 };
 
@@ -437,7 +437,7 @@ struct xfdr_map_pool {
 	const char *mode; /* "ring" or "bounded" as the sidecar writes it; NULL: no `mode` line */
 	int have_buffer_size, have_buffer_max, have_buffers_written, have_overwritten;
 	uint64_t buffer_size, buffer_max, buffers_written, overwritten;
-	int have_drops;			       /* a `dropped` line */
+	int have_drops;				/* a `dropped` line */
 	uint64_t dropped[XFDR_MAP_DROP_CAUSES]; /* by cause; 0 for a cause without a line */
 };
 

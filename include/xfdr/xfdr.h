@@ -237,9 +237,9 @@ XFDR_API int xfdr_stop(void);
  * gets no .map; a .map that cannot be written leaves its trace. With per_thread_files, a thread
  * file that fails does not stop the others. Recording goes on whatever the result. Returns 0;
  * -EINVAL before xfdr_init(); -EBUSY if another flush or an init is running; -ENAMETOOLONG; -EEXIST
- * (no free file name, or a name taken by another file during the flush); -EFBIG (a file would pass RLIMIT_FSIZE); or another negative errno of
- * open(2)/write(2)/rename(2) (-ENOSPC, -EDQUOT, -ENOENT, -EACCES, -EROFS...): the first error of
- * the flush.
+ * (no free file name, or a name taken by another file during the flush); -EFBIG (a file would pass
+ * RLIMIT_FSIZE); or another negative errno of open(2)/write(2)/rename(2) (-ENOSPC, -EDQUOT,
+ * -ENOENT, -EACCES, -EROFS...): the first error of the flush.
  */
 XFDR_API int xfdr_flush(char *path_out, size_t path_bytes);
 

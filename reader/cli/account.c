@@ -104,8 +104,8 @@ struct acct_fn {
 	uint64_t
 	    rec_mark; /* --recursive-calls-only: thread_serial when a nested call of it ended */
 	double min, med, p90, p99, max, sum;
-	char *name;	  /* "#ID" when the sidecar does not name it */
-	uint64_t sum_tsc; /* pass 1: the counted latencies' total, for account_totals() */
+	char *name;	   /* "#ID" when the sidecar does not name it */
+	uint64_t sum_tsc;  /* pass 1: the counted latencies' total, for account_totals() */
 	uint64_t self_tsc; /* pass 1: their time outside recorded callees, likewise */
 };
 
@@ -366,8 +366,8 @@ static int on_call(void *ctx, const struct xfdr_call *c)
 		a->left.unwound++;
 	if (a->pass == 1) {
 		f->count++;
-		f->sum_tsc = c->total_tsc > UINT64_MAX - f->sum_tsc ? UINT64_MAX
-								    : f->sum_tsc + c->total_tsc;
+		f->sum_tsc =
+		    c->total_tsc > UINT64_MAX - f->sum_tsc ? UINT64_MAX : f->sum_tsc + c->total_tsc;
 		f->self_tsc += xfdr_call_self_tsc(c); /* at most the total: no overflow first */
 		if (key_before(a->rank, a->seq, c->depth, f)) {
 			f->first_rank = a->rank;
@@ -1369,8 +1369,8 @@ static int self_cmp(const void *pl, const void *pr)
 	return (l->fid > r->fid) - (l->fid < r->fid);
 }
 
-int account_totals(struct xfdr_trace *t, const struct xfdr_names *names,
-		   struct account_total **out, size_t *n)
+int account_totals(struct xfdr_trace *t, const struct xfdr_names *names, struct account_total **out,
+		   size_t *n)
 {
 	struct account_opts opt;
 	struct acct a;

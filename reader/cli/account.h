@@ -13,11 +13,11 @@
 /* One function of a trace. */
 struct account_total {
 	uint32_t fid;
-	uint64_t count;	  /* calls counted, as `xfdr account` counts them */
-	uint64_t sum_tsc; /* their total latency in ticks (saturates at UINT64_MAX) */
+	uint64_t count;	   /* calls counted, as `xfdr account` counts them */
+	uint64_t sum_tsc;  /* their total latency in ticks (saturates at UINT64_MAX) */
 	uint64_t self_tsc; /* the part of it outside recorded callees: a recursive function's
 			      nested calls are in its total many times, in its self time once */
-	const char *name; /* the sidecar's name (lives as long as names), NULL when none */
+	const char *name;  /* the sidecar's name (lives as long as names), NULL when none */
 };
 
 /*

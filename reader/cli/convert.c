@@ -54,10 +54,10 @@ static const char *const fn_kind_name[] = {
 struct convert_opts {
 	const char *input;
 	const char *output;
-	const char *map;   /* --map FILE; NULL: FILE.map when it exists */
-	int use_map;       /* 0 with --no-map */
+	const char *map; /* --map FILE; NULL: FILE.map when it exists */
+	int use_map;	 /* 0 with --no-map */
 	int sort;
-	int since;         /* 0: every record; SINCE_TSC: from since_tsc; SINCE_SNAPSHOT: the map's */
+	int since; /* 0: every record; SINCE_TSC: from since_tsc; SINCE_SNAPSHOT: the map's */
 	uint64_t since_tsc;
 	int format; /* enum convert_format */
 };

@@ -67,7 +67,7 @@ struct dump_state {
 	const struct xfdr_names *names; /* NULL without a sidecar */
 	int big_endian;
 	unsigned version; /* of the file's format */
-	int stacks; /* --stacks */
+	int stacks;	  /* --stacks */
 	/* The call an exit closed, from on_call(): its own (not an unwound caller's). */
 	int have_closed;
 	uint32_t closed_depth;
@@ -445,9 +445,9 @@ static int dump_record(struct dump_state *s, const struct xfdr_record *r)
 			cli_printf(o, " pid=%" PRIu32, r->pid);
 			break;
 		case XFDR_MD_TYPED_EVENT:
-			cli_printf(o,
-				   " size=%" PRIu32 " type=%u delta=%" PRId32 " tsc=%" PRIu64,
-				   r->payload_bytes, r->event_type, r->event_delta, r->absolute_tsc);
+			cli_printf(o, " size=%" PRIu32 " type=%u delta=%" PRId32 " tsc=%" PRIu64,
+				   r->payload_bytes, r->event_type, r->event_delta,
+				   r->absolute_tsc);
 			dump_payload(o, r->payload, r->payload_bytes);
 			break;
 		case XFDR_MD_CUSTOM_EVENT:

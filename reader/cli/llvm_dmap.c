@@ -101,9 +101,10 @@ int llvm_dmap_thread_order(const struct xfdr_trace *t, uint32_t n, uint32_t *out
 		goto out;
 	for (i = 0; i < n; i++) {
 		xfdr_trace_thread(t, i, &info[i]);
-		/* Its key's pid is the Pid record's: none in version 2, whatever the reader says. */
-		hash[i] = llvm_dmap_thread_hash(xfdr_trace_header(t)->version == 2 ? 0 : info[i].pid,
-						info[i].thread_id);
+		/* Its key's pid is the Pid record's: none in version 2, whatever the reader says.
+		 */
+		hash[i] = llvm_dmap_thread_hash(
+		    xfdr_trace_header(t)->version == 2 ? 0 : info[i].pid, info[i].thread_id);
 		ins[i] = i;
 	}
 	cmp_threads_base = info;

@@ -548,8 +548,7 @@ int xfdr_callstack_feed(struct xfdr_callstack *cs, const struct xfdr_event *ev)
 		return cs_no_entry(cs, th, ev, end);
 	/* The frames above the match never saw their exit: this one closes them too. */
 	while (th->top > i) {
-		rc = cs_pop(cs, th, ev->tsc, ev, XFDR_CALL_UNWOUND,
-			    XFDR_CALL_UNKNOWN_FUNCTION);
+		rc = cs_pop(cs, th, ev->tsc, ev, XFDR_CALL_UNWOUND, XFDR_CALL_UNKNOWN_FUNCTION);
 		if (rc)
 			return rc;
 	}
@@ -584,8 +583,7 @@ int xfdr_callstack_finish_thread(struct xfdr_callstack *cs, uint32_t pid, uint32
  * The thread with the lowest key above *after (any key when first), or NULL: walking the
  * threads in order with no memory to sort them, so finishing cannot fail for want of it.
  */
-static struct cs_thread *cs_next_thread(const struct xfdr_callstack *cs, uint64_t after,
-					int first)
+static struct cs_thread *cs_next_thread(const struct xfdr_callstack *cs, uint64_t after, int first)
 {
 	struct cs_thread *best = NULL;
 	size_t i;

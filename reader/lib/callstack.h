@@ -215,8 +215,8 @@ int xfdr_callstack_frame_info(const struct xfdr_callstack *cs, uint32_t pid, uin
 /*
  * xfdr_callstack_pair_trace - pair a whole trace: walk its events in XFDR_ORDER_THREAD, finish
  * each thread when the next begins, and report every call to on_call(ctx, ...): per thread by
- * ascending (pid, thread id), calls in the order they complete. stats (may be NULL) gets the counters in
- * every case. The trace is verified first, so an invalid trace reports no call at all.
+ * ascending (pid, thread id), calls in the order they complete. stats (may be NULL) gets the
+ * counters in every case. The trace is verified first, so an invalid trace reports no call at all.
  * Returns 0 when everything was paired, 1 when the callback stopped the walk, or -1 with err
  * filled for an invalid trace or when out of memory ("NAME: offset N: expected ..., found
  * ...", the offset of the event that needed the memory).

@@ -11,9 +11,9 @@
  *
  * Thread order: threads by ascending (process id, thread id), and each thread's buffers by
  * (seconds, microseconds, file offset). The process id is the Pid record's (versions 3+), the
- * thread id in version 2 (as llvm-xray's expander), 0 in version 1. That is the order llvm-xray means, but its comparator (sec < sec && usec <
- * usec) is not a strict weak order and misplaces e.g. {1 s, 900 us} and {2 s, 100 us}; this
- * one is a plain lexicographic one.
+ * thread id in version 2 (as llvm-xray's expander), 0 in version 1. That is the order llvm-xray
+ * means, but its comparator (sec < sec && usec < usec) is not a strict weak order and misplaces
+ * e.g. {1 s, 900 us} and {2 s, 100 us}; this one is a plain lexicographic one.
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -153,10 +153,10 @@ static int check_grammar(const struct xfdr_record_cursor *c, uint64_t pos, int i
 		if (is_md && kind == (unsigned)want)
 			return 0;
 		if (c->state == RD_ST_BUFFER_START)
-			return rd_fail(t, err, pos, "expected %s at the start of buffer %llu, found %s",
-				       xfdr_md_kind_name((unsigned)want),
-				       (unsigned long long)c->buffer_index,
-				       describe(found, sizeof(found), is_md, kind));
+			return rd_fail(
+			    t, err, pos, "expected %s at the start of buffer %llu, found %s",
+			    xfdr_md_kind_name((unsigned)want), (unsigned long long)c->buffer_index,
+			    describe(found, sizeof(found), is_md, kind));
 		return rd_fail(t, err, pos, "expected %s after %s, found %s",
 			       xfdr_md_kind_name((unsigned)want),
 			       xfdr_md_kind_name(state_md_kind(c->state)),
@@ -175,12 +175,13 @@ static int check_grammar(const struct xfdr_record_cursor *c, uint64_t pos, int i
 	case XFDR_MD_BUFFER_EXTENTS:
 	case XFDR_MD_PID:
 		return rd_fail(t, err, pos,
-			       version == 1 ? "expected NewCPUId, TSCWrap, Function, CustomEventMarker, "
-					      "CallArgument or EndOfBuffer in the body of buffer %llu, "
-					      "found %s"
-					    : "expected NewCPUId, TSCWrap, Function, CustomEventMarker, "
-					      "TypedEventMarker or CallArgument in the body of buffer "
-					      "%llu, found %s",
+			       version == 1
+				   ? "expected NewCPUId, TSCWrap, Function, CustomEventMarker, "
+				     "CallArgument or EndOfBuffer in the body of buffer %llu, "
+				     "found %s"
+				   : "expected NewCPUId, TSCWrap, Function, CustomEventMarker, "
+				     "TypedEventMarker or CallArgument in the body of buffer "
+				     "%llu, found %s",
 			       (unsigned long long)c->buffer_index,
 			       describe(found, sizeof(found), is_md, kind));
 	case XFDR_MD_CALL_ARGUMENT:
@@ -220,10 +221,11 @@ static int check_kind(const struct xfdr_trace *t, uint64_t pos, unsigned kind,
 	case 2:
 		if (kind < XFDR_MD_PID)
 			return 0;
-		return rd_fail(t, err, pos,
-			       "expected a metadata record kind 0-8 (NewBuffer .. TypedEventMarker; "
-			       "version 2 has no Pid), found kind %u",
-			       kind);
+		return rd_fail(
+		    t, err, pos,
+		    "expected a metadata record kind 0-8 (NewBuffer .. TypedEventMarker; "
+		    "version 2 has no Pid), found kind %u",
+		    kind);
 	}
 	if (kind < XFDR_MD_KIND_COUNT_ALL)
 		return 0;
@@ -271,7 +273,7 @@ static uint64_t enter_buffer(const struct xfdr_record_cursor *c)
 			       NULL))
 		return end;
 	return c->pos + (t->bytes - c->pos < XFDR_MD_RECORD_BYTES ? t->bytes - c->pos
-								 : XFDR_MD_RECORD_BYTES);
+								  : XFDR_MD_RECORD_BYTES);
 }
 
 int xfdr_records_next(struct xfdr_record_cursor *c, struct xfdr_record *r, struct xfdr_error *err)

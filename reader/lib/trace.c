@@ -24,9 +24,8 @@
 #include "reader/lib/internal.h"
 
 static const char *const md_kind_names[XFDR_MD_KIND_COUNT_ALL] = {
-    "NewBuffer",	"EndOfBuffer",	     "NewCPUId",     "TSCWrap",
-    "WallClockTime",	"CustomEventMarker", "CallArgument", "BufferExtents",
-    "TypedEventMarker", "Pid",
+    "NewBuffer",	 "EndOfBuffer",	 "NewCPUId",	  "TSCWrap",	      "WallClockTime",
+    "CustomEventMarker", "CallArgument", "BufferExtents", "TypedEventMarker", "Pid",
 };
 
 static const char *const fn_action_names[XFDR_FN_ACTION_COUNT] = {
@@ -115,10 +114,11 @@ int rd_buffer_extents(const char *name, const uint8_t *d, uint64_t bytes,
 	char found[64];
 
 	if (bytes - pos < XFDR_MD_RECORD_BYTES)
-		return rd_fail_name(name, err, pos,
-				    "expected a 16-byte BufferExtents record at the start of buffer "
-				    "%llu, found %llu bytes before the end of the file",
-				    (unsigned long long)buffer, (unsigned long long)(bytes - pos));
+		return rd_fail_name(
+		    name, err, pos,
+		    "expected a 16-byte BufferExtents record at the start of buffer "
+		    "%llu, found %llu bytes before the end of the file",
+		    (unsigned long long)buffer, (unsigned long long)(bytes - pos));
 	kind = rd_is_metadata(d[pos], big) ? rd_md_kind(d[pos], big) : XFDR_MD_KIND_COUNT_ALL;
 	if (kind != XFDR_MD_BUFFER_EXTENTS) {
 		if (!rd_is_metadata(d[pos], big))
@@ -135,15 +135,17 @@ int rd_buffer_extents(const char *name, const uint8_t *d, uint64_t bytes,
 	rest = bytes - pos - XFDR_MD_RECORD_BYTES;
 	/* compiler-rt writes no buffer without records, and every buffer starts with a preamble. */
 	if (count < least)
-		return rd_fail_name(name, err, pos,
-				    "expected a BufferExtents count of at least %u bytes (NewBuffer, "
-				    "WallClockTime, %sNewCPUId), found %llu",
-				    least, h->version >= 3 ? "Pid, " : "", (unsigned long long)count);
+		return rd_fail_name(
+		    name, err, pos,
+		    "expected a BufferExtents count of at least %u bytes (NewBuffer, "
+		    "WallClockTime, %sNewCPUId), found %llu",
+		    least, h->version >= 3 ? "Pid, " : "", (unsigned long long)count);
 	if (count > rest)
-		return rd_fail_name(name, err, pos,
-				    "expected a BufferExtents count of at most %llu bytes (the rest "
-				    "of the file), found %llu",
-				    (unsigned long long)rest, (unsigned long long)count);
+		return rd_fail_name(
+		    name, err, pos,
+		    "expected a BufferExtents count of at most %llu bytes (the rest "
+		    "of the file), found %llu",
+		    (unsigned long long)rest, (unsigned long long)count);
 	*end = pos + XFDR_MD_RECORD_BYTES + count;
 	return 0;
 }
@@ -174,10 +176,11 @@ static int parse_header(const char *name, const uint8_t *d, uint64_t bytes, stru
 		/* Show the value in whichever order makes it small: 07 00 and 00 07 are both 7. */
 		unsigned v = d[0] ? rd_u16(d, 0) : rd_u16(d, 1);
 
-		return rd_fail_name(name, err, XFDR_HDR_VERSION_OFF,
-				    "expected version 1 to 5 (bytes 0N 00 or 00 0N), found version %u "
-				    "(bytes %02x %02x)",
-				    v, d[0], d[1]);
+		return rd_fail_name(
+		    name, err, XFDR_HDR_VERSION_OFF,
+		    "expected version 1 to 5 (bytes 0N 00 or 00 0N), found version %u "
+		    "(bytes %02x %02x)",
+		    v, d[0], d[1]);
 	}
 	memset(h, 0, sizeof(*h));
 	h->big_endian = big;

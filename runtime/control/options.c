@@ -588,8 +588,8 @@ static const char *memory_check(const struct xfdr_options *o)
 	uint64_t pool = 0, table = (uint64_t)o->thread_max * sizeof(struct thread_slot);
 	char text[400];
 	struct pr_buf b = PR_BUF_INIT(text);
-	int overflow = __builtin_mul_overflow((uint64_t)o->buffer_size, (uint64_t)o->buffer_max,
-					      &pool);
+	int overflow =
+	    __builtin_mul_overflow((uint64_t)o->buffer_size, (uint64_t)o->buffer_max, &pool);
 
 	if (!overflow && (!ram || pool + table <= ram))
 		return NULL;

@@ -142,9 +142,10 @@ static void report_unreachable_xray(void)
 		char text[256];
 		struct pr_buf b = PR_BUF_INIT(text);
 
-		pr_str(&b, "this program has XRay sleds, but its XRay runtime is hidden from a "
-			   "preloaded libxfdr: link the program with -lxfdr (pkg-config --libs xfdr) "
-			   "to record them");
+		pr_str(&b,
+		       "this program has XRay sleds, but its XRay runtime is hidden from a "
+		       "preloaded libxfdr: link the program with -lxfdr (pkg-config --libs xfdr) "
+		       "to record them");
 		pr_line(&b);
 	}
 }

@@ -44,8 +44,7 @@ struct xfdr_xray_api {
  * two places that can reach them, the bridge in the program and libxfdr.a linked into it.
  */
 extern int __xray_set_handler(void (*entry)(int32_t, int)) __attribute__((weak));
-extern int __xray_set_handler_arg1(void (*entry)(int32_t, int, uint64_t))
-	__attribute__((weak));
+extern int __xray_set_handler_arg1(void (*entry)(int32_t, int, uint64_t)) __attribute__((weak));
 extern int __xray_set_customevent_handler(void (*entry)(void *, size_t)) __attribute__((weak));
 extern int __xray_patch(void) __attribute__((weak));
 extern int __xray_unpatch(void) __attribute__((weak));

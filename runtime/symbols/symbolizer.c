@@ -64,13 +64,13 @@ struct sym_mapping {
 struct sym_entry {
 	uint64_t value;
 	uint64_t size;
-	uint32_t name; /* offset in the string table */
+	uint32_t name;	/* offset in the string table */
 	uint32_t order; /* rank << 28 | index in the table, low 28 bits: the sort's tie-break */
 };
 
 enum sym_mod_state {
 	MOD_UNOPENED = 0,
-	MOD_READY = 1,  /* file mapped; phdrs usable; syms may be empty */
+	MOD_READY = 1,	/* file mapped; phdrs usable; syms may be empty */
 	MOD_FAILED = 2, /* not readable, replaced or not ELF: module known, no vaddr, no names */
 };
 
@@ -83,7 +83,7 @@ struct sym_module {
 	size_t head_bytes;
 	const uint8_t *file;
 	size_t file_bytes;
-	const ElfW(Phdr) *phdr;
+	const ElfW(Phdr) * phdr;
 	uint32_t phnum;
 	struct sym_entry *syms;
 	uint32_t sym_count;
@@ -119,7 +119,8 @@ XFDR_NOINSTR void *sym_arena_alloc(struct sym_table *st, size_t bytes)
 		return NULL;
 	if (!b || b->bytes - b->used < bytes) {
 		/* Large requests get a mapping of their own; the current block stays in use. */
-		size_t want = bytes + header > SYM_BLOCK_BYTES / 4 ? bytes + header : SYM_BLOCK_BYTES;
+		size_t want =
+		    bytes + header > SYM_BLOCK_BYTES / 4 ? bytes + header : SYM_BLOCK_BYTES;
 
 		b = arena_map(st, want);
 		if (!b)
@@ -235,8 +236,8 @@ static XFDR_NOINSTR char *read_maps(struct sym_table *st, size_t *len_out)
 }
 
 static XFDR_NOINSTR uint32_t module_find_or_add(struct sym_table *st, uint32_t mod_cap,
-						 const char *path, size_t path_len, uint64_t dev,
-						 uint64_t ino)
+						const char *path, size_t path_len, uint64_t dev,
+						uint64_t ino)
 {
 	uint32_t i;
 	char *copy;
@@ -278,8 +279,8 @@ static XFDR_NOINSTR void parse_line(struct sym_table *st, uint32_t mod_cap, cons
 	const char *perms;
 	uint32_t mod;
 
-	if (!parse_hex(&p, end, &start) || !skip_char(&p, end, '-') ||
-	    !parse_hex(&p, end, &stop) || !skip_char(&p, end, ' '))
+	if (!parse_hex(&p, end, &start) || !skip_char(&p, end, '-') || !parse_hex(&p, end, &stop) ||
+	    !skip_char(&p, end, ' '))
 		return;
 	perms = p;
 	if (end - p < 5)
@@ -309,8 +310,8 @@ static XFDR_NOINSTR void parse_line(struct sym_table *st, uint32_t mod_cap, cons
 		return;
 	if (perms[0] == 'r' && off == 0 && !st->mods[mod].head) {
 		st->mods[mod].head = (const uint8_t *)(uintptr_t)start;
-		st->mods[mod].head_bytes = stop - start < SYM_HEAD_BYTES ? stop - start
-									: SYM_HEAD_BYTES;
+		st->mods[mod].head_bytes =
+		    stop - start < SYM_HEAD_BYTES ? stop - start : SYM_HEAD_BYTES;
 	}
 	if (perms[2] != 'x')
 		return;
@@ -416,8 +417,8 @@ static XFDR_NOINSTR void sort_entries(struct sym_entry *e, size_t n)
 }
 
 /* The symbol section to use (.symtab, else .dynsym) and its string table; 0 if none. */
-static XFDR_NOINSTR int find_symbols(struct sym_module *m, const ElfW(Ehdr) *eh,
-				     const ElfW(Shdr) **sym_out, const ElfW(Shdr) **str_out)
+static XFDR_NOINSTR int find_symbols(struct sym_module *m, const ElfW(Ehdr) * eh,
+				     const ElfW(Shdr) * *sym_out, const ElfW(Shdr) * *str_out)
 {
 	const ElfW(Shdr) *sh = (const ElfW(Shdr) *)(m->file + eh->e_shoff);
 	const ElfW(Shdr) *pick = NULL, *str;
@@ -443,7 +444,7 @@ static XFDR_NOINSTR int find_symbols(struct sym_module *m, const ElfW(Ehdr) *eh,
 	return 1;
 }
 
-static XFDR_NOINSTR int is_function(const ElfW(Sym) *s)
+static XFDR_NOINSTR int is_function(const ElfW(Sym) * s)
 {
 	unsigned type = ELF64_ST_TYPE(s->st_info);
 
@@ -453,10 +454,10 @@ static XFDR_NOINSTR int is_function(const ElfW(Sym) *s)
 
 /* Build the sorted index of function symbols. Without one the module still gives vaddrs. */
 static XFDR_NOINSTR void index_symbols(struct sym_table *st, struct sym_module *m,
-				       const ElfW(Ehdr) *eh)
+				       const ElfW(Ehdr) * eh)
 {
-	const ElfW(Shdr) *symsh, *strsh;
-	const ElfW(Sym) *syms;
+	const ElfW(Shdr) * symsh, *strsh;
+	const ElfW(Sym) * syms;
 	size_t i, n, count = 0;
 
 	if (!eh->e_shoff || eh->e_shentsize != sizeof(ElfW(Shdr)) ||
@@ -537,7 +538,7 @@ static XFDR_NOINSTR int read_own_memory(const void *addr, void *out, size_t n)
  * file's. A file replaced since it was loaded differs in both.
  */
 static XFDR_NOINSTR int same_file(struct sym_table *st, const struct sym_module *m,
-				   const struct stat *sb)
+				  const struct stat *sb)
 {
 	size_t n = m->head_bytes < m->file_bytes ? m->head_bytes : m->file_bytes;
 	uint8_t *copy;
@@ -552,7 +553,7 @@ static XFDR_NOINSTR int same_file(struct sym_table *st, const struct sym_module 
 
 static XFDR_NOINSTR void module_open(struct sym_table *st, struct sym_module *m)
 {
-	const ElfW(Ehdr) *eh;
+	const ElfW(Ehdr) * eh;
 	struct stat sb;
 	void *p;
 	int fd;
@@ -581,8 +582,7 @@ static XFDR_NOINSTR void module_open(struct sym_table *st, struct sym_module *m)
 }
 
 /* The file's vaddr for a file offset, through the PT_LOAD segment holding it. */
-static XFDR_NOINSTR int file_off_to_vaddr(const struct sym_module *m, uint64_t off,
-					  uint64_t *vaddr)
+static XFDR_NOINSTR int file_off_to_vaddr(const struct sym_module *m, uint64_t off, uint64_t *vaddr)
 {
 	uint32_t i;
 
@@ -666,8 +666,8 @@ XFDR_NOINSTR void sym_lookup(struct sym_table *st, uintptr_t addr, struct sym_re
 XFDR_NOINSTR int sym_file_has_section(const char *path, const char *name)
 {
 	struct sym_module m;
-	const ElfW(Ehdr) *eh;
-	const ElfW(Shdr) *sh, *names;
+	const ElfW(Ehdr) * eh;
+	const ElfW(Shdr) * sh, *names;
 	size_t name_len = strlen(name);
 	struct stat sb;
 	int found = 0, fd;

@@ -165,8 +165,8 @@ static void test_memory_does_not_grow_with_the_trace(void **state)
 	check(peak_rss("stack", trace_path, NULL), 24 * MIB, "stack");
 	check(peak_rss("flame", trace_path, NULL), 24 * MIB, "flame");
 	/* Exact percentiles: one 8-byte latency per call (THREADS x CALLS_PER_THREAD). */
-	check(peak_rss("account", trace_path, NULL),
-	      16 * MIB + 8ull * THREADS * CALLS_PER_THREAD, "account");
+	check(peak_rss("account", trace_path, NULL), 16 * MIB + 8ull * THREADS * CALLS_PER_THREAD,
+	      "account");
 }
 
 int main(void)

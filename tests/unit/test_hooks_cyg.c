@@ -11,12 +11,12 @@
 
 /* main(3): depth(3..0), tail(3) -> leaf(6), lib_twice(3) -> lib_helper(3). */
 static const char expected_calls[] =
-	"E main,E depth,E depth,E depth,E depth,X depth,X depth,X depth,X depth,"
-	"E tail,E leaf,X leaf,X tail,E lib_twice,E lib_helper,X lib_helper,X lib_twice,X main";
+    "E main,E depth,E depth,E depth,E depth,X depth,X depth,X depth,X depth,"
+    "E tail,E leaf,X leaf,X tail,E lib_twice,E lib_helper,X lib_helper,X lib_twice,X main";
 
 /* First-seen order: ids 1, 2, ... */
-static const char *const first_seen[] = {"main", "depth", "tail", "leaf", "lib_twice",
-					 "lib_helper"};
+static const char *const first_seen[] = {"main", "depth",     "tail",
+					 "leaf", "lib_twice", "lib_helper"};
 
 enum link_mode {
 	PRELOAD = 0, /* the program knows nothing of xfdr */
@@ -45,20 +45,43 @@ static void build(const struct variant *v, const char *dir, char *prog)
 	snprintf(libdir_flag, sizeof(libdir_flag), "-L%s", dir);
 	snprintf(rpath, sizeof(rpath), "-Wl,-rpath,%s", dir);
 	{
-		char *argv[] = {(char *)v->cc, (char *)v->opt, "-finstrument-functions", "-fPIC",
-				"-shared", lib_src, "-o", lib, NULL};
+		char *argv[] = {(char *)v->cc,
+				(char *)v->opt,
+				"-finstrument-functions",
+				"-fPIC",
+				"-shared",
+				lib_src,
+				"-o",
+				lib,
+				NULL};
 
 		th_run_ok(argv, NULL, log);
 	}
 	if (v->mode == PRELOAD) {
-		char *argv[] = {(char *)v->cc, (char *)v->opt, "-finstrument-functions", prog_src,
-				libdir_flag, "-lhooks", rpath, "-o", prog, NULL};
+		char *argv[] = {(char *)v->cc, (char *)v->opt, "-finstrument-functions",
+				prog_src,      libdir_flag,    "-lhooks",
+				rpath,	       "-o",	       prog,
+				NULL};
 
 		th_run_ok(argv, NULL, log);
 	} else {
-		char *argv[] = {(char *)v->cc, (char *)v->opt, "-finstrument-functions", prog_src,
-				libdir_flag, "-lhooks", rpath, libxfdr, "-lurcu-bp", "-lurcu-cds",
-				"-lurcu-common", "-lunwind", "-lpthread", "-ldl", "-o", prog, NULL};
+		char *argv[] = {(char *)v->cc,
+				(char *)v->opt,
+				"-finstrument-functions",
+				prog_src,
+				libdir_flag,
+				"-lhooks",
+				rpath,
+				libxfdr,
+				"-lurcu-bp",
+				"-lurcu-cds",
+				"-lurcu-common",
+				"-lunwind",
+				"-lpthread",
+				"-ldl",
+				"-o",
+				prog,
+				NULL};
 
 		th_build_file(libxfdr, "lib/libxfdr.a");
 		th_run_ok(argv, NULL, log);
@@ -204,9 +227,9 @@ static void idle_writes_nothing(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(gcc_O0_preload),   cmocka_unit_test(gcc_O2_preload),
-		cmocka_unit_test(clang_O0_preload), cmocka_unit_test(clang_O2_preload),
-		cmocka_unit_test(gcc_O2_linked),    cmocka_unit_test(idle_writes_nothing),
+	    cmocka_unit_test(gcc_O0_preload),	cmocka_unit_test(gcc_O2_preload),
+	    cmocka_unit_test(clang_O0_preload), cmocka_unit_test(clang_O2_preload),
+	    cmocka_unit_test(gcc_O2_linked),	cmocka_unit_test(idle_writes_nothing),
 	};
 
 	return cmocka_run_group_tests(tests, th_group_setup, th_group_teardown);

@@ -393,16 +393,17 @@ static void hostile_files_give_no_name(void **state)
 			for (j = 0; j < sizeof(page); j++)
 				page[j] = (unsigned char)(j * 131u + 7u);
 		} else {
-			/* A 64-bit little-endian ELF header whose tables lie far outside the file. */
+			/* A 64-bit little-endian ELF header whose tables lie far outside the file.
+			 */
 			memcpy(page, "\177ELF\2\1\1", 7);
-			page[16] = 3;                       /* ET_DYN */
-			page[18] = 62;                      /* EM_X86_64 */
-			memset(page + 32, 0xff, 8);         /* e_phoff */
-			memset(page + 40, 0x7f, 8);         /* e_shoff */
-			page[54] = 56;                      /* e_phentsize */
-			page[56] = 0xff, page[57] = 0xff;   /* e_phnum */
-			page[58] = 64;                      /* e_shentsize */
-			page[60] = 0xff, page[61] = 0xff;   /* e_shnum */
+			page[16] = 3;			  /* ET_DYN */
+			page[18] = 62;			  /* EM_X86_64 */
+			memset(page + 32, 0xff, 8);	  /* e_phoff */
+			memset(page + 40, 0x7f, 8);	  /* e_shoff */
+			page[54] = 56;			  /* e_phentsize */
+			page[56] = 0xff, page[57] = 0xff; /* e_phnum */
+			page[58] = 64;			  /* e_shentsize */
+			page[60] = 0xff, page[61] = 0xff; /* e_shnum */
 		}
 		snprintf(path, sizeof(path), "%s/%s", tmp_dir, kinds[i]);
 		fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0700);
@@ -604,7 +605,8 @@ static void xray_absent(void **state)
 	(void)state;
 	assert_int_equal(hooks_xray_install(), -ENOSYS);
 	assert_int_equal(hooks_xray_uninstall(), -ENOSYS);
-	/* Nothing registered XRay's ids: the .map lists only this map's (earlier cases made some). */
+	/* Nothing registered XRay's ids: the .map lists only this map's (earlier cases made some).
+	 */
 	text = map_lines();
 	assert_null(strstr(text, "functions\txray"));
 	assert_non_null(strstr(text, "functions\tcyg\t"));
@@ -629,17 +631,17 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(ids_first_seen_and_stable),
-		cmocka_unit_test(cache_collisions),
-		cmocka_unit_test(concurrent_first_sight),
-		cmocka_unit_test(overflow_gives_none_and_reports),
-		cmocka_unit_test(names_from_symbol_tables),
-		cmocka_unit_test(hostile_files_give_no_name),
-		cmocka_unit_test(section_lookup),
-		cmocka_unit_test(replaced_files),
-		cmocka_unit_test(signal_handler_lookups),
-		cmocka_unit_test(thread_caches_released),
-		cmocka_unit_test(xray_absent),
+	    cmocka_unit_test(ids_first_seen_and_stable),
+	    cmocka_unit_test(cache_collisions),
+	    cmocka_unit_test(concurrent_first_sight),
+	    cmocka_unit_test(overflow_gives_none_and_reports),
+	    cmocka_unit_test(names_from_symbol_tables),
+	    cmocka_unit_test(hostile_files_give_no_name),
+	    cmocka_unit_test(section_lookup),
+	    cmocka_unit_test(replaced_files),
+	    cmocka_unit_test(signal_handler_lookups),
+	    cmocka_unit_test(thread_caches_released),
+	    cmocka_unit_test(xray_absent),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -276,8 +276,8 @@ static TH_UNUSED void th_calls(const char *trace, const struct th_names *names, 
 
 			for (i = 0; i < n && ev.payload[i]; i++)
 				text[i] = ev.payload[i] >= 0x20 && ev.payload[i] < 0x7f
-						  ? (char)ev.payload[i]
-						  : '?';
+					      ? (char)ev.payload[i]
+					      : '?';
 			text[i] = '\0';
 			th_append(out, out_bytes, "C %s", text);
 			continue;

@@ -357,8 +357,8 @@ static void same_output(const char *path, const char *xfdr_verb, const char *xfd
 	child_capture(argv, &theirs);
 	if (theirs.status)
 		fail_msg("llvm-xray %s %s: %s", llvm_verb, path, theirs.err);
-	child_xfdr(&ours, xfdr_verb, "--no-map", xfdr_opt ? xfdr_opt : path,
-		   xfdr_opt ? path : NULL, NULL);
+	child_xfdr(&ours, xfdr_verb, "--no-map", xfdr_opt ? xfdr_opt : path, xfdr_opt ? path : NULL,
+		   NULL);
 	assert_int_equal(ours.status, 0);
 	if (ours.out_len != theirs.out_len || memcmp(ours.out, theirs.out, ours.out_len))
 		fail_msg("xfdr %s %s differs from llvm-xray's:\n%s\n---- llvm-xray:\n%s", xfdr_verb,
@@ -372,7 +372,7 @@ static pid_t record_real(const char *tag, const char *define, char *trace, size_
 {
 	char src[256], prog[256], opts[300], prefix[64];
 	char *cc[] = {"clang", "-O2", "-fxray-instrument", "-pthread", (char *)define, src, "-o",
-		      prog, NULL};
+		      prog,    NULL};
 	char *run[] = {prog, NULL};
 	char *env[] = {opts, NULL};
 	struct child_result r;
@@ -988,9 +988,12 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_real_v5),
-	    cmocka_unit_test(test_real_v5_account),	 cmocka_unit_test(test_hand_built_versions),
-	    cmocka_unit_test(test_thread_order), cmocka_unit_test(test_dump_new_records),
-	    cmocka_unit_test(test_malformed),	 cmocka_unit_test(test_truncations_and_flips),
+	    cmocka_unit_test(test_real_v5_account),
+	    cmocka_unit_test(test_hand_built_versions),
+	    cmocka_unit_test(test_thread_order),
+	    cmocka_unit_test(test_dump_new_records),
+	    cmocka_unit_test(test_malformed),
+	    cmocka_unit_test(test_truncations_and_flips),
 	};
 
 	return cmocka_run_group_tests(tests, ts_group_setup, ts_group_teardown);

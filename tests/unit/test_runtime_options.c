@@ -117,8 +117,19 @@ static void set_good_values(void **state)
 static void set_bad_values(void **state)
 {
 	static const char *const bad_sizes[] = {
-	    "100",	    "56", "64", "120", "0", "", "abc", "-8", "8x", "4096 ",
-	    "99999999999999999999999", "17179869184k", "8g",
+	    "100",
+	    "56",
+	    "64",
+	    "120",
+	    "0",
+	    "",
+	    "abc",
+	    "-8",
+	    "8x",
+	    "4096 ",
+	    "99999999999999999999999",
+	    "17179869184k",
+	    "8g",
 	};
 	struct xfdr_options o, before;
 	size_t i;
@@ -163,7 +174,8 @@ static void do_parse(void *arg)
 {
 	struct parse_call *c = arg;
 
-	c->rejected = opt_parse(&c->o, c->text, "XFDR_OPTIONS", parse_store, sizeof(parse_store), NULL);
+	c->rejected =
+	    opt_parse(&c->o, c->text, "XFDR_OPTIONS", parse_store, sizeof(parse_store), NULL);
 }
 
 static void env_syntax_and_messages(void **state)
@@ -338,7 +350,8 @@ static void env_random_text_never_crashes(void **state)
 		opt_parse(&o, text, "XFDR_OPTIONS", parse_store, sizeof(parse_store), NULL);
 		i = opt_check(&o) == NULL;
 		if (!i) {
-			/* Each value valid, only too much memory together: refused as it should be. */
+			/* Each value valid, only too much memory together: refused as it should be.
+			 */
 			o.buffer_max = 1;
 			o.thread_max = 1;
 			i = opt_check(&o) == NULL;

@@ -526,7 +526,8 @@ static void pool_exhaustion_counted(void **state)
 	assert_int_equal(rec_custom_event_at(2000, 0, "x", 1), -ENOBUFS);
 	data = flush_read(128, 2);
 	/* The second buffer: the 8 open calls (72 bytes), then one entry fills it exactly. */
-	expect_stack(data + HDR + 128 + PRE, 1008, 8, (const uint32_t[]){0, 1, 2, 3, 4, 5, 6, 7}, 8);
+	expect_stack(data + HDR + 128 + PRE, 1008, 8, (const uint32_t[]){0, 1, 2, 3, 4, 5, 6, 7},
+		     8);
 	expect_fn(data + HDR + 128 + PRE + MD + 56, 0, 8, 0);
 	assert_int_equal(PRE + MD + 56 + FN, 128);
 	free(data);

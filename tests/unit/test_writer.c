@@ -793,22 +793,22 @@ static void test_drop_payload(void **state)
 	 * overwritten 0x0b.
 	 */
 	static const uint8_t want[104] = {
-	    'X', 'F', 'D', 'R', 'D', 'R', 'O', 'P', /* 0: tag */
-	    0x02, 0x00, 0x00, 0x00,		    /* 8: layout version */
-	    0x01, 0x00, 0x00, 0x00,		    /* 12: entry_count */
-	    0x02, 0x01, 0, 0, 0, 0, 0, 0,	    /* 16: no_buffer */
-	    0x03, 0, 0, 0, 0, 0, 0, 0,		    /* 24: reentrant */
-	    0x04, 0, 0, 0, 0, 0, 0, 0,		    /* 32: too_large */
-	    0x05, 0, 0, 0, 0, 0, 0, 0,		    /* 40: no_thread_slot */
-	    0x06, 0x00, 0x00, 0x00,		    /* 48: threads_omitted */
-	    0x00, 0x00, 0x00, 0x00,		    /* 52: reserved */
-	    0x0a, 0, 0, 0, 0, 0, 0, 0,		    /* 56: overwritten */
-	    0x45, 0x23, 0x01, 0x00,		    /* 64: tid */
-	    0x45, 0x23, 0x00, 0x00,		    /* 68: thread id, reserved */
-	    0x07, 0, 0, 0, 0, 0, 0, 0,		    /* 72: no_buffer */
-	    0x00, 0, 0, 0, 0x01, 0, 0, 0,	    /* 80: reentrant */
-	    0x09, 0, 0, 0, 0, 0, 0, 0,		    /* 88: too_large */
-	    0x0b, 0, 0, 0, 0, 0, 0, 0,		    /* 96: overwritten */
+	    'X',  'F',	'D',  'R',  'D',  'R', 'O', 'P', /* 0: tag */
+	    0x02, 0x00, 0x00, 0x00,			 /* 8: layout version */
+	    0x01, 0x00, 0x00, 0x00,			 /* 12: entry_count */
+	    0x02, 0x01, 0,    0,    0,	  0,   0,   0,	 /* 16: no_buffer */
+	    0x03, 0,	0,    0,    0,	  0,   0,   0,	 /* 24: reentrant */
+	    0x04, 0,	0,    0,    0,	  0,   0,   0,	 /* 32: too_large */
+	    0x05, 0,	0,    0,    0,	  0,   0,   0,	 /* 40: no_thread_slot */
+	    0x06, 0x00, 0x00, 0x00,			 /* 48: threads_omitted */
+	    0x00, 0x00, 0x00, 0x00,			 /* 52: reserved */
+	    0x0a, 0,	0,    0,    0,	  0,   0,   0,	 /* 56: overwritten */
+	    0x45, 0x23, 0x01, 0x00,			 /* 64: tid */
+	    0x45, 0x23, 0x00, 0x00,			 /* 68: thread id, reserved */
+	    0x07, 0,	0,    0,    0,	  0,   0,   0,	 /* 72: no_buffer */
+	    0x00, 0,	0,    0,    0x01, 0,   0,   0,	 /* 80: reentrant */
+	    0x09, 0,	0,    0,    0,	  0,   0,   0,	 /* 88: too_large */
+	    0x0b, 0,	0,    0,    0,	  0,   0,   0,	 /* 96: overwritten */
 	};
 	const struct wr_drop_totals totals = {.no_buffer = 0x0102,
 					      .reentrant = 3,
@@ -842,15 +842,15 @@ static void test_stack_context_payload(void **state)
 	 * id_count 3, reserved, ids 7, 0x0fffffff, 0x10203, then 4 bytes of zero padding.
 	 */
 	static const uint8_t want[40] = {
-	    'X', 'F', 'D', 'R', 'S', 'T', 'A', 'K', /* 0: tag */
-	    0x01, 0x00, 0x00, 0x00,		    /* 8: layout version */
-	    0x2c, 0x01, 0x00, 0x00,		    /* 12: depth */
-	    0x03, 0x00, 0x00, 0x00,		    /* 16: id_count */
-	    0x00, 0x00, 0x00, 0x00,		    /* 20: reserved */
-	    0x07, 0x00, 0x00, 0x00,		    /* 24: ids[0] */
-	    0xff, 0xff, 0xff, 0x0f,		    /* 28: ids[1] */
-	    0x03, 0x02, 0x01, 0x00,		    /* 32: ids[2] */
-	    0x00, 0x00, 0x00, 0x00,		    /* 36: padding */
+	    'X',  'F',	'D',  'R',  'S', 'T', 'A', 'K', /* 0: tag */
+	    0x01, 0x00, 0x00, 0x00,			/* 8: layout version */
+	    0x2c, 0x01, 0x00, 0x00,			/* 12: depth */
+	    0x03, 0x00, 0x00, 0x00,			/* 16: id_count */
+	    0x00, 0x00, 0x00, 0x00,			/* 20: reserved */
+	    0x07, 0x00, 0x00, 0x00,			/* 24: ids[0] */
+	    0xff, 0xff, 0xff, 0x0f,			/* 28: ids[1] */
+	    0x03, 0x02, 0x01, 0x00,			/* 32: ids[2] */
+	    0x00, 0x00, 0x00, 0x00,			/* 36: padding */
 	};
 	const uint32_t ids[3] = {7, 0x0fffffff, 0x10203};
 	uint8_t buf[64];
