@@ -69,8 +69,7 @@ LIBREADER_A := $(BUILD)/lib/libxfdr_reader.a
 XFDR_BIN    := $(BUILD)/bin/xfdr
 UNIT_BINS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 
-.PHONY: all deps check check-build check-exports check-headers check-clang check-san \
-	check-tsan check-unit check-install check-man check-fuzz check-bench bench stress fuzz install uninstall clean examples demo
+.PHONY: all deps bench stress fuzz install uninstall clean examples demo
 .DEFAULT_GOAL := all
 # Keep test objects: make must not end `make check` by deleting intermediates.
 .SECONDARY:
@@ -78,7 +77,7 @@ UNIT_BINS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 all: $(LIBXFDR_A) $(LIBXFDR_SO) $(LIBXFDR_LD) $(LIBXFDR_XRAY_A) $(LIBREADER_A) $(XFDR_BIN)
 
 # ---- dependencies --------------------------------------------------------------------------
-DEB_PACKAGES := build-essential clang llvm libclang-rt-14-dev liburcu-dev libcmocka-dev \
+DEB_PACKAGES := build-essential clang clang-format llvm libclang-rt-14-dev liburcu-dev libcmocka-dev \
 	libunwind-dev liblzma-dev pkg-config gdb chromium python3 fonts-dejavu-core man-db mandoc
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 deps:
@@ -145,47 +144,18 @@ $(BUILD)/tests/%: $(OBJ)/test/tests/unit/%.o $(SUPPORT_OBJS) $(LIBREADER_A) $(LI
 TEST_ENV := XFDR_BIN=$(abspath $(XFDR_BIN)) XFDR_BUILD=$(abspath $(BUILD)) \
 	XFDR_LLVM_XRAY=$(LLVM_XRAY) XFDR_SRC=$(CURDIR)
 
-check-build: all $(UNIT_BINS)
-
-check-exports: $(LIBXFDR_SO)
-	sh tests/check_exports.sh $(LIBXFDR_SO)
-
-check-headers:
-	sh tests/check_headers.sh "$(CC)"
-
-# Warning-free under clang as well as gcc.
-check-clang:
-	$(MAKE) --no-print-directory BUILD=$(BUILD)/clang CC=clang check-build
-
-# Reader, writer and runtime tests again under AddressSanitizer and UBSan.
-check-san:
-	$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SAN=address,undefined check-build
-	$(TEST_ENV) XFDR_BIN=$(abspath $(BUILD)/asan/bin/xfdr) XFDR_SANITIZED=1 \
-		sh tests/run_unit.sh $(patsubst tests/unit/%.c,$(BUILD)/asan/tests/%,$(UNIT_SRCS))
-
-check-tsan:
-	$(if $(MT_SRCS),$(MAKE) --no-print-directory BUILD=$(BUILD)/tsan SAN=thread \
-		$(patsubst tests/unit/%.c,$(BUILD)/tsan/tests/%,$(MT_SRCS)))
-	$(if $(MT_SRCS),$(TEST_ENV) XFDR_SANITIZED=1 TSAN_OPTIONS=halt_on_error=1 \
-		sh tests/run_unit.sh $(patsubst tests/unit/%.c,$(BUILD)/tsan/tests/%,$(MT_SRCS)))
-
-check-unit: check-build
-	$(TEST_ENV) sh tests/run_unit.sh $(UNIT_BINS)
-
-# cmocka's summaries come last: the plain run is the final step.
-check: check-build check-exports check-headers check-clang check-san check-tsan check-examples \
-	check-man check-install check-fuzz check-bench
-	$(MAKE) --no-print-directory check-unit
-
 # ---- benchmarks and long runs ----------------------------------------------------------------
 # bench/bench.mk defines `bench` (it needs clang -fxray-instrument for the LLVM peer).
 -include bench/bench.mk
 # examples/examples.mk defines `examples` and `demo`.
 -include examples/examples.mk
 
-# tests/fuzz/fuzz.mk defines `fuzz` (libFuzzer, FUZZ_SECONDS per target) and `check-fuzz`
-# (the saved corpus and regressions, then a short run; part of check).
+# tests/fuzz/fuzz.mk defines `fuzz` (libFuzzer, FUZZ_SECONDS per target) and the targets
+# check-fuzz (tests/checks.mk) replays and runs briefly.
 -include tests/fuzz/fuzz.mk
+
+# Every check-* rule, and `check` itself, which runs them all.
+include tests/checks.mk
 
 # The stress test for STRESS_SECONDS (check runs it for 30 s), then every test in its long form.
 STRESS_SECONDS ?= 300
@@ -221,19 +191,6 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(PREFIX)/,$(INSTALLED))
 	-rmdir $(DESTDIR)$(PREFIX)/include/xfdr 2>/dev/null
 	$(LDCONFIG)
-
-# The man page names every command, option and XFDR_OPTIONS key, and mandoc finds no fault.
-check-man: $(XFDR_BIN)
-	sh tests/check_man.sh $(XFDR_BIN) doc/xfdr.1 $(CURDIR)
-
-# The benchmark's machinery at a tiny size, peers that need bench-deps left out: every row
-# runs and records every event, its counts agree with llvm-xray, its table catches a loss.
-check-bench: all
-	sh tests/check_bench.sh "$(MAKE)" $(BUILD) $(LLVM_XRAY)
-
-# Install into a scratch prefix, build and record examples against it with pkg-config only.
-check-install: all
-	sh tests/check_install.sh $(CURDIR) $(BUILD) $(abspath $(BUILD))/install-check $(LLVM_XRAY)
 
 clean:
 	rm -rf $(BUILD)

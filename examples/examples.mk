@@ -1,4 +1,4 @@
-# examples/examples.mk - `make examples`, `make demo`, `make check-examples`.
+# examples/examples.mk - `make examples`, `make demo`; `make check-examples` is in tests/checks.mk.
 # Included by the top-level Makefile; uses its BUILD, CC, LIBXFDR_A, LIBXFDR_SO, RUNTIME_LIBS,
 # SAN_LDFLAGS, XFDR_BIN and LLVM_XRAY. Programs are built into $(BUILD)/examples/:
 #
@@ -62,11 +62,7 @@ $(EXAMPLES_DIR)/snapshot: examples/snapshot.c include/xfdr/xfdr.h $(LIBXFDR_A)
 	@mkdir -p $(@D)
 	$(CC) $(EXAMPLES_CFLAGS) -Iinclude -o $@ $< $(LIBXFDR_A) $(SAN_LDFLAGS) $(RUNTIME_LIBS)
 
-.PHONY: check-examples
 examples: $(EXAMPLES_PROGS)
-
-check-examples: all examples
-	sh examples/check.sh $(EXAMPLES_DIR) $(XFDR_BIN) $(LLVM_XRAY) $(LIBXFDR_SO)
 
 demo: all $(EXAMPLES_DIR)/cyg_sort
 	@sh examples/demo.sh $(EXAMPLES_DIR)/cyg_sort $(XFDR_BIN) $(BUILD)/demo

@@ -14,13 +14,13 @@
  * Everything here may run in a signal handler (xfdr_flush() is async-signal-safe): the only
  * system calls are write(2) and pwrite(2), the padding comes from a static block of zeros, nothing
  * is allocated or locked, and the caller's errno is given back unchanged. Writes past
- * RLIMIT_FSIZE are refused with -EFBIG (runtime/base/fsize.h: fstat, lseek, getrlimit).
+ * RLIMIT_FSIZE are refused with -EFBIG (writer/fsize.h: fstat, lseek, getrlimit).
  */
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "runtime/base/fsize.h"
+#include "writer/fsize.h"
 #include "writer/file.h"
 #include "writer/encode.h"
 #include "xfdr/format.h"

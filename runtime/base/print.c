@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "runtime/base/compiler.h"
-#include "runtime/base/fsize.h"
+#include "writer/fsize.h"
 #include "runtime/base/print.h"
 
 XFDR_NOINSTR void pr_strn(struct pr_buf *b, const char *s, size_t n)

@@ -10,7 +10,7 @@
  * Each file is written under a ".part" name and renamed when complete (output.h).
  * A write that fails removes the file (and its .part) with one stderr line naming it, the
  * error and the buffers lost; a file that would pass RLIMIT_FSIZE is refused before its
- * first byte (runtime/base/fsize.h), so no SIGXFSZ. A trace that fails gets no .map.
+ * first byte (writer/fsize.h), so no SIGXFSZ. A trace that fails gets no .map.
  *
  * Only open, fchmod, write, pwrite, lseek, fstat, fstatat, close, renameat2, link, unlink,
  * access, getpid, getrlimit, clock_gettime, rdtsc and sched_getcpu are used: no lock, no
@@ -28,7 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "runtime/base/fsize.h"
+#include "writer/fsize.h"
 #include "runtime/base/print.h"
 #include "runtime/flush/drops.h"
 #include "runtime/flush/flush.h"

@@ -19,7 +19,7 @@
  *
  * Space: fallocate(2) reserves every block at init, so a full file system fails xfdr_init()
  * with -ENOSPC instead of a SIGBUS in a recording thread later, and a file larger than
- * RLIMIT_FSIZE fails it with -EFBIG before the call (runtime/base/fsize.h), not by SIGXFSZ.
+ * RLIMIT_FSIZE fails it with -EFBIG before the call (writer/fsize.h), not by SIGXFSZ.
  * A file system without fallocate (EOPNOTSUPP) gets ftruncate(2): its blocks are allocated
  * when pages are populated, so only a shortage within the first buffers is found at init.
  *
@@ -46,7 +46,7 @@
 #include <unistd.h>
 
 #include "runtime/base/compiler.h"
-#include "runtime/base/fsize.h"
+#include "writer/fsize.h"
 #include "runtime/base/newfile.h"
 #include "runtime/base/print.h"
 #include "runtime/pool/pool.h"

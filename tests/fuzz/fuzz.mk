@@ -7,7 +7,7 @@
 #                      are kept in $(BUILD)/fuzz/corpus/TARGET, crashes in $(BUILD)/fuzz/crashes
 #   make check-fuzz    replay the committed corpus, the generated seeds and every file of
 #                      tests/fuzz/regressions/ through every target, then FUZZ_CHECK_SECONDS
-#                      (default 15) of fuzzing each; part of `make check`
+#                      (default 15) of fuzzing each; part of `make check` (tests/checks.mk)
 #   make fuzz-minimize merge $(BUILD)/fuzz/corpus into the committed tests/fuzz/corpus
 #                      (libFuzzer -merge=1: only inputs that add coverage; keep it small)
 #
@@ -31,7 +31,7 @@ FUZZ_RUN_FLAGS := -timeout=10 -close_fd_mask=3 -rss_limit_mb=2048 -print_final_s
 
 FUZZ_READER_OBJS := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(READER_LIB_SRCS))
 FUZZ_CLI_OBJS    := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(filter-out reader/cli/xfdr.c,$(READER_CLI_SRCS)))
-FUZZ_OPT_OBJS    := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,runtime/control/options.c runtime/base/print.c runtime/base/fsize.c)
+FUZZ_OPT_OBJS    := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,runtime/control/options.c runtime/base/print.c writer/fsize.c)
 FUZZ_SEEDGEN     := $(FUZZ_DIR)/seedgen
 FUZZ_SEEDS       := $(FUZZ_DIR)/seeds/.done
 
@@ -96,30 +96,6 @@ fuzz: fuzz-build $(BUILD)/tests/test_reader_malformed $(XFDR_BIN)
 	@ls -l $(FUZZ_DIR)/crashes
 	@echo "fuzz: the reader's own truncation and bit-flip test, long form"
 	$(TEST_ENV) XFDR_FUZZ_ITERATIONS=2000000 sh tests/run_unit.sh $(BUILD)/tests/test_reader_malformed
-
-# Replays first (every committed input and regression, every target), then a short run.
-check-fuzz: fuzz-build $(BUILD)/tests/test_reader_malformed $(XFDR_BIN)
-	@mkdir -p $(FUZZ_DIR)/crashes
-	@set -e; for t in $(FUZZ_TARGETS); do \
-		mkdir -p $(FUZZ_DIR)/corpus/$$t; \
-		echo "fuzz_$$t: replaying the corpus, the seeds and tests/fuzz/regressions"; \
-		$(FUZZ_DIR)/fuzz_$$t $(FUZZ_RUN_FLAGS) -runs=0 \
-			-artifact_prefix=$(FUZZ_DIR)/crashes/$$t- \
-			$(FUZZ_DIR)/corpus/$$t $$(ls -d tests/fuzz/corpus/$$t 2>/dev/null) \
-			$(FUZZ_DIR)/seeds/$$t tests/fuzz/regressions >$(FUZZ_DIR)/replay-$$t.log 2>&1 \
-			|| { cat $(FUZZ_DIR)/replay-$$t.log; exit 1; }; \
-	done
-	@set -e; for t in $(FUZZ_TARGETS); do \
-		echo "fuzz_$$t: $(FUZZ_CHECK_SECONDS) s"; \
-		$(FUZZ_DIR)/fuzz_$$t $(FUZZ_RUN_FLAGS) -max_total_time=$(FUZZ_CHECK_SECONDS) \
-			-artifact_prefix=$(FUZZ_DIR)/crashes/$$t- \
-			$$(test -f tests/fuzz/$$t.dict && echo -dict=tests/fuzz/$$t.dict) \
-			$(FUZZ_DIR)/corpus/$$t $$(ls -d tests/fuzz/corpus/$$t 2>/dev/null) \
-			$(FUZZ_DIR)/seeds/$$t >$(FUZZ_DIR)/check-$$t.log 2>&1 \
-			|| { tail -60 $(FUZZ_DIR)/check-$$t.log; \
-			     echo "fuzz_$$t: crash in $(FUZZ_DIR)/crashes/$$t-*"; exit 1; }; \
-	done
-	@echo "check-fuzz: no crash, hang or sanitizer report"
 
 # Fold what `make fuzz` found into the committed corpus: the inputs of $(BUILD)/fuzz/corpus
 # (cut to FUZZ_MINIMIZE_MAX_LEN bytes) that add coverage beyond the generated seeds and what

@@ -1,15 +1,14 @@
 /*
- * runtime/base/fsize.c - refuse file writes past RLIMIT_FSIZE (see fsize.h).
+ * writer/fsize.c - refuse file writes past RLIMIT_FSIZE (see fsize.h).
  */
 #include <errno.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "runtime/base/compiler.h"
-#include "runtime/base/fsize.h"
+#include "writer/fsize.h"
 
-XFDR_NOINSTR uint64_t fsize_limit(void)
+uint64_t fsize_limit(void)
 {
 	struct rlimit r;
 	int saved = errno;
@@ -21,12 +20,12 @@ XFDR_NOINSTR uint64_t fsize_limit(void)
 	return (uint64_t)r.rlim_cur;
 }
 
-XFDR_NOINSTR int fsize_check(uint64_t end)
+int fsize_check(uint64_t end)
 {
 	return end > fsize_limit() ? -EFBIG : 0;
 }
 
-XFDR_NOINSTR int fsize_check_write(int fd, int64_t offset, size_t n)
+int fsize_check_write(int fd, int64_t offset, size_t n)
 {
 	uint64_t limit = fsize_limit();
 	int saved = errno;

@@ -1,5 +1,5 @@
 /*
- * runtime/base/fsize.h - keep the runtime's own file writes inside RLIMIT_FSIZE.
+ * writer/fsize.h - keep the writes of the writer and the runtime inside RLIMIT_FSIZE.
  *
  * A write(2), ftruncate(2) or fallocate(2) that would take a regular file past the soft
  * RLIMIT_FSIZE makes the kernel send SIGXFSZ, whose default action kills the program: the
@@ -8,8 +8,8 @@
  * The limit is read at each check (getrlimit(2): one system call, no lock, no allocation;
  * the program may change it at any time), so all of it is async-signal-safe.
  */
-#ifndef XFDR_RUNTIME_BASE_FSIZE_H
-#define XFDR_RUNTIME_BASE_FSIZE_H
+#ifndef XFDR_WRITER_FSIZE_H
+#define XFDR_WRITER_FSIZE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -28,4 +28,4 @@ int fsize_check(uint64_t end);
  */
 int fsize_check_write(int fd, int64_t offset, size_t n);
 
-#endif /* XFDR_RUNTIME_BASE_FSIZE_H */
+#endif /* XFDR_WRITER_FSIZE_H */

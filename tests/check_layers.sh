@@ -1,0 +1,67 @@
+#!/bin/sh
+# Who may include whom (README's layout table):
+#   - the writer (writer/) includes only system headers, the public ones (xfdr/) and its own;
+#   - the runtime (runtime/) never includes the reader (reader/), nor the reader the runtime;
+#   - a verb of the xfdr command (reader/cli/V.c and V_*.c, V a file that defines cmd_V())
+#     includes no other verb's header: what two verbs share lives in a library.
+# KNOWN lists the inclusions that break a rule today, each with the work that ends it; a
+# listed one that no longer happens fails too, so the list only shrinks.
+# Prints every inclusion that breaks a rule; exit status 1 if any.
+# Usage: tests/check_layers.sh (from the top of the tree)
+KNOWN='
+reader/cli/record_report.c reader/cli/account.h (account_totals() moves to the analysis library)
+'
+status=0
+found=$(mktemp)
+trap 'rm -f "$found"' EXIT
+
+# "FILE HEADER" for every quoted #include of FILE.
+includes() {
+	for f in "$@"; do
+		sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f" |
+			sed "s|^|$f |"
+	done
+}
+
+breaks() {
+	echo "$1 $2" >>"$found"
+}
+
+includes writer/*.c writer/*.h | while read -r f h; do
+	case $h in xfdr/* | writer/*) ;; *) breaks "$f" "$h" ;; esac
+done
+for f in $(find runtime -name '*.[ch]'); do
+	includes "$f" | while read -r f h; do
+		case $h in reader/*) breaks "$f" "$h" ;; esac
+	done
+done
+for f in $(find reader -name '*.[ch]'); do
+	includes "$f" | while read -r f h; do
+		case $h in runtime/*) breaks "$f" "$h" ;; esac
+	done
+done
+verbs=$(grep -l '^int cmd_[a-z_]*(' reader/cli/*.c | sed 's|reader/cli/\(.*\)\.c|\1|')
+includes reader/cli/*.c | while read -r f h; do
+	base=$(basename "$f" .c)
+	for v in $verbs; do
+		[ "$h" = "reader/cli/$v.h" ] || continue
+		case $base in "$v" | "$v"_*) ;; *) breaks "$f" "$h" ;; esac
+	done
+done
+
+while read -r f h; do
+	if echo "$KNOWN" | grep -q "^$f $h "; then
+		continue
+	fi
+	echo "check_layers: $f includes $h" >&2
+	status=1
+done <"$found"
+echo "$KNOWN" | while read -r f h why; do
+	[ -n "$f" ] || continue
+	if ! grep -qx "$f $h" "$found"; then
+		echo "check_layers: $f no longer includes $h: take it off KNOWN" >&2
+		exit 1
+	fi
+done || status=1
+[ $status = 0 ] && echo "check_layers: the writer, the runtime, the reader and the verbs include only what they may ($(echo "$KNOWN" | grep -c .) known exception)"
+exit $status
