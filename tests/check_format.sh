@@ -13,10 +13,10 @@ if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
 else
 	files=$(find include runtime writer reader tests bench examples -name '*.[ch]')
 fi
-bad=$(echo "$files" | xargs "$fmt" --dry-run 2>&1 | grep -c 'warning:')
-if [ "$bad" != 0 ]; then
-	echo "$files" | xargs "$fmt" --dry-run 2>&1 | grep 'warning:' | cut -d: -f1 | sort | uniq -c
-	echo "check_format: $bad places differ from clang-format; run: clang-format -i FILE" >&2
+differ=$(echo "$files" | xargs "$fmt" --dry-run 2>&1 | grep 'warning:')
+if [ -n "$differ" ]; then
+	echo "$differ" | cut -d: -f1 | sort | uniq -c
+	echo "check_format: $(echo "$differ" | wc -l) places differ from clang-format; run: clang-format -i FILE" >&2
 	exit 1
 fi
 echo "check_format: $(echo "$files" | wc -l) files as clang-format writes them"

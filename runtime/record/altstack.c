@@ -53,20 +53,25 @@ _Static_assert(((uint64_t)FIRST_CHUNK << CHUNKS) - FIRST_CHUNK >= (1u << 20),
 
 static struct altstack_region region;
 
+/* The first stack of chunk k: the chunks before it hold FIRST_CHUNK * (2^k - 1). */
+static XFDR_NOINSTR uint32_t chunk_first(uint32_t k)
+{
+	return FIRST_CHUNK * ((1u << k) - 1u);
+}
+
 /* The chunk of stack index and the index within it. */
 static XFDR_NOINSTR uint32_t chunk_of(uint32_t index, uint32_t *within)
 {
-	/* chunk k starts at stack FIRST_CHUNK * (2^k - 1) */
 	uint32_t k = 31u - (uint32_t)__builtin_clz(index / FIRST_CHUNK + 1u);
 
-	*within = index - FIRST_CHUNK * ((1u << k) - 1u);
+	*within = index - chunk_first(k);
 	return k;
 }
 
 /* Bytes of chunk k: FIRST_CHUNK << k stacks, fewer in the last one thread_max reaches. */
 static XFDR_NOINSTR size_t chunk_bytes(uint32_t k)
 {
-	uint32_t first = FIRST_CHUNK * ((1u << k) - 1u), stacks = FIRST_CHUNK << k;
+	uint32_t first = chunk_first(k), stacks = FIRST_CHUNK << k;
 
 	if (stacks > region.count - first)
 		stacks = region.count - first;
@@ -85,22 +90,6 @@ static int overcommit_strict(void)
 		c = 0;
 	close(fd);
 	return c == '2';
-}
-
-/* The region as one writable mapping whose first guard page is a marker; MAP_FAILED if not. */
-static void *reserve_with_markers(size_t bytes, size_t guard)
-{
-	void *p;
-
-	if (overcommit_strict())
-		return MAP_FAILED;
-	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-		 -1, 0);
-	if (p != MAP_FAILED && madvise(p, guard, MADV_GUARD_INSTALL)) {
-		munmap(p, bytes);
-		p = MAP_FAILED;
-	}
-	return p;
 }
 
 /* Chunk k, in the way chunk 0 set (region.markers); MAP_FAILED if it cannot be had. */
@@ -152,10 +141,15 @@ int altstack_enable(void)
 		region.guard = page > 0 ? (size_t)page : 4096u;
 		region.stride = region.guard + ALTSTACK_BYTES;
 		region.count = count;
-		p = reserve_with_markers(chunk_bytes(0), region.guard);
-		region.markers = p != MAP_FAILED;
-		if (p == MAP_FAILED)
+		region.markers = !overcommit_strict();
+		p = reserve_chunk(0);
+		/* The first guard page as a marker tells whether this kernel has them. */
+		if (p != MAP_FAILED && region.markers &&
+		    madvise(p, region.guard, MADV_GUARD_INSTALL)) {
+			munmap(p, chunk_bytes(0));
+			region.markers = 0;
 			p = reserve_chunk(0);
+		}
 		if (p == MAP_FAILED)
 			return -ENOMEM;
 		/* pairs with the acquire in stack_of() */
