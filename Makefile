@@ -44,6 +44,9 @@ LINK_SRCS    := $(sort $(wildcard runtime/link/*.c))
 # The reader: the library (reader/lib/) and the xfdr command (reader/cli/, one file per verb).
 READER_LIB_SRCS := $(sort $(wildcard reader/lib/*.c))
 READER_CLI_SRCS := $(sort $(wildcard reader/cli/*.c))
+# Analysis over decoded traces (analysis/): call pairing, the latency table, the stack tree,
+# llvm-xray's orders. A library that never prints; errors come back in a struct xfdr_error.
+ANALYSIS_SRCS := $(sort $(wildcard analysis/*.c))
 UNIT_SRCS    := $(sort $(wildcard tests/unit/test_*.c))
 # Concurrency tests (tests/unit/test_*_mt.c) also run under ThreadSanitizer.
 MT_SRCS      := $(filter %_mt.c,$(UNIT_SRCS))
@@ -53,6 +56,7 @@ OBJ := $(BUILD)/obj
 LIBXFDR_OBJS   := $(patsubst %.c,$(OBJ)/rt/%.o,$(WRITER_SRCS) $(RUNTIME_SRCS))
 READER_OBJS    := $(patsubst %.c,$(OBJ)/rd/%.o,$(READER_LIB_SRCS))
 CLI_OBJS       := $(patsubst %.c,$(OBJ)/rd/%.o,$(READER_CLI_SRCS))
+ANALYSIS_OBJS  := $(patsubst %.c,$(OBJ)/rd/%.o,$(ANALYSIS_SRCS))
 SUPPORT_OBJS   := $(patsubst %.c,$(OBJ)/test/%.o,$(TEST_SUPPORT_SRCS))
 
 # libxfdr.so.$(VERSION) is the shared runtime (soname libxfdr.so.$(SOVERSION), the name to
@@ -66,6 +70,7 @@ LIBXFDR_SO  := $(BUILD)/lib/libxfdr.so.$(SOVERSION)
 LIBXFDR_LD  := $(BUILD)/lib/libxfdr.so
 LIBXFDR_XRAY_A := $(BUILD)/lib/libxfdr_xray.a
 LIBREADER_A := $(BUILD)/lib/libxfdr_reader.a
+LIBANALYSIS_A := $(BUILD)/lib/libxfdr_analysis.a
 XFDR_BIN    := $(BUILD)/bin/xfdr
 UNIT_BINS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 
@@ -74,7 +79,8 @@ UNIT_BINS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 # Keep test objects: make must not end `make check` by deleting intermediates.
 .SECONDARY:
 
-all: $(LIBXFDR_A) $(LIBXFDR_SO) $(LIBXFDR_LD) $(LIBXFDR_XRAY_A) $(LIBREADER_A) $(XFDR_BIN)
+all: $(LIBXFDR_A) $(LIBXFDR_SO) $(LIBXFDR_LD) $(LIBXFDR_XRAY_A) $(LIBREADER_A) $(LIBANALYSIS_A) \
+	$(XFDR_BIN)
 
 # ---- dependencies --------------------------------------------------------------------------
 DEB_PACKAGES := build-essential clang clang-format llvm libclang-rt-14-dev liburcu-dev libcmocka-dev \
@@ -131,14 +137,20 @@ $(LIBREADER_A): $(READER_OBJS)
 	@mkdir -p $(@D)
 	rm -f $@ && $(AR) rcs $@ $^
 
-$(XFDR_BIN): $(CLI_OBJS) $(LIBREADER_A)
+# Not installed: the command's own, built as a library so that tests and fuzz targets link it.
+$(LIBANALYSIS_A): $(ANALYSIS_OBJS)
 	@mkdir -p $(@D)
-	$(CC) -pthread -o $@ $(CLI_OBJS) $(LIBREADER_A) $(SAN_LDFLAGS) -lm
+	rm -f $@ && $(AR) rcs $@ $^
+
+$(XFDR_BIN): $(CLI_OBJS) $(LIBANALYSIS_A) $(LIBREADER_A)
+	@mkdir -p $(@D)
+	$(CC) -pthread -o $@ $(CLI_OBJS) $(LIBANALYSIS_A) $(LIBREADER_A) $(SAN_LDFLAGS) -lm
 
 # ---- tests ---------------------------------------------------------------------------------
-$(BUILD)/tests/%: $(OBJ)/test/tests/unit/%.o $(SUPPORT_OBJS) $(LIBREADER_A) $(LIBXFDR_A)
+$(BUILD)/tests/%: $(OBJ)/test/tests/unit/%.o $(SUPPORT_OBJS) $(LIBANALYSIS_A) $(LIBREADER_A) \
+		$(LIBXFDR_A)
 	@mkdir -p $(@D)
-	$(CC) -pthread -o $@ $< $(SUPPORT_OBJS) $(LIBREADER_A) $(LIBXFDR_A) $(SAN_LDFLAGS) \
+	$(CC) -pthread -o $@ $< $(SUPPORT_OBJS) $(LIBANALYSIS_A) $(LIBREADER_A) $(LIBXFDR_A) $(SAN_LDFLAGS) \
 		$(TEST_LIBS) $(RUNTIME_LIBS) -lm
 
 TEST_ENV := XFDR_BIN=$(abspath $(XFDR_BIN)) XFDR_BUILD=$(abspath $(BUILD)) \

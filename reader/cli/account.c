@@ -27,14 +27,14 @@
  *    the sidecar's, else "#ID" as in llvm-xray. In CSV a '"' inside a name is doubled (RFC
  *    4180); llvm-xray writes it as is, but its "#ID" names never hold one.
  *
- * Pairing is reader/lib/callstack.h's, thread by thread in each thread's recording order,
+ * Pairing is analysis/callstack.h's, thread by thread in each thread's recording order,
  * with one stack per thread, as llvm-xray. llvm-xray fails (it does not skip) on a record whose
  * TSC is below the very first record's: in a multi-threaded file every thread after the first
  * that began earlier, in any thread whose clock steps back. xfdr takes them all (the pairer's
  * latency is 0 where a thread's clock went backwards; llvm-xray's would be |delta|).
  *
  * What counts: calls whose entry and exit were both recorded (Exit or Tail_Exit), and calls
- * whose exit is deduced from a caller's exit (XFDR_CALL_UNWOUND: what llvm-xray counts with
+ * whose exit is deduced from a caller's exit (CALL_UNWOUND: what llvm-xray counts with
  * -deduce-sibling-calls; it fails without it). Not counted: exits without an entry, calls still
  * open at the end of the trace, calls begun before the trace (their frame came from a stack
  * context, so their true entry is unknown). All of these, and the deduced ones, are told in one
@@ -57,8 +57,8 @@
 
 #include "reader/cli/account.h"
 #include "reader/cli/cli.h"
-#include "reader/cli/llvm_dmap.h"
-#include "reader/lib/callstack.h"
+#include "analysis/llvm_dmap.h"
+#include "analysis/callstack.h"
 
 enum sort_field {
 	SORT_FUNCID,
@@ -123,7 +123,7 @@ struct acct {
 	size_t nslot;
 	uint64_t *lat; /* pass 2: every counted latency */
 	int pass;
-	struct xfdr_callstack *cs;
+	struct callstack *cs;
 	uint64_t thread_serial; /* of the thread being fed, from 1 in each pass */
 	/* The event being fed. */
 	uint64_t seq;
@@ -292,12 +292,12 @@ static uint32_t *open_frames(struct acct *a, uint32_t fid, int create)
  * out of the open frames. Calls with no frame (no entry) and the unnamed calls of a context
  * (their id comes from the exit, their frame was never counted) have none.
  */
-static int open_below(struct acct *a, const struct xfdr_call *c)
+static int open_below(struct acct *a, const struct call *c)
 {
 	uint32_t *p;
 
-	if ((c->flags & XFDR_CALL_NO_ENTRY) ||
-	    ((c->flags & XFDR_CALL_FROM_CONTEXT) && c->depth >= a->ctx_named))
+	if ((c->flags & CALL_NO_ENTRY) ||
+	    ((c->flags & CALL_FROM_CONTEXT) && c->depth >= a->ctx_named))
 		return 0;
 	p = open_frames(a, c->function_id, 0);
 	if (!p)
@@ -311,7 +311,7 @@ static int open_below(struct acct *a, const struct xfdr_call *c)
  * the outermost open call of F lasted. So a call with F open below it counts (and marks F);
  * a call with none counts when a call of F nested in it was marked. Returns 1 to count it.
  */
-static int recursive_call(struct acct *a, const struct xfdr_call *c, int below, struct acct_fn **fp)
+static int recursive_call(struct acct *a, const struct call *c, int below, struct acct_fn **fp)
 {
 	struct acct_fn *f;
 
@@ -333,21 +333,21 @@ static int recursive_call(struct acct *a, const struct xfdr_call *c, int below, 
 	return 1;
 }
 
-static int on_call(void *ctx, const struct xfdr_call *c)
+static int on_call(void *ctx, const struct call *c)
 {
 	struct acct *a = ctx;
 	struct acct_fn *f = NULL;
 	int rc, below = a->opt->recursive_only ? open_below(a, c) : 0;
 
-	if (c->flags & XFDR_CALL_NO_EXIT) {
+	if (c->flags & CALL_NO_EXIT) {
 		a->left.no_exit++;
 		return 0;
 	}
-	if (c->flags & XFDR_CALL_NO_ENTRY) {
+	if (c->flags & CALL_NO_ENTRY) {
 		a->left.no_entry++;
 		return 0;
 	}
-	if (c->flags & XFDR_CALL_FROM_CONTEXT) {
+	if (c->flags & CALL_FROM_CONTEXT) {
 		a->left.from_context++;
 		return 0;
 	}
@@ -362,13 +362,13 @@ static int on_call(void *ctx, const struct xfdr_call *c)
 			return 1;
 		}
 	}
-	if (c->flags & XFDR_CALL_UNWOUND)
+	if (c->flags & CALL_UNWOUND)
 		a->left.unwound++;
 	if (a->pass == 1) {
 		f->count++;
 		f->sum_tsc =
 		    c->total_tsc > UINT64_MAX - f->sum_tsc ? UINT64_MAX : f->sum_tsc + c->total_tsc;
-		f->self_tsc += xfdr_call_self_tsc(c); /* at most the total: no overflow first */
+		f->self_tsc += call_self_tsc(c); /* at most the total: no overflow first */
 		if (key_before(a->rank, a->seq, c->depth, f)) {
 			f->first_rank = a->rank;
 			f->first_seq = a->seq;
@@ -886,10 +886,10 @@ struct walk_progress {
  * context that seeded the stack (the pairer's seeded count went past seeded) opens one per
  * call it names. Returns 0, or -1 when out of memory.
  */
-static int count_open(struct acct *a, struct xfdr_callstack *cs, const struct xfdr_event *ev,
+static int count_open(struct acct *a, struct callstack *cs, const struct xfdr_event *ev,
 		      uint64_t seeded)
 {
-	struct xfdr_callstack_stats st;
+	struct callstack_stats st;
 	struct xfdr_stack_context sc;
 	uint32_t *p, i;
 
@@ -903,7 +903,7 @@ static int count_open(struct acct *a, struct xfdr_callstack *cs, const struct xf
 	}
 	if (ev->type != XFDR_EVENT_CUSTOM)
 		return 0;
-	xfdr_callstack_get_stats(cs, &st);
+	callstack_get_stats(cs, &st);
 	if (st.contexts_seeded == seeded ||
 	    xfdr_stack_context_decode(ev->payload, ev->payload_bytes, ev->big_endian, &sc, NULL))
 		return 0;
@@ -923,8 +923,8 @@ static int count_open(struct acct *a, struct xfdr_callstack *cs, const struct xf
  */
 static int walk(struct acct *a, const struct acct_threads *th, struct walk_progress *wp)
 {
-	struct xfdr_callstack *cs = xfdr_callstack_create(on_call, a);
-	struct xfdr_callstack_stats st;
+	struct callstack *cs = callstack_create(on_call, a);
+	struct callstack_stats st;
 	struct xfdr_event_iter it;
 	struct xfdr_error err;
 	struct xfdr_event ev;
@@ -959,10 +959,10 @@ static int walk(struct acct *a, const struct acct_threads *th, struct walk_progr
 			}
 			a->seq++;
 			if (a->opt->recursive_only) {
-				xfdr_callstack_get_stats(cs, &st);
+				callstack_get_stats(cs, &st);
 				seeded = st.contexts_seeded;
 			}
-			rc = xfdr_callstack_feed(cs, &ev);
+			rc = callstack_feed(cs, &ev);
 			if (rc == -ENOMEM)
 				goto oom;
 			if (rc)
@@ -974,7 +974,7 @@ static int walk(struct acct *a, const struct acct_threads *th, struct walk_progr
 			cli_error("%s", err.text);
 			goto out;
 		}
-		if (xfdr_callstack_finish_thread(cs, ti->pid, ti->thread_id))
+		if (callstack_finish_thread(cs, ti->pid, ti->thread_id))
 			goto cancelled;
 	}
 	status = CLI_OK;
@@ -985,7 +985,7 @@ cancelled:
 oom:
 	cli_error("%s: out of memory", xfdr_trace_name(a->t));
 out:
-	xfdr_callstack_destroy(cs);
+	callstack_destroy(cs);
 	a->cs = NULL;
 	free(a->open);
 	a->open = NULL;

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "analysis/progress.h"
 #include "xfdr/reader.h"
 
 #ifndef XFDR_VERSION_STRING
@@ -174,6 +175,8 @@ void cli_progress_begin(struct cli_progress *p, uint64_t input_bytes, const char
 void cli_progress_phase(struct cli_progress *p, const char *what);
 void cli_progress_update(struct cli_progress *p, uint64_t done, uint64_t total);
 void cli_progress_end(struct cli_progress *p);
+/* p as the analysis library's progress callbacks (analysis/progress.h). */
+struct progress cli_progress_sink(struct cli_progress *p);
 
 /* ---- Rebuilt traces: what `recover` and `core` share ----------------------------------- */
 

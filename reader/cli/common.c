@@ -320,6 +320,21 @@ void cli_progress_update(struct cli_progress *p, uint64_t done, uint64_t total)
 	p->drawn = 1;
 }
 
+static void sink_phase(void *ctx, const char *what)
+{
+	cli_progress_phase(ctx, what);
+}
+
+static void sink_update(void *ctx, uint64_t done, uint64_t total)
+{
+	cli_progress_update(ctx, done, total);
+}
+
+struct progress cli_progress_sink(struct cli_progress *p)
+{
+	return (struct progress){sink_phase, sink_update, p};
+}
+
 void cli_progress_end(struct cli_progress *p)
 {
 	if (!p->on || !p->drawn)

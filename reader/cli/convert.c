@@ -42,7 +42,7 @@
 #include <unistd.h>
 
 #include "reader/cli/cli.h"
-#include "reader/cli/llvm_order.h"
+#include "analysis/llvm_order.h"
 
 static const char *const fn_kind_name[] = {
     [XFDR_FN_ENTER] = "function-enter",
@@ -285,6 +285,7 @@ int cmd_convert(int argc, char **argv)
 	struct xfdr_trace *t = NULL;
 	struct llvm_order *order = NULL;
 	struct cli_progress prog;
+	struct progress sink = cli_progress_sink(&prog);
 	struct cli_out *out = NULL;
 	struct xfdr_names *names = NULL;
 	const struct xfdr_event *ev;
@@ -345,8 +346,11 @@ int cmd_convert(int argc, char **argv)
 		fprintf(stderr, "%s\n", err.text);
 		goto out;
 	}
-	if (opt.format == FORMAT_YAML && llvm_order_open(t, opt.sort, &prog, &order) != CLI_OK)
+	if (opt.format == FORMAT_YAML && llvm_order_open(t, opt.sort, &sink, &order, &err) < 0) {
+		cli_progress_end(&prog);
+		cli_error("%s", err.text);
 		goto out;
+	}
 	out = malloc(sizeof(*out));
 	if (!out) {
 		cli_error("out of memory");
@@ -371,7 +375,7 @@ int cmd_convert(int argc, char **argv)
 		goto out;
 	}
 	put_header(out, xfdr_trace_header(t));
-	while (!out->err && (rc = llvm_order_next(order, &ev, &carry)) == 1) {
+	while (!out->err && (rc = llvm_order_next(order, &ev, &carry, &err)) == 1) {
 		if (ev->tsc < opt.since_tsc)
 			continue;
 		cli_puts(out, n++ ? "" : "records:\n");
@@ -385,7 +389,8 @@ int cmd_convert(int argc, char **argv)
 	cli_progress_update(&prog, done, total);
 	cli_progress_end(&prog);
 	if (!out->err && rc < 0) {
-		/* Reported; the output is cut short and must not pass for a whole one. */
+		/* The output is cut short and must not pass for a whole one. */
+		cli_error("%s", err.text);
 		cli_out_close(out);
 		goto out;
 	}

@@ -15,7 +15,7 @@
  * its tsc, and TypedEventMarker size=N type=N delta=N tsc=N with the payload's preview.
  *
  * Call stacks: the function records are fed, in file order, to the reader's call-stack pairer
- * (reader/lib/callstack.h), one stack per thread. `depth=N` on a function record line counts
+ * (analysis/callstack.h), one stack per thread. `depth=N` on a function record line counts
  * the calls open below the call it enters or exits (0 = outermost; for an exit with no open
  * call of its function, the calls open then). An "XFDRSTAK" stack context (the runtime writes
  * one after the preamble of a buffer that begins inside calls) rebuilds the stack of a thread
@@ -50,7 +50,7 @@
 #include <string.h>
 
 #include "reader/cli/cli.h"
-#include "reader/lib/callstack.h"
+#include "analysis/callstack.h"
 #include "reader/lib/elf_symbols.h"
 
 #define DUMP_PREVIEW_BYTES 16
@@ -63,7 +63,7 @@ struct dump_module {
 
 struct dump_state {
 	struct cli_out *out;
-	struct xfdr_callstack *cs;
+	struct callstack *cs;
 	const struct xfdr_names *names; /* NULL without a sidecar */
 	int big_endian;
 	unsigned version; /* of the file's format */
@@ -170,11 +170,11 @@ static void put_unnamed(struct dump_state *s, uint32_t k)
 /* The pairer's open frames 0 .. n-1 of a thread, each followed by ';'. */
 static void put_open_frames(struct dump_state *s, uint32_t pid, uint32_t tid, uint32_t n)
 {
-	struct xfdr_frame f;
+	struct callstack_frame_info f;
 	uint32_t d = 0, k;
 
-	while (d < n && !xfdr_callstack_frame_info(s->cs, pid, tid, d, &f)) {
-		if (f.function_id == XFDR_CALL_UNKNOWN_FUNCTION) {
+	while (d < n && !callstack_frame_info(s->cs, pid, tid, d, &f)) {
+		if (f.function_id == CALL_UNKNOWN_FUNCTION) {
 			k = f.unnamed_run < n - d ? f.unnamed_run : n - d;
 			put_unnamed(s, k ? k : 1);
 			d += k ? k : 1;
@@ -186,11 +186,11 @@ static void put_open_frames(struct dump_state *s, uint32_t pid, uint32_t tid, ui
 	}
 }
 
-static int on_call(void *ctx, const struct xfdr_call *c)
+static int on_call(void *ctx, const struct call *c)
 {
 	struct dump_state *s = ctx;
 
-	if (c->flags & (XFDR_CALL_EXIT | XFDR_CALL_TAIL_EXIT)) {
+	if (c->flags & (CALL_EXIT | CALL_TAIL_EXIT)) {
 		s->have_closed = 1;
 		s->closed_depth = c->depth;
 	}
@@ -215,11 +215,11 @@ static int dump_function_stack(struct dump_state *s, const struct xfdr_record *r
 	int rc;
 
 	s->have_closed = 0;
-	rc = xfdr_callstack_feed(s->cs, &ev);
+	rc = callstack_feed(s->cs, &ev);
 	if (rc)
 		return rc;
 	if (r->kind == XFDR_FN_ENTER || r->kind == XFDR_FN_ENTER_ARGS)
-		depth = xfdr_callstack_depth(s->cs, r->pid, r->thread_id) - 1;
+		depth = callstack_depth(s->cs, r->pid, r->thread_id) - 1;
 	else
 		depth = s->have_closed ? s->closed_depth : 0;
 	cli_printf(s->out, " depth=%" PRIu32, depth);
@@ -247,17 +247,17 @@ static int dump_stack_context(struct dump_state *s, const struct xfdr_record *r)
 	    .payload_bytes = r->payload_bytes,
 	    .big_endian = s->big_endian,
 	};
-	struct xfdr_callstack_stats before, after;
+	struct callstack_stats before, after;
 	struct xfdr_stack_context sc;
 	struct xfdr_error err;
 	uint32_t i;
 	int rc;
 
-	xfdr_callstack_get_stats(s->cs, &before);
-	rc = xfdr_callstack_feed(s->cs, &ev);
+	callstack_get_stats(s->cs, &before);
+	rc = callstack_feed(s->cs, &ev);
 	if (rc)
 		return rc;
-	xfdr_callstack_get_stats(s->cs, &after);
+	callstack_get_stats(s->cs, &after);
 	if (xfdr_stack_context_decode(r->payload, r->payload_bytes, s->big_endian, &sc, &err)) {
 		cli_printf(s->out, " context=invalid reason=\"%s\"", err.text);
 		return 0;
@@ -266,7 +266,7 @@ static int dump_stack_context(struct dump_state *s, const struct xfdr_record *r)
 		cli_printf(s->out,
 			   " context=invalid reason=\"%" PRIu32 " calls beyond the %" PRIu32
 			   " ids: more than %u unnamed calls\"",
-			   sc.depth - sc.id_count, sc.id_count, XFDR_CALLSTACK_UNNAMED_MAX);
+			   sc.depth - sc.id_count, sc.id_count, CALLSTACK_UNNAMED_MAX);
 		return 0;
 	}
 	cli_printf(s->out, " context=%s depth=%" PRIu32 " stack=",
@@ -537,7 +537,7 @@ int cmd_dump(int argc, char **argv)
 	}
 	s.big_endian = xfdr_trace_header(t)->big_endian;
 	s.version = xfdr_trace_header(t)->version;
-	s.cs = xfdr_callstack_create(on_call, &s);
+	s.cs = callstack_create(on_call, &s);
 	if (!s.cs) {
 		cli_error("%s: out of memory", input);
 		xfdr_trace_close(t);
@@ -562,7 +562,7 @@ int cmd_dump(int argc, char **argv)
 		fprintf(stderr, "%s\n", err.text);
 		status = CLI_FAIL;
 	}
-	xfdr_callstack_destroy(s.cs);
+	callstack_destroy(s.cs);
 	close_modules(&s);
 	xfdr_trace_close(t);
 	xfdr_names_free(names);

@@ -25,7 +25,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "reader/cli/stacktree.h"
+#include "analysis/stacktree.h"
+#include "reader/cli/cli.h"
 
 #define XPAD 10.0
 #define FRAME_H 16
@@ -450,6 +451,8 @@ int cmd_flame(int argc, char **argv)
 	struct xfdr_trace *tr = NULL;
 	struct cli_out *out = NULL;
 	struct cli_progress prog;
+	struct progress sink = cli_progress_sink(&prog);
+	char note[640];
 	struct xfdr_error err;
 	struct stree t;
 	const char *map;
@@ -486,7 +489,7 @@ int cmd_flame(int argc, char **argv)
 	}
 	have_tree = 1;
 	cli_progress_phase(&prog, "pairing calls");
-	if (stree_build(&t, tr, &prog, &err) < 0) {
+	if (stree_build(&t, tr, &sink, &err) < 0) {
 		cli_progress_end(&prog);
 		fprintf(stderr, "%s\n", err.text);
 		goto out;
@@ -507,7 +510,8 @@ int cmd_flame(int argc, char **argv)
 		goto out;
 	}
 	/* The note only once the output is made: a bad -o gives one error line, nothing else. */
-	stree_note_incomplete(&t);
+	if (stree_incomplete_note(&t, note, sizeof(note)))
+		cli_error("%s", note);
 	status = draw(&t, &opt, xfdr_trace_header(tr)->cycle_frequency, out);
 	if (cli_out_close(out) != CLI_OK)
 		status = CLI_FAIL;

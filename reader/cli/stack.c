@@ -17,7 +17,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "reader/cli/stacktree.h"
+#include "analysis/stacktree.h"
+#include "reader/cli/cli.h"
 
 struct stack_opts {
 	const char *input;
@@ -211,6 +212,8 @@ int cmd_stack(int argc, char **argv)
 	struct xfdr_trace *tr = NULL;
 	struct cli_out *out = NULL;
 	struct cli_progress prog;
+	struct progress sink = cli_progress_sink(&prog);
+	char note[640];
 	struct xfdr_error err;
 	struct stree t;
 	const char *map;
@@ -254,7 +257,7 @@ int cmd_stack(int argc, char **argv)
 	}
 	have_tree = 1;
 	cli_progress_phase(&prog, "pairing calls");
-	if (stree_build(&t, tr, &prog, &err) < 0) {
+	if (stree_build(&t, tr, &sink, &err) < 0) {
 		cli_progress_end(&prog);
 		fprintf(stderr, "%s\n", err.text);
 		goto out;
@@ -275,7 +278,8 @@ int cmd_stack(int argc, char **argv)
 		goto out;
 	}
 	/* The note only once the output is made: a bad -o gives one error line, nothing else. */
-	stree_note_incomplete(&t);
+	if (stree_incomplete_note(&t, note, sizeof(note)))
+		cli_error("%s", note);
 	status = print_folded(&t, &opt, hz, out);
 	if (cli_out_close(out) != CLI_OK)
 		status = CLI_FAIL;

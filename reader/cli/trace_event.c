@@ -59,7 +59,7 @@
  *                            args.exit_function. Up to 128 of them in a row are a slice
  *                            each; more are one slice (args.unnamed_calls: how many), whose
  *                            "E" comes with the last of them. A context that does not decode,
- *                            or counts more than XFDR_CALLSTACK_UNNAMED_MAX unnamed calls,
+ *                            or counts more than CALLSTACK_UNNAMED_MAX unnamed calls,
  *                            changes nothing.
  *   end of the thread        calls still open get their "E" at the thread's last event's time
  *                            (args.xfdr_end "trace edge").
@@ -84,7 +84,7 @@
 #include <string.h>
 
 #include "reader/cli/cli.h"
-#include "reader/lib/callstack.h"
+#include "analysis/callstack.h"
 
 #define TE_UNNAMED UINT32_MAX	  /* the function id of a run of unnamed calls */
 #define TE_TEXT_BYTES 256u	  /* of an arbitrary payload, shown as text */
@@ -760,7 +760,7 @@ static int on_custom(struct te *s, const struct xfdr_event *ev, uint64_t tsc)
 		int rc;
 
 		if (xfdr_stack_context_decode(p, bytes, big, &c, &err) == 0 &&
-		    c.depth - c.id_count <= XFDR_CALLSTACK_UNNAMED_MAX) {
+		    c.depth - c.id_count <= CALLSTACK_UNNAMED_MAX) {
 			/* Closing and opening calls first: they happen at the context's time. */
 			rc = apply_context(s, &c, tsc);
 			if (rc < 0)

@@ -30,7 +30,8 @@ FUZZ_LDFLAGS := -fsanitize=fuzzer,address,undefined -pthread -lm
 FUZZ_RUN_FLAGS := -timeout=10 -close_fd_mask=3 -rss_limit_mb=2048 -print_final_stats=0
 
 FUZZ_READER_OBJS := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(READER_LIB_SRCS))
-FUZZ_CLI_OBJS    := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(filter-out reader/cli/xfdr.c,$(READER_CLI_SRCS)))
+FUZZ_CLI_OBJS    := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(filter-out reader/cli/xfdr.c,$(READER_CLI_SRCS))) \
+	$(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(ANALYSIS_SRCS))
 FUZZ_OPT_OBJS    := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,runtime/control/options.c runtime/base/print.c writer/fsize.c)
 FUZZ_SEEDGEN     := $(FUZZ_DIR)/seedgen
 FUZZ_SEEDS       := $(FUZZ_DIR)/seeds/.done

@@ -25,7 +25,7 @@
 #define FUZZ_MAP_MARK "\n#XFDR-FUZZ-MAP#\n"
 
 /*
- * A stack context may claim up to 2^24 calls it does not name (XFDR_CALLSTACK_UNNAMED_MAX);
+ * A stack context may claim up to 2^24 calls it does not name (CALLSTACK_UNNAMED_MAX);
  * the pairer reports each of them, so account, stack and flame take time linear in what the
  * context claims: a quarter of a second each for 2^24 in a plain build, but tens of seconds
  * under the sanitizers and coverage, beyond the fuzzer's timeout. Those verbs are left out

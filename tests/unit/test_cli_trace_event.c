@@ -33,7 +33,7 @@
 
 #include <cmocka.h>
 
-#include "reader/lib/callstack.h"
+#include "analysis/callstack.h"
 #include "test_trace_gen.h"
 #include "tests/support/child.h"
 #include "tests/support/scratch.h"
@@ -555,8 +555,7 @@ static void test_unnamed_run(void **state)
 
 	(void)state;
 	lines = split_other(
-	    convert_lines(deep_context_trace("deep.xray", 2 + XFDR_CALLSTACK_UNNAMED_MAX), NULL,
-			  NULL),
+	    convert_lines(deep_context_trace("deep.xray", 2 + CALLSTACK_UNNAMED_MAX), NULL, NULL),
 	    &other);
 	text_assert_equal(lines, want);
 	free(lines);

@@ -37,7 +37,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "reader/lib/callstack.h"
+#include "analysis/callstack.h"
 #include "tests/support/child.h"
 #include "tests/support/image.h"
 #include "tests/unit/test_trace_gen.h"
@@ -1198,11 +1198,11 @@ static void expect_acct(const struct acct *a, size_t i, unsigned fid, unsigned c
 }
 
 struct kept_calls {
-	struct xfdr_call v[4];
+	struct call v[4];
 	size_t n;
 };
 
-static int keep_call(void *ctx, const struct xfdr_call *c)
+static int keep_call(void *ctx, const struct call *c)
 {
 	struct kept_calls *k = ctx;
 
@@ -1231,7 +1231,7 @@ static void test_llvm_takes_stack_context(void **state)
 	static const uint8_t stak[32] = {'X', 'F',    'D',    'R',    'S',    'T',    'A',
 					 'K', L32(1), L32(2), L32(2), L32(0), L32(1), L32(2)};
 	static struct img m, alone;
-	struct xfdr_callstack_stats s;
+	struct callstack_stats s;
 	struct kept_calls calls;
 	struct xfdr_trace *t;
 	struct xfdr_error err;
@@ -1310,12 +1310,12 @@ static void test_llvm_takes_stack_context(void **state)
 
 	memset(&calls, 0, sizeof(calls));
 	assert_int_equal(xfdr_trace_open_memory(alone.b, alone.len, "alone", &t, &err), 0);
-	assert_int_equal(xfdr_callstack_pair_trace(t, keep_call, &calls, &s, &err), 0);
+	assert_int_equal(callstack_pair_trace(t, keep_call, &calls, &s, &err), 0);
 	xfdr_trace_close(t);
 	assert_int_equal(calls.n, 2);
 	assert_int_equal(calls.v[0].function_id, 2);
 	assert_int_equal(calls.v[0].depth, 1);
-	assert_int_equal(calls.v[0].flags, XFDR_CALL_EXIT | XFDR_CALL_FROM_CONTEXT);
+	assert_int_equal(calls.v[0].flags, CALL_EXIT | CALL_FROM_CONTEXT);
 	assert_int_equal(calls.v[0].total_tsc, 5);
 	assert_int_equal(calls.v[1].function_id, 1);
 	assert_int_equal(calls.v[1].depth, 0);

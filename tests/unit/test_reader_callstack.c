@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_reader_callstack.c - call-stack pairing (reader/lib/callstack.h).
+ * tests/unit/test_reader_callstack.c - call-stack pairing (analysis/callstack.h).
  *
  * Event sequences are written by hand, with the calls they must give worked out by hand next
  * to them: function id, thread, depth, how the call began and ended, entry and exit TSC, the
@@ -26,7 +26,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "reader/lib/callstack.h"
+#include "analysis/callstack.h"
 #include "tests/support/alloc_hook.h"
 #include "tests/support/image.h"
 #include "writer/encode.h"
@@ -69,7 +69,7 @@ static struct xfdr_event fn(uint16_t tid, unsigned action, uint32_t fid, uint64_
 
 /* A reported call, copied out of the callback. */
 struct got {
-	struct xfdr_call c;	       /* the event pointers are not kept */
+	struct call c;		       /* the event pointers are not kept */
 	long long enter_seq, exit_seq; /* offset of the entry / exit event; -1 for NULL */
 	uint16_t exit_cpu;
 	uint32_t arg_count;
@@ -85,7 +85,7 @@ struct rec {
 	struct xfdr_trace *trace; /* to read arguments, when set */
 };
 
-static int on_call(void *ctx, const struct xfdr_call *c)
+static int on_call(void *ctx, const struct call *c)
 {
 	struct rec *r = ctx;
 	struct got *g;
@@ -102,7 +102,7 @@ static int on_call(void *ctx, const struct xfdr_call *c)
 	g->enter_seq = c->enter ? (long long)c->enter->offset : -1;
 	g->exit_seq = c->exit ? (long long)c->exit->offset : -1;
 	g->exit_cpu = c->exit ? c->exit->cpu : 0xffff;
-	g->self = xfdr_call_self_tsc(c);
+	g->self = call_self_tsc(c);
 	if (c->enter) {
 		g->arg_count = c->enter->arg_count;
 		if (r->trace && c->enter->arg_count)
@@ -156,32 +156,32 @@ static void expect_calls(const struct rec *r, size_t from, const struct want *w,
 }
 
 /* Feed a script; each event's offset is its index, so a call names its events by index. */
-static void feed_all(struct xfdr_callstack *cs, struct xfdr_event *ev, size_t from, size_t to)
+static void feed_all(struct callstack *cs, struct xfdr_event *ev, size_t from, size_t to)
 {
 	size_t i;
 
 	for (i = from; i < to; i++) {
 		ev[i].offset = i;
-		assert_int_equal(xfdr_callstack_feed(cs, &ev[i]), 0);
+		assert_int_equal(callstack_feed(cs, &ev[i]), 0);
 	}
 }
 
-static struct xfdr_callstack *new_pairer(struct rec *r)
+static struct callstack *new_pairer(struct rec *r)
 {
-	struct xfdr_callstack *cs;
+	struct callstack *cs;
 
 	memset(r, 0, sizeof(*r));
-	cs = xfdr_callstack_create(on_call, r);
+	cs = callstack_create(on_call, r);
 	assert_non_null(cs);
 	return cs;
 }
 
-static struct xfdr_callstack_stats stats_of(const struct xfdr_callstack *cs)
+static struct callstack_stats stats_of(const struct callstack *cs)
 {
-	struct xfdr_callstack_stats s;
+	struct callstack_stats s;
 
 	memset(&s, 0xa5, sizeof(s));
-	xfdr_callstack_get_stats(cs, &s);
+	callstack_get_stats(cs, &s);
 	return s;
 }
 
@@ -203,25 +203,25 @@ static void test_nested(void **state)
 	    fn(1, EXIT, 1, 200),  /* 7 */
 	};
 	const struct want w[] = {
-	    {1, 2, 1, XFDR_CALL_EXIT, 110, 130, 0, 1, 2},
-	    {1, 4, 2, XFDR_CALL_EXIT, 150, 155, 0, 4, 5},
-	    {1, 3, 1, XFDR_CALL_EXIT, 140, 170, 5, 3, 6},  /* D: 5 */
-	    {1, 1, 0, XFDR_CALL_EXIT, 100, 200, 50, 0, 7}, /* B 20 + C 30 */
+	    {1, 2, 1, CALL_EXIT, 110, 130, 0, 1, 2},
+	    {1, 4, 2, CALL_EXIT, 150, 155, 0, 4, 5},
+	    {1, 3, 1, CALL_EXIT, 140, 170, 5, 3, 6},  /* D: 5 */
+	    {1, 1, 0, CALL_EXIT, 100, 200, 50, 0, 7}, /* B 20 + C 30 */
 	};
-	struct xfdr_callstack_stats s;
+	struct callstack_stats s;
 	struct rec r;
-	struct xfdr_callstack *cs = new_pairer(&r);
+	struct callstack *cs = new_pairer(&r);
 
 	(void)state;
 	feed_all(cs, ev, 0, 5);
 	/* Inside D: the open stack, outermost first. */
-	assert_int_equal(xfdr_callstack_depth(cs, 0, 1), 3);
-	assert_int_equal(xfdr_callstack_frame(cs, 0, 1, 0)->function_id, 1);
-	assert_int_equal(xfdr_callstack_frame(cs, 0, 1, 1)->function_id, 3);
-	assert_int_equal(xfdr_callstack_frame(cs, 0, 1, 2)->function_id, 4);
-	assert_int_equal(xfdr_callstack_frame(cs, 0, 1, 2)->tsc, 150);
-	assert_null(xfdr_callstack_frame(cs, 0, 1, 3));
-	assert_null(xfdr_callstack_frame(cs, 0, 2, 0));
+	assert_int_equal(callstack_depth(cs, 0, 1), 3);
+	assert_int_equal(callstack_frame(cs, 0, 1, 0)->function_id, 1);
+	assert_int_equal(callstack_frame(cs, 0, 1, 1)->function_id, 3);
+	assert_int_equal(callstack_frame(cs, 0, 1, 2)->function_id, 4);
+	assert_int_equal(callstack_frame(cs, 0, 1, 2)->tsc, 150);
+	assert_null(callstack_frame(cs, 0, 1, 3));
+	assert_null(callstack_frame(cs, 0, 2, 0));
 	feed_all(cs, ev, 5, N_OF(ev));
 	expect_calls(&r, 0, w, N_OF(w));
 	assert_int_equal(r.v[2].self, 25);
@@ -236,10 +236,10 @@ static void test_nested(void **state)
 	assert_int_equal(s.unwound + s.no_exit + s.no_entry + s.tsc_backwards, 0);
 	assert_int_equal(s.max_depth, 3);
 	assert_int_equal(s.threads, 1);
-	assert_int_equal(xfdr_callstack_depth(cs, 0, 1), 0);
-	assert_int_equal(xfdr_callstack_finish(cs), 0);
+	assert_int_equal(callstack_depth(cs, 0, 1), 0);
+	assert_int_equal(callstack_finish(cs), 0);
 	assert_int_equal(r.n, 4); /* nothing was left open */
-	xfdr_callstack_destroy(cs);
+	callstack_destroy(cs);
 }
 
 /* F{ F{ G{} F{} } }: an exit closes the innermost frame of its function, nothing is unwound. */
@@ -256,20 +256,20 @@ static void test_recursion(void **state)
 	    fn(1, EXIT, 7, 60),	 /* 7 */
 	};
 	const struct want w[] = {
-	    {1, 8, 2, XFDR_CALL_EXIT, 25, 27, 0, 2, 3},
-	    {1, 7, 2, XFDR_CALL_EXIT, 30, 40, 0, 4, 5},
-	    {1, 7, 1, XFDR_CALL_EXIT, 20, 50, 12, 1, 6}, /* G 2 + F 10 */
-	    {1, 7, 0, XFDR_CALL_EXIT, 10, 60, 30, 0, 7},
+	    {1, 8, 2, CALL_EXIT, 25, 27, 0, 2, 3},
+	    {1, 7, 2, CALL_EXIT, 30, 40, 0, 4, 5},
+	    {1, 7, 1, CALL_EXIT, 20, 50, 12, 1, 6}, /* G 2 + F 10 */
+	    {1, 7, 0, CALL_EXIT, 10, 60, 30, 0, 7},
 	};
 	struct rec r;
-	struct xfdr_callstack *cs = new_pairer(&r);
+	struct callstack *cs = new_pairer(&r);
 
 	(void)state;
 	feed_all(cs, ev, 0, N_OF(ev));
 	expect_calls(&r, 0, w, N_OF(w));
 	assert_int_equal(stats_of(cs).unwound, 0);
 	assert_int_equal(stats_of(cs).max_depth, 3);
-	xfdr_callstack_destroy(cs);
+	callstack_destroy(cs);
 }
 
 /*
@@ -290,20 +290,20 @@ static void test_tail_exit(void **state)
 	    fn(1, TAIL, 4, 170),  /* 8 */
 	};
 	const struct want w[] = {
-	    {1, 2, 1, XFDR_CALL_TAIL_EXIT | XFDR_CALL_ARGS, 110, 120, 0, 1, 2},
-	    {1, 3, 1, XFDR_CALL_EXIT, 120, 130, 0, 3, 4},
-	    {1, 1, 0, XFDR_CALL_EXIT, 100, 140, 20, 0, 5},
-	    {1, 5, 1, XFDR_CALL_UNWOUND, 160, 170, 0, 7, 8},
-	    {1, 4, 0, XFDR_CALL_TAIL_EXIT, 150, 170, 10, 6, 8},
+	    {1, 2, 1, CALL_TAIL_EXIT | CALL_ARGS, 110, 120, 0, 1, 2},
+	    {1, 3, 1, CALL_EXIT, 120, 130, 0, 3, 4},
+	    {1, 1, 0, CALL_EXIT, 100, 140, 20, 0, 5},
+	    {1, 5, 1, CALL_UNWOUND, 160, 170, 0, 7, 8},
+	    {1, 4, 0, CALL_TAIL_EXIT, 150, 170, 10, 6, 8},
 	};
 	struct rec r;
-	struct xfdr_callstack *cs = new_pairer(&r);
+	struct callstack *cs = new_pairer(&r);
 
 	(void)state;
 	feed_all(cs, ev, 0, N_OF(ev));
 	expect_calls(&r, 0, w, N_OF(w));
 	assert_int_equal(stats_of(cs).unwound, 1);
-	xfdr_callstack_destroy(cs);
+	callstack_destroy(cs);
 }
 
 /* A{ B{ C{ (no exits of C and B recorded) } } }: the exit of A closes all three, C first. */
@@ -316,13 +316,13 @@ static void test_missing_exit_unwound(void **state)
 	    fn(1, EXIT, 1, 50),	 /* 3 */
 	};
 	const struct want w[] = {
-	    {1, 3, 2, XFDR_CALL_UNWOUND, 30, 50, 0, 2, 3},
-	    {1, 2, 1, XFDR_CALL_UNWOUND, 20, 50, 20, 1, 3},
-	    {1, 1, 0, XFDR_CALL_EXIT, 10, 50, 30, 0, 3},
+	    {1, 3, 2, CALL_UNWOUND, 30, 50, 0, 2, 3},
+	    {1, 2, 1, CALL_UNWOUND, 20, 50, 20, 1, 3},
+	    {1, 1, 0, CALL_EXIT, 10, 50, 30, 0, 3},
 	};
-	struct xfdr_callstack_stats s;
+	struct callstack_stats s;
 	struct rec r;
-	struct xfdr_callstack *cs = new_pairer(&r);
+	struct callstack *cs = new_pairer(&r);
 
 	(void)state;
 	feed_all(cs, ev, 0, N_OF(ev));
@@ -331,8 +331,8 @@ static void test_missing_exit_unwound(void **state)
 	assert_int_equal(s.calls, 3);
 	assert_int_equal(s.unwound, 2);
 	assert_int_equal(s.no_entry, 0);
-	assert_int_equal(xfdr_callstack_depth(cs, 0, 1), 0);
-	xfdr_callstack_destroy(cs);
+	assert_int_equal(callstack_depth(cs, 0, 1), 0);
+	callstack_destroy(cs);
 }
 
 /*
@@ -354,21 +354,21 @@ static void test_exit_without_entry(void **state)
 	    fn(2, EXIT, 4, 500),  /* 7 thread 2 starts with an exit */
 	};
 	const struct want w[] = {
-	    {1, 5, 0, XFDR_CALL_EXIT, 100, 110, 0, 0, 1},
-	    {1, 1, 0, XFDR_CALL_EXIT | XFDR_CALL_NO_ENTRY, 100, 130, 10, NONE, 2},
-	    {1, 9, 0, XFDR_CALL_TAIL_EXIT | XFDR_CALL_NO_ENTRY, 100, 150, 30, NONE, 3},
-	    {1, 3, 1, XFDR_CALL_EXIT | XFDR_CALL_NO_ENTRY, 100, 210, 0, NONE, 5},
-	    {1, 2, 0, XFDR_CALL_EXIT, 200, 220, 0, 4, 6},
-	    {2, 4, 0, XFDR_CALL_EXIT | XFDR_CALL_NO_ENTRY, 500, 500, 0, NONE, 7},
+	    {1, 5, 0, CALL_EXIT, 100, 110, 0, 0, 1},
+	    {1, 1, 0, CALL_EXIT | CALL_NO_ENTRY, 100, 130, 10, NONE, 2},
+	    {1, 9, 0, CALL_TAIL_EXIT | CALL_NO_ENTRY, 100, 150, 30, NONE, 3},
+	    {1, 3, 1, CALL_EXIT | CALL_NO_ENTRY, 100, 210, 0, NONE, 5},
+	    {1, 2, 0, CALL_EXIT, 200, 220, 0, 4, 6},
+	    {2, 4, 0, CALL_EXIT | CALL_NO_ENTRY, 500, 500, 0, NONE, 7},
 	};
-	struct xfdr_callstack_stats s;
+	struct callstack_stats s;
 	struct rec r;
-	struct xfdr_callstack *cs = new_pairer(&r);
+	struct callstack *cs = new_pairer(&r);
 
 	(void)state;
 	feed_all(cs, ev, 0, 6);
-	assert_int_equal(xfdr_callstack_depth(cs, 0, 1), 1);
-	assert_int_equal(xfdr_callstack_frame(cs, 0, 1, 0)->function_id, 2);
+	assert_int_equal(callstack_depth(cs, 0, 1), 1);
+	assert_int_equal(callstack_frame(cs, 0, 1, 0)->function_id, 2);
 	feed_all(cs, ev, 6, N_OF(ev));
 	expect_calls(&r, 0, w, N_OF(w));
 	assert_int_equal(r.v[1].c.cpu, CPU); /* the exit's CPU when there is no entry */
@@ -377,7 +377,7 @@ static void test_exit_without_entry(void **state)
 	assert_int_equal(s.calls, 6);
 	assert_int_equal(s.unwound, 0);
 	assert_int_equal(s.threads, 2);
-	xfdr_callstack_destroy(cs);
+	callstack_destroy(cs);
 }
 
 /*
@@ -397,32 +397,32 @@ static void test_open_at_finish(void **state)
 	    fn(2, EXIT, 8, 3000),  /* 7 after finish: no entry */
 	};
 	const struct want w[] = {
-	    {5, 5, 1, XFDR_CALL_EXIT, 1100, 1150, 0, 2, 5},
-	    {2, 4, 2, XFDR_CALL_EXIT, 2010, 2030, 0, 4, 6},
+	    {5, 5, 1, CALL_EXIT, 1100, 1150, 0, 2, 5},
+	    {2, 4, 2, CALL_EXIT, 2010, 2030, 0, 4, 6},
 	    /* finish: thread 2 first */
-	    {2, 3, 1, XFDR_CALL_NO_EXIT, 2005, 2030, 20, 3, NONE},
-	    {2, 2, 0, XFDR_CALL_NO_EXIT, 2000, 2030, 25, 1, NONE},
-	    {5, 1, 0, XFDR_CALL_NO_EXIT, 1000, 1150, 50, 0, NONE},
+	    {2, 3, 1, CALL_NO_EXIT, 2005, 2030, 20, 3, NONE},
+	    {2, 2, 0, CALL_NO_EXIT, 2000, 2030, 25, 1, NONE},
+	    {5, 1, 0, CALL_NO_EXIT, 1000, 1150, 50, 0, NONE},
 	    /* thread 2 again: its first TSC is now 3000, not 2000 */
-	    {2, 8, 0, XFDR_CALL_EXIT | XFDR_CALL_NO_ENTRY, 3000, 3000, 0, NONE, 7},
+	    {2, 8, 0, CALL_EXIT | CALL_NO_ENTRY, 3000, 3000, 0, NONE, 7},
 	};
-	struct xfdr_callstack_stats s;
+	struct callstack_stats s;
 	struct rec r;
-	struct xfdr_callstack *cs = new_pairer(&r);
+	struct callstack *cs = new_pairer(&r);
 
 	(void)state;
 	feed_all(cs, ev, 0, 7);
 	assert_int_equal(r.n, 2);
-	assert_int_equal(xfdr_callstack_finish(cs), 0);
-	assert_int_equal(xfdr_callstack_depth(cs, 0, 2), 0);
-	assert_int_equal(xfdr_callstack_depth(cs, 0, 5), 0);
+	assert_int_equal(callstack_finish(cs), 0);
+	assert_int_equal(callstack_depth(cs, 0, 2), 0);
+	assert_int_equal(callstack_depth(cs, 0, 5), 0);
 	s = stats_of(cs);
 	assert_int_equal(s.no_exit, 3);
 	assert_int_equal(s.threads, 2);
 	feed_all(cs, ev, 7, N_OF(ev));
 	expect_calls(&r, 0, w, N_OF(w));
 	assert_int_equal(stats_of(cs).threads, 2); /* the same thread, not a new one */
-	xfdr_callstack_destroy(cs);
+	callstack_destroy(cs);
 }
 
 /* Two threads running the same functions, events interleaved: one stack each. */
@@ -438,20 +438,20 @@ static void test_threads_interleaved(void **state)
 	    fn(1, EXIT, 1, 20),	 /* 6 */
 	};
 	const struct want w[] = {
-	    {2, 1, 0, XFDR_CALL_EXIT, 11, 13, 0, 1, 3},
-	    {1, 2, 1, XFDR_CALL_EXIT, 12, 14, 0, 2, 4},
-	    {2, 2, 0, XFDR_CALL_EXIT | XFDR_CALL_NO_ENTRY, 11, 16, 2, NONE, 5},
-	    {1, 1, 0, XFDR_CALL_EXIT, 10, 20, 2, 0, 6},
+	    {2, 1, 0, CALL_EXIT, 11, 13, 0, 1, 3},
+	    {1, 2, 1, CALL_EXIT, 12, 14, 0, 2, 4},
+	    {2, 2, 0, CALL_EXIT | CALL_NO_ENTRY, 11, 16, 2, NONE, 5},
+	    {1, 1, 0, CALL_EXIT, 10, 20, 2, 0, 6},
 	};
-	struct xfdr_callstack_stats s;
+	struct callstack_stats s;
 	struct rec r;
-	struct xfdr_callstack *cs = new_pairer(&r);
+	struct callstack *cs = new_pairer(&r);
 
 	(void)state;
 	feed_all(cs, ev, 0, 3);
-	assert_int_equal(xfdr_callstack_depth(cs, 0, 1), 2);
-	assert_int_equal(xfdr_callstack_depth(cs, 0, 2), 1);
-	assert_int_equal(xfdr_callstack_depth(cs, 0, 3), 0);
+	assert_int_equal(callstack_depth(cs, 0, 1), 2);
+	assert_int_equal(callstack_depth(cs, 0, 2), 1);
+	assert_int_equal(callstack_depth(cs, 0, 3), 0);
 	feed_all(cs, ev, 3, N_OF(ev));
 	expect_calls(&r, 0, w, N_OF(w));
 	s = stats_of(cs);
@@ -459,7 +459,7 @@ static void test_threads_interleaved(void **state)
 	assert_int_equal(s.max_depth, 2);
 	assert_int_equal(s.unwound, 0);
 	assert_int_equal(s.no_entry, 1);
-	xfdr_callstack_destroy(cs);
+	callstack_destroy(cs);
 }
 
 /* Custom events (even ones that look like an exit) never touch a stack. */
@@ -471,11 +471,11 @@ static void test_custom_events_ignored(void **state)
 	    fn(1, EXIT, 1, 30),	 /* 2 */
 	};
 	const struct want w[] = {
-	    {1, 1, 0, XFDR_CALL_EXIT, 10, 30, 0, 0, 2},
+	    {1, 1, 0, CALL_EXIT, 10, 30, 0, 0, 2},
 	};
-	struct xfdr_callstack_stats s;
+	struct callstack_stats s;
 	struct rec r;
-	struct xfdr_callstack *cs = new_pairer(&r);
+	struct callstack *cs = new_pairer(&r);
 
 	(void)state;
 	ev[1].type = XFDR_EVENT_CUSTOM;
@@ -484,7 +484,7 @@ static void test_custom_events_ignored(void **state)
 	s = stats_of(cs);
 	assert_int_equal(s.ignored_events, 1);
 	assert_int_equal(s.function_events, 2);
-	xfdr_callstack_destroy(cs);
+	callstack_destroy(cs);
 }
 
 /* A clock that steps back is counted, and a call's time never wraps around. */
@@ -497,7 +497,7 @@ static void test_tsc_backwards(void **state)
 	    fn(1, EXIT, 1, 600),  /* 3 */
 	};
 	struct rec r;
-	struct xfdr_callstack *cs = new_pairer(&r);
+	struct callstack *cs = new_pairer(&r);
 
 	(void)state;
 	feed_all(cs, ev, 0, N_OF(ev));
@@ -508,7 +508,7 @@ static void test_tsc_backwards(void **state)
 	assert_int_equal(r.v[1].c.total_tsc, 100);
 	assert_int_equal(r.v[1].c.child_tsc, 0);
 	assert_int_equal(stats_of(cs).tsc_backwards, 1);
-	xfdr_callstack_destroy(cs);
+	callstack_destroy(cs);
 }
 
 /* The callback can stop a feed and a finish; what it saw has left the stack. */
@@ -521,24 +521,24 @@ static void test_callback_stops(void **state)
 	    fn(1, EXIT, 1, 50),	 /* 3 unwinds C, B, then A */
 	};
 	struct rec r;
-	struct xfdr_callstack *cs = new_pairer(&r);
+	struct callstack *cs = new_pairer(&r);
 
 	(void)state;
 	r.stop_at = 2;
 	feed_all(cs, ev, 0, 3);
 	ev[3].offset = 3;
-	assert_int_equal(xfdr_callstack_feed(cs, &ev[3]), -ECANCELED);
+	assert_int_equal(callstack_feed(cs, &ev[3]), -ECANCELED);
 	assert_int_equal(r.n, 2);
 	assert_int_equal(r.v[0].c.function_id, 3);
 	assert_int_equal(r.v[1].c.function_id, 2);
-	assert_int_equal(xfdr_callstack_depth(cs, 0, 1), 1);
+	assert_int_equal(callstack_depth(cs, 0, 1), 1);
 	r.stop_at = 3;
-	assert_int_equal(xfdr_callstack_finish(cs), -ECANCELED);
+	assert_int_equal(callstack_finish(cs), -ECANCELED);
 	assert_int_equal(r.n, 3);
 	assert_int_equal(r.v[2].c.function_id, 1);
-	assert_int_equal(r.v[2].c.flags, XFDR_CALL_NO_EXIT);
-	assert_int_equal(xfdr_callstack_depth(cs, 0, 1), 0);
-	xfdr_callstack_destroy(cs);
+	assert_int_equal(r.v[2].c.flags, CALL_NO_EXIT);
+	assert_int_equal(callstack_depth(cs, 0, 1), 0);
+	callstack_destroy(cs);
 }
 
 /* ---- a deep stack ---------------------------------------------------------------------- */
@@ -557,17 +557,17 @@ struct deep_check {
 	unsigned long bad;
 };
 
-static int deep_call(void *ctx, const struct xfdr_call *c)
+static int deep_call(void *ctx, const struct call *c)
 {
 	struct deep_check *d = ctx;
 	uint64_t n = DEEP, depth = d->next_depth;
 
 	if (c->depth != depth || c->function_id != depth || c->thread_id != DEEP_TID ||
-	    c->flags != XFDR_CALL_EXIT || c->enter_tsc != depth ||
-	    c->exit_tsc != 2 * n - 1 - depth || c->total_tsc != 2 * n - 1 - 2 * depth ||
+	    c->flags != CALL_EXIT || c->enter_tsc != depth || c->exit_tsc != 2 * n - 1 - depth ||
+	    c->total_tsc != 2 * n - 1 - 2 * depth ||
 	    c->child_tsc != (depth == n - 1 ? 0 : 2 * n - 3 - 2 * depth) ||
-	    xfdr_call_self_tsc(c) != (depth == n - 1 ? 1u : 2u) || !c->enter ||
-	    c->enter->tsc != depth || !c->exit || c->exit->function_id != depth) {
+	    call_self_tsc(c) != (depth == n - 1 ? 1u : 2u) || !c->enter || c->enter->tsc != depth ||
+	    !c->exit || c->exit->function_id != depth) {
 		if (!d->bad)
 			print_message("deep: call %lu (depth %u) is wrong\n", d->calls,
 				      (unsigned)c->depth);
@@ -581,8 +581,8 @@ static int deep_call(void *ctx, const struct xfdr_call *c)
 static void test_deep_stack(void **state)
 {
 	struct deep_check d = {.next_depth = DEEP - 1};
-	struct xfdr_callstack *cs = xfdr_callstack_create(deep_call, &d);
-	struct xfdr_callstack_stats s;
+	struct callstack *cs = callstack_create(deep_call, &d);
+	struct callstack_stats s;
 	struct xfdr_event ev;
 	uint32_t i;
 
@@ -592,7 +592,7 @@ static void test_deep_stack(void **state)
 	alloc_counting = 1;
 	for (i = 0; i < DEEP; i++) {
 		ev = fn(DEEP_TID, ENTER, i, i);
-		if (xfdr_callstack_feed(cs, &ev))
+		if (callstack_feed(cs, &ev))
 			break;
 	}
 	alloc_normal();
@@ -600,14 +600,14 @@ static void test_deep_stack(void **state)
 	/* The stack grows geometrically: a thread plus ~log2(DEEP) growths, not one per frame. */
 	print_message("deep: %lu allocations for %u frames\n", alloc_calls, DEEP);
 	assert_true(alloc_calls <= 40);
-	assert_int_equal(xfdr_callstack_depth(cs, 0, DEEP_TID), DEEP);
-	assert_int_equal(xfdr_callstack_frame(cs, 0, DEEP_TID, 50000)->function_id, 50000);
-	assert_int_equal(xfdr_callstack_frame(cs, 0, DEEP_TID, DEEP - 1)->tsc, DEEP - 1);
-	assert_null(xfdr_callstack_frame(cs, 0, DEEP_TID, DEEP));
+	assert_int_equal(callstack_depth(cs, 0, DEEP_TID), DEEP);
+	assert_int_equal(callstack_frame(cs, 0, DEEP_TID, 50000)->function_id, 50000);
+	assert_int_equal(callstack_frame(cs, 0, DEEP_TID, DEEP - 1)->tsc, DEEP - 1);
+	assert_null(callstack_frame(cs, 0, DEEP_TID, DEEP));
 	assert_int_equal(d.calls, 0);
 	for (i = 0; i < DEEP; i++) {
 		ev = fn(DEEP_TID, EXIT, DEEP - 1 - i, DEEP + i);
-		assert_int_equal(xfdr_callstack_feed(cs, &ev), 0);
+		assert_int_equal(callstack_feed(cs, &ev), 0);
 	}
 	assert_int_equal(d.calls, DEEP);
 	assert_int_equal(d.bad, 0);
@@ -616,8 +616,8 @@ static void test_deep_stack(void **state)
 	assert_int_equal(s.calls, DEEP);
 	assert_int_equal(s.function_events, 2 * DEEP);
 	assert_int_equal(s.threads, 1);
-	assert_int_equal(xfdr_callstack_depth(cs, 0, DEEP_TID), 0);
-	xfdr_callstack_destroy(cs);
+	assert_int_equal(callstack_depth(cs, 0, DEEP_TID), 0);
+	callstack_destroy(cs);
 }
 
 /*
@@ -626,14 +626,13 @@ static void test_deep_stack(void **state)
  * exit was quadratic (10^10 steps here, minutes); the pairer knows which functions are open.
  * Then one exit of the outermost call unwinds everything.
  */
-static int count_call(void *ctx, const struct xfdr_call *c)
+static int count_call(void *ctx, const struct call *c)
 {
 	unsigned long *n = ctx;
 
-	if (c->flags == (XFDR_CALL_EXIT | XFDR_CALL_NO_ENTRY) && c->depth == DEEP &&
-	    c->function_id == 7)
+	if (c->flags == (CALL_EXIT | CALL_NO_ENTRY) && c->depth == DEEP && c->function_id == 7)
 		n[0]++;
-	else if (c->flags == XFDR_CALL_UNWOUND || c->flags == XFDR_CALL_EXIT)
+	else if (c->flags == CALL_UNWOUND || c->flags == CALL_EXIT)
 		n[1]++;
 	return 0;
 }
@@ -641,8 +640,8 @@ static int count_call(void *ctx, const struct xfdr_call *c)
 static void test_deep_stack_exits_without_entry(void **state)
 {
 	unsigned long n[2] = {0, 0};
-	struct xfdr_callstack *cs = xfdr_callstack_create(count_call, n);
-	struct xfdr_callstack_stats s;
+	struct callstack *cs = callstack_create(count_call, n);
+	struct callstack_stats s;
 	struct xfdr_event ev;
 	uint32_t i;
 
@@ -650,28 +649,28 @@ static void test_deep_stack_exits_without_entry(void **state)
 	assert_non_null(cs);
 	for (i = 0; i < DEEP; i++) {
 		ev = fn(DEEP_TID, ENTER, 10 + i, i);
-		assert_int_equal(xfdr_callstack_feed(cs, &ev), 0);
+		assert_int_equal(callstack_feed(cs, &ev), 0);
 	}
 	for (i = 0; i < DEEP; i++) {
 		ev = fn(DEEP_TID, EXIT, 7, DEEP + i);
-		assert_int_equal(xfdr_callstack_feed(cs, &ev), 0);
+		assert_int_equal(callstack_feed(cs, &ev), 0);
 	}
 	assert_int_equal(n[0], DEEP);
-	assert_int_equal(xfdr_callstack_depth(cs, 0, DEEP_TID), DEEP);
+	assert_int_equal(callstack_depth(cs, 0, DEEP_TID), DEEP);
 	/* A function entered again after its frames were closed is open once more. */
 	ev = fn(DEEP_TID, EXIT, 10, 3 * DEEP);
-	assert_int_equal(xfdr_callstack_feed(cs, &ev), 0);
+	assert_int_equal(callstack_feed(cs, &ev), 0);
 	assert_int_equal(n[1], DEEP);
 	ev = fn(DEEP_TID, ENTER, 10 + DEEP - 1, 3 * DEEP + 1);
-	assert_int_equal(xfdr_callstack_feed(cs, &ev), 0);
+	assert_int_equal(callstack_feed(cs, &ev), 0);
 	ev = fn(DEEP_TID, EXIT, 10 + DEEP - 1, 3 * DEEP + 2);
-	assert_int_equal(xfdr_callstack_feed(cs, &ev), 0);
+	assert_int_equal(callstack_feed(cs, &ev), 0);
 	s = stats_of(cs);
 	assert_int_equal(s.no_entry, DEEP);
 	assert_int_equal(s.unwound, DEEP - 1);
 	assert_int_equal(s.calls, 2 * DEEP + 1);
-	assert_int_equal(xfdr_callstack_depth(cs, 0, DEEP_TID), 0);
-	xfdr_callstack_destroy(cs);
+	assert_int_equal(callstack_depth(cs, 0, DEEP_TID), 0);
+	callstack_destroy(cs);
 }
 
 /* ---- allocation ---------------------------------------------------------------------- */
@@ -679,21 +678,21 @@ static void test_deep_stack_exits_without_entry(void **state)
 /* Each of the pairer's own allocations can fail: create gives NULL and leaks nothing. */
 static void test_create_without_memory(void **state)
 {
-	struct xfdr_callstack *cs;
+	struct callstack *cs;
 	long k;
 
 	(void)state;
 	for (k = 0; k < 2; k++) {
 		alloc_fail_after = k;
-		cs = xfdr_callstack_create(NULL, NULL);
+		cs = callstack_create(NULL, NULL);
 		alloc_normal();
 		assert_null(cs);
 	}
 	alloc_fail_after = 2;
-	cs = xfdr_callstack_create(NULL, NULL);
+	cs = callstack_create(NULL, NULL);
 	alloc_normal();
 	assert_non_null(cs);
-	xfdr_callstack_destroy(cs);
+	callstack_destroy(cs);
 }
 
 /*
@@ -703,10 +702,10 @@ static void test_create_without_memory(void **state)
  */
 static void test_feed_without_memory(void **state)
 {
-	struct xfdr_callstack_stats before, after;
+	struct callstack_stats before, after;
 	struct xfdr_event ev;
 	struct rec r;
-	struct xfdr_callstack *cs = new_pairer(&r);
+	struct callstack *cs = new_pairer(&r);
 	unsigned failures = 0;
 	uint32_t i;
 	int rc;
@@ -714,10 +713,10 @@ static void test_feed_without_memory(void **state)
 	(void)state;
 	ev = fn(3, ENTER, 100, 0);
 	alloc_failing = 1;
-	rc = xfdr_callstack_feed(cs, &ev);
+	rc = callstack_feed(cs, &ev);
 	alloc_normal();
 	assert_int_equal(rc, -ENOMEM);
-	assert_int_equal(xfdr_callstack_depth(cs, 0, 3), 0);
+	assert_int_equal(callstack_depth(cs, 0, 3), 0);
 	after = stats_of(cs);
 	assert_int_equal(after.function_events + after.threads + after.max_depth, 0);
 
@@ -725,17 +724,17 @@ static void test_feed_without_memory(void **state)
 		ev = fn(3, ENTER, 100 + i, i);
 		before = stats_of(cs);
 		alloc_failing = 1;
-		rc = xfdr_callstack_feed(cs, &ev);
+		rc = callstack_feed(cs, &ev);
 		alloc_normal();
 		if (rc == -ENOMEM) {
 			failures++;
-			assert_int_equal(xfdr_callstack_depth(cs, 0, 3), i);
+			assert_int_equal(callstack_depth(cs, 0, 3), i);
 			after = stats_of(cs);
 			assert_memory_equal(&before, &after, sizeof(before));
-			rc = xfdr_callstack_feed(cs, &ev);
+			rc = callstack_feed(cs, &ev);
 		}
 		assert_int_equal(rc, 0);
-		assert_int_equal(xfdr_callstack_depth(cs, 0, 3), i + 1);
+		assert_int_equal(callstack_depth(cs, 0, 3), i + 1);
 	}
 	/* The thread, then at least two growths of its stack. */
 	assert_true(failures >= 3);
@@ -744,7 +743,7 @@ static void test_feed_without_memory(void **state)
 	/* The outermost exit unwinds all 5000 frames without memory. */
 	ev = fn(3, EXIT, 100, 9000);
 	alloc_failing = 1;
-	rc = xfdr_callstack_feed(cs, &ev);
+	rc = callstack_feed(cs, &ev);
 	alloc_normal();
 	assert_int_equal(rc, 0);
 	assert_true(r.overflow); /* the recorder keeps only 64; the rest were counted */
@@ -755,43 +754,43 @@ static void test_feed_without_memory(void **state)
 	assert_int_equal(r.v[0].c.function_id, 5099);
 
 	/* Back at depth 0 with room for 5000: nested calls to that depth allocate nothing. */
-	xfdr_callstack_destroy(cs);
+	callstack_destroy(cs);
 	cs = new_pairer(&r);
 	for (i = 0; i < 5000; i++) {
 		ev = fn(3, ENTER, i, i);
-		assert_int_equal(xfdr_callstack_feed(cs, &ev), 0);
+		assert_int_equal(callstack_feed(cs, &ev), 0);
 	}
 	ev = fn(3, EXIT, 0, 5000);
 	r.stop_at = 0;
-	assert_int_equal(xfdr_callstack_feed(cs, &ev), 0);
+	assert_int_equal(callstack_feed(cs, &ev), 0);
 	r.n = 0;
 	r.overflow = 0;
 	alloc_calls = 0;
 	alloc_counting = 1;
 	for (i = 0; i < 5000; i++) {
 		ev = fn(3, ENTER, i, 10000 + i);
-		rc = xfdr_callstack_feed(cs, &ev);
+		rc = callstack_feed(cs, &ev);
 		if (rc)
 			break;
 	}
 	for (; rc == 0 && i > 0; i--) {
 		ev = fn(3, EXIT, i - 1, 20000 - i);
-		rc = xfdr_callstack_feed(cs, &ev);
+		rc = callstack_feed(cs, &ev);
 		r.n = 0;
 	}
 	alloc_normal();
 	assert_int_equal(rc, 0);
 	assert_int_equal(alloc_calls, 0);
 	assert_int_equal(stats_of(cs).calls, 10000);
-	xfdr_callstack_destroy(cs);
+	callstack_destroy(cs);
 }
 
 /* ---- stack contexts ------------------------------------------------------------------- */
 
 #define STAK(depth, count)                                                                         \
 	'X', 'F', 'D', 'R', 'S', 'T', 'A', 'K', L32(1), L32(depth), L32(count), L32(0)
-#define FROM XFDR_CALL_FROM_CONTEXT
-#define UNKNOWN XFDR_CALL_UNKNOWN_FUNCTION
+#define FROM CALL_FROM_CONTEXT
+#define UNKNOWN CALL_UNKNOWN_FUNCTION
 
 /* A custom event on thread tid at tsc with the payload p (n bytes), little-endian, cpu 5. */
 static struct xfdr_event custom(uint16_t tid, uint64_t tsc, const uint8_t *p, uint32_t n)
@@ -808,25 +807,24 @@ static struct xfdr_event custom(uint16_t tid, uint64_t tsc, const uint8_t *p, ui
 	return ev;
 }
 
-static void expect_frame(const struct xfdr_callstack *cs, uint16_t tid, uint32_t depth,
-			 uint32_t fid, unsigned flags, uint32_t run, uint64_t enter_tsc,
-			 long long enter_seq)
+static void expect_frame(const struct callstack *cs, uint16_t tid, uint32_t depth, uint32_t fid,
+			 unsigned flags, uint32_t run, uint64_t enter_tsc, long long enter_seq)
 {
-	struct xfdr_frame f;
+	struct callstack_frame_info f;
 
 	memset(&f, 0xa5, sizeof(f));
-	assert_int_equal(xfdr_callstack_frame_info(cs, 0, tid, depth, &f), 0);
+	assert_int_equal(callstack_frame_info(cs, 0, tid, depth, &f), 0);
 	assert_int_equal(f.function_id, fid);
 	assert_int_equal(f.flags, flags);
 	assert_int_equal(f.unnamed_run, run);
 	assert_int_equal(f.enter_tsc, enter_tsc);
 	if (enter_seq == NONE) {
 		assert_null(f.enter);
-		assert_null(xfdr_callstack_frame(cs, 0, tid, depth));
+		assert_null(callstack_frame(cs, 0, tid, depth));
 	} else {
 		assert_non_null(f.enter);
 		assert_int_equal(f.enter->offset, enter_seq);
-		assert_ptr_equal(xfdr_callstack_frame(cs, 0, tid, depth), f.enter);
+		assert_ptr_equal(callstack_frame(cs, 0, tid, depth), f.enter);
 	}
 }
 
@@ -846,23 +844,23 @@ static void test_context_seeds_empty_stack(void **state)
 	    fn(1, EXIT, 1, 1010),		 /* 4 */
 	};
 	const struct want w[] = {
-	    {1, 3, 2, XFDR_CALL_EXIT, 1002, 1004, 0, 1, 2},
-	    {1, 2, 1, XFDR_CALL_EXIT | FROM, 1000, 1005, 2, NONE, 3},
-	    {1, 1, 0, XFDR_CALL_EXIT | FROM, 1000, 1010, 5, NONE, 4},
+	    {1, 3, 2, CALL_EXIT, 1002, 1004, 0, 1, 2},
+	    {1, 2, 1, CALL_EXIT | FROM, 1000, 1005, 2, NONE, 3},
+	    {1, 1, 0, CALL_EXIT | FROM, 1000, 1010, 5, NONE, 4},
 	};
-	struct xfdr_callstack_stats s;
+	struct callstack_stats s;
 	struct rec r;
-	struct xfdr_callstack *cs = new_pairer(&r);
-	struct xfdr_frame f;
+	struct callstack *cs = new_pairer(&r);
+	struct callstack_frame_info f;
 
 	(void)state;
 	assert_int_equal(sizeof(stak), 32);
 	feed_all(cs, ev, 0, 1);
-	assert_int_equal(xfdr_callstack_depth(cs, 0, 1), 2);
+	assert_int_equal(callstack_depth(cs, 0, 1), 2);
 	expect_frame(cs, 1, 0, 1, FROM, 0, 1000, NONE);
 	expect_frame(cs, 1, 1, 2, FROM, 0, 1000, NONE);
-	assert_int_equal(xfdr_callstack_frame_info(cs, 0, 1, 2, &f), -1);
-	assert_int_equal(xfdr_callstack_frame_info(cs, 0, 2, 0, &f), -1);
+	assert_int_equal(callstack_frame_info(cs, 0, 1, 2, &f), -1);
+	assert_int_equal(callstack_frame_info(cs, 0, 2, 0, &f), -1);
 	feed_all(cs, ev, 1, 2);
 	expect_frame(cs, 1, 2, 3, 0, 0, 1002, 1);
 	feed_all(cs, ev, 2, N_OF(ev));
@@ -881,8 +879,8 @@ static void test_context_seeds_empty_stack(void **state)
 	assert_int_equal(s.no_entry, 0);
 	assert_int_equal(s.max_depth, 3);
 	assert_int_equal(s.threads, 1);
-	assert_int_equal(xfdr_callstack_depth(cs, 0, 1), 0);
-	xfdr_callstack_destroy(cs);
+	assert_int_equal(callstack_depth(cs, 0, 1), 0);
+	callstack_destroy(cs);
 }
 
 /*
@@ -904,40 +902,40 @@ static void test_context_unnamed_calls(void **state)
 	    fn(2, EXIT, 2, 1006),		 /* 5 */
 	};
 	const struct want w[] = {
-	    {2, 9, 3, XFDR_CALL_EXIT | FROM, 1000, 1001, 0, NONE, 1},
-	    {2, 5, 3, XFDR_CALL_EXIT, 1002, 1003, 0, 2, 3},
-	    {2, 8, 2, XFDR_CALL_EXIT | FROM, 1000, 1004, 2, NONE, 4},
-	    {2, 2, 1, XFDR_CALL_EXIT | FROM, 1000, 1006, 4, NONE, 5},
-	    {2, 1, 0, XFDR_CALL_NO_EXIT | FROM, 1000, 1006, 6, NONE, NONE},
+	    {2, 9, 3, CALL_EXIT | FROM, 1000, 1001, 0, NONE, 1},
+	    {2, 5, 3, CALL_EXIT, 1002, 1003, 0, 2, 3},
+	    {2, 8, 2, CALL_EXIT | FROM, 1000, 1004, 2, NONE, 4},
+	    {2, 2, 1, CALL_EXIT | FROM, 1000, 1006, 4, NONE, 5},
+	    {2, 1, 0, CALL_NO_EXIT | FROM, 1000, 1006, 6, NONE, NONE},
 	};
-	struct xfdr_callstack_stats s;
+	struct callstack_stats s;
 	struct rec r;
-	struct xfdr_callstack *cs = new_pairer(&r);
-	struct xfdr_frame f;
+	struct callstack *cs = new_pairer(&r);
+	struct callstack_frame_info f;
 
 	(void)state;
 	feed_all(cs, ev, 0, 1);
-	assert_int_equal(xfdr_callstack_depth(cs, 0, 2), 4);
+	assert_int_equal(callstack_depth(cs, 0, 2), 4);
 	expect_frame(cs, 2, 1, 2, FROM, 0, 1000, NONE);
 	expect_frame(cs, 2, 2, UNKNOWN, FROM, 2, 1000, NONE);
 	expect_frame(cs, 2, 3, UNKNOWN, FROM, 1, 1000, NONE);
-	assert_int_equal(xfdr_callstack_frame_info(cs, 0, 2, 4, &f), -1);
+	assert_int_equal(callstack_frame_info(cs, 0, 2, 4, &f), -1);
 	feed_all(cs, ev, 1, 3);
-	assert_int_equal(xfdr_callstack_depth(cs, 0, 2), 4);
+	assert_int_equal(callstack_depth(cs, 0, 2), 4);
 	expect_frame(cs, 2, 2, UNKNOWN, FROM, 1, 1000, NONE);
 	expect_frame(cs, 2, 3, 5, 0, 0, 1002, 2);
 	feed_all(cs, ev, 3, N_OF(ev));
-	assert_int_equal(xfdr_callstack_finish(cs), 0);
+	assert_int_equal(callstack_finish(cs), 0);
 	expect_calls(&r, 0, w, N_OF(w));
 	s = stats_of(cs);
 	assert_int_equal(s.from_context, 4);
 	assert_int_equal(s.no_exit, 1);
 	assert_int_equal(s.max_depth, 4);
-	xfdr_callstack_destroy(cs);
+	callstack_destroy(cs);
 }
 
 /*
- * Unnamed calls nobody exits are reported at the finish with XFDR_CALL_UNKNOWN_FUNCTION. And an
+ * Unnamed calls nobody exits are reported at the finish with CALL_UNKNOWN_FUNCTION. And an
  * exit of a named context frame's function that reaches an unnamed call closes that call (the
  * unnamed calls are the innermost: in a consistent trace they exit first; recursion is the usual
  * reason a stack is deeper than 128).
@@ -955,27 +953,27 @@ static void test_context_unnamed_at_finish(void **state)
 	    fn(4, EXIT, 7, 60),			 /* 5 */
 	};
 	const struct want w3[] = {
-	    {3, 4, 3, XFDR_CALL_EXIT, 60, 70, 0, 1, 2},
-	    {3, UNKNOWN, 2, XFDR_CALL_NO_EXIT | FROM, 50, 70, 10, NONE, NONE},
-	    {3, UNKNOWN, 1, XFDR_CALL_NO_EXIT | FROM, 50, 70, 20, NONE, NONE},
-	    {3, 7, 0, XFDR_CALL_NO_EXIT | FROM, 50, 70, 20, NONE, NONE},
+	    {3, 4, 3, CALL_EXIT, 60, 70, 0, 1, 2},
+	    {3, UNKNOWN, 2, CALL_NO_EXIT | FROM, 50, 70, 10, NONE, NONE},
+	    {3, UNKNOWN, 1, CALL_NO_EXIT | FROM, 50, 70, 20, NONE, NONE},
+	    {3, 7, 0, CALL_NO_EXIT | FROM, 50, 70, 20, NONE, NONE},
 	};
 	const struct want w4[] = {
-	    {4, 7, 1, XFDR_CALL_EXIT | FROM, 50, 55, 0, NONE, 4},
-	    {4, 7, 0, XFDR_CALL_EXIT | FROM, 50, 60, 5, NONE, 5},
+	    {4, 7, 1, CALL_EXIT | FROM, 50, 55, 0, NONE, 4},
+	    {4, 7, 0, CALL_EXIT | FROM, 50, 60, 5, NONE, 5},
 	};
 	struct rec r;
-	struct xfdr_callstack *cs = new_pairer(&r);
+	struct callstack *cs = new_pairer(&r);
 
 	(void)state;
 	feed_all(cs, ev, 0, 3);
-	assert_int_equal(xfdr_callstack_finish_thread(cs, 0, 3), 0);
+	assert_int_equal(callstack_finish_thread(cs, 0, 3), 0);
 	expect_calls(&r, 0, w3, N_OF(w3));
 	feed_all(cs, ev, 3, N_OF(ev));
 	expect_calls(&r, N_OF(w3), w4, N_OF(w4));
-	assert_int_equal(xfdr_callstack_depth(cs, 0, 4), 0);
+	assert_int_equal(callstack_depth(cs, 0, 4), 0);
 	assert_int_equal(stats_of(cs).no_entry, 0);
-	xfdr_callstack_destroy(cs);
+	callstack_destroy(cs);
 }
 
 /* The exit of the outermost context frame closes the two above it, whose exits are lost. */
@@ -987,12 +985,12 @@ static void test_context_frames_unwound(void **state)
 	    fn(1, EXIT, 1, 110),		/* 1 */
 	};
 	const struct want w[] = {
-	    {1, 3, 2, XFDR_CALL_UNWOUND | FROM, 100, 110, 0, NONE, 1},
-	    {1, 2, 1, XFDR_CALL_UNWOUND | FROM, 100, 110, 10, NONE, 1},
-	    {1, 1, 0, XFDR_CALL_EXIT | FROM, 100, 110, 10, NONE, 1},
+	    {1, 3, 2, CALL_UNWOUND | FROM, 100, 110, 0, NONE, 1},
+	    {1, 2, 1, CALL_UNWOUND | FROM, 100, 110, 10, NONE, 1},
+	    {1, 1, 0, CALL_EXIT | FROM, 100, 110, 10, NONE, 1},
 	};
 	struct rec r;
-	struct xfdr_callstack *cs = new_pairer(&r);
+	struct callstack *cs = new_pairer(&r);
 
 	(void)state;
 	assert_int_equal(sizeof(stak), 40);
@@ -1000,7 +998,7 @@ static void test_context_frames_unwound(void **state)
 	expect_calls(&r, 0, w, N_OF(w));
 	assert_int_equal(stats_of(cs).unwound, 2);
 	assert_int_equal(stats_of(cs).from_context, 3);
-	xfdr_callstack_destroy(cs);
+	callstack_destroy(cs);
 }
 
 /*
@@ -1032,12 +1030,12 @@ static void test_context_with_open_frames(void **state)
 	    custom(2, 72, three_bad, sizeof(three_bad)), /* 11 differs */
 	};
 	const struct want w[] = {
-	    {1, 2, 1, XFDR_CALL_EXIT, 20, 40, 0, 1, 6},
-	    {1, 1, 0, XFDR_CALL_EXIT, 10, 50, 20, 0, 7},
+	    {1, 2, 1, CALL_EXIT, 20, 40, 0, 1, 6},
+	    {1, 1, 0, CALL_EXIT, 10, 50, 20, 0, 7},
 	};
-	struct xfdr_callstack_stats s;
+	struct callstack_stats s;
 	struct rec r;
-	struct xfdr_callstack *cs = new_pairer(&r);
+	struct callstack *cs = new_pairer(&r);
 
 	(void)state;
 	assert_int_equal(sizeof(none), 24);
@@ -1047,7 +1045,7 @@ static void test_context_with_open_frames(void **state)
 	assert_int_equal(s.contexts_seeded + s.contexts_differ, 0);
 	feed_all(cs, ev, 3, 6);
 	assert_int_equal(stats_of(cs).contexts_differ, 3);
-	assert_int_equal(xfdr_callstack_depth(cs, 0, 1), 2);
+	assert_int_equal(callstack_depth(cs, 0, 1), 2);
 	expect_frame(cs, 1, 1, 2, 0, 0, 20, 1);
 	feed_all(cs, ev, 6, N_OF(ev));
 	expect_calls(&r, 0, w, N_OF(w));
@@ -1057,9 +1055,9 @@ static void test_context_with_open_frames(void **state)
 	assert_int_equal(s.contexts_differ, 4);
 	assert_int_equal(s.from_context, 0);
 	assert_int_equal(s.ignored_events, 0);
-	assert_int_equal(xfdr_callstack_depth(cs, 0, 2), 3);
+	assert_int_equal(callstack_depth(cs, 0, 2), 3);
 	expect_frame(cs, 2, 1, UNKNOWN, FROM, 2, 70, NONE);
-	xfdr_callstack_destroy(cs);
+	callstack_destroy(cs);
 }
 
 /*
@@ -1096,10 +1094,10 @@ static void test_context_invalid(void **state)
 	    custom(1, 13, drop, sizeof(drop)),	       /* 3 */
 	    custom(1, 14, big, sizeof(big)),	       /* 4 little-endian: version 0x01000000 */
 	};
-	struct xfdr_callstack_stats s;
+	struct callstack_stats s;
 	struct xfdr_event e;
 	struct rec r;
-	struct xfdr_callstack *cs = new_pairer(&r);
+	struct callstack *cs = new_pairer(&r);
 
 	(void)state;
 	feed_all(cs, ev, 0, N_OF(ev));
@@ -1108,42 +1106,42 @@ static void test_context_invalid(void **state)
 	assert_int_equal(s.ignored_events, 1);
 	assert_int_equal(s.contexts, 0);
 	assert_int_equal(s.threads, 0);
-	assert_int_equal(xfdr_callstack_depth(cs, 0, 1), 0);
+	assert_int_equal(callstack_depth(cs, 0, 1), 0);
 
 	e = custom(1, 15, big, sizeof(big));
 	e.big_endian = 1;
-	assert_int_equal(xfdr_callstack_feed(cs, &e), 0);
-	assert_int_equal(xfdr_callstack_depth(cs, 0, 1), 1);
+	assert_int_equal(callstack_feed(cs, &e), 0);
+	assert_int_equal(callstack_depth(cs, 0, 1), 1);
 	expect_frame(cs, 1, 0, 0x1234567, FROM, 0, 15, NONE);
 	e = fn(1, EXIT, 0x1234567, 16);
-	assert_int_equal(xfdr_callstack_feed(cs, &e), 0);
+	assert_int_equal(callstack_feed(cs, &e), 0);
 	assert_int_equal(r.n, 1);
 	assert_int_equal(r.v[0].c.function_id, 0x1234567);
 
 	/* 2^24 unnamed calls take one frame; the exit of 5 closes the innermost. */
 	e = custom(2, 100, deepest, sizeof(deepest));
-	assert_int_equal(xfdr_callstack_feed(cs, &e), 0);
-	assert_int_equal(xfdr_callstack_depth(cs, 0, 2), 16777216);
+	assert_int_equal(callstack_feed(cs, &e), 0);
+	assert_int_equal(callstack_depth(cs, 0, 2), 16777216);
 	expect_frame(cs, 2, 0, UNKNOWN, FROM, 16777216, 100, NONE);
 	expect_frame(cs, 2, 16777215, UNKNOWN, FROM, 1, 100, NONE);
 	e = fn(2, EXIT, 5, 101);
-	assert_int_equal(xfdr_callstack_feed(cs, &e), 0);
+	assert_int_equal(callstack_feed(cs, &e), 0);
 	assert_int_equal(r.n, 2);
 	assert_int_equal(r.v[1].c.function_id, 5);
 	assert_int_equal(r.v[1].c.depth, 16777215);
-	assert_int_equal(xfdr_callstack_depth(cs, 0, 2), 16777215);
+	assert_int_equal(callstack_depth(cs, 0, 2), 16777215);
 	assert_int_equal(stats_of(cs).max_depth, 16777216);
-	xfdr_callstack_destroy(cs); /* open frames are dropped unreported */
+	callstack_destroy(cs); /* open frames are dropped unreported */
 }
 
 /* A context that needs a new thread or a larger stack gets -ENOMEM and changes nothing. */
 static void test_context_without_memory(void **state)
 {
 	static uint8_t stak[24 + 4 * 100];
-	struct xfdr_callstack_stats before, after;
+	struct callstack_stats before, after;
 	struct xfdr_event ev;
 	struct rec r;
-	struct xfdr_callstack *cs = new_pairer(&r);
+	struct callstack *cs = new_pairer(&r);
 	static const uint8_t head[] = {STAK(100, 100)};
 	uint32_t i;
 
@@ -1157,30 +1155,30 @@ static void test_context_without_memory(void **state)
 	ev = custom(6, 10, stak, sizeof(stak));
 	before = stats_of(cs);
 	alloc_failing = 1;
-	assert_int_equal(xfdr_callstack_feed(cs, &ev), -ENOMEM);
+	assert_int_equal(callstack_feed(cs, &ev), -ENOMEM);
 	alloc_normal();
 	after = stats_of(cs);
 	assert_memory_equal(&before, &after, sizeof(before));
-	assert_int_equal(xfdr_callstack_depth(cs, 0, 6), 0);
+	assert_int_equal(callstack_depth(cs, 0, 6), 0);
 
 	/* The thread exists now (a first entry made it), but 100 frames need a larger stack. */
 	ev = fn(6, ENTER, 1, 5);
-	assert_int_equal(xfdr_callstack_feed(cs, &ev), 0);
+	assert_int_equal(callstack_feed(cs, &ev), 0);
 	ev = fn(6, EXIT, 1, 6);
-	assert_int_equal(xfdr_callstack_feed(cs, &ev), 0);
+	assert_int_equal(callstack_feed(cs, &ev), 0);
 	ev = custom(6, 10, stak, sizeof(stak));
 	before = stats_of(cs);
 	alloc_failing = 1;
-	assert_int_equal(xfdr_callstack_feed(cs, &ev), -ENOMEM);
+	assert_int_equal(callstack_feed(cs, &ev), -ENOMEM);
 	alloc_normal();
 	after = stats_of(cs);
 	assert_memory_equal(&before, &after, sizeof(before));
-	assert_int_equal(xfdr_callstack_depth(cs, 0, 6), 0);
+	assert_int_equal(callstack_depth(cs, 0, 6), 0);
 
-	assert_int_equal(xfdr_callstack_feed(cs, &ev), 0);
-	assert_int_equal(xfdr_callstack_depth(cs, 0, 6), 100);
+	assert_int_equal(callstack_feed(cs, &ev), 0);
+	assert_int_equal(callstack_depth(cs, 0, 6), 100);
 	expect_frame(cs, 6, 99, 100, FROM, 0, 10, NONE);
-	xfdr_callstack_destroy(cs);
+	callstack_destroy(cs);
 }
 
 /* ---- end to end: a real image -------------------------------------------------------- */
@@ -1275,7 +1273,7 @@ static void test_pair_trace(void **state)
 	struct e2e e;
 	struct xfdr_trace *t;
 	struct xfdr_error err;
-	struct xfdr_callstack_stats s;
+	struct callstack_stats s;
 	struct rec r;
 
 	(void)state;
@@ -1283,21 +1281,21 @@ static void test_pair_trace(void **state)
 	memset(&r, 0, sizeof(r));
 	assert_int_equal(xfdr_trace_open_memory(e.m.b, e.m.len, "e2e.xray", &t, &err), 0);
 	r.trace = t;
-	assert_int_equal(xfdr_callstack_pair_trace(t, on_call, &r, &s, &err), 0);
+	assert_int_equal(callstack_pair_trace(t, on_call, &r, &s, &err), 0);
 	{
 		const struct want w[] = {
-		    {1, 3, 1, XFDR_CALL_EXIT | XFDR_CALL_ARGS, 1010, 1025, 0,
-		     (long long)e.t1_enter3, (long long)e.t1_exit3},
-		    {1, 2, 1, XFDR_CALL_EXIT, 1030, 2020, 0, (long long)e.t1_enter2,
+		    {1, 3, 1, CALL_EXIT | CALL_ARGS, 1010, 1025, 0, (long long)e.t1_enter3,
+		     (long long)e.t1_exit3},
+		    {1, 2, 1, CALL_EXIT, 1030, 2020, 0, (long long)e.t1_enter2,
 		     (long long)e.t1_exit2},
-		    {1, 1, 0, XFDR_CALL_EXIT, 1000, 2050, 15 + 990, (long long)e.t1_enter1,
+		    {1, 1, 0, CALL_EXIT, 1000, 2050, 15 + 990, (long long)e.t1_enter1,
 		     (long long)e.t1_exit1},
 		    /* thread 1 is finished before thread 2 starts */
-		    {1, 6, 0, XFDR_CALL_NO_EXIT, 2100, 2100, 0, (long long)e.t1_enter6, NONE},
-		    {2, 9, 0, XFDR_CALL_EXIT | XFDR_CALL_NO_ENTRY, 5010, 5010, 0, NONE,
+		    {1, 6, 0, CALL_NO_EXIT, 2100, 2100, 0, (long long)e.t1_enter6, NONE},
+		    {2, 9, 0, CALL_EXIT | CALL_NO_ENTRY, 5010, 5010, 0, NONE,
 		     (long long)e.t2_exit9},
-		    {2, 5, 1, XFDR_CALL_NO_EXIT, 5020, 5020, 0, (long long)e.t2_enter5, NONE},
-		    {2, 4, 0, XFDR_CALL_NO_EXIT, 5015, 5020, 0, (long long)e.t2_enter4, NONE},
+		    {2, 5, 1, CALL_NO_EXIT, 5020, 5020, 0, (long long)e.t2_enter5, NONE},
+		    {2, 4, 0, CALL_NO_EXIT, 5015, 5020, 0, (long long)e.t2_enter4, NONE},
 		};
 
 		expect_calls(&r, 0, w, N_OF(w));
@@ -1321,7 +1319,7 @@ static void test_pair_trace(void **state)
 	/* A callback that stops the walk. */
 	memset(&r, 0, sizeof(r));
 	r.stop_at = 2;
-	assert_int_equal(xfdr_callstack_pair_trace(t, on_call, &r, &s, &err), 1);
+	assert_int_equal(callstack_pair_trace(t, on_call, &r, &s, &err), 1);
 	assert_int_equal(r.n, 2);
 	assert_int_equal(s.calls, 2);
 
@@ -1333,7 +1331,7 @@ static void test_pair_trace(void **state)
 	memset(&r, 0, sizeof(r));
 	alloc_fail_after = 2;
 	memset(&err, 0, sizeof(err));
-	assert_int_equal(xfdr_callstack_pair_trace(t, on_call, &r, NULL, &err), -1);
+	assert_int_equal(callstack_pair_trace(t, on_call, &r, NULL, &err), -1);
 	alloc_normal();
 	print_message("out of memory: %s\n", err.text);
 	assert_non_null(strstr(err.text, "e2e.xray: offset "));
@@ -1349,7 +1347,7 @@ static void test_pair_trace_invalid(void **state)
 	struct e2e e;
 	struct xfdr_trace *t;
 	struct xfdr_error err;
-	struct xfdr_callstack_stats s;
+	struct callstack_stats s;
 	struct rec r;
 	size_t bad = XFDR_FILE_HEADER_BYTES + 2 * IMG_BUF + 2 * XFDR_MD_RECORD_BYTES;
 
@@ -1361,7 +1359,7 @@ static void test_pair_trace_invalid(void **state)
 	memset(&r, 0, sizeof(r));
 	memset(&err, 0, sizeof(err));
 	assert_int_equal(xfdr_trace_open_memory(e.m.b, e.m.len, "bad.xray", &t, &err), 0);
-	assert_int_equal(xfdr_callstack_pair_trace(t, on_call, &r, &s, &err), -1);
+	assert_int_equal(callstack_pair_trace(t, on_call, &r, &s, &err), -1);
 	print_message("invalid: %s\n", err.text);
 	assert_non_null(strstr(err.text, "bad.xray: offset "));
 	assert_int_equal(err.offset, bad);

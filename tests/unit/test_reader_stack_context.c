@@ -1,7 +1,7 @@
 /*
  * tests/unit/test_reader_stack_context.c - the "XFDRSTAK" stack context in the reader library:
  * the payload decoder (xfdr_stack_context_decode, xfdr_payload_has_tag), the events that carry
- * it, and whole traces paired with it (xfdr_callstack_pair_trace), in both byte orders.
+ * it, and whole traces paired with it (callstack_pair_trace), in both byte orders.
  *
  * Every payload and image is written byte by byte here from the layouts (format.h's XFDRSTAK
  * table, the spec's records), not with format.h's constants or the writer:
@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "reader/lib/callstack.h"
+#include "analysis/callstack.h"
 #include "tests/support/image.h"
 #include "xfdr/reader.h"
 
@@ -204,11 +204,11 @@ static void build(struct img *m, int big)
 }
 
 struct calls {
-	struct xfdr_call v[8];
+	struct call v[8];
 	size_t n;
 };
 
-static int keep(void *ctx, const struct xfdr_call *c)
+static int keep(void *ctx, const struct call *c)
 {
 	struct calls *k = ctx;
 
@@ -223,7 +223,7 @@ static int keep(void *ctx, const struct xfdr_call *c)
 static void test_trace_both_orders(void **state)
 {
 	static struct img m;
-	struct xfdr_callstack_stats s;
+	struct callstack_stats s;
 	struct xfdr_event_iter it;
 	struct xfdr_trace *t;
 	struct xfdr_event ev;
@@ -250,17 +250,17 @@ static void test_trace_both_orders(void **state)
 		assert_int_equal(sc.ids[1], 2);
 
 		memset(&k, 0, sizeof(k));
-		assert_int_equal(xfdr_callstack_pair_trace(t, keep, &k, &s, &err), 0);
+		assert_int_equal(callstack_pair_trace(t, keep, &k, &s, &err), 0);
 		assert_int_equal(k.n, 2);
 		assert_int_equal(k.v[0].function_id, 2);
 		assert_int_equal(k.v[0].depth, 1);
-		assert_int_equal(k.v[0].flags, XFDR_CALL_EXIT | XFDR_CALL_FROM_CONTEXT);
+		assert_int_equal(k.v[0].flags, CALL_EXIT | CALL_FROM_CONTEXT);
 		assert_int_equal(k.v[0].enter_tsc, 1000);
 		assert_int_equal(k.v[0].exit_tsc, 1005);
 		assert_int_equal(k.v[0].cpu, 3);
 		assert_int_equal(k.v[1].function_id, 1);
 		assert_int_equal(k.v[1].depth, 0);
-		assert_int_equal(k.v[1].flags, XFDR_CALL_EXIT | XFDR_CALL_FROM_CONTEXT);
+		assert_int_equal(k.v[1].flags, CALL_EXIT | CALL_FROM_CONTEXT);
 		assert_int_equal(k.v[1].total_tsc, 10);
 		assert_int_equal(k.v[1].child_tsc, 5);
 		assert_int_equal(s.contexts_seeded, 1);

@@ -1,5 +1,5 @@
 /*
- * reader/lib/callstack.h - pair function entries with their exits: the calls of a trace.
+ * analysis/callstack.h - pair function entries with their exits: the calls of a trace.
  *
  * The one call-stack pairing every verb shares (latency tables, stacks, flame graphs,
  * timelines), as uftrace's commands share utils/fstack.c. A pairer is fed function events,
@@ -12,10 +12,10 @@
  *   Entry, Entry_Args of F   push a frame for F.
  *   Exit, Tail_Exit of F     pop down to the nearest (innermost) frame of F. The frames above
  *                            it never had their exit recorded: they are reported first,
- *                            innermost first, closed at the exit's TSC, as XFDR_CALL_UNWOUND.
+ *                            innermost first, closed at the exit's TSC, as CALL_UNWOUND.
  *                            Then F is reported as ended by that exit.
  *                            If F is not on the stack at all, the exit is reported alone as
- *                            XFDR_CALL_NO_ENTRY (the trace began inside F, or the buffers
+ *                            CALL_NO_ENTRY (the trace began inside F, or the buffers
  *                            holding its entry were overwritten or dropped) and the stack is
  *                            left as it was. Such an exit is never dropped silently.
  *   XFDRSTAK stack context   (the custom event the runtime writes after the preamble of a
@@ -23,7 +23,7 @@
  *                            open frame (its earlier buffers are not in the trace: reused in
  *                            ring mode, or older than a snapshot's window): the frames are
  *                            pushed, outermost first, as calls whose entry is not recorded
- *                            (XFDR_CALL_FROM_CONTEXT), begun at the context's TSC. Calls the
+ *                            (CALL_FROM_CONTEXT), begun at the context's TSC. Calls the
  *                            context counts but does not name (depth > id_count) become frames
  *                            of unknown function: an exit that reaches one (no named frame of
  *                            its function above it) closes the innermost of them and names it.
@@ -32,7 +32,7 @@
  *                            open frames (depth and ids) and a disagreement counted. A context
  *                            that does not decode is counted and ignored.
  *   other custom events      ignored (counted).
- *   finish                   every frame still open is reported as XFDR_CALL_NO_EXIT, closed
+ *   finish                   every frame still open is reported as CALL_NO_EXIT, closed
  *                            at the last TSC seen on its thread, innermost first, threads by
  *                            ascending (pid, thread id).
  *
@@ -45,14 +45,14 @@
  * Memory: a hash table of thread pointers, then per thread seen one small struct and a stack
  * that grows by doubling with realloc(); depth is bounded only by memory. The unnamed calls
  * of a context take one frame however many they are; a context with more than
- * XFDR_CALLSTACK_UNNAMED_MAX of them is taken as corrupt (each would be reported one by
+ * CALLSTACK_UNNAMED_MAX of them is taken as corrupt (each would be reported one by
  * one). Once a thread's stack is as deep as it will get, feeding never allocates. An
  * allocation failure is an -ENOMEM return that leaves the pairer as it was, never a crash.
  *
  * Context: a pairer is plain single-threaded data; one thread at a time may use it.
  */
-#ifndef XFDR_READER_LIB_CALLSTACK_H
-#define XFDR_READER_LIB_CALLSTACK_H
+#ifndef XFDR_ANALYSIS_CALLSTACK_H
+#define XFDR_ANALYSIS_CALLSTACK_H
 
 #include <stdint.h>
 
@@ -63,98 +63,97 @@ extern "C" {
 #endif
 
 /* How a call ended, and how it began. Exactly one of the first four bits is set. */
-enum xfdr_call_flag {
-	XFDR_CALL_EXIT = 1u << 0,      /* ended by its own Exit record */
-	XFDR_CALL_TAIL_EXIT = 1u << 1, /* ended by its own Tail_Exit record */
-	XFDR_CALL_UNWOUND = 1u << 2,   /* its exit was not recorded: closed by the exit of a
+enum call_flag {
+	CALL_EXIT = 1u << 0,	  /* ended by its own Exit record */
+	CALL_TAIL_EXIT = 1u << 1, /* ended by its own Tail_Exit record */
+	CALL_UNWOUND = 1u << 2,	  /* its exit was not recorded: closed by the exit of a
 					  caller further down its stack (a deduced sibling) */
-	XFDR_CALL_NO_EXIT = 1u << 3,   /* still open when the pairer was finished */
-	XFDR_CALL_NO_ENTRY = 1u << 4,  /* an exit with no matching entry on the stack; with
-					  XFDR_CALL_EXIT or XFDR_CALL_TAIL_EXIT */
-	XFDR_CALL_ARGS = 1u << 5,      /* began with Entry_Args */
+	CALL_NO_EXIT = 1u << 3,	  /* still open when the pairer was finished */
+	CALL_NO_ENTRY = 1u << 4,  /* an exit with no matching entry on the stack; with
+					  CALL_EXIT or CALL_TAIL_EXIT */
+	CALL_ARGS = 1u << 5,	  /* began with Entry_Args */
 	/* Began before its thread's first buffer in the trace: its frame came from a stack
 	   context, its entry is not recorded (enter NULL, enter_tsc the context's). */
-	XFDR_CALL_FROM_CONTEXT = 1u << 6,
+	CALL_FROM_CONTEXT = 1u << 6,
 };
 
 /* The function id of a call a stack context counted but did not name, until an exit names it. */
-#define XFDR_CALL_UNKNOWN_FUNCTION UINT32_MAX
+#define CALL_UNKNOWN_FUNCTION UINT32_MAX
 /* Unnamed calls (depth - id_count) a stack context may have and still be taken. */
-#define XFDR_CALLSTACK_UNNAMED_MAX (1u << 24)
-#define XFDR_CALL_END_MASK                                                                         \
-	(XFDR_CALL_EXIT | XFDR_CALL_TAIL_EXIT | XFDR_CALL_UNWOUND | XFDR_CALL_NO_EXIT)
+#define CALLSTACK_UNNAMED_MAX (1u << 24)
+#define CALL_END_MASK (CALL_EXIT | CALL_TAIL_EXIT | CALL_UNWOUND | CALL_NO_EXIT)
 
 /*
  * A completed call, as the callback sees it. The struct and the events it points to are only
  * valid during the callback: copy what must outlive it. The events' own pointers (arguments,
  * through xfdr_event_arg()) point into the trace, which must still be open.
  */
-struct xfdr_call {
-	uint32_t function_id; /* XFDR_CALL_UNKNOWN_FUNCTION: an unnamed call of a stack context
-				 that no exit named (XFDR_CALL_UNWOUND or XFDR_CALL_NO_EXIT) */
+struct call {
+	uint32_t function_id; /* CALL_UNKNOWN_FUNCTION: an unnamed call of a stack context
+				 that no exit named (CALL_UNWOUND or CALL_NO_EXIT) */
 	uint32_t thread_id;
 	uint32_t pid;	    /* 0 in files without Pid records */
-	uint16_t cpu;	    /* of the entry record; of the exit record with XFDR_CALL_NO_ENTRY; of
-			       the context with XFDR_CALL_FROM_CONTEXT */
+	uint16_t cpu;	    /* of the entry record; of the exit record with CALL_NO_ENTRY; of
+			       the context with CALL_FROM_CONTEXT */
 	uint32_t depth;	    /* frames below it on its thread's stack: 0 = outermost recorded. With
-			       XFDR_CALL_NO_ENTRY: the frames open when the exit came (how many
+			       CALL_NO_ENTRY: the frames open when the exit came (how many
 			       unrecorded callers it had is not known) */
-	unsigned flags;	    /* enum xfdr_call_flag bits */
-	uint64_t enter_tsc; /* with XFDR_CALL_NO_ENTRY: the first TSC seen on the thread; with
-			       XFDR_CALL_FROM_CONTEXT: the context's (it began no later) */
-	uint64_t exit_tsc;  /* with XFDR_CALL_NO_EXIT: the last TSC seen on the thread */
+	unsigned flags;	    /* enum call_flag bits */
+	uint64_t enter_tsc; /* with CALL_NO_ENTRY: the first TSC seen on the thread; with
+			       CALL_FROM_CONTEXT: the context's (it began no later) */
+	uint64_t exit_tsc;  /* with CALL_NO_EXIT: the last TSC seen on the thread */
 	uint64_t total_tsc; /* exit_tsc - enter_tsc; 0 if the clock went backwards */
 	uint64_t child_tsc; /* sum of the total_tsc of its direct children (saturating) */
 	const struct xfdr_event *enter; /* its Entry/Entry_Args event; NULL with NO_ENTRY or
 					   FROM_CONTEXT */
 	const struct xfdr_event *exit;	/* the Exit/Tail_Exit that closed it: its own, or with
-					   XFDR_CALL_UNWOUND its caller's; NULL with NO_EXIT */
+					   CALL_UNWOUND its caller's; NULL with NO_EXIT */
 };
 
 /* Time in the call itself, not in recorded children; 0 if the children seem longer. */
-static inline uint64_t xfdr_call_self_tsc(const struct xfdr_call *c)
+static inline uint64_t call_self_tsc(const struct call *c)
 {
 	return c->total_tsc > c->child_tsc ? c->total_tsc - c->child_tsc : 0;
 }
 
-struct xfdr_callstack_stats {
+struct callstack_stats {
 	uint64_t function_events;  /* Entry, Entry_Args, Exit and Tail_Exit events taken */
 	uint64_t ignored_events;   /* custom events other than XFDRSTAK (and unknown actions) */
 	uint64_t calls;		   /* calls reported, of every kind below */
-	uint64_t unwound;	   /* of which XFDR_CALL_UNWOUND */
-	uint64_t no_exit;	   /* of which XFDR_CALL_NO_EXIT */
-	uint64_t no_entry;	   /* of which XFDR_CALL_NO_ENTRY (unmatched exits) */
-	uint64_t from_context;	   /* of which XFDR_CALL_FROM_CONTEXT */
+	uint64_t unwound;	   /* of which CALL_UNWOUND */
+	uint64_t no_exit;	   /* of which CALL_NO_EXIT */
+	uint64_t no_entry;	   /* of which CALL_NO_ENTRY (unmatched exits) */
+	uint64_t from_context;	   /* of which CALL_FROM_CONTEXT */
 	uint64_t contexts;	   /* XFDRSTAK stack-context events taken */
 	uint64_t contexts_seeded;  /* of which rebuilt the stack of a thread with no open frame */
 	uint64_t contexts_differ;  /* of which disagreed with the open frames (left as they were) */
 	uint64_t contexts_invalid; /* XFDRSTAK events not taken: not decodable, or more than
-				      XFDR_CALLSTACK_UNNAMED_MAX unnamed calls */
+				      CALLSTACK_UNNAMED_MAX unnamed calls */
 	uint64_t tsc_backwards;	   /* events with a lower TSC than their thread's previous one */
 	uint32_t max_depth;	   /* most frames ever open at once on one thread */
 	uint32_t threads;	   /* distinct threads ((pid, thread id)) seen */
 };
 
-struct xfdr_callstack; /* the pairer: its stacks, the callback, the counters */
+struct callstack; /* the pairer: its stacks, the callback, the counters */
 
 /*
  * The callback: one completed call. Return 0 to go on; anything else stops the feed or finish
  * that called it, which then returns -ECANCELED (keep the reason in ctx). It must not feed or
  * finish the pairer that called it.
  */
-typedef int (*xfdr_call_fn)(void *ctx, const struct xfdr_call *call);
+typedef int (*call_fn)(void *ctx, const struct call *call);
 
 /*
- * xfdr_callstack_create - a pairer with no thread seen yet, reporting to on_call(ctx, ...);
+ * callstack_create - a pairer with no thread seen yet, reporting to on_call(ctx, ...);
  * on_call may be NULL (only the counters are wanted). Returns NULL when out of memory.
  */
-struct xfdr_callstack *xfdr_callstack_create(xfdr_call_fn on_call, void *ctx);
+struct callstack *callstack_create(call_fn on_call, void *ctx);
 
 /* Frees everything. Open frames are dropped without being reported (finish first). NULL ok. */
-void xfdr_callstack_destroy(struct xfdr_callstack *cs);
+void callstack_destroy(struct callstack *cs);
 
 /*
- * xfdr_callstack_feed - take one event (the event is only read during the call). A custom
+ * callstack_feed - take one event (the event is only read during the call). A custom
  * event is taken as a stack context when its payload is tagged XFDRSTAK (decoded in the byte
  * order ev->big_endian gives).
  * Returns
@@ -165,55 +164,55 @@ void xfdr_callstack_destroy(struct xfdr_callstack *cs);
  *   -ECANCELED  the callback returned nonzero. Every call reported so far has left the
  *               stack, but the event may be only partly applied: stop and destroy.
  */
-int xfdr_callstack_feed(struct xfdr_callstack *cs, const struct xfdr_event *ev);
+int callstack_feed(struct callstack *cs, const struct xfdr_event *ev);
 
 /*
- * xfdr_callstack_finish_thread - report the open frames of one thread as XFDR_CALL_NO_EXIT,
+ * callstack_finish_thread - report the open frames of one thread as CALL_NO_EXIT,
  * innermost first, and forget the thread's first and last TSC: the thread starts afresh if
  * fed again. For a walk in XFDR_ORDER_THREAD, call it when the thread id changes, so that each
  * thread's calls come out together. Returns 0, or -ECANCELED (the callback stopped it; the
  * frames not reported are still open).
  */
-int xfdr_callstack_finish_thread(struct xfdr_callstack *cs, uint32_t pid, uint32_t thread_id);
+int callstack_finish_thread(struct callstack *cs, uint32_t pid, uint32_t thread_id);
 
-/* xfdr_callstack_finish_thread() for every thread, by ascending (pid, thread id). Same returns. */
-int xfdr_callstack_finish(struct xfdr_callstack *cs);
+/* callstack_finish_thread() for every thread, by ascending (pid, thread id). Same returns. */
+int callstack_finish(struct callstack *cs);
 
 /* The counters so far. */
-void xfdr_callstack_get_stats(const struct xfdr_callstack *cs, struct xfdr_callstack_stats *out);
+void callstack_get_stats(const struct callstack *cs, struct callstack_stats *out);
 
 /* Frames now open on a thread (0 for a thread never seen), those from a context included. */
-uint32_t xfdr_callstack_depth(const struct xfdr_callstack *cs, uint32_t pid, uint32_t thread_id);
+uint32_t callstack_depth(const struct callstack *cs, uint32_t pid, uint32_t thread_id);
 
 /*
  * The entry event of the open frame at depth (0 = outermost) of a thread, NULL if there is
  * none or the frame came from a stack context. Valid until the next feed or finish. For
  * showing a stack, e.g. where a crash cut in.
  */
-const struct xfdr_event *xfdr_callstack_frame(const struct xfdr_callstack *cs, uint32_t pid,
-					      uint32_t thread_id, uint32_t depth);
+const struct xfdr_event *callstack_frame(const struct callstack *cs, uint32_t pid,
+					 uint32_t thread_id, uint32_t depth);
 
-/* An open frame, as xfdr_callstack_frame_info() describes it. */
-struct xfdr_frame {
-	uint32_t function_id; /* XFDR_CALL_UNKNOWN_FUNCTION: a call a context did not name */
-	unsigned flags;	      /* XFDR_CALL_FROM_CONTEXT, XFDR_CALL_ARGS */
+/* An open frame, as callstack_frame_info() describes it. */
+struct callstack_frame_info {
+	uint32_t function_id; /* CALL_UNKNOWN_FUNCTION: a call a context did not name */
+	unsigned flags;	      /* CALL_FROM_CONTEXT, CALL_ARGS */
 	/* Unnamed frames from this depth up, this one included (0 for a named frame): a caller
 	   showing a stack can skip past them at once. */
 	uint32_t unnamed_run;
-	uint64_t enter_tsc; /* its entry's TSC; with XFDR_CALL_FROM_CONTEXT the context's */
-	const struct xfdr_event *enter; /* NULL with XFDR_CALL_FROM_CONTEXT */
+	uint64_t enter_tsc;		/* its entry's TSC; with CALL_FROM_CONTEXT the context's */
+	const struct xfdr_event *enter; /* NULL with CALL_FROM_CONTEXT */
 };
 
 /*
- * xfdr_callstack_frame_info - the open frame at depth (0 = outermost) of a thread, in *out.
+ * callstack_frame_info - the open frame at depth (0 = outermost) of a thread, in *out.
  * Returns 0, or -1 when the thread has no frame at that depth. Valid until the next feed or
  * finish; may be called from the callback (the frames below the reported call are open).
  */
-int xfdr_callstack_frame_info(const struct xfdr_callstack *cs, uint32_t pid, uint32_t thread_id,
-			      uint32_t depth, struct xfdr_frame *out);
+int callstack_frame_info(const struct callstack *cs, uint32_t pid, uint32_t thread_id,
+			 uint32_t depth, struct callstack_frame_info *out);
 
 /*
- * xfdr_callstack_pair_trace - pair a whole trace: walk its events in XFDR_ORDER_THREAD, finish
+ * callstack_pair_trace - pair a whole trace: walk its events in XFDR_ORDER_THREAD, finish
  * each thread when the next begins, and report every call to on_call(ctx, ...): per thread by
  * ascending (pid, thread id), calls in the order they complete. stats (may be NULL) gets the
  * counters in every case. The trace is verified first, so an invalid trace reports no call at all.
@@ -221,11 +220,11 @@ int xfdr_callstack_frame_info(const struct xfdr_callstack *cs, uint32_t pid, uin
  * filled for an invalid trace or when out of memory ("NAME: offset N: expected ..., found
  * ...", the offset of the event that needed the memory).
  */
-int xfdr_callstack_pair_trace(struct xfdr_trace *t, xfdr_call_fn on_call, void *ctx,
-			      struct xfdr_callstack_stats *stats, struct xfdr_error *err);
+int callstack_pair_trace(struct xfdr_trace *t, call_fn on_call, void *ctx,
+			 struct callstack_stats *stats, struct xfdr_error *err);
 
 #ifdef __cplusplus
 }
 #endif
 
-#endif /* XFDR_READER_LIB_CALLSTACK_H */
+#endif /* XFDR_ANALYSIS_CALLSTACK_H */

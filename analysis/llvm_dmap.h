@@ -1,5 +1,5 @@
 /*
- * reader/cli/llvm_dmap.h - the order in which an LLVM DenseMap lists its keys.
+ * analysis/llvm_dmap.h - the order in which an LLVM DenseMap lists its keys.
  *
  * llvm-xray keeps its blocks (keyed by (pid, thread id)) and its latencies (keyed by function
  * id) in DenseMaps and walks them in bucket order, which decides the thread order of `convert`
@@ -8,8 +8,8 @@
  * doubling when an insertion would make it three quarters full, the old entries re-inserted in
  * bucket order. Only the order is kept, not the keys.
  */
-#ifndef XFDR_READER_CLI_LLVM_DMAP_H
-#define XFDR_READER_CLI_LLVM_DMAP_H
+#ifndef XFDR_ANALYSIS_LLVM_DMAP_H
+#define XFDR_ANALYSIS_LLVM_DMAP_H
 
 #include <stdint.h>
 
@@ -39,4 +39,4 @@ struct xfdr_trace;
  */
 int llvm_dmap_thread_order(const struct xfdr_trace *t, uint32_t n, uint32_t *out);
 
-#endif /* XFDR_READER_CLI_LLVM_DMAP_H */
+#endif /* XFDR_ANALYSIS_LLVM_DMAP_H */

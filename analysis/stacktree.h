@@ -1,7 +1,7 @@
 /*
- * reader/cli/stacktree.h - the call-stack tree `xfdr stack` and `xfdr flame` both draw from.
+ * analysis/stacktree.h - the call-stack tree `xfdr stack` and `xfdr flame` both draw from.
  *
- * Every call the shared pairer (reader/lib/callstack.h) reports is put at the node of its
+ * Every call the shared pairer (analysis/callstack.h) reports is put at the node of its
  * stack: the frames open below it (outermost first) and the call itself. A node is one
  * distinct stack; it sums the self and the total time of the calls whose stack is exactly
  * that one. The tree therefore grows with the distinct stacks of the trace, never with its
@@ -20,18 +20,18 @@
  *
  * Incomplete calls (no exit, no entry, unwound by a caller's exit, begun before the trace in
  * a stack context) are real time in a flight recorder: they are kept, at the stack where the
- * pairer saw them, with the times the pairer gives them; stree_note_incomplete() says how many
+ * pairer saw them, with the times the pairer gives them; stree_incomplete_note() says how many
  * there were. An exit without its entry at depth 0 stands beside the calls it was running
  * around, not above them (the pairer cannot know they were its callees).
  */
-#ifndef XFDR_READER_CLI_STACKTREE_H
-#define XFDR_READER_CLI_STACKTREE_H
+#ifndef XFDR_ANALYSIS_STACKTREE_H
+#define XFDR_ANALYSIS_STACKTREE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "reader/cli/cli.h"
-#include "reader/lib/callstack.h"
+#include "analysis/callstack.h"
+#include "analysis/progress.h"
 #include "xfdr/reader.h"
 
 #define STREE_NONE UINT32_MAX
@@ -80,13 +80,13 @@ struct stree {
 	int have_thread;
 	uint32_t cur_pid, cur_tid;
 	uint32_t cur_base; /* the node the thread's stacks hang from */
-	struct xfdr_callstack *cs;
+	struct callstack *cs;
 
 	const struct xfdr_names *names;
 	int per_thread;
 	int no_memory;
 	uint64_t incomplete; /* calls with an end or a beginning not recorded (one count each) */
-	struct xfdr_callstack_stats stats;
+	struct callstack_stats stats;
 	uint32_t max_depth; /* deepest node */
 };
 
@@ -100,7 +100,7 @@ void stree_free(struct stree *t);
  * reader's line for an invalid trace, or "NAME: offset N: expected memory for ..., found ..."
  * when out of memory.
  */
-int stree_build(struct stree *t, struct xfdr_trace *tr, struct cli_progress *prog,
+int stree_build(struct stree *t, struct xfdr_trace *tr, const struct progress *prog,
 		struct xfdr_error *err);
 
 /* Link each node's callees in name order (bytewise) and fill incl_tsc. 0, or -1 (no memory). */
@@ -110,11 +110,11 @@ int stree_finish(struct stree *t);
 const char *stree_name(const struct stree *t, uint32_t name, size_t *len);
 
 /*
- * stree_note_incomplete - one line on stderr through cli_error() when calls were incomplete:
- * "note: N of M calls are incomplete and kept with the time they were seen: ...". Nothing
- * when every call was complete.
+ * stree_incomplete_note - when calls were incomplete, the line to tell it into note (size
+ * bytes): "note: N of M calls are incomplete and kept with the time seen: ...", and 1.
+ * 0 (note untouched) when every call was complete.
  */
-void stree_note_incomplete(const struct stree *t);
+int stree_incomplete_note(const struct stree *t, char *note, size_t size);
 
 /* Saturating sum: the tree's times never wrap. */
 static inline uint64_t stree_add(uint64_t a, uint64_t b)
@@ -128,4 +128,4 @@ static inline uint64_t stree_add(uint64_t a, uint64_t b)
  */
 uint64_t stree_ticks_to(uint64_t ticks, uint64_t hz, uint64_t per_second);
 
-#endif /* XFDR_READER_CLI_STACKTREE_H */
+#endif /* XFDR_ANALYSIS_STACKTREE_H */

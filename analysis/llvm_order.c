@@ -1,11 +1,12 @@
 /*
- * reader/cli/llvm_order.c - events in llvm-xray's record order (see llvm_order.h).
+ * analysis/llvm_order.c - events in llvm-xray's record order (see llvm_order.h).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "reader/cli/llvm_dmap.h"
-#include "reader/cli/llvm_order.h"
+#include "analysis/llvm_dmap.h"
+#include "analysis/llvm_order.h"
 
 enum order_mode {
 	MODE_THREADS, /* unsorted: thread after thread */
@@ -38,6 +39,7 @@ struct llvm_order {
 	uint64_t nthreads;
 	struct xfdr_event ev; /* what llvm_order_next() handed out */
 	uint64_t done, total;
+	struct xfdr_error *err; /* the caller's, during llvm_order_open() and llvm_order_next() */
 
 	/* MODE_THREADS */
 	uint64_t next_thread;
@@ -91,24 +93,13 @@ static struct llvm_carry take_carry(struct llvm_carry *c, const struct xfdr_even
 
 static int begin_thread(struct llvm_order *o, uint64_t rank, struct xfdr_event_iter *it)
 {
-	struct xfdr_error err;
-
-	if (xfdr_events_begin_thread(o->t, o->threads[rank], it, &err) < 0) {
-		cli_error("%s", err.text);
-		return -1;
-	}
-	return 0;
+	return xfdr_events_begin_thread(o->t, o->threads[rank], it, o->err) < 0 ? -1 : 0;
 }
 
-/* xfdr_events_next(), reporting errors. Returns 1, 0 or -1. */
-static int next_event(struct xfdr_event_iter *it, struct xfdr_event *ev)
+/* xfdr_events_next(), the error in o->err. Returns 1, 0 or -1. */
+static int next_event(struct llvm_order *o, struct xfdr_event_iter *it, struct xfdr_event *ev)
 {
-	struct xfdr_error err;
-	int rc = xfdr_events_next(it, ev, &err);
-
-	if (rc < 0)
-		cli_error("%s", err.text);
-	return rc;
+	return xfdr_events_next(it, ev, o->err);
 }
 
 static int push_run(struct llvm_order *o, const struct xfdr_event_iter *before,
@@ -134,14 +125,15 @@ static int push_run(struct llvm_order *o, const struct xfdr_event_iter *before,
 
 static void no_memory(const struct llvm_order *o)
 {
-	cli_error("%s: out of memory", xfdr_trace_name(o->t));
+	o->err->offset = 0;
+	snprintf(o->err->text, sizeof(o->err->text), "%s: out of memory", xfdr_trace_name(o->t));
 }
 
 /*
  * Find the runs: walk every thread in llvm-xray's order and note where the TSC goes down.
- * Returns 1 (done), 0 (more than LLVM_ORDER_RUNS_MAX runs: sort in memory) or -1 (reported).
+ * Returns 1 (done), 0 (more than LLVM_ORDER_RUNS_MAX runs: sort in memory) or -1 (o->err filled).
  */
-static int find_runs(struct llvm_order *o, struct cli_progress *prog)
+static int find_runs(struct llvm_order *o, const struct progress *prog)
 {
 	struct xfdr_event_iter it, before;
 	struct xfdr_event ev;
@@ -158,7 +150,7 @@ static int find_runs(struct llvm_order *o, struct cli_progress *prog)
 			/* Only a run's first event needs the state before it, but which one that
 			   is shows only after the step. */
 			before = it;
-			rc = next_event(&it, &ev);
+			rc = next_event(o, &it, &ev);
 			if (rc <= 0)
 				break;
 			if (first || ev.tsc < prev) {
@@ -177,7 +169,7 @@ static int find_runs(struct llvm_order *o, struct cli_progress *prog)
 		}
 		if (rc < 0)
 			return -1;
-		cli_progress_update(prog, r + 1, o->nthreads);
+		progress_update(prog, r + 1, o->nthreads);
 	}
 	return 1;
 }
@@ -209,7 +201,24 @@ static void sift_down(struct llvm_order *o, size_t i)
 	}
 }
 
-/* Every run at its first event, in a heap. Returns 0 or -1 (reported). */
+/*
+ * The next event of a run, which find_runs() counted: the end of its thread here means the
+ * trace changed under us. Returns 0, or -1 with o->err filled.
+ */
+static int run_next(struct llvm_order *o, struct run *r)
+{
+	int rc = next_event(o, &r->it, &r->ev);
+
+	if (rc == 0) {
+		o->err->offset = 0;
+		snprintf(o->err->text, sizeof(o->err->text),
+			 "%s: a thread's events ended before the count read earlier",
+			 xfdr_trace_name(o->t));
+	}
+	return rc == 1 ? 0 : -1;
+}
+
+/* Every run at its first event, in a heap. Returns 0 or -1 (o->err filled). */
 static int start_merge(struct llvm_order *o)
 {
 	size_t i;
@@ -220,7 +229,7 @@ static int start_merge(struct llvm_order *o)
 		return -1;
 	}
 	for (i = 0; i < o->nruns; i++) {
-		if (next_event(&o->runs[i].it, &o->runs[i].ev) != 1)
+		if (run_next(o, &o->runs[i]))
 			return -1;
 		o->runs[i].left--;
 		o->heap[i] = (uint32_t)i;
@@ -241,7 +250,7 @@ static int merge_next(struct llvm_order *o, struct llvm_carry *carry)
 	o->ev = r->ev;
 	*carry = take_carry(&r->carry, &o->ev);
 	if (r->left) {
-		if (next_event(&r->it, &r->ev) != 1)
+		if (run_next(o, r))
 			return -1;
 		r->left--;
 	} else {
@@ -266,7 +275,7 @@ static int gather(struct llvm_order *o)
 		if (begin_thread(o, r, &it))
 			return -1;
 		carry = (struct llvm_carry){0, 0};
-		while ((rc = next_event(&it, &ev)) == 1) {
+		while ((rc = next_event(o, &it, &ev)) == 1) {
 			if (o->nmem == o->cap_mem) {
 				size_t cap = o->cap_mem ? o->cap_mem * 2 : 4096;
 
@@ -408,7 +417,7 @@ static int threads_next(struct llvm_order *o, struct llvm_carry *carry)
 			o->in_thread = 1;
 			o->carry = (struct llvm_carry){0, 0};
 		}
-		rc = next_event(&o->it, &o->ev);
+		rc = next_event(o, &o->it, &o->ev);
 		if (rc != 0) {
 			if (rc == 1)
 				*carry = take_carry(&o->carry, &o->ev);
@@ -420,23 +429,22 @@ static int threads_next(struct llvm_order *o, struct llvm_carry *carry)
 
 /* ---- The interface ------------------------------------------------------------------------ */
 
-int llvm_order_open(struct xfdr_trace *t, int sort, struct cli_progress *prog,
-		    struct llvm_order **out)
+int llvm_order_open(struct xfdr_trace *t, int sort, const struct progress *prog,
+		    struct llvm_order **out, struct xfdr_error *err)
 {
 	struct llvm_order *o = calloc(1, sizeof(*o));
-	struct xfdr_error err;
 	int rc;
 
 	*out = NULL;
 	if (!o) {
-		cli_error("%s: out of memory", xfdr_trace_name(t));
-		return CLI_FAIL;
+		err->offset = 0;
+		snprintf(err->text, sizeof(err->text), "%s: out of memory", xfdr_trace_name(t));
+		return -1;
 	}
 	o->t = t;
-	if (xfdr_trace_threads(t, &o->nthreads, &err) < 0) {
-		cli_error("%s", err.text);
+	o->err = err;
+	if (xfdr_trace_threads(t, &o->nthreads, err) < 0)
 		goto fail;
-	}
 	if (llvm_thread_order(o)) {
 		no_memory(o);
 		goto fail;
@@ -444,9 +452,9 @@ int llvm_order_open(struct xfdr_trace *t, int sort, struct cli_progress *prog,
 	if (!sort) {
 		o->mode = MODE_THREADS;
 		*out = o;
-		return CLI_OK;
+		return 0;
 	}
-	cli_progress_phase(prog, "ordering");
+	progress_phase(prog, "ordering");
 	o->mode = MODE_MERGE;
 	rc = find_runs(o, prog);
 	if (rc < 0)
@@ -457,23 +465,25 @@ int llvm_order_open(struct xfdr_trace *t, int sort, struct cli_progress *prog,
 		o->nruns = 0;
 		o->total = 0;
 		o->mode = MODE_MEMORY;
-		cli_progress_phase(prog, "sorting");
+		progress_phase(prog, "sorting");
 		if (sort_in_memory(o))
 			goto fail;
 	} else if (start_merge(o)) {
 		goto fail;
 	}
 	*out = o;
-	return CLI_OK;
+	return 0;
 fail:
 	llvm_order_close(o);
-	return CLI_FAIL;
+	return -1;
 }
 
-int llvm_order_next(struct llvm_order *o, const struct xfdr_event **ev, struct llvm_carry *carry)
+int llvm_order_next(struct llvm_order *o, const struct xfdr_event **ev, struct llvm_carry *carry,
+		    struct xfdr_error *err)
 {
 	int rc;
 
+	o->err = err;
 	switch (o->mode) {
 	case MODE_THREADS:
 		rc = threads_next(o, carry);

@@ -1,5 +1,5 @@
 /*
- * reader/cli/stacktree.c - the call-stack tree of `xfdr stack` and `xfdr flame`.
+ * analysis/stacktree.c - the call-stack tree of `xfdr stack` and `xfdr flame`.
  *
  * Design: nodes live in one array, found by an open-addressing hash of (parent, name). The
  * pairer reports a call at depth d with frames 0..d-1 open below it; walking those frames for
@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reader/cli/stacktree.h"
+#include "analysis/stacktree.h"
 
 struct stree_seg {
 	uint32_t lo, hi; /* depths covered */
@@ -190,7 +190,7 @@ static uint32_t function_name(struct stree *t, uint32_t fid)
 	char num[16];
 	uint32_t b, id;
 
-	if (fid == XFDR_CALL_UNKNOWN_FUNCTION)
+	if (fid == CALL_UNKNOWN_FUNCTION)
 		return t->unknown_name;
 	if ((uint64_t)(t->fid_count + 1) * 2 > (uint64_t)t->fid_mask + 1 && fid_grow(t) < 0)
 		return STREE_NONE;
@@ -379,17 +379,17 @@ static int seg_extend(struct stree *t, uint32_t pid, uint32_t tid, uint32_t dept
 	while (v < depth) {
 		uint32_t parent = t->segs ? t->seg[t->segs - 1].node : t->cur_base;
 		struct stree_seg *s;
-		struct xfdr_frame f;
+		struct callstack_frame_info f;
 		uint32_t hi;
 
-		if (xfdr_callstack_frame_info(t->cs, pid, tid, v, &f) < 0) {
+		if (callstack_frame_info(t->cs, pid, tid, v, &f) < 0) {
 			/* Cannot happen (the call has depth frames below it); show it as unknown.
 			 */
-			f.function_id = XFDR_CALL_UNKNOWN_FUNCTION;
+			f.function_id = CALL_UNKNOWN_FUNCTION;
 			f.unnamed_run = depth - v;
 			f.enter_tsc = 0;
 		}
-		if (f.function_id == XFDR_CALL_UNKNOWN_FUNCTION) {
+		if (f.function_id == CALL_UNKNOWN_FUNCTION) {
 			uint32_t run = f.unnamed_run ? f.unnamed_run : 1;
 
 			hi = run > depth - v ? depth - 1 : v + run - 1;
@@ -421,7 +421,7 @@ static int seg_extend(struct stree *t, uint32_t pid, uint32_t tid, uint32_t dept
 	return 0;
 }
 
-static int on_call(void *ctx, const struct xfdr_call *c)
+static int on_call(void *ctx, const struct call *c)
 {
 	struct stree *t = ctx;
 	struct stree_node *n;
@@ -445,10 +445,10 @@ static int on_call(void *ctx, const struct xfdr_call *c)
 		t->seg[t->segs - 1].hi = d - 1;
 	if (t->segs && !t->seg[t->segs - 1].unknown) {
 		struct stree_seg *s = &t->seg[t->segs - 1];
-		struct xfdr_frame f;
+		struct callstack_frame_info f;
 
 		if (s->hi == d - 1 &&
-		    (xfdr_callstack_frame_info(t->cs, c->pid, c->thread_id, s->hi, &f) < 0 ||
+		    (callstack_frame_info(t->cs, c->pid, c->thread_id, s->hi, &f) < 0 ||
 		     f.function_id != s->fid || f.enter_tsc != s->enter_tsc))
 			t->segs = 0;
 	}
@@ -456,20 +456,19 @@ static int on_call(void *ctx, const struct xfdr_call *c)
 		goto no_memory;
 	parent = t->segs ? t->seg[t->segs - 1].node : t->cur_base;
 	/* An unnamed call right above unnamed frames is one more of their run. */
-	if (c->function_id == XFDR_CALL_UNKNOWN_FUNCTION && t->segs && t->seg[t->segs - 1].unknown)
+	if (c->function_id == CALL_UNKNOWN_FUNCTION && t->segs && t->seg[t->segs - 1].unknown)
 		id = parent;
 	else
 		id = child_of(t, parent, function_name(t, c->function_id),
-			      c->function_id == XFDR_CALL_UNKNOWN_FUNCTION ? STREE_UNKNOWN
-									   : STREE_FUNCTION);
+			      c->function_id == CALL_UNKNOWN_FUNCTION ? STREE_UNKNOWN
+								      : STREE_FUNCTION);
 	if (id == STREE_NONE)
 		goto no_memory;
 	n = &t->node[id];
 	n->calls++;
-	if (c->flags &
-	    (XFDR_CALL_UNWOUND | XFDR_CALL_NO_EXIT | XFDR_CALL_NO_ENTRY | XFDR_CALL_FROM_CONTEXT))
+	if (c->flags & (CALL_UNWOUND | CALL_NO_EXIT | CALL_NO_ENTRY | CALL_FROM_CONTEXT))
 		t->incomplete++;
-	n->self_tsc = stree_add(n->self_tsc, xfdr_call_self_tsc(c));
+	n->self_tsc = stree_add(n->self_tsc, call_self_tsc(c));
 	n->total_tsc = stree_add(n->total_tsc, c->total_tsc);
 	return 0;
 no_memory:
@@ -486,7 +485,7 @@ static int no_memory(struct xfdr_trace *tr, struct xfdr_error *err, uint64_t off
 	return -1;
 }
 
-int stree_build(struct stree *t, struct xfdr_trace *tr, struct cli_progress *prog,
+int stree_build(struct stree *t, struct xfdr_trace *tr, const struct progress *prog,
 		struct xfdr_error *err)
 {
 	uint64_t nbuf = xfdr_trace_buffer_count(tr), last_buf = UINT64_MAX, bufs = 0;
@@ -497,24 +496,24 @@ int stree_build(struct stree *t, struct xfdr_trace *tr, struct cli_progress *pro
 
 	err->offset = 0;
 	err->text[0] = '\0';
-	t->cs = xfdr_callstack_create(on_call, t);
+	t->cs = callstack_create(on_call, t);
 	if (!t->cs)
 		return no_memory(tr, err, 0, "the call-stack pairer");
 	if (xfdr_events_begin(tr, XFDR_ORDER_THREAD, &it, err) < 0)
 		goto out;
-	/* xfdr_callstack_pair_trace(), with progress: each thread finished when the next begins. */
+	/* callstack_pair_trace(), with progress: each thread finished when the next begins. */
 	while ((rc = xfdr_events_next(&it, &ev, err)) > 0) {
 		if (have && (ev.thread_id != tid || ev.pid != pid) &&
-		    xfdr_callstack_finish_thread(t->cs, pid, tid))
+		    callstack_finish_thread(t->cs, pid, tid))
 			goto cancelled;
 		have = 1;
 		tid = ev.thread_id;
 		pid = ev.pid;
 		if (ev.buffer_index != last_buf) {
 			last_buf = ev.buffer_index;
-			cli_progress_update(prog, ++bufs, nbuf);
+			progress_update(prog, ++bufs, nbuf);
 		}
-		rc = xfdr_callstack_feed(t->cs, &ev);
+		rc = callstack_feed(t->cs, &ev);
 		if (rc == -ECANCELED) {
 			err->offset = ev.offset;
 			goto cancelled;
@@ -526,7 +525,7 @@ int stree_build(struct stree *t, struct xfdr_trace *tr, struct cli_progress *pro
 	}
 	if (rc < 0)
 		goto out;
-	if (xfdr_callstack_finish(t->cs))
+	if (callstack_finish(t->cs))
 		goto cancelled;
 	ret = 0;
 	goto out;
@@ -534,8 +533,8 @@ cancelled:
 	/* on_call() stops the pairer only when out of memory. */
 	no_memory(tr, err, err->offset, "the stack tree");
 out:
-	xfdr_callstack_get_stats(t->cs, &t->stats);
-	xfdr_callstack_destroy(t->cs);
+	callstack_get_stats(t->cs, &t->stats);
+	callstack_destroy(t->cs);
 	t->cs = NULL;
 	return ret;
 }
@@ -605,14 +604,14 @@ static void note_part(char *buf, size_t size, size_t *n, uint64_t count, const c
 		*n += (size_t)k;
 }
 
-void stree_note_incomplete(const struct stree *t)
+int stree_incomplete_note(const struct stree *t, char *note, size_t size)
 {
-	const struct xfdr_callstack_stats *s = &t->stats;
+	const struct callstack_stats *s = &t->stats;
 	char buf[512] = "";
 	size_t n = 0;
 
 	if (!t->incomplete)
-		return;
+		return 0;
 	note_part(buf, sizeof(buf), &n, s->no_exit,
 		  "without an exit (closed at their thread's last event)");
 	note_part(buf, sizeof(buf), &n, s->no_entry,
@@ -620,8 +619,10 @@ void stree_note_incomplete(const struct stree *t)
 	note_part(buf, sizeof(buf), &n, s->unwound, "unwound by a caller's exit");
 	note_part(buf, sizeof(buf), &n, s->from_context,
 		  "begun before the trace (from a stack context)");
-	cli_error("note: %llu of %llu calls are incomplete and kept with the time seen: %s",
-		  (unsigned long long)t->incomplete, (unsigned long long)s->calls, buf);
+	snprintf(note, size,
+		 "note: %llu of %llu calls are incomplete and kept with the time seen: %s",
+		 (unsigned long long)t->incomplete, (unsigned long long)s->calls, buf);
+	return 1;
 }
 
 uint64_t stree_ticks_to(uint64_t ticks, uint64_t hz, uint64_t per_second)

@@ -1,9 +1,9 @@
 /*
- * reader/cli/llvm_dmap.c - an LLVM DenseMap's key order (see llvm_dmap.h).
+ * analysis/llvm_dmap.c - an LLVM DenseMap's key order (see llvm_dmap.h).
  */
 #include <stdlib.h>
 
-#include "reader/cli/llvm_dmap.h"
+#include "analysis/llvm_dmap.h"
 #include "xfdr/reader.h"
 
 struct dmap {

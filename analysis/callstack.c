@@ -1,5 +1,5 @@
 /*
- * reader/lib/callstack.c - call-stack pairing (the rules are in callstack.h).
+ * analysis/callstack.c - call-stack pairing (the rules are in callstack.h).
  *
  * State: an open-addressing hash table from (pid, thread id) to the thread's struct, which is
  * allocated the first time the thread is seen; the last thread looked up is kept, since events
@@ -34,7 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reader/lib/callstack.h"
+#include "analysis/callstack.h"
 
 #define CS_FIRST_FRAMES 16u
 #define CS_FIRST_SLOTS 64u
@@ -73,10 +73,10 @@ struct cs_count {
 	uint32_t open;
 };
 
-struct xfdr_callstack {
-	xfdr_call_fn on_call;
+struct callstack {
+	call_fn on_call;
 	void *ctx;
-	struct xfdr_callstack_stats stats;
+	struct callstack_stats stats;
 	struct cs_thread **slots; /* nslots (a power of two) entries, NULL when free */
 	size_t nslots, nthreads;
 	struct cs_thread *last; /* the thread looked up last, or NULL */
@@ -93,7 +93,7 @@ static size_t cs_hash(uint64_t key, size_t nslots)
 	return (size_t)(key >> 32) & (nslots - 1);
 }
 
-static struct cs_thread *cs_find(const struct xfdr_callstack *cs, uint64_t key)
+static struct cs_thread *cs_find(const struct callstack *cs, uint64_t key)
 {
 	size_t i;
 
@@ -173,9 +173,9 @@ static uint64_t add_sat(uint64_t a, uint64_t b)
 	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
-struct xfdr_callstack *xfdr_callstack_create(xfdr_call_fn on_call, void *ctx)
+struct callstack *callstack_create(call_fn on_call, void *ctx)
 {
-	struct xfdr_callstack *cs = calloc(1, sizeof(*cs));
+	struct callstack *cs = calloc(1, sizeof(*cs));
 
 	if (!cs)
 		return NULL;
@@ -190,7 +190,7 @@ struct xfdr_callstack *xfdr_callstack_create(xfdr_call_fn on_call, void *ctx)
 	return cs;
 }
 
-void xfdr_callstack_destroy(struct xfdr_callstack *cs)
+void callstack_destroy(struct callstack *cs)
 {
 	size_t i;
 
@@ -249,16 +249,16 @@ static int cs_reserve(struct cs_thread *th, uint32_t n, uint32_t calls)
 	return 0;
 }
 
-static int cs_report(struct xfdr_callstack *cs, const struct xfdr_call *c)
+static int cs_report(struct callstack *cs, const struct call *c)
 {
 	cs->stats.calls++;
-	if (c->flags & XFDR_CALL_UNWOUND)
+	if (c->flags & CALL_UNWOUND)
 		cs->stats.unwound++;
-	if (c->flags & XFDR_CALL_NO_EXIT)
+	if (c->flags & CALL_NO_EXIT)
 		cs->stats.no_exit++;
-	if (c->flags & XFDR_CALL_NO_ENTRY)
+	if (c->flags & CALL_NO_ENTRY)
 		cs->stats.no_entry++;
-	if (c->flags & XFDR_CALL_FROM_CONTEXT)
+	if (c->flags & CALL_FROM_CONTEXT)
 		cs->stats.from_context++;
 	if (cs->on_call && cs->on_call(cs->ctx, c))
 		return -ECANCELED;
@@ -266,16 +266,16 @@ static int cs_report(struct xfdr_callstack *cs, const struct xfdr_call *c)
 }
 
 /*
- * Pop the innermost call of th and report it as ended (end: one XFDR_CALL_* end bit) at
- * exit_tsc by the event exit (NULL for XFDR_CALL_NO_EXIT). An unnamed call takes the id fid
- * (its own exit's function, or XFDR_CALL_UNKNOWN_FUNCTION). Its time goes to its parent's
+ * Pop the innermost call of th and report it as ended (end: one CALL_* end bit) at
+ * exit_tsc by the event exit (NULL for CALL_NO_EXIT). An unnamed call takes the id fid
+ * (its own exit's function, or CALL_UNKNOWN_FUNCTION). Its time goes to its parent's
  * children, or to the thread's depth-0 total. Returns 0 or -ECANCELED.
  */
-static int cs_pop(struct xfdr_callstack *cs, struct cs_thread *th, uint64_t exit_tsc,
+static int cs_pop(struct callstack *cs, struct cs_thread *th, uint64_t exit_tsc,
 		  const struct xfdr_event *exit, unsigned end, uint32_t fid)
 {
 	struct cs_frame *f = &th->frames[th->top - 1];
-	struct xfdr_call c = {
+	struct call c = {
 	    .function_id = f->unnamed ? fid : f->enter.function_id,
 	    .thread_id = (uint32_t)th->key,
 	    .pid = (uint32_t)(th->key >> 32),
@@ -291,9 +291,9 @@ static int cs_pop(struct xfdr_callstack *cs, struct cs_thread *th, uint64_t exit
 	};
 
 	if (f->from_context)
-		c.flags |= XFDR_CALL_FROM_CONTEXT;
+		c.flags |= CALL_FROM_CONTEXT;
 	else if (f->enter.action == XFDR_FN_ENTER_ARGS)
-		c.flags |= XFDR_CALL_ARGS;
+		c.flags |= CALL_ARGS;
 	if (f->unnamed > 1) {
 		/* The next unnamed call out is its caller: this call is its only child so far. */
 		f->unnamed--;
@@ -315,16 +315,16 @@ static int cs_pop(struct xfdr_callstack *cs, struct cs_thread *th, uint64_t exit
 }
 
 /* An exit whose function is not on the stack: report it alone, leave the stack as it is. */
-static int cs_no_entry(struct xfdr_callstack *cs, struct cs_thread *th, const struct xfdr_event *ev,
+static int cs_no_entry(struct callstack *cs, struct cs_thread *th, const struct xfdr_event *ev,
 		       unsigned end)
 {
-	struct xfdr_call c = {
+	struct call c = {
 	    .function_id = ev->function_id,
 	    .thread_id = ev->thread_id,
 	    .pid = ev->pid,
 	    .cpu = ev->cpu,
 	    .depth = cs_depth(th),
-	    .flags = end | XFDR_CALL_NO_ENTRY,
+	    .flags = end | CALL_NO_ENTRY,
 	    .enter_tsc = th->first_tsc,
 	    .exit_tsc = ev->tsc,
 	    .total_tsc = ev->tsc >= th->first_tsc ? ev->tsc - th->first_tsc : 0,
@@ -344,7 +344,7 @@ static int cs_no_entry(struct xfdr_callstack *cs, struct cs_thread *th, const st
 }
 
 /* Counters and the thread's clock for an event that is being taken. */
-static void cs_clock(struct xfdr_callstack *cs, struct cs_thread *th, uint64_t tsc)
+static void cs_clock(struct callstack *cs, struct cs_thread *th, uint64_t tsc)
 {
 	if (!th->counted) {
 		th->counted = 1;
@@ -359,14 +359,14 @@ static void cs_clock(struct xfdr_callstack *cs, struct cs_thread *th, uint64_t t
 	th->last_tsc = tsc;
 }
 
-static void cs_note_depth(struct xfdr_callstack *cs, const struct cs_thread *th)
+static void cs_note_depth(struct callstack *cs, const struct cs_thread *th)
 {
 	if (cs_depth(th) > cs->stats.max_depth)
 		cs->stats.max_depth = cs_depth(th);
 }
 
 /* Room for one more thread: the table stays at most half full. Returns 0 or -ENOMEM. */
-static int cs_grow(struct xfdr_callstack *cs)
+static int cs_grow(struct callstack *cs)
 {
 	struct cs_thread **slots;
 	size_t n, i, j;
@@ -393,7 +393,7 @@ static int cs_grow(struct xfdr_callstack *cs)
 }
 
 /* The event's thread's struct, made on first sight. NULL when out of memory. */
-static struct cs_thread *cs_thread(struct xfdr_callstack *cs, const struct xfdr_event *ev)
+static struct cs_thread *cs_thread(struct callstack *cs, const struct xfdr_event *ev)
 {
 	uint64_t key = cs_key(ev->pid, ev->thread_id);
 	struct cs_thread *th = cs_find(cs, key);
@@ -432,7 +432,7 @@ static int cs_context_agrees(const struct cs_thread *th, const struct xfdr_stack
 }
 
 /* A stack context (see the rules in callstack.h). Returns 0 or -ENOMEM (nothing changed). */
-static int cs_context(struct xfdr_callstack *cs, const struct xfdr_event *ev)
+static int cs_context(struct callstack *cs, const struct xfdr_event *ev)
 {
 	struct xfdr_stack_context sc;
 	struct cs_thread *th;
@@ -441,7 +441,7 @@ static int cs_context(struct xfdr_callstack *cs, const struct xfdr_event *ev)
 	int rc;
 
 	if (xfdr_stack_context_decode(ev->payload, ev->payload_bytes, ev->big_endian, &sc, NULL) ||
-	    sc.depth - sc.id_count > XFDR_CALLSTACK_UNNAMED_MAX) {
+	    sc.depth - sc.id_count > CALLSTACK_UNNAMED_MAX) {
 		cs->stats.contexts_invalid++;
 		return 0;
 	}
@@ -470,7 +470,7 @@ static int cs_context(struct xfdr_callstack *cs, const struct xfdr_event *ev)
 		memset(f, 0, sizeof(*f));
 		f->enter.type = XFDR_EVENT_FUNCTION;
 		f->enter.action = XFDR_FN_ENTER;
-		f->enter.function_id = i < sc.id_count ? sc.ids[i] : XFDR_CALL_UNKNOWN_FUNCTION;
+		f->enter.function_id = i < sc.id_count ? sc.ids[i] : CALL_UNKNOWN_FUNCTION;
 		if (i < sc.id_count)
 			cs_count_add(th, sc.ids[i], 1);
 		f->enter.tsc = ev->tsc;
@@ -493,7 +493,7 @@ static int cs_context(struct xfdr_callstack *cs, const struct xfdr_event *ev)
 	return 0;
 }
 
-int xfdr_callstack_feed(struct xfdr_callstack *cs, const struct xfdr_event *ev)
+int callstack_feed(struct callstack *cs, const struct xfdr_event *ev)
 {
 	struct cs_thread *th;
 	struct cs_frame *f;
@@ -532,7 +532,7 @@ int xfdr_callstack_feed(struct xfdr_callstack *cs, const struct xfdr_event *ev)
 
 	cs_clock(cs, th, ev->tsc);
 	cs->stats.function_events++;
-	end = ev->action == XFDR_FN_TAIL_EXIT ? XFDR_CALL_TAIL_EXIT : XFDR_CALL_EXIT;
+	end = ev->action == XFDR_FN_TAIL_EXIT ? CALL_TAIL_EXIT : CALL_EXIT;
 	/*
 	 * The nearest frame of the function; an unnamed frame stops the search: its calls are
 	 * inside every named frame below it, so the exit must be the innermost one's. With
@@ -548,20 +548,19 @@ int xfdr_callstack_feed(struct xfdr_callstack *cs, const struct xfdr_event *ev)
 		return cs_no_entry(cs, th, ev, end);
 	/* The frames above the match never saw their exit: this one closes them too. */
 	while (th->top > i) {
-		rc = cs_pop(cs, th, ev->tsc, ev, XFDR_CALL_UNWOUND, XFDR_CALL_UNKNOWN_FUNCTION);
+		rc = cs_pop(cs, th, ev->tsc, ev, CALL_UNWOUND, CALL_UNKNOWN_FUNCTION);
 		if (rc)
 			return rc;
 	}
 	return cs_pop(cs, th, ev->tsc, ev, end, ev->function_id);
 }
 
-static int cs_finish(struct xfdr_callstack *cs, struct cs_thread *th)
+static int cs_finish(struct callstack *cs, struct cs_thread *th)
 {
 	int rc;
 
 	while (th->top) {
-		rc = cs_pop(cs, th, th->last_tsc, NULL, XFDR_CALL_NO_EXIT,
-			    XFDR_CALL_UNKNOWN_FUNCTION);
+		rc = cs_pop(cs, th, th->last_tsc, NULL, CALL_NO_EXIT, CALL_UNKNOWN_FUNCTION);
 		if (rc)
 			return rc;
 	}
@@ -572,7 +571,7 @@ static int cs_finish(struct xfdr_callstack *cs, struct cs_thread *th)
 	return 0;
 }
 
-int xfdr_callstack_finish_thread(struct xfdr_callstack *cs, uint32_t pid, uint32_t thread_id)
+int callstack_finish_thread(struct callstack *cs, uint32_t pid, uint32_t thread_id)
 {
 	struct cs_thread *th = cs_find(cs, cs_key(pid, thread_id));
 
@@ -583,7 +582,7 @@ int xfdr_callstack_finish_thread(struct xfdr_callstack *cs, uint32_t pid, uint32
  * The thread with the lowest key above *after (any key when first), or NULL: walking the
  * threads in order with no memory to sort them, so finishing cannot fail for want of it.
  */
-static struct cs_thread *cs_next_thread(const struct xfdr_callstack *cs, uint64_t after, int first)
+static struct cs_thread *cs_next_thread(const struct callstack *cs, uint64_t after, int first)
 {
 	struct cs_thread *best = NULL;
 	size_t i;
@@ -604,7 +603,7 @@ static int cmp_thread_key(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-int xfdr_callstack_finish(struct xfdr_callstack *cs)
+int callstack_finish(struct callstack *cs)
 {
 	struct cs_thread **order = malloc((cs->nthreads ? cs->nthreads : 1) * sizeof(*order));
 	struct cs_thread *th;
@@ -626,20 +625,20 @@ int xfdr_callstack_finish(struct xfdr_callstack *cs)
 	return rc;
 }
 
-void xfdr_callstack_get_stats(const struct xfdr_callstack *cs, struct xfdr_callstack_stats *out)
+void callstack_get_stats(const struct callstack *cs, struct callstack_stats *out)
 {
 	*out = cs->stats;
 }
 
-uint32_t xfdr_callstack_depth(const struct xfdr_callstack *cs, uint32_t pid, uint32_t thread_id)
+uint32_t callstack_depth(const struct callstack *cs, uint32_t pid, uint32_t thread_id)
 {
 	const struct cs_thread *th = cs_find(cs, cs_key(pid, thread_id));
 
 	return th ? cs_depth(th) : 0;
 }
 
-const struct xfdr_event *xfdr_callstack_frame(const struct xfdr_callstack *cs, uint32_t pid,
-					      uint32_t thread_id, uint32_t depth)
+const struct xfdr_event *callstack_frame(const struct callstack *cs, uint32_t pid,
+					 uint32_t thread_id, uint32_t depth)
 {
 	const struct cs_thread *th = cs_find(cs, cs_key(pid, thread_id));
 	const struct cs_frame *f;
@@ -650,8 +649,8 @@ const struct xfdr_event *xfdr_callstack_frame(const struct xfdr_callstack *cs, u
 	return f->from_context ? NULL : &f->enter;
 }
 
-int xfdr_callstack_frame_info(const struct xfdr_callstack *cs, uint32_t pid, uint32_t thread_id,
-			      uint32_t depth, struct xfdr_frame *out)
+int callstack_frame_info(const struct callstack *cs, uint32_t pid, uint32_t thread_id,
+			 uint32_t depth, struct callstack_frame_info *out)
 {
 	const struct cs_thread *th = cs_find(cs, cs_key(pid, thread_id));
 	const struct cs_frame *f;
@@ -659,10 +658,10 @@ int xfdr_callstack_frame_info(const struct xfdr_callstack *cs, uint32_t pid, uin
 	if (!th || depth >= cs_depth(th))
 		return -1;
 	f = &th->frames[cs_index(th, depth)];
-	*out = (struct xfdr_frame){
-	    .function_id = f->unnamed ? XFDR_CALL_UNKNOWN_FUNCTION : f->enter.function_id,
-	    .flags = f->from_context			     ? XFDR_CALL_FROM_CONTEXT
-		     : f->enter.action == XFDR_FN_ENTER_ARGS ? XFDR_CALL_ARGS
+	*out = (struct callstack_frame_info){
+	    .function_id = f->unnamed ? CALL_UNKNOWN_FUNCTION : f->enter.function_id,
+	    .flags = f->from_context			     ? CALL_FROM_CONTEXT
+		     : f->enter.action == XFDR_FN_ENTER_ARGS ? CALL_ARGS
 							     : 0u,
 	    /* The unnamed frame's calls span depths unnamed_at .. unnamed_at + hidden. */
 	    .unnamed_run = f->unnamed ? th->unnamed_at + th->hidden - depth + 1 : 0,
@@ -685,10 +684,10 @@ static int cs_no_memory(struct xfdr_trace *t, struct xfdr_error *err, uint64_t o
 	return -1;
 }
 
-int xfdr_callstack_pair_trace(struct xfdr_trace *t, xfdr_call_fn on_call, void *ctx,
-			      struct xfdr_callstack_stats *stats, struct xfdr_error *err)
+int callstack_pair_trace(struct xfdr_trace *t, call_fn on_call, void *ctx,
+			 struct callstack_stats *stats, struct xfdr_error *err)
 {
-	struct xfdr_callstack *cs;
+	struct callstack *cs;
 	struct xfdr_event_iter it;
 	struct xfdr_event ev;
 	int have_thread = 0;
@@ -697,7 +696,7 @@ int xfdr_callstack_pair_trace(struct xfdr_trace *t, xfdr_call_fn on_call, void *
 
 	if (stats)
 		memset(stats, 0, sizeof(*stats));
-	cs = xfdr_callstack_create(on_call, ctx);
+	cs = callstack_create(on_call, ctx);
 	if (!cs)
 		return cs_no_memory(t, err, 0, "the call-stack pairer");
 	if (xfdr_events_begin(t, XFDR_ORDER_THREAD, &it, err))
@@ -705,14 +704,14 @@ int xfdr_callstack_pair_trace(struct xfdr_trace *t, xfdr_call_fn on_call, void *
 	while ((rc = xfdr_events_next(&it, &ev, err)) > 0) {
 		/* XFDR_ORDER_THREAD: a thread's events are all together, so it is done. */
 		if (have_thread && (ev.thread_id != thread_id || ev.pid != pid) &&
-		    xfdr_callstack_finish_thread(cs, pid, thread_id)) {
+		    callstack_finish_thread(cs, pid, thread_id)) {
 			ret = 1;
 			goto out;
 		}
 		have_thread = 1;
 		thread_id = ev.thread_id;
 		pid = ev.pid;
-		rc = xfdr_callstack_feed(cs, &ev);
+		rc = callstack_feed(cs, &ev);
 		if (rc == -ECANCELED) {
 			ret = 1;
 			goto out;
@@ -724,10 +723,10 @@ int xfdr_callstack_pair_trace(struct xfdr_trace *t, xfdr_call_fn on_call, void *
 	}
 	if (rc < 0)
 		goto out;
-	ret = xfdr_callstack_finish(cs) ? 1 : 0;
+	ret = callstack_finish(cs) ? 1 : 0;
 out:
 	if (stats)
-		xfdr_callstack_get_stats(cs, stats);
-	xfdr_callstack_destroy(cs);
+		callstack_get_stats(cs, stats);
+	callstack_destroy(cs);
 	return ret;
 }

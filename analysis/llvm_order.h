@@ -1,5 +1,5 @@
 /*
- * reader/cli/llvm_order.h - the events of a trace in the order `llvm-xray convert` prints its
+ * analysis/llvm_order.h - the events of a trace in the order `llvm-xray convert` prints its
  * records, with memory for the threads, not for the records.
  *
  * llvm-xray collects the blocks of each (process, thread) in an LLVM DenseMap, expands the
@@ -20,12 +20,13 @@
  * record (0 before the first one), and every record prints as its `type` the event type of the
  * thread's previous typed event (0 before the first one). struct llvm_carry holds both.
  */
-#ifndef XFDR_READER_CLI_LLVM_ORDER_H
-#define XFDR_READER_CLI_LLVM_ORDER_H
+#ifndef XFDR_ANALYSIS_LLVM_ORDER_H
+#define XFDR_ANALYSIS_LLVM_ORDER_H
 
 #include <stdint.h>
 
-#include "reader/cli/cli.h"
+#include "analysis/progress.h"
+#include "xfdr/reader.h"
 
 #define LLVM_ORDER_RUNS_MAX (1u << 16)
 
@@ -40,20 +41,22 @@ struct llvm_carry {
 /*
  * llvm_order_open - iterate the events of the verified trace t in llvm-xray's order: sorted by
  * TSC (stable) when sort, else thread by thread. The trace must outlive the iterator.
- * Returns CLI_OK with *out set, or CLI_FAIL after reporting (out of memory, a bad trace).
+ * prog (may be NULL) hears of the phases "ordering" and "sorting" and of the threads read.
+ * Returns 0 with *out set, or -1 with err filled (out of memory, a bad trace).
  */
-int llvm_order_open(struct xfdr_trace *t, int sort, struct cli_progress *prog,
-		    struct llvm_order **out);
+int llvm_order_open(struct xfdr_trace *t, int sort, const struct progress *prog,
+		    struct llvm_order **out, struct xfdr_error *err);
 
 /*
  * llvm_order_next - the next event in *ev (valid until the next call) and what llvm-xray
- * prints for it in *carry. Returns 1, 0 at the end, or -1 after reporting an error.
+ * prints for it in *carry. Returns 1, 0 at the end, or -1 with err filled.
  */
-int llvm_order_next(struct llvm_order *o, const struct xfdr_event **ev, struct llvm_carry *carry);
+int llvm_order_next(struct llvm_order *o, const struct xfdr_event **ev, struct llvm_carry *carry,
+		    struct xfdr_error *err);
 
 /* How far the walk is, for progress: events handed out so far and in all (0 if unknown). */
 void llvm_order_progress(const struct llvm_order *o, uint64_t *done, uint64_t *total);
 
 void llvm_order_close(struct llvm_order *o);
 
-#endif /* XFDR_READER_CLI_LLVM_ORDER_H */
+#endif /* XFDR_ANALYSIS_LLVM_ORDER_H */
