@@ -133,14 +133,15 @@ xfdr_ld_script = printf '%s\n' \
 $(LIBXFDR_LD): $(LIBXFDR_SO) $(LIBXFDR_XRAY_A) Makefile
 	$(call xfdr_ld_script,$(abspath $(@D)),$@)
 
-$(LIBREADER_A): $(READER_OBJS)
+# The archives depend on the Makefile too: an object taken off a list leaves its archive.
+$(LIBREADER_A): $(READER_OBJS) Makefile
 	@mkdir -p $(@D)
-	rm -f $@ && $(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $(filter %.o,$^)
 
 # Not installed: the command's own, built as a library so that tests and fuzz targets link it.
-$(LIBANALYSIS_A): $(ANALYSIS_OBJS)
+$(LIBANALYSIS_A): $(ANALYSIS_OBJS) Makefile
 	@mkdir -p $(@D)
-	rm -f $@ && $(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $(filter %.o,$^)
 
 $(XFDR_BIN): $(CLI_OBJS) $(LIBANALYSIS_A) $(LIBREADER_A)
 	@mkdir -p $(@D)

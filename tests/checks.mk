@@ -22,8 +22,8 @@ check-layers:
 
 check-build: all $(UNIT_BINS)
 
-check-exports: $(LIBXFDR_SO)
-	sh tests/check_exports.sh $(LIBXFDR_SO)
+check-exports: $(LIBXFDR_SO) $(LIBREADER_A)
+	sh tests/check_exports.sh $(LIBXFDR_SO) $(LIBREADER_A)
 
 check-headers:
 	sh tests/check_headers.sh "$(CC)"
