@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 struct progress {
-	void (*phase)(void *ctx, const char *what);		 /* a new stage, e.g. "sorting" */
+	void (*phase)(void *ctx, const char *what);		  /* a new stage, e.g. "sorting" */
 	void (*update)(void *ctx, uint64_t done, uint64_t total); /* done of total units */
 	void *ctx;
 };

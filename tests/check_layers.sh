@@ -2,6 +2,9 @@
 # Who may include whom (README's layout table):
 #   - the writer (writer/) includes only system headers, the public ones (xfdr/) and its own;
 #   - the runtime (runtime/) never includes the reader (reader/), nor the reader the runtime;
+#   - the analysis library (analysis/) includes only the public headers (xfdr/) and its own,
+#     and never prints: no stdio output call names stdout or stderr or prints to a stream
+#     (it reports through struct xfdr_error and progress callbacks);
 #   - a verb of the xfdr command (reader/cli/V.c and V_*.c, V a file that defines cmd_V())
 #     includes no other verb's header: what two verbs share lives in a library.
 # KNOWN lists the inclusions that break a rule today, each with the work that ends it; a
@@ -9,7 +12,6 @@
 # Prints every inclusion that breaks a rule; exit status 1 if any.
 # Usage: tests/check_layers.sh (from the top of the tree)
 KNOWN='
-reader/cli/record_report.c reader/cli/account.h (account_totals() moves to the analysis library)
 '
 status=0
 found=$(mktemp)
@@ -35,6 +37,15 @@ for f in $(find runtime -name '*.[ch]'); do
 		case $h in reader/*) breaks "$f" "$h" ;; esac
 	done
 done
+includes analysis/*.c analysis/*.h | while read -r f h; do
+	case $h in xfdr/* | analysis/*) ;; *) breaks "$f" "$h" ;; esac
+done
+# Comments are not code: only lines that do not start a comment's text are searched.
+grep -nE '\b(printf|vprintf|fprintf|vfprintf|puts|fputs|putchar|fputc|putc|perror|fwrite|stdout|stderr)\b' \
+	analysis/*.c analysis/*.h | grep -vE '^[^:]*:[0-9]+:[[:space:]]*(/?\*|//)' |
+	while IFS=: read -r f line rest; do
+		breaks "$f:$line" "(prints)"
+	done
 for f in $(find reader -name '*.[ch]'); do
 	includes "$f" | while read -r f h; do
 		case $h in runtime/*) breaks "$f" "$h" ;; esac
@@ -53,7 +64,10 @@ while read -r f h; do
 	if echo "$KNOWN" | grep -q "^$f $h "; then
 		continue
 	fi
-	echo "check_layers: $f includes $h" >&2
+	case $h in
+	"(prints)") echo "check_layers: $f prints: analysis reports through struct xfdr_error" >&2 ;;
+	*) echo "check_layers: $f includes $h" >&2 ;;
+	esac
 	status=1
 done <"$found"
 echo "$KNOWN" | while read -r f h why; do
@@ -63,5 +77,5 @@ echo "$KNOWN" | while read -r f h why; do
 		exit 1
 	fi
 done || status=1
-[ $status = 0 ] && echo "check_layers: the writer, the runtime, the reader and the verbs include only what they may ($(echo "$KNOWN" | grep -c .) known exception)"
+[ $status = 0 ] && echo "check_layers: the writer, the runtime, the analysis library, the reader and the verbs include only what they may, and analysis prints nothing ($(echo "$KNOWN" | grep -c .) known exceptions)"
 exit $status

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "reader/cli/account.h"
+#include "analysis/latency.h"
 #include "reader/cli/cli.h"
 #include "reader/cli/record.h"
 
@@ -329,15 +329,20 @@ static void put_drops(const uint64_t *drop, const char *mode)
 
 static void put_top(struct xfdr_trace *t, const struct xfdr_names *names, long top)
 {
-	struct account_total *v;
+	struct latency_total *v;
+	struct xfdr_error err;
 	uint64_t hz = xfdr_trace_header(t)->cycle_frequency;
 	size_t n, i, shown;
 	char self[32], total[32], per[32], id[16];
 	const char *name;
 	int width = SUMMARY_COLUMNS - 4 - 12 - 1 - 12 - 1 - 10 - 1 - 12 - 2;
 
-	if (top <= 0 || account_totals(t, names, &v, &n))
+	if (top <= 0)
 		return;
+	if (latency_totals(t, names, &v, &n, &err)) {
+		cli_error("%s", err.text);
+		return;
+	}
 	shown = n < (size_t)top ? n : (size_t)top;
 	if (!n) {
 		fprintf(stderr, "  no complete calls to account\n");
