@@ -41,12 +41,13 @@ WRITER_SRCS  := $(sort $(wildcard writer/*.c))
 # runtime/link/ is not part of the libraries: it is linked into the program (see below).
 RUNTIME_SRCS := $(sort $(filter-out runtime/link/%,$(wildcard runtime/*/*.c)))
 LINK_SRCS    := $(sort $(wildcard runtime/link/*.c))
-# The reader: the library (reader/lib/) and the xfdr command (reader/cli/, one file per verb).
-READER_LIB_SRCS := $(sort $(wildcard reader/lib/*.c))
-READER_CLI_SRCS := $(sort $(wildcard reader/cli/*.c))
+# The reader library (reader/): decoding and verifying traces and their .map sidecars.
+READER_SRCS  := $(sort $(wildcard reader/*.c))
 # Analysis over decoded traces (analysis/): call pairing, the latency table, the stack tree,
 # llvm-xray's orders. A library that never prints; errors come back in a struct xfdr_error.
 ANALYSIS_SRCS := $(sort $(wildcard analysis/*.c))
+# The xfdr command (command/): one file per verb, what they share, the dispatcher (xfdr.c).
+COMMAND_SRCS := $(sort $(wildcard command/*.c))
 UNIT_SRCS    := $(sort $(wildcard tests/unit/test_*.c))
 # Concurrency tests (tests/unit/test_*_mt.c) also run under ThreadSanitizer.
 MT_SRCS      := $(filter %_mt.c,$(UNIT_SRCS))
@@ -54,8 +55,8 @@ TEST_SUPPORT_SRCS := $(sort $(wildcard tests/support/*.c))
 
 OBJ := $(BUILD)/obj
 LIBXFDR_OBJS   := $(patsubst %.c,$(OBJ)/rt/%.o,$(WRITER_SRCS) $(RUNTIME_SRCS))
-READER_OBJS    := $(patsubst %.c,$(OBJ)/rd/%.o,$(READER_LIB_SRCS))
-CLI_OBJS       := $(patsubst %.c,$(OBJ)/rd/%.o,$(READER_CLI_SRCS))
+READER_OBJS    := $(patsubst %.c,$(OBJ)/rd/%.o,$(READER_SRCS))
+COMMAND_OBJS       := $(patsubst %.c,$(OBJ)/rd/%.o,$(COMMAND_SRCS))
 ANALYSIS_OBJS  := $(patsubst %.c,$(OBJ)/rd/%.o,$(ANALYSIS_SRCS))
 SUPPORT_OBJS   := $(patsubst %.c,$(OBJ)/test/%.o,$(TEST_SUPPORT_SRCS))
 
@@ -143,9 +144,9 @@ $(LIBANALYSIS_A): $(ANALYSIS_OBJS) Makefile
 	@mkdir -p $(@D)
 	rm -f $@ && $(AR) rcs $@ $(filter %.o,$^)
 
-$(XFDR_BIN): $(CLI_OBJS) $(LIBANALYSIS_A) $(LIBREADER_A)
+$(XFDR_BIN): $(COMMAND_OBJS) $(LIBANALYSIS_A) $(LIBREADER_A)
 	@mkdir -p $(@D)
-	$(CC) -pthread -o $@ $(CLI_OBJS) $(LIBANALYSIS_A) $(LIBREADER_A) $(SAN_LDFLAGS) -lm
+	$(CC) -pthread -o $@ $(COMMAND_OBJS) $(LIBANALYSIS_A) $(LIBREADER_A) $(SAN_LDFLAGS) -lm
 
 # ---- tests ---------------------------------------------------------------------------------
 $(BUILD)/tests/%: $(OBJ)/test/tests/unit/%.o $(SUPPORT_OBJS) $(LIBANALYSIS_A) $(LIBREADER_A) \

@@ -1,5 +1,5 @@
 # bench/scale.mk - three tables `make bench` prints after the ways table: xfdr in two threads
-# at once (bench/threads.c), flush throughput against the disk's (bench/flush_rate.c), and a
+# at once (bench/two_threads.c), flush throughput against the disk's (bench/flush_rate.c), and a
 # call-heavy C program traced in every way and by the peers (bench/real_run.sh). Included by
 # bench/bench.mk; uses its BENCH_DIR, BENCH_FLAGS, BENCH_CLANG, BENCH_XRAY_FLAGS and the
 # trace_count program. Method: bench/README.md.
@@ -8,16 +8,16 @@
 #   make bench-flush   BENCH_FLUSH_MIB="64 256" BENCH_FLUSH_BUFS="65536 1048576"
 #   make bench-real    BENCH_REAL_SCALE=200000 BENCH_REAL_REPS=3
 
-# ---- two threads recording at once (bench/threads.c) -------------------------------------------
+# ---- two threads recording at once (bench/two_threads.c) ---------------------------------------
 # Each configuration flushes into $(BENCH_DIR)/threads-out/, where trace_count reads the file back
 # and deletes it.
 BENCH_THREADS_REPS   ?= 7
 BENCH_THREADS_EVENTS ?= 2000000
 
-$(BENCH_DIR)/threads: bench/threads.c bench/threads_callee.c $(BENCH_XFDR_SRCS) $(BENCH_XFDR_HDRS) \
+$(BENCH_DIR)/threads: bench/two_threads.c bench/two_threads_callee.c $(BENCH_XFDR_SRCS) $(BENCH_XFDR_HDRS) \
 		$(LIBXFDR_A)
 	@mkdir -p $(@D)
-	$(CC) $(BENCH_FLAGS) -o $@ bench/threads.c bench/threads_callee.c $(BENCH_XFDR_SRCS) \
+	$(CC) $(BENCH_FLAGS) -o $@ bench/two_threads.c bench/two_threads_callee.c $(BENCH_XFDR_SRCS) \
 		$(LIBXFDR_A) $(SAN_LDFLAGS) $(RUNTIME_LIBS)
 
 BENCH_THREADS_CMD = mkdir -p $(BENCH_DIR)/threads-out && $(BENCH_DIR)/threads \

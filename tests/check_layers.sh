@@ -1,15 +1,18 @@
 #!/bin/sh
 # Who may include whom (README's layout table):
 #   - the writer (writer/) includes only system headers, the public ones (xfdr/) and its own;
-#   - the runtime (runtime/) never includes the reader (reader/), nor the reader the runtime;
+#   - the runtime (runtime/) never includes the reader (reader/); the reader library includes
+#     only the public headers and its own (not the runtime, the analysis or the command);
 #   - the analysis library (analysis/) includes only the public headers (xfdr/) and its own,
 #     and never prints: no stdio output call names stdout or stderr or prints to a stream
 #     (it reports through struct xfdr_error and progress callbacks);
-#   - a verb of the xfdr command (reader/cli/V.c and V_*.c, V a file that defines cmd_V())
-#     includes no other verb's header: what two verbs share lives in a library.
+#   - a verb of the xfdr command (command/V.c and V_*.c, V a file that defines cmd_V())
+#     includes no other verb's header: what two verbs share lives in a library;
+#   - no two source files share a name anywhere in the tree (READMEs aside; the fuzz corpus
+#     and regressions are data), so that a name finds one file.
 # KNOWN lists the inclusions that break a rule today, each with the work that ends it; a
 # listed one that no longer happens fails too, so the list only shrinks.
-# Prints every inclusion that breaks a rule; exit status 1 if any.
+# Prints everything that breaks a rule; exit status 1 if any.
 # Usage: tests/check_layers.sh (from the top of the tree)
 KNOWN='
 '
@@ -46,19 +49,25 @@ grep -nE '\b(printf|vprintf|fprintf|vfprintf|puts|fputs|putchar|fputc|putc|perro
 	while IFS=: read -r f line rest; do
 		breaks "$f:$line" "(prints)"
 	done
-for f in $(find reader -name '*.[ch]'); do
-	includes "$f" | while read -r f h; do
-		case $h in runtime/*) breaks "$f" "$h" ;; esac
-	done
+includes reader/*.c reader/*.h | while read -r f h; do
+	case $h in xfdr/* | reader/*) ;; *) breaks "$f" "$h" ;; esac
 done
-verbs=$(grep -l '^int cmd_[a-z_]*(' reader/cli/*.c | sed 's|reader/cli/\(.*\)\.c|\1|')
-includes reader/cli/*.c | while read -r f h; do
+verbs=$(grep -l '^int cmd_[a-z_]*(' command/*.c | sed 's|command/\(.*\)\.c|\1|')
+includes command/*.c | while read -r f h; do
 	base=$(basename "$f" .c)
 	for v in $verbs; do
-		[ "$h" = "reader/cli/$v.h" ] || continue
+		[ "$h" = "command/$v.h" ] || continue
 		case $base in "$v" | "$v"_*) ;; *) breaks "$f" "$h" ;; esac
 	done
 done
+
+# Tracked files (every file below the top when this is not a git checkout).
+{ git ls-files 2>/dev/null || find . -type f ! -path './build*' ! -path './.git/*' | sed 's|^\./||'; } |
+	grep -v -e '^tests/fuzz/corpus/' -e '^tests/fuzz/regressions/' -e '/README\.md$' -e '^README\.md$' |
+	awk -F/ '{ n = $NF; if (n in seen) print seen[n], $0; else seen[n] = $0 }' |
+	while read -r first again; do
+		breaks "$again" "(the name of $first)"
+	done
 
 while read -r f h; do
 	if echo "$KNOWN" | grep -q "^$f $h "; then
@@ -66,6 +75,7 @@ while read -r f h; do
 	fi
 	case $h in
 	"(prints)") echo "check_layers: $f prints: analysis reports through struct xfdr_error" >&2 ;;
+	"(the name of "*) echo "check_layers: $f has $(echo "$h" | sed 's/^(//; s/)$//'): rename one" >&2 ;;
 	*) echo "check_layers: $f includes $h" >&2 ;;
 	esac
 	status=1
@@ -77,5 +87,5 @@ echo "$KNOWN" | while read -r f h why; do
 		exit 1
 	fi
 done || status=1
-[ $status = 0 ] && echo "check_layers: the writer, the runtime, the analysis library, the reader and the verbs include only what they may, and analysis prints nothing ($(echo "$KNOWN" | grep -c .) known exceptions)"
+[ $status = 0 ] && echo "check_layers: the writer, the runtime, the analysis library, the reader and the verbs include only what they may, analysis prints nothing, no two files share a name ($(echo "$KNOWN" | grep -c .) known exceptions)"
 exit $status

@@ -42,7 +42,7 @@
 #include "runtime/hooks/xray.h"
 #include "runtime/pool/pool.h"
 #include "runtime/record/clock.h"
-#include "runtime/record/record.h"
+#include "runtime/record/recorder.h"
 #include "runtime/record/session.h"
 #include "runtime/record/thread.h"
 #include "runtime/record/thread_fork.h"

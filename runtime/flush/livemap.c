@@ -16,7 +16,7 @@
  * line is new; a function's first call anywhere, the same and the symbol lookup; the very
  * first one also reads the symbol tables (symbolizer.h), milliseconds for a large program.
  *
- * The reader takes a thread id's last `thread` line (reader/lib/names.c), and sees every
+ * The reader takes a thread id's last `thread` line (reader/names.c), and sees every
  * function id once: both the thread that gave an id and a listing of every id may list it, and
  * fnmap_take_for_listing() gives it to one of them per map.
  *

@@ -8,12 +8,12 @@
 #include <unistd.h>
 
 #include "runtime/base/print.h"
-#include "runtime/flush/crash.h"
+#include "runtime/flush/crash_record.h"
 #include "runtime/flush/drops.h"
 #include "runtime/flush/mapfile.h"
 #include "runtime/pool/pool.h"
 #include "runtime/record/clock.h"
-#include "runtime/record/record.h"
+#include "runtime/record/recorder.h"
 #include "runtime/record/thread.h"
 #include "runtime/symbols/symbolizer.h"
 

@@ -1,7 +1,7 @@
 /*
  * runtime/flush/mapfile.h - the .map sidecar beside every trace: the process, the clock, the
  * pool, the drops, the threads and the functions. One "key<TAB>value..." per line; the format
- * is specified in doc/map-format.md, which the reader's parser (reader/lib/names.c) follows
+ * is specified in doc/map-format.md, which the reader's parser (reader/names.c) follows
  * too. Every function here is async-signal-safe: each line is built in a stack buffer by the
  * printer and written with write(2). Each returns 0 or a negative errno.
  */

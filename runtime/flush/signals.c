@@ -10,7 +10,7 @@
  *              disposition back (SIG_DFL) and raise the signal again, so the process ends
  *              killed by it, as it would have without xfdr.
  *   crash      SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP (flush_on_crash): record the
- *              crashing thread's backtrace as "XFDRCRSH" (crash.c), stop, flush with the
+ *              crashing thread's backtrace as "XFDRCRSH" (crash_record.c), stop, flush with the
  *              crash in the .map, put the previous disposition back and let the signal happen
  *              again: a fault (si_code > 0) re-executes when the handler returns; a raised
  *              signal (abort(), kill, int3) is queued again with its own siginfo and the
@@ -59,8 +59,8 @@
  *
  * Only async-signal-safe calls in the handlers: sigaction, sigprocmask, tgkill,
  * rt_tgsigqueueinfo, timer_create/settime/delete (the system calls), alarm, nanosleep,
- * clock_gettime, write, and the flush's own (flush.c); libunwind is the exception that crash.c
- * discusses.
+ * clock_gettime, write, and the flush's own (flush.c); libunwind is the exception that
+ * crash_record.c discusses.
  */
 #include <errno.h>
 #include <limits.h>
@@ -74,7 +74,7 @@
 #include "runtime/base/compiler.h"
 #include "runtime/base/monotonic.h"
 #include "runtime/base/print.h"
-#include "runtime/flush/crash.h"
+#include "runtime/flush/crash_record.h"
 #include "runtime/flush/mapfile.h"
 #include "runtime/flush/prog_handler.h"
 #include "runtime/flush/sig_interpose.h"

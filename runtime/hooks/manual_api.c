@@ -3,14 +3,14 @@
  * XFDR_ENTER/XFDR_EXIT/XFDR_SCOPE macros of xfdr.h.
  *
  * Each one reads the clock and goes to the record path (record_fast.h inline for plain
- * entries and exits; record.c for events with arguments or a payload). Context: any thread,
+ * entries and exits; recorder.c for events with arguments or a payload). Context: any thread,
  * any signal handler; errno is preserved.
  */
 #include <stddef.h>
 #include <stdint.h>
 
 #include "runtime/base/compiler.h"
-#include "runtime/record/record.h"
+#include "runtime/record/recorder.h"
 #include "runtime/record/record_fast.h"
 #include "xfdr/format.h"
 #include "xfdr/xfdr.h"

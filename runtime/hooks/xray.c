@@ -25,7 +25,7 @@
 #include "runtime/flush/map_functions.h"
 #include "runtime/hooks/xray.h"
 #include "runtime/hooks/xray_api.h"
-#include "runtime/record/record.h"
+#include "runtime/record/recorder.h"
 #include "runtime/record/record_fast.h"
 #include "runtime/symbols/symbolizer.h"
 #include "xfdr/format.h"

@@ -17,7 +17,7 @@
 
 #include "runtime/record/clock_fast.h"
 #include "runtime/base/compiler.h"
-#include "runtime/record/record.h"
+#include "runtime/record/recorder.h"
 #include "runtime/record/session.h"
 #include "runtime/record/thread_fast.h"
 #include "writer/encode.h"
@@ -52,7 +52,7 @@ rec_exit_final(struct rec_thread *t, struct thread_slot *s, size_t used, uint64_
 }
 
 /*
- * Record a function event taken at (tsc, cpu). Context: see record.h.
+ * Record a function event taken at (tsc, cpu). Context: see recorder.h.
  * Everything but the common case leaves through rec_function_slow(), the one door out: with
  * the guard taken here (held = the slot) when the thread has a slot and was not inside the
  * runtime, without it (held = NULL) when it has no slot yet or is re-entering.

@@ -114,7 +114,7 @@ struct rec_thread {
 	uint32_t registering;	/* guard while the thread has no slot yet */
 	uint32_t slotless;	/* events since registration last failed (retry throttle) */
 	/*
-	 * Drops keep the trace balanced (record.c): an open call whose entry was dropped has
+	 * Drops keep the trace balanced (recorder.c): an open call whose entry was dropped has
 	 * REC_STACK_DROPPED set in its stack id (marked counts them); beyond the ids kept, or
 	 * without a slot, the call is dropped whole (skip: its depth, skip_cause: why). While
 	 * either is nonzero every event takes the slow path: cpu is REC_NO_CPU, the real one

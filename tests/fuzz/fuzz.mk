@@ -29,9 +29,13 @@ FUZZ_LDFLAGS := -fsanitize=fuzzer,address,undefined -pthread -lm
 # Every run: one input at most 10 s, quiet targets (the report still reaches the log).
 FUZZ_RUN_FLAGS := -timeout=10 -close_fd_mask=3 -rss_limit_mb=2048 -print_final_stats=0
 
-FUZZ_READER_OBJS := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(READER_LIB_SRCS))
-FUZZ_CLI_OBJS    := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(filter-out reader/cli/xfdr.c,$(READER_CLI_SRCS))) \
-	$(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(ANALYSIS_SRCS))
+# The targets link libraries built with FUZZ_CC and the sanitizers: the reader, the analysis,
+# and the command's objects but its main (recover, core and record's summary live there until
+# they have a library of their own); the linker takes from each only what a target calls.
+FUZZ_LIB_READER   := $(FUZZ_DIR)/lib/libxfdr_reader.a
+FUZZ_LIB_ANALYSIS := $(FUZZ_DIR)/lib/libxfdr_analysis.a
+FUZZ_LIB_COMMAND  := $(FUZZ_DIR)/lib/libxfdr_command.a
+FUZZ_LIBS         := $(FUZZ_LIB_COMMAND) $(FUZZ_LIB_ANALYSIS) $(FUZZ_LIB_READER)
 FUZZ_OPT_OBJS    := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,runtime/control/options.c runtime/base/print.c writer/fsize.c)
 FUZZ_SEEDGEN     := $(FUZZ_DIR)/seedgen
 FUZZ_SEEDS       := $(FUZZ_DIR)/seeds/.done
@@ -42,25 +46,34 @@ $(FUZZ_DIR)/obj/%.o: %.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
 
-$(FUZZ_DIR)/fuzz_reader: $(FUZZ_DIR)/obj/tests/fuzz/fuzz_reader.o $(FUZZ_CLI_OBJS) $(FUZZ_READER_OBJS)
+fuzz_objs = $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(1))
+fuzz_archive = @mkdir -p $(@D) && rm -f $@ && $(AR) rcs $@ $(filter %.o,$^)
+
+$(FUZZ_LIB_READER): $(call fuzz_objs,$(READER_SRCS)) Makefile
+	$(fuzz_archive)
+$(FUZZ_LIB_ANALYSIS): $(call fuzz_objs,$(ANALYSIS_SRCS)) Makefile
+	$(fuzz_archive)
+$(FUZZ_LIB_COMMAND): $(call fuzz_objs,$(filter-out command/xfdr.c,$(COMMAND_SRCS))) Makefile
+	$(fuzz_archive)
+
+$(FUZZ_DIR)/fuzz_reader: $(FUZZ_DIR)/obj/tests/fuzz/fuzz_reader.o $(FUZZ_LIBS)
 	$(FUZZ_CC) -o $@ $^ $(FUZZ_LDFLAGS)
 
-$(FUZZ_DIR)/fuzz_pool: $(FUZZ_DIR)/obj/tests/fuzz/fuzz_pool.o $(FUZZ_CLI_OBJS) $(FUZZ_READER_OBJS)
+$(FUZZ_DIR)/fuzz_pool: $(FUZZ_DIR)/obj/tests/fuzz/fuzz_pool.o $(FUZZ_LIBS)
 	$(FUZZ_CC) -o $@ $^ $(FUZZ_LDFLAGS)
 
-$(FUZZ_DIR)/fuzz_recover: $(FUZZ_DIR)/obj/tests/fuzz/fuzz_recover.o $(FUZZ_CLI_OBJS) $(FUZZ_READER_OBJS)
+$(FUZZ_DIR)/fuzz_recover: $(FUZZ_DIR)/obj/tests/fuzz/fuzz_recover.o $(FUZZ_LIBS)
 	$(FUZZ_CC) -o $@ $^ $(FUZZ_LDFLAGS)
 
-# fuzz_elf includes reader/lib/elf_symbols.c itself (to parse a heap copy): not the library.
-$(FUZZ_DIR)/fuzz_elf: $(FUZZ_DIR)/obj/tests/fuzz/fuzz_elf.o $(FUZZ_DIR)/obj/reader/cli/elf_probe.o
+# fuzz_elf includes reader/elf_symbols.c itself (to parse a heap copy): not the library.
+$(FUZZ_DIR)/fuzz_elf: $(FUZZ_DIR)/obj/tests/fuzz/fuzz_elf.o $(FUZZ_DIR)/obj/command/elf_probe.o
 	$(FUZZ_CC) -o $@ $^ $(FUZZ_LDFLAGS)
 
-# fuzz_record includes reader/cli/record_report.c itself (its parsers are static).
-$(FUZZ_DIR)/fuzz_record: $(FUZZ_DIR)/obj/tests/fuzz/fuzz_record.o \
-		$(filter-out %/record_report.o,$(FUZZ_CLI_OBJS)) $(FUZZ_READER_OBJS)
+# fuzz_record includes command/record_report.c itself (its parsers are static).
+$(FUZZ_DIR)/fuzz_record: $(FUZZ_DIR)/obj/tests/fuzz/fuzz_record.o $(FUZZ_LIBS)
 	$(FUZZ_CC) -o $@ $^ $(FUZZ_LDFLAGS)
 
-$(FUZZ_DIR)/fuzz_names: $(FUZZ_DIR)/obj/tests/fuzz/fuzz_names.o $(FUZZ_READER_OBJS)
+$(FUZZ_DIR)/fuzz_names: $(FUZZ_DIR)/obj/tests/fuzz/fuzz_names.o $(FUZZ_LIB_READER)
 	$(FUZZ_CC) -o $@ $^ $(FUZZ_LDFLAGS)
 
 $(FUZZ_DIR)/fuzz_options: $(FUZZ_DIR)/obj/tests/fuzz/fuzz_options.o $(FUZZ_OPT_OBJS)

@@ -1,7 +1,7 @@
 /*
  * tests/fuzz/fuzz_elf.c - libFuzzer target: the two readers of ELF files a user names:
- * reader/lib/elf_symbols.c (the module of a crash frame in a .map sidecar: `xfdr dump` looks
- * the frame's address up in that file) and reader/cli/elf_probe.c (the program given to
+ * reader/elf_symbols.c (the module of a crash frame in a .map sidecar: `xfdr dump` looks
+ * the frame's address up in that file) and command/elf_probe.c (the program given to
  * `xfdr record`). The input is the ELF file.
  *
  * elf_symbols.c maps its file, and the sanitizer does not see a read past the end of a file
@@ -11,11 +11,11 @@
  * both must name the same functions. The addresses looked up are the symbols' own values and
  * ends, and words of the input.
  */
-#include "reader/lib/elf_symbols.c"
+#include "reader/elf_symbols.c"
 
 #include <stdio.h>
 
-#include "reader/cli/elf_probe.h"
+#include "command/elf_probe.h"
 #include "tests/fuzz/fuzz_support.h"
 
 static int elf_fd = -1;

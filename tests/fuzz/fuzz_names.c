@@ -1,5 +1,5 @@
 /*
- * tests/fuzz/fuzz_names.c - libFuzzer target: the .map sidecar parser (reader/lib/names.c):
+ * tests/fuzz/fuzz_names.c - libFuzzer target: the .map sidecar parser (reader/names.c):
  * function, since_tsc, crash, frame and thread lines, then every query on what it loaded.
  * The input is the sidecar, written to a memfd and loaded by its /proc/self/fd name.
  *

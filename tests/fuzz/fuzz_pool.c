@@ -1,6 +1,6 @@
 /*
  * tests/fuzz/fuzz_pool.c - libFuzzer target: the pool image behind `xfdr recover` and
- * `xfdr core` (reader/lib/pool_image.c), and core's ELF reading (reader/cli/core.c).
+ * `xfdr core` (reader/pool_image.c), and core's ELF reading (command/core.c).
  *
  * Input, byte 0 a mode:
  *   bit 0 set:   bytes 1-4 (little-endian) L, then L bytes of FILE.pool (the locator and the
@@ -20,8 +20,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "reader/cli/cli.h"
-#include "reader/lib/pool_image.h"
+#include "command/cli.h"
+#include "reader/pool_image.h"
 #include "tests/fuzz/fuzz_support.h"
 #include "xfdr/reader.h"
 

@@ -18,7 +18,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "reader/cli/cli.h"
+#include "command/cli.h"
 #include "tests/fuzz/fuzz_support.h"
 #include "xfdr/reader.h"
 

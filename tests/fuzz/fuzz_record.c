@@ -1,6 +1,6 @@
 /*
  * tests/fuzz/fuzz_record.c - libFuzzer target: the end of `xfdr record`
- * (reader/cli/record_report.c), which reads the trace and the .map the recorded program left:
+ * (command/record_report.c), which reads the trace and the .map the recorded program left:
  * files a hostile program writes as it likes. Its parsers are static, so its source is included
  * here: the trace file name parser, the .map's reading (load_map(): the reader's lenient
  * parser and its pool facts, whatever the trace is) and the summary of one
@@ -12,7 +12,7 @@
  * stderr (closed by the fuzzer's -close_fd_mask); what matters is that nothing crashes, hangs,
  * leaks or reads out of bounds.
  */
-#include "reader/cli/record_report.c"
+#include "command/record_report.c"
 
 #include <fcntl.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
 /*
  * tests/fuzz/fuzz_recover.c - libFuzzer target: `xfdr recover FILE` as a whole verb
- * (reader/cli/recover.c), on the three files a file-backed pool leaves: FILE, FILE.pool and
+ * (command/recover.c), on the three files a file-backed pool leaves: FILE, FILE.pool and
  * FILE.map. fuzz_pool drives the pool-image rebuild directly; this goes through recover's own
  * reading of the live header, FILE.pool's locator and size checks, the rate taken from the live
  * .map and the copy of that .map into OUT.map (load_live_map(), write_recovered_map()). Then
@@ -27,7 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "reader/cli/cli.h"
+#include "command/cli.h"
 #include "tests/fuzz/fuzz_support.h"
 #include "xfdr/reader.h"
 

@@ -1,6 +1,6 @@
 /*
  * tests/unit/test_cli_trace_event.c - `xfdr convert --output-format=trace_event`
- * (reader/cli/trace_event.c): Chrome Trace Event JSON for ui.perfetto.dev and chrome://tracing.
+ * (command/trace_event.c): Chrome Trace Event JSON for ui.perfetto.dev and chrome://tracing.
  *
  * Every output is read back by a real JSON parser, Python's json module in a child process
  * (python3 must be installed: without it the tests fail, they do not skip). The checker below

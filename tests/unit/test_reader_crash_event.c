@@ -2,7 +2,7 @@
  * tests/unit/test_reader_crash_event.c - a crash in the reader library: the "XFDRCRSH" payload
  * decoder (xfdr_crash_event_decode), the sidecar's `crash` and `frame` lines
  * (xfdr_names_crash, xfdr_names_frame, xfdr_names_frame_at_pc) and the ELF symbol lookup that
- * names frames the sidecar could not (reader/lib/elf_symbols.h).
+ * names frames the sidecar could not (reader/elf_symbols.h).
  *
  * Every payload is written byte by byte here from format.h's XFDRCRSH table, not with its
  * constants or the writer:
@@ -30,7 +30,7 @@
 
 #include <cmocka.h>
 
-#include "reader/lib/elf_symbols.h"
+#include "reader/elf_symbols.h"
 #include "tests/support/image.h"
 #include "tests/support/scratch.h"
 #include "xfdr/reader.h"

@@ -1,6 +1,6 @@
 /*
  * tests/unit/test_reader_names.c - the .map function names in the reader library
- * (xfdr_names_load/get/free, reader/lib/names.c), against doc/map-format.md, and the window
+ * (xfdr_names_load/get/free, reader/names.c), against doc/map-format.md, and the window
  * of a snapshot (the `since_tsc` line, xfdr_names_since_tsc), and the thread names of the
  * `thread` lines (xfdr_names_thread), and the pool's lines (xfdr_names_pool).
  *

@@ -2,7 +2,7 @@
  * tests/unit/test_runtime_elide_mt.c - short-call elision while flushes copy the buffers.
  *
  * An erased entry's bytes are rewritten by the next record while a flush copies the buffer
- * (runtime/record/record.c try_elide(); the flush copies only below the erase floor,
+ * (runtime/record/recorder.c try_elide(); the flush copies only below the erase floor,
  * runtime/flush/flush.c final_bytes()). Two writers
  * record, many times over, a long call A_k around a short call B; B is always elided, A_k
  * never. The main thread flushes all along. Every file must verify, and each thread's events

@@ -12,7 +12,7 @@
 #include <semaphore.h>
 
 #include "runtime/pool/pool.h"
-#include "runtime/record/record.h"
+#include "runtime/record/recorder.h"
 #include "runtime/record/record_fast.h"
 #include "tests/support/map_parse.h"
 #include "test_runtime_support.h"

@@ -23,7 +23,7 @@
 
 #include "runtime/pool/pool.h"
 #include "runtime/record/clock.h"
-#include "runtime/record/record.h"
+#include "runtime/record/recorder.h"
 #include "runtime/record/record_fast.h"
 #include "runtime/record/thread.h"
 

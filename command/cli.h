@@ -1,0 +1,318 @@
+/*
+ * command/cli.h - what the verbs of the xfdr command share: exit statuses, messages, checked
+ * output, progress and finding the .map sidecar. Nothing here decodes the format; that is the
+ * reader library's job (include/xfdr/reader.h). Each verb is one file (verify.c, dump.c, convert.c,
+ * account.c, stack.c, flame.c, recover.c, core.c) and is reached through the table in xfdr.c.
+ */
+#ifndef XFDR_COMMAND_CLI_H
+#define XFDR_COMMAND_CLI_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "analysis/progress.h"
+#include "xfdr/reader.h"
+
+#ifndef XFDR_VERSION_STRING
+#define XFDR_VERSION_STRING "0.1.0"
+#endif
+
+/* Exit statuses of every verb, as documented in `xfdr --help`. */
+enum cli_status {
+	CLI_OK = 0,
+	CLI_FAIL = 1,  /* an invalid trace, or the output could not be written */
+	CLI_USAGE = 2, /* bad command line, or an input file that cannot be read at all */
+};
+
+/* A verb: argv[0] is the verb's name, the options and operands follow. Returns a status. */
+int cmd_record(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
+int cmd_recover(int argc, char **argv);
+int cmd_core(int argc, char **argv);
+int cmd_account(int argc, char **argv);
+int cmd_stack(int argc, char **argv);
+int cmd_flame(int argc, char **argv);
+
+/*
+ * Messages. Every diagnostic is one line on stderr starting with "xfdr VERB: ". The verb name
+ * is set once by the dispatcher. cli_usage() adds a pointer to --help and returns CLI_USAGE so
+ * callers can `return cli_usage(...)`.
+ */
+void cli_set_verb(const char *verb);
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The message for an option getopt_long() rejected: ret is its ':' or '?', opt its optopt. */
+int cli_bad_option(char **argv, int ret, int opt);
+
+/*
+ * cli_one_operand - the one operand left after the options, named `what` ("FILE", "CORE") in
+ * the messages. Returns 0 with *operand = argv[optind], or says "missing WHAT" or "one WHAT at
+ * a time; extra operand '...'" through cli_usage() and returns CLI_USAGE.
+ */
+int cli_one_operand(int argc, char **argv, const char *what, const char **operand);
+
+/*
+ * Make sure descriptors 0, 1 and 2 are open, so that a trace opened later can never become
+ * "stdout". A closed stdout is replaced by a read-only /dev/null: writes to it then fail with
+ * EBADF and are reported like any other write error, instead of landing in some other file.
+ */
+void cli_guard_std_fds(void);
+
+/*
+ * cli_check_input - can path be read as a trace at all?
+ * Returns 0, or prints "xfdr VERB: PATH: <reason>" and returns CLI_USAGE for a missing,
+ * unreadable or non-regular file (a directory; a FIFO or device cannot be mapped). Whether the
+ * content is a valid trace is the library's business and gives CLI_FAIL later.
+ */
+int cli_check_input(const char *path);
+
+/*
+ * cli_open_input - open path for reading, as cli_check_input() checks it (O_NONBLOCK: a FIFO
+ * is refused, not waited on). Returns 0 with *fd open and *bytes its size; -1 when it does not
+ * exist and may_miss (nothing said); else CLI_USAGE, reported as by cli_check_input(). *fd is
+ * -1 unless 0 is returned.
+ */
+int cli_open_input(const char *path, int may_miss, int *fd, uint64_t *bytes);
+
+/* Are a and b the same existing file (also through another name or a link)? */
+int cli_same_file(const char *a, const char *b);
+
+/*
+ * cli_check_output - may a verb that reads input (and the sidecar map, NULL: none named) write
+ * output (NULL or "-": stdout)? Not over the input, nor over its sidecar: map, or input + ".map"
+ * whether it is used or not (the names are nowhere else). Compared by device and inode, so
+ * another spelling or a link is caught. Returns 0, or reports "xfdr VERB: output 'OUT' is the
+ * input file" (or "... is the .map sidecar of the input file") through cli_usage() and returns
+ * CLI_USAGE.
+ */
+int cli_check_output(const char *output, const char *input, const char *map);
+
+/* ---- The .map sidecar ------------------------------------------------------------------- */
+
+/*
+ * cli_sidecar - the sidecar of input: map when the user named one (--map), else "INPUT.map"
+ * (written into buf, n bytes) when that file exists, else NULL.
+ */
+const char *cli_sidecar(const char *input, const char *map, char *buf, size_t n);
+
+/*
+ * cli_names_load - the function names of the sidecar at path (NULL: none, *out NULL).
+ * Returns 0, or prints the reader's message and returns CLI_USAGE (it cannot be opened) or
+ * CLI_FAIL (it is malformed), with *out NULL.
+ */
+int cli_names_load(const char *path, struct xfdr_names **out);
+
+/* ---- Checked, buffered output ---------------------------------------------------------- */
+
+/*
+ * All output goes through one buffer of our own, written with fwrite(); the first failure is
+ * remembered and everything after it is dropped. cli_out_close() flushes, closes (unless it
+ * is stdout, which is flushed and checked only) and reports the first error once:
+ * "xfdr VERB: OUT: write error: <reason>". It returns CLI_OK or CLI_FAIL.
+ */
+struct cli_out {
+	FILE *f;
+	const char *name; /* for messages: the path, or "standard output" */
+	int is_stdout;
+	int err; /* first errno seen, 0 if none */
+	size_t len;
+	char buf[1 << 16];
+};
+
+/* Opens path for writing ("-" or NULL: stdout). Returns 0, or reports and returns CLI_FAIL. */
+int cli_out_open(struct cli_out *o, const char *path);
+int cli_out_close(struct cli_out *o);
+void cli_out_flush(struct cli_out *o);
+
+void cli_out_put_slow(struct cli_out *o, const void *p, size_t n);
+
+static inline void cli_put(struct cli_out *o, const void *p, size_t n)
+{
+	if (n <= sizeof(o->buf) - o->len) {
+		__builtin_memcpy(o->buf + o->len, p, n);
+		o->len += n;
+	} else {
+		cli_out_put_slow(o, p, n);
+	}
+}
+
+static inline void cli_putc(struct cli_out *o, char c)
+{
+	if (o->len == sizeof(o->buf))
+		cli_out_flush(o);
+	o->buf[o->len++] = c;
+}
+
+static inline void cli_puts(struct cli_out *o, const char *s)
+{
+	cli_put(o, s, __builtin_strlen(s));
+}
+
+void cli_put_u64(struct cli_out *o, uint64_t v);
+void cli_printf(struct cli_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- Progress -------------------------------------------------------------------------- */
+
+/*
+ * A percentage on stderr for long runs: only when stderr is a terminal and the input is larger
+ * than CLI_PROGRESS_MIN_BYTES, so pipes, logs and tests never see it. Redrawn only when the
+ * whole percent changes; cli_progress_end() erases the line.
+ */
+#define CLI_PROGRESS_MIN_BYTES (64ull << 20)
+
+struct cli_progress {
+	int on;
+	int last_pct;
+	int drawn; /* something is on the line */
+	const char *what;
+};
+
+void cli_progress_begin(struct cli_progress *p, uint64_t input_bytes, const char *what);
+void cli_progress_phase(struct cli_progress *p, const char *what);
+void cli_progress_update(struct cli_progress *p, uint64_t done, uint64_t total);
+void cli_progress_end(struct cli_progress *p);
+/* p as the analysis library's progress callbacks (analysis/progress.h). */
+struct progress cli_progress_sink(struct cli_progress *p);
+
+/* ---- Rebuilt traces: what `recover` and `core` share ----------------------------------- */
+
+struct rd_pool_job;
+struct rd_pool_result;
+
+/*
+ * A new output file, written under a temporary name beside its path ("PATH.tmp.XXXXXX", made
+ * by mkstemp(3): a new file, mode 0600 like every trace the runtime writes, for what it holds)
+ * and renamed over it once complete, so that an interrupted or failed run never leaves a
+ * half-written file under the real name, and a link at PATH is replaced, never written through.
+ * While one is open, SIGINT, SIGTERM and SIGHUP first remove the temporary files, then end the
+ * process as they would have (the signal is raised again with its default action); a signal
+ * ignored when xfdr started stays ignored.
+ */
+struct cli_new_file {
+	char tmp[4096];
+	const char *path;
+	int fd; /* -1 once committed or aborted */
+};
+
+/*
+ * The options of recover and core: -o/--output=OUT, -f/--force, -v/--verbose, -h/--help and
+ * one operand, called `what` ("FILE", "CORE") in messages. help prints the verb's --help.
+ * cli_rebuild_opts_parse() returns 0, a status (the usage error reported), or -1 after --help.
+ */
+struct cli_rebuild_opts {
+	const char *input;
+	const char *output; /* NULL: the verb's default */
+	int force;
+	int verbose;
+	int allow_salvage; /* set before parsing: --salvage is an option (recover's) */
+	int salvage;
+};
+
+int cli_rebuild_opts_parse(int argc, char **argv, const char *what, void (*help)(void),
+			   struct cli_rebuild_opts *o);
+
+/* cli_map_name - OUT + ".map" into buf (n bytes). Returns 0, or reports and returns CLI_FAIL. */
+int cli_map_name(const char *out, char *buf, size_t n);
+
+/* Returns 0, or reports "xfdr VERB: PATH: cannot create: ..." and returns CLI_FAIL. */
+int cli_new_file_open(struct cli_new_file *f, const char *path);
+/* Close and rename. Returns 0, or reports, removes the temporary file and returns CLI_FAIL. */
+int cli_new_file_commit(struct cli_new_file *f);
+/* Close and remove the temporary file (nothing if already committed or aborted). */
+void cli_new_file_abort(struct cli_new_file *f);
+
+/*
+ * cli_write_all_at - write n bytes of p at offset at of fd, through short writes and EINTR.
+ * Returns 0 or the errno of the failure (EIO for a write that wrote nothing).
+ */
+int cli_write_all_at(int fd, const void *p, size_t n, uint64_t at);
+
+/*
+ * cli_check_replaceable - may a new file be renamed over path? Yes (0) when nothing is there, or
+ * a regular file, or a symbolic link to one (or to nothing: rename() replaces the link, never
+ * what it points to). Anything else, a device such as /dev/null, a FIFO, a socket, a directory
+ * or a link to one of them, is refused whatever --force says: one line "xfdr VERB: PATH: a
+ * FIFO, not a regular file: not replaced", and CLI_FAIL.
+ */
+int cli_check_replaceable(const char *path);
+
+/*
+ * cli_refuse_existing - may OUT (or OUT.map) at path be written? 0 when nothing is there, or
+ * with force when cli_check_replaceable() allows it. Else reports and returns: CLI_FAIL for what
+ * is not a regular file (see cli_check_replaceable()); CLI_USAGE for an existing file without
+ * force, "xfdr VERB: PATH exists (--force replaces it)".
+ */
+int cli_refuse_existing(const char *path, int force);
+
+/* How a rebuild is shown on stderr. */
+struct cli_rebuild_show {
+	int verbose;		   /* one line per buffer (what became of it and why) */
+	uint64_t progress_bytes;   /* else a percentage, for an input this large */
+	const char *progress_what; /* "recovering", "rebuilding" */
+	const char *absent;	   /* what absent buffers were, e.g. "not in the core" */
+	int best_effort;	   /* the run had no locator */
+};
+
+/*
+ * cli_rebuild - run the rebuild of job into out (job's note callbacks are set here, from
+ * show), then write the sidecar out + ".map" with write_map(f, res, ctx) (which returns 0, or
+ * reports and returns CLI_FAIL), and put both in place. Then the summary on stderr, one fact
+ * per line: buffers kept and from how many threads, open buffers closed, buffers left out by
+ * cause, tails cut, the TSC rate when it was not told, and "wrote OUT".
+ * Returns CLI_OK, or CLI_FAIL, reported, with nothing left behind.
+ */
+/*
+ * cli_write_trace_and_map - write_trace(fd, out, res, trace_ctx) writes the trace into a new
+ * file out (returns 0, or reports and returns CLI_FAIL), then write_map(f, res, ctx) its
+ * sidecar out + ".map"; both are put in place only when both succeeded. Returns CLI_OK, or
+ * CLI_FAIL, reported, with nothing left behind (and, when write_trace had succeeded, *res
+ * freed with rd_pool_result_free()).
+ */
+int cli_write_trace_and_map(const char *out,
+			    int (*write_trace)(int fd, const char *out, struct rd_pool_result *res,
+					       void *ctx),
+			    void *trace_ctx,
+			    int (*write_map)(FILE *f, const struct rd_pool_result *res, void *ctx),
+			    void *ctx, struct rd_pool_result *res);
+
+int cli_rebuild(struct rd_pool_job *job, const char *out,
+		int (*write_map)(FILE *f, const struct rd_pool_result *res, void *ctx), void *ctx,
+		const struct cli_rebuild_show *show);
+
+/* A .map value: TAB, newline and other control characters written as '?'. */
+void cli_map_value(FILE *f, const char *s);
+
+/*
+ * cli_map_generated - the sidecar of a rebuilt trace when no .map of the run exists (doc/map-
+ * format.md, lines in its order): xfdr-map, pid, trace, tsc_hz, constant_tsc, nonstop_tsc,
+ * buffer_size, buffer_max, buffers_written and a `thread` line per thread kept, named
+ * "<unknown>", with zero counts. Returns 0, or reports a write error and returns CLI_FAIL.
+ */
+struct cli_map_facts {
+	uint64_t pid;
+	const char *trace;
+	int constant_tsc, nonstop_tsc;
+	uint64_t buffer_bytes, buffer_count;
+};
+int cli_map_generated(FILE *f, const struct cli_map_facts *facts, const struct rd_pool_result *res);
+
+/* ---- convert --output-format=trace_event (trace_event.c) -------------------------------- */
+
+/*
+ * convert_trace_event - the verified trace t as Chrome Trace Event JSON (what ui.perfetto.dev
+ * and chrome://tracing open) into out. names: the .map sidecar's names (NULL: none).
+ * since_tsc: leave out events with a lower TSC (0: none), as for the YAML. prog: progress.
+ * Returns CLI_OK, or CLI_FAIL after reporting (the caller still closes out).
+ */
+int convert_trace_event(struct xfdr_trace *t, const struct xfdr_names *names, uint64_t since_tsc,
+			struct cli_out *out, struct cli_progress *prog);
+
+/* ---- YAML scalars as LLVM's YAML writer prints them (yaml.c) ---------------------- */
+
+void cli_yaml_scalar(struct cli_out *o, const uint8_t *s, size_t n);
+
+#endif /* XFDR_COMMAND_CLI_H */

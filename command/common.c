@@ -1,0 +1,346 @@
+/*
+ * command/common.c - messages, input checks, checked output and progress for every verb.
+ *
+ * Output contract: a verb writes through struct cli_out and ends with cli_out_close(), which
+ * is the only place a write error is reported. fwrite() errors are sticky: after the first one
+ * nothing more is attempted, so a full disk costs one failed write, not millions.
+ * What recover and core share is in rebuild.c.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "command/cli.h"
+
+static const char *cli_verb = "xfdr";
+
+void cli_set_verb(const char *verb)
+{
+	cli_verb = verb;
+}
+
+static void cli_vmsg(const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: ", cli_verb);
+	vfprintf(stderr, fmt, ap);
+}
+
+void cli_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	cli_vmsg(fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int cli_usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	cli_vmsg(fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (try '%s --help')\n", cli_verb);
+	return CLI_USAGE;
+}
+
+/*
+ * getopt_long() runs with a leading ':' in the short options and opterr = 0: it returns ':'
+ * for a missing argument and '?' for an unknown option. A missing argument is always the end
+ * of argv[optind - 1]; an unknown short option sits in optopt (possibly inside a cluster that
+ * optind has not left yet), an unknown long one has optopt 0 and is argv[optind - 1].
+ */
+int cli_bad_option(char **argv, int ret, int opt)
+{
+	const char *arg = argv[optind - 1];
+
+	if (ret == ':')
+		return cli_usage("option '%s' needs an argument", arg);
+	if (opt > 0 && opt < 128)
+		return cli_usage("unknown option '-%c'", opt);
+	return cli_usage("unknown or ambiguous option '%s'", arg);
+}
+
+int cli_one_operand(int argc, char **argv, const char *what, const char **operand)
+{
+	if (optind == argc)
+		return cli_usage("missing %s", what);
+	if (argc - optind > 1)
+		return cli_usage("one %s at a time; extra operand '%s'", what, argv[optind + 1]);
+	*operand = argv[optind];
+	return 0;
+}
+
+void cli_guard_std_fds(void)
+{
+	int fd;
+
+	for (fd = 0; fd <= 2; fd++) {
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		/* open() returns the lowest free descriptor, which is fd. */
+		if (open("/dev/null", O_RDONLY) != fd)
+			abort();
+	}
+}
+
+int cli_open_input(const char *path, int may_miss, int *fd, uint64_t *bytes)
+{
+	struct stat st;
+
+	*fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (*fd < 0) {
+		if (may_miss && errno == ENOENT)
+			return -1;
+		cli_error("%s: %s", path, strerror(errno));
+		return CLI_USAGE;
+	}
+	if (fstat(*fd, &st) != 0) {
+		cli_error("%s: %s", path, strerror(errno));
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		cli_error("%s: %s", path,
+			  S_ISDIR(st.st_mode) ? strerror(EISDIR) : "not a regular file");
+		goto fail;
+	}
+	*bytes = (uint64_t)st.st_size;
+	return 0;
+fail:
+	close(*fd);
+	*fd = -1;
+	return CLI_USAGE;
+}
+
+int cli_check_input(const char *path)
+{
+	uint64_t bytes;
+	int fd, rc;
+
+	rc = cli_open_input(path, 0, &fd, &bytes);
+	if (rc)
+		return rc;
+	close(fd);
+	return 0;
+}
+
+int cli_same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
+int cli_check_output(const char *output, const char *input, const char *map)
+{
+	char sidecar[4096];
+
+	if (!output || !strcmp(output, "-"))
+		return 0;
+	/* Over the input, it would truncate the mapping the records are read from. */
+	if (cli_same_file(output, input))
+		return cli_usage("output '%s' is the input file", output);
+	/* ... and over a sidecar, the names the trace has nowhere else. */
+	if ((map && cli_same_file(output, map)) ||
+	    ((size_t)snprintf(sidecar, sizeof(sidecar), "%s.map", input) < sizeof(sidecar) &&
+	     cli_same_file(output, sidecar)))
+		return cli_usage("output '%s' is the .map sidecar of the input file", output);
+	return 0;
+}
+
+/* ---- The .map sidecar ---------------------------------------------------------------------- */
+
+const char *cli_sidecar(const char *input, const char *map, char *buf, size_t n)
+{
+	if (map)
+		return map;
+	if ((size_t)snprintf(buf, n, "%s.map", input) >= n || access(buf, F_OK) != 0)
+		return NULL;
+	return buf;
+}
+
+int cli_names_load(const char *path, struct xfdr_names **out)
+{
+	struct xfdr_error err;
+	int rc;
+
+	*out = NULL;
+	if (!path)
+		return 0;
+	rc = xfdr_names_load(path, out, &err);
+	if (!rc)
+		return 0;
+	cli_error("%s", err.text);
+	/* A missing map is an unreadable input (2), a bad one a failure (1). */
+	return rc == -1 ? CLI_USAGE : CLI_FAIL;
+}
+
+/* ---- Checked output ---------------------------------------------------------------------- */
+
+int cli_out_open(struct cli_out *o, const char *path)
+{
+	o->len = 0;
+	o->err = 0;
+	if (!path || !strcmp(path, "-")) {
+		o->f = stdout;
+		o->name = "standard output";
+		o->is_stdout = 1;
+		return 0;
+	}
+	o->is_stdout = 0;
+	o->name = path;
+	o->f = fopen(path, "w");
+	if (!o->f) {
+		cli_error("%s: cannot create: %s", path, strerror(errno));
+		return CLI_FAIL;
+	}
+	return 0;
+}
+
+void cli_out_flush(struct cli_out *o)
+{
+	if (o->len && !o->err) {
+		if (fwrite(o->buf, 1, o->len, o->f) != o->len)
+			o->err = errno ? errno : EIO;
+	}
+	o->len = 0;
+}
+
+void cli_out_put_slow(struct cli_out *o, const void *p, size_t n)
+{
+	const char *s = p;
+
+	while (n) {
+		size_t room = sizeof(o->buf) - o->len;
+		size_t k = n < room ? n : room;
+
+		memcpy(o->buf + o->len, s, k);
+		o->len += k;
+		s += k;
+		n -= k;
+		if (o->len == sizeof(o->buf))
+			cli_out_flush(o);
+	}
+}
+
+void cli_put_u64(struct cli_out *o, uint64_t v)
+{
+	char tmp[20];
+	int i = sizeof(tmp);
+
+	do {
+		tmp[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	cli_put(o, tmp + i, sizeof(tmp) - i);
+}
+
+void cli_printf(struct cli_out *o, const char *fmt, ...)
+{
+	char tmp[1024];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	/* Callers format bounded fields only; a longer line would be a bug, not data. */
+	if ((size_t)n >= sizeof(tmp))
+		n = sizeof(tmp) - 1;
+	cli_put(o, tmp, (size_t)n);
+}
+
+int cli_out_close(struct cli_out *o)
+{
+	int err;
+
+	cli_out_flush(o);
+	errno = 0;
+	if (fflush(o->f) != 0 && !o->err)
+		o->err = errno ? errno : EIO;
+	if (ferror(o->f) && !o->err)
+		o->err = EIO;
+	if (!o->is_stdout) {
+		if (fclose(o->f) != 0 && !o->err)
+			o->err = errno ? errno : EIO;
+	}
+	o->f = NULL;
+	err = o->err;
+	if (err) {
+		cli_error("%s: write error: %s", o->name, strerror(err));
+		return CLI_FAIL;
+	}
+	return CLI_OK;
+}
+
+/* ---- Progress ---------------------------------------------------------------------------- */
+
+void cli_progress_begin(struct cli_progress *p, uint64_t input_bytes, const char *what)
+{
+	p->on = input_bytes > CLI_PROGRESS_MIN_BYTES && isatty(STDERR_FILENO);
+	p->drawn = 0;
+	cli_progress_phase(p, what);
+}
+
+/* A phase without a percentage of its own shows its name until the first update. */
+void cli_progress_phase(struct cli_progress *p, const char *what)
+{
+	p->what = what;
+	p->last_pct = -1;
+	if (!p->on)
+		return;
+	fprintf(stderr, "\r\033[K%s: %s", cli_verb, what);
+	fflush(stderr);
+	p->drawn = 1;
+}
+
+void cli_progress_update(struct cli_progress *p, uint64_t done, uint64_t total)
+{
+	int pct;
+
+	if (!p->on || !total)
+		return;
+	pct = (int)(done >= total ? 100 : done * 100 / total);
+	if (pct == p->last_pct)
+		return;
+	p->last_pct = pct;
+	fprintf(stderr, "\r%s: %s %3d%%", cli_verb, p->what, pct);
+	fflush(stderr);
+	p->drawn = 1;
+}
+
+static void sink_phase(void *ctx, const char *what)
+{
+	cli_progress_phase(ctx, what);
+}
+
+static void sink_update(void *ctx, uint64_t done, uint64_t total)
+{
+	cli_progress_update(ctx, done, total);
+}
+
+struct progress cli_progress_sink(struct cli_progress *p)
+{
+	return (struct progress){sink_phase, sink_update, p};
+}
+
+void cli_progress_end(struct cli_progress *p)
+{
+	if (!p->on || !p->drawn)
+		return;
+	/* Erase the line so the next message or the shell prompt starts clean. */
+	fputs("\r\033[K", stderr);
+	fflush(stderr);
+	p->drawn = 0;
+}

@@ -1,0 +1,407 @@
+/*
+ * command/convert.c - `xfdr convert`: a verified trace as the YAML `llvm-xray convert` prints.
+ *
+ * The output must be byte-identical to `llvm-xray convert --output-format=yaml FILE` (LLVM 14)
+ * for every file both accept. That fixes more than the keys and the quoting:
+ *
+ *  - Record order: llvm-xray's, thread order and stable TSC sort included (llvm_order.h).
+ *  - Custom events carry no function: llvm-xray prints the function id of the thread's
+ *    previous record (0 before the thread's first one), and cpu 0 before version 4, whose
+ *    markers carry none. Every record prints as `type:` the type of its thread's last typed
+ *    event (versions 2+; llvm-xray never clears the field).
+ *  - Entry_Args records are "function-enter-arg" even with no CallArgument; "args" appears
+ *    only when there are arguments; "thread" and "process" are left out when 0 (optional with
+ *    default 0 in llvm-xray's record mapping); version 2 files have no Pid record and
+ *    llvm-xray prints their thread id as the process.
+ *
+ * Known, deliberate differences (both readers reject or order differently; see test_cli.c):
+ *  - A thread's buffers are ordered by (seconds, microseconds, file position). llvm-xray's
+ *    comparator is "seconds < and microseconds <", not a strict weak order, so it may
+ *    misorder a thread's buffers (when there are more than 16, std::sort's insertion-sort
+ *    cut-off, or their WallClockTimes are not in file order); then --sort=false and the
+ *    func-id of custom events differ too.
+ *  - The two readers accept slightly different files. xfdr verifies the whole file against
+ *    the spec first and refuses (exit 1) e.g. a CallArgument after a plain Entry, which
+ *    llvm-xray takes; llvm-xray 14 refuses a custom event of size 0 and a file with no
+ *    buffers, both valid here (the latter prints an empty record list).
+ *
+ * A window (--since=TSC, or --since=snapshot: the since_tsc of the .map sidecar a snapshot
+ * flush writes) leaves out every record with a lower TSC, after the order and the custom
+ * events' func-id have been worked out from all of them: the output is llvm-xray's with those
+ * lines deleted. A call whose entry is before the window keeps its exit: that is what a window
+ * is. Without --since nothing differs from llvm-xray.
+ *
+ * Memory: the records stream out of the mapped file in order; what is kept grows with the
+ * threads (and the times their clock goes back), not with the records (llvm_order.h).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "command/cli.h"
+#include "analysis/llvm_order.h"
+
+static const char *const fn_kind_name[] = {
+    [XFDR_FN_ENTER] = "function-enter",
+    [XFDR_FN_EXIT] = "function-exit",
+    [XFDR_FN_TAIL_EXIT] = "function-tail-exit",
+    [XFDR_FN_ENTER_ARGS] = "function-enter-arg",
+};
+
+struct convert_opts {
+	const char *input;
+	const char *output;
+	const char *map; /* --map FILE; NULL: FILE.map when it exists */
+	int use_map;	 /* 0 with --no-map */
+	int sort;
+	int since; /* 0: every record; SINCE_TSC: from since_tsc; SINCE_SNAPSHOT: the map's */
+	uint64_t since_tsc;
+	int format; /* enum convert_format */
+};
+
+enum { SINCE_TSC = 1, SINCE_SNAPSHOT = 2 };
+enum convert_format { FORMAT_YAML = 0, FORMAT_TRACE_EVENT = 1 };
+
+/* ---- YAML ---------------------------------------------------------------------------------- */
+
+static void put_header(struct cli_out *o, const struct xfdr_header *h)
+{
+	cli_puts(o, "---\nheader:\n  version:         ");
+	cli_put_u64(o, h->version);
+	cli_puts(o, "\n  type:            ");
+	cli_put_u64(o, h->type);
+	cli_puts(o, "\n  constant-tsc:    ");
+	cli_puts(o, h->constant_tsc ? "true" : "false");
+	cli_puts(o, "\n  nonstop-tsc:     ");
+	cli_puts(o, h->nonstop_tsc ? "true" : "false");
+	cli_puts(o, "\n  cycle-frequency: ");
+	cli_put_u64(o, h->cycle_frequency);
+	cli_putc(o, '\n');
+}
+
+/* One record; c is what llvm-xray carries into it (see llvm_order.h). */
+static void put_record(struct cli_out *o, const struct xfdr_trace *t, const struct xfdr_event *ev,
+		       const struct llvm_carry *c, const struct xfdr_names *names)
+{
+	const struct xfdr_header *h = xfdr_trace_header(t);
+	const uint32_t fid = c->fid;
+	const char *name = xfdr_names_get(names, fid);
+	uint32_t i;
+
+	cli_puts(o, "  - { type: ");
+	cli_put_u64(o, c->type);
+	cli_puts(o, ", func-id: ");
+	cli_put_u64(o, fid);
+	/*
+	 * Named from the sidecar, as `llvm-xray convert -m BINARY -symbolize` names them, and
+	 * like it '#ID' for an id the map does not name; without a map, as llvm-xray without
+	 * one, the id as a quoted number.
+	 */
+	if (name) {
+		cli_puts(o, ", function: ");
+		cli_yaml_scalar(o, (const uint8_t *)name, strlen(name));
+	} else {
+		cli_puts(o, names ? ", function: '#" : ", function: '");
+		cli_put_u64(o, fid);
+		cli_putc(o, '\'');
+	}
+	if (ev->type == XFDR_EVENT_FUNCTION && ev->action == XFDR_FN_ENTER_ARGS && ev->arg_count) {
+		cli_puts(o, ", args: [ ");
+		for (i = 0; i < ev->arg_count; i++) {
+			if (i)
+				cli_puts(o, ", ");
+			cli_put_u64(o, xfdr_event_arg(t, ev, i));
+		}
+		cli_puts(o, " ]");
+	}
+	cli_puts(o, ", cpu: ");
+	/* Custom events before version 4 carry no CPU: llvm-xray prints 0. */
+	cli_put_u64(o, ev->type != XFDR_EVENT_CUSTOM || h->version >= 4 ? ev->cpu : 0);
+	if (ev->thread_id) {
+		cli_puts(o, ", thread: ");
+		cli_put_u64(o, ev->thread_id);
+	}
+	/* Version 2 has no Pid record: the reader gives the thread id, as llvm-xray does. */
+	if (ev->pid) {
+		cli_puts(o, ", process: ");
+		cli_put_u64(o, ev->pid);
+	}
+	cli_puts(o, ", kind: ");
+	if (ev->type == XFDR_EVENT_FUNCTION)
+		cli_puts(o, fn_kind_name[ev->action]);
+	else
+		cli_puts(o, ev->type == XFDR_EVENT_TYPED ? "typed-event" : "custom-event");
+	cli_puts(o, ", tsc: ");
+	cli_put_u64(o, ev->tsc);
+	cli_puts(o, ", data: ");
+	if (ev->type == XFDR_EVENT_FUNCTION)
+		cli_puts(o, "''");
+	else
+		cli_yaml_scalar(o, ev->payload, ev->payload_bytes);
+	cli_puts(o, " }\n");
+}
+
+/* ---- The verb ---------------------------------------------------------------------------- */
+
+static void convert_help(void)
+{
+	fputs(
+	    "usage: xfdr convert [--output-format=yaml|trace_event] [-o OUT] [--sort[=BOOL]]\n"
+	    "                    [--map MAP | --no-map] [--since=TSC|snapshot] FILE\n"
+	    "\n"
+	    "Print a trace as the YAML document `llvm-xray convert --output-format=yaml FILE`\n"
+	    "prints, byte for byte, or as a timeline (trace_event). The whole file is verified\n"
+	    "first: an invalid trace prints nothing but one line on stderr naming the offset and\n"
+	    "what was wrong. Memory grows with the threads, not with the records.\n"
+	    "\n"
+	    "  -f, --output-format=FMT  'yaml' (the default) or 'trace_event': Chrome Trace Event\n"
+	    "                           JSON for ui.perfetto.dev and chrome://tracing\n"
+	    "  -o, --output=OUT         write to OUT instead of standard output ('-')\n"
+	    "  -s, --sort[=BOOL]        stable-sort all records by TSC (default: true, as in\n"
+	    "                           llvm-xray); --sort=false keeps each thread's records in\n"
+	    "                           recording order, threads in llvm-xray's order\n"
+	    "      --map=MAP            name functions from MAP, a .map sidecar the runtime\n"
+	    "                           wrote (default: FILE.map when it exists)\n"
+	    "      --no-map             print function ids only, exactly as llvm-xray without\n"
+	    "                           an instrumentation map\n"
+	    "      --since=TSC|snapshot leave out the records with a TSC below TSC (a call that\n"
+	    "                           began before keeps its exit); 'snapshot': the since_tsc\n"
+	    "                           that a snapshot flush wrote into the .map sidecar (MAP,\n"
+	    "                           or FILE.map even with --no-map)\n"
+	    "  -h, --help               show this help\n"
+	    "\n"
+	    "Options may also be written with one dash, as llvm-xray accepts them (-sort=false).\n"
+	    "Exit status: 0 converted, 1 invalid trace or write error, 2 usage error or\n"
+	    "unreadable FILE.\n",
+	    stdout);
+}
+
+/* llvm-xray's boolean option values. Returns 0 or 1, or -1 for anything else. */
+static int parse_bool(const char *s)
+{
+	static const char *const yes[] = {"true", "TRUE", "True", "1"};
+	static const char *const no[] = {"false", "FALSE", "False", "0"};
+	size_t i;
+
+	for (i = 0; i < 4; i++) {
+		if (!strcmp(s, yes[i]))
+			return 1;
+		if (!strcmp(s, no[i]))
+			return 0;
+	}
+	return -1;
+}
+
+static int parse_convert_opts(int argc, char **argv, struct convert_opts *o)
+{
+	static const struct option longopts[] = {
+	    {"output-format", required_argument, NULL, 'f'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"sort", optional_argument, NULL, 's'},
+	    {"map", required_argument, NULL, 'm'},
+	    {"no-map", no_argument, NULL, 'M'},
+	    {"since", required_argument, NULL, 'T'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	char *end;
+	int c, v;
+
+	o->input = NULL;
+	o->output = NULL;
+	o->sort = 1;
+	o->map = NULL;
+	o->use_map = 1;
+	o->since = 0;
+	o->since_tsc = 0;
+	o->format = FORMAT_YAML;
+	opterr = 0;
+	optind = 0; /* GNU: start a fresh scan */
+	/* getopt_long_only, so llvm-xray's single-dash spellings (-output-format=yaml) work. */
+	while ((c = getopt_long_only(argc, argv, ":f:o:sh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (!strcmp(optarg, "yaml"))
+				o->format = FORMAT_YAML;
+			else if (!strcmp(optarg, "trace_event"))
+				o->format = FORMAT_TRACE_EVENT;
+			else
+				return cli_usage("unsupported output format '%s' (supported: yaml, "
+						 "trace_event)",
+						 optarg);
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case 's':
+			if (!optarg) {
+				o->sort = 1;
+				break;
+			}
+			v = parse_bool(optarg);
+			if (v < 0)
+				return cli_usage("'--sort' takes true or false, not '%s'", optarg);
+			o->sort = v;
+			break;
+		case 'm':
+			o->map = optarg;
+			break;
+		case 'M':
+			o->use_map = 0;
+			break;
+		case 'T':
+			if (!strcmp(optarg, "snapshot")) {
+				o->since = SINCE_SNAPSHOT;
+				break;
+			}
+			errno = 0;
+			o->since_tsc = strtoull(optarg, &end, 10);
+			if (*optarg < '0' || *optarg > '9' || *end || errno)
+				return cli_usage("'--since' takes a TSC (a decimal number) or "
+						 "'snapshot', not '%s'",
+						 optarg);
+			o->since = SINCE_TSC;
+			break;
+		case 'h':
+			convert_help();
+			return -1;
+		default:
+			return cli_bad_option(argv, c, optopt);
+		}
+	}
+	if (cli_one_operand(argc, argv, "FILE", &o->input))
+		return CLI_USAGE;
+	if (o->map && !o->use_map)
+		return cli_usage("--map and --no-map exclude each other");
+	return 0;
+}
+
+int cmd_convert(int argc, char **argv)
+{
+	struct convert_opts opt;
+	struct xfdr_trace *t = NULL;
+	struct llvm_order *order = NULL;
+	struct cli_progress prog;
+	struct progress sink = cli_progress_sink(&prog);
+	struct cli_out *out = NULL;
+	struct xfdr_names *names = NULL;
+	const struct xfdr_event *ev;
+	const char *map;
+	char sidecar[4096];
+	struct xfdr_error err;
+	struct stat st;
+	uint64_t n = 0, done, total;
+	struct llvm_carry carry;
+	int status, rc = 0;
+
+	status = parse_convert_opts(argc, argv, &opt);
+	if (status)
+		return status < 0 ? CLI_OK : status;
+	status = cli_check_input(opt.input);
+	if (status)
+		return status;
+	status = cli_check_output(opt.output, opt.input, opt.map);
+	if (status)
+		return status;
+	map = cli_sidecar(opt.input, opt.map, sidecar, sizeof(sidecar));
+	if (opt.since == SINCE_SNAPSHOT) {
+		if (!map) {
+			cli_error(
+			    "--since=snapshot: %s.map: %s (the window of a snapshot is in its "
+			    ".map sidecar)",
+			    opt.input, strerror(ENOENT));
+			return CLI_USAGE;
+		}
+		status = cli_names_load(map, &names);
+		if (status)
+			return status;
+		if (!xfdr_names_since_tsc(names, &opt.since_tsc)) {
+			cli_error("--since=snapshot: %s has no since_tsc line: not the sidecar of "
+				  "a snapshot",
+				  map);
+			xfdr_names_free(names);
+			return CLI_USAGE;
+		}
+		/* --no-map: the sidecar gives the window, not the names. */
+		if (!opt.use_map) {
+			xfdr_names_free(names);
+			names = NULL;
+		}
+	} else if (opt.use_map) {
+		status = cli_names_load(map, &names);
+		if (status)
+			return status;
+	}
+	if (!opt.since)
+		opt.since_tsc = 0;
+
+	cli_progress_begin(&prog, stat(opt.input, &st) == 0 ? (uint64_t)st.st_size : 0,
+			   "verifying");
+	status = CLI_FAIL;
+	if (xfdr_trace_open(opt.input, &t, &err) < 0 || xfdr_trace_verify(t, &err) < 0) {
+		cli_progress_end(&prog);
+		fprintf(stderr, "%s\n", err.text);
+		goto out;
+	}
+	if (opt.format == FORMAT_YAML && llvm_order_open(t, opt.sort, &sink, &order, &err) < 0) {
+		cli_progress_end(&prog);
+		cli_error("%s", err.text);
+		goto out;
+	}
+	out = malloc(sizeof(*out));
+	if (!out) {
+		cli_error("out of memory");
+		goto out;
+	}
+	if (cli_out_open(out, opt.output) != 0) {
+		free(out);
+		out = NULL;
+		goto out;
+	}
+	/* Progress and a stream on the same terminal would garble each other. */
+	if (isatty(fileno(out->f))) {
+		cli_progress_end(&prog);
+		prog.on = 0;
+	}
+	cli_progress_phase(&prog, "writing");
+	if (opt.format == FORMAT_TRACE_EVENT) {
+		status = convert_trace_event(t, names, opt.since_tsc, out, &prog);
+		cli_progress_end(&prog);
+		if (cli_out_close(out) != CLI_OK)
+			status = CLI_FAIL;
+		goto out;
+	}
+	put_header(out, xfdr_trace_header(t));
+	while (!out->err && (rc = llvm_order_next(order, &ev, &carry, &err)) == 1) {
+		if (ev->tsc < opt.since_tsc)
+			continue;
+		cli_puts(out, n++ ? "" : "records:\n");
+		put_record(out, t, ev, &carry, names);
+		if ((n & 0xffff) == 0) {
+			llvm_order_progress(order, &done, &total);
+			cli_progress_update(&prog, done, total);
+		}
+	}
+	llvm_order_progress(order, &done, &total);
+	cli_progress_update(&prog, done, total);
+	cli_progress_end(&prog);
+	if (!out->err && rc < 0) {
+		/* The output is cut short and must not pass for a whole one. */
+		cli_error("%s", err.text);
+		cli_out_close(out);
+		goto out;
+	}
+	cli_puts(out, n ? "...\n" : "records:         []\n...\n");
+	status = cli_out_close(out);
+out:
+	cli_progress_end(&prog);
+	free(out);
+	llvm_order_close(order);
+	xfdr_names_free(names);
+	if (t)
+		xfdr_trace_close(t);
+	return status;
+}

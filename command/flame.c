@@ -1,0 +1,527 @@
+/*
+ * command/flame.c - `xfdr flame`: a flame graph of a trace as one self-contained SVG.
+ *
+ * The stack tree (stacktree.h) drawn the classic way: the whole trace ("all") at the bottom,
+ * each frame above its caller, as wide as the time spent in it and its callees (the self
+ * time of its subtree, so the callees never stick out and each level adds up to at most its
+ * caller), callees left to right by name. Every frame carries a <title> tooltip with its
+ * name, its time (from the header's cycle_frequency), its share of the whole and, for a
+ * function, its self time and number of calls.
+ *
+ * Size: a frame narrower than --min-width pixels is not drawn, nor anything above it (all
+ * narrower still); its time stays in its caller's width, so every width and sum is still
+ * right. The number left out is said under the title. A label is written where the whole name
+ * fits, or cut with ".." where at least three characters fit (monospace, so the fit is known
+ * without measuring).
+ *
+ * Markup: one frame per line, always in the same form, so the file is also easy to read back
+ * (the tests do):
+ *   <g><title>TEXT</title><rect class="f" x=".." y=".." width=".." height=".." fill="rgb(..)"/>
+ *   [<text x=".." y="..">LABEL</text>]</g>
+ * Names are escaped for XML, control characters and bytes that are not UTF-8 become '?'.
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "analysis/stacktree.h"
+#include "command/cli.h"
+
+#define XPAD 10.0
+#define FRAME_H 16
+#define TOP_H 60
+#define BOTTOM_H 10
+#define FONT_PX 12
+/* Advance of a 12 px monospace glyph (DejaVu Sans Mono: 0.602 em), rounded up. */
+#define CHAR_W 7.3
+
+struct flame_opts {
+	const char *input;
+	const char *output;
+	const char *map;
+	const char *title;
+	int use_map;
+	int per_thread;
+	double width;
+	double min_width;
+};
+
+static void flame_help(void)
+{
+	fputs("usage: xfdr flame [-o OUT] [--width=PX] [--min-width=PX] [--title=TEXT]\n"
+	      "                  [--per-thread] [--map=MAP | --no-map] FILE\n"
+	      "\n"
+	      "Draw the calls of a trace as a flame graph, one self-contained SVG file (open it\n"
+	      "in a browser; hover over a frame for its name, time, share, self time and calls).\n"
+	      "Each frame is as wide as the time spent in it and its callees; callers below,\n"
+	      "callees above, by name. Names come from the .map sidecar ('#ID' when it does\n"
+	      "not name an id, '[unknown]' for calls a stack context did not name).\n"
+	      "\n"
+	      "  -o, --output=OUT     write to OUT instead of standard output ('-')\n"
+	      "  -w, --width=PX       image width in pixels (default 1200; 200 to 100000)\n"
+	      "      --min-width=PX   leave out frames narrower than PX pixels, and what is above\n"
+	      "                       them (default 0.1; 0: every frame with any time); their\n"
+	      "                       time stays in their caller's width\n"
+	      "      --title=TEXT     the title (default: 'Flame graph: FILE')\n"
+	      "  -t, --per-thread     one tower per thread, 'thread N (NAME)' at its foot\n"
+	      "                       (default: the threads merged)\n"
+	      "      --map=MAP        name functions from MAP (default: FILE.map if it exists)\n"
+	      "      --no-map         name functions '#ID'\n"
+	      "  -h, --help           show this help\n"
+	      "\n"
+	      "Calls whose entry or exit is not in the trace are drawn with the time seen, as\n"
+	      "by 'xfdr stack'; one note on stderr counts them.\n"
+	      "Exit status: 0 done, 1 invalid trace or write error, 2 usage error or unreadable\n"
+	      "FILE.\n",
+	      stdout);
+}
+
+static int parse_px(const char *s, double lo, double hi, double *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || *end || !(v >= lo && v <= hi))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_flame_opts(int argc, char **argv, struct flame_opts *o)
+{
+	static const struct option longopts[] = {
+	    {"output", required_argument, NULL, 'o'},
+	    {"width", required_argument, NULL, 'w'},
+	    {"min-width", required_argument, NULL, 'W'},
+	    {"title", required_argument, NULL, 'T'},
+	    {"per-thread", no_argument, NULL, 't'},
+	    {"map", required_argument, NULL, 'm'},
+	    {"no-map", no_argument, NULL, 'M'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->use_map = 1;
+	o->width = 1200;
+	o->min_width = 0.1;
+	opterr = 0;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, ":o:w:th", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'w':
+			if (parse_px(optarg, 200, 100000, &o->width) < 0)
+				return cli_usage(
+				    "'--width' takes pixels from 200 to 100000, not '%s'", optarg);
+			break;
+		case 'W':
+			if (parse_px(optarg, 0, 100000, &o->min_width) < 0)
+				return cli_usage("'--min-width' takes pixels from 0 to 100000, not "
+						 "'%s'",
+						 optarg);
+			break;
+		case 'T':
+			o->title = optarg;
+			break;
+		case 't':
+			o->per_thread = 1;
+			break;
+		case 'm':
+			o->map = optarg;
+			break;
+		case 'M':
+			o->use_map = 0;
+			break;
+		case 'h':
+			flame_help();
+			return -1;
+		default:
+			return cli_bad_option(argv, c, optopt);
+		}
+	}
+	if (cli_one_operand(argc, argv, "FILE", &o->input))
+		return CLI_USAGE;
+	if (o->map && !o->use_map)
+		return cli_usage("--map and --no-map exclude each other");
+	return 0;
+}
+
+/* ---- text ------------------------------------------------------------------------------- */
+
+/* Length of the valid UTF-8 sequence at s (n bytes left), or 0 when it is not one. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	size_t len, i;
+	uint32_t cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		len = 3, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		len = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	/* Overlong forms, surrogates and code points past U+10FFFF are not UTF-8. */
+	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
+/* Characters of s as put_xml() writes them. */
+static size_t text_chars(const char *s, size_t n)
+{
+	size_t i = 0, chars = 0, k;
+
+	while (i < n) {
+		k = utf8_len((const unsigned char *)s + i, n - i);
+		i += k ? k : 1;
+		chars++;
+	}
+	return chars;
+}
+
+/* At most max_chars characters of s (n bytes), as XML character data or attribute text. */
+static void put_xml(struct cli_out *o, const char *s, size_t n, size_t max_chars)
+{
+	size_t i = 0, k, chars = 0;
+
+	while (i < n && chars < max_chars) {
+		unsigned char c = (unsigned char)s[i];
+
+		k = utf8_len((const unsigned char *)s + i, n - i);
+		chars++;
+		if (!k) {
+			cli_putc(o, '?');
+			i++;
+			continue;
+		}
+		if (k > 1) {
+			cli_put(o, s + i, k);
+			i += k;
+			continue;
+		}
+		i++;
+		switch (c) {
+		case '&':
+			cli_puts(o, "&amp;");
+			break;
+		case '<':
+			cli_puts(o, "&lt;");
+			break;
+		case '>':
+			cli_puts(o, "&gt;");
+			break;
+		case '"':
+			cli_puts(o, "&quot;");
+			break;
+		default:
+			cli_putc(o, c < 0x20 || c == 0x7f ? '?' : (char)c);
+		}
+	}
+}
+
+static void put_xml_str(struct cli_out *o, const char *s)
+{
+	put_xml(o, s, strlen(s), SIZE_MAX);
+}
+
+/* A duration for people: "1.23 s", "4.56 ms", "7.89 us", "12 ns"; ticks without a rate. */
+static void format_time(char *buf, size_t n, uint64_t ticks, uint64_t hz)
+{
+	double s;
+
+	if (!hz) {
+		snprintf(buf, n, "%llu ticks", (unsigned long long)ticks);
+		return;
+	}
+	s = (double)ticks / (double)hz;
+	if (s >= 1)
+		snprintf(buf, n, "%.3f s", s);
+	else if (s >= 1e-3)
+		snprintf(buf, n, "%.3f ms", s * 1e3);
+	else if (s >= 1e-6)
+		snprintf(buf, n, "%.3f us", s * 1e6);
+	else
+		snprintf(buf, n, "%.0f ns", s * 1e9);
+}
+
+/* ---- colours ---------------------------------------------------------------------------- */
+
+/* A warm colour from the name, the same for the same name in every graph. */
+static void frame_colour(const struct stree *t, const struct stree_node *n, char *buf, size_t sz)
+{
+	size_t len, i;
+	const char *s = stree_name(t, n->name, &len);
+	uint32_t h = 2166136261u;
+	unsigned a, b, c;
+
+	for (i = 0; i < len; i++)
+		h = (h ^ (uint8_t)s[i]) * 16777619u;
+	a = h & 0xff;
+	b = (h >> 8) & 0xff;
+	c = (h >> 16) & 0xff;
+	switch (n->kind) {
+	case STREE_ROOT:
+		snprintf(buf, sz, "rgb(200,200,190)");
+		break;
+	case STREE_THREAD:
+		snprintf(buf, sz, "rgb(%u,%u,%u)", 90 + a % 60, 140 + b % 60, 200 + c % 55);
+		break;
+	case STREE_UNKNOWN:
+		snprintf(buf, sz, "rgb(175,175,175)");
+		break;
+	default:
+		snprintf(buf, sz, "rgb(%u,%u,%u)", 205 + a % 50, 60 + b % 170, c % 55);
+	}
+}
+
+/* ---- drawing ---------------------------------------------------------------------------- */
+
+struct flame {
+	const struct stree *t;
+	const struct flame_opts *o;
+	uint64_t hz;
+	uint64_t total;	 /* incl_tsc of the root */
+	double scale;	 /* pixels per tick */
+	double *next_x;	 /* per depth: where the next callee starts */
+	uint32_t levels; /* drawn levels, "all" included */
+	uint64_t drawn, left_out;
+};
+
+static void put_frame(struct flame *f, struct cli_out *o, const struct stree_node *n, double x,
+		      double w, double height)
+{
+	char buf[160], self[64];
+	size_t len, chars, fit;
+	const char *name = stree_name(f->t, n->name, &len);
+	double y = height - BOTTOM_H - (double)(n->depth + 1) * FRAME_H;
+	double pct = f->total ? 100.0 * (double)n->incl_tsc / (double)f->total : 100.0;
+
+	cli_puts(o, "<g><title>");
+	put_xml(o, name, len, SIZE_MAX);
+	format_time(buf, sizeof(buf), n->incl_tsc, f->hz);
+	cli_printf(o, " (%s, %.2f%%", buf, pct);
+	if (n->kind == STREE_FUNCTION || n->kind == STREE_UNKNOWN) {
+		format_time(self, sizeof(self), n->self_tsc, f->hz);
+		cli_printf(o, ", self %s, %llu call%s", self, (unsigned long long)n->calls,
+			   n->calls == 1 ? "" : "s");
+	}
+	cli_printf(o,
+		   ")</title><rect class=\"f\" x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" "
+		   "height=\"%d\" fill=\"",
+		   x, y, w, FRAME_H - 1);
+	frame_colour(f->t, n, buf, sizeof(buf));
+	cli_puts(o, buf);
+	cli_puts(o, "\"/>");
+	fit = w > 6 ? (size_t)((w - 6) / CHAR_W) : 0;
+	chars = text_chars(name, len);
+	/* The whole name where it fits; cut, only when three characters show ("a.."). */
+	if ((fit && chars <= fit) || fit >= 3) {
+		cli_printf(o, "<text x=\"%.2f\" y=\"%.1f\">", x + 3, y + FRAME_H - 4.5);
+		if (chars <= fit) {
+			put_xml(o, name, len, SIZE_MAX);
+		} else {
+			put_xml(o, name, len, fit - 2);
+			cli_puts(o, "..");
+		}
+		cli_puts(o, "</text>");
+	}
+	cli_puts(o, "</g>\n");
+}
+
+/*
+ * Walk the tree as it is drawn: depth first, each callee placed right of the previous one.
+ * With o NULL only count (levels, drawn, left out); else write the frames.
+ */
+static void walk(struct flame *f, struct cli_out *o, double height)
+{
+	const struct stree *t = f->t;
+	uint32_t id = 0;
+
+	f->next_x[0] = XPAD;
+	while (id != STREE_NONE && !(o && o->err)) {
+		const struct stree_node *n = &t->node[id];
+		double x = f->next_x[n->depth];
+		double w = id == 0 ? f->o->width - 2 * XPAD : (double)n->incl_tsc * f->scale;
+
+		f->next_x[n->depth] = x + w;
+		if (id == 0 || (w > 0 && w >= f->o->min_width)) {
+			if (o)
+				put_frame(f, o, n, x, w, height);
+			f->drawn++;
+			if (n->depth + 1 > f->levels)
+				f->levels = n->depth + 1;
+			if (n->child != STREE_NONE) {
+				f->next_x[n->depth + 1] = x;
+				id = n->child;
+				continue;
+			}
+		} else if (w > 0) {
+			f->left_out++; /* a frame of no time has nothing to leave out */
+		}
+		while (id != STREE_NONE && t->node[id].sibling == STREE_NONE)
+			id = t->node[id].parent;
+		if (id == 0 || id == STREE_NONE)
+			break;
+		id = t->node[id].sibling;
+	}
+}
+
+static int draw(const struct stree *t, const struct flame_opts *opt, uint64_t hz, struct cli_out *o)
+{
+	struct flame f = {.t = t, .o = opt, .hz = hz, .total = t->node[0].incl_tsc};
+	char when[64];
+	const char *base;
+	double height;
+	uint64_t threads = 0;
+	uint32_t id;
+
+	f.next_x = malloc(((size_t)t->max_depth + 2) * sizeof(*f.next_x));
+	if (!f.next_x) {
+		cli_error("out of memory");
+		return CLI_FAIL;
+	}
+	f.scale = f.total ? (opt->width - 2 * XPAD) / (double)f.total : 0;
+	walk(&f, NULL, 0);
+	height = TOP_H + (double)f.levels * FRAME_H + BOTTOM_H;
+	for (id = t->node[0].child; opt->per_thread && id != STREE_NONE; id = t->node[id].sibling)
+		threads++;
+
+	cli_printf(o,
+		   "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
+		   "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%.0f\" "
+		   "height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\">\n",
+		   opt->width, height, opt->width, height);
+	cli_printf(o,
+		   "<style>text{font-family:\"DejaVu Sans Mono\",monospace;font-size:%dpx;"
+		   "fill:#000}rect.f:hover{stroke:#000;stroke-width:0.5}"
+		   ".title{font-size:17px;text-anchor:middle}"
+		   ".sub{fill:#555;text-anchor:middle}</style>\n",
+		   FONT_PX);
+	cli_printf(o, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"#f7f7f0\"/>\n",
+		   opt->width, height);
+	cli_printf(o, "<text class=\"title\" x=\"%.1f\" y=\"24\">", opt->width / 2);
+	if (opt->title) {
+		put_xml_str(o, opt->title);
+	} else {
+		base = strrchr(opt->input, '/');
+		cli_puts(o, "Flame graph: ");
+		put_xml_str(o, base ? base + 1 : opt->input);
+	}
+	cli_puts(o, "</text>\n");
+	format_time(when, sizeof(when), f.total, hz);
+	cli_printf(o, "<text class=\"sub\" x=\"%.1f\" y=\"44\">total %s in %llu calls",
+		   opt->width / 2, when, (unsigned long long)t->stats.calls);
+	if (opt->per_thread)
+		cli_printf(o, " of %llu thread%s", (unsigned long long)threads,
+			   threads == 1 ? "" : "s");
+	if (f.left_out)
+		cli_printf(o, "; %llu frames narrower than %g px not drawn",
+			   (unsigned long long)f.left_out, opt->min_width);
+	if (!f.total)
+		cli_puts(o, "; no time recorded");
+	cli_puts(o, "</text>\n<g>\n");
+	f.drawn = f.left_out = 0;
+	walk(&f, o, height);
+	cli_puts(o, "</g>\n</svg>\n");
+	free(f.next_x);
+	return CLI_OK;
+}
+
+int cmd_flame(int argc, char **argv)
+{
+	struct flame_opts opt;
+	struct xfdr_names *names = NULL;
+	struct xfdr_trace *tr = NULL;
+	struct cli_out *out = NULL;
+	struct cli_progress prog;
+	struct progress sink = cli_progress_sink(&prog);
+	char note[640];
+	struct xfdr_error err;
+	struct stree t;
+	const char *map;
+	char sidecar[4096];
+	struct stat st;
+	int status, have_tree = 0;
+
+	status = parse_flame_opts(argc, argv, &opt);
+	if (status)
+		return status < 0 ? CLI_OK : status;
+	status = cli_check_input(opt.input);
+	if (status)
+		return status;
+	status = cli_check_output(opt.output, opt.input, opt.map);
+	if (status)
+		return status;
+	if (opt.use_map) {
+		map = cli_sidecar(opt.input, opt.map, sidecar, sizeof(sidecar));
+		status = cli_names_load(map, &names);
+		if (status)
+			return status;
+	}
+	cli_progress_begin(&prog, stat(opt.input, &st) == 0 ? (uint64_t)st.st_size : 0,
+			   "verifying");
+	status = CLI_FAIL;
+	if (xfdr_trace_open(opt.input, &tr, &err) < 0 || xfdr_trace_verify(tr, &err) < 0) {
+		cli_progress_end(&prog);
+		fprintf(stderr, "%s\n", err.text);
+		goto out;
+	}
+	if (stree_init(&t, names, opt.per_thread) < 0) {
+		cli_error("out of memory");
+		goto out;
+	}
+	have_tree = 1;
+	cli_progress_phase(&prog, "pairing calls");
+	if (stree_build(&t, tr, &sink, &err) < 0) {
+		cli_progress_end(&prog);
+		fprintf(stderr, "%s\n", err.text);
+		goto out;
+	}
+	cli_progress_end(&prog);
+	if (stree_finish(&t) < 0) {
+		cli_error("out of memory");
+		goto out;
+	}
+	out = malloc(sizeof(*out));
+	if (!out) {
+		cli_error("out of memory");
+		goto out;
+	}
+	if (cli_out_open(out, opt.output) != 0) {
+		free(out);
+		out = NULL;
+		goto out;
+	}
+	/* The note only once the output is made: a bad -o gives one error line, nothing else. */
+	if (stree_incomplete_note(&t, note, sizeof(note)))
+		cli_error("%s", note);
+	status = draw(&t, &opt, xfdr_trace_header(tr)->cycle_frequency, out);
+	if (cli_out_close(out) != CLI_OK)
+		status = CLI_FAIL;
+out:
+	cli_progress_end(&prog);
+	free(out);
+	if (have_tree)
+		stree_free(&t);
+	xfdr_names_free(names);
+	if (tr)
+		xfdr_trace_close(tr);
+	return status;
+}

@@ -1,0 +1,838 @@
+/*
+ * command/recover.c - `xfdr recover FILE`: a valid trace from the files of a file-backed
+ * pool (XFDR_OPTIONS backing=file) whose process died without flushing (SIGKILL, OOM kill,
+ * power loss of a process that is not the machine).
+ *
+ * The runtime keeps three files current while it records:
+ *   FILE       "<base>-live.xray": a version 1 header (cycle_frequency may still be 0), then
+ *              the pool's buffers at 32 + i * buffer_size, not terminated (after a buffer's
+ *              used bytes: zeros, or stale bytes of its earlier use)
+ *   FILE.pool  the "XFDRPOOL" locator and the buffer descriptors (format.h)
+ *   FILE.map   the sidecar, naming FILE in its `trace` line
+ * The rebuild itself is reader/pool_image.c's: here are the files, the options and the
+ * messages. Without FILE.pool every buffer is walked up to its first invalid record (best
+ * effort, said on stderr). The output OUT gets OUT.map: FILE.map with its `trace` line naming
+ * OUT (and the rate and buffer count of OUT), so `xfdr convert OUT` names functions; the lines
+ * the reader's .map parser would refuse are left out of it, each said on stderr.
+ *
+ * Exit status, as for every verb: 0 OUT written; 1 FILE or FILE.pool malformed (one line naming
+ * the file and the offset), an OUT or OUT.map that is not a regular file (or a link to one),
+ * or a write error; 2 a usage error, an input that cannot be opened (FILE, or FILE.pool or
+ * FILE.map when present: missing, permission denied, not a regular file), or an OUT that
+ * exists without --force or is one of the inputs. Nothing is written unless the status is 0.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "command/cli.h"
+#include "reader/pool_image.h"
+
+#define LIVE_SUFFIX "-live.xray"
+#define RECOVERED_SUFFIX "-recovered.xray"
+
+static void recover_help(void)
+{
+	fputs("usage: xfdr recover [-o OUT] [--force] [-v] FILE\n"
+	      "       xfdr recover --salvage [-o OUT] [--force] [-v] FILE\n"
+	      "\n"
+	      "Rebuild a valid trace from the live files of a process that recorded with\n"
+	      "XFDR_OPTIONS backing=file and died without flushing (killed, out of memory).\n"
+	      "FILE is its \"<base>-live.xray\"; FILE.pool (the pool's buffer descriptors) and\n"
+	      "FILE.map are read when present. Buffers that held events are kept in the order\n"
+	      "their threads claimed them; a buffer that was being written is closed at its\n"
+	      "last complete record, a torn tail is cut, never-used buffers are dropped.\n"
+	      "Without FILE.pool each buffer is kept up to its first invalid record: a best\n"
+	      "effort. What was kept and dropped is printed on stderr.\n"
+	      "\n"
+	      "With --salvage (implied when FILE ends in .part), FILE is a trace file cut\n"
+	      "short, as a flush that did not finish leaves NAME.xray.part: OUT gets its\n"
+	      "header and every whole buffer that is valid; the partial buffer at the end and\n"
+	      "invalid buffers are left out and said, with their offsets. OUT.map is\n"
+	      "NAME.xray.map (FILE.map) naming OUT, or made from the header.\n"
+	      "\n"
+	      "  -o, --output=OUT  write OUT (default: FILE with -live.xray replaced by\n"
+	      "                    -recovered.xray, else FILE.recovered.xray; --salvage:\n"
+	      "                    FILE less .part with .xray replaced by -salvaged.xray)\n"
+	      "                    and OUT.map\n"
+	      "      --salvage     keep the whole buffers of a cut trace file (see above)\n"
+	      "  -f, --force       replace OUT and OUT.map if they exist (regular files only)\n"
+	      "  -v, --verbose     one line per buffer on stderr: what became of it and why\n"
+	      "  -h, --help        show this help\n"
+	      "\n"
+	      "Exit status (nothing is written unless 0): 0 OUT written, 1 FILE or FILE.pool\n"
+	      "malformed, OUT not a regular file, or a write error,\n"
+	      "2 usage error, FILE missing or unreadable, or OUT\n"
+	      "exists (--force replaces it).\n",
+	      stdout);
+}
+
+/* ---- Files as sources ------------------------------------------------------------------- */
+
+struct file_src {
+	int fd;
+	const char *name;
+	uint64_t bytes; /* size when opened */
+};
+
+static int file_read(void *ctx, uint64_t at, void *buf, size_t n, struct xfdr_error *err)
+{
+	struct file_src *s = ctx;
+	uint8_t *p = buf;
+	ssize_t r;
+
+	while (n) {
+		r = pread(s->fd, p, n, (off_t)at);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			err->offset = at;
+			snprintf(err->text, sizeof(err->text),
+				 "%s: offset %llu: expected %zu readable bytes, found %s", s->name,
+				 (unsigned long long)at, n, strerror(errno));
+			return -1;
+		}
+		if (r == 0)
+			return 1; /* the file ends first */
+		p += r;
+		n -= (size_t)r;
+		at += (uint64_t)r;
+	}
+	return 0;
+}
+
+/*
+ * Open path for reading, as cli_open_input(). Returns 0; -1 when it does not exist and
+ * may_miss; else reports "xfdr recover: PATH: <reason>" and returns CLI_USAGE.
+ */
+static int file_open(struct file_src *s, const char *path, int may_miss)
+{
+	s->name = path;
+	return cli_open_input(path, may_miss, &s->fd, &s->bytes);
+}
+
+static void file_close(struct file_src *s)
+{
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
+}
+
+/* ---- The inputs ------------------------------------------------------------------------- */
+
+/*
+ * The live file's header, checked by the reader library (version, type, buffer_size) over
+ * the bytes there are. Returns 0, or prints its "FILE: offset N: ..." and returns CLI_FAIL.
+ */
+static int read_live_header(struct file_src *live, struct xfdr_header *h)
+{
+	uint8_t b[XFDR_FILE_HEADER_BYTES];
+	size_t n = live->bytes < sizeof(b) ? (size_t)live->bytes : sizeof(b);
+	struct xfdr_trace *t;
+	struct xfdr_error err;
+	int rc;
+
+	rc = file_read(live, 0, b, n, &err);
+	if (rc) {
+		if (rc > 0)
+			snprintf(err.text, sizeof(err.text),
+				 "%s: offset 0: expected %zu bytes, "
+				 "found fewer (the file shrank)",
+				 live->name, n);
+		fprintf(stderr, "%s\n", err.text);
+		return CLI_FAIL;
+	}
+	/* A header-only image: the library checks the header and nothing past it. */
+	if (xfdr_trace_open_memory(b, n, live->name, &t, &err) < 0) {
+		fprintf(stderr, "%s\n", err.text);
+		return CLI_FAIL;
+	}
+	*h = *xfdr_trace_header(t);
+	xfdr_trace_close(t);
+	/* The library takes any buffer_size for a header alone; a pool has buffers. */
+	if (h->version == XFDR_FORMAT_VERSION && h->buffer_size < XFDR_BUFFER_PREAMBLE_BYTES) {
+		fprintf(stderr,
+			"%s: offset %d: expected a buffer_size of at least %d bytes (NewBuffer, "
+			"WallClockTime, NewCPUId), found %llu\n",
+			live->name, XFDR_HDR_BUFFER_SIZE_OFF, XFDR_BUFFER_PREAMBLE_BYTES,
+			(unsigned long long)h->buffer_size);
+		return CLI_FAIL;
+	}
+	/* The reader takes compiler-rt's versions too; the runtime's live pool is version 1. */
+	if (h->version != XFDR_FORMAT_VERSION) {
+		fprintf(stderr,
+			"%s: offset 0: expected version 1 (the runtime's live pool), found "
+			"version %u\n",
+			live->name, h->version);
+		return CLI_FAIL;
+	}
+	return 0;
+}
+
+/* Read and check FILE.pool's locator and that its descriptors are all there. */
+static int read_pool(struct file_src *pool, const struct xfdr_header *h, const char *live,
+		     struct rd_pool_locator *loc)
+{
+	uint8_t b[XFDR_POOL_HEADER_BYTES];
+	struct xfdr_error err;
+	uint64_t need;
+	int rc;
+
+	if (pool->bytes < XFDR_POOL_HEADER_BYTES) {
+		if (pool->bytes)
+			fprintf(stderr,
+				"%s: offset %llu: expected a %d-byte pool locator, found %llu "
+				"bytes\n",
+				pool->name, (unsigned long long)pool->bytes, XFDR_POOL_HEADER_BYTES,
+				(unsigned long long)pool->bytes);
+		else
+			fprintf(stderr,
+				"%s: offset 0: expected a %d-byte pool locator, found an empty "
+				"file\n",
+				pool->name, XFDR_POOL_HEADER_BYTES);
+		return CLI_FAIL;
+	}
+	rc = file_read(pool, 0, b, sizeof(b), &err);
+	if (rc) {
+		if (rc > 0)
+			snprintf(err.text, sizeof(err.text),
+				 "%s: offset 0: expected %d bytes, found fewer (the file shrank)",
+				 pool->name, XFDR_POOL_HEADER_BYTES);
+		fprintf(stderr, "%s\n", err.text);
+		return CLI_FAIL;
+	}
+	if (rd_pool_locator_parse(b, loc, &err) < 0) {
+		fprintf(stderr, "%s: offset %llu: %s\n", pool->name, (unsigned long long)err.offset,
+			err.text);
+		return CLI_FAIL;
+	}
+	need = loc->header_bytes + (uint64_t)loc->buffer_count * loc->desc_stride;
+	if (pool->bytes < need) {
+		fprintf(stderr,
+			"%s: offset %llu: expected %u descriptors of %u bytes from offset %u (%llu "
+			"bytes in all), found the end of the file\n",
+			pool->name, (unsigned long long)pool->bytes, loc->buffer_count,
+			loc->desc_stride, loc->header_bytes, (unsigned long long)need);
+		return CLI_FAIL;
+	}
+	if (loc->big_endian != h->big_endian) {
+		fprintf(stderr,
+			"%s: offset 0: expected the byte order of %s (%s-endian), found "
+			"%s-endian\n",
+			live, pool->name, loc->big_endian ? "big" : "little",
+			h->big_endian ? "big" : "little");
+		return CLI_FAIL;
+	}
+	if (h->buffer_size != loc->buffer_bytes) {
+		fprintf(stderr,
+			"%s: offset %d: expected buffer_size %llu (the buffer_bytes of %s), "
+			"found %llu\n",
+			live, XFDR_HDR_BUFFER_SIZE_OFF, (unsigned long long)loc->buffer_bytes,
+			pool->name, (unsigned long long)h->buffer_size);
+		return CLI_FAIL;
+	}
+	if (!(loc->flags & XFDR_POOL_FILE_BACKED))
+		cli_error("%s: warning: the locator is not marked file-backed; going on",
+			  pool->name);
+	return 0;
+}
+
+/* ---- The sidecar of OUT ----------------------------------------------------------------- */
+
+struct map_ctx {
+	const char *live_map; /* NULL: none, generate one */
+	FILE *in;	      /* live_map, opened with the other inputs */
+	const char *out;
+	const char *out_map;
+	struct cli_map_facts facts;
+	uint64_t tsc_hz; /* live_map's, 0: none */
+	uint64_t *skip;	 /* the lines of live_map OUT.map leaves out, ascending */
+	size_t skip_count, skip_cap;
+	int no_memory;
+};
+
+/* A line OUT.map leaves out: said on stderr, and remembered. */
+static void note_left_out(void *ctx, uint64_t line, const char *text)
+{
+	struct map_ctx *m = ctx;
+
+	cli_error("%s; left out of %s", text, m->out_map);
+	if (m->skip_count == m->skip_cap) {
+		size_t cap = m->skip_cap ? m->skip_cap * 2 : 16;
+		uint64_t *v = realloc(m->skip, cap * sizeof(*v));
+
+		if (!v) {
+			m->no_memory = 1;
+			return;
+		}
+		m->skip = v;
+		m->skip_cap = cap;
+	}
+	m->skip[m->skip_count++] = line;
+}
+
+/*
+ * The live sidecar, read by the reader's own parser (reader/names.c), leniently: the lines
+ * it would refuse (a malformed `function`, `frame` or `crash` line, an id named twice, ...) are
+ * left out of OUT.map and named on stderr, so that every verb reads the OUT.map recover writes.
+ * Also its rate, for a trace that does not hold one. Returns 0, or reports and returns CLI_FAIL.
+ */
+static int load_live_map(struct map_ctx *m)
+{
+	struct xfdr_names *n;
+	struct xfdr_error err;
+
+	rewind(m->in);
+	if (xfdr_names_read_lenient(m->in, m->live_map, note_left_out, m, &n, &err)) {
+		fprintf(stderr, "%s\n", err.text);
+		return CLI_FAIL;
+	}
+	if (!xfdr_names_tsc_hz(n, &m->tsc_hz))
+		m->tsc_hz = 0;
+	xfdr_names_free(n);
+	if (m->no_memory) {
+		cli_error("%s: %s", m->live_map, strerror(ENOMEM));
+		return CLI_FAIL;
+	}
+	return 0;
+}
+
+/* Is the line's key (up to the first TAB) `key`? */
+static int has_key(const char *line, const char *key)
+{
+	size_t n = strlen(key);
+
+	return !strncmp(line, key, n) && (line[n] == '\t' || line[n] == '\n' || !line[n]);
+}
+
+/*
+ * The method of the first `tsc_hz_method` line of the live sidecar into buf ("" if none): the
+ * rate's line is written once, after `trace`, wherever the live map had it (a live map gets
+ * its rate appended once it is known, or never, for a process killed before).
+ */
+static void live_hz_method(FILE *in, char *buf, size_t n)
+{
+	char *line = NULL;
+	size_t cap = 0;
+
+	buf[0] = '\0';
+	rewind(in);
+	while (getline(&line, &cap, in) > 0) {
+		if (!has_key(line, "tsc_hz_method") || line[13] != '\t')
+			continue;
+		snprintf(buf, n, "%.*s", (int)strcspn(line + 14, "\t\n"), line + 14);
+		break;
+	}
+	free(line);
+	rewind(in);
+}
+
+/* `trace` naming OUT, then the rate of OUT's header and how it was found, when known. */
+static void write_trace_and_rate(FILE *f, const struct map_ctx *m, const struct rd_pool_result *res,
+				 const char *method)
+{
+	fputs("trace\t", f);
+	cli_map_value(f, m->out);
+	fputc('\n', f);
+	if (!res->tsc_hz)
+		return;
+	fprintf(f, "tsc_hz\t%llu\n", (unsigned long long)res->tsc_hz);
+	if (res->hz_estimated)
+		method = "estimated";
+	else if (res->hz_assumed)
+		method = "assumed-1GHz";
+	if (method[0])
+		fprintf(f, "tsc_hz_method\t%s\n", method);
+}
+
+/*
+ * FILE.map's lines as they are, but: one `trace` line naming OUT (where the first was, or
+ * after xfdr-map/pid/program when there was none) with `tsc_hz`, the rate of OUT's header, and
+ * its method (estimated or assumed when it was, else the live map's) right after it;
+ * `buffers_written` the buffers kept; and without the lines load_live_map() left out.
+ */
+static int write_recovered_map(FILE *f, const struct rd_pool_result *res, void *ctx)
+{
+	struct map_ctx *m = ctx;
+	char *line = NULL, method[64];
+	size_t cap = 0, lineno = 0, k = 0;
+	ssize_t n;
+	int traced = 0;
+	FILE *in;
+
+	if (!m->live_map)
+		return cli_map_generated(f, &m->facts, res);
+	in = m->in;
+	live_hz_method(in, method, sizeof(method));
+	while ((n = getline(&line, &cap, in)) > 0) {
+		/* Numbered as the reader numbers them: getline() lines, from 1. */
+		if (k < m->skip_count && m->skip[k] == ++lineno) {
+			k++;
+			continue;
+		}
+		if (line[n - 1] != '\n') {
+			/* The last line without its newline: give it one. */
+			char *l = realloc(line, (size_t)n + 2);
+
+			if (!l) {
+				cli_error("%s: %s", m->live_map, strerror(ENOMEM));
+				free(line);
+				return CLI_FAIL;
+			}
+			line = l;
+			cap = (size_t)n + 2;
+			line[n++] = '\n';
+			line[n] = '\0';
+		}
+		if (!traced && !has_key(line, "xfdr-map") && !has_key(line, "pid") &&
+		    !has_key(line, "program")) {
+			write_trace_and_rate(f, m, res, method);
+			traced = 1;
+		}
+		if (has_key(line, "trace") || has_key(line, "tsc_hz") ||
+		    has_key(line, "tsc_hz_method"))
+			continue;
+		if (has_key(line, "buffers_written"))
+			fprintf(f, "buffers_written\t%llu\n", (unsigned long long)res->kept);
+		else
+			/* All n bytes: fputs() would stop at a NUL and join the next line on. */
+			fwrite(line, 1, (size_t)n, f);
+	}
+	if (ferror(in)) {
+		cli_error("%s: read error: %s", m->live_map, strerror(errno));
+		free(line);
+		return CLI_FAIL;
+	}
+	free(line);
+	if (!traced)
+		write_trace_and_rate(f, m, res, method);
+	return 0;
+}
+
+/* ---- The verb ----------------------------------------------------------------------------- */
+
+/* FILE with -live.xray replaced by -recovered.xray, else FILE.recovered.xray. */
+static int default_output(const char *input, char *buf, size_t n)
+{
+	size_t len = strlen(input), sl = strlen(LIVE_SUFFIX);
+	int w;
+
+	if (len > sl && !strcmp(input + len - sl, LIVE_SUFFIX))
+		w = snprintf(buf, n, "%.*s%s", (int)(len - sl), input, RECOVERED_SUFFIX);
+	else
+		w = snprintf(buf, n, "%s.recovered.xray", input);
+	return w < 0 || (size_t)w >= n ? -1 : 0;
+}
+
+/* ---- --salvage: the whole buffers of a cut trace file ------------------------------------ */
+
+#define PART_SUFFIX ".part"
+#define XRAY_SUFFIX ".xray"
+#define SALVAGED_SUFFIX "-salvaged.xray"
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n > k && !strcmp(s + n - k, suffix);
+}
+
+/* FILE less ".part", with ".xray" replaced by "-salvaged.xray", else + ".salvaged.xray". */
+static int salvage_output(const char *input, char *buf, size_t n)
+{
+	size_t len = strlen(input);
+	int w;
+
+	if (ends_with(input, PART_SUFFIX))
+		len -= strlen(PART_SUFFIX);
+	if (len > strlen(XRAY_SUFFIX) &&
+	    !strncmp(input + len - strlen(XRAY_SUFFIX), XRAY_SUFFIX, strlen(XRAY_SUFFIX)))
+		w = snprintf(buf, n, "%.*s%s", (int)(len - strlen(XRAY_SUFFIX)), input,
+			     SALVAGED_SUFFIX);
+	else
+		w = snprintf(buf, n, "%.*s.salvaged.xray", (int)len, input);
+	return w < 0 || (size_t)w >= n ? -1 : 0;
+}
+
+struct salvage {
+	struct file_src *in;
+	const struct xfdr_header *h;
+	uint64_t whole; /* buffers the file holds whole */
+	uint64_t kept;
+	int verbose;
+};
+
+/*
+ * Where FILE's next data at or after at is (lseek(2) SEEK_DATA): the holes of a sparse file
+ * were never written, read as zeros and hold no buffer, so they are skipped without being
+ * read. UINT64_MAX when no data follows; at itself when the file system cannot tell.
+ */
+static uint64_t next_data(int fd, uint64_t at)
+{
+	off_t o = lseek(fd, (off_t)at, SEEK_DATA);
+
+	if (o >= 0)
+		return (uint64_t)o;
+	return errno == ENXIO ? UINT64_MAX : at;
+}
+
+/* The end of the data that starts at at (SEEK_HOLE); UINT64_MAX when it cannot tell. */
+static uint64_t data_end(int fd, uint64_t at)
+{
+	off_t o = lseek(fd, (off_t)at, SEEK_HOLE);
+
+	return o >= 0 ? (uint64_t)o : UINT64_MAX;
+}
+
+/*
+ * The header, then each whole buffer the reader finds valid on its own (a header and that
+ * buffer), in file order. A buffer that is not is left out, with the reader's reason at its
+ * offset in FILE; buffers in a hole of the file, one line for each run of them. So the cost
+ * is the data's, not the file's size: a 4 GiB sparse file with one buffer reads one buffer.
+ */
+static int write_salvaged(int fd, const char *out, struct rd_pool_result *res, void *ctx)
+{
+	struct salvage *sv = ctx;
+	uint64_t bs = sv->h->buffer_size, i, j, at, data, data_to = 0;
+	size_t img_bytes = (size_t)(XFDR_FILE_HEADER_BYTES + bs);
+	struct xfdr_trace *t;
+	struct xfdr_error err;
+	uint8_t *img;
+	int rc, e;
+
+	img = malloc(sv->whole ? img_bytes : XFDR_FILE_HEADER_BYTES);
+	if (!img) {
+		cli_error("%s: %s", sv->in->name, strerror(ENOMEM));
+		return CLI_FAIL;
+	}
+	rc = file_read(sv->in, 0, img, XFDR_FILE_HEADER_BYTES, &err);
+	for (i = 0; !rc && i < sv->whole; i++) {
+		at = XFDR_FILE_HEADER_BYTES + i * bs;
+		if (at >= data_to) {
+			data = next_data(sv->in->fd, at);
+			if (data >= at + bs) {
+				/* Buffers i to j - 1 are in a hole. */
+				j = data == UINT64_MAX ? sv->whole
+						       : (data - XFDR_FILE_HEADER_BYTES) / bs;
+				if (j > sv->whole)
+					j = sv->whole;
+				if (j - i == 1)
+					cli_error("%s: offset %llu: buffer %llu left out (a hole: "
+						  "never written)",
+						  sv->in->name, (unsigned long long)at,
+						  (unsigned long long)i);
+				else
+					cli_error("%s: offset %llu: buffers %llu to %llu left out "
+						  "(a hole: never written)",
+						  sv->in->name, (unsigned long long)at,
+						  (unsigned long long)i,
+						  (unsigned long long)(j - 1));
+				i = j - 1;
+				continue;
+			}
+			data_to = data_end(sv->in->fd, data);
+		}
+		rc = file_read(sv->in, at, img + XFDR_FILE_HEADER_BYTES, (size_t)bs, &err);
+		if (rc)
+			break;
+		if (xfdr_trace_open_memory(img, img_bytes, sv->in->name, &t, &err) == 0) {
+			e = xfdr_trace_verify(t, &err);
+			xfdr_trace_close(t);
+			if (e == 0) {
+				e = cli_write_all_at(fd, img + XFDR_FILE_HEADER_BYTES, (size_t)bs,
+						     XFDR_FILE_HEADER_BYTES + sv->kept * bs);
+				if (e) {
+					cli_error("%s: write error: %s", out, strerror(e));
+					free(img);
+					return CLI_FAIL;
+				}
+				sv->kept++;
+				if (sv->verbose)
+					cli_error("%s: offset %llu: buffer %llu kept", sv->in->name,
+						  (unsigned long long)at, (unsigned long long)i);
+				continue;
+			}
+		}
+		/* err.offset is in the one-buffer image; say where that is in FILE. */
+		{
+			const char *why = strstr(err.text, ": expected");
+
+			cli_error("%s: offset %llu: buffer %llu left out (invalid)%s", sv->in->name,
+				  (unsigned long long)(at + err.offset - XFDR_FILE_HEADER_BYTES),
+				  (unsigned long long)i, why ? why : "");
+		}
+	}
+	if (rc) {
+		if (rc > 0)
+			cli_error("%s: the file shrank while it was read", sv->in->name);
+		else
+			fprintf(stderr, "%s\n", err.text);
+		free(img);
+		return CLI_FAIL;
+	}
+	e = cli_write_all_at(fd, img, XFDR_FILE_HEADER_BYTES, 0);
+	free(img);
+	if (e) {
+		cli_error("%s: write error: %s", out, strerror(e));
+		return CLI_FAIL;
+	}
+	res->buffers = sv->whole;
+	res->kept = res->count[RD_POOL_KEPT] = sv->kept;
+	return 0;
+}
+
+/*
+ * recover --salvage (and any FILE.part): FILE is a version 1 trace cut short, as a flush that
+ * did not finish leaves NAME.xray.part. OUT gets the header and the whole valid buffers; what
+ * was left out is said with its offset. The sidecar is NAME.xray.map (FILE.map for a FILE
+ * without .part) with its trace line naming OUT, else one made from the header.
+ */
+static int salvage(const struct cli_rebuild_opts *opt)
+{
+	struct file_src in = {-1, NULL, 0};
+	struct map_ctx mctx;
+	struct xfdr_header h;
+	struct salvage sv;
+	struct rd_pool_result res;
+	char out_buf[4096], out_map[4096], map_path[4096];
+	const char *out = opt->output;
+	size_t base_len = strlen(opt->input);
+	uint64_t tail;
+	int status, rc;
+
+	memset(&mctx, 0, sizeof(mctx));
+	memset(&res, 0, sizeof(res));
+	if (ends_with(opt->input, PART_SUFFIX))
+		base_len -= strlen(PART_SUFFIX);
+	if ((size_t)snprintf(map_path, sizeof(map_path), "%.*s.map", (int)base_len, opt->input) >=
+	    sizeof(map_path)) {
+		cli_error("%s: %s", opt->input, strerror(ENAMETOOLONG));
+		return CLI_USAGE;
+	}
+	if (!out) {
+		if (salvage_output(opt->input, out_buf, sizeof(out_buf))) {
+			cli_error("%s: %s", opt->input, strerror(ENAMETOOLONG));
+			return CLI_FAIL;
+		}
+		out = out_buf;
+	}
+	if (cli_map_name(out, out_map, sizeof(out_map)))
+		return CLI_FAIL;
+	status = file_open(&in, opt->input, 0);
+	if (status)
+		return status;
+	rc = access(map_path, F_OK) == 0 ? 0 : -1;
+	if (rc == 0) {
+		mctx.in = fopen(map_path, "r");
+		if (!mctx.in) {
+			cli_error("%s: %s", map_path, strerror(errno));
+			status = CLI_USAGE;
+			goto out;
+		}
+		mctx.live_map = map_path;
+	}
+	if (cli_same_file(out, opt->input) || cli_same_file(out_map, opt->input) ||
+	    (mctx.in && (cli_same_file(out, map_path) || cli_same_file(out_map, map_path)))) {
+		cli_error("%s: OUT would replace an input file", out);
+		status = CLI_USAGE;
+		goto out;
+	}
+	status = cli_refuse_existing(out, opt->force);
+	if (!status)
+		status = cli_refuse_existing(out_map, opt->force);
+	if (status)
+		goto out;
+	status = CLI_FAIL;
+	if (read_live_header(&in, &h))
+		goto out;
+	memset(&sv, 0, sizeof(sv));
+	sv.in = &in;
+	sv.h = &h;
+	sv.whole = in.bytes > XFDR_FILE_HEADER_BYTES
+		       ? (in.bytes - XFDR_FILE_HEADER_BYTES) / h.buffer_size
+		       : 0;
+	sv.verbose = opt->verbose;
+	tail = in.bytes > XFDR_FILE_HEADER_BYTES
+		   ? (in.bytes - XFDR_FILE_HEADER_BYTES) % h.buffer_size
+		   : 0;
+	mctx.out = out;
+	mctx.out_map = out_map;
+	if (mctx.in && load_live_map(&mctx))
+		goto out;
+	res.tsc_hz = h.cycle_frequency;
+	if (!res.tsc_hz)
+		res.tsc_hz = mctx.tsc_hz;
+	mctx.facts = (struct cli_map_facts){
+	    .pid = 0,
+	    .trace = out,
+	    .constant_tsc = h.constant_tsc,
+	    .nonstop_tsc = h.nonstop_tsc,
+	    .buffer_bytes = h.buffer_size,
+	    .buffer_count = sv.whole,
+	};
+	status =
+	    cli_write_trace_and_map(out, write_salvaged, &sv, write_recovered_map, &mctx, &res);
+	if (status)
+		goto out;
+	cli_error("%s: kept %llu of %llu whole buffer%s", opt->input, (unsigned long long)sv.kept,
+		  (unsigned long long)sv.whole, sv.whole == 1 ? "" : "s");
+	if (sv.kept < sv.whole)
+		cli_error("%s: left out %llu invalid buffer%s (%llu bytes)", opt->input,
+			  (unsigned long long)(sv.whole - sv.kept),
+			  sv.whole - sv.kept == 1 ? "" : "s",
+			  (unsigned long long)((sv.whole - sv.kept) * h.buffer_size));
+	if (tail)
+		cli_error("%s: offset %llu: discarded %llu bytes, a partial buffer (%llu of %llu "
+			  "bytes)",
+			  opt->input,
+			  (unsigned long long)(XFDR_FILE_HEADER_BYTES + sv.whole * h.buffer_size),
+			  (unsigned long long)tail, (unsigned long long)tail,
+			  (unsigned long long)h.buffer_size);
+	else
+		cli_error("%s: no partial buffer at the end", opt->input);
+	cli_error("wrote %s", out);
+out:
+	if (mctx.in)
+		fclose(mctx.in);
+	free(mctx.skip);
+	file_close(&in);
+	return status;
+}
+
+int cmd_recover(int argc, char **argv)
+{
+	struct cli_rebuild_opts opt;
+	struct file_src live = {-1, NULL, 0}, pool = {-1, NULL, 0}, map = {-1, NULL, 0};
+	struct rd_pool_locator loc;
+	struct rd_pool_job job;
+	struct cli_rebuild_show show;
+	struct map_ctx mctx;
+	struct xfdr_header h;
+	char pool_path[4096], map_path[4096], out_buf[4096], out_map[4096];
+	const char *out;
+	int status, have_pool, rc;
+
+	memset(&mctx, 0, sizeof(mctx));
+	opt.allow_salvage = 1;
+	status = cli_rebuild_opts_parse(argc, argv, "FILE", recover_help, &opt);
+	if (status)
+		return status < 0 ? CLI_OK : status;
+	if (opt.salvage || ends_with(opt.input, PART_SUFFIX))
+		return salvage(&opt);
+	/* FILE.pool and FILE.map are inputs too: a name too long to open them is unreadable. */
+	if ((size_t)snprintf(pool_path, sizeof(pool_path), "%s.pool", opt.input) >=
+		sizeof(pool_path) ||
+	    (size_t)snprintf(map_path, sizeof(map_path), "%s.map", opt.input) >= sizeof(map_path)) {
+		cli_error("%s: %s", opt.input, strerror(ENAMETOOLONG));
+		return CLI_USAGE;
+	}
+	out = opt.output;
+	if (!out) {
+		if (default_output(opt.input, out_buf, sizeof(out_buf))) {
+			cli_error("%s: %s", opt.input, strerror(ENAMETOOLONG));
+			return CLI_FAIL;
+		}
+		out = out_buf;
+	}
+	if (cli_map_name(out, out_map, sizeof(out_map)))
+		return CLI_FAIL;
+
+	/* Every input is opened first: one that cannot be is a 2, whatever the others hold. */
+	status = file_open(&live, opt.input, 0);
+	if (status)
+		return status;
+	rc = file_open(&pool, pool_path, 1);
+	if (rc > 0) {
+		status = rc;
+		goto out;
+	}
+	have_pool = rc == 0;
+	rc = file_open(&map, map_path, 1);
+	if (rc > 0) {
+		status = rc;
+		goto out;
+	}
+	status = CLI_FAIL;
+	if (rc == 0) {
+		mctx.in = fdopen(map.fd, "r");
+		if (!mctx.in) {
+			cli_error("%s: %s", map_path, strerror(errno));
+			goto out;
+		}
+		map.fd = -1; /* mctx.in owns it */
+		mctx.live_map = map_path;
+	}
+	/* Refusing to replace a file is a usage error, as convert's "output is the input". */
+	if (cli_same_file(out, opt.input) || cli_same_file(out, pool_path) ||
+	    cli_same_file(out, map_path) || cli_same_file(out_map, opt.input) ||
+	    cli_same_file(out_map, pool_path) || cli_same_file(out_map, map_path)) {
+		cli_error("%s: OUT would replace an input file", out);
+		status = CLI_USAGE;
+		goto out;
+	}
+	status = cli_refuse_existing(out, opt.force);
+	if (!status)
+		status = cli_refuse_existing(out_map, opt.force);
+	if (status)
+		goto out;
+	status = CLI_FAIL;
+	if (read_live_header(&live, &h))
+		goto out;
+
+	memset(&job, 0, sizeof(job));
+	job.bufs = (struct rd_pool_source){file_read, &live};
+	job.bufs_at = XFDR_FILE_HEADER_BYTES;
+	if (have_pool) {
+		if (read_pool(&pool, &h, opt.input, &loc))
+			goto out;
+		job.loc = &loc;
+		job.descs = (struct rd_pool_source){file_read, &pool};
+		job.descs_at = loc.header_bytes;
+		job.constant_tsc = job.nonstop_tsc = !!(loc.flags & XFDR_POOL_INVARIANT_TSC);
+		job.tsc_hz = loc.tsc_hz;
+	} else {
+		cli_error("%s: not found: best-effort recovery, each buffer walked up to its first "
+			  "invalid record (stale bytes of a reused buffer may be kept)",
+			  pool_path);
+		job.buffer_bytes = h.buffer_size;
+		job.buffer_count = (live.bytes - XFDR_FILE_HEADER_BYTES) / h.buffer_size;
+		job.big_endian = h.big_endian;
+		job.constant_tsc = h.constant_tsc;
+		job.nonstop_tsc = h.nonstop_tsc;
+	}
+	mctx.out = out;
+	mctx.out_map = out_map;
+	if (mctx.in && load_live_map(&mctx))
+		goto out;
+	if (!job.tsc_hz)
+		job.tsc_hz = h.cycle_frequency;
+	if (!job.tsc_hz)
+		job.tsc_hz = mctx.tsc_hz;
+	mctx.facts = (struct cli_map_facts){
+	    .pid = have_pool ? loc.pid : 0,
+	    .trace = out,
+	    .constant_tsc = job.constant_tsc,
+	    .nonstop_tsc = job.nonstop_tsc,
+	    .buffer_bytes = h.buffer_size,
+	    .buffer_count = have_pool ? loc.buffer_count : job.buffer_count,
+	};
+
+	show = (struct cli_rebuild_show){
+	    .verbose = opt.verbose,
+	    .progress_bytes = live.bytes,
+	    .progress_what = "recovering",
+	    .absent = "missing from the live file (it is shorter than the pool)",
+	    .best_effort = !have_pool,
+	};
+	status = cli_rebuild(&job, out, write_recovered_map, &mctx, &show);
+out:
+	if (mctx.in)
+		fclose(mctx.in);
+	free(mctx.skip);
+	file_close(&live);
+	file_close(&pool);
+	file_close(&map);
+	return status;
+}
