@@ -59,6 +59,9 @@ READER_OBJS    := $(patsubst %.c,$(OBJ)/rd/%.o,$(READER_SRCS))
 COMMAND_OBJS       := $(patsubst %.c,$(OBJ)/rd/%.o,$(COMMAND_SRCS))
 ANALYSIS_OBJS  := $(patsubst %.c,$(OBJ)/rd/%.o,$(ANALYSIS_SRCS))
 SUPPORT_OBJS   := $(patsubst %.c,$(OBJ)/test/%.o,$(TEST_SUPPORT_SRCS))
+# The tests' helpers, as an archive: a test links only the helpers it calls (a reader test
+# never pulls in the runtime through a runtime helper).
+SUPPORT_A      := $(BUILD)/lib/libxfdr_testsupport.a
 
 # libxfdr.so.$(VERSION) is the shared runtime (soname libxfdr.so.$(SOVERSION), the name to
 # preload); libxfdr.so, what -lxfdr finds, is a linker script like glibc's libc.so: the shared
@@ -149,10 +152,13 @@ $(XFDR_BIN): $(COMMAND_OBJS) $(LIBANALYSIS_A) $(LIBREADER_A)
 	$(CC) -pthread -o $@ $(COMMAND_OBJS) $(LIBANALYSIS_A) $(LIBREADER_A) $(SAN_LDFLAGS) -lm
 
 # ---- tests ---------------------------------------------------------------------------------
-$(BUILD)/tests/%: $(OBJ)/test/tests/unit/%.o $(SUPPORT_OBJS) $(LIBANALYSIS_A) $(LIBREADER_A) \
-		$(LIBXFDR_A)
+$(SUPPORT_A): $(SUPPORT_OBJS) Makefile
 	@mkdir -p $(@D)
-	$(CC) -pthread -o $@ $< $(SUPPORT_OBJS) $(LIBANALYSIS_A) $(LIBREADER_A) $(LIBXFDR_A) $(SAN_LDFLAGS) \
+	rm -f $@ && $(AR) rcs $@ $(filter %.o,$^)
+
+$(BUILD)/tests/%: $(OBJ)/test/tests/unit/%.o $(SUPPORT_A) $(LIBANALYSIS_A) $(LIBREADER_A) $(LIBXFDR_A)
+	@mkdir -p $(@D)
+	$(CC) -pthread -o $@ $< $(SUPPORT_A) $(LIBANALYSIS_A) $(LIBREADER_A) $(LIBXFDR_A) $(SAN_LDFLAGS) \
 		$(TEST_LIBS) $(RUNTIME_LIBS) -lm
 
 TEST_ENV := XFDR_BIN=$(abspath $(XFDR_BIN)) XFDR_BUILD=$(abspath $(BUILD)) \

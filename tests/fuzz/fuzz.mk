@@ -80,9 +80,9 @@ $(FUZZ_DIR)/fuzz_options: $(FUZZ_DIR)/obj/tests/fuzz/fuzz_options.o $(FUZZ_OPT_O
 	$(FUZZ_CC) -o $@ $^ $(FUZZ_LDFLAGS)
 
 # The seed generator records with the runtime: built like the tests, with CC.
-$(FUZZ_SEEDGEN): tests/fuzz/seedgen.c $(SUPPORT_OBJS) $(LIBREADER_A) $(LIBXFDR_A)
+$(FUZZ_SEEDGEN): tests/fuzz/seedgen.c $(SUPPORT_A) $(LIBREADER_A) $(LIBXFDR_A)
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(TEST_CFLAGS) -o $@ $< $(SUPPORT_OBJS) $(LIBREADER_A) $(LIBXFDR_A) \
+	$(CC) $(BASE_CFLAGS) $(TEST_CFLAGS) -o $@ $< $(SUPPORT_A) $(LIBREADER_A) $(LIBXFDR_A) \
 		$(SAN_LDFLAGS) $(TEST_LIBS) $(RUNTIME_LIBS) -lm
 
 $(FUZZ_SEEDS): $(FUZZ_SEEDGEN)

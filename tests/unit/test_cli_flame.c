@@ -29,7 +29,7 @@
 #include "tests/support/child.h"
 #include "tests/support/scratch.h"
 #include "tests/support/text.h"
-#include "tests/unit/test_trace_gen.h"
+#include "tests/support/trace_gen.h"
 
 #define K 1000ull /* every hand-made time is in thousands of ticks; the file runs at 2 GHz */
 #define BASE 1000000ull

@@ -24,7 +24,7 @@
 #include "tests/support/child.h"
 #include "tests/support/scratch.h"
 #include "tests/support/text.h"
-#include "tests/unit/test_trace_gen.h"
+#include "tests/support/trace_gen.h"
 #include "writer/payload.h"
 
 #define K 1000ull /* every hand-made time is in thousands of ticks; the file runs at 2 GHz */

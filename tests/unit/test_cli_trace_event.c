@@ -16,7 +16,7 @@
  *
  * Real traces come from a small multi-threaded program compiled with -finstrument-functions and
  * recorded through LD_PRELOAD=libxfdr.so, in bounded mode and in ring mode (whose buffers begin
- * with XFDRSTAK stack contexts); random ones from tests/unit/test_trace_gen.h, whose ground
+ * with XFDRSTAK stack contexts); random ones from tests/support/trace_gen.h, whose ground
  * truth gives every entry's and custom event's expected time.
  */
 #include <errno.h>
@@ -34,7 +34,7 @@
 #include <cmocka.h>
 
 #include "analysis/callstack.h"
-#include "test_trace_gen.h"
+#include "tests/support/trace_gen.h"
 #include "tests/support/child.h"
 #include "tests/support/scratch.h"
 #include "tests/support/text.h"

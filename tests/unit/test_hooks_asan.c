@@ -12,7 +12,7 @@
  * clang's XRay cannot be tested this way: clang 14 refuses to link -fxray-instrument with
  * -fsanitize=address (both runtimes define the sanitizer common library).
  */
-#include "test_hooks_support.h"
+#include "tests/support/e2e_calls.h"
 
 /* main(3), as in test_hooks_cyg.c: the program's call tree, from its source. */
 static const char expected_calls[] =

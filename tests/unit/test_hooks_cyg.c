@@ -7,7 +7,7 @@
  * order the functions were first called. Each program is recorded unmodified through
  * LD_PRELOAD=libxfdr.so, one more is linked with libxfdr.a.
  */
-#include "test_hooks_support.h"
+#include "tests/support/e2e_calls.h"
 
 /* main(3): depth(3..0), tail(3) -> leaf(6), lib_twice(3) -> lib_helper(3). */
 static const char expected_calls[] =

@@ -15,7 +15,7 @@
  * Under XFDR_SANITIZED=1 (the ASan build of libxfdr) the preloaded runs preload the compiler's
  * libasan first, and the linked programs are linked with -fsanitize=address,undefined.
  */
-#include "test_hooks_support.h"
+#include "tests/support/e2e_calls.h"
 
 #define FENTRY_FLAGS "-pg", "-mfentry", "-minstrument-return=call"
 #define CALLS_BYTES 65536

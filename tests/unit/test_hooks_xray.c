@@ -13,7 +13,7 @@
  */
 #include <signal.h>
 
-#include "test_hooks_support.h"
+#include "tests/support/e2e_calls.h"
 
 #define CALLS_HEAD                                                                                 \
 	"E main,C xfdr-hooks,E depth,E depth,E depth,E depth,X depth,X depth,X depth,X depth,"

@@ -1,9 +1,9 @@
 /*
  * tests/unit/test_interop.c - our files and our reader against llvm-xray 14, the oracle.
  *
- * Part 1: files from the encoder of test_trace_gen.h, kept to what llvm-xray reads correctly
- * (buffer sizes and payloads in multiples of 8 so the zero padding after EndOfBuffer parses as
- * whole 8-byte records, payloads never empty), are written to a temporary directory and
+ * Part 1: files from the encoder of tests/support/trace_gen.h, kept to what llvm-xray reads
+ * correctly (buffer sizes and payloads in multiples of 8 so the zero padding after EndOfBuffer
+ * parses as whole 8-byte records, payloads never empty), are written to a temporary directory and
  *   - checked with `llvm-xray fdr-dump --verify` (one block per buffer),
  *   - converted with `llvm-xray convert --output-format=yaml`, both with --sort=false (records
  *     of each thread in block order) and with the default sort (a stable sort by TSC),
@@ -40,7 +40,7 @@
 #include "analysis/callstack.h"
 #include "tests/support/child.h"
 #include "tests/support/image.h"
-#include "tests/unit/test_trace_gen.h"
+#include "tests/support/trace_gen.h"
 #include "writer/encode.h"
 #include "xfdr/reader.h"
 

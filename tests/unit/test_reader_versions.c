@@ -23,7 +23,7 @@
 #include <inttypes.h>
 #include <time.h>
 
-#include "test_runtime_support.h"
+#include "tests/support/runtime_test.h"
 #include "tests/support/version_enc.h"
 
 #define TV_MAX_EVENTS 4096

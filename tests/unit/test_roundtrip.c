@@ -1,7 +1,7 @@
 /*
  * tests/unit/test_roundtrip.c - events -> writer/ -> file image -> reader -> the same events.
  *
- * The generator and encoder of test_trace_gen.h produce per-thread event lists and a file
+ * The generator and encoder of tests/support/trace_gen.h produce per-thread event lists and a file
  * image (shuffled buffers, TSCWraps, CPU changes, exactly-full buffers, custom payloads of any
  * size). The reader must verify the image and, in XFDR_ORDER_THREAD order, give back exactly
  * the generated events of each thread: type, action, function id, absolute TSC, CPU, thread
@@ -18,7 +18,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "tests/unit/test_trace_gen.h"
+#include "tests/support/trace_gen.h"
 #include "xfdr/reader.h"
 
 static void random_params(struct tg_params *p, uint64_t *s, size_t max_threads, size_t max_events)

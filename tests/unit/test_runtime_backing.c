@@ -39,7 +39,7 @@
 
 #include "tests/support/child.h"
 #include "tests/support/text.h"
-#include "tests/unit/test_runtime_support.h"
+#include "tests/support/runtime_test.h"
 
 #include "runtime/pool/pool.h"
 #include "runtime/record/clock.h"

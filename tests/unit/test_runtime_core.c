@@ -23,7 +23,7 @@
 #include <time.h>
 
 #include "tests/support/child.h"
-#include "tests/unit/test_runtime_support.h"
+#include "tests/support/runtime_test.h"
 
 #include "runtime/pool/pool.h"
 

@@ -29,7 +29,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "tests/unit/test_runtime_support.h"
+#include "tests/support/runtime_test.h"
 #include "tests/support/child.h"
 
 #include "runtime/record/thread_fast.h"

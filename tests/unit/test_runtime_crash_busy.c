@@ -28,7 +28,7 @@
 
 #include "runtime/pool/pool.h"
 #include "tests/support/map_parse.h"
-#include "test_runtime_support.h"
+#include "tests/support/runtime_test.h"
 
 enum { FID_A = 1, FID_B = 2, FID_C = 3 };
 

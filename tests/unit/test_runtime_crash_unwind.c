@@ -28,7 +28,7 @@
 #include <libunwind.h>
 
 #include "tests/support/child.h"
-#include "test_runtime_support.h"
+#include "tests/support/runtime_test.h"
 
 #define CHILD_TIMEOUT_S 60
 #define PATH_BYTES 512

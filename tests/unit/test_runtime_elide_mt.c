@@ -14,7 +14,7 @@
 #include <pthread.h>
 
 #include "runtime/record/record_fast.h"
-#include "test_runtime_support.h"
+#include "tests/support/runtime_test.h"
 
 enum { WRITERS = 2, FID_B = 1, FID_A0 = 16 };
 

@@ -17,7 +17,7 @@
 
 #include "runtime/record/session.h"
 #include "tests/support/child.h"
-#include "tests/unit/test_runtime_support.h"
+#include "tests/support/runtime_test.h"
 
 extern char *program_invocation_short_name;
 

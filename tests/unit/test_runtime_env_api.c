@@ -19,8 +19,8 @@
 
 #include <cmocka.h>
 
-#include "test_hooks_support.h"
-#include "tests/unit/test_runtime_support.h"
+#include "tests/support/e2e_calls.h"
+#include "tests/support/runtime_test.h"
 #include "tests/support/text.h"
 
 static const char five_calls[] = "E #7,X #7,E #7,X #7,E #7,X #7,E #7,X #7,E #7,X #7";

@@ -21,8 +21,8 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "tests/unit/test_hooks_support.h"
-#include "tests/unit/test_runtime_support.h"
+#include "tests/support/e2e_calls.h"
+#include "tests/support/runtime_test.h"
 
 #define EXIT_OWN 7 /* faults_prog's own exit status */
 #define LOG_BYTES 65536

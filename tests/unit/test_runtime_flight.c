@@ -12,7 +12,7 @@
 
 #include "runtime/record/record_fast.h"
 #include "runtime/record/thread.h"
-#include "test_runtime_support.h"
+#include "tests/support/runtime_test.h"
 
 static char path[512];
 

@@ -14,7 +14,7 @@
 
 #include "runtime/pool/pool.h"
 #include "runtime/record/session.h"
-#include "test_runtime_support.h"
+#include "tests/support/runtime_test.h"
 
 /* A child's 600 calls fill more than the buffer the parent was writing (4 KiB: 506 records). */
 enum { FID_PARENT = 11, FID_CHILD = 12, PARENT_CALLS = 40, CHILD_CALLS = 600, CHILDREN = 8 };

@@ -31,7 +31,7 @@
 #include "runtime/record/session.h"
 #include "runtime/symbols/fnmap.h"
 #include "runtime/symbols/fork_page.h"
-#include "test_runtime_support.h"
+#include "tests/support/runtime_test.h"
 #include "tests/support/proc_maps.h"
 
 /* The -finstrument-functions hooks (runtime/hooks/cyg.c), called as instrumented code does. */

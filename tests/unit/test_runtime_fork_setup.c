@@ -36,7 +36,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "tests/unit/test_runtime_support.h"
+#include "tests/support/runtime_test.h"
 
 /*
  * The code under test is compiled into this test (as test_hooks_fnmap_mt.c does) to reach its

@@ -15,7 +15,7 @@
 #include "runtime/record/recorder.h"
 #include "runtime/record/record_fast.h"
 #include "tests/support/map_parse.h"
-#include "test_runtime_support.h"
+#include "tests/support/runtime_test.h"
 
 enum { FID_A = 7, FID_B = 9, CUSTOM_BYTES = 24 };
 

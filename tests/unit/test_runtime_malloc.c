@@ -7,7 +7,7 @@
 #include <pthread.h>
 
 #include "tests/support/alloc_hook.h"
-#include "tests/unit/test_runtime_support.h"
+#include "tests/support/runtime_test.h"
 
 static pthread_barrier_t ready, go, done;
 

@@ -6,7 +6,7 @@
  */
 #include <signal.h>
 
-#include "tests/unit/test_runtime_support.h"
+#include "tests/support/runtime_test.h"
 
 #include <sys/rseq.h>
 

@@ -17,7 +17,7 @@
 #include <cpuid.h>
 #endif
 
-#include "tests/unit/test_runtime_support.h"
+#include "tests/support/runtime_test.h"
 #include "tests/support/child.h"
 #include "tests/support/map_parse.h"
 

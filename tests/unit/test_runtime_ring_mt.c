@@ -24,7 +24,7 @@
 #include <time.h>
 
 #include "tests/support/map_parse.h"
-#include "tests/unit/test_runtime_support.h"
+#include "tests/support/runtime_test.h"
 
 enum {
 	MAX_WRITERS = 4096,

@@ -32,7 +32,7 @@
 #include <sys/statvfs.h>
 
 #include "tests/support/child.h"
-#include "tests/unit/test_runtime_support.h"
+#include "tests/support/runtime_test.h"
 
 extern char *program_invocation_short_name;
 

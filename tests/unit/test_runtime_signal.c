@@ -10,7 +10,7 @@
 #include <signal.h>
 #include <time.h>
 
-#include "tests/unit/test_runtime_support.h"
+#include "tests/support/runtime_test.h"
 
 enum { MAIN_FID = 1, HANDLER_FID = 2 };
 

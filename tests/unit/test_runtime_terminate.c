@@ -13,7 +13,7 @@
 #include <signal.h>
 #include <time.h>
 
-#include "tests/unit/test_runtime_support.h"
+#include "tests/support/runtime_test.h"
 #include "tests/support/child.h"
 #include "tests/support/proc_maps.h"
 

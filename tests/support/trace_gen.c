@@ -1,52 +1,25 @@
 /*
- * tests/unit/test_trace_gen.h - random per-thread event lists, and a small encoder that turns
- * them into a whole FDR v1 file image with writer/encode.h and writer/file.h. Shared by
- * test_roundtrip.c and test_interop.c (header only: every tests/unit/test_*.c is a binary).
- *
- * The generator is the ground truth: it decides what each thread did (function events with
- * their absolute TSC, CPU and arguments; custom events with their payload). The encoder then
- * writes them the way a recorder must:
- *
- *   buffer := NewBuffer(tid) WallClockTime NewCPUId(cpu, tsc of the first event) body
- *             (EndOfBuffer zeros | nothing when exactly full)
- *   before a function record: NewCPUId(cpu, tsc) if the CPU changed, else TSCWrap(tsc) if
- *             tsc - base does not fit 32 bits or goes backwards; the record then has delta 0
- *   before a custom event:    NewCPUId(cpu, tsc) if the CPU changed (the marker carries its
- *             own absolute TSC and leaves the delta base alone)
- *   a group (prefix, record, its CallArguments or payload) that wr_fits() refuses goes to a
- *   new buffer, whose preamble NewCPUId makes any prefix unnecessary.
- *
- * A reader that follows the spec must give back exactly the generated events per thread.
- * Each thread's buffers get increasing WallClockTimes; the file holds all buffers of all
- * threads in a shuffled order, so a reader has to order them itself.
+ * tests/support/trace_gen.c - random per-thread event lists and their encoding into a whole
+ * FDR v1 file image (see trace_gen.h).
  */
-#ifndef XFDR_TEST_TRACE_GEN_H
-#define XFDR_TEST_TRACE_GEN_H
+#include "tests/support/trace_gen.h"
 
-#include <inttypes.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
+struct tg_enc {
+	const struct tg_trace *tr;
+	uint8_t **bufs; /* every closed buffer of every thread, each buffer_bytes */
+	size_t nbufs, capbufs;
+	uint8_t *cur;
+	size_t used;
+	uint64_t base;
+	uint16_t cpu;
+	uint64_t wall_s;
+	uint32_t wall_us;
+	struct tg_stats st;
+};
 
-#include <cmocka.h>
+enum { TG_NONE, TG_CPU, TG_WRAP };
 
-#include "writer/file.h"
-#include "writer/encode.h"
-#include "xfdr/format.h"
-#include "xfdr/reader.h"
-
-#define TG_UNUSED __attribute__((unused))
-#define TG_MAX_ARGS 8
-
-/* ---- random numbers: splitmix64, so a seed replays the whole run ---------------------- */
-
-static TG_UNUSED uint64_t tg_next(uint64_t *s)
+uint64_t tg_next(uint64_t *s)
 {
 	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
 
@@ -55,23 +28,17 @@ static TG_UNUSED uint64_t tg_next(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-/* Uniform in [0, n); n > 0. The bias of % is irrelevant for test input. */
-static TG_UNUSED uint64_t tg_below(uint64_t *s, uint64_t n)
+uint64_t tg_below(uint64_t *s, uint64_t n)
 {
 	return tg_next(s) % n;
 }
 
-/* 1 with probability pct / 100. */
-static TG_UNUSED int tg_chance(uint64_t *s, unsigned pct)
+int tg_chance(uint64_t *s, unsigned pct)
 {
 	return tg_below(s, 100) < pct;
 }
 
-/*
- * The run's seed: XFDR_SEED (decimal or 0x-hex) to replay, else a fresh one. Printed either
- * way, so any failure can be replayed.
- */
-static TG_UNUSED uint64_t tg_seed(const char *test)
+uint64_t tg_seed(const char *test)
 {
 	const char *env = getenv("XFDR_SEED");
 	uint64_t seed;
@@ -85,49 +52,7 @@ static TG_UNUSED uint64_t tg_seed(const char *test)
 	return seed;
 }
 
-/* ---- the ground truth ------------------------------------------------------------------ */
-
-struct tg_event {
-	int custom; /* 0: function record, 1: custom event */
-	unsigned action;
-	uint32_t fid;
-	uint64_t tsc; /* absolute */
-	uint16_t cpu;
-	uint32_t arg_count;
-	uint64_t args[TG_MAX_ARGS];
-	uint32_t payload_bytes;
-	uint8_t *payload; /* malloc'd, NULL when payload_bytes is 0 */
-};
-
-struct tg_thread {
-	uint16_t tid;
-	struct tg_event *ev;
-	size_t n, cap;
-};
-
-/* What the generator may produce. */
-struct tg_params {
-	size_t buffer_bytes;
-	size_t threads;
-	size_t max_events;   /* per thread: 1..max_events */
-	int llvm_safe;	     /* payloads: multiples of 8, never empty, ASCII bytes only */
-	int wall_mixed;	     /* buffers of a thread ordered only lexicographically (sec, usec) */
-	unsigned custom_pct; /* share of custom events */
-};
-
-struct tg_trace {
-	struct tg_params p;
-	struct tg_thread *th;
-	size_t threads;
-};
-
-/* What the encoder did, so a run can assert that it covered every case it claims to. */
-struct tg_stats {
-	uint64_t buffers, exactly_full, tsc_wraps, backward_wraps, cpu_changes, customs, args,
-	    events;
-};
-
-static TG_UNUSED void tg_stats_add(struct tg_stats *a, const struct tg_stats *b)
+void tg_stats_add(struct tg_stats *a, const struct tg_stats *b)
 {
 	a->buffers += b->buffers;
 	a->exactly_full += b->exactly_full;
@@ -139,7 +64,7 @@ static TG_UNUSED void tg_stats_add(struct tg_stats *a, const struct tg_stats *b)
 	a->events += b->events;
 }
 
-static TG_UNUSED struct tg_event *tg_push(struct tg_thread *t)
+struct tg_event *tg_push(struct tg_thread *t)
 {
 	if (t->n == t->cap) {
 		t->cap = t->cap ? 2 * t->cap : 16;
@@ -150,7 +75,7 @@ static TG_UNUSED struct tg_event *tg_push(struct tg_thread *t)
 	return &t->ev[t->n++];
 }
 
-static TG_UNUSED void tg_free(struct tg_trace *tr)
+void tg_free(struct tg_trace *tr)
 {
 	size_t i, j;
 
@@ -163,8 +88,7 @@ static TG_UNUSED void tg_free(struct tg_trace *tr)
 	memset(tr, 0, sizeof(*tr));
 }
 
-/* Bytes a fresh buffer offers to its body: everything after the preamble. */
-static TG_UNUSED size_t tg_body_room(size_t buffer_bytes)
+size_t tg_body_room(size_t buffer_bytes)
 {
 	return buffer_bytes - XFDR_BUFFER_PREAMBLE_BYTES;
 }
@@ -239,11 +163,7 @@ static uint32_t tg_payload_size(uint64_t *s, const struct tg_params *p, size_t m
 	return n;
 }
 
-/*
- * Fill tr from the seed. Every group (record with its args or payload) fits a fresh buffer's
- * body with room to spare for an EndOfBuffer, so the encoder can always place it.
- */
-static TG_UNUSED void tg_generate(struct tg_trace *tr, const struct tg_params *p, uint64_t *s)
+void tg_generate(struct tg_trace *tr, const struct tg_params *p, uint64_t *s)
 {
 	const size_t room = tg_body_room(p->buffer_bytes);
 	size_t max_args, max_payload, i, j, n;
@@ -328,28 +248,6 @@ static TG_UNUSED void tg_generate(struct tg_trace *tr, const struct tg_params *p
 	}
 }
 
-/* ---- the encoder --------------------------------------------------------------------------- */
-
-struct tg_file {
-	uint8_t *data;
-	size_t bytes;
-	size_t buffers;
-	struct tg_stats st;
-};
-
-struct tg_enc {
-	const struct tg_trace *tr;
-	uint8_t **bufs; /* every closed buffer of every thread, each buffer_bytes */
-	size_t nbufs, capbufs;
-	uint8_t *cur;
-	size_t used;
-	uint64_t base;
-	uint16_t cpu;
-	uint64_t wall_s;
-	uint32_t wall_us;
-	struct tg_stats st;
-};
-
 static void tg_close(struct tg_enc *e)
 {
 	size_t bs = e->tr->p.buffer_bytes;
@@ -415,8 +313,6 @@ static void tg_open(struct tg_enc *e, uint16_t tid, uint16_t cpu, uint64_t tsc, 
 	tg_wall_step(e, s);
 }
 
-enum { TG_NONE, TG_CPU, TG_WRAP };
-
 static void tg_encode_thread(struct tg_enc *e, const struct tg_thread *t, uint64_t *s)
 {
 	size_t i, group;
@@ -476,11 +372,7 @@ static void tg_encode_thread(struct tg_enc *e, const struct tg_thread *t, uint64
 	tg_close(e);
 }
 
-/*
- * tg_encode - the whole file image: header (2 GHz, constant and nonstop TSC), then every
- * buffer of every thread in a shuffled order.
- */
-static TG_UNUSED void tg_encode(const struct tg_trace *tr, struct tg_file *f, uint64_t *s)
+void tg_encode(const struct tg_trace *tr, struct tg_file *f, uint64_t *s)
 {
 	const size_t bs = tr->p.buffer_bytes;
 	struct wr_file_header h = {
@@ -516,8 +408,6 @@ static TG_UNUSED void tg_encode(const struct tg_trace *tr, struct tg_file *f, ui
 	f->st = e.st;
 }
 
-/* ---- comparing with the reader ------------------------------------------------------------ */
-
 /* Threads by ascending id: the order XFDR_ORDER_THREAD promises. */
 static int tg_cmp_tid(const void *a, const void *b)
 {
@@ -526,7 +416,7 @@ static int tg_cmp_tid(const void *a, const void *b)
 	return (x->tid > y->tid) - (x->tid < y->tid);
 }
 
-static TG_UNUSED void tg_sort_threads(struct tg_trace *tr)
+void tg_sort_threads(struct tg_trace *tr)
 {
 	qsort(tr->th, tr->threads, sizeof(*tr->th), tg_cmp_tid);
 }
@@ -541,12 +431,8 @@ static void tg_describe(const struct tg_event *e, uint16_t tid, char *out, size_
 			 (unsigned)tid, (unsigned)e->cpu, e->tsc, e->action, e->fid, e->arg_count);
 }
 
-/*
- * Does the reader's event match the generated one? Returns 1, or 0 after printing both and
- * what differs (the caller fails with the seed in view).
- */
-static TG_UNUSED int tg_event_matches(const struct xfdr_trace *t, const struct xfdr_event *got,
-				      const struct tg_event *want, uint16_t tid)
+int tg_event_matches(const struct xfdr_trace *t, const struct xfdr_event *got,
+		     const struct tg_event *want, uint16_t tid)
 {
 	const char *why = NULL;
 	char w[160];
@@ -587,12 +473,7 @@ static TG_UNUSED int tg_event_matches(const struct xfdr_trace *t, const struct x
 	return 0;
 }
 
-/*
- * tg_check_trace - compare an open trace with tr, thread by thread, in XFDR_ORDER_THREAD order
- * (sorts tr's threads by id). Returns 0, or -1 after printing what went wrong (the caller
- * names the seed and fails).
- */
-static TG_UNUSED int tg_check_trace(struct xfdr_trace *t, struct tg_trace *tr, size_t buffers)
+int tg_check_trace(struct xfdr_trace *t, struct tg_trace *tr, size_t buffers)
 {
 	struct xfdr_event_iter it;
 	struct xfdr_event ev;
@@ -643,8 +524,7 @@ static TG_UNUSED int tg_check_trace(struct xfdr_trace *t, struct tg_trace *tr, s
 	return 0;
 }
 
-/* tg_check_image - the same for an in-memory image. */
-static TG_UNUSED int tg_check_image(struct tg_trace *tr, const struct tg_file *f)
+int tg_check_image(struct tg_trace *tr, const struct tg_file *f)
 {
 	struct xfdr_trace *t = NULL;
 	struct xfdr_error err;
@@ -658,5 +538,3 @@ static TG_UNUSED int tg_check_image(struct tg_trace *tr, const struct tg_file *f
 	xfdr_trace_close(t);
 	return rc;
 }
-
-#endif /* XFDR_TEST_TRACE_GEN_H */

@@ -1,42 +1,11 @@
 /*
- * tests/unit/test_runtime_support.h - helpers shared by the runtime tests (header only: the
- * build turns every tests/unit/test_*.c into a binary, so helpers cannot be a .c here).
- *
- * Each helper checks with cmocka's assert macros, so a failure names the test and the line.
- * Files go to a fresh directory under /tmp per test binary, removed at the end.
+ * tests/support/runtime_test.c - helpers shared by the runtime tests (see runtime_test.h).
  */
-#ifndef XFDR_TEST_RUNTIME_SUPPORT_H
-#define XFDR_TEST_RUNTIME_SUPPORT_H
+#include "tests/support/runtime_test.h"
 
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <setjmp.h>
-#include <signal.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
-#include <unistd.h>
+char ts_dir[128];
 
-#include <cmocka.h>
-
-#include "tests/support/child.h"
-#include "xfdr/format.h"
-#include "xfdr/reader.h"
-#include "xfdr/xfdr.h"
-
-#define TS_UNUSED __attribute__((unused))
-
-static char ts_dir[128];
-
-/* A fresh output directory ending in '/'. */
-static TS_UNUSED const char *ts_dir_make(void)
+const char *ts_dir_make(void)
 {
 	char tmpl[] = "/tmp/xfdr-rt-test-XXXXXX";
 
@@ -45,7 +14,7 @@ static TS_UNUSED const char *ts_dir_make(void)
 	return ts_dir;
 }
 
-static TS_UNUSED void ts_dir_remove(void)
+void ts_dir_remove(void)
 {
 	char cmd[200];
 
@@ -56,20 +25,14 @@ static TS_UNUSED void ts_dir_remove(void)
 	ts_dir[0] = '\0';
 }
 
-static TS_UNUSED int ts_sanitized(void)
+int ts_sanitized(void)
 {
 	const char *s = getenv("XFDR_SANITIZED");
 
 	return s && *s && strcmp(s, "0");
 }
 
-/*
- * A child that ended as a crash by sig does when no handler of its own takes it: killed by sig.
- * Under a sanitizer its runtime's handler, installed before xfdr and so the program's own to
- * it, takes SIGSEGV and SIGBUS: a report, and exit status 1 (the crash flushed from the
- * sanitizer's death callback).
- */
-static TS_UNUSED void ts_expect_crash_end(const struct child_result *r, int sig)
+void ts_expect_crash_end(const struct child_result *r, int sig)
 {
 	if (!ts_sanitized() || (sig != SIGSEGV && sig != SIGBUS)) {
 		if (r->signal != sig)
@@ -84,31 +47,26 @@ static TS_UNUSED void ts_expect_crash_end(const struct child_result *r, int sig)
 			 r->status, r->signal, r->err);
 }
 
-/*
- * A store to address 0, read at run time so the fault is not optimized away. The fault is
- * meant: UndefinedBehaviorSanitizer's null check (check-san) would report it and exit first.
- */
-static TS_UNUSED __attribute__((noinline, no_sanitize("null"))) void ts_store_to_null(int value)
+__attribute__((noinline, no_sanitize("null"))) void ts_store_to_null(int value)
 {
 	static volatile int *volatile null_address;
 
 	*null_address = value;
 }
 
-static TS_UNUSED uint32_t ts_tid(void)
+uint32_t ts_tid(void)
 {
 	return (uint32_t)syscall(SYS_gettid);
 }
 
-/* cmocka group fixtures: a fresh ts_dir for the group; stop recording and remove it after. */
-static TS_UNUSED int ts_group_setup(void **state)
+int ts_group_setup(void **state)
 {
 	(void)state;
 	ts_dir_make();
 	return 0;
 }
 
-static TS_UNUSED int ts_group_teardown(void **state)
+int ts_group_teardown(void **state)
 {
 	(void)state;
 	xfdr_stop();
@@ -116,12 +74,7 @@ static TS_UNUSED int ts_group_teardown(void **state)
 	return 0;
 }
 
-/*
- * The options of a test's recorder: a small pool in ts_dir, no flush at exit, the given mode;
- * recording a failed test may have left on is stopped first. A test sets what else it needs.
- */
-static TS_UNUSED void ts_options(struct xfdr_options *o, size_t buffer_size, size_t buffer_max,
-				 int mode)
+void ts_options(struct xfdr_options *o, size_t buffer_size, size_t buffer_max, int mode)
 {
 	xfdr_stop();
 	xfdr_options_default(o);
@@ -132,12 +85,7 @@ static TS_UNUSED void ts_options(struct xfdr_options *o, size_t buffer_size, siz
 	o->mode = mode;
 }
 
-/*
- * init with ts_options(); returns xfdr_init's result. ts_init: bounded mode, where an
- * exhausted pool drops and counts (what most tests check byte by byte).
- */
-static TS_UNUSED int ts_init_mode(size_t buffer_size, size_t buffer_max, int per_thread_files,
-				  int mode)
+int ts_init_mode(size_t buffer_size, size_t buffer_max, int per_thread_files, int mode)
 {
 	struct xfdr_options o;
 
@@ -146,13 +94,12 @@ static TS_UNUSED int ts_init_mode(size_t buffer_size, size_t buffer_max, int per
 	return xfdr_init(&o);
 }
 
-static TS_UNUSED int ts_init(size_t buffer_size, size_t buffer_max, int per_thread_files)
+int ts_init(size_t buffer_size, size_t buffer_max, int per_thread_files)
 {
 	return ts_init_mode(buffer_size, buffer_max, per_thread_files, XFDR_MODE_BOUNDED);
 }
 
-/* Whole file into memory (caller frees); asserts it could be read. */
-static TS_UNUSED uint8_t *ts_slurp(const char *path, size_t *bytes)
+uint8_t *ts_slurp(const char *path, size_t *bytes)
 {
 	FILE *f = fopen(path, "rb");
 	uint8_t *data;
@@ -172,7 +119,7 @@ static TS_UNUSED uint8_t *ts_slurp(const char *path, size_t *bytes)
 	return data;
 }
 
-static TS_UNUSED uint64_t ts_get64(const uint8_t *p)
+uint64_t ts_get64(const uint8_t *p)
 {
 	uint64_t v;
 
@@ -180,7 +127,7 @@ static TS_UNUSED uint64_t ts_get64(const uint8_t *p)
 	return v;
 }
 
-static TS_UNUSED uint32_t ts_get32(const uint8_t *p)
+uint32_t ts_get32(const uint8_t *p)
 {
 	uint32_t v;
 
@@ -188,7 +135,7 @@ static TS_UNUSED uint32_t ts_get32(const uint8_t *p)
 	return v;
 }
 
-static TS_UNUSED uint16_t ts_get16(const uint8_t *p)
+uint16_t ts_get16(const uint8_t *p)
 {
 	uint16_t v;
 
@@ -196,11 +143,7 @@ static TS_UNUSED uint16_t ts_get16(const uint8_t *p)
 	return v;
 }
 
-/*
- * Run `$XFDR_LLVM_XRAY convert --output-format=yaml path`; returns its exit status and, when
- * yaml is not NULL, its output (caller frees). The independent oracle for every file.
- */
-static TS_UNUSED int ts_llvm_yaml(const char *path, char **yaml)
+int ts_llvm_yaml(const char *path, char **yaml)
 {
 	const char *tool = getenv("XFDR_LLVM_XRAY");
 	char out[256], cmd[1024];
@@ -217,8 +160,7 @@ static TS_UNUSED int ts_llvm_yaml(const char *path, char **yaml)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
 
-/* Occurrences of needle in hay. */
-static TS_UNUSED size_t ts_count(const char *hay, const char *needle)
+size_t ts_count(const char *hay, const char *needle)
 {
 	size_t n = 0;
 	const char *p = hay;
@@ -230,8 +172,7 @@ static TS_UNUSED size_t ts_count(const char *hay, const char *needle)
 	return n;
 }
 
-/* ts_dir_entries - the entries of dir other than . and .. */
-static TS_UNUSED int ts_dir_entries(const char *dir)
+int ts_dir_entries(const char *dir)
 {
 	struct dirent *e;
 	DIR *d = opendir(dir);
@@ -244,8 +185,7 @@ static TS_UNUSED int ts_dir_entries(const char *dir)
 	return n;
 }
 
-/* Open and verify with the reader library; fails the test with the reader's message. */
-static TS_UNUSED struct xfdr_trace *ts_open_verified(const char *path)
+struct xfdr_trace *ts_open_verified(const char *path)
 {
 	struct xfdr_trace *t = NULL;
 	struct xfdr_error err;
@@ -256,9 +196,7 @@ static TS_UNUSED struct xfdr_trace *ts_open_verified(const char *path)
 	return t;
 }
 
-/* The value of a "key<TAB>..." line of a .map file (the rest of the line), or NULL. */
-static TS_UNUSED const char *ts_map_value(const char *map, const char *key, char *out,
-					  size_t out_bytes)
+const char *ts_map_value(const char *map, const char *key, char *out, size_t out_bytes)
 {
 	size_t klen = strlen(key);
 	const char *p = map;
@@ -281,11 +219,7 @@ static TS_UNUSED const char *ts_map_value(const char *map, const char *key, char
 	return NULL;
 }
 
-/*
- * Capture what fn() writes to stderr (fd 2) into out. The runtime writes with write(2), so
- * the redirection is done on the descriptor.
- */
-static TS_UNUSED void ts_capture_stderr(void (*fn)(void *), void *arg, char *out, size_t out_bytes)
+void ts_capture_stderr(void (*fn)(void *), void *arg, char *out, size_t out_bytes)
 {
 	char path[200];
 	int fd, saved;
@@ -310,22 +244,7 @@ static TS_UNUSED void ts_capture_stderr(void (*fn)(void *), void *arg, char *out
 	unlink(path);
 }
 
-/* One record of `llvm-xray convert --output-format=yaml`. */
-struct ts_yrec {
-	unsigned fid;
-	unsigned cpu;
-	unsigned thread;
-	char kind[32];
-	uint64_t tsc;
-	char args[128]; /* the text inside "args: [ ... ]", "" without */
-	char data[128]; /* the data field as printed */
-};
-
-/*
- * Searches stay inside one line: strstr() on the rest of a long YAML text is linear in what is
- * left, and ASan's interceptor makes it so even when the match is near (quadratic overall).
- */
-static TS_UNUSED const char *ts_field(const char *line, const char *eol, const char *key)
+const char *ts_field(const char *line, const char *eol, const char *key)
 {
 	size_t k = strlen(key);
 	const char *p = line;
@@ -338,11 +257,7 @@ static TS_UNUSED const char *ts_field(const char *line, const char *eol, const c
 	return NULL;
 }
 
-/*
- * The next record line ("  - { ...") of llvm-xray's YAML at or after p, or NULL; *eol gets its
- * end. Start with p at the "records:" line.
- */
-static TS_UNUSED const char *ts_next_record(const char *p, const char **eol)
+const char *ts_next_record(const char *p, const char **eol)
 {
 	while (p && *p) {
 		const char *end = strchr(p, '\n');
@@ -358,8 +273,7 @@ static TS_UNUSED const char *ts_next_record(const char *p, const char **eol)
 	return NULL;
 }
 
-/* Parse every record line; returns how many (at most max are stored). */
-static TS_UNUSED size_t ts_yaml_records(const char *yaml, struct ts_yrec *out, size_t max)
+size_t ts_yaml_records(const char *yaml, struct ts_yrec *out, size_t max)
 {
 	const char *line = strstr(yaml, "records:"), *eol = NULL;
 	size_t n = 0;
@@ -390,12 +304,8 @@ static TS_UNUSED size_t ts_yaml_records(const char *yaml, struct ts_yrec *out, s
 	return n;
 }
 
-/*
- * Call fn for every event of the verified file at path, in the given order, until fn returns
- * nonzero. A reader error fails the test with the reader's message.
- */
-static TS_UNUSED void ts_each_event(const char *path, enum xfdr_order order,
-				    int (*fn)(const struct xfdr_event *ev, void *arg), void *arg)
+void ts_each_event(const char *path, enum xfdr_order order,
+		   int (*fn)(const struct xfdr_event *ev, void *arg), void *arg)
 {
 	struct xfdr_trace *tr = ts_open_verified(path);
 	struct xfdr_event_iter it;
@@ -412,8 +322,7 @@ static TS_UNUSED void ts_each_event(const char *path, enum xfdr_order order,
 	xfdr_trace_close(tr);
 }
 
-/* `xfdr verify` and `llvm-xray convert` accept the trace. */
-static TS_UNUSED void ts_tools_accept(const char *trace)
+void ts_tools_accept(const char *trace)
 {
 	char *yaml = NULL;
 
@@ -423,21 +332,17 @@ static TS_UNUSED void ts_tools_accept(const char *trace)
 	free(yaml);
 }
 
-/*
- * The known sequence a child records and a rebuilt trace must hold exactly: event k is the
- * entry (k even) or exit (k odd) of function k / 2 % 1000 + 1.
- */
-static TS_UNUSED uint32_t ts_seq_fid(uint64_t k)
+uint32_t ts_seq_fid(uint64_t k)
 {
 	return (uint32_t)(k / 2 % 1000 + 1);
 }
 
-static TS_UNUSED int ts_seq_is_exit(uint64_t k)
+int ts_seq_is_exit(uint64_t k)
 {
 	return (int)(k & 1);
 }
 
-static TS_UNUSED void ts_seq_issue(uint64_t k)
+void ts_seq_issue(uint64_t k)
 {
 	if (ts_seq_is_exit(k))
 		xfdr_exit(ts_seq_fid(k));
@@ -445,7 +350,7 @@ static TS_UNUSED void ts_seq_issue(uint64_t k)
 		xfdr_enter(ts_seq_fid(k));
 }
 
-static TS_UNUSED int ts_seq_event(const struct xfdr_event *ev, void *arg)
+int ts_seq_event(const struct xfdr_event *ev, void *arg)
 {
 	size_t *n = arg;
 
@@ -458,8 +363,7 @@ static TS_UNUSED int ts_seq_event(const struct xfdr_event *ev, void *arg)
 	return 0;
 }
 
-/* The reader library, in file order: exactly the sequence. Returns the event count. */
-static TS_UNUSED size_t ts_seq_reader(const char *path)
+size_t ts_seq_reader(const char *path)
 {
 	size_t n = 0;
 
@@ -467,36 +371,21 @@ static TS_UNUSED size_t ts_seq_reader(const char *path)
 	return n;
 }
 
-/* One function record of llvm-xray's YAML, as ts_seq_llvm() needs it. */
-struct ts_seq_rec {
-	unsigned fid, thread;
-	int exit;
-	uint64_t tsc;
-};
-
-static TS_UNUSED int ts_seq_rec_tsc_cmp(const void *a, const void *b)
+int ts_seq_rec_tsc_cmp(const void *a, const void *b)
 {
 	const struct ts_seq_rec *x = a, *y = b;
 
 	return x->tsc < y->tsc ? -1 : x->tsc > y->tsc;
 }
 
-/* The value after "key" in [line, eol), or NULL (bounded to the line: the YAML is long). */
-static TS_UNUSED const char *ts_seq_field(const char *line, const char *eol, const char *key)
+const char *ts_seq_field(const char *line, const char *eol, const char *key)
 {
 	const char *p = memmem(line, (size_t)(eol - line), key, strlen(key));
 
 	return p ? p + strlen(key) : NULL;
 }
 
-/*
- * llvm-xray: one thread, exactly events 0 .. n-1 of the sequence, at most max + 1 of them,
- * taken in TSC order: llvm-xray 14 orders a thread's buffers with a comparator that is no
- * strict weak order (README), so buffers that straddle a second may come out swapped; the
- * child's events are microseconds apart, so their TSCs are distinct and give the issue order.
- * A record that is not a function entry or exit fails the test. Returns the record count.
- */
-static TS_UNUSED size_t ts_seq_llvm(const char *path, uint64_t max)
+size_t ts_seq_llvm(const char *path, uint64_t max)
 {
 	struct ts_seq_rec *r = calloc(max + 2, sizeof(*r));
 	char *yaml = NULL;
@@ -535,5 +424,3 @@ static TS_UNUSED size_t ts_seq_llvm(const char *path, uint64_t max)
 	free(r);
 	return n;
 }
-
-#endif /* XFDR_TEST_RUNTIME_SUPPORT_H */

@@ -1,54 +1,12 @@
 /*
- * tests/unit/test_hooks_support.h - helpers of the hook tests (header only, static); they
- * run programs through the tests' one child runner, tests/support/child.h.
- *
- * The end-to-end tests compile small programs from tests/e2e/ with the real compilers, run
- * them under xfdr, and turn the trace into one line of text: the calls as the file says
- * they happened, with names from the .map sidecar, e.g.
- *   "E main,E depth,X depth,T tail,A logged(3),C hello,X main"
- * E entry, X exit, T tail exit, A entry with arguments, C custom event (printable payload).
- * The expected line is written by hand from the program's source: the oracle is the source.
+ * tests/support/e2e_calls.c - running the end-to-end programs and reading their calls back
+ * (see e2e_calls.h).
  */
-#ifndef XFDR_TEST_HOOKS_SUPPORT_H
-#define XFDR_TEST_HOOKS_SUPPORT_H
-
-#include <dirent.h>
-#include <errno.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cmocka.h>
-
-#include "tests/support/child.h"
-#include "xfdr/format.h"
-#include "xfdr/reader.h"
-
-#define TH_UNUSED __attribute__((unused))
-#define TH_RUN_TIMEOUT_S 120
-#define TH_NAMES_MAX 256
-#define TH_PATH_BYTES 512
-
-struct th_name {
-	uint32_t id;
-	char name[64];
-};
-
-struct th_names {
-	struct th_name v[TH_NAMES_MAX];
-	size_t n;
-};
+#include "tests/support/e2e_calls.h"
 
 static char th_root[TH_PATH_BYTES];
 
-/* A fresh directory for this test binary's files; removed by th_root_remove(). */
-static TH_UNUSED const char *th_root_make(void)
+const char *th_root_make(void)
 {
 	char tmpl[] = "/tmp/xfdr-hooks-test-XXXXXX";
 
@@ -57,7 +15,7 @@ static TH_UNUSED const char *th_root_make(void)
 	return th_root;
 }
 
-static TH_UNUSED void th_root_remove(void)
+void th_root_remove(void)
 {
 	char cmd[TH_PATH_BYTES + 32];
 
@@ -68,30 +26,27 @@ static TH_UNUSED void th_root_remove(void)
 	th_root[0] = '\0';
 }
 
-/* cmocka group set-up and tear-down of a test binary that needs nothing but th_root. */
-static TH_UNUSED int th_group_setup(void **state)
+int th_group_setup(void **state)
 {
 	(void)state;
 	th_root_make();
 	return 0;
 }
 
-static TH_UNUSED int th_group_teardown(void **state)
+int th_group_teardown(void **state)
 {
 	(void)state;
 	th_root_remove();
 	return 0;
 }
 
-/* out = a + b (TH_PATH_BYTES); a path that does not fit fails the test. */
-static TH_UNUSED void th_join(char *out, const char *a, const char *b)
+void th_join(char *out, const char *a, const char *b)
 {
 	if (snprintf(out, TH_PATH_BYTES, "%s%s", a, b) >= TH_PATH_BYTES)
 		fail_msg("path too long: %s%s", a, b);
 }
 
-/* "$root/name", created as a directory when mkdir is set. */
-static TH_UNUSED void th_path(char *out, const char *name, int mkdir_it)
+void th_path(char *out, const char *name, int mkdir_it)
 {
 	char sub[TH_PATH_BYTES];
 
@@ -101,8 +56,7 @@ static TH_UNUSED void th_path(char *out, const char *name, int mkdir_it)
 		assert_true(mkdir(out, 0755) == 0 || errno == EEXIST);
 }
 
-/* An environment variable the test needs; fails the test with a hint when unset. */
-static TH_UNUSED const char *th_env(const char *name, const char *fallback)
+const char *th_env(const char *name, const char *fallback)
 {
 	const char *v = getenv(name);
 
@@ -114,8 +68,7 @@ static TH_UNUSED const char *th_env(const char *name, const char *fallback)
 	return NULL;
 }
 
-/* $XFDR_BUILD/<rel>, which must exist (the libraries are built before the tests). */
-static TH_UNUSED void th_build_file(char *out, const char *rel)
+void th_build_file(char *out, const char *rel)
 {
 	struct stat st;
 
@@ -127,8 +80,7 @@ static TH_UNUSED void th_build_file(char *out, const char *rel)
 		fail_msg("%s is missing: build the libraries first (make)", out);
 }
 
-/* $XFDR_SRC/<rel>. */
-static TH_UNUSED void th_src_file(char *out, const char *rel)
+void th_src_file(char *out, const char *rel)
 {
 	char sub[TH_PATH_BYTES];
 
@@ -136,13 +88,7 @@ static TH_UNUSED void th_src_file(char *out, const char *rel)
 	th_join(out, th_env("XFDR_SRC", "."), sub);
 }
 
-/*
- * th_run - run argv (searched in PATH) with the extra "K=V" environment entries (NULL
- * terminated, may be NULL; each replaces the inherited K), stdout and stderr appended to log.
- * Kills it after TH_RUN_TIMEOUT_S, shows the log and fails the test.
- * Returns the exit status, 127 if it could not be started, or 128 + signal.
- */
-static TH_UNUSED int th_run(char *const argv[], char *const extra_env[], const char *log)
+int th_run(char *const argv[], char *const extra_env[], const char *log)
 {
 	struct child_spec spec = {
 	    .argv = argv,
@@ -158,8 +104,7 @@ static TH_UNUSED int th_run(char *const argv[], char *const extra_env[], const c
 	return r.status;
 }
 
-/* th_run() that must succeed; on failure the log is shown. */
-static TH_UNUSED void th_run_ok(char *const argv[], char *const extra_env[], const char *log)
+void th_run_ok(char *const argv[], char *const extra_env[], const char *log)
 {
 	int rc;
 
@@ -177,8 +122,7 @@ static TH_UNUSED void th_run_ok(char *const argv[], char *const extra_env[], con
 	}
 }
 
-/* The one file in dir whose name ends in suffix; fails unless there is exactly one. */
-static TH_UNUSED void th_find_one(const char *dir, const char *suffix, char *out)
+void th_find_one(const char *dir, const char *suffix, char *out)
 {
 	size_t slen = strlen(suffix), found = 0;
 	struct dirent *e;
@@ -201,8 +145,7 @@ static TH_UNUSED void th_find_one(const char *dir, const char *suffix, char *out
 		fail_msg("%zu files ending in %s in %s, expected 1", found, suffix, dir);
 }
 
-/* Read the "function<TAB>id<TAB>name<TAB>..." lines of a .map file. */
-static TH_UNUSED void th_read_names(const char *map, struct th_names *names)
+void th_read_names(const char *map, struct th_names *names)
 {
 	char line[4096];
 	FILE *f = fopen(map, "r");
@@ -224,7 +167,7 @@ static TH_UNUSED void th_read_names(const char *map, struct th_names *names)
 	fclose(f);
 }
 
-static TH_UNUSED const char *th_name_of(const struct th_names *names, uint32_t id)
+const char *th_name_of(const struct th_names *names, uint32_t id)
 {
 	static char number[16];
 	size_t i;
@@ -236,7 +179,7 @@ static TH_UNUSED const char *th_name_of(const struct th_names *names, uint32_t i
 	return number;
 }
 
-static TH_UNUSED void th_append(char *out, size_t out_bytes, const char *fmt, ...)
+void th_append(char *out, size_t out_bytes, const char *fmt, ...)
 {
 	size_t len = strlen(out);
 	va_list ap;
@@ -249,12 +192,8 @@ static TH_UNUSED void th_append(char *out, size_t out_bytes, const char *fmt, ..
 	va_end(ap);
 }
 
-/*
- * th_calls - the events of thread tid16 (0: every thread but 0, the drop-count buffer's) as
- * one line (format at the top), read with the reader library from a verified file.
- */
-static TH_UNUSED void th_calls(const char *trace, const struct th_names *names, uint16_t tid16,
-			       char *out, size_t out_bytes)
+void th_calls(const char *trace, const struct th_names *names, uint16_t tid16, char *out,
+	      size_t out_bytes)
 {
 	struct xfdr_trace *t = NULL;
 	struct xfdr_event_iter it;
@@ -311,8 +250,7 @@ static TH_UNUSED void th_calls(const char *trace, const struct th_names *names, 
 	xfdr_trace_close(t);
 }
 
-/* Occurrences of needle in hay. */
-static TH_UNUSED size_t th_count(const char *hay, const char *needle)
+size_t th_count(const char *hay, const char *needle)
 {
 	size_t n = 0;
 
@@ -323,8 +261,7 @@ static TH_UNUSED size_t th_count(const char *hay, const char *needle)
 	return n;
 }
 
-/* `xfdr verify` and `llvm-xray convert` both accept the file. */
-static TH_UNUSED void th_tools_accept(const char *trace, const char *log)
+void th_tools_accept(const char *trace, const char *log)
 {
 	char *verify[] = {(char *)th_env("XFDR_BIN", NULL), "verify", (char *)trace, NULL};
 	char *convert[] = {(char *)th_env("XFDR_LLVM_XRAY", "llvm-xray"), "convert",
@@ -333,5 +270,3 @@ static TH_UNUSED void th_tools_accept(const char *trace, const char *log)
 	th_run_ok(verify, NULL, log);
 	th_run_ok(convert, NULL, log);
 }
-
-#endif /* XFDR_TEST_HOOKS_SUPPORT_H */
