@@ -72,7 +72,7 @@ check-fuzz: fuzz-build $(BUILD)/tests/test_reader_malformed $(XFDR_BIN)
 		echo "fuzz_$$t: replaying the corpus, the seeds and tests/fuzz/regressions"; \
 		$(FUZZ_DIR)/fuzz_$$t $(FUZZ_RUN_FLAGS) -runs=0 \
 			-artifact_prefix=$(FUZZ_DIR)/crashes/$$t- \
-			$(FUZZ_DIR)/corpus/$$t $$(ls -d tests/fuzz/corpus/$$t 2>/dev/null) \
+			$(FUZZ_DIR)/corpus/$$t $(FUZZ_DIR)/committed/$$t \
 			$(FUZZ_DIR)/seeds/$$t tests/fuzz/regressions >$(FUZZ_DIR)/replay-$$t.log 2>&1 \
 			|| { cat $(FUZZ_DIR)/replay-$$t.log; exit 1; }; \
 	done
@@ -81,7 +81,7 @@ check-fuzz: fuzz-build $(BUILD)/tests/test_reader_malformed $(XFDR_BIN)
 		$(FUZZ_DIR)/fuzz_$$t $(FUZZ_RUN_FLAGS) -max_total_time=$(FUZZ_CHECK_SECONDS) \
 			-artifact_prefix=$(FUZZ_DIR)/crashes/$$t- \
 			$$(test -f tests/fuzz/$$t.dict && echo -dict=tests/fuzz/$$t.dict) \
-			$(FUZZ_DIR)/corpus/$$t $$(ls -d tests/fuzz/corpus/$$t 2>/dev/null) \
+			$(FUZZ_DIR)/corpus/$$t $(FUZZ_DIR)/committed/$$t \
 			$(FUZZ_DIR)/seeds/$$t >$(FUZZ_DIR)/check-$$t.log 2>&1 \
 			|| { tail -60 $(FUZZ_DIR)/check-$$t.log; \
 			     echo "fuzz_$$t: crash in $(FUZZ_DIR)/crashes/$$t-*"; exit 1; }; \

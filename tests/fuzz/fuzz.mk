@@ -8,7 +8,7 @@
 #   make check-fuzz    replay the committed corpus, the generated seeds and every file of
 #                      tests/fuzz/regressions/ through every target, then FUZZ_CHECK_SECONDS
 #                      (default 15) of fuzzing each; part of `make check` (tests/checks.mk)
-#   make fuzz-minimize merge $(BUILD)/fuzz/corpus into the committed tests/fuzz/corpus
+#   make fuzz-minimize merge $(BUILD)/fuzz/corpus into the committed tests/fuzz/corpus/*.tar.xz
 #                      (libFuzzer -merge=1: only inputs that add coverage; keep it small)
 #
 # The targets are built with clang (FUZZ_CC) whatever CC is, from the sources, into
@@ -39,6 +39,9 @@ FUZZ_LIBS         := $(FUZZ_LIB_COMMAND) $(FUZZ_LIB_ANALYSIS) $(FUZZ_LIB_READER)
 FUZZ_OPT_OBJS    := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,runtime/control/options.c runtime/base/print.c writer/fsize.c)
 FUZZ_SEEDGEN     := $(FUZZ_DIR)/seedgen
 FUZZ_SEEDS       := $(FUZZ_DIR)/seeds/.done
+# The committed corpus: one archive per target (tests/fuzz/corpus/TARGET.tar.xz), unpacked
+# into $(FUZZ_DIR)/committed/TARGET before a run.
+FUZZ_COMMITTED   := $(FUZZ_DIR)/committed/.done
 
 .PHONY: fuzz-build fuzz-minimize
 
@@ -91,7 +94,16 @@ $(FUZZ_SEEDS): $(FUZZ_SEEDGEN)
 		|| { cat $(FUZZ_DIR)/seedgen.log; exit 1; }
 	@touch $@
 
-fuzz-build: $(FUZZ_BINS) $(FUZZ_SEEDS)
+$(FUZZ_COMMITTED): $(wildcard tests/fuzz/corpus/*.tar.xz)
+	rm -rf $(FUZZ_DIR)/committed
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		mkdir -p $(FUZZ_DIR)/committed/$$t; \
+		if [ -f tests/fuzz/corpus/$$t.tar.xz ]; then \
+			tar -C $(FUZZ_DIR)/committed/$$t -xJf tests/fuzz/corpus/$$t.tar.xz; fi; \
+	done
+	@touch $@
+
+fuzz-build: $(FUZZ_BINS) $(FUZZ_SEEDS) $(FUZZ_COMMITTED)
 
 
 fuzz: fuzz-build $(BUILD)/tests/test_reader_malformed $(XFDR_BIN)
@@ -102,8 +114,7 @@ fuzz: fuzz-build $(BUILD)/tests/test_reader_malformed $(XFDR_BIN)
 		$(FUZZ_DIR)/fuzz_$$t $(FUZZ_RUN_FLAGS) -max_total_time=$(FUZZ_SECONDS) \
 			-artifact_prefix=$(FUZZ_DIR)/crashes/$$t- \
 			$$(test -f tests/fuzz/$$t.dict && echo -dict=tests/fuzz/$$t.dict) \
-			$(FUZZ_DIR)/corpus/$$t $$(ls -d tests/fuzz/corpus/$$t 2>/dev/null) \
-			$(FUZZ_DIR)/seeds/$$t \
+			$(FUZZ_DIR)/corpus/$$t $(FUZZ_DIR)/committed/$$t $(FUZZ_DIR)/seeds/$$t \
 			|| { echo "fuzz_$$t failed: see $(FUZZ_DIR)/crashes/$$t-*"; exit 1; }; \
 	done
 	@echo "fuzz: new corpus entries in $(FUZZ_DIR)/corpus/, crashes (none if empty) in $(FUZZ_DIR)/crashes/"
@@ -113,19 +124,21 @@ fuzz: fuzz-build $(BUILD)/tests/test_reader_malformed $(XFDR_BIN)
 
 # Fold what `make fuzz` found into the committed corpus: the inputs of $(BUILD)/fuzz/corpus
 # (cut to FUZZ_MINIMIZE_MAX_LEN bytes) that add coverage beyond the generated seeds and what
-# is committed already (libFuzzer -merge=1); the seeds themselves are made at build time and
-# stay out.
+# is committed already (libFuzzer -merge=1), packed again as tests/fuzz/corpus/TARGET.tar.xz
+# (sorted, owner and times zeroed: the same inputs make the same archive); the seeds
+# themselves are made at build time and stay out.
 FUZZ_MINIMIZE_MAX_LEN ?= 1024
 fuzz-minimize: fuzz-build
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		m=$(FUZZ_DIR)/minimize/$$t; rm -rf $$m; mkdir -p $$m $(FUZZ_DIR)/corpus/$$t; \
 		cp -R $(FUZZ_DIR)/seeds/$$t/. $$m/; ls $$m >$(FUZZ_DIR)/minimize/$$t.seeds; \
-		if [ -d tests/fuzz/corpus/$$t ]; then cp tests/fuzz/corpus/$$t/* $$m/; fi; \
+		cp -R $(FUZZ_DIR)/committed/$$t/. $$m/; \
 		$(FUZZ_DIR)/fuzz_$$t $(FUZZ_RUN_FLAGS) -merge=1 -max_len=$(FUZZ_MINIMIZE_MAX_LEN) \
 			$$m $(FUZZ_DIR)/corpus/$$t >$(FUZZ_DIR)/minimize/$$t.log 2>&1; \
 		(cd $$m && xargs rm -f <../$$t.seeds); \
-		rm -rf tests/fuzz/corpus/$$t && cp -r $$m tests/fuzz/corpus/$$t; \
+		tar -C $$m -cJf tests/fuzz/corpus/$$t.tar.xz --sort=name --owner=0 --group=0 \
+			--numeric-owner --mtime=@0 .; \
 	done
-	du -sh --apparent-size tests/fuzz/corpus
+	ls -l tests/fuzz/corpus
 
 -include $(shell find $(FUZZ_DIR)/obj -name '*.d' 2>/dev/null)

@@ -10,7 +10,7 @@
  *                 its .pool and .map after their markers), DIR/options/ (XFDR_OPTIONS
  *                 strings), DIR/record/ (fuzz_record's: DIR/reader/'s again) and an empty
  *                 DIR/elf/ (fuzz_elf's seeds are the small ELF files committed in
- *                 tests/fuzz/corpus/elf/)
+ *                 tests/fuzz/corpus/elf.tar.xz)
  *
  * The runtime's files come from forked children that record with the manual API (ring and
  * bounded pools small enough to overwrite and drop, arguments, custom events, tail exits,
