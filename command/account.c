@@ -18,7 +18,6 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "analysis/latency.h"
 #include "command/cli.h"
@@ -278,7 +277,6 @@ int cmd_account(int argc, char **argv)
 	const char *map;
 	char sidecar[4096], note[512];
 	const struct latency_row *const *rows;
-	struct stat st;
 	size_t shown, total;
 	int status;
 
@@ -298,14 +296,9 @@ int cmd_account(int argc, char **argv)
 			return status;
 	}
 
-	cli_progress_begin(&prog, stat(opt.input, &st) == 0 ? (uint64_t)st.st_size : 0,
-			   "verifying");
-	status = CLI_FAIL;
-	if (xfdr_trace_open(opt.input, &t, &err) < 0 || xfdr_trace_verify(t, &err) < 0) {
-		cli_progress_end(&prog);
-		fprintf(stderr, "%s\n", err.text);
+	status = cli_open_verified(opt.input, &prog, &t);
+	if (status)
 		goto out;
-	}
 	status = latency_table_build(t, names, &opt.table, &sink, &lt, &err);
 	cli_progress_end(&prog);
 	if (status) {

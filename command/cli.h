@@ -178,6 +178,25 @@ void cli_progress_end(struct cli_progress *p);
 /* p as the analysis library's progress callbacks (analysis/progress.h). */
 struct progress cli_progress_sink(struct cli_progress *p);
 
+/* ---- Opening a trace ------------------------------------------------------------------- */
+
+/*
+ * cli_open_verified - open the trace at input and verify it whole, showing "verifying" on
+ * prog (begun here, sized by the file). Returns CLI_OK with *out open, or CLI_FAIL with the
+ * reader's line on stderr, prog ended and *out NULL.
+ */
+int cli_open_verified(const char *input, struct cli_progress *prog, struct xfdr_trace **out);
+
+struct stree;
+
+/*
+ * cli_stree_build - the finished stack tree of the verified trace tr (analysis/stacktree.h),
+ * showing "pairing calls" on prog, which is ended after. Returns CLI_OK (the caller frees t
+ * with stree_free()), or CLI_FAIL after reporting, with nothing to free.
+ */
+int cli_stree_build(struct stree *t, struct xfdr_trace *tr, const struct xfdr_names *names,
+		    int per_thread, struct cli_progress *prog);
+
 /* ---- Rebuilt traces: what `recover` and `core` share ----------------------------------- */
 
 struct rd_pool_job;

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "analysis/stacktree.h"
 #include "command/cli.h"
 
 static const char *cli_verb = "xfdr";
@@ -182,6 +183,52 @@ int cli_names_load(const char *path, struct xfdr_names **out)
 	cli_error("%s", err.text);
 	/* A missing map is an unreadable input (2), a bad one a failure (1). */
 	return rc == -1 ? CLI_USAGE : CLI_FAIL;
+}
+
+/* ---- Opening a trace ------------------------------------------------------------------------ */
+
+int cli_open_verified(const char *input, struct cli_progress *prog, struct xfdr_trace **out)
+{
+	struct xfdr_error err;
+	struct stat st;
+
+	*out = NULL;
+	cli_progress_begin(prog, stat(input, &st) == 0 ? (uint64_t)st.st_size : 0, "verifying");
+	if (xfdr_trace_open(input, out, &err) < 0 || xfdr_trace_verify(*out, &err) < 0) {
+		cli_progress_end(prog);
+		fprintf(stderr, "%s\n", err.text);
+		if (*out)
+			xfdr_trace_close(*out);
+		*out = NULL;
+		return CLI_FAIL;
+	}
+	return CLI_OK;
+}
+
+int cli_stree_build(struct stree *t, struct xfdr_trace *tr, const struct xfdr_names *names,
+		    int per_thread, struct cli_progress *prog)
+{
+	struct progress sink = cli_progress_sink(prog);
+	struct xfdr_error err;
+
+	if (stree_init(t, names, per_thread) < 0) {
+		cli_error("out of memory");
+		return CLI_FAIL;
+	}
+	cli_progress_phase(prog, "pairing calls");
+	if (stree_build(t, tr, &sink, &err) < 0) {
+		cli_progress_end(prog);
+		fprintf(stderr, "%s\n", err.text);
+		stree_free(t);
+		return CLI_FAIL;
+	}
+	cli_progress_end(prog);
+	if (stree_finish(t) < 0) {
+		cli_error("out of memory");
+		stree_free(t);
+		return CLI_FAIL;
+	}
+	return CLI_OK;
 }
 
 /* ---- Checked output ---------------------------------------------------------------------- */

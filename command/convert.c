@@ -38,7 +38,6 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "command/cli.h"
@@ -292,7 +291,6 @@ int cmd_convert(int argc, char **argv)
 	const char *map;
 	char sidecar[4096];
 	struct xfdr_error err;
-	struct stat st;
 	uint64_t n = 0, done, total;
 	struct llvm_carry carry;
 	int status, rc = 0;
@@ -338,14 +336,10 @@ int cmd_convert(int argc, char **argv)
 	if (!opt.since)
 		opt.since_tsc = 0;
 
-	cli_progress_begin(&prog, stat(opt.input, &st) == 0 ? (uint64_t)st.st_size : 0,
-			   "verifying");
-	status = CLI_FAIL;
-	if (xfdr_trace_open(opt.input, &t, &err) < 0 || xfdr_trace_verify(t, &err) < 0) {
-		cli_progress_end(&prog);
-		fprintf(stderr, "%s\n", err.text);
+	status = cli_open_verified(opt.input, &prog, &t);
+	if (status)
 		goto out;
-	}
+	status = CLI_FAIL;
 	if (opt.format == FORMAT_YAML && llvm_order_open(t, opt.sort, &sink, &order, &err) < 0) {
 		cli_progress_end(&prog);
 		cli_error("%s", err.text);

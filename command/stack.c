@@ -15,7 +15,6 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "analysis/stacktree.h"
 #include "command/cli.h"
@@ -212,13 +211,10 @@ int cmd_stack(int argc, char **argv)
 	struct xfdr_trace *tr = NULL;
 	struct cli_out *out = NULL;
 	struct cli_progress prog;
-	struct progress sink = cli_progress_sink(&prog);
 	char note[640];
-	struct xfdr_error err;
 	struct stree t;
 	const char *map;
 	char sidecar[4096];
-	struct stat st;
 	uint64_t hz;
 	int status, have_tree = 0;
 
@@ -237,36 +233,19 @@ int cmd_stack(int argc, char **argv)
 		if (status)
 			return status;
 	}
-	cli_progress_begin(&prog, stat(opt.input, &st) == 0 ? (uint64_t)st.st_size : 0,
-			   "verifying");
-	status = CLI_FAIL;
-	if (xfdr_trace_open(opt.input, &tr, &err) < 0 || xfdr_trace_verify(tr, &err) < 0) {
-		cli_progress_end(&prog);
-		fprintf(stderr, "%s\n", err.text);
+	status = cli_open_verified(opt.input, &prog, &tr);
+	if (status)
 		goto out;
-	}
+	status = CLI_FAIL;
 	hz = xfdr_trace_header(tr)->cycle_frequency;
 	if (opt.per_second && !hz) {
 		cli_error("%s: the header's cycle_frequency is 0: no times in %s (use --unit=tsc)",
 			  opt.input, opt.unit);
 		goto out;
 	}
-	if (stree_init(&t, names, opt.per_thread) < 0) {
-		cli_error("out of memory");
+	if (cli_stree_build(&t, tr, names, opt.per_thread, &prog))
 		goto out;
-	}
 	have_tree = 1;
-	cli_progress_phase(&prog, "pairing calls");
-	if (stree_build(&t, tr, &sink, &err) < 0) {
-		cli_progress_end(&prog);
-		fprintf(stderr, "%s\n", err.text);
-		goto out;
-	}
-	cli_progress_end(&prog);
-	if (stree_finish(&t) < 0) {
-		cli_error("out of memory");
-		goto out;
-	}
 	out = malloc(sizeof(*out));
 	if (!out) {
 		cli_error("out of memory");
