@@ -56,7 +56,7 @@ TEST_SUPPORT_SRCS := $(sort $(wildcard tests/support/*.c))
 OBJ := $(BUILD)/obj
 LIBXFDR_OBJS   := $(patsubst %.c,$(OBJ)/rt/%.o,$(WRITER_SRCS) $(RUNTIME_SRCS))
 READER_OBJS    := $(patsubst %.c,$(OBJ)/rd/%.o,$(READER_SRCS))
-COMMAND_OBJS       := $(patsubst %.c,$(OBJ)/rd/%.o,$(COMMAND_SRCS))
+COMMAND_OBJS   := $(patsubst %.c,$(OBJ)/rd/%.o,$(filter-out command/xfdr.c,$(COMMAND_SRCS)))
 ANALYSIS_OBJS  := $(patsubst %.c,$(OBJ)/rd/%.o,$(ANALYSIS_SRCS))
 SUPPORT_OBJS   := $(patsubst %.c,$(OBJ)/test/%.o,$(TEST_SUPPORT_SRCS))
 # The tests' helpers, as an archive: a test links only the helpers it calls (a reader test
@@ -75,6 +75,7 @@ LIBXFDR_LD  := $(BUILD)/lib/libxfdr.so
 LIBXFDR_XRAY_A := $(BUILD)/lib/libxfdr_xray.a
 LIBREADER_A := $(BUILD)/lib/libxfdr_reader.a
 LIBANALYSIS_A := $(BUILD)/lib/libxfdr_analysis.a
+LIBCOMMAND_A := $(BUILD)/lib/libxfdr_command.a
 XFDR_BIN    := $(BUILD)/bin/xfdr
 UNIT_BINS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 
@@ -147,18 +148,25 @@ $(LIBANALYSIS_A): $(ANALYSIS_OBJS) Makefile
 	@mkdir -p $(@D)
 	rm -f $@ && $(AR) rcs $@ $(filter %.o,$^)
 
-$(XFDR_BIN): $(COMMAND_OBJS) $(LIBANALYSIS_A) $(LIBREADER_A)
+# The verbs and what they share, as an archive that unit tests link too; xfdr.c is main().
+$(LIBCOMMAND_A): $(COMMAND_OBJS) Makefile
 	@mkdir -p $(@D)
-	$(CC) -pthread -o $@ $(COMMAND_OBJS) $(LIBANALYSIS_A) $(LIBREADER_A) $(SAN_LDFLAGS) -lm
+	rm -f $@ && $(AR) rcs $@ $(filter %.o,$^)
+
+$(XFDR_BIN): $(OBJ)/rd/command/xfdr.o $(LIBCOMMAND_A) $(LIBANALYSIS_A) $(LIBREADER_A)
+	@mkdir -p $(@D)
+	$(CC) -pthread -o $@ $< $(LIBCOMMAND_A) $(LIBANALYSIS_A) $(LIBREADER_A) $(SAN_LDFLAGS) -lm
 
 # ---- tests ---------------------------------------------------------------------------------
 $(SUPPORT_A): $(SUPPORT_OBJS) Makefile
 	@mkdir -p $(@D)
 	rm -f $@ && $(AR) rcs $@ $(filter %.o,$^)
 
-$(BUILD)/tests/%: $(OBJ)/test/tests/unit/%.o $(SUPPORT_A) $(LIBANALYSIS_A) $(LIBREADER_A) $(LIBXFDR_A)
+$(BUILD)/tests/%: $(OBJ)/test/tests/unit/%.o $(SUPPORT_A) $(LIBCOMMAND_A) $(LIBANALYSIS_A) \
+		$(LIBREADER_A) $(LIBXFDR_A)
 	@mkdir -p $(@D)
-	$(CC) -pthread -o $@ $< $(SUPPORT_A) $(LIBANALYSIS_A) $(LIBREADER_A) $(LIBXFDR_A) $(SAN_LDFLAGS) \
+	$(CC) -pthread -o $@ $< $(SUPPORT_A) $(LIBCOMMAND_A) $(LIBANALYSIS_A) $(LIBREADER_A) \
+		$(LIBXFDR_A) $(SAN_LDFLAGS) \
 		$(TEST_LIBS) $(RUNTIME_LIBS) -lm
 
 TEST_ENV := XFDR_BIN=$(abspath $(XFDR_BIN)) XFDR_BUILD=$(abspath $(BUILD)) \

@@ -13,7 +13,6 @@
  *    on stderr; when there is nothing to tell, stderr stays empty.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -21,22 +20,25 @@
 
 #include "analysis/latency.h"
 #include "command/cli.h"
+#include "command/options.h"
 
 static const char *const sort_names[] = {
     [LATENCY_SORT_FUNCID] = "funcid", [LATENCY_SORT_COUNT] = "count", [LATENCY_SORT_MIN] = "min",
     [LATENCY_SORT_MED] = "med",	      [LATENCY_SORT_90P] = "90p",     [LATENCY_SORT_99P] = "99p",
     [LATENCY_SORT_MAX] = "max",	      [LATENCY_SORT_SUM] = "sum",     [LATENCY_SORT_FUNC] = "func",
+    [LATENCY_SORT_FUNC + 1] = NULL,
 };
+static const char *const order_names[] = {"asc", "dsc", NULL};
+static const char *const format_names[] = {"text", "csv", NULL};
 
 struct account_opts {
 	const char *input;
 	const char *output;
-	const char *map;
-	int use_map;
-	int csv;
-	enum latency_sort sort;
-	int descending;
-	long top; /* <= 0: every row, as llvm-xray's default -1 */
+	struct cli_map_choice names_from;
+	int csv;	/* index in format_names */
+	int sort;	/* enum latency_sort, index in sort_names */
+	int descending; /* index in order_names */
+	long top;	/* <= 0: every row, as llvm-xray's default -1 */
 	struct latency_options table;
 };
 
@@ -100,168 +102,124 @@ static void put_csv(struct cli_out *o, const struct latency_row *const *rows, si
 
 /* ---- The verb ------------------------------------------------------------------------------ */
 
-static void account_help(void)
-{
-	fputs(
-	    "usage: xfdr account [-s FIELD] [-r asc|dsc] [-p N] [-f text|csv] [-o OUT]\n"
-	    "                    [--thread=TID] [--map MAP | --no-map] FILE\n"
-	    "\n"
-	    "Print a latency table of the calls in a trace, one row per function: the number of\n"
-	    "calls, the minimum, median, 90th and 99th percentile, maximum and total time in\n"
-	    "seconds (ticks / the header's cycle frequency). The same table as `llvm-xray\n"
-	    "account FILE`, byte for byte wherever llvm-xray can account the file; unlike it,\n"
-	    "xfdr pairs each thread alone, so any number of threads and buffers works.\n"
-	    "\n"
-	    "  -s, --sort=FIELD       sort rows by funcid (default), count, min, med, 90p, 99p,\n"
-	    "                         max, sum or func (the function's name, then its id)\n"
-	    "  -r, --sortorder=ORDER  asc (default) or dsc\n"
-	    "  -p, --top=N            print only the first N rows (N <= 0: all, the default)\n"
-	    "  -f, --format=FMT       text (default) or csv\n"
-	    "  -o, --output=OUT       write to OUT instead of standard output ('-')\n"
-	    "      --thread=TID       only the calls of the thread whose NewBuffer records carry\n"
-	    "                         TID (the id `xfdr dump` shows; the .map sidecar maps it\n"
-	    "                         to the kernel tid); a TID not in FILE is a usage error\n"
-	    "      --map=MAP          name functions from MAP, a .map sidecar the runtime wrote\n"
-	    "                         (default: FILE.map when it exists); unnamed ids as '#ID'\n"
-	    "      --no-map           print '#ID' for every function, as llvm-xray without an\n"
-	    "                         instrumentation map\n"
-	    "      --recursive-calls-only\n"
-	    "                         count only the calls of a function made while it was\n"
-	    "                         recursing (as llvm-xray; costs O(stack depth) per call)\n"
-	    "  -d, --deduce-sibling-calls, -k, --keep-going\n"
-	    "                         accepted for llvm-xray's sake: xfdr always does both\n"
-	    "  -h, --help             show this help\n"
-	    "\n"
-	    "What counts: every call whose entry and exit are in the trace, and every call whose\n"
-	    "exit was not recorded but whose caller's exit was (closed there, as llvm-xray\n"
-	    "-deduce-sibling-calls does). A flight recorder's trace also holds exits whose entry\n"
-	    "was lost, calls still open at its end and calls begun before its first buffer (from\n"
-	    "a stack context); these are not counted. Both kinds are told in one line on stderr,\n"
-	    "e.g. \"xfdr account: not counted: 12 exits without an entry, 3 calls still open at\n"
-	    "the end\"; stderr stays empty when every call was complete.\n"
-	    "\n"
-	    "The debug-info column is always '(unknown)': the .map sidecar has no file:line.\n"
-	    "Memory: 8 bytes per counted call (exact percentiles need every latency), nothing\n"
-	    "per record; the file is read twice.\n"
-	    "Options may also be written with one dash, as llvm-xray accepts them (-sort=count).\n"
-	    "Exit status: 0 printed, 1 invalid trace or write error, 2 usage error, unknown\n"
-	    "--thread or unreadable FILE.\n",
-	    stdout);
-}
+static const char account_head[] =
+    "usage: xfdr account [-s FIELD] [-r asc|dsc] [-p N] [-f text|csv] [-o OUT]\n"
+    "                    [--thread=TID] [--map MAP | --no-map] FILE\n"
+    "\n"
+    "Print a latency table of the calls in a trace, one row per function: the number of\n"
+    "calls, the minimum, median, 90th and 99th percentile, maximum and total time in\n"
+    "seconds (ticks / the header's cycle frequency). The same table as `llvm-xray\n"
+    "account FILE`, byte for byte wherever llvm-xray can account the file; unlike it,\n"
+    "xfdr pairs each thread alone, so any number of threads and buffers works.\n";
 
-static int parse_account_opts(int argc, char **argv, struct account_opts *o)
+static const char account_tail[] =
+    "What counts: every call whose entry and exit are in the trace, and every call whose\n"
+    "exit was not recorded but whose caller's exit was (closed there, as llvm-xray\n"
+    "-deduce-sibling-calls does). A flight recorder's trace also holds exits whose entry\n"
+    "was lost, calls still open at its end and calls begun before its first buffer (from\n"
+    "a stack context); these are not counted. Both kinds are told in one line on stderr,\n"
+    "e.g. \"xfdr account: not counted: 12 exits without an entry, 3 calls still open at\n"
+    "the end\"; stderr stays empty when every call was complete.\n"
+    "\n"
+    "The debug-info column is always '(unknown)': the .map sidecar has no file:line.\n"
+    "Memory: 8 bytes per counted call (exact percentiles need every latency), nothing\n"
+    "per record; the file is read twice.\n"
+    "Options may also be written with one dash, as llvm-xray accepts them (-sort=count).\n"
+    "Exit status: 0 printed, 1 invalid trace or write error, 2 usage error, unknown\n"
+    "--thread or unreadable FILE.\n";
+
+static int parse_top(void *top, const char *arg)
 {
-	/* The one-letter names as long options too, so that llvm-xray's -s=count works. */
-	static const struct option longopts[] = {
-	    {"sort", required_argument, NULL, 's'},
-	    {"s", required_argument, NULL, 's'},
-	    {"sortorder", required_argument, NULL, 'r'},
-	    {"r", required_argument, NULL, 'r'},
-	    {"top", required_argument, NULL, 'p'},
-	    {"p", required_argument, NULL, 'p'},
-	    {"format", required_argument, NULL, 'f'},
-	    {"f", required_argument, NULL, 'f'},
-	    {"output", required_argument, NULL, 'o'},
-	    {"o", required_argument, NULL, 'o'},
-	    {"thread", required_argument, NULL, 'T'},
-	    {"map", required_argument, NULL, 'm'},
-	    {"no-map", no_argument, NULL, 'M'},
-	    {"deduce-sibling-calls", no_argument, NULL, 'd'},
-	    {"keep-going", no_argument, NULL, 'k'},
-	    {"recursive-calls-only", no_argument, NULL, 'R'},
-	    {"instr_map", required_argument, NULL, 'I'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
 	char *end;
 	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (!*arg || *end || errno || v < INT_MIN || v > INT_MAX)
+		return cli_usage("'--top' takes a whole number, not '%s'", arg);
+	*(long *)top = v;
+	return 0;
+}
+
+static int parse_thread(void *table, const char *arg)
+{
+	struct latency_options *t = table;
 	unsigned long u;
-	int c;
-	size_t i;
+	char *end;
+
+	errno = 0;
+	u = strtoul(arg, &end, 10);
+	if (*arg < '0' || *arg > '9' || *end || errno || u > UINT32_MAX)
+		return cli_usage("'--thread' takes a thread id (a decimal number), not '%s'", arg);
+	t->thread_set = 1;
+	t->thread = (uint32_t)u;
+	return 0;
+}
+
+static int refuse_instr_map(void *unused, const char *arg)
+{
+	(void)unused;
+	(void)arg;
+	return cli_usage("'-instr_map' is not supported: names come from the .map sidecar (--map)");
+}
+
+/* Returns 0 with *o filled, -1 after --help, or a status after a usage error. */
+static int parse_account_opts(int argc, char **argv, struct account_opts *o)
+{
+	const struct cli_option options[] = {
+	    CLI_OPT_WORD('s', "sort", &o->sort, sort_names, "FIELD",
+			 "sort rows by funcid (default), count, min, med, 90p, 99p,\n"
+			 "max, sum or func (the function's name, then its id)"),
+	    CLI_OPT_WORD('r', "sortorder", &o->descending, order_names, "ORDER",
+			 "asc (default) or dsc"),
+	    CLI_OPT_CALL('p', "top", &o->top, parse_top, "N",
+			 "print only the first N rows (N <= 0: all, the default)"),
+	    CLI_OPT_WORD('f', "format", &o->csv, format_names, "FMT", "text (default) or csv"),
+	    CLI_OPT_STRING('o', "output", &o->output, "OUT",
+			   "write to OUT instead of standard output ('-')"),
+	    CLI_OPT_CALL(0, "thread", &o->table, parse_thread, "TID",
+			 "only the calls of the thread whose NewBuffer records carry\n"
+			 "TID (the id `xfdr dump` shows; the .map sidecar maps it\n"
+			 "to the kernel tid); a TID not in FILE is a usage error"),
+	    CLI_OPT_MAP(&o->names_from,
+			"name functions from MAP, a .map sidecar the runtime wrote\n"
+			"(default: FILE.map when it exists); unnamed ids as '#ID'",
+			"print '#ID' for every function, as llvm-xray without an\n"
+			"instrumentation map"),
+	    CLI_OPT_FLAG(0, "recursive-calls-only", &o->table.recursive_only, 1,
+			 "count only the calls of a function made while it was\n"
+			 "recursing (as llvm-xray; costs O(stack depth) per call)"),
+	    {.kind = CLI_OPTION_IGNORED,
+	     .short_name = 'd',
+	     .long_name = "deduce-sibling-calls",
+	     .listed = "  -d, --deduce-sibling-calls, -k, --keep-going",
+	     .help = "accepted for llvm-xray's sake: xfdr always does both"},
+	    {.kind = CLI_OPTION_IGNORED, .short_name = 'k', .long_name = "keep-going"},
+	    {.kind = CLI_OPTION_CALL,
+	     .long_name = "instr_map",
+	     .arg = CLI_ARG_REQUIRED,
+	     .call = refuse_instr_map},
+	    CLI_OPT_HELP,
+	    CLI_OPT_END,
+	};
+	/* CLI_LONG_ONLY, so llvm-xray's single-dash spellings (-sort=count, -s=count) work. */
+	const struct cli_command cmd = {
+	    .head = account_head,
+	    .tail = account_tail,
+	    .column = 25,
+	    .flags = CLI_LONG_ONLY,
+	    .operand = "FILE",
+	    .options = options,
+	};
+	char **operands;
+	int rc;
 
 	memset(o, 0, sizeof(*o));
-	o->use_map = 1;
 	o->sort = LATENCY_SORT_FUNCID;
-	opterr = 0;
-	optind = 0;
-	while ((c = getopt_long_only(argc, argv, ":s:r:p:f:o:dkh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 's':
-			for (i = 0; i < sizeof(sort_names) / sizeof(sort_names[0]); i++) {
-				if (!strcmp(optarg, sort_names[i]))
-					break;
-			}
-			if (i == sizeof(sort_names) / sizeof(sort_names[0]))
-				return cli_usage(
-				    "'--sort' takes funcid, count, min, med, 90p, 99p, "
-				    "max, sum or func, not '%s'",
-				    optarg);
-			o->sort = (enum latency_sort)i;
-			break;
-		case 'r':
-			if (!strcmp(optarg, "asc"))
-				o->descending = 0;
-			else if (!strcmp(optarg, "dsc"))
-				o->descending = 1;
-			else
-				return cli_usage("'--sortorder' takes asc or dsc, not '%s'",
-						 optarg);
-			break;
-		case 'p':
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (!*optarg || *end || errno || v < INT_MIN || v > INT_MAX)
-				return cli_usage("'--top' takes a whole number, not '%s'", optarg);
-			o->top = v;
-			break;
-		case 'f':
-			if (!strcmp(optarg, "text"))
-				o->csv = 0;
-			else if (!strcmp(optarg, "csv"))
-				o->csv = 1;
-			else
-				return cli_usage("'--format' takes text or csv, not '%s'", optarg);
-			break;
-		case 'o':
-			o->output = optarg;
-			break;
-		case 'T':
-			errno = 0;
-			u = strtoul(optarg, &end, 10);
-			if (*optarg < '0' || *optarg > '9' || *end || errno || u > UINT32_MAX)
-				return cli_usage("'--thread' takes a thread id (a decimal number), "
-						 "not '%s'",
-						 optarg);
-			o->table.thread_set = 1;
-			o->table.thread = (uint32_t)u;
-			break;
-		case 'm':
-			o->map = optarg;
-			break;
-		case 'M':
-			o->use_map = 0;
-			break;
-		case 'R':
-			o->table.recursive_only = 1;
-			break;
-		case 'd':
-		case 'k':
-			break;
-		case 'I':
-			return cli_usage("'-instr_map' is not supported: names come from the .map "
-					 "sidecar (--map)");
-		case 'h':
-			account_help();
-			return -1;
-		default:
-			return cli_bad_option(argv, c, optopt);
-		}
-	}
-	if (cli_one_operand(argc, argv, "FILE", &o->input))
-		return CLI_USAGE;
-	if (o->map && !o->use_map)
-		return cli_usage("--map and --no-map exclude each other");
-	return 0;
+	rc = cli_options_parse(&cmd, argc, argv, &operands);
+	if (rc == 0)
+		o->input = operands[0];
+	return rc;
 }
 
 int cmd_account(int argc, char **argv)
@@ -286,11 +244,11 @@ int cmd_account(int argc, char **argv)
 	status = cli_check_input(opt.input);
 	if (status)
 		return status;
-	status = cli_check_output(opt.output, opt.input, opt.map);
+	status = cli_check_output(opt.output, opt.input, opt.names_from.map);
 	if (status)
 		return status;
-	if (opt.use_map) {
-		map = cli_sidecar(opt.input, opt.map, sidecar, sizeof(sidecar));
+	if (!opt.names_from.no_map) {
+		map = cli_sidecar(opt.input, opt.names_from.map, sidecar, sizeof(sidecar));
 		status = cli_names_load(map, &names);
 		if (status)
 			return status;
@@ -307,7 +265,7 @@ int cmd_account(int argc, char **argv)
 		goto out;
 	}
 	status = CLI_FAIL;
-	if (latency_table_sort(lt, opt.sort, opt.descending, &err) < 0) {
+	if (latency_table_sort(lt, (enum latency_sort)opt.sort, opt.descending, &err) < 0) {
 		cli_error("%s", err.text);
 		goto out;
 	}

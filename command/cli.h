@@ -45,16 +45,6 @@ int cmd_flame(int argc, char **argv);
 void cli_set_verb(const char *verb);
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* The message for an option getopt_long() rejected: ret is its ':' or '?', opt its optopt. */
-int cli_bad_option(char **argv, int ret, int opt);
-
-/*
- * cli_one_operand - the one operand left after the options, named `what` ("FILE", "CORE") in
- * the messages. Returns 0 with *operand = argv[optind], or says "missing WHAT" or "one WHAT at
- * a time; extra operand '...'" through cli_usage() and returns CLI_USAGE.
- */
-int cli_one_operand(int argc, char **argv, const char *what, const char **operand);
-
 /*
  * Make sure descriptors 0, 1 and 2 are open, so that a trace opened later can never become
  * "stdout". A closed stdout is replaced by a read-only /dev/null: writes to it then fail with
@@ -217,21 +207,23 @@ struct cli_new_file {
 	int fd; /* -1 once committed or aborted */
 };
 
-/*
- * The options of recover and core: -o/--output=OUT, -f/--force, -v/--verbose, -h/--help and
- * one operand, called `what` ("FILE", "CORE") in messages. help prints the verb's --help.
- * cli_rebuild_opts_parse() returns 0, a status (the usage error reported), or -1 after --help.
- */
+/* The options of recover and core (-o/--output=OUT, -f/--force, -v/--verbose), and FILE. */
 struct cli_rebuild_opts {
 	const char *input;
 	const char *output; /* NULL: the verb's default */
 	int force;
 	int verbose;
-	int allow_salvage; /* set before parsing: --salvage is an option (recover's) */
-	int salvage;
+	int salvage; /* recover's --salvage */
 };
 
-int cli_rebuild_opts_parse(int argc, char **argv, const char *what, void (*help)(void),
+struct cli_command;
+
+/*
+ * cli_rebuild_opts_parse - parse argv by cmd (command/options.h), whose options store into o
+ * (zeroed by the caller). Returns 0 with o->input set, -1 after --help, or a status after a
+ * usage error (also "empty OUT").
+ */
+int cli_rebuild_opts_parse(const struct cli_command *cmd, int argc, char **argv,
 			   struct cli_rebuild_opts *o);
 
 /* cli_map_name - OUT + ".map" into buf (n bytes). Returns 0, or reports and returns CLI_FAIL. */

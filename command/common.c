@@ -8,7 +8,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,33 +50,6 @@ int cli_usage(const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, " (try '%s --help')\n", cli_verb);
 	return CLI_USAGE;
-}
-
-/*
- * getopt_long() runs with a leading ':' in the short options and opterr = 0: it returns ':'
- * for a missing argument and '?' for an unknown option. A missing argument is always the end
- * of argv[optind - 1]; an unknown short option sits in optopt (possibly inside a cluster that
- * optind has not left yet), an unknown long one has optopt 0 and is argv[optind - 1].
- */
-int cli_bad_option(char **argv, int ret, int opt)
-{
-	const char *arg = argv[optind - 1];
-
-	if (ret == ':')
-		return cli_usage("option '%s' needs an argument", arg);
-	if (opt > 0 && opt < 128)
-		return cli_usage("unknown option '-%c'", opt);
-	return cli_usage("unknown or ambiguous option '%s'", arg);
-}
-
-int cli_one_operand(int argc, char **argv, const char *what, const char **operand)
-{
-	if (optind == argc)
-		return cli_usage("missing %s", what);
-	if (argc - optind > 1)
-		return cli_usage("one %s at a time; extra operand '%s'", what, argv[optind + 1]);
-	*operand = argv[optind];
-	return 0;
 }
 
 void cli_guard_std_fds(void)

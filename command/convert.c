@@ -35,12 +35,12 @@
  * threads (and the times their clock goes back), not with the records (llvm_order.h).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "command/cli.h"
+#include "command/options.h"
 #include "analysis/llvm_order.h"
 
 static const char *const fn_kind_name[] = {
@@ -53,8 +53,7 @@ static const char *const fn_kind_name[] = {
 struct convert_opts {
 	const char *input;
 	const char *output;
-	const char *map; /* --map FILE; NULL: FILE.map when it exists */
-	int use_map;	 /* 0 with --no-map */
+	struct cli_map_choice names_from; /* --map FILE; NULL: FILE.map when it exists */
 	int sort;
 	int since; /* 0: every record; SINCE_TSC: from since_tsc; SINCE_SNAPSHOT: the map's */
 	uint64_t since_tsc;
@@ -145,38 +144,19 @@ static void put_record(struct cli_out *o, const struct xfdr_trace *t, const stru
 
 /* ---- The verb ---------------------------------------------------------------------------- */
 
-static void convert_help(void)
-{
-	fputs(
-	    "usage: xfdr convert [--output-format=yaml|trace_event] [-o OUT] [--sort[=BOOL]]\n"
-	    "                    [--map MAP | --no-map] [--since=TSC|snapshot] FILE\n"
-	    "\n"
-	    "Print a trace as the YAML document `llvm-xray convert --output-format=yaml FILE`\n"
-	    "prints, byte for byte, or as a timeline (trace_event). The whole file is verified\n"
-	    "first: an invalid trace prints nothing but one line on stderr naming the offset and\n"
-	    "what was wrong. Memory grows with the threads, not with the records.\n"
-	    "\n"
-	    "  -f, --output-format=FMT  'yaml' (the default) or 'trace_event': Chrome Trace Event\n"
-	    "                           JSON for ui.perfetto.dev and chrome://tracing\n"
-	    "  -o, --output=OUT         write to OUT instead of standard output ('-')\n"
-	    "  -s, --sort[=BOOL]        stable-sort all records by TSC (default: true, as in\n"
-	    "                           llvm-xray); --sort=false keeps each thread's records in\n"
-	    "                           recording order, threads in llvm-xray's order\n"
-	    "      --map=MAP            name functions from MAP, a .map sidecar the runtime\n"
-	    "                           wrote (default: FILE.map when it exists)\n"
-	    "      --no-map             print function ids only, exactly as llvm-xray without\n"
-	    "                           an instrumentation map\n"
-	    "      --since=TSC|snapshot leave out the records with a TSC below TSC (a call that\n"
-	    "                           began before keeps its exit); 'snapshot': the since_tsc\n"
-	    "                           that a snapshot flush wrote into the .map sidecar (MAP,\n"
-	    "                           or FILE.map even with --no-map)\n"
-	    "  -h, --help               show this help\n"
-	    "\n"
-	    "Options may also be written with one dash, as llvm-xray accepts them (-sort=false).\n"
-	    "Exit status: 0 converted, 1 invalid trace or write error, 2 usage error or\n"
-	    "unreadable FILE.\n",
-	    stdout);
-}
+static const char convert_head[] =
+    "usage: xfdr convert [--output-format=yaml|trace_event] [-o OUT] [--sort[=BOOL]]\n"
+    "                    [--map MAP | --no-map] [--since=TSC|snapshot] FILE\n"
+    "\n"
+    "Print a trace as the YAML document `llvm-xray convert --output-format=yaml FILE`\n"
+    "prints, byte for byte, or as a timeline (trace_event). The whole file is verified\n"
+    "first: an invalid trace prints nothing but one line on stderr naming the offset and\n"
+    "what was wrong. Memory grows with the threads, not with the records.\n";
+
+static const char convert_tail[] =
+    "Options may also be written with one dash, as llvm-xray accepts them (-sort=false).\n"
+    "Exit status: 0 converted, 1 invalid trace or write error, 2 usage error or\n"
+    "unreadable FILE.\n";
 
 /* llvm-xray's boolean option values. Returns 0 or 1, or -1 for anything else. */
 static int parse_bool(const char *s)
@@ -194,88 +174,98 @@ static int parse_bool(const char *s)
 	return -1;
 }
 
+static int parse_format(void *format, const char *arg)
+{
+	if (!strcmp(arg, "yaml"))
+		*(int *)format = FORMAT_YAML;
+	else if (!strcmp(arg, "trace_event"))
+		*(int *)format = FORMAT_TRACE_EVENT;
+	else
+		return cli_usage("unsupported output format '%s' (supported: yaml, trace_event)",
+				 arg);
+	return 0;
+}
+
+/* --sort alone is --sort=true. */
+static int parse_sort(void *sort, const char *arg)
+{
+	int v = arg ? parse_bool(arg) : 1;
+
+	if (v < 0)
+		return cli_usage("'--sort' takes true or false, not '%s'", arg);
+	*(int *)sort = v;
+	return 0;
+}
+
+static int parse_since(void *opts, const char *arg)
+{
+	struct convert_opts *o = opts;
+	char *end;
+
+	if (!strcmp(arg, "snapshot")) {
+		o->since = SINCE_SNAPSHOT;
+		return 0;
+	}
+	errno = 0;
+	o->since_tsc = strtoull(arg, &end, 10);
+	if (*arg < '0' || *arg > '9' || *end || errno)
+		return cli_usage("'--since' takes a TSC (a decimal number) or 'snapshot', not '%s'",
+				 arg);
+	o->since = SINCE_TSC;
+	return 0;
+}
+
+/* Returns 0 with *o filled, -1 after --help, or a status after a usage error. */
 static int parse_convert_opts(int argc, char **argv, struct convert_opts *o)
 {
-	static const struct option longopts[] = {
-	    {"output-format", required_argument, NULL, 'f'},
-	    {"output", required_argument, NULL, 'o'},
-	    {"sort", optional_argument, NULL, 's'},
-	    {"map", required_argument, NULL, 'm'},
-	    {"no-map", no_argument, NULL, 'M'},
-	    {"since", required_argument, NULL, 'T'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
+	const struct cli_option options[] = {
+	    CLI_OPT_CALL('f', "output-format", &o->format, parse_format, "FMT",
+			 "'yaml' (the default) or 'trace_event': Chrome Trace Event\n"
+			 "JSON for ui.perfetto.dev and chrome://tracing"),
+	    CLI_OPT_STRING('o', "output", &o->output, "OUT",
+			   "write to OUT instead of standard output ('-')"),
+	    {.kind = CLI_OPTION_CALL,
+	     .short_name = 's',
+	     .long_name = "sort",
+	     .arg = CLI_ARG_OPTIONAL,
+	     .arg_name = "BOOL",
+	     .value = &o->sort,
+	     .call = parse_sort,
+	     .help = "stable-sort all records by TSC (default: true, as in\n"
+		     "llvm-xray); --sort=false keeps each thread's records in\n"
+		     "recording order, threads in llvm-xray's order"},
+	    CLI_OPT_MAP(&o->names_from,
+			"name functions from MAP, a .map sidecar the runtime\n"
+			"wrote (default: FILE.map when it exists)",
+			"print function ids only, exactly as llvm-xray without\n"
+			"an instrumentation map"),
+	    CLI_OPT_CALL(0, "since", o, parse_since, "TSC|snapshot",
+			 "leave out the records with a TSC below TSC (a call that\n"
+			 "began before keeps its exit); 'snapshot': the since_tsc\n"
+			 "that a snapshot flush wrote into the .map sidecar (MAP,\n"
+			 "or FILE.map even with --no-map)"),
+	    CLI_OPT_HELP,
+	    CLI_OPT_END,
 	};
-	char *end;
-	int c, v;
+	/* CLI_LONG_ONLY, so llvm-xray's single-dash spellings (-output-format=yaml) work. */
+	const struct cli_command cmd = {
+	    .head = convert_head,
+	    .tail = convert_tail,
+	    .column = 27,
+	    .flags = CLI_LONG_ONLY,
+	    .operand = "FILE",
+	    .options = options,
+	};
+	char **operands;
+	int rc;
 
-	o->input = NULL;
-	o->output = NULL;
+	memset(o, 0, sizeof(*o));
 	o->sort = 1;
-	o->map = NULL;
-	o->use_map = 1;
-	o->since = 0;
-	o->since_tsc = 0;
 	o->format = FORMAT_YAML;
-	opterr = 0;
-	optind = 0; /* GNU: start a fresh scan */
-	/* getopt_long_only, so llvm-xray's single-dash spellings (-output-format=yaml) work. */
-	while ((c = getopt_long_only(argc, argv, ":f:o:sh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'f':
-			if (!strcmp(optarg, "yaml"))
-				o->format = FORMAT_YAML;
-			else if (!strcmp(optarg, "trace_event"))
-				o->format = FORMAT_TRACE_EVENT;
-			else
-				return cli_usage("unsupported output format '%s' (supported: yaml, "
-						 "trace_event)",
-						 optarg);
-			break;
-		case 'o':
-			o->output = optarg;
-			break;
-		case 's':
-			if (!optarg) {
-				o->sort = 1;
-				break;
-			}
-			v = parse_bool(optarg);
-			if (v < 0)
-				return cli_usage("'--sort' takes true or false, not '%s'", optarg);
-			o->sort = v;
-			break;
-		case 'm':
-			o->map = optarg;
-			break;
-		case 'M':
-			o->use_map = 0;
-			break;
-		case 'T':
-			if (!strcmp(optarg, "snapshot")) {
-				o->since = SINCE_SNAPSHOT;
-				break;
-			}
-			errno = 0;
-			o->since_tsc = strtoull(optarg, &end, 10);
-			if (*optarg < '0' || *optarg > '9' || *end || errno)
-				return cli_usage("'--since' takes a TSC (a decimal number) or "
-						 "'snapshot', not '%s'",
-						 optarg);
-			o->since = SINCE_TSC;
-			break;
-		case 'h':
-			convert_help();
-			return -1;
-		default:
-			return cli_bad_option(argv, c, optopt);
-		}
-	}
-	if (cli_one_operand(argc, argv, "FILE", &o->input))
-		return CLI_USAGE;
-	if (o->map && !o->use_map)
-		return cli_usage("--map and --no-map exclude each other");
-	return 0;
+	rc = cli_options_parse(&cmd, argc, argv, &operands);
+	if (rc == 0)
+		o->input = operands[0];
+	return rc;
 }
 
 int cmd_convert(int argc, char **argv)
@@ -301,10 +291,10 @@ int cmd_convert(int argc, char **argv)
 	status = cli_check_input(opt.input);
 	if (status)
 		return status;
-	status = cli_check_output(opt.output, opt.input, opt.map);
+	status = cli_check_output(opt.output, opt.input, opt.names_from.map);
 	if (status)
 		return status;
-	map = cli_sidecar(opt.input, opt.map, sidecar, sizeof(sidecar));
+	map = cli_sidecar(opt.input, opt.names_from.map, sidecar, sizeof(sidecar));
 	if (opt.since == SINCE_SNAPSHOT) {
 		if (!map) {
 			cli_error(
@@ -324,11 +314,11 @@ int cmd_convert(int argc, char **argv)
 			return CLI_USAGE;
 		}
 		/* --no-map: the sidecar gives the window, not the names. */
-		if (!opt.use_map) {
+		if (opt.names_from.no_map) {
 			xfdr_names_free(names);
 			names = NULL;
 		}
-	} else if (opt.use_map) {
+	} else if (!opt.names_from.no_map) {
 		status = cli_names_load(map, &names);
 		if (status)
 			return status;

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "command/cli.h"
+#include "command/options.h"
 #include "reader/bytes.h"
 #include "reader/pool_image.h"
 
@@ -56,27 +57,45 @@ enum {
 	SH_INFO_OFF = 44,
 };
 
-static void core_help(void)
+static const char core_head[] =
+    "usage: xfdr core [-o OUT] [--force] [-v] CORE\n"
+    "\n"
+    "Rebuild a valid trace from a core dump (the kernel's, or gdb's gcore) of a\n"
+    "process that was recording with xfdr: the pool's locator is found in the dumped\n"
+    "memory, and the buffers that held events are kept in the order their threads\n"
+    "claimed them; a buffer that was being written is closed at its last complete\n"
+    "record, a torn tail is cut, never-used buffers are dropped. What was kept and\n"
+    "dropped is printed on stderr. A file-backed pool (backing=file) is not in a core\n"
+    "by default (/proc/PID/coredump_filter): `xfdr recover` reads its live files.\n";
+
+static const char core_tail[] =
+    "Exit status (nothing is written unless 0): 0 OUT written, 1 not an ELF64 core,\n"
+    "no xfdr pool in it, OUT not a regular file, or a write error, 2 usage error,\n"
+    "CORE missing or unreadable, or OUT exists (--force replaces it).\n";
+
+/* Returns 0 with *o filled, -1 after --help, or a status after a usage error. */
+static int parse_core_opts(int argc, char **argv, struct cli_rebuild_opts *o)
 {
-	fputs("usage: xfdr core [-o OUT] [--force] [-v] CORE\n"
-	      "\n"
-	      "Rebuild a valid trace from a core dump (the kernel's, or gdb's gcore) of a\n"
-	      "process that was recording with xfdr: the pool's locator is found in the dumped\n"
-	      "memory, and the buffers that held events are kept in the order their threads\n"
-	      "claimed them; a buffer that was being written is closed at its last complete\n"
-	      "record, a torn tail is cut, never-used buffers are dropped. What was kept and\n"
-	      "dropped is printed on stderr. A file-backed pool (backing=file) is not in a core\n"
-	      "by default (/proc/PID/coredump_filter): `xfdr recover` reads its live files.\n"
-	      "\n"
-	      "  -o, --output=OUT  write OUT (default: CORE.xray) and OUT.map\n"
-	      "  -f, --force       replace OUT and OUT.map if they exist (regular files only)\n"
-	      "  -v, --verbose     one line per pool found and per buffer on stderr\n"
-	      "  -h, --help        show this help\n"
-	      "\n"
-	      "Exit status (nothing is written unless 0): 0 OUT written, 1 not an ELF64 core,\n"
-	      "no xfdr pool in it, OUT not a regular file, or a write error, 2 usage error,\n"
-	      "CORE missing or unreadable, or OUT exists (--force replaces it).\n",
-	      stdout);
+	const struct cli_option options[] = {
+	    CLI_OPT_STRING('o', "output", &o->output, "OUT",
+			   "write OUT (default: CORE.xray) and OUT.map"),
+	    CLI_OPT_FLAG('f', "force", &o->force, 1,
+			 "replace OUT and OUT.map if they exist (regular files only)"),
+	    CLI_OPT_FLAG('v', "verbose", &o->verbose, 1,
+			 "one line per pool found and per buffer on stderr"),
+	    CLI_OPT_HELP,
+	    CLI_OPT_END,
+	};
+	const struct cli_command cmd = {
+	    .head = core_head,
+	    .tail = core_tail,
+	    .column = 20,
+	    .operand = "CORE",
+	    .options = options,
+	};
+
+	memset(o, 0, sizeof(*o));
+	return cli_rebuild_opts_parse(&cmd, argc, argv, o);
 }
 
 /* ---- The core file ------------------------------------------------------------------------ */
@@ -520,7 +539,7 @@ int cmd_core(int argc, char **argv)
 	size_t i;
 	int status;
 
-	status = cli_rebuild_opts_parse(argc, argv, "CORE", core_help, &opt);
+	status = parse_core_opts(argc, argv, &opt);
 	if (status)
 		return status < 0 ? CLI_OK : status;
 	out = opt.output;

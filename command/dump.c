@@ -43,13 +43,13 @@
  * host's name for the number, else '?'.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "command/cli.h"
+#include "command/options.h"
 #include "analysis/callstack.h"
 #include "reader/elf_symbols.h"
 
@@ -76,41 +76,32 @@ struct dump_state {
 	size_t module_count, module_cap;
 };
 
-static void dump_help(void)
-{
-	fputs("usage: xfdr dump [--stacks] [--map=MAP | --no-map] FILE\n"
-	      "\n"
-	      "Print the header of FILE, then every record with its byte offset, buffer number,\n"
-	      "kind and decoded fields (function records with the absolute TSC the reader\n"
-	      "reconstructs and the call depth, call arguments, custom events with their size\n"
-	      "and a preview; an XFDRSTAK stack context decoded, and what the reader made of\n"
-	      "it). An invalid file is printed up to the first error, which goes to stderr.\n"
-	      "\n"
-	      "      --stacks   end each function record line with stack=S: the call's\n"
-	      "                 callers and itself, outermost first, ';' between frames\n"
-	      "      --map=MAP  name functions from MAP, a .map sidecar the runtime wrote\n"
-	      "                 (default: FILE.map when it exists)\n"
-	      "      --no-map   show function ids only\n"
-	      "  -h, --help     show this help\n"
-	      "\n"
-	      "depth=N on a function record line: calls open below it on its thread (0 =\n"
-	      "outermost), stack contexts included. On an XFDRSTAK line: context=seeded (it\n"
-	      "rebuilt the thread's stack), agrees or differs (calls were open: only\n"
-	      "compared), or invalid with a reason; depth=D and stack=S are the context's.\n"
-	      "In S a frame is a name, an id ('#ID' when the map does not name it), or '?'\n"
-	      "for a call the context did not name ('?*K': K of them).\n"
-	      "\n"
-	      "An XFDRCRSH crash event: crash=SIGNAME signal=N code=SI_CODE addr=0xADDR tid=TID\n"
-	      "frames=K (and truncated=1 when the stack had more frames than kept), or\n"
-	      "crash=invalid with a reason; then one line per frame, innermost first:\n"
-	      "    #I 0xPC NAME (MODULE+0xMODULE_VADDR)\n"
-	      "named by the map's frame lines, else from MODULE's ELF symbol table (.symtab,\n"
-	      "else .dynsym); NAME or the module is left out when unknown.\n"
-	      "\n"
-	      "Exit status: 0 valid, 1 invalid file or write error, 2 usage error or unreadable\n"
-	      "FILE or MAP.\n",
-	      stdout);
-}
+static const char dump_head[] =
+    "usage: xfdr dump [--stacks] [--map=MAP | --no-map] FILE\n"
+    "\n"
+    "Print the header of FILE, then every record with its byte offset, buffer number,\n"
+    "kind and decoded fields (function records with the absolute TSC the reader\n"
+    "reconstructs and the call depth, call arguments, custom events with their size\n"
+    "and a preview; an XFDRSTAK stack context decoded, and what the reader made of\n"
+    "it). An invalid file is printed up to the first error, which goes to stderr.\n";
+
+static const char dump_tail[] =
+    "depth=N on a function record line: calls open below it on its thread (0 =\n"
+    "outermost), stack contexts included. On an XFDRSTAK line: context=seeded (it\n"
+    "rebuilt the thread's stack), agrees or differs (calls were open: only\n"
+    "compared), or invalid with a reason; depth=D and stack=S are the context's.\n"
+    "In S a frame is a name, an id ('#ID' when the map does not name it), or '?'\n"
+    "for a call the context did not name ('?*K': K of them).\n"
+    "\n"
+    "An XFDRCRSH crash event: crash=SIGNAME signal=N code=SI_CODE addr=0xADDR tid=TID\n"
+    "frames=K (and truncated=1 when the stack had more frames than kept), or\n"
+    "crash=invalid with a reason; then one line per frame, innermost first:\n"
+    "    #I 0xPC NAME (MODULE+0xMODULE_VADDR)\n"
+    "named by the map's frame lines, else from MODULE's ELF symbol table (.symtab,\n"
+    "else .dynsym); NAME or the module is left out when unknown.\n"
+    "\n"
+    "Exit status: 0 valid, 1 invalid file or write error, 2 usage error or unreadable\n"
+    "FILE or MAP.\n";
 
 static void dump_header(struct cli_out *o, const struct xfdr_trace *t)
 {
@@ -479,53 +470,46 @@ static int dump_record(struct dump_state *s, const struct xfdr_record *r)
 
 int cmd_dump(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	    {"stacks", no_argument, NULL, 'S'},
-	    {"map", required_argument, NULL, 'm'},
-	    {"no-map", no_argument, NULL, 'M'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
 	static struct cli_out out;
 	struct dump_state s = {.out = &out};
+	struct cli_map_choice names_from = {0};
+	const struct cli_option options[] = {
+	    CLI_OPT_FLAG(0, "stacks", &s.stacks, 1,
+			 "end each function record line with stack=S: the call's\n"
+			 "callers and itself, outermost first, ';' between frames"),
+	    CLI_OPT_MAP(&names_from,
+			"name functions from MAP, a .map sidecar the runtime wrote\n"
+			"(default: FILE.map when it exists)",
+			"show function ids only"),
+	    CLI_OPT_HELP,
+	    CLI_OPT_END,
+	};
+	const struct cli_command cmd = {
+	    .head = dump_head,
+	    .tail = dump_tail,
+	    .column = 17,
+	    .operand = "FILE",
+	    .options = options,
+	};
 	struct xfdr_names *names = NULL;
 	struct xfdr_record_cursor cur;
 	struct xfdr_trace *t;
 	struct xfdr_record r;
 	struct xfdr_error err;
-	const char *map = NULL, *input;
-	char sidecar[4096];
-	int c, rc, status, use_map = 1;
+	const char *input;
+	char sidecar[4096], **operands;
+	int rc, status;
 
-	opterr = 0;
-	optind = 0;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			dump_help();
-			return CLI_OK;
-		case 'S':
-			s.stacks = 1;
-			break;
-		case 'm':
-			map = optarg;
-			break;
-		case 'M':
-			use_map = 0;
-			break;
-		default:
-			return cli_bad_option(argv, c, optopt);
-		}
-	}
-	if (cli_one_operand(argc, argv, "FILE", &input))
-		return CLI_USAGE;
-	if (map && !use_map)
-		return cli_usage("--map and --no-map exclude each other");
+	status = cli_options_parse(&cmd, argc, argv, &operands);
+	if (status)
+		return status < 0 ? CLI_OK : status;
+	input = operands[0];
 	status = cli_check_input(input);
 	if (status)
 		return status;
-	if (use_map) {
-		status = cli_names_load(cli_sidecar(input, map, sidecar, sizeof(sidecar)), &names);
+	if (!names_from.no_map) {
+		status = cli_names_load(
+		    cli_sidecar(input, names_from.map, sidecar, sizeof(sidecar)), &names);
 		if (status)
 			return status;
 	}

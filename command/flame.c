@@ -20,12 +20,12 @@
  *   [<text x=".." y="..">LABEL</text>]</g>
  * Names are escaped for XML, control characters and bytes that are not UTF-8 become '?'.
  */
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/stacktree.h"
 #include "command/cli.h"
+#include "command/options.h"
 
 #define XPAD 10.0
 #define FRAME_H 16
@@ -38,43 +38,28 @@
 struct flame_opts {
 	const char *input;
 	const char *output;
-	const char *map;
 	const char *title;
-	int use_map;
+	struct cli_map_choice names_from;
 	int per_thread;
 	double width;
 	double min_width;
 };
 
-static void flame_help(void)
-{
-	fputs("usage: xfdr flame [-o OUT] [--width=PX] [--min-width=PX] [--title=TEXT]\n"
-	      "                  [--per-thread] [--map=MAP | --no-map] FILE\n"
-	      "\n"
-	      "Draw the calls of a trace as a flame graph, one self-contained SVG file (open it\n"
-	      "in a browser; hover over a frame for its name, time, share, self time and calls).\n"
-	      "Each frame is as wide as the time spent in it and its callees; callers below,\n"
-	      "callees above, by name. Names come from the .map sidecar ('#ID' when it does\n"
-	      "not name an id, '[unknown]' for calls a stack context did not name).\n"
-	      "\n"
-	      "  -o, --output=OUT     write to OUT instead of standard output ('-')\n"
-	      "  -w, --width=PX       image width in pixels (default 1200; 200 to 100000)\n"
-	      "      --min-width=PX   leave out frames narrower than PX pixels, and what is above\n"
-	      "                       them (default 0.1; 0: every frame with any time); their\n"
-	      "                       time stays in their caller's width\n"
-	      "      --title=TEXT     the title (default: 'Flame graph: FILE')\n"
-	      "  -t, --per-thread     one tower per thread, 'thread N (NAME)' at its foot\n"
-	      "                       (default: the threads merged)\n"
-	      "      --map=MAP        name functions from MAP (default: FILE.map if it exists)\n"
-	      "      --no-map         name functions '#ID'\n"
-	      "  -h, --help           show this help\n"
-	      "\n"
-	      "Calls whose entry or exit is not in the trace are drawn with the time seen, as\n"
-	      "by 'xfdr stack'; one note on stderr counts them.\n"
-	      "Exit status: 0 done, 1 invalid trace or write error, 2 usage error or unreadable\n"
-	      "FILE.\n",
-	      stdout);
-}
+static const char flame_head[] =
+    "usage: xfdr flame [-o OUT] [--width=PX] [--min-width=PX] [--title=TEXT]\n"
+    "                  [--per-thread] [--map=MAP | --no-map] FILE\n"
+    "\n"
+    "Draw the calls of a trace as a flame graph, one self-contained SVG file (open it\n"
+    "in a browser; hover over a frame for its name, time, share, self time and calls).\n"
+    "Each frame is as wide as the time spent in it and its callees; callers below,\n"
+    "callees above, by name. Names come from the .map sidecar ('#ID' when it does\n"
+    "not name an id, '[unknown]' for calls a stack context did not name).\n";
+
+static const char flame_tail[] =
+    "Calls whose entry or exit is not in the trace are drawn with the time seen, as\n"
+    "by 'xfdr stack'; one note on stderr counts them.\n"
+    "Exit status: 0 done, 1 invalid trace or write error, 2 usage error or unreadable\n"
+    "FILE.\n";
 
 static int parse_px(const char *s, double lo, double hi, double *out)
 {
@@ -87,67 +72,59 @@ static int parse_px(const char *s, double lo, double hi, double *out)
 	return 0;
 }
 
+static int parse_width(void *width, const char *arg)
+{
+	if (parse_px(arg, 200, 100000, width) < 0)
+		return cli_usage("'--width' takes pixels from 200 to 100000, not '%s'", arg);
+	return 0;
+}
+
+static int parse_min_width(void *min_width, const char *arg)
+{
+	if (parse_px(arg, 0, 100000, min_width) < 0)
+		return cli_usage("'--min-width' takes pixels from 0 to 100000, not '%s'", arg);
+	return 0;
+}
+
+/* Returns 0 with *o filled, -1 after --help, or a status after a usage error. */
 static int parse_flame_opts(int argc, char **argv, struct flame_opts *o)
 {
-	static const struct option longopts[] = {
-	    {"output", required_argument, NULL, 'o'},
-	    {"width", required_argument, NULL, 'w'},
-	    {"min-width", required_argument, NULL, 'W'},
-	    {"title", required_argument, NULL, 'T'},
-	    {"per-thread", no_argument, NULL, 't'},
-	    {"map", required_argument, NULL, 'm'},
-	    {"no-map", no_argument, NULL, 'M'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
+	const struct cli_option options[] = {
+	    CLI_OPT_STRING('o', "output", &o->output, "OUT",
+			   "write to OUT instead of standard output ('-')"),
+	    CLI_OPT_CALL('w', "width", &o->width, parse_width, "PX",
+			 "image width in pixels (default 1200; 200 to 100000)"),
+	    CLI_OPT_CALL(0, "min-width", &o->min_width, parse_min_width, "PX",
+			 "leave out frames narrower than PX pixels, and what is above\n"
+			 "them (default 0.1; 0: every frame with any time); their\n"
+			 "time stays in their caller's width"),
+	    CLI_OPT_STRING(0, "title", &o->title, "TEXT",
+			   "the title (default: 'Flame graph: FILE')"),
+	    CLI_OPT_FLAG('t', "per-thread", &o->per_thread, 1,
+			 "one tower per thread, 'thread N (NAME)' at its foot\n"
+			 "(default: the threads merged)"),
+	    CLI_OPT_MAP(&o->names_from, "name functions from MAP (default: FILE.map if it exists)",
+			"name functions '#ID'"),
+	    CLI_OPT_HELP,
+	    CLI_OPT_END,
 	};
-	int c;
+	const struct cli_command cmd = {
+	    .head = flame_head,
+	    .tail = flame_tail,
+	    .column = 23,
+	    .operand = "FILE",
+	    .options = options,
+	};
+	char **operands;
+	int rc;
 
 	memset(o, 0, sizeof(*o));
-	o->use_map = 1;
 	o->width = 1200;
 	o->min_width = 0.1;
-	opterr = 0;
-	optind = 0;
-	while ((c = getopt_long(argc, argv, ":o:w:th", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			o->output = optarg;
-			break;
-		case 'w':
-			if (parse_px(optarg, 200, 100000, &o->width) < 0)
-				return cli_usage(
-				    "'--width' takes pixels from 200 to 100000, not '%s'", optarg);
-			break;
-		case 'W':
-			if (parse_px(optarg, 0, 100000, &o->min_width) < 0)
-				return cli_usage("'--min-width' takes pixels from 0 to 100000, not "
-						 "'%s'",
-						 optarg);
-			break;
-		case 'T':
-			o->title = optarg;
-			break;
-		case 't':
-			o->per_thread = 1;
-			break;
-		case 'm':
-			o->map = optarg;
-			break;
-		case 'M':
-			o->use_map = 0;
-			break;
-		case 'h':
-			flame_help();
-			return -1;
-		default:
-			return cli_bad_option(argv, c, optopt);
-		}
-	}
-	if (cli_one_operand(argc, argv, "FILE", &o->input))
-		return CLI_USAGE;
-	if (o->map && !o->use_map)
-		return cli_usage("--map and --no-map exclude each other");
-	return 0;
+	rc = cli_options_parse(&cmd, argc, argv, &operands);
+	if (rc == 0)
+		o->input = operands[0];
+	return rc;
 }
 
 /* ---- text ------------------------------------------------------------------------------- */
@@ -462,11 +439,11 @@ int cmd_flame(int argc, char **argv)
 	status = cli_check_input(opt.input);
 	if (status)
 		return status;
-	status = cli_check_output(opt.output, opt.input, opt.map);
+	status = cli_check_output(opt.output, opt.input, opt.names_from.map);
 	if (status)
 		return status;
-	if (opt.use_map) {
-		map = cli_sidecar(opt.input, opt.map, sidecar, sizeof(sidecar));
+	if (!opt.names_from.no_map) {
+		map = cli_sidecar(opt.input, opt.names_from.map, sidecar, sizeof(sidecar));
 		status = cli_names_load(map, &names);
 		if (status)
 			return status;

@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,51 +14,20 @@
 #include <unistd.h>
 
 #include "command/cli.h"
+#include "command/options.h"
 #include "reader/pool_image.h"
 
 /* ---- Rebuilt traces: options and output names ------------------------------------------ */
 
-int cli_rebuild_opts_parse(int argc, char **argv, const char *what, void (*help)(void),
+int cli_rebuild_opts_parse(const struct cli_command *cmd, int argc, char **argv,
 			   struct cli_rebuild_opts *o)
 {
-	static const struct option longopts[] = {
-	    {"output", required_argument, NULL, 'o'},
-	    {"force", no_argument, NULL, 'f'},
-	    {"verbose", no_argument, NULL, 'v'},
-	    {"help", no_argument, NULL, 'h'},
-	    {"salvage", no_argument, NULL, 'S'}, /* recover's only: allow_salvage */
-	    {NULL, 0, NULL, 0},
-	};
-	int c, allow_salvage = o->allow_salvage;
+	char **operands;
+	int rc = cli_options_parse(cmd, argc, argv, &operands);
 
-	memset(o, 0, sizeof(*o));
-	opterr = 0;
-	optind = 0;
-	while ((c = getopt_long(argc, argv, ":o:fvh", longopts, NULL)) != -1) {
-		if (c == 'S' && !allow_salvage)
-			c = '?';
-		switch (c) {
-		case 'S':
-			o->salvage = 1;
-			break;
-		case 'o':
-			o->output = optarg;
-			break;
-		case 'f':
-			o->force = 1;
-			break;
-		case 'v':
-			o->verbose = 1;
-			break;
-		case 'h':
-			help();
-			return -1;
-		default:
-			return cli_bad_option(argv, c, optopt);
-		}
-	}
-	if (cli_one_operand(argc, argv, what, &o->input))
-		return CLI_USAGE;
+	if (rc)
+		return rc;
+	o->input = operands[0];
 	if (o->output && !*o->output)
 		return cli_usage("empty OUT");
 	return 0;

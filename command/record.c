@@ -31,7 +31,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -44,6 +43,7 @@
 #include <unistd.h>
 
 #include "command/cli.h"
+#include "command/options.h"
 #include "command/elf_probe.h"
 #include "command/record.h"
 
@@ -52,8 +52,8 @@
 #define DEFAULT_TOP 10
 
 struct record_opts {
-	const char *dir; /* -o; NULL: the current directory */
-	const char *mode;
+	const char *dir;      /* -o; NULL: the current directory */
+	int mode;	      /* index in mode_names; -1: the recorder's default */
 	const char **options; /* --option KEY=VALUE, in order */
 	size_t noptions;
 	int force;
@@ -64,64 +64,48 @@ struct record_opts {
 
 /* ---- Options ------------------------------------------------------------------------------- */
 
-static void record_help(void)
-{
-	fputs(
-	    "usage: xfdr record [-o DIR] [--mode=bounded|ring] [--option KEY=VALUE]... [--force]\n"
-	    "                   [--top=N] [-q] [--] PROGRAM [ARGS...]\n"
-	    "\n"
-	    "Run PROGRAM with the xfdr recorder started at load, wait for it, then print on\n"
-	    "stderr where its trace is and a summary: how the program ended, threads, function\n"
-	    "records, drops, after a crash the crashing thread's frames (the crash site first),\n"
-	    "and the functions with the most self time; without a trace, why (whether xfdr was\n"
-	    "in the program, whether its handler of the fatal signal ran, what it said). stdout\n"
-	    "is left to the program. Options end at PROGRAM, so its own options need no\n"
-	    "quoting; write '--' before a PROGRAM whose name starts with '-'.\n"
-	    "\n"
-	    "  -o, --output=DIR       write the traces into DIR (default: the current directory),\n"
-	    "                         created if missing\n"
-	    "      --mode=MODE        ring (the recorder's default): when the buffer pool is\n"
-	    "                         full, reuse the oldest buffer, keeping the newest events;\n"
-	    "                         bounded: keep the first events and count the rest as drops\n"
-	    "      --option KEY=VALUE another XFDR_OPTIONS key for the runtime, e.g.\n"
-	    "                         buffer_max=1024, buffer_size=1m, flush_signal=USR2\n"
-	    "                         (repeatable; a later key wins over an earlier one)\n"
-	    "      --force            run PROGRAM even if it shows no instrumentation (its shared\n"
-	    "                         libraries may be instrumented)\n"
-	    "      --top=N            list the N functions with the most self time (default 10;\n"
-	    "                         0: none)\n"
-	    "  -q, --quiet            no summary; only errors\n"
-	    "  -h, --help             show this help\n"
-	    "\n"
-	    "How PROGRAM is recorded is read from its ELF file:\n"
-	    "  -finstrument-functions, or gcc -pg -mfentry -minstrument-return=call: the runtime\n"
-	    "      is preloaded (LD_PRELOAD=PREFIX/lib/libxfdr.so.0, found next to this command)\n"
-	    "  linked with xfdr (libxfdr.a, or -lxfdr, e.g. clang -fxray-instrument ... -lxfdr):\n"
-	    "      run as it is, never with a second runtime preloaded\n"
-	    "  clang -fxray-instrument without xfdr linked in: refused, since a preloaded library\n"
-	    "      cannot reach XRay's hidden entry points; link it with -lxfdr\n"
-	    "  no instrumentation: refused, unless --force\n"
-	    "  not an ELF file (a script): run with the runtime preloaded\n"
-	    "XFDR_OPTIONS is the caller's XFDR_OPTIONS, then start=1, output=DIR/, mode=MODE and\n"
-	    "each --option in order; the runtime reports unknown keys and bad values itself.\n"
-	    "\n"
-	    "Signals: Ctrl-C and the other signals a terminal sends reach PROGRAM directly and\n"
-	    "do not end xfdr record; SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent\n"
-	    "to xfdr record alone (kill PID) are passed on to PROGRAM. The recorder writes its\n"
-	    "trace at exit and on SIGINT and SIGTERM; after SIGKILL or _exit() there is none.\n"
-	    "\n"
-	    "Examples:\n"
-	    "  gcc -finstrument-functions -g prog.c -o prog && xfdr record ./prog input.txt\n"
-	    "  clang -fxray-instrument prog.c -lxfdr -o prog && xfdr record ./prog\n"
-	    "  xfdr record -o traces --mode=ring --option buffer_max=64 ./prog\n"
-	    "  xfdr account traces/xfdr-prog-*.xray\n"
-	    "\n"
-	    "Exit status: PROGRAM's; if a signal killed it, xfdr record dies by the same signal.\n"
-	    "Without running PROGRAM: 2 for a usage error, a DIR that cannot be created, a\n"
-	    "PROGRAM refused as above or a runtime that cannot be found; 127 when PROGRAM is not\n"
-	    "found, 126 when it cannot be executed.\n",
-	    stdout);
-}
+static const char *const mode_names[] = {"ring", "bounded", NULL};
+
+static const char record_head[] =
+    "usage: xfdr record [-o DIR] [--mode=bounded|ring] [--option KEY=VALUE]... [--force]\n"
+    "                   [--top=N] [-q] [--] PROGRAM [ARGS...]\n"
+    "\n"
+    "Run PROGRAM with the xfdr recorder started at load, wait for it, then print on\n"
+    "stderr where its trace is and a summary: how the program ended, threads, function\n"
+    "records, drops, after a crash the crashing thread's frames (the crash site first),\n"
+    "and the functions with the most self time; without a trace, why (whether xfdr was\n"
+    "in the program, whether its handler of the fatal signal ran, what it said). stdout\n"
+    "is left to the program. Options end at PROGRAM, so its own options need no\n"
+    "quoting; write '--' before a PROGRAM whose name starts with '-'.\n";
+
+static const char record_tail[] =
+    "How PROGRAM is recorded is read from its ELF file:\n"
+    "  -finstrument-functions, or gcc -pg -mfentry -minstrument-return=call: the runtime\n"
+    "      is preloaded (LD_PRELOAD=PREFIX/lib/libxfdr.so.0, found next to this command)\n"
+    "  linked with xfdr (libxfdr.a, or -lxfdr, e.g. clang -fxray-instrument ... -lxfdr):\n"
+    "      run as it is, never with a second runtime preloaded\n"
+    "  clang -fxray-instrument without xfdr linked in: refused, since a preloaded library\n"
+    "      cannot reach XRay's hidden entry points; link it with -lxfdr\n"
+    "  no instrumentation: refused, unless --force\n"
+    "  not an ELF file (a script): run with the runtime preloaded\n"
+    "XFDR_OPTIONS is the caller's XFDR_OPTIONS, then start=1, output=DIR/, mode=MODE and\n"
+    "each --option in order; the runtime reports unknown keys and bad values itself.\n"
+    "\n"
+    "Signals: Ctrl-C and the other signals a terminal sends reach PROGRAM directly and\n"
+    "do not end xfdr record; SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent\n"
+    "to xfdr record alone (kill PID) are passed on to PROGRAM. The recorder writes its\n"
+    "trace at exit and on SIGINT and SIGTERM; after SIGKILL or _exit() there is none.\n"
+    "\n"
+    "Examples:\n"
+    "  gcc -finstrument-functions -g prog.c -o prog && xfdr record ./prog input.txt\n"
+    "  clang -fxray-instrument prog.c -lxfdr -o prog && xfdr record ./prog\n"
+    "  xfdr record -o traces --mode=ring --option buffer_max=64 ./prog\n"
+    "  xfdr account traces/xfdr-prog-*.xray\n"
+    "\n"
+    "Exit status: PROGRAM's; if a signal killed it, xfdr record dies by the same signal.\n"
+    "Without running PROGRAM: 2 for a usage error, a DIR that cannot be created, a\n"
+    "PROGRAM refused as above or a runtime that cannot be found; 127 when PROGRAM is not\n"
+    "found, 126 when it cannot be executed.\n";
 
 static int is_sep(char c)
 {
@@ -157,72 +141,87 @@ static int check_option(const char *kv)
 	return 0;
 }
 
-static int parse_record_opts(int argc, char **argv, struct record_opts *o)
+static int add_option(void *opts, const char *kv)
 {
-	static const struct option longopts[] = {
-	    {"output", required_argument, NULL, 'o'}, {"mode", required_argument, NULL, 'm'},
-	    {"option", required_argument, NULL, 'O'}, {"force", no_argument, NULL, 'f'},
-	    {"top", required_argument, NULL, 't'},    {"quiet", no_argument, NULL, 'q'},
-	    {"help", no_argument, NULL, 'h'},	      {NULL, 0, NULL, 0},
-	};
+	struct record_opts *o = opts;
+	int rc = check_option(kv);
+
+	if (rc == 0)
+		o->options[o->noptions++] = kv;
+	return rc;
+}
+
+static int parse_dir(void *dir, const char *arg)
+{
+	if (!*arg)
+		return cli_usage("'--output' needs a directory");
+	*(const char **)dir = arg;
+	return 0;
+}
+
+static int parse_top(void *top, const char *arg)
+{
 	char *end;
 	long v;
-	int c, rc;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (*arg < '0' || *arg > '9' || *end || errno || v > 1000000)
+		return cli_usage("'--top' takes a number from 0 to 1000000, not '%s'", arg);
+	*(long *)top = v;
+	return 0;
+}
+
+/* Returns 0 with *o filled (free o->options), -1 after --help, or a status after an error. */
+static int parse_record_opts(int argc, char **argv, struct record_opts *o)
+{
+	const struct cli_option options[] = {
+	    CLI_OPT_CALL('o', "output", &o->dir, parse_dir, "DIR",
+			 "write the traces into DIR (default: the current directory),\n"
+			 "created if missing"),
+	    CLI_OPT_WORD(0, "mode", &o->mode, mode_names, "MODE",
+			 "ring (the recorder's default): when the buffer pool is\n"
+			 "full, reuse the oldest buffer, keeping the newest events;\n"
+			 "bounded: keep the first events and count the rest as drops"),
+	    {.kind = CLI_OPTION_CALL,
+	     .long_name = "option",
+	     .arg = CLI_ARG_SPACED,
+	     .arg_name = "KEY=VALUE",
+	     .value = o,
+	     .call = add_option,
+	     .help = "another XFDR_OPTIONS key for the runtime, e.g.\n"
+		     "buffer_max=1024, buffer_size=1m, flush_signal=USR2\n"
+		     "(repeatable; a later key wins over an earlier one)"},
+	    CLI_OPT_FLAG(0, "force", &o->force, 1,
+			 "run PROGRAM even if it shows no instrumentation (its shared\n"
+			 "libraries may be instrumented)"),
+	    CLI_OPT_CALL(0, "top", &o->top, parse_top, "N",
+			 "list the N functions with the most self time (default 10;\n"
+			 "0: none)"),
+	    CLI_OPT_FLAG('q', "quiet", &o->quiet, 1, "no summary; only errors"),
+	    CLI_OPT_HELP,
+	    CLI_OPT_END,
+	};
+	/* Options end at PROGRAM, whose own options are its business. */
+	const struct cli_command cmd = {
+	    .head = record_head,
+	    .tail = record_tail,
+	    .column = 25,
+	    .flags = CLI_STOP_AT_OPERAND,
+	    .operands = CLI_SOME_OPERANDS,
+	    .operand = "PROGRAM",
+	    .options = options,
+	};
 
 	memset(o, 0, sizeof(o[0]));
+	o->mode = -1;
 	o->top = DEFAULT_TOP;
 	o->options = calloc((size_t)argc, sizeof(*o->options));
 	if (!o->options) {
 		cli_error("out of memory");
 		return CLI_USAGE;
 	}
-	opterr = 0;
-	optind = 0;
-	/* '+': stop at PROGRAM, whose own options are its business. */
-	while ((c = getopt_long(argc, argv, "+:o:qh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			if (!*optarg)
-				return cli_usage("'--output' needs a directory");
-			o->dir = optarg;
-			break;
-		case 'm':
-			if (strcmp(optarg, "ring") && strcmp(optarg, "bounded"))
-				return cli_usage("'--mode' takes ring or bounded, not '%s'",
-						 optarg);
-			o->mode = optarg;
-			break;
-		case 'O':
-			rc = check_option(optarg);
-			if (rc)
-				return rc;
-			o->options[o->noptions++] = optarg;
-			break;
-		case 'f':
-			o->force = 1;
-			break;
-		case 't':
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (*optarg < '0' || *optarg > '9' || *end || errno || v > 1000000)
-				return cli_usage(
-				    "'--top' takes a number from 0 to 1000000, not '%s'", optarg);
-			o->top = v;
-			break;
-		case 'q':
-			o->quiet = 1;
-			break;
-		case 'h':
-			record_help();
-			return -1;
-		default:
-			return cli_bad_option(argv, c, optopt);
-		}
-	}
-	if (optind == argc)
-		return cli_usage("missing PROGRAM");
-	o->argv = argv + optind;
-	return 0;
+	return cli_options_parse(&cmd, argc, argv, &o->argv);
 }
 
 /* ---- The output directory ------------------------------------------------------------------ */
@@ -491,8 +490,8 @@ static int compose_options(const struct record_opts *o, const char *dir, char *t
 	if (caller && *caller)
 		ADD("%s:", caller);
 	ADD("start=1:output=%s/", dir);
-	if (o->mode)
-		ADD(":mode=%s", o->mode);
+	if (o->mode >= 0)
+		ADD(":mode=%s", mode_names[o->mode]);
 	for (i = 0; i < o->noptions; i++)
 		ADD(":%s", o->options[i]);
 #undef ADD

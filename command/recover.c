@@ -28,45 +28,65 @@
 #include <unistd.h>
 
 #include "command/cli.h"
+#include "command/options.h"
 #include "reader/pool_image.h"
 
 #define LIVE_SUFFIX "-live.xray"
 #define RECOVERED_SUFFIX "-recovered.xray"
 
-static void recover_help(void)
+static const char recover_head[] =
+    "usage: xfdr recover [-o OUT] [--force] [-v] FILE\n"
+    "       xfdr recover --salvage [-o OUT] [--force] [-v] FILE\n"
+    "\n"
+    "Rebuild a valid trace from the live files of a process that recorded with\n"
+    "XFDR_OPTIONS backing=file and died without flushing (killed, out of memory).\n"
+    "FILE is its \"<base>-live.xray\"; FILE.pool (the pool's buffer descriptors) and\n"
+    "FILE.map are read when present. Buffers that held events are kept in the order\n"
+    "their threads claimed them; a buffer that was being written is closed at its\n"
+    "last complete record, a torn tail is cut, never-used buffers are dropped.\n"
+    "Without FILE.pool each buffer is kept up to its first invalid record: a best\n"
+    "effort. What was kept and dropped is printed on stderr.\n"
+    "\n"
+    "With --salvage (implied when FILE ends in .part), FILE is a trace file cut\n"
+    "short, as a flush that did not finish leaves NAME.xray.part: OUT gets its\n"
+    "header and every whole buffer that is valid; the partial buffer at the end and\n"
+    "invalid buffers are left out and said, with their offsets. OUT.map is\n"
+    "NAME.xray.map (FILE.map) naming OUT, or made from the header.\n";
+
+static const char recover_tail[] =
+    "Exit status (nothing is written unless 0): 0 OUT written, 1 FILE or FILE.pool\n"
+    "malformed, OUT not a regular file, or a write error,\n"
+    "2 usage error, FILE missing or unreadable, or OUT\n"
+    "exists (--force replaces it).\n";
+
+/* Returns 0 with *o filled, -1 after --help, or a status after a usage error. */
+static int parse_recover_opts(int argc, char **argv, struct cli_rebuild_opts *o)
 {
-	fputs("usage: xfdr recover [-o OUT] [--force] [-v] FILE\n"
-	      "       xfdr recover --salvage [-o OUT] [--force] [-v] FILE\n"
-	      "\n"
-	      "Rebuild a valid trace from the live files of a process that recorded with\n"
-	      "XFDR_OPTIONS backing=file and died without flushing (killed, out of memory).\n"
-	      "FILE is its \"<base>-live.xray\"; FILE.pool (the pool's buffer descriptors) and\n"
-	      "FILE.map are read when present. Buffers that held events are kept in the order\n"
-	      "their threads claimed them; a buffer that was being written is closed at its\n"
-	      "last complete record, a torn tail is cut, never-used buffers are dropped.\n"
-	      "Without FILE.pool each buffer is kept up to its first invalid record: a best\n"
-	      "effort. What was kept and dropped is printed on stderr.\n"
-	      "\n"
-	      "With --salvage (implied when FILE ends in .part), FILE is a trace file cut\n"
-	      "short, as a flush that did not finish leaves NAME.xray.part: OUT gets its\n"
-	      "header and every whole buffer that is valid; the partial buffer at the end and\n"
-	      "invalid buffers are left out and said, with their offsets. OUT.map is\n"
-	      "NAME.xray.map (FILE.map) naming OUT, or made from the header.\n"
-	      "\n"
-	      "  -o, --output=OUT  write OUT (default: FILE with -live.xray replaced by\n"
-	      "                    -recovered.xray, else FILE.recovered.xray; --salvage:\n"
-	      "                    FILE less .part with .xray replaced by -salvaged.xray)\n"
-	      "                    and OUT.map\n"
-	      "      --salvage     keep the whole buffers of a cut trace file (see above)\n"
-	      "  -f, --force       replace OUT and OUT.map if they exist (regular files only)\n"
-	      "  -v, --verbose     one line per buffer on stderr: what became of it and why\n"
-	      "  -h, --help        show this help\n"
-	      "\n"
-	      "Exit status (nothing is written unless 0): 0 OUT written, 1 FILE or FILE.pool\n"
-	      "malformed, OUT not a regular file, or a write error,\n"
-	      "2 usage error, FILE missing or unreadable, or OUT\n"
-	      "exists (--force replaces it).\n",
-	      stdout);
+	const struct cli_option options[] = {
+	    CLI_OPT_STRING('o', "output", &o->output, "OUT",
+			   "write OUT (default: FILE with -live.xray replaced by\n"
+			   "-recovered.xray, else FILE.recovered.xray; --salvage:\n"
+			   "FILE less .part with .xray replaced by -salvaged.xray)\n"
+			   "and OUT.map"),
+	    CLI_OPT_FLAG(0, "salvage", &o->salvage, 1,
+			 "keep the whole buffers of a cut trace file (see above)"),
+	    CLI_OPT_FLAG('f', "force", &o->force, 1,
+			 "replace OUT and OUT.map if they exist (regular files only)"),
+	    CLI_OPT_FLAG('v', "verbose", &o->verbose, 1,
+			 "one line per buffer on stderr: what became of it and why"),
+	    CLI_OPT_HELP,
+	    CLI_OPT_END,
+	};
+	const struct cli_command cmd = {
+	    .head = recover_head,
+	    .tail = recover_tail,
+	    .column = 20,
+	    .operand = "FILE",
+	    .options = options,
+	};
+
+	memset(o, 0, sizeof(*o));
+	return cli_rebuild_opts_parse(&cmd, argc, argv, o);
 }
 
 /* ---- Files as sources ------------------------------------------------------------------- */
@@ -715,8 +735,7 @@ int cmd_recover(int argc, char **argv)
 	int status, have_pool, rc;
 
 	memset(&mctx, 0, sizeof(mctx));
-	opt.allow_salvage = 1;
-	status = cli_rebuild_opts_parse(argc, argv, "FILE", recover_help, &opt);
+	status = parse_recover_opts(argc, argv, &opt);
 	if (status)
 		return status < 0 ? CLI_OK : status;
 	if (opt.salvage || ends_with(opt.input, PART_SUFFIX))

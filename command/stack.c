@@ -12,131 +12,90 @@
  * ordered by name byte by byte; lines whose value is 0 are left out. The stack tree and the
  * handling of incomplete calls are stacktree.h's.
  */
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/stacktree.h"
 #include "command/cli.h"
+#include "command/options.h"
+
+/* --unit's words, and how many of each there are in a second (0: TSC ticks, the default). */
+static const char *const unit_names[] = {"tsc", "ns", "us", "ms", NULL};
+static const uint64_t unit_per_second[] = {0, 1000000000, 1000000, 1000};
+static const char *const value_names[] = {"self", "total", NULL};
 
 struct stack_opts {
 	const char *input;
 	const char *output;
-	const char *map;
-	int use_map;
+	struct cli_map_choice names_from;
 	int per_thread;
-	int total;	     /* --value=total */
-	uint64_t per_second; /* --unit: 0 for TSC ticks, else units per second */
-	const char *unit;
+	int total; /* --value=total */
+	int unit;  /* index in unit_names */
 };
 
-static void stack_help(void)
-{
-	fputs("usage: xfdr stack [-o OUT] [--value=self|total] [--unit=tsc|ns|us|ms]\n"
-	      "                  [--per-thread] [--map=MAP | --no-map] FILE\n"
-	      "\n"
-	      "Print the calls of a trace as folded stacks, one line per distinct call stack:\n"
-	      "  outer;inner;leaf VALUE\n"
-	      "the input of flamegraph.pl, inferno and speedscope. Frames are named from the .map\n"
-	      "sidecar; '#ID' is an id it does not name, '[unknown]' calls a stack context\n"
-	      "counted but did not name. Lines are sorted (callers first, callees by name);\n"
-	      "lines with a value of 0 are left out.\n"
-	      "\n"
-	      "  -o, --output=OUT       write to OUT instead of standard output ('-')\n"
-	      "      --value=self       time spent in the frame itself (default): the lines add\n"
-	      "                         up to the time of the whole trace\n"
-	      "      --value=total      time from entry to exit, callees included (the lines do\n"
-	      "                         not add up; not for flame graphs)\n"
-	      "      --unit=UNIT        tsc (timestamp ticks, the default), ns, us or ms, from\n"
-	      "                         the header's cycle_frequency; each line is rounded to\n"
-	      "                         the nearest unit\n"
-	      "  -t, --per-thread       one tree per thread: 'thread N (NAME)' is the outermost\n"
-	      "                         frame (default: the threads merged)\n"
-	      "      --map=MAP          name functions from MAP (default: FILE.map if it exists)\n"
-	      "      --no-map           name functions '#ID'\n"
-	      "  -h, --help             show this help\n"
-	      "\n"
-	      "Calls whose entry or exit is not in the trace (a flight recorder's window) are\n"
-	      "kept with the time seen: an open call ends at its thread's last event, an exit\n"
-	      "without its entry begins at its thread's first event. One note on stderr counts\n"
-	      "them.\n"
-	      "Exit status: 0 done, 1 invalid trace or write error, 2 usage error or unreadable\n"
-	      "FILE.\n",
-	      stdout);
-}
+static const char stack_head[] =
+    "usage: xfdr stack [-o OUT] [--value=self|total] [--unit=tsc|ns|us|ms]\n"
+    "                  [--per-thread] [--map=MAP | --no-map] FILE\n"
+    "\n"
+    "Print the calls of a trace as folded stacks, one line per distinct call stack:\n"
+    "  outer;inner;leaf VALUE\n"
+    "the input of flamegraph.pl, inferno and speedscope. Frames are named from the .map\n"
+    "sidecar; '#ID' is an id it does not name, '[unknown]' calls a stack context\n"
+    "counted but did not name. Lines are sorted (callers first, callees by name);\n"
+    "lines with a value of 0 are left out.\n";
 
-/* Units per second of --unit, 0 for ticks; -1 for an unknown unit. */
-static int64_t parse_unit(const char *s)
-{
-	if (!strcmp(s, "tsc"))
-		return 0;
-	if (!strcmp(s, "ns"))
-		return 1000000000;
-	if (!strcmp(s, "us"))
-		return 1000000;
-	if (!strcmp(s, "ms"))
-		return 1000;
-	return -1;
-}
+static const char stack_tail[] =
+    "Calls whose entry or exit is not in the trace (a flight recorder's window) are\n"
+    "kept with the time seen: an open call ends at its thread's last event, an exit\n"
+    "without its entry begins at its thread's first event. One note on stderr counts\n"
+    "them.\n"
+    "Exit status: 0 done, 1 invalid trace or write error, 2 usage error or unreadable\n"
+    "FILE.\n";
 
+/* Returns 0 with *o filled, -1 after --help, or a status after a usage error. */
 static int parse_stack_opts(int argc, char **argv, struct stack_opts *o)
 {
-	static const struct option longopts[] = {
-	    {"output", required_argument, NULL, 'o'}, {"value", required_argument, NULL, 'V'},
-	    {"unit", required_argument, NULL, 'u'},   {"per-thread", no_argument, NULL, 't'},
-	    {"map", required_argument, NULL, 'm'},    {"no-map", no_argument, NULL, 'M'},
-	    {"help", no_argument, NULL, 'h'},	      {NULL, 0, NULL, 0},
+	const struct cli_option options[] = {
+	    CLI_OPT_STRING('o', "output", &o->output, "OUT",
+			   "write to OUT instead of standard output ('-')"),
+	    {.kind = CLI_OPTION_WORD,
+	     .long_name = "value",
+	     .arg = CLI_ARG_REQUIRED,
+	     .value = &o->total,
+	     .words = value_names,
+	     .listed = "      --value=self",
+	     .help = "time spent in the frame itself (default): the lines add\n"
+		     "up to the time of the whole trace"},
+	    CLI_OPT_LINE("      --value=total",
+			 "time from entry to exit, callees included (the lines do\n"
+			 "not add up; not for flame graphs)"),
+	    CLI_OPT_WORD(0, "unit", &o->unit, unit_names, "UNIT",
+			 "tsc (timestamp ticks, the default), ns, us or ms, from\n"
+			 "the header's cycle_frequency; each line is rounded to\n"
+			 "the nearest unit"),
+	    CLI_OPT_FLAG('t', "per-thread", &o->per_thread, 1,
+			 "one tree per thread: 'thread N (NAME)' is the outermost\n"
+			 "frame (default: the threads merged)"),
+	    CLI_OPT_MAP(&o->names_from, "name functions from MAP (default: FILE.map if it exists)",
+			"name functions '#ID'"),
+	    CLI_OPT_HELP,
+	    CLI_OPT_END,
 	};
-	int64_t u;
-	int c;
+	const struct cli_command cmd = {
+	    .head = stack_head,
+	    .tail = stack_tail,
+	    .column = 25,
+	    .operand = "FILE",
+	    .options = options,
+	};
+	char **operands;
+	int rc;
 
 	memset(o, 0, sizeof(*o));
-	o->use_map = 1;
-	o->unit = "tsc";
-	opterr = 0;
-	optind = 0;
-	while ((c = getopt_long(argc, argv, ":o:th", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			o->output = optarg;
-			break;
-		case 'V':
-			if (!strcmp(optarg, "self"))
-				o->total = 0;
-			else if (!strcmp(optarg, "total"))
-				o->total = 1;
-			else
-				return cli_usage("'--value' takes self or total, not '%s'", optarg);
-			break;
-		case 'u':
-			u = parse_unit(optarg);
-			if (u < 0)
-				return cli_usage("'--unit' takes tsc, ns, us or ms, not '%s'",
-						 optarg);
-			o->per_second = (uint64_t)u;
-			o->unit = optarg;
-			break;
-		case 't':
-			o->per_thread = 1;
-			break;
-		case 'm':
-			o->map = optarg;
-			break;
-		case 'M':
-			o->use_map = 0;
-			break;
-		case 'h':
-			stack_help();
-			return -1;
-		default:
-			return cli_bad_option(argv, c, optopt);
-		}
-	}
-	if (cli_one_operand(argc, argv, "FILE", &o->input))
-		return CLI_USAGE;
-	if (o->map && !o->use_map)
-		return cli_usage("--map and --no-map exclude each other");
-	return 0;
+	rc = cli_options_parse(&cmd, argc, argv, &operands);
+	if (rc == 0)
+		o->input = operands[0];
+	return rc;
 }
 
 /*
@@ -179,8 +138,8 @@ static int print_folded(const struct stree *t, const struct stack_opts *o, uint6
 		memcpy(path + len, name, nlen);
 		len += nlen;
 		at[n->depth] = len;
-		if (o->per_second)
-			v = stree_ticks_to(v, hz, o->per_second);
+		if (unit_per_second[o->unit])
+			v = stree_ticks_to(v, hz, unit_per_second[o->unit]);
 		if (v) {
 			cli_put(out, path, len);
 			cli_putc(out, ' ');
@@ -224,11 +183,11 @@ int cmd_stack(int argc, char **argv)
 	status = cli_check_input(opt.input);
 	if (status)
 		return status;
-	status = cli_check_output(opt.output, opt.input, opt.map);
+	status = cli_check_output(opt.output, opt.input, opt.names_from.map);
 	if (status)
 		return status;
-	if (opt.use_map) {
-		map = cli_sidecar(opt.input, opt.map, sidecar, sizeof(sidecar));
+	if (!opt.names_from.no_map) {
+		map = cli_sidecar(opt.input, opt.names_from.map, sidecar, sizeof(sidecar));
 		status = cli_names_load(map, &names);
 		if (status)
 			return status;
@@ -238,9 +197,9 @@ int cmd_stack(int argc, char **argv)
 		goto out;
 	status = CLI_FAIL;
 	hz = xfdr_trace_header(tr)->cycle_frequency;
-	if (opt.per_second && !hz) {
+	if (unit_per_second[opt.unit] && !hz) {
 		cli_error("%s: the header's cycle_frequency is 0: no times in %s (use --unit=tsc)",
-			  opt.input, opt.unit);
+			  opt.input, unit_names[opt.unit]);
 		goto out;
 	}
 	if (cli_stree_build(&t, tr, names, opt.per_thread, &prog))

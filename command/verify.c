@@ -5,30 +5,25 @@
  * nothing for good ones unless -v asks for "FILE: ok" on stdout. The exit status is the worst
  * of all files: 2 if one could not be read at all, else 1 if one is invalid, else 0.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "command/cli.h"
+#include "command/options.h"
 
-static void verify_help(void)
-{
-	fputs("usage: xfdr verify [-v] FILE...\n"
-	      "\n"
-	      "Check each FILE against the XRay FDR format of its version: the header, every\n"
-	      "buffer's grammar and every record. Version 1 (what xfdr writes): NewBuffer,\n"
-	      "WallClockTime, NewCPUId, body, EndOfBuffer. Versions 2 to 5 (compiler-rt's FDR\n"
-	      "runtime): BufferExtents, NewBuffer, WallClockTime, Pid (3+), NewCPUId, body, each\n"
-	      "buffer exactly as long as its BufferExtents says.\n"
-	      "Each invalid file gets one line on stderr: FILE: offset N: expected ..., found ...\n"
-	      "\n"
-	      "  -v, --verbose  also print \"FILE: ok\" on stdout for each valid file\n"
-	      "  -h, --help     show this help\n"
-	      "\n"
-	      "Exit status: 0 all valid, 1 some file invalid (or stdout not writable), 2 usage\n"
-	      "error or some FILE unreadable.\n",
-	      stdout);
-}
+static const char verify_head[] =
+    "usage: xfdr verify [-v] FILE...\n"
+    "\n"
+    "Check each FILE against the XRay FDR format of its version: the header, every\n"
+    "buffer's grammar and every record. Version 1 (what xfdr writes): NewBuffer,\n"
+    "WallClockTime, NewCPUId, body, EndOfBuffer. Versions 2 to 5 (compiler-rt's FDR\n"
+    "runtime): BufferExtents, NewBuffer, WallClockTime, Pid (3+), NewCPUId, body, each\n"
+    "buffer exactly as long as its BufferExtents says.\n"
+    "Each invalid file gets one line on stderr: FILE: offset N: expected ..., found ...\n";
+
+static const char verify_tail[] =
+    "Exit status: 0 all valid, 1 some file invalid (or stdout not writable), 2 usage\n"
+    "error or some FILE unreadable.\n";
 
 static int verify_one(const char *path, int verbose, struct cli_out *out)
 {
@@ -60,33 +55,30 @@ static int verify_one(const char *path, int verbose, struct cli_out *out)
 
 int cmd_verify(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	    {"verbose", no_argument, NULL, 'v'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
 	static struct cli_out out;
-	int c, i, verbose = 0, status = CLI_OK, s;
+	int verbose = 0, status = CLI_OK, s;
+	const struct cli_option options[] = {
+	    CLI_OPT_FLAG('v', "verbose", &verbose, 1,
+			 "also print \"FILE: ok\" on stdout for each valid file"),
+	    CLI_OPT_HELP,
+	    CLI_OPT_END,
+	};
+	const struct cli_command cmd = {
+	    .head = verify_head,
+	    .tail = verify_tail,
+	    .column = 17,
+	    .operands = CLI_SOME_OPERANDS,
+	    .operand = "FILE",
+	    .options = options,
+	};
+	char **files;
 
-	opterr = 0;
-	optind = 0;
-	while ((c = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'v':
-			verbose = 1;
-			break;
-		case 'h':
-			verify_help();
-			return CLI_OK;
-		default:
-			return cli_bad_option(argv, c, optopt);
-		}
-	}
-	if (optind == argc)
-		return cli_usage("missing FILE");
+	status = cli_options_parse(&cmd, argc, argv, &files);
+	if (status)
+		return status < 0 ? CLI_OK : status;
 	cli_out_open(&out, NULL);
-	for (i = optind; i < argc; i++) {
-		s = verify_one(argv[i], verbose, &out);
+	for (; *files; files++) {
+		s = verify_one(*files, verbose, &out);
 		if (s > status)
 			status = s;
 	}

@@ -38,7 +38,7 @@
 
 #include <cmocka.h>
 
-#include "command/elf_probe.c"
+#include "command/elf_probe.h"
 #include "tests/support/child.h"
 #include "tests/support/scratch.h"
 #include "tests/support/text.h"

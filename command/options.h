@@ -1,0 +1,136 @@
+/*
+ * command/options.h - the verbs' command lines: each verb describes its options once, in a
+ * table, and cli_options_parse() both parses argv by it and prints the verb's --help from it
+ * (the idea of git's parse_options), so an option, its spelling, its checks and its line in
+ * --help cannot drift apart, and no verb writes a getopt loop of its own.
+ *
+ * A table is an array of struct cli_option ended by CLI_OPT_END, written with the CLI_OPT_*
+ * macros below. Options are parsed with getopt_long(3) (getopt_long_only(3) with
+ * CLI_LONG_ONLY, as llvm-xray's single-dash spellings need); every message is one line on
+ * stderr through cli_usage() (command/cli.h).
+ */
+#ifndef XFDR_COMMAND_OPTIONS_H
+#define XFDR_COMMAND_OPTIONS_H
+
+enum cli_option_kind {
+	CLI_OPTION_END = 0,
+	CLI_OPTION_STRING,  /* *(const char **)value = the argument */
+	CLI_OPTION_FLAG,    /* *(int *)value = number */
+	CLI_OPTION_WORD,    /* *(int *)value = the argument's index in words (NULL-ended); any
+			       other argument: "'--LONG' takes W0, W1 or W2, not 'ARG'" */
+	CLI_OPTION_CALL,    /* call(value, argument): returns 0, or a status it reported */
+	CLI_OPTION_IGNORED, /* accepted for compatibility; does nothing */
+	CLI_OPTION_HELP,    /* print the verb's --help; parsing stops */
+	CLI_OPTION_LINE,    /* not an option: one more line of the --help listing */
+};
+
+enum cli_option_arg {
+	CLI_ARG_NONE = 0,
+	CLI_ARG_REQUIRED, /* listed as --long=ARG */
+	CLI_ARG_OPTIONAL, /* listed as --long[=ARG]; the call gets NULL without one */
+	CLI_ARG_SPACED,	  /* required, listed as --long ARG */
+};
+
+struct cli_option {
+	enum cli_option_kind kind;
+	int short_name;	       /* 'o', or 0 */
+	const char *long_name; /* "output", or NULL */
+	enum cli_option_arg arg;
+	const char *arg_name; /* "OUT": in the listing */
+	void *value;
+	int number;		  /* FLAG: what is stored */
+	const char *const *words; /* WORD: the accepted arguments, NULL-ended */
+	int (*call)(void *value, const char *arg);
+	const char *excludes; /* the long name of an option this one cannot be given with */
+	const char *help;     /* the listing's text, lines split by '\n'; NULL: not listed */
+	const char *listed;   /* the listing's left column when "  -s, --long=ARG" does not fit */
+};
+
+#define CLI_OPT_STRING(s, l, v, argname, h)                                                        \
+	{                                                                                          \
+		.kind = CLI_OPTION_STRING, .short_name = (s), .long_name = (l),                    \
+		.arg = CLI_ARG_REQUIRED, .arg_name = (argname), .value = (v), .help = (h)          \
+	}
+#define CLI_OPT_FLAG(s, l, v, n, h)                                                                \
+	{                                                                                          \
+		.kind = CLI_OPTION_FLAG, .short_name = (s), .long_name = (l), .value = (v),        \
+		.number = (n), .help = (h)                                                         \
+	}
+#define CLI_OPT_WORD(s, l, v, w, argname, h)                                                       \
+	{                                                                                          \
+		.kind = CLI_OPTION_WORD, .short_name = (s), .long_name = (l),                      \
+		.arg = CLI_ARG_REQUIRED, .arg_name = (argname), .value = (v), .words = (w),        \
+		.help = (h)                                                                        \
+	}
+#define CLI_OPT_CALL(s, l, v, fn, argname, h)                                                      \
+	{                                                                                          \
+		.kind = CLI_OPTION_CALL, .short_name = (s), .long_name = (l),                      \
+		.arg = CLI_ARG_REQUIRED, .arg_name = (argname), .value = (v), .call = (fn),        \
+		.help = (h)                                                                        \
+	}
+#define CLI_OPT_HELP                                                                               \
+	{                                                                                          \
+		.kind = CLI_OPTION_HELP, .short_name = 'h', .long_name = "help",                   \
+		.help = "show this help"                                                           \
+	}
+#define CLI_OPT_LINE(left, h)                                                                      \
+	{                                                                                          \
+		.kind = CLI_OPTION_LINE, .listed = (left), .help = (h)                             \
+	}
+#define CLI_OPT_END                                                                                \
+	{                                                                                          \
+		.kind = CLI_OPTION_END                                                             \
+	}
+
+/*
+ * --map=MAP and --no-map, which every reading verb has: value is a struct cli_map_choice,
+ * the texts are the verb's lines in --help. Given both: "--map and --no-map exclude each
+ * other".
+ */
+struct cli_map_choice {
+	const char *map; /* --map, or NULL */
+	int no_map;	 /* --no-map */
+};
+#define CLI_OPT_MAP(choice, map_help, no_map_help)                                                 \
+	{.kind = CLI_OPTION_STRING,                                                                \
+	 .long_name = "map",                                                                       \
+	 .arg = CLI_ARG_REQUIRED,                                                                  \
+	 .arg_name = "MAP",                                                                        \
+	 .value = &(choice)->map,                                                                  \
+	 .excludes = "no-map",                                                                     \
+	 .help = (map_help)},                                                                      \
+	    CLI_OPT_FLAG(0, "no-map", &(choice)->no_map, 1, (no_map_help))
+
+enum cli_command_flags {
+	CLI_LONG_ONLY = 1 << 0,	      /* -long works as --long (and -s=V as -s V) */
+	CLI_STOP_AT_OPERAND = 1 << 1, /* options end at the first operand (a program's own) */
+};
+
+enum cli_operands {
+	CLI_ONE_OPERAND = 0, /* exactly one: "missing WHAT", "one WHAT at a time; ..." */
+	CLI_SOME_OPERANDS,   /* one or more: "missing WHAT" */
+};
+
+struct cli_command {
+	const char *head; /* --help before the options: the usage lines and what the verb does */
+	const char *tail; /* --help after the options, or NULL */
+	int column;	  /* where the options' texts begin in the listing */
+	unsigned flags;	  /* enum cli_command_flags */
+	enum cli_operands operands;
+	const char *operand; /* the operand's name in messages: "FILE", "CORE", "PROGRAM" */
+	const struct cli_option *options;
+};
+
+/*
+ * cli_options_parse - parse argv[1..] (argv[0] is the verb) by cmd's table, storing into
+ * the options' values, which the caller set to their defaults before. Returns 0 with
+ * *operands = the first operand (argv's NULL ends them); -1 after printing --help; or a
+ * status after reporting the first thing wrong, in this order: an option (unknown, missing or
+ * bad argument), the operands, two options that exclude each other.
+ */
+int cli_options_parse(const struct cli_command *cmd, int argc, char **argv, char ***operands);
+
+/* cli_options_help - print cmd's --help on stdout. */
+void cli_options_help(const struct cli_command *cmd);
+
+#endif /* XFDR_COMMAND_OPTIONS_H */
