@@ -259,6 +259,15 @@ int cli_check_replaceable(const char *path);
  */
 int cli_refuse_existing(const char *path, int force);
 
+/*
+ * cli_check_rebuild_outputs - may the rebuilt trace out and its sidecar out_map be written?
+ * Neither may be one of the NULL-ended inputs (else "xfdr VERB: OUT: OUT would replace
+ * WHICH", e.g. "an input file", and CLI_USAGE), nor an existing file that cli_refuse_existing()
+ * refuses. Returns 0 or the status reported.
+ */
+int cli_check_rebuild_outputs(const char *out, const char *out_map, const char *const *inputs,
+			      const char *which, int force);
+
 /* How a rebuild is shown on stderr. */
 struct cli_rebuild_show {
 	int verbose;		   /* one line per buffer (what became of it and why) */

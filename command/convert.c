@@ -268,6 +268,82 @@ static int parse_convert_opts(int argc, char **argv, struct convert_opts *o)
 	return rc;
 }
 
+/*
+ * The names of the sidecar (NULL with --no-map), and with --since=snapshot the window that
+ * sidecar holds, into o->since_tsc. Returns 0, or a status after reporting.
+ */
+static int load_sidecar(struct convert_opts *o, struct xfdr_names **names)
+{
+	char sidecar[4096];
+	const char *map = cli_sidecar(o->input, o->names_from.map, sidecar, sizeof(sidecar));
+	int status;
+
+	*names = NULL;
+	if (o->since != SINCE_SNAPSHOT)
+		return o->names_from.no_map ? 0 : cli_names_load(map, names);
+	if (!map) {
+		cli_error("--since=snapshot: %s.map: %s (the window of a snapshot is in its .map "
+			  "sidecar)",
+			  o->input, strerror(ENOENT));
+		return CLI_USAGE;
+	}
+	status = cli_names_load(map, names);
+	if (status)
+		return status;
+	if (!xfdr_names_since_tsc(*names, &o->since_tsc)) {
+		cli_error(
+		    "--since=snapshot: %s has no since_tsc line: not the sidecar of a snapshot",
+		    map);
+		xfdr_names_free(*names);
+		*names = NULL;
+		return CLI_USAGE;
+	}
+	/* --no-map: the sidecar gives the window, not the names. */
+	if (o->names_from.no_map) {
+		xfdr_names_free(*names);
+		*names = NULL;
+	}
+	return 0;
+}
+
+/*
+ * The YAML document of t's records in order (from since_tsc on) into out, which is closed.
+ * Returns CLI_OK, or CLI_FAIL after reporting.
+ */
+static int write_yaml(struct xfdr_trace *t, struct llvm_order *order,
+		      const struct xfdr_names *names, uint64_t since_tsc, struct cli_out *out,
+		      struct cli_progress *prog)
+{
+	const struct xfdr_event *ev;
+	struct llvm_carry carry;
+	struct xfdr_error err;
+	uint64_t n = 0, done, total;
+	int rc = 0;
+
+	put_header(out, xfdr_trace_header(t));
+	while (!out->err && (rc = llvm_order_next(order, &ev, &carry, &err)) == 1) {
+		if (ev->tsc < since_tsc)
+			continue;
+		cli_puts(out, n++ ? "" : "records:\n");
+		put_record(out, t, ev, &carry, names);
+		if ((n & 0xffff) == 0) {
+			llvm_order_progress(order, &done, &total);
+			cli_progress_update(prog, done, total);
+		}
+	}
+	llvm_order_progress(order, &done, &total);
+	cli_progress_update(prog, done, total);
+	cli_progress_end(prog);
+	if (!out->err && rc < 0) {
+		/* The output is cut short and must not pass for a whole one. */
+		cli_error("%s", err.text);
+		cli_out_close(out);
+		return CLI_FAIL;
+	}
+	cli_puts(out, n ? "...\n" : "records:         []\n...\n");
+	return cli_out_close(out);
+}
+
 int cmd_convert(int argc, char **argv)
 {
 	struct convert_opts opt;
@@ -277,13 +353,8 @@ int cmd_convert(int argc, char **argv)
 	struct progress sink = cli_progress_sink(&prog);
 	struct cli_out *out = NULL;
 	struct xfdr_names *names = NULL;
-	const struct xfdr_event *ev;
-	const char *map;
-	char sidecar[4096];
 	struct xfdr_error err;
-	uint64_t n = 0, done, total;
-	struct llvm_carry carry;
-	int status, rc = 0;
+	int status;
 
 	status = parse_convert_opts(argc, argv, &opt);
 	if (status)
@@ -294,35 +365,9 @@ int cmd_convert(int argc, char **argv)
 	status = cli_check_output(opt.output, opt.input, opt.names_from.map);
 	if (status)
 		return status;
-	map = cli_sidecar(opt.input, opt.names_from.map, sidecar, sizeof(sidecar));
-	if (opt.since == SINCE_SNAPSHOT) {
-		if (!map) {
-			cli_error(
-			    "--since=snapshot: %s.map: %s (the window of a snapshot is in its "
-			    ".map sidecar)",
-			    opt.input, strerror(ENOENT));
-			return CLI_USAGE;
-		}
-		status = cli_names_load(map, &names);
-		if (status)
-			return status;
-		if (!xfdr_names_since_tsc(names, &opt.since_tsc)) {
-			cli_error("--since=snapshot: %s has no since_tsc line: not the sidecar of "
-				  "a snapshot",
-				  map);
-			xfdr_names_free(names);
-			return CLI_USAGE;
-		}
-		/* --no-map: the sidecar gives the window, not the names. */
-		if (opt.names_from.no_map) {
-			xfdr_names_free(names);
-			names = NULL;
-		}
-	} else if (!opt.names_from.no_map) {
-		status = cli_names_load(map, &names);
-		if (status)
-			return status;
-	}
+	status = load_sidecar(&opt, &names);
+	if (status)
+		return status;
 	if (!opt.since)
 		opt.since_tsc = 0;
 
@@ -356,30 +401,9 @@ int cmd_convert(int argc, char **argv)
 		cli_progress_end(&prog);
 		if (cli_out_close(out) != CLI_OK)
 			status = CLI_FAIL;
-		goto out;
+	} else {
+		status = write_yaml(t, order, names, opt.since_tsc, out, &prog);
 	}
-	put_header(out, xfdr_trace_header(t));
-	while (!out->err && (rc = llvm_order_next(order, &ev, &carry, &err)) == 1) {
-		if (ev->tsc < opt.since_tsc)
-			continue;
-		cli_puts(out, n++ ? "" : "records:\n");
-		put_record(out, t, ev, &carry, names);
-		if ((n & 0xffff) == 0) {
-			llvm_order_progress(order, &done, &total);
-			cli_progress_update(&prog, done, total);
-		}
-	}
-	llvm_order_progress(order, &done, &total);
-	cli_progress_update(&prog, done, total);
-	cli_progress_end(&prog);
-	if (!out->err && rc < 0) {
-		/* The output is cut short and must not pass for a whole one. */
-		cli_error("%s", err.text);
-		cli_out_close(out);
-		goto out;
-	}
-	cli_puts(out, n ? "...\n" : "records:         []\n...\n");
-	status = cli_out_close(out);
 out:
 	cli_progress_end(&prog);
 	free(out);

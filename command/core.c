@@ -167,28 +167,15 @@ static const char *e_type_name(unsigned t)
 }
 
 /*
- * Open and check the ELF header, read the PT_LOAD program headers. Returns 0, or reports and
- * returns CLI_USAGE when path cannot be opened (O_NONBLOCK: a FIFO is refused, not waited on),
- * CLI_FAIL when it is no ELF64 core or cannot be read.
+ * Check the first have bytes of the file, its ELF header at eh (EH_BYTES, zero past have):
+ * an ELF64 core in either byte order, which is set in c. Returns 0, or reports and returns
+ * CLI_FAIL.
  */
-static int core_open(struct core *c, const char *path)
+static int check_elf_header(struct core *c, const uint8_t *eh, size_t have)
 {
-	uint8_t eh[EH_BYTES], ph[PH_BYTES], sh[SH_BYTES];
-	uint64_t phoff, shoff, i;
-	uint32_t phnum;
-	struct core_seg *s;
-	size_t have;
-	int rc;
+	const char *path = c->name;
+	unsigned type;
 
-	memset(c, 0, sizeof(*c));
-	c->name = path;
-	rc = cli_open_input(path, 0, &c->fd, &c->bytes);
-	if (rc)
-		return rc;
-	have = c->bytes < EH_BYTES ? (size_t)c->bytes : EH_BYTES;
-	memset(eh, 0, sizeof(eh));
-	if (pread_full(c->fd, eh, have, 0) < 0)
-		return core_fail_io(c, 0);
 	if (have < SELFMAG || memcmp(eh, ELFMAG, SELFMAG)) {
 		if (!have)
 			fprintf(stderr,
@@ -227,48 +214,65 @@ static int core_open(struct core *c, const char *path)
 		return CLI_FAIL;
 	}
 	c->big = eh[EI_DATA] == ELFDATA2MSB;
-	if (rd_u16(eh + EH_TYPE_OFF, c->big) != ET_CORE) {
-		unsigned t = rd_u16(eh + EH_TYPE_OFF, c->big);
-
+	type = rd_u16(eh + EH_TYPE_OFF, c->big);
+	if (type != ET_CORE) {
 		fprintf(stderr,
 			"%s: offset %d: expected a core file (e_type 4, ET_CORE), found "
 			"e_type %u (%s)\n",
-			path, EH_TYPE_OFF, t, e_type_name(t));
+			path, EH_TYPE_OFF, type, e_type_name(type));
 		return CLI_FAIL;
 	}
-	phoff = rd_u64(eh + EH_PHOFF_OFF, c->big);
-	phnum = rd_u16(eh + EH_PHNUM_OFF, c->big);
 	if (rd_u16(eh + EH_PHENTSIZE_OFF, c->big) != PH_BYTES) {
 		fprintf(stderr, "%s: offset %d: expected e_phentsize %d, found %u\n", path,
 			EH_PHENTSIZE_OFF, PH_BYTES, rd_u16(eh + EH_PHENTSIZE_OFF, c->big));
 		return CLI_FAIL;
 	}
-	if (phnum == PN_XNUM) {
-		/* More than 65534 segments: the count is in section header 0's sh_info. */
-		shoff = rd_u64(eh + EH_SHOFF_OFF, c->big);
-		rc = shoff <= c->bytes - SH_BYTES ? pread_full(c->fd, sh, SH_BYTES, shoff) : 1;
-		if (rc < 0)
-			return core_fail_io(c, shoff);
-		if (rc) {
-			fprintf(stderr,
-				"%s: offset %d: expected section header 0 (e_phnum is "
-				"PN_XNUM) inside the file, found e_shoff %llu\n",
-				path, EH_SHOFF_OFF, (unsigned long long)shoff);
-			return CLI_FAIL;
-		}
-		phnum = rd_u32(sh + SH_INFO_OFF, c->big);
-	}
-	if (phoff > c->bytes || (c->bytes - phoff) / PH_BYTES < phnum) {
+	return 0;
+}
+
+/*
+ * The number of program headers of the checked ELF header eh into *phnum: e_phnum, or with
+ * PN_XNUM (more than 65534) section header 0's sh_info. Returns 0, or reports and returns
+ * CLI_FAIL.
+ */
+static int program_header_count(const struct core *c, const uint8_t *eh, uint32_t *phnum)
+{
+	uint8_t sh[SH_BYTES];
+	uint64_t shoff;
+	int rc;
+
+	*phnum = rd_u16(eh + EH_PHNUM_OFF, c->big);
+	if (*phnum != PN_XNUM)
+		return 0;
+	shoff = rd_u64(eh + EH_SHOFF_OFF, c->big);
+	rc = shoff <= c->bytes - SH_BYTES ? pread_full(c->fd, sh, SH_BYTES, shoff) : 1;
+	if (rc < 0)
+		return core_fail_io(c, shoff);
+	if (rc) {
 		fprintf(stderr,
-			"%s: offset %d: expected %u program headers of %d bytes from offset "
-			"%llu, found the end of the file at %llu\n",
-			path, EH_PHOFF_OFF, phnum, PH_BYTES, (unsigned long long)phoff,
-			(unsigned long long)c->bytes);
+			"%s: offset %d: expected section header 0 (e_phnum is PN_XNUM) inside the "
+			"file, found e_shoff %llu\n",
+			c->name, EH_SHOFF_OFF, (unsigned long long)shoff);
 		return CLI_FAIL;
 	}
+	*phnum = rd_u32(sh + SH_INFO_OFF, c->big);
+	return 0;
+}
+
+/*
+ * The PT_LOAD segments of the phnum program headers at phoff (inside the file) into c, by
+ * ascending address, each cut to the address space and the file. Returns 0, or reports and
+ * returns CLI_FAIL.
+ */
+static int read_segments(struct core *c, uint64_t phoff, uint32_t phnum)
+{
+	uint8_t ph[PH_BYTES];
+	struct core_seg *s;
+	uint64_t i;
+
 	c->segs = calloc(phnum ? phnum : 1, sizeof(*c->segs));
 	if (!c->segs) {
-		cli_error("%s: %s", path, strerror(ENOMEM));
+		cli_error("%s: %s", c->name, strerror(ENOMEM));
 		return CLI_FAIL;
 	}
 	for (i = 0; i < phnum; i++) {
@@ -294,6 +298,45 @@ static int core_open(struct core *c, const char *path)
 	}
 	qsort(c->segs, c->nsegs, sizeof(*c->segs), cmp_seg);
 	return 0;
+}
+
+/*
+ * Open and check the ELF header, read the PT_LOAD program headers. Returns 0, or reports and
+ * returns CLI_USAGE when path cannot be opened (O_NONBLOCK: a FIFO is refused, not waited on),
+ * CLI_FAIL when it is no ELF64 core or cannot be read.
+ */
+static int core_open(struct core *c, const char *path)
+{
+	uint8_t eh[EH_BYTES];
+	uint64_t phoff;
+	uint32_t phnum;
+	size_t have;
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	c->name = path;
+	rc = cli_open_input(path, 0, &c->fd, &c->bytes);
+	if (rc)
+		return rc;
+	have = c->bytes < EH_BYTES ? (size_t)c->bytes : EH_BYTES;
+	memset(eh, 0, sizeof(eh));
+	if (pread_full(c->fd, eh, have, 0) < 0)
+		return core_fail_io(c, 0);
+	rc = check_elf_header(c, eh, have);
+	if (rc == 0)
+		rc = program_header_count(c, eh, &phnum);
+	if (rc)
+		return rc;
+	phoff = rd_u64(eh + EH_PHOFF_OFF, c->big);
+	if (phoff > c->bytes || (c->bytes - phoff) / PH_BYTES < phnum) {
+		fprintf(stderr,
+			"%s: offset %d: expected %u program headers of %d bytes from offset "
+			"%llu, found the end of the file at %llu\n",
+			path, EH_PHOFF_OFF, phnum, PH_BYTES, (unsigned long long)phoff,
+			(unsigned long long)c->bytes);
+		return CLI_FAIL;
+	}
+	return read_segments(c, phoff, phnum);
 }
 
 static void core_close(struct core *c)
@@ -524,19 +567,93 @@ static int write_core_map(FILE *f, const struct rd_pool_result *res, void *ctx)
 	return cli_map_generated(f, &m->facts, res);
 }
 
+/*
+ * Search the core for pools; the newest found (by session), or NULL after reporting that
+ * there is none.
+ */
+static const struct found *find_pool(struct core *c, struct search *s, int verbose)
+{
+	const struct found *use;
+	struct cli_progress prog;
+	size_t i;
+	int rc;
+
+	s->verbose = verbose;
+	cli_progress_begin(&prog, c->dumped_bytes, "searching");
+	rc = search(c, s, &prog);
+	cli_progress_end(&prog);
+	if (rc)
+		return NULL;
+	if (!s->n) {
+		if (s->rejected)
+			cli_error(
+			    "%s: no xfdr pool in this core: was the process running xfdr? (%llu "
+			    "\"XFDRPOOL\" at a page start did not validate, the first %s)",
+			    c->name, (unsigned long long)s->rejected, s->first_reject);
+		else
+			cli_error("%s: no xfdr pool in this core: was the process running xfdr? "
+				  "(with backing=file, `xfdr recover` reads the live file)",
+				  c->name);
+		return NULL;
+	}
+	use = &s->v[0];
+	for (i = 1; i < s->n; i++) {
+		if (s->v[i].loc.session >= use->loc.session)
+			use = &s->v[i];
+	}
+	if (s->n > 1)
+		cli_error("%zu xfdr pools in this core (the process re-initialised?): using the "
+			  "newest, session %u at 0x%llx",
+			  s->n, use->loc.session, (unsigned long long)use->addr);
+	return use;
+}
+
+/* Rebuild the pool use of core c into out and its sidecar. Returns a status. */
+static int rebuild_pool(struct core *c, const struct found *use, const char *out, int verbose)
+{
+	struct rd_pool_job job;
+	struct cli_rebuild_show show;
+	struct core_map_ctx mctx;
+	char absent[256];
+
+	memset(&job, 0, sizeof(job));
+	job.loc = &use->loc;
+	job.descs = (struct rd_pool_source){core_read, c};
+	job.descs_at = use->addr + use->loc.header_bytes;
+	job.bufs = (struct rd_pool_source){core_read, c};
+	job.bufs_at = use->loc.buffers_addr;
+	job.constant_tsc = job.nonstop_tsc = !!(use->loc.flags & XFDR_POOL_INVARIANT_TSC);
+	job.tsc_hz = use->loc.tsc_hz;
+	mctx.facts = (struct cli_map_facts){
+	    .pid = use->loc.pid,
+	    .trace = out,
+	    .constant_tsc = job.constant_tsc,
+	    .nonstop_tsc = job.nonstop_tsc,
+	    .buffer_bytes = use->loc.buffer_bytes,
+	    .buffer_count = use->loc.buffer_count,
+	};
+	snprintf(absent, sizeof(absent), "not in the core (memory not dumped%s)",
+		 use->loc.flags & XFDR_POOL_FILE_BACKED
+		     ? "; the pool is file-backed: `xfdr recover` reads its live file"
+		     : "");
+
+	show = (struct cli_rebuild_show){
+	    .verbose = verbose,
+	    .progress_bytes = c->dumped_bytes,
+	    .progress_what = "rebuilding",
+	    .absent = absent,
+	};
+	return cli_rebuild(&job, out, write_core_map, &mctx, &show);
+}
+
 int cmd_core(int argc, char **argv)
 {
 	struct cli_rebuild_opts opt = {0};
 	struct core c = {.fd = -1};
 	struct search s = {NULL, 0, 0, 0, "", 0};
-	struct rd_pool_job job;
-	struct cli_rebuild_show show;
-	struct cli_progress prog;
-	struct core_map_ctx mctx;
 	const struct found *use;
-	char out_buf[4096], out_map[4096], absent[256];
+	char out_buf[4096], out_map[4096];
 	const char *out;
-	size_t i;
 	int status;
 
 	status = parse_core_opts(argc, argv, &opt);
@@ -557,15 +674,8 @@ int cmd_core(int argc, char **argv)
 	status = core_open(&c, opt.input);
 	if (status)
 		goto out;
-	/* Refusing to replace a file is a usage error, as convert's "output is the input". */
-	status = CLI_USAGE;
-	if (cli_same_file(out, opt.input) || cli_same_file(out_map, opt.input)) {
-		cli_error("%s: OUT would replace the core file", out);
-		goto out;
-	}
-	status = cli_refuse_existing(out, opt.force);
-	if (!status)
-		status = cli_refuse_existing(out_map, opt.force);
+	status = cli_check_rebuild_outputs(out, out_map, (const char *[]){opt.input, NULL},
+					   "the core file", opt.force);
 	if (status)
 		goto out;
 	status = CLI_FAIL;
@@ -574,63 +684,9 @@ int cmd_core(int argc, char **argv)
 			  "core?); their missing memory reads as absent",
 			  c.name, c.cut_segs);
 
-	s.verbose = opt.verbose;
-	cli_progress_begin(&prog, c.dumped_bytes, "searching");
-	if (search(&c, &s, &prog)) {
-		cli_progress_end(&prog);
-		goto out;
-	}
-	cli_progress_end(&prog);
-	if (!s.n) {
-		if (s.rejected)
-			cli_error(
-			    "%s: no xfdr pool in this core: was the process running xfdr? (%llu "
-			    "\"XFDRPOOL\" at a page start did not validate, the first %s)",
-			    c.name, (unsigned long long)s.rejected, s.first_reject);
-		else
-			cli_error("%s: no xfdr pool in this core: was the process running xfdr? "
-				  "(with backing=file, `xfdr recover` reads the live file)",
-				  c.name);
-		goto out;
-	}
-	use = &s.v[0];
-	for (i = 1; i < s.n; i++) {
-		if (s.v[i].loc.session >= use->loc.session)
-			use = &s.v[i];
-	}
-	if (s.n > 1)
-		cli_error("%zu xfdr pools in this core (the process re-initialised?): using the "
-			  "newest, session %u at 0x%llx",
-			  s.n, use->loc.session, (unsigned long long)use->addr);
-
-	memset(&job, 0, sizeof(job));
-	job.loc = &use->loc;
-	job.descs = (struct rd_pool_source){core_read, &c};
-	job.descs_at = use->addr + use->loc.header_bytes;
-	job.bufs = (struct rd_pool_source){core_read, &c};
-	job.bufs_at = use->loc.buffers_addr;
-	job.constant_tsc = job.nonstop_tsc = !!(use->loc.flags & XFDR_POOL_INVARIANT_TSC);
-	job.tsc_hz = use->loc.tsc_hz;
-	mctx.facts = (struct cli_map_facts){
-	    .pid = use->loc.pid,
-	    .trace = out,
-	    .constant_tsc = job.constant_tsc,
-	    .nonstop_tsc = job.nonstop_tsc,
-	    .buffer_bytes = use->loc.buffer_bytes,
-	    .buffer_count = use->loc.buffer_count,
-	};
-	snprintf(absent, sizeof(absent), "not in the core (memory not dumped%s)",
-		 use->loc.flags & XFDR_POOL_FILE_BACKED
-		     ? "; the pool is file-backed: `xfdr recover` reads its live file"
-		     : "");
-
-	show = (struct cli_rebuild_show){
-	    .verbose = opt.verbose,
-	    .progress_bytes = c.dumped_bytes,
-	    .progress_what = "rebuilding",
-	    .absent = absent,
-	};
-	status = cli_rebuild(&job, out, write_core_map, &mctx, &show);
+	use = find_pool(&c, &s, opt.verbose);
+	if (use)
+		status = rebuild_pool(&c, use, out, opt.verbose);
 out:
 	free(s.v);
 	core_close(&c);

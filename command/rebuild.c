@@ -99,6 +99,23 @@ int cli_refuse_existing(const char *path, int force)
 	return CLI_USAGE;
 }
 
+int cli_check_rebuild_outputs(const char *out, const char *out_map, const char *const *inputs,
+			      const char *which, int force)
+{
+	size_t i;
+	int status;
+
+	/* Refusing to replace a file is a usage error, as convert's "output is the input". */
+	for (i = 0; inputs[i]; i++) {
+		if (cli_same_file(out, inputs[i]) || cli_same_file(out_map, inputs[i])) {
+			cli_error("%s: OUT would replace %s", out, which);
+			return CLI_USAGE;
+		}
+	}
+	status = cli_refuse_existing(out, force);
+	return status ? status : cli_refuse_existing(out_map, force);
+}
+
 /*
  * Temporary files and termination signals. Between mkstemp() and the rename, a new file exists
  * under its temporary name only; SIGINT, SIGTERM or SIGHUP there (^C, kill, a closed terminal)

@@ -603,6 +603,60 @@ static int write_salvaged(int fd, const char *out, struct rd_pool_result *res, v
 	return 0;
 }
 
+/* What a salvage kept and left out of input (whole buffers, the partial one), on stderr. */
+static void salvage_report(const char *input, const struct salvage *sv, uint64_t buffer_size,
+			   uint64_t tail)
+{
+	cli_error("%s: kept %llu of %llu whole buffer%s", input, (unsigned long long)sv->kept,
+		  (unsigned long long)sv->whole, sv->whole == 1 ? "" : "s");
+	if (sv->kept < sv->whole)
+		cli_error("%s: left out %llu invalid buffer%s (%llu bytes)", input,
+			  (unsigned long long)(sv->whole - sv->kept),
+			  sv->whole - sv->kept == 1 ? "" : "s",
+			  (unsigned long long)((sv->whole - sv->kept) * buffer_size));
+	if (tail)
+		cli_error("%s: offset %llu: discarded %llu bytes, a partial buffer (%llu of %llu "
+			  "bytes)",
+			  input,
+			  (unsigned long long)(XFDR_FILE_HEADER_BYTES + sv->whole * buffer_size),
+			  (unsigned long long)tail, (unsigned long long)tail,
+			  (unsigned long long)buffer_size);
+	else
+		cli_error("%s: no partial buffer at the end", input);
+}
+
+/*
+ * The rebuild of the live file (its header h): by the pool's locator when pool (FILE.pool,
+ * at pool_path) is open, else the best effort, said on stderr. Returns 0, or -1 after
+ * reporting a bad FILE.pool.
+ */
+static int pool_job(struct rd_pool_job *job, struct rd_pool_locator *loc, struct file_src *live,
+		    struct file_src *pool, const char *pool_path, const struct xfdr_header *h)
+{
+	memset(job, 0, sizeof(*job));
+	job->bufs = (struct rd_pool_source){file_read, live};
+	job->bufs_at = XFDR_FILE_HEADER_BYTES;
+	if (pool) {
+		if (read_pool(pool, h, live->name, loc))
+			return -1;
+		job->loc = loc;
+		job->descs = (struct rd_pool_source){file_read, pool};
+		job->descs_at = loc->header_bytes;
+		job->constant_tsc = job->nonstop_tsc = !!(loc->flags & XFDR_POOL_INVARIANT_TSC);
+		job->tsc_hz = loc->tsc_hz;
+		return 0;
+	}
+	cli_error("%s: not found: best-effort recovery, each buffer walked up to its first "
+		  "invalid record (stale bytes of a reused buffer may be kept)",
+		  pool_path);
+	job->buffer_bytes = h->buffer_size;
+	job->buffer_count = (live->bytes - XFDR_FILE_HEADER_BYTES) / h->buffer_size;
+	job->big_endian = h->big_endian;
+	job->constant_tsc = h->constant_tsc;
+	job->nonstop_tsc = h->nonstop_tsc;
+	return 0;
+}
+
 /*
  * recover --salvage (and any FILE.part): FILE is a version 1 trace cut short, as a flush that
  * did not finish leaves NAME.xray.part. OUT gets the header and the whole valid buffers; what
@@ -653,15 +707,9 @@ static int salvage(const struct cli_rebuild_opts *opt)
 		}
 		mctx.live_map = map_path;
 	}
-	if (cli_same_file(out, opt->input) || cli_same_file(out_map, opt->input) ||
-	    (mctx.in && (cli_same_file(out, map_path) || cli_same_file(out_map, map_path)))) {
-		cli_error("%s: OUT would replace an input file", out);
-		status = CLI_USAGE;
-		goto out;
-	}
-	status = cli_refuse_existing(out, opt->force);
-	if (!status)
-		status = cli_refuse_existing(out_map, opt->force);
+	status = cli_check_rebuild_outputs(
+	    out, out_map, (const char *[]){opt->input, mctx.in ? map_path : NULL, NULL},
+	    "an input file", opt->force);
 	if (status)
 		goto out;
 	status = CLI_FAIL;
@@ -696,22 +744,7 @@ static int salvage(const struct cli_rebuild_opts *opt)
 	    cli_write_trace_and_map(out, write_salvaged, &sv, write_recovered_map, &mctx, &res);
 	if (status)
 		goto out;
-	cli_error("%s: kept %llu of %llu whole buffer%s", opt->input, (unsigned long long)sv.kept,
-		  (unsigned long long)sv.whole, sv.whole == 1 ? "" : "s");
-	if (sv.kept < sv.whole)
-		cli_error("%s: left out %llu invalid buffer%s (%llu bytes)", opt->input,
-			  (unsigned long long)(sv.whole - sv.kept),
-			  sv.whole - sv.kept == 1 ? "" : "s",
-			  (unsigned long long)((sv.whole - sv.kept) * h.buffer_size));
-	if (tail)
-		cli_error("%s: offset %llu: discarded %llu bytes, a partial buffer (%llu of %llu "
-			  "bytes)",
-			  opt->input,
-			  (unsigned long long)(XFDR_FILE_HEADER_BYTES + sv.whole * h.buffer_size),
-			  (unsigned long long)tail, (unsigned long long)tail,
-			  (unsigned long long)h.buffer_size);
-	else
-		cli_error("%s: no partial buffer at the end", opt->input);
+	salvage_report(opt->input, &sv, h.buffer_size, tail);
 	cli_error("wrote %s", out);
 out:
 	if (mctx.in)
@@ -721,10 +754,42 @@ out:
 	return status;
 }
 
+/*
+ * Open the live file, and FILE.pool and FILE.map when they exist (the map as mctx->in). Every
+ * input is opened first: one that cannot be is a 2, whatever the others hold. Returns 0, or a
+ * status after reporting; what was opened is closed by the caller.
+ */
+static int open_inputs(struct file_src *live, const char *input, struct file_src *pool,
+		       const char *pool_path, struct map_ctx *mctx, const char *map_path)
+{
+	struct file_src map = {-1, NULL, 0};
+	int rc;
+
+	rc = file_open(live, input, 0);
+	if (rc)
+		return rc;
+	rc = file_open(pool, pool_path, 1);
+	if (rc > 0)
+		return rc;
+	rc = file_open(&map, map_path, 1);
+	if (rc > 0)
+		return rc;
+	if (rc < 0)
+		return 0;
+	mctx->in = fdopen(map.fd, "r");
+	if (!mctx->in) {
+		cli_error("%s: %s", map_path, strerror(errno));
+		file_close(&map);
+		return CLI_FAIL;
+	}
+	mctx->live_map = map_path;
+	return 0;
+}
+
 int cmd_recover(int argc, char **argv)
 {
 	struct cli_rebuild_opts opt;
-	struct file_src live = {-1, NULL, 0}, pool = {-1, NULL, 0}, map = {-1, NULL, 0};
+	struct file_src live = {-1, NULL, 0}, pool = {-1, NULL, 0};
 	struct rd_pool_locator loc;
 	struct rd_pool_job job;
 	struct cli_rebuild_show show;
@@ -732,7 +797,7 @@ int cmd_recover(int argc, char **argv)
 	struct xfdr_header h;
 	char pool_path[4096], map_path[4096], out_buf[4096], out_map[4096];
 	const char *out;
-	int status, have_pool, rc;
+	int status, have_pool;
 
 	memset(&mctx, 0, sizeof(mctx));
 	status = parse_recover_opts(argc, argv, &opt);
@@ -758,69 +823,21 @@ int cmd_recover(int argc, char **argv)
 	if (cli_map_name(out, out_map, sizeof(out_map)))
 		return CLI_FAIL;
 
-	/* Every input is opened first: one that cannot be is a 2, whatever the others hold. */
-	status = file_open(&live, opt.input, 0);
+	status = open_inputs(&live, opt.input, &pool, pool_path, &mctx, map_path);
 	if (status)
-		return status;
-	rc = file_open(&pool, pool_path, 1);
-	if (rc > 0) {
-		status = rc;
 		goto out;
-	}
-	have_pool = rc == 0;
-	rc = file_open(&map, map_path, 1);
-	if (rc > 0) {
-		status = rc;
-		goto out;
-	}
-	status = CLI_FAIL;
-	if (rc == 0) {
-		mctx.in = fdopen(map.fd, "r");
-		if (!mctx.in) {
-			cli_error("%s: %s", map_path, strerror(errno));
-			goto out;
-		}
-		map.fd = -1; /* mctx.in owns it */
-		mctx.live_map = map_path;
-	}
-	/* Refusing to replace a file is a usage error, as convert's "output is the input". */
-	if (cli_same_file(out, opt.input) || cli_same_file(out, pool_path) ||
-	    cli_same_file(out, map_path) || cli_same_file(out_map, opt.input) ||
-	    cli_same_file(out_map, pool_path) || cli_same_file(out_map, map_path)) {
-		cli_error("%s: OUT would replace an input file", out);
-		status = CLI_USAGE;
-		goto out;
-	}
-	status = cli_refuse_existing(out, opt.force);
-	if (!status)
-		status = cli_refuse_existing(out_map, opt.force);
+	have_pool = pool.fd >= 0;
+	status = cli_check_rebuild_outputs(out, out_map,
+					   (const char *[]){opt.input, pool_path, map_path, NULL},
+					   "an input file", opt.force);
 	if (status)
 		goto out;
 	status = CLI_FAIL;
 	if (read_live_header(&live, &h))
 		goto out;
 
-	memset(&job, 0, sizeof(job));
-	job.bufs = (struct rd_pool_source){file_read, &live};
-	job.bufs_at = XFDR_FILE_HEADER_BYTES;
-	if (have_pool) {
-		if (read_pool(&pool, &h, opt.input, &loc))
-			goto out;
-		job.loc = &loc;
-		job.descs = (struct rd_pool_source){file_read, &pool};
-		job.descs_at = loc.header_bytes;
-		job.constant_tsc = job.nonstop_tsc = !!(loc.flags & XFDR_POOL_INVARIANT_TSC);
-		job.tsc_hz = loc.tsc_hz;
-	} else {
-		cli_error("%s: not found: best-effort recovery, each buffer walked up to its first "
-			  "invalid record (stale bytes of a reused buffer may be kept)",
-			  pool_path);
-		job.buffer_bytes = h.buffer_size;
-		job.buffer_count = (live.bytes - XFDR_FILE_HEADER_BYTES) / h.buffer_size;
-		job.big_endian = h.big_endian;
-		job.constant_tsc = h.constant_tsc;
-		job.nonstop_tsc = h.nonstop_tsc;
-	}
+	if (pool_job(&job, &loc, &live, have_pool ? &pool : NULL, pool_path, &h))
+		goto out;
 	mctx.out = out;
 	mctx.out_map = out_map;
 	if (mctx.in && load_live_map(&mctx))
@@ -852,6 +869,5 @@ out:
 	free(mctx.skip);
 	file_close(&live);
 	file_close(&pool);
-	file_close(&map);
 	return status;
 }

@@ -276,75 +276,75 @@ static uint64_t enter_buffer(const struct xfdr_record_cursor *c)
 								  : XFDR_MD_RECORD_BYTES);
 }
 
-int xfdr_records_next(struct xfdr_record_cursor *c, struct xfdr_record *r, struct xfdr_error *err)
+/*
+ * A custom or typed event's fields and payload into r (kind XFDR_MD_CUSTOM_EVENT or
+ * XFDR_MD_TYPED_EVENT, the record at p with room bytes left in its buffer). Returns 0, or -1
+ * with err filled.
+ */
+static int decode_event(struct xfdr_record_cursor *c, struct xfdr_record *r, const uint8_t *p,
+			unsigned kind, uint64_t room, uint64_t buf_end, struct xfdr_error *err)
 {
 	const struct xfdr_trace *t = c->trace;
 	const int big = t->hdr.big_endian;
 	const unsigned version = t->hdr.version;
-	const uint64_t pos = c->pos, buffer = c->buffer_index;
-	uint64_t buf_end, room, size, end;
-	const uint8_t *p;
-	unsigned kind;
-	int is_md, state;
 	int32_t delta;
-	struct rd_fn f;
-	char what[64];
 
-	if (rd_next_function(c, &f)) {
-		/* One compound literal, not memset: a few vector stores on the hot path. */
-		*r = (struct xfdr_record){
-		    .offset = f.offset,
-		    .buffer_index = buffer,
-		    .kind = f.action,
-		    .size = XFDR_FN_RECORD_BYTES,
-		    .function_id = f.function_id,
-		    .tsc_delta = f.tsc_delta,
-		    .tsc = f.tsc,
-		    .thread_id = c->thread_id,
-		    .pid = c->pid,
-		    .cpu = c->cpu,
-		};
-		return 1;
-	}
-	if (c->done)
-		return 0;
-	if (c->buffer_index >= t->buffer_count) {
-		c->done = 1;
-		return 0;
-	}
-	if (c->state == RD_ST_BUFFER_START && c->buffer_end <= pos)
-		c->buffer_end = enter_buffer(c);
-	buf_end = c->buffer_end;
-	room = buf_end - pos;
-	p = t->data + pos;
-
-	/*
-	 * Function records that got here broke a rule (the fast path takes every valid one):
-	 * find which, in the order the messages promise.
-	 */
-	is_md = rd_is_metadata(p[0], big);
-	if (is_md) {
-		kind = rd_md_kind(p[0], big);
-		if (check_kind(t, pos, kind, err))
-			return -1;
-	} else {
-		kind = rd_fn_action(p[0], big);
-		if (kind >= XFDR_FN_ACTION_COUNT)
-			return rd_fail(t, err, pos,
-				       "expected a function record action 0-3 (Entry, Exit, "
-				       "Tail_Exit, Entry_Args), found action %u",
-				       kind);
-	}
-	if (check_grammar(c, pos, is_md, kind, err))
+	r->payload_bytes = rd_u32(
+	    p + (kind == XFDR_MD_TYPED_EVENT ? XFDR_TYPED_SIZE_OFF : XFDR_CUSTOM_SIZE_OFF), big);
+	if (check_payload(t, r->offset, kind, r->payload_bytes, room, buf_end, err))
 		return -1;
-	size = is_md ? XFDR_MD_RECORD_BYTES : XFDR_FN_RECORD_BYTES;
-	if (room < size)
-		return fail_cut(t, err, pos, size, describe(what, sizeof(what), is_md, kind), room,
-				buf_end);
-	if (!is_md)
-		return rd_fail(t, err, pos,
-			       "expected a decodable record, found an internal "
-			       "error of the reader");
+	r->payload = p + XFDR_MD_RECORD_BYTES;
+	if (kind == XFDR_MD_TYPED_EVENT) {
+		delta = (int32_t)rd_u32(p + XFDR_TYPED_DELTA_OFF, big);
+		c->base_tsc += (uint64_t)(int64_t)delta;
+		r->event_delta = delta;
+		r->event_type = rd_u16(p + XFDR_TYPED_TYPE_OFF, big);
+		r->absolute_tsc = c->base_tsc;
+	} else if (version >= 5) {
+		/* Delta-encoded like a function record, but signed. */
+		delta = (int32_t)rd_u32(p + XFDR_CUSTOM_DELTA_OFF, big);
+		c->base_tsc += (uint64_t)(int64_t)delta;
+		r->event_delta = delta;
+		r->absolute_tsc = c->base_tsc;
+	} else {
+		/* An absolute TSC that leaves the base alone. */
+		r->absolute_tsc = rd_u64(p + XFDR_CUSTOM_TSC_OFF, big);
+		if (version == 4)
+			r->cpu = rd_u16(p + XFDR_CUSTOM_CPU_OFF, big);
+	}
+	r->tsc = r->absolute_tsc;
+	return 0;
+}
+
+/* Move the cursor to end, past a record after which the grammar is in state. */
+static void step_to(struct xfdr_record_cursor *c, uint64_t end, int state)
+{
+	c->pos = end;
+	if (end == c->buffer_end) {
+		/*
+		 * Every preamble record fits in a buffer (v1: buffer_size, v2+: the least count
+		 * rd_buffer_extents() takes), so a buffer can only end in the body.
+		 */
+		c->buffer_index++;
+		c->state = RD_ST_BUFFER_START;
+	} else {
+		c->state = state;
+	}
+}
+
+/*
+ * The metadata record of kind at p (checked: the kind, the grammar, the room for its 16 bytes)
+ * into r, and the cursor past it. Returns 1, or -1 with err filled.
+ */
+static int next_metadata(struct xfdr_record_cursor *c, struct xfdr_record *r, const uint8_t *p,
+			 unsigned kind, struct xfdr_error *err)
+{
+	const struct xfdr_trace *t = c->trace;
+	const int big = t->hdr.big_endian;
+	const unsigned version = t->hdr.version;
+	const uint64_t pos = c->pos, buf_end = c->buffer_end, room = buf_end - pos;
+	uint64_t size = XFDR_MD_RECORD_BYTES, end;
+	int state;
 
 	*r = (struct xfdr_record){
 	    .offset = pos,
@@ -405,39 +405,11 @@ int xfdr_records_next(struct xfdr_record_cursor *c, struct xfdr_record *r, struc
 		state = RD_ST_TSC_WRAP;
 		break;
 	case XFDR_MD_CUSTOM_EVENT:
-		r->payload_bytes = rd_u32(p + XFDR_CUSTOM_SIZE_OFF, big);
-		if (check_payload(t, pos, kind, r->payload_bytes, room, buf_end, err))
-			return -1;
-		if (version >= 5) {
-			/* Delta-encoded like a function record, but signed. */
-			delta = (int32_t)rd_u32(p + XFDR_CUSTOM_DELTA_OFF, big);
-			c->base_tsc += (uint64_t)(int64_t)delta;
-			r->event_delta = delta;
-			r->absolute_tsc = c->base_tsc;
-		} else {
-			/* An absolute TSC that leaves the base alone. */
-			r->absolute_tsc = rd_u64(p + XFDR_CUSTOM_TSC_OFF, big);
-			if (version == 4)
-				r->cpu = rd_u16(p + XFDR_CUSTOM_CPU_OFF, big);
-		}
-		r->tsc = r->absolute_tsc;
-		r->payload = p + XFDR_MD_RECORD_BYTES;
-		size += r->payload_bytes;
-		state = RD_ST_CUSTOM_EVENT;
-		break;
 	case XFDR_MD_TYPED_EVENT:
-		r->payload_bytes = rd_u32(p + XFDR_TYPED_SIZE_OFF, big);
-		if (check_payload(t, pos, kind, r->payload_bytes, room, buf_end, err))
+		if (decode_event(c, r, p, kind, room, buf_end, err))
 			return -1;
-		delta = (int32_t)rd_u32(p + XFDR_TYPED_DELTA_OFF, big);
-		c->base_tsc += (uint64_t)(int64_t)delta;
-		r->event_delta = delta;
-		r->event_type = rd_u16(p + XFDR_TYPED_TYPE_OFF, big);
-		r->absolute_tsc = c->base_tsc;
-		r->tsc = c->base_tsc;
-		r->payload = p + XFDR_MD_RECORD_BYTES;
 		size += r->payload_bytes;
-		state = RD_ST_TYPED_EVENT;
+		state = kind == XFDR_MD_CUSTOM_EVENT ? RD_ST_CUSTOM_EVENT : RD_ST_TYPED_EVENT;
 		break;
 	case XFDR_MD_CALL_ARGUMENT:
 		r->arg = rd_u64(p + XFDR_CALL_ARG_VALUE_OFF, big);
@@ -446,23 +418,79 @@ int xfdr_records_next(struct xfdr_record_cursor *c, struct xfdr_record *r, struc
 	default: /* XFDR_MD_END_OF_BUFFER (version 1): the padding after it is never read */
 		r->skipped_bytes = room - XFDR_MD_RECORD_BYTES;
 		r->size = XFDR_MD_RECORD_BYTES;
-		c->pos = buf_end;
-		c->buffer_index++;
-		c->state = RD_ST_BUFFER_START;
+		step_to(c, buf_end, RD_ST_BUFFER_START);
 		return 1;
 	}
-
 	r->size = (uint32_t)size;
-	c->pos = pos + size;
-	if (c->pos == buf_end) {
-		/*
-		 * Every preamble record fits in a buffer (v1: buffer_size, v2+: the least count
-		 * rd_buffer_extents() takes), so a buffer can only end in the body.
-		 */
-		c->buffer_index++;
-		c->state = RD_ST_BUFFER_START;
-	} else {
-		c->state = state;
-	}
+	step_to(c, pos + size, state);
 	return 1;
+}
+
+int xfdr_records_next(struct xfdr_record_cursor *c, struct xfdr_record *r, struct xfdr_error *err)
+{
+	const struct xfdr_trace *t = c->trace;
+	const int big = t->hdr.big_endian;
+	const uint64_t pos = c->pos, buffer = c->buffer_index;
+	uint64_t room, size;
+	const uint8_t *p;
+	unsigned kind;
+	int is_md;
+	struct rd_fn f;
+	char what[64];
+
+	if (rd_next_function(c, &f)) {
+		/* One compound literal, not memset: a few vector stores on the hot path. */
+		*r = (struct xfdr_record){
+		    .offset = f.offset,
+		    .buffer_index = buffer,
+		    .kind = f.action,
+		    .size = XFDR_FN_RECORD_BYTES,
+		    .function_id = f.function_id,
+		    .tsc_delta = f.tsc_delta,
+		    .tsc = f.tsc,
+		    .thread_id = c->thread_id,
+		    .pid = c->pid,
+		    .cpu = c->cpu,
+		};
+		return 1;
+	}
+	if (c->done)
+		return 0;
+	if (c->buffer_index >= t->buffer_count) {
+		c->done = 1;
+		return 0;
+	}
+	if (c->state == RD_ST_BUFFER_START && c->buffer_end <= pos)
+		c->buffer_end = enter_buffer(c);
+	room = c->buffer_end - pos;
+	p = t->data + pos;
+
+	/*
+	 * Function records that got here broke a rule (the fast path takes every valid one):
+	 * find which, in the order the messages promise.
+	 */
+	is_md = rd_is_metadata(p[0], big);
+	if (is_md) {
+		kind = rd_md_kind(p[0], big);
+		if (check_kind(t, pos, kind, err))
+			return -1;
+	} else {
+		kind = rd_fn_action(p[0], big);
+		if (kind >= XFDR_FN_ACTION_COUNT)
+			return rd_fail(t, err, pos,
+				       "expected a function record action 0-3 (Entry, Exit, "
+				       "Tail_Exit, Entry_Args), found action %u",
+				       kind);
+	}
+	if (check_grammar(c, pos, is_md, kind, err))
+		return -1;
+	size = is_md ? XFDR_MD_RECORD_BYTES : XFDR_FN_RECORD_BYTES;
+	if (room < size)
+		return fail_cut(t, err, pos, size, describe(what, sizeof(what), is_md, kind), room,
+				c->buffer_end);
+	if (!is_md)
+		return rd_fail(t, err, pos,
+			       "expected a decodable record, found an internal "
+			       "error of the reader");
+	return next_metadata(c, r, p, kind, err);
 }

@@ -344,18 +344,69 @@ static XFDR_NOINSTR uint8_t *put_words(uint8_t *dst, const void *src, size_t byt
 }
 
 /*
+ * append_group - write one event group (need bytes, which fit) at the end of the thread's
+ * buffer: a NewCPUId or TSCWrap first when the function record's delta needs one, and publish
+ * it to the flusher. Context: as write_group(), the group's room taken.
+ */
+static XFDR_NOINSTR void append_group(struct rec_thread *t, struct thread_slot *s, uint64_t tsc,
+				      unsigned cpu, const struct rec_event *ev, size_t need)
+{
+	uint8_t md[XFDR_MD_RECORD_BYTES] __attribute__((aligned(8))); /* one metadata record */
+	uint8_t *p, *start;
+	size_t meta;
+	unsigned i;
+
+	p = start = t->buf + t->used;
+	if (ev->kind == REC_EV_FUNCTION) {
+		uint64_t w;
+
+		if (cpu != t->cpu) {
+			p = put_words(p, md, wr_new_cpu_id(md, (uint16_t)cpu, tsc));
+			t->cpu = cpu;
+			t->last_tsc = tsc;
+		} else if (tsc - t->last_tsc > UINT32_MAX) {
+			p = put_words(p, md, wr_tsc_wrap(md, tsc));
+			t->last_tsc = tsc;
+		}
+		t->erase_floor = (size_t)(p - t->buf);
+		w = wr_function_word(ev->action, ev->fid, (uint32_t)(tsc - t->last_tsc));
+		p = put_words(p, &w, sizeof(w));
+		for (i = 0; i < ev->nargs; i++)
+			p = put_words(p, md, wr_call_argument(md, ev->args[i]));
+		t->last_tsc = tsc;
+		/* Only a plain entry may be erased; anything else ends what can be. */
+		if (ev->action != XFDR_FN_ENTER || ev->nargs)
+			t->erase_floor = (size_t)(p - t->buf);
+		if (rec_action_is_entry(ev->action))
+			shadow_stack_push(t, s, ev->fid);
+		meta = (size_t)(p - start) - XFDR_FN_RECORD_BYTES;
+	} else {
+		p = put_words(
+		    p, md,
+		    wr_custom_event_marker(md, (uint32_t)(need - XFDR_MD_RECORD_BYTES), tsc));
+		p = put_words(p, ev->data, ev->bytes);
+		t->erase_floor = (size_t)(p - t->buf);
+		meta = (size_t)(p - start);
+	}
+	if (meta)
+		xfdr_store_relaxed(&t->desc->meta_bytes,
+				   xfdr_load_relaxed(&t->desc->meta_bytes) + meta);
+	t->used = (size_t)(p - t->buf);
+	/* pairs with the acquire of used_bytes and stable_bytes in the flusher */
+	xfdr_store_release(&t->desc->used_bytes, t->used);
+	xfdr_store_release(&t->desc->stable_bytes, t->erase_floor);
+}
+
+/*
  * write_group - put one event group into the thread's buffer, rotating it if needed.
  * Context: guard held, session is the one being recorded, the thread not diverted.
  */
 static XFDR_NOINSTR int write_group(struct rec_thread *t, struct thread_slot *s, uint32_t session,
 				    uint64_t tsc, unsigned cpu, const struct rec_event *ev)
 {
-	uint8_t md[XFDR_MD_RECORD_BYTES] __attribute__((aligned(8))); /* one metadata record */
 	size_t buffer_bytes = rt_pool.buffer_bytes;
-	size_t need, prefix = 0, meta;
+	size_t need, prefix = 0;
 	uint32_t open_calls;
-	uint8_t *p, *start;
-	unsigned i;
 
 	if (t->session != session)
 		rec_thread_forget_buffer(t); /* an older session's buffer: never written again */
@@ -419,45 +470,7 @@ static XFDR_NOINSTR int write_group(struct rec_thread *t, struct thread_slot *s,
 		if (take_buffer(t, s, session, tsc, cpu, need, open_calls))
 			return drop_function(t, s, session, ev, open_calls, DROP_NO_BUFFER);
 	}
-	p = start = t->buf + t->used;
-	if (ev->kind == REC_EV_FUNCTION) {
-		uint64_t w;
-
-		if (cpu != t->cpu) {
-			p = put_words(p, md, wr_new_cpu_id(md, (uint16_t)cpu, tsc));
-			t->cpu = cpu;
-			t->last_tsc = tsc;
-		} else if (tsc - t->last_tsc > UINT32_MAX) {
-			p = put_words(p, md, wr_tsc_wrap(md, tsc));
-			t->last_tsc = tsc;
-		}
-		t->erase_floor = (size_t)(p - t->buf);
-		w = wr_function_word(ev->action, ev->fid, (uint32_t)(tsc - t->last_tsc));
-		p = put_words(p, &w, sizeof(w));
-		for (i = 0; i < ev->nargs; i++)
-			p = put_words(p, md, wr_call_argument(md, ev->args[i]));
-		t->last_tsc = tsc;
-		/* Only a plain entry may be erased; anything else ends what can be. */
-		if (ev->action != XFDR_FN_ENTER || ev->nargs)
-			t->erase_floor = (size_t)(p - t->buf);
-		if (rec_action_is_entry(ev->action))
-			shadow_stack_push(t, s, ev->fid);
-		meta = (size_t)(p - start) - XFDR_FN_RECORD_BYTES;
-	} else {
-		p = put_words(
-		    p, md,
-		    wr_custom_event_marker(md, (uint32_t)(need - XFDR_MD_RECORD_BYTES), tsc));
-		p = put_words(p, ev->data, ev->bytes);
-		t->erase_floor = (size_t)(p - t->buf);
-		meta = (size_t)(p - start);
-	}
-	if (meta)
-		xfdr_store_relaxed(&t->desc->meta_bytes,
-				   xfdr_load_relaxed(&t->desc->meta_bytes) + meta);
-	t->used = (size_t)(p - t->buf);
-	/* pairs with the acquire of used_bytes and stable_bytes in the flusher */
-	xfdr_store_release(&t->desc->used_bytes, t->used);
-	xfdr_store_release(&t->desc->stable_bytes, t->erase_floor);
+	append_group(t, s, tsc, cpu, ev, need);
 	return 0;
 }
 
