@@ -4,10 +4,10 @@
 
 .PHONY: check check-build check-exports check-headers check-format check-layers check-clang \
 	check-san check-tsan check-unit check-install check-man check-fuzz check-bench \
-	check-examples
+	check-examples check-functions
 
 # cmocka's summaries come last: the plain run is the final step.
-check: check-format check-layers check-build check-exports check-headers check-clang check-san \
+check: check-format check-layers check-functions check-build check-exports check-headers check-clang check-san \
 	check-tsan check-examples check-man check-install check-fuzz check-bench
 	$(MAKE) --no-print-directory check-unit
 
@@ -19,6 +19,10 @@ check-format:
 # each other, the command's verbs no other verb (tests/check_layers.sh).
 check-layers:
 	sh tests/check_layers.sh
+
+# No function outside tests and bench over 100 lines (tests/check_functions.sh).
+check-functions:
+	sh tests/check_functions.sh
 
 check-build: all $(UNIT_BINS)
 
