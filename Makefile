@@ -46,6 +46,9 @@ READER_SRCS  := $(sort $(wildcard reader/*.c))
 # Analysis over decoded traces (analysis/): call pairing, the latency table, the stack tree,
 # llvm-xray's orders. A library that never prints; errors come back in a struct xfdr_error.
 ANALYSIS_SRCS := $(sort $(wildcard analysis/*.c))
+# Traces rebuilt from what a dead process left (rebuild/): the pool image behind `recover` and
+# `core`. A library on the reader (decoding) and the writer (encoding); it never prints.
+REBUILD_SRCS := $(sort $(wildcard rebuild/*.c))
 # The xfdr command (command/): one file per verb, what they share, the dispatcher (xfdr.c).
 COMMAND_SRCS := $(sort $(wildcard command/*.c))
 UNIT_SRCS    := $(sort $(wildcard tests/unit/test_*.c))
@@ -58,6 +61,9 @@ LIBXFDR_OBJS   := $(patsubst %.c,$(OBJ)/rt/%.o,$(WRITER_SRCS) $(RUNTIME_SRCS))
 READER_OBJS    := $(patsubst %.c,$(OBJ)/rd/%.o,$(READER_SRCS))
 COMMAND_OBJS   := $(patsubst %.c,$(OBJ)/rd/%.o,$(filter-out command/xfdr.c,$(COMMAND_SRCS)))
 ANALYSIS_OBJS  := $(patsubst %.c,$(OBJ)/rd/%.o,$(ANALYSIS_SRCS))
+REBUILD_OBJS   := $(patsubst %.c,$(OBJ)/rd/%.o,$(REBUILD_SRCS))
+# The writer again, built as the command's code: the rebuild library encodes through it.
+WRITER_RD_OBJS := $(patsubst %.c,$(OBJ)/rd/%.o,$(WRITER_SRCS))
 SUPPORT_OBJS   := $(patsubst %.c,$(OBJ)/test/%.o,$(TEST_SUPPORT_SRCS))
 # The tests' helpers, as an archive: a test links only the helpers it calls (a reader test
 # never pulls in the runtime through a runtime helper).
@@ -76,6 +82,8 @@ LIBXFDR_XRAY_A := $(BUILD)/lib/libxfdr_xray.a
 LIBREADER_A := $(BUILD)/lib/libxfdr_reader.a
 LIBANALYSIS_A := $(BUILD)/lib/libxfdr_analysis.a
 LIBCOMMAND_A := $(BUILD)/lib/libxfdr_command.a
+LIBREBUILD_A := $(BUILD)/lib/libxfdr_rebuild.a
+LIBWRITER_A  := $(BUILD)/lib/libxfdr_writer.a
 XFDR_BIN    := $(BUILD)/bin/xfdr
 UNIT_BINS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 
@@ -148,25 +156,36 @@ $(LIBANALYSIS_A): $(ANALYSIS_OBJS) Makefile
 	@mkdir -p $(@D)
 	rm -f $@ && $(AR) rcs $@ $(filter %.o,$^)
 
+# Not installed, as the analysis: the rebuild library and the writer it encodes through.
+$(LIBREBUILD_A): $(REBUILD_OBJS) Makefile
+	@mkdir -p $(@D)
+	rm -f $@ && $(AR) rcs $@ $(filter %.o,$^)
+
+$(LIBWRITER_A): $(WRITER_RD_OBJS) Makefile
+	@mkdir -p $(@D)
+	rm -f $@ && $(AR) rcs $@ $(filter %.o,$^)
+
 # The verbs and what they share, as an archive that unit tests link too; xfdr.c is main().
 $(LIBCOMMAND_A): $(COMMAND_OBJS) Makefile
 	@mkdir -p $(@D)
 	rm -f $@ && $(AR) rcs $@ $(filter %.o,$^)
 
-$(XFDR_BIN): $(OBJ)/rd/command/xfdr.o $(LIBCOMMAND_A) $(LIBANALYSIS_A) $(LIBREADER_A)
+XFDR_LIBS := $(LIBCOMMAND_A) $(LIBREBUILD_A) $(LIBANALYSIS_A) $(LIBREADER_A) $(LIBWRITER_A)
+$(XFDR_BIN): $(OBJ)/rd/command/xfdr.o $(XFDR_LIBS)
 	@mkdir -p $(@D)
-	$(CC) -pthread -o $@ $< $(LIBCOMMAND_A) $(LIBANALYSIS_A) $(LIBREADER_A) $(SAN_LDFLAGS) -lm
+	$(CC) -pthread -o $@ $< $(XFDR_LIBS) $(SAN_LDFLAGS) -lm
 
 # ---- tests ---------------------------------------------------------------------------------
 $(SUPPORT_A): $(SUPPORT_OBJS) Makefile
 	@mkdir -p $(@D)
 	rm -f $@ && $(AR) rcs $@ $(filter %.o,$^)
 
-$(BUILD)/tests/%: $(OBJ)/test/tests/unit/%.o $(SUPPORT_A) $(LIBCOMMAND_A) $(LIBANALYSIS_A) \
-		$(LIBREADER_A) $(LIBXFDR_A)
+# The runtime's archive comes last: it holds the writer the rebuild library encodes through.
+$(BUILD)/tests/%: $(OBJ)/test/tests/unit/%.o $(SUPPORT_A) $(LIBCOMMAND_A) $(LIBREBUILD_A) \
+		$(LIBANALYSIS_A) $(LIBREADER_A) $(LIBXFDR_A)
 	@mkdir -p $(@D)
-	$(CC) -pthread -o $@ $< $(SUPPORT_A) $(LIBCOMMAND_A) $(LIBANALYSIS_A) $(LIBREADER_A) \
-		$(LIBXFDR_A) $(SAN_LDFLAGS) \
+	$(CC) -pthread -o $@ $< $(SUPPORT_A) $(LIBCOMMAND_A) $(LIBREBUILD_A) $(LIBANALYSIS_A) \
+		$(LIBREADER_A) $(LIBXFDR_A) $(SAN_LDFLAGS) \
 		$(TEST_LIBS) $(RUNTIME_LIBS) -lm
 
 TEST_ENV := XFDR_BIN=$(abspath $(XFDR_BIN)) XFDR_BUILD=$(abspath $(BUILD)) \

@@ -20,7 +20,7 @@
 
 #include "analysis/latency.h"
 #include "command/cli.h"
-#include "command/options.h"
+#include "command/option_table.h"
 
 static const char *const sort_names[] = {
     [LATENCY_SORT_FUNCID] = "funcid", [LATENCY_SORT_COUNT] = "count", [LATENCY_SORT_MIN] = "min",

@@ -189,8 +189,8 @@ int cli_stree_build(struct stree *t, struct xfdr_trace *tr, const struct xfdr_na
 
 /* ---- Rebuilt traces: what `recover` and `core` share ----------------------------------- */
 
-struct rd_pool_job;
-struct rd_pool_result;
+struct rb_pool_job;
+struct rb_pool_result;
 
 /*
  * A new output file, written under a temporary name beside its path ("PATH.tmp.XXXXXX", made
@@ -219,7 +219,7 @@ struct cli_rebuild_opts {
 struct cli_command;
 
 /*
- * cli_rebuild_opts_parse - parse argv by cmd (command/options.h), whose options store into o
+ * cli_rebuild_opts_parse - parse argv by cmd (command/option_table.h), whose options store into o
  * (zeroed by the caller). Returns 0 with o->input set, -1 after --help, or a status after a
  * usage error (also "empty OUT").
  */
@@ -290,17 +290,17 @@ struct cli_rebuild_show {
  * file out (returns 0, or reports and returns CLI_FAIL), then write_map(f, res, ctx) its
  * sidecar out + ".map"; both are put in place only when both succeeded. Returns CLI_OK, or
  * CLI_FAIL, reported, with nothing left behind (and, when write_trace had succeeded, *res
- * freed with rd_pool_result_free()).
+ * freed with rb_pool_result_free()).
  */
 int cli_write_trace_and_map(const char *out,
-			    int (*write_trace)(int fd, const char *out, struct rd_pool_result *res,
+			    int (*write_trace)(int fd, const char *out, struct rb_pool_result *res,
 					       void *ctx),
 			    void *trace_ctx,
-			    int (*write_map)(FILE *f, const struct rd_pool_result *res, void *ctx),
-			    void *ctx, struct rd_pool_result *res);
+			    int (*write_map)(FILE *f, const struct rb_pool_result *res, void *ctx),
+			    void *ctx, struct rb_pool_result *res);
 
-int cli_rebuild(struct rd_pool_job *job, const char *out,
-		int (*write_map)(FILE *f, const struct rd_pool_result *res, void *ctx), void *ctx,
+int cli_rebuild(struct rb_pool_job *job, const char *out,
+		int (*write_map)(FILE *f, const struct rb_pool_result *res, void *ctx), void *ctx,
 		const struct cli_rebuild_show *show);
 
 /* A .map value: TAB, newline and other control characters written as '?'. */
@@ -318,7 +318,7 @@ struct cli_map_facts {
 	int constant_tsc, nonstop_tsc;
 	uint64_t buffer_bytes, buffer_count;
 };
-int cli_map_generated(FILE *f, const struct cli_map_facts *facts, const struct rd_pool_result *res);
+int cli_map_generated(FILE *f, const struct cli_map_facts *facts, const struct rb_pool_result *res);
 
 /* ---- convert --output-format=trace_event (trace_event.c) -------------------------------- */
 

@@ -40,7 +40,7 @@
 #include <unistd.h>
 
 #include "command/cli.h"
-#include "command/options.h"
+#include "command/option_table.h"
 #include "analysis/llvm_order.h"
 
 static const char *const fn_kind_name[] = {

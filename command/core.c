@@ -11,11 +11,11 @@
  * Finding the pool: the runtime keeps the "XFDRPOOL" locator at the start of a page-aligned
  * mapping, followed by the buffer descriptors (format.h). Every page start of every dumped
  * segment is checked for the magic; a candidate counts only if the locator validates
- * (rd_pool_locator_parse()), its descs_addr is 0 or its own address + header_bytes, and its
+ * (rb_pool_locator_parse()), its descs_addr is 0 or its own address + header_bytes, and its
  * descriptors are in the core; so a stray "XFDRPOOL" (the string in .rodata, a payload) does
  * not. A process that re-initialised may leave an older pool: the highest session wins, and
  * the choice is said on stderr. Descriptors and buffers are then read through the segments
- * by reader/pool_image.c, as `xfdr recover` reads the live files.
+ * by rebuild/pool_image.c, as `xfdr recover` reads the live files.
  *
  * Exit status, as for every verb: 0 OUT written; 1 CORE is no ELF64 core or holds no pool
  * (one line naming the file, and the offset when it is malformed), an OUT or OUT.map that is
@@ -32,9 +32,9 @@
 #include <unistd.h>
 
 #include "command/cli.h"
-#include "command/options.h"
+#include "command/option_table.h"
 #include "reader/bytes.h"
-#include "reader/pool_image.h"
+#include "rebuild/pool_image.h"
 
 #define CORE_PAGE 4096u
 #define CORE_CHUNK (1u << 20) /* bytes read at a time by the search; a multiple of CORE_PAGE */
@@ -419,7 +419,7 @@ static int core_present(const struct core *c, uint64_t at, uint64_t n)
 
 struct found {
 	uint64_t addr;
-	struct rd_pool_locator loc;
+	struct rb_pool_locator loc;
 };
 
 struct search {
@@ -453,7 +453,7 @@ static void reject(struct search *s, uint64_t addr, const char *fmt, ...)
 static int consider(const struct core *c, struct search *s, uint64_t addr)
 {
 	uint8_t b[XFDR_POOL_HEADER_BYTES];
-	struct rd_pool_locator loc;
+	struct rb_pool_locator loc;
 	struct xfdr_error err;
 	uint64_t descs, need;
 	struct found *f;
@@ -468,7 +468,7 @@ static int consider(const struct core *c, struct search *s, uint64_t addr)
 		reject(s, addr, "its %d bytes are not all in the core", XFDR_POOL_HEADER_BYTES);
 		return 0;
 	}
-	if (rd_pool_locator_parse(b, &loc, &err) < 0) {
+	if (rb_pool_locator_parse(b, &loc, &err) < 0) {
 		reject(s, addr, "offset %llu: %s", (unsigned long long)err.offset, err.text);
 		return 0;
 	}
@@ -560,7 +560,7 @@ struct core_map_ctx {
 	struct cli_map_facts facts;
 };
 
-static int write_core_map(FILE *f, const struct rd_pool_result *res, void *ctx)
+static int write_core_map(FILE *f, const struct rb_pool_result *res, void *ctx)
 {
 	struct core_map_ctx *m = ctx;
 
@@ -611,16 +611,16 @@ static const struct found *find_pool(struct core *c, struct search *s, int verbo
 /* Rebuild the pool use of core c into out and its sidecar. Returns a status. */
 static int rebuild_pool(struct core *c, const struct found *use, const char *out, int verbose)
 {
-	struct rd_pool_job job;
+	struct rb_pool_job job;
 	struct cli_rebuild_show show;
 	struct core_map_ctx mctx;
 	char absent[256];
 
 	memset(&job, 0, sizeof(job));
 	job.loc = &use->loc;
-	job.descs = (struct rd_pool_source){core_read, c};
+	job.descs = (struct rb_pool_source){core_read, c};
 	job.descs_at = use->addr + use->loc.header_bytes;
-	job.bufs = (struct rd_pool_source){core_read, c};
+	job.bufs = (struct rb_pool_source){core_read, c};
 	job.bufs_at = use->loc.buffers_addr;
 	job.constant_tsc = job.nonstop_tsc = !!(use->loc.flags & XFDR_POOL_INVARIANT_TSC);
 	job.tsc_hz = use->loc.tsc_hz;

@@ -49,7 +49,7 @@
 #include <string.h>
 
 #include "command/cli.h"
-#include "command/options.h"
+#include "command/option_table.h"
 #include "analysis/callstack.h"
 #include "reader/elf_symbols.h"
 

@@ -25,7 +25,7 @@
 
 #include "analysis/stacktree.h"
 #include "command/cli.h"
-#include "command/options.h"
+#include "command/option_table.h"
 
 #define XPAD 10.0
 #define FRAME_H 16

@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "command/cli.h"
-#include "command/options.h"
-#include "reader/pool_image.h"
+#include "command/option_table.h"
+#include "rebuild/pool_image.h"
 
 /* ---- Rebuilt traces: options and output names ------------------------------------------ */
 
@@ -280,30 +280,30 @@ int cli_write_all_at(int fd, const void *p, size_t n, uint64_t at)
 	return 0;
 }
 
-static int write_pool_trace(int fd, const char *out, struct rd_pool_result *res, void *ctx)
+static int write_pool_trace(int fd, const char *out, struct rb_pool_result *res, void *ctx)
 {
 	struct xfdr_error err;
 
-	if (rd_pool_rebuild(ctx, fd, out, res, &err) < 0) {
+	if (rb_pool_rebuild(ctx, fd, out, res, &err) < 0) {
 		fprintf(stderr, "%s\n", err.text);
 		return CLI_FAIL;
 	}
 	return 0;
 }
 
-static int rebuild_files(const struct rd_pool_job *job, const char *out,
-			 int (*write_map)(FILE *f, const struct rd_pool_result *res, void *ctx),
-			 void *ctx, struct rd_pool_result *res)
+static int rebuild_files(const struct rb_pool_job *job, const char *out,
+			 int (*write_map)(FILE *f, const struct rb_pool_result *res, void *ctx),
+			 void *ctx, struct rb_pool_result *res)
 {
 	return cli_write_trace_and_map(out, write_pool_trace, (void *)job, write_map, ctx, res);
 }
 
 int cli_write_trace_and_map(const char *out,
-			    int (*write_trace)(int fd, const char *out, struct rd_pool_result *res,
+			    int (*write_trace)(int fd, const char *out, struct rb_pool_result *res,
 					       void *ctx),
 			    void *trace_ctx,
-			    int (*write_map)(FILE *f, const struct rd_pool_result *res, void *ctx),
-			    void *ctx, struct rd_pool_result *res)
+			    int (*write_map)(FILE *f, const struct rb_pool_result *res, void *ctx),
+			    void *ctx, struct rb_pool_result *res)
 {
 	struct cli_new_file tf, mf;
 	char map[4096], *text = NULL;
@@ -370,7 +370,7 @@ fail:
 	cli_new_file_abort(&tf);
 fail_res:
 	free(text);
-	rd_pool_result_free(res);
+	rb_pool_result_free(res);
 	return CLI_FAIL;
 }
 
@@ -379,21 +379,21 @@ static const char *plural(uint64_t n)
 	return n == 1 ? "" : "s";
 }
 
-/* The summary; absent describes the buffers left out as RD_POOL_ABSENT. */
-static void rebuild_report(const struct rd_pool_result *res, const char *out, const char *absent,
+/* The summary; absent describes the buffers left out as RB_POOL_ABSENT. */
+static void rebuild_report(const struct rb_pool_result *res, const char *out, const char *absent,
 			   int best_effort)
 {
 	static const struct {
-		enum rd_pool_verdict v;
+		enum rb_pool_verdict v;
 		const char *why;
 	} dropped[] = {
-	    {RD_POOL_CLAIMING, "being claimed (preamble not yet complete)"},
-	    {RD_POOL_EMPTY, "claimed, no preamble written yet"},
-	    {RD_POOL_BAD_LENGTH, "the descriptor's used_bytes is beyond the buffer size"},
-	    {RD_POOL_STALE, "stale bytes of an earlier use (the preamble is not the descriptor's)"},
-	    {RD_POOL_BAD_PREAMBLE, "no valid NewBuffer, WallClockTime, NewCPUId at the start"},
-	    {RD_POOL_ABSENT, NULL},
-	    {RD_POOL_NO_ROOM, "no room left to close them with EndOfBuffer"},
+	    {RB_POOL_CLAIMING, "being claimed (preamble not yet complete)"},
+	    {RB_POOL_EMPTY, "claimed, no preamble written yet"},
+	    {RB_POOL_BAD_LENGTH, "the descriptor's used_bytes is beyond the buffer size"},
+	    {RB_POOL_STALE, "stale bytes of an earlier use (the preamble is not the descriptor's)"},
+	    {RB_POOL_BAD_PREAMBLE, "no valid NewBuffer, WallClockTime, NewCPUId at the start"},
+	    {RB_POOL_ABSENT, NULL},
+	    {RB_POOL_NO_ROOM, "no room left to close them with EndOfBuffer"},
 	};
 	size_t i;
 	uint64_t n;
@@ -405,7 +405,7 @@ static void rebuild_report(const struct rd_pool_result *res, const char *out, co
 		cli_error("%llu open buffer%s closed at %s last complete record",
 			  (unsigned long long)res->open_closed, plural(res->open_closed),
 			  res->open_closed == 1 ? "its" : "their");
-	if ((n = res->count[RD_POOL_FREE]))
+	if ((n = res->count[RB_POOL_FREE]))
 		cli_error("%llu never-used buffer%s dropped", (unsigned long long)n, plural(n));
 	for (i = 0; i < sizeof(dropped) / sizeof(dropped[0]); i++) {
 		n = res->count[dropped[i].v];
@@ -429,7 +429,7 @@ static void rebuild_report(const struct rd_pool_result *res, const char *out, co
 	else if (res->hz_assumed)
 		cli_error("warning: TSC rate not recorded and the buffers span less than %u ms: "
 			  "assuming %llu Hz (times in the trace are then only relative)",
-			  RD_POOL_HZ_MIN_SPAN_US / 1000, (unsigned long long)res->tsc_hz);
+			  RB_POOL_HZ_MIN_SPAN_US / 1000, (unsigned long long)res->tsc_hz);
 	if (!res->kept)
 		cli_error("no buffer held recorded events: the trace has a header only");
 	cli_error("wrote %s", out);
@@ -441,7 +441,7 @@ void cli_map_value(FILE *f, const char *s)
 		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
 }
 
-int cli_map_generated(FILE *f, const struct cli_map_facts *m, const struct rd_pool_result *res)
+int cli_map_generated(FILE *f, const struct cli_map_facts *m, const struct rb_pool_result *res)
 {
 	size_t i;
 
@@ -463,14 +463,14 @@ int cli_map_generated(FILE *f, const struct cli_map_facts *m, const struct rd_po
 
 static const char *const state_names[] = {"free", "owned", "full", "claiming"};
 
-/* Callbacks for struct rd_pool_job: ctx is a struct cli_progress to update. */
-static void note_progress(void *ctx, const struct rd_pool_note *n)
+/* Callbacks for struct rb_pool_job: ctx is a struct cli_progress to update. */
+static void note_progress(void *ctx, const struct rb_pool_note *n)
 {
 	cli_progress_update(ctx, n->done, n->total);
 }
 
 /* -v: "buffer 3: owned, used 88, claim 4, thread 1 (tid 1001): kept 80 bytes; stopped at ..." */
-static void note_verbose(void *ctx, const struct rd_pool_note *n)
+static void note_verbose(void *ctx, const struct rb_pool_note *n)
 {
 	char desc[160] = "", kept[48] = "";
 
@@ -479,20 +479,20 @@ static void note_verbose(void *ctx, const struct rd_pool_note *n)
 		snprintf(desc, sizeof(desc), "%s, used %llu, claim %llu, thread %u (tid %u): ",
 			 state_names[n->state & 3], (unsigned long long)n->used,
 			 (unsigned long long)n->claim_seq, n->thread_id, n->tid);
-	if (n->verdict == RD_POOL_KEPT)
+	if (n->verdict == RB_POOL_KEPT)
 		snprintf(kept, sizeof(kept), " %llu bytes", (unsigned long long)n->kept);
 	cli_error("buffer %llu: %s%s%s%s%s", (unsigned long long)n->index, desc,
-		  rd_pool_verdict_name(n->verdict), kept, n->why ? "; stopped at " : "",
+		  rb_pool_verdict_name(n->verdict), kept, n->why ? "; stopped at " : "",
 		  n->why ? n->why : "");
 }
 
 /* ---- The whole rebuild --------------------------------------------------------------------- */
 
-int cli_rebuild(struct rd_pool_job *job, const char *out,
-		int (*write_map)(FILE *f, const struct rd_pool_result *res, void *ctx), void *ctx,
+int cli_rebuild(struct rb_pool_job *job, const char *out,
+		int (*write_map)(FILE *f, const struct rb_pool_result *res, void *ctx), void *ctx,
 		const struct cli_rebuild_show *show)
 {
-	struct rd_pool_result res;
+	struct rb_pool_result res;
 	struct cli_progress prog;
 	int status;
 
@@ -508,6 +508,6 @@ int cli_rebuild(struct rd_pool_job *job, const char *out,
 	if (status)
 		return status;
 	rebuild_report(&res, out, show->absent, show->best_effort);
-	rd_pool_result_free(&res);
+	rb_pool_result_free(&res);
 	return CLI_OK;
 }

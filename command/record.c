@@ -43,7 +43,7 @@
 #include <unistd.h>
 
 #include "command/cli.h"
-#include "command/options.h"
+#include "command/option_table.h"
 #include "command/elf_probe.h"
 #include "command/record.h"
 

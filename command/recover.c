@@ -9,7 +9,7 @@
  *              used bytes: zeros, or stale bytes of its earlier use)
  *   FILE.pool  the "XFDRPOOL" locator and the buffer descriptors (format.h)
  *   FILE.map   the sidecar, naming FILE in its `trace` line
- * The rebuild itself is reader/pool_image.c's: here are the files, the options and the
+ * The rebuild itself is rebuild/pool_image.c's: here are the files, the options and the
  * messages. Without FILE.pool every buffer is walked up to its first invalid record (best
  * effort, said on stderr). The output OUT gets OUT.map: FILE.map with its `trace` line naming
  * OUT (and the rate and buffer count of OUT), so `xfdr convert OUT` names functions; the lines
@@ -28,8 +28,8 @@
 #include <unistd.h>
 
 #include "command/cli.h"
-#include "command/options.h"
-#include "reader/pool_image.h"
+#include "command/option_table.h"
+#include "rebuild/pool_image.h"
 
 #define LIVE_SUFFIX "-live.xray"
 #define RECOVERED_SUFFIX "-recovered.xray"
@@ -193,7 +193,7 @@ static int read_live_header(struct file_src *live, struct xfdr_header *h)
 
 /* Read and check FILE.pool's locator and that its descriptors are all there. */
 static int read_pool(struct file_src *pool, const struct xfdr_header *h, const char *live,
-		     struct rd_pool_locator *loc)
+		     struct rb_pool_locator *loc)
 {
 	uint8_t b[XFDR_POOL_HEADER_BYTES];
 	struct xfdr_error err;
@@ -223,7 +223,7 @@ static int read_pool(struct file_src *pool, const struct xfdr_header *h, const c
 		fprintf(stderr, "%s\n", err.text);
 		return CLI_FAIL;
 	}
-	if (rd_pool_locator_parse(b, loc, &err) < 0) {
+	if (rb_pool_locator_parse(b, loc, &err) < 0) {
 		fprintf(stderr, "%s: offset %llu: %s\n", pool->name, (unsigned long long)err.offset,
 			err.text);
 		return CLI_FAIL;
@@ -350,7 +350,7 @@ static void live_hz_method(FILE *in, char *buf, size_t n)
 }
 
 /* `trace` naming OUT, then the rate of OUT's header and how it was found, when known. */
-static void write_trace_and_rate(FILE *f, const struct map_ctx *m, const struct rd_pool_result *res,
+static void write_trace_and_rate(FILE *f, const struct map_ctx *m, const struct rb_pool_result *res,
 				 const char *method)
 {
 	fputs("trace\t", f);
@@ -373,7 +373,7 @@ static void write_trace_and_rate(FILE *f, const struct map_ctx *m, const struct 
  * its method (estimated or assumed when it was, else the live map's) right after it;
  * `buffers_written` the buffers kept; and without the lines load_live_map() left out.
  */
-static int write_recovered_map(FILE *f, const struct rd_pool_result *res, void *ctx)
+static int write_recovered_map(FILE *f, const struct rb_pool_result *res, void *ctx)
 {
 	struct map_ctx *m = ctx;
 	char *line = NULL, method[64];
@@ -512,7 +512,7 @@ static uint64_t data_end(int fd, uint64_t at)
  * offset in FILE; buffers in a hole of the file, one line for each run of them. So the cost
  * is the data's, not the file's size: a 4 GiB sparse file with one buffer reads one buffer.
  */
-static int write_salvaged(int fd, const char *out, struct rd_pool_result *res, void *ctx)
+static int write_salvaged(int fd, const char *out, struct rb_pool_result *res, void *ctx)
 {
 	struct salvage *sv = ctx;
 	uint64_t bs = sv->h->buffer_size, i, j, at, data, data_to = 0;
@@ -599,7 +599,7 @@ static int write_salvaged(int fd, const char *out, struct rd_pool_result *res, v
 		return CLI_FAIL;
 	}
 	res->buffers = sv->whole;
-	res->kept = res->count[RD_POOL_KEPT] = sv->kept;
+	res->kept = res->count[RB_POOL_KEPT] = sv->kept;
 	return 0;
 }
 
@@ -630,17 +630,17 @@ static void salvage_report(const char *input, const struct salvage *sv, uint64_t
  * at pool_path) is open, else the best effort, said on stderr. Returns 0, or -1 after
  * reporting a bad FILE.pool.
  */
-static int pool_job(struct rd_pool_job *job, struct rd_pool_locator *loc, struct file_src *live,
+static int pool_job(struct rb_pool_job *job, struct rb_pool_locator *loc, struct file_src *live,
 		    struct file_src *pool, const char *pool_path, const struct xfdr_header *h)
 {
 	memset(job, 0, sizeof(*job));
-	job->bufs = (struct rd_pool_source){file_read, live};
+	job->bufs = (struct rb_pool_source){file_read, live};
 	job->bufs_at = XFDR_FILE_HEADER_BYTES;
 	if (pool) {
 		if (read_pool(pool, h, live->name, loc))
 			return -1;
 		job->loc = loc;
-		job->descs = (struct rd_pool_source){file_read, pool};
+		job->descs = (struct rb_pool_source){file_read, pool};
 		job->descs_at = loc->header_bytes;
 		job->constant_tsc = job->nonstop_tsc = !!(loc->flags & XFDR_POOL_INVARIANT_TSC);
 		job->tsc_hz = loc->tsc_hz;
@@ -669,7 +669,7 @@ static int salvage(const struct cli_rebuild_opts *opt)
 	struct map_ctx mctx;
 	struct xfdr_header h;
 	struct salvage sv;
-	struct rd_pool_result res;
+	struct rb_pool_result res;
 	char out_buf[4096], out_map[4096], map_path[4096];
 	const char *out = opt->output;
 	size_t base_len = strlen(opt->input);
@@ -790,8 +790,8 @@ int cmd_recover(int argc, char **argv)
 {
 	struct cli_rebuild_opts opt;
 	struct file_src live = {-1, NULL, 0}, pool = {-1, NULL, 0};
-	struct rd_pool_locator loc;
-	struct rd_pool_job job;
+	struct rb_pool_locator loc;
+	struct rb_pool_job job;
 	struct cli_rebuild_show show;
 	struct map_ctx mctx;
 	struct xfdr_header h;

@@ -17,7 +17,7 @@
 
 #include "analysis/stacktree.h"
 #include "command/cli.h"
-#include "command/options.h"
+#include "command/option_table.h"
 
 /* --unit's words, and how many of each there are in a second (0: TSC ticks, the default). */
 static const char *const unit_names[] = {"tsc", "ns", "us", "ms", NULL};

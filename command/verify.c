@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "command/cli.h"
-#include "command/options.h"
+#include "command/option_table.h"
 
 static const char verify_head[] =
     "usage: xfdr verify [-v] FILE...\n"

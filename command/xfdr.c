@@ -2,7 +2,7 @@
  * command/xfdr.c - the `xfdr` command: global options and dispatch to one file per verb.
  *
  * Every verb is `int cmd_VERB(int argc, char **argv)` with argv[0] the verb's name; it parses
- * its own options by its table (command/options.h) and returns an enum cli_status,
+ * its own options by its table (command/option_table.h) and returns an enum cli_status,
  * which becomes the exit status. A new verb is one line in the table below.
  */
 #include <stdio.h>

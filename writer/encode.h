@@ -37,6 +37,20 @@ static inline void wr_put64(uint8_t *p, uint64_t v)
 	memcpy(p, &v, sizeof(v));
 }
 
+/* The same in a chosen byte order (big: 1 for big-endian), for a file of another machine. */
+static inline void wr_put16_order(uint8_t *p, uint16_t v, int big)
+{
+	wr_put16(p, big == WR_BIG_ENDIAN ? v : __builtin_bswap16(v));
+}
+static inline void wr_put32_order(uint8_t *p, uint32_t v, int big)
+{
+	wr_put32(p, big == WR_BIG_ENDIAN ? v : __builtin_bswap32(v));
+}
+static inline void wr_put64_order(uint8_t *p, uint64_t v, int big)
+{
+	wr_put64(p, big == WR_BIG_ENDIAN ? v : __builtin_bswap64(v));
+}
+
 /*
  * Little-endian: bit 0 discriminant (0) | bits 1-3 action | bits 4-31 function id.
  * Big-endian:    bit 31 discriminant (0) | bits 28-30 action | bits 0-27 function id.
@@ -50,14 +64,19 @@ static inline uint32_t wr_fn_word(unsigned action, uint32_t fid)
 #endif
 }
 
-/* First byte of a metadata record: discriminant 1 and the 7-bit kind. */
+/*
+ * First byte of a metadata record: discriminant 1 and the 7-bit kind, in the byte order big
+ * (1: big-endian) tells.
+ */
+static inline uint8_t wr_md_byte_order(unsigned kind, int big)
+{
+	return big ? (uint8_t)(0x80u | (kind & 0x7fu)) : (uint8_t)((kind & 0x7fu) << 1 | 1u);
+}
+
+/* ... in this machine's order (a constant: the runtime's records). */
 static inline uint8_t wr_md_byte(unsigned kind)
 {
-#if WR_BIG_ENDIAN
-	return (uint8_t)(0x80u | (kind & 0x7fu));
-#else
-	return (uint8_t)((kind & 0x7fu) << 1 | 1u);
-#endif
+	return wr_md_byte_order(kind, WR_BIG_ENDIAN);
 }
 
 /*
@@ -118,6 +137,17 @@ static inline size_t wr_new_buffer(uint8_t *p, uint16_t tid)
 static inline size_t wr_end_of_buffer(uint8_t *p)
 {
 	wr_md_begin(p, XFDR_MD_END_OF_BUFFER);
+	return XFDR_MD_RECORD_BYTES;
+}
+
+/*
+ * EndOfBuffer in the byte order big tells: the rebuilders (`xfdr recover`, `xfdr core`) close
+ * buffers in the order of the machine that recorded them, which need not be this one's.
+ */
+static inline size_t wr_end_of_buffer_order(uint8_t *p, int big)
+{
+	memset(p, 0, XFDR_MD_RECORD_BYTES);
+	p[XFDR_MD_KIND_OFF] = wr_md_byte_order(XFDR_MD_END_OF_BUFFER, big);
 	return XFDR_MD_RECORD_BYTES;
 }
 

@@ -30,6 +30,7 @@ static const uint8_t wr_zeros[4096];
 
 size_t wr_encode_file_header(uint8_t out[32], const struct wr_file_header *h)
 {
+	const int big = h->order == WR_ORDER_HOST ? WR_BIG_ENDIAN : h->order == WR_ORDER_BIG;
 	uint32_t bits = 0;
 
 	if (h->constant_tsc)
@@ -37,11 +38,11 @@ size_t wr_encode_file_header(uint8_t out[32], const struct wr_file_header *h)
 	if (h->nonstop_tsc)
 		bits |= XFDR_HDR_NONSTOP_TSC;
 	memset(out, 0, XFDR_FILE_HEADER_BYTES);
-	wr_put16(out + XFDR_HDR_VERSION_OFF, XFDR_FORMAT_VERSION);
-	wr_put16(out + XFDR_HDR_TYPE_OFF, XFDR_TRACE_TYPE_FDR);
-	wr_put32(out + XFDR_HDR_BITFIELD_OFF, bits);
-	wr_put64(out + XFDR_HDR_CYCLE_FREQUENCY_OFF, h->cycle_frequency_hz);
-	wr_put64(out + XFDR_HDR_BUFFER_SIZE_OFF, h->buffer_bytes);
+	wr_put16_order(out + XFDR_HDR_VERSION_OFF, XFDR_FORMAT_VERSION, big);
+	wr_put16_order(out + XFDR_HDR_TYPE_OFF, XFDR_TRACE_TYPE_FDR, big);
+	wr_put32_order(out + XFDR_HDR_BITFIELD_OFF, bits, big);
+	wr_put64_order(out + XFDR_HDR_CYCLE_FREQUENCY_OFF, h->cycle_frequency_hz, big);
+	wr_put64_order(out + XFDR_HDR_BUFFER_SIZE_OFF, h->buffer_bytes, big);
 	return XFDR_FILE_HEADER_BYTES;
 }
 
@@ -144,7 +145,7 @@ out:
 	return rc;
 }
 
-int wr_close_buffer(uint8_t *data, size_t used_bytes, size_t buffer_bytes)
+int wr_close_buffer_order(uint8_t *data, size_t used_bytes, size_t buffer_bytes, int big)
 {
 	size_t after;
 	int rc;
@@ -152,9 +153,14 @@ int wr_close_buffer(uint8_t *data, size_t used_bytes, size_t buffer_bytes)
 	rc = check_tail(used_bytes, buffer_bytes);
 	if (rc || used_bytes == buffer_bytes)
 		return rc;
-	after = used_bytes + wr_end_of_buffer(data + used_bytes);
+	after = used_bytes + wr_end_of_buffer_order(data + used_bytes, big);
 	memset(data + after, 0, buffer_bytes - after);
 	return 0;
+}
+
+int wr_close_buffer(uint8_t *data, size_t used_bytes, size_t buffer_bytes)
+{
+	return wr_close_buffer_order(data, used_bytes, buffer_bytes, WR_BIG_ENDIAN);
 }
 
 int wr_write_buffer_at(int fd, uint8_t *data, size_t used_bytes, size_t buffer_bytes,

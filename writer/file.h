@@ -10,14 +10,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The byte order of a file: this machine's, or a named one (a rebuilt trace keeps its own). */
+enum wr_byte_order { WR_ORDER_HOST = 0, WR_ORDER_LITTLE, WR_ORDER_BIG };
+
 struct wr_file_header {
 	uint64_t cycle_frequency_hz;
 	uint64_t buffer_bytes; /* every buffer in the file has exactly this size */
 	int constant_tsc;
 	int nonstop_tsc;
+	enum wr_byte_order order; /* 0: this machine's */
 };
 
-/* Encode the 32-byte file header (version 1, type 1) into out. Returns 32. */
+/* Encode the 32-byte file header (version 1, type 1) into out, in h's order. Returns 32. */
 size_t wr_encode_file_header(uint8_t out[32], const struct wr_file_header *h);
 
 /*
@@ -44,6 +48,8 @@ int wr_write_buffer(int fd, const uint8_t *data, size_t used_bytes, size_t buffe
  * Returns 0. Used to build whole files in memory (tests, snapshots).
  */
 int wr_close_buffer(uint8_t *data, size_t used_bytes, size_t buffer_bytes);
+/* The same in the byte order big tells (1: big-endian), for a buffer of another machine. */
+int wr_close_buffer_order(uint8_t *data, size_t used_bytes, size_t buffer_bytes, int big);
 
 /*
  * wr_write_buffer_at - close the buffer in data in place (wr_close_buffer(): data must hold

@@ -30,12 +30,16 @@ FUZZ_LDFLAGS := -fsanitize=fuzzer,address,undefined -pthread -lm
 FUZZ_RUN_FLAGS := -timeout=10 -close_fd_mask=3 -rss_limit_mb=2048 -print_final_stats=0
 
 # The targets link libraries built with FUZZ_CC and the sanitizers: the reader, the analysis,
-# and the command's objects but its main (recover, core and record's summary live there until
-# they have a library of their own); the linker takes from each only what a target calls.
+# the rebuild library and the writer it encodes through, and the command's objects but its
+# main (recover's and core's file handling and record's summary live there); the linker takes
+# from each only what a target calls.
 FUZZ_LIB_READER   := $(FUZZ_DIR)/lib/libxfdr_reader.a
 FUZZ_LIB_ANALYSIS := $(FUZZ_DIR)/lib/libxfdr_analysis.a
+FUZZ_LIB_REBUILD  := $(FUZZ_DIR)/lib/libxfdr_rebuild.a
+FUZZ_LIB_WRITER   := $(FUZZ_DIR)/lib/libxfdr_writer.a
 FUZZ_LIB_COMMAND  := $(FUZZ_DIR)/lib/libxfdr_command.a
-FUZZ_LIBS         := $(FUZZ_LIB_COMMAND) $(FUZZ_LIB_ANALYSIS) $(FUZZ_LIB_READER)
+FUZZ_LIBS         := $(FUZZ_LIB_COMMAND) $(FUZZ_LIB_REBUILD) $(FUZZ_LIB_ANALYSIS) \
+	$(FUZZ_LIB_READER) $(FUZZ_LIB_WRITER)
 FUZZ_OPT_OBJS    := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,runtime/control/options.c runtime/base/print.c writer/fsize.c)
 FUZZ_SEEDGEN     := $(FUZZ_DIR)/seedgen
 FUZZ_SEEDS       := $(FUZZ_DIR)/seeds/.done
@@ -55,6 +59,10 @@ fuzz_archive = @mkdir -p $(@D) && rm -f $@ && $(AR) rcs $@ $(filter %.o,$^)
 $(FUZZ_LIB_READER): $(call fuzz_objs,$(READER_SRCS)) Makefile
 	$(fuzz_archive)
 $(FUZZ_LIB_ANALYSIS): $(call fuzz_objs,$(ANALYSIS_SRCS)) Makefile
+	$(fuzz_archive)
+$(FUZZ_LIB_REBUILD): $(call fuzz_objs,$(REBUILD_SRCS)) Makefile
+	$(fuzz_archive)
+$(FUZZ_LIB_WRITER): $(call fuzz_objs,$(WRITER_SRCS)) Makefile
 	$(fuzz_archive)
 $(FUZZ_LIB_COMMAND): $(call fuzz_objs,$(filter-out command/xfdr.c,$(COMMAND_SRCS))) Makefile
 	$(fuzz_archive)

@@ -1,6 +1,6 @@
 /*
  * tests/fuzz/fuzz_pool.c - libFuzzer target: the pool image behind `xfdr recover` and
- * `xfdr core` (reader/pool_image.c), and core's ELF reading (command/core.c).
+ * `xfdr core` (rebuild/pool_image.c), and core's ELF reading (command/core.c).
  *
  * Input, byte 0 a mode:
  *   bit 0 set:   bytes 1-4 (little-endian) L, then L bytes of FILE.pool (the locator and the
@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "command/cli.h"
-#include "reader/pool_image.h"
+#include "rebuild/pool_image.h"
 #include "tests/fuzz/fuzz_support.h"
 #include "xfdr/reader.h"
 
@@ -88,9 +88,9 @@ static void check_output(void)
 
 static void rebuild(const uint8_t *data, size_t size)
 {
-	struct rd_pool_locator loc;
-	struct rd_pool_job job;
-	struct rd_pool_result res;
+	struct rb_pool_locator loc;
+	struct rb_pool_job job;
+	struct rb_pool_result res;
 	struct xfdr_error err;
 	struct mem pool, live;
 	uint32_t a;
@@ -104,13 +104,13 @@ static void rebuild(const uint8_t *data, size_t size)
 			return;
 		pool = (struct mem){data + 5, a};
 		live = (struct mem){data + 5 + a, size - 5 - a};
-		if (rd_pool_locator_parse(pool.p, &loc, &err))
+		if (rb_pool_locator_parse(pool.p, &loc, &err))
 			return;
 		if (loc.buffer_bytes > FUZZ_OUT_MAX ||
 		    (uint64_t)loc.buffer_count * loc.buffer_bytes > FUZZ_OUT_MAX)
 			return;
 		job.loc = &loc;
-		job.descs = (struct rd_pool_source){mem_read, &pool};
+		job.descs = (struct rb_pool_source){mem_read, &pool};
 		job.descs_at = loc.header_bytes;
 		job.tsc_hz = loc.tsc_hz;
 	} else {
@@ -122,17 +122,17 @@ static void rebuild(const uint8_t *data, size_t size)
 		    live.n > XFDR_FILE_HEADER_BYTES ? (live.n - XFDR_FILE_HEADER_BYTES) / a : 0;
 		job.big_endian = !!(data[0] & 2);
 	}
-	job.bufs = (struct rd_pool_source){mem_read, &live};
+	job.bufs = (struct rb_pool_source){mem_read, &live};
 	job.bufs_at = XFDR_FILE_HEADER_BYTES;
 	job.constant_tsc = job.nonstop_tsc = !!(data[0] & 4);
 	if (ftruncate(out_fd, 0))
 		abort();
-	if (rd_pool_rebuild(&job, out_fd, "rebuilt", &res, &err))
+	if (rb_pool_rebuild(&job, out_fd, "rebuilt", &res, &err))
 		return;
 	if (res.kept > res.buffers)
 		abort();
 	check_output();
-	rd_pool_result_free(&res);
+	rb_pool_result_free(&res);
 }
 
 /*

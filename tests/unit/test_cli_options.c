@@ -1,5 +1,5 @@
 /*
- * The verbs' option tables (command/options.h): what cli_options_parse() stores and says for
+ * The verbs' option tables (command/option_table.h): what cli_options_parse() stores and says for
  * each kind of option, and the --help listing it prints from the same table. The expected
  * texts are written out here by hand; the whole-command behaviour of each verb's table is
  * tested by the verb's own tests through the xfdr binary.
@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "command/cli.h"
-#include "command/options.h"
+#include "command/option_table.h"
 #include "tests/support/text.h"
 
 /* ---- Capturing what a call prints -------------------------------------------------------- */

@@ -247,6 +247,11 @@ static void test_call_argument(void **state)
 #define wr_fits be_wr_fits
 #define wr_function_read be_wr_function_read
 #define wr_function_word be_wr_function_word
+#define wr_put16_order be_wr_put16_order
+#define wr_put32_order be_wr_put32_order
+#define wr_put64_order be_wr_put64_order
+#define wr_md_byte_order be_wr_md_byte_order
+#define wr_end_of_buffer_order be_wr_end_of_buffer_order
 #include "writer/encode.h"
 #undef wr_put16
 #undef wr_put32
@@ -265,6 +270,11 @@ static void test_call_argument(void **state)
 #undef wr_fits
 #undef wr_function_read
 #undef wr_function_word
+#undef wr_put16_order
+#undef wr_put32_order
+#undef wr_put64_order
+#undef wr_md_byte_order
+#undef wr_end_of_buffer_order
 #pragma pop_macro("__BYTE_ORDER__")
 
 static void test_big_endian_words(void **state)
@@ -781,6 +791,56 @@ static void test_close_buffer_exactly_full_and_einval(void **state)
 	assert_memory_equal(buf, before, sizeof(buf));
 }
 
+/* ---- Another machine's byte order (the rebuilders) -------------------------------------- */
+
+static void test_header_and_end_of_buffer_in_either_order(void **state)
+{
+	/* version 1, type 1, constant+nonstop (bits 0 and 1), 0x0102030405060708 Hz, 0x1000 bytes
+	 */
+	static const uint8_t big_header[32] = {
+	    0x00, 0x01, 0x00, 0x01, 0x00, 0x00, 0x00, 0x03, 0x01, 0x02, 0x03,
+	    0x04, 0x05, 0x06, 0x07, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	    0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	};
+	static const uint8_t little_header[32] = {
+	    0x01, 0x00, 0x01, 0x00, 0x03, 0x00, 0x00, 0x00, 0x08, 0x07, 0x06,
+	    0x05, 0x04, 0x03, 0x02, 0x01, 0x00, 0x10, 0x00, 0x00, 0x00, 0x00,
+	    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	};
+	/* EndOfBuffer, kind 1: big-endian 0x80 | 1 in the first byte, little-endian 1 << 1 | 1. */
+	static const uint8_t big_eob[16] = {0x81};
+	static const uint8_t little_eob[16] = {0x03};
+	struct wr_file_header h = {
+	    .cycle_frequency_hz = 0x0102030405060708ull,
+	    .buffer_bytes = 0x1000,
+	    .constant_tsc = 1,
+	    .nonstop_tsc = 1,
+	    .order = WR_ORDER_BIG,
+	};
+	uint8_t out[32], buf[64];
+
+	(void)state;
+	assert_int_equal(wr_encode_file_header(out, &h), 32);
+	assert_memory_equal(out, big_header, 32);
+	h.order = WR_ORDER_LITTLE;
+	wr_encode_file_header(out, &h);
+	assert_memory_equal(out, little_header, 32);
+	h.order = WR_ORDER_HOST;
+	wr_encode_file_header(out, &h);
+	/* WR_BIG_ENDIAN is the forced one here since the big-endian block above. */
+	assert_memory_equal(
+	    out, __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ ? big_header : little_header, 32);
+
+	memset(buf, DIRT, sizeof(buf));
+	assert_int_equal(wr_close_buffer_order(buf, 16, 64, 1), 0);
+	assert_memory_equal(buf + 16, big_eob, 16);
+	assert_true(all_zero(buf + 32, 32));
+	assert_int_equal(buf[15], DIRT);
+	assert_int_equal(wr_close_buffer_order(buf, 16, 64, 0), 0);
+	assert_memory_equal(buf + 16, little_eob, 16);
+	assert_int_equal(wr_close_buffer_order(buf, 60, 64, 1), -EINVAL);
+}
+
 /* ---- xfdr's custom-event payloads ------------------------------------------------------ */
 
 static void test_drop_payload(void **state)
@@ -1053,6 +1113,7 @@ int main(void)
 	    cmocka_unit_test(test_write_buffer_interrupted),
 	    cmocka_unit_test(test_close_buffer),
 	    cmocka_unit_test(test_close_buffer_exactly_full_and_einval),
+	    cmocka_unit_test(test_header_and_end_of_buffer_in_either_order),
 	    cmocka_unit_test(test_drop_payload),
 	    cmocka_unit_test(test_stack_context_payload),
 	    cmocka_unit_test(test_crash_payload),

@@ -1,13 +1,13 @@
 /*
- * command/options.c - parse a verb's command line by its option table, and list the table in
- * its --help (command/options.h).
+ * command/option_table.c - parse a verb's command line by its option table, and list the table in
+ * its --help (command/option_table.h).
  */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "command/cli.h"
-#include "command/options.h"
+#include "command/option_table.h"
 
 /* More than any verb has: a table this long is a mistake found by the first test. */
 #define OPTIONS_MAX 40

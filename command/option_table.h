@@ -1,5 +1,5 @@
 /*
- * command/options.h - the verbs' command lines: each verb describes its options once, in a
+ * command/option_table.h - the verbs' command lines: each verb describes its options once, in a
  * table, and cli_options_parse() both parses argv by it and prints the verb's --help from it
  * (the idea of git's parse_options), so an option, its spelling, its checks and its line in
  * --help cannot drift apart, and no verb writes a getopt loop of its own.
@@ -9,8 +9,8 @@
  * CLI_LONG_ONLY, as llvm-xray's single-dash spellings need); every message is one line on
  * stderr through cli_usage() (command/cli.h).
  */
-#ifndef XFDR_COMMAND_OPTIONS_H
-#define XFDR_COMMAND_OPTIONS_H
+#ifndef XFDR_COMMAND_OPTION_TABLE_H
+#define XFDR_COMMAND_OPTION_TABLE_H
 
 enum cli_option_kind {
 	CLI_OPTION_END = 0,
@@ -133,4 +133,4 @@ int cli_options_parse(const struct cli_command *cmd, int argc, char **argv, char
 /* cli_options_help - print cmd's --help on stdout. */
 void cli_options_help(const struct cli_command *cmd);
 
-#endif /* XFDR_COMMAND_OPTIONS_H */
+#endif /* XFDR_COMMAND_OPTION_TABLE_H */

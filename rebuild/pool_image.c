@@ -1,5 +1,5 @@
 /*
- * reader/pool_image.c - a valid trace from the buffers of a recorder that died.
+ * rebuild/pool_image.c - a valid trace from the buffers of a recorder that died.
  *
  * Input: the pool as the runtime left it. A descriptor per buffer says its state (free,
  * claiming, owned, full), how many bytes of whole records it holds (used_bytes, published by
@@ -26,9 +26,10 @@
  * first invalid record or all-zero word (a fresh buffer's unwritten part; no valid record of
  * the runtime is all zero, function id 0 is never given out) if its preamble is valid.
  *
- * The reader's decoder is used as it is, on memory images: nothing here decodes a record.
- * The few bytes written (header, EndOfBuffer) are encoded here against format.h: the reader
- * shares only format.h with the runtime and its writer.
+ * The reader's decoder is used as it is, on memory images (its public API): nothing here
+ * decodes a record. The few bytes written (header, EndOfBuffer) are the writer's encoding
+ * (writer/), in the pool's byte order; only the locator's and descriptors' fields are loaded
+ * here, with the reader's byte-order loads (reader/bytes.h).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -38,26 +39,27 @@
 #include <unistd.h>
 
 #include "reader/bytes.h"
-#include "reader/internal.h"
-#include "reader/pool_image.h"
+#include "rebuild/pool_image.h"
+#include "writer/encode.h"
+#include "writer/file.h"
 
 #define THREAD_IDS 65536u
 
-static const char *const verdict_names[RD_POOL_VERDICTS] = {
-    [RD_POOL_KEPT] = "kept",
-    [RD_POOL_FREE] = "free (never used)",
-    [RD_POOL_CLAIMING] = "being claimed",
-    [RD_POOL_EMPTY] = "no preamble yet",
-    [RD_POOL_BAD_LENGTH] = "used_bytes beyond the buffer",
-    [RD_POOL_STALE] = "stale (preamble not the descriptor's)",
-    [RD_POOL_BAD_PREAMBLE] = "no valid preamble",
-    [RD_POOL_ABSENT] = "not in the image",
-    [RD_POOL_NO_ROOM] = "no room for EndOfBuffer",
+static const char *const verdict_names[RB_POOL_VERDICTS] = {
+    [RB_POOL_KEPT] = "kept",
+    [RB_POOL_FREE] = "free (never used)",
+    [RB_POOL_CLAIMING] = "being claimed",
+    [RB_POOL_EMPTY] = "no preamble yet",
+    [RB_POOL_BAD_LENGTH] = "used_bytes beyond the buffer",
+    [RB_POOL_STALE] = "stale (preamble not the descriptor's)",
+    [RB_POOL_BAD_PREAMBLE] = "no valid preamble",
+    [RB_POOL_ABSENT] = "not in the image",
+    [RB_POOL_NO_ROOM] = "no room for EndOfBuffer",
 };
 
-const char *rd_pool_verdict_name(enum rd_pool_verdict v)
+const char *rb_pool_verdict_name(enum rb_pool_verdict v)
 {
-	return (unsigned)v < RD_POOL_VERDICTS ? verdict_names[v] : "unknown";
+	return (unsigned)v < RB_POOL_VERDICTS ? verdict_names[v] : "unknown";
 }
 
 /* ---- The locator --------------------------------------------------------------------------- */
@@ -75,6 +77,29 @@ static int loc_fail(struct xfdr_error *err, uint64_t off, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err->text, sizeof(err->text), fmt, ap);
 	va_end(ap);
+	return -1;
+}
+
+/* err = "NAME: offset OFF: <fmt>", as the reader words its errors. Returns -1. */
+static int rb_fail_name(const char *name, struct xfdr_error *err, uint64_t off, const char *fmt,
+			...) __attribute__((format(printf, 4, 5)));
+
+static int rb_fail_name(const char *name, struct xfdr_error *err, uint64_t off, const char *fmt,
+			...)
+{
+	va_list ap;
+	int n;
+
+	if (!err)
+		return -1;
+	err->offset = off;
+	n = snprintf(err->text, sizeof(err->text), "%s: offset %llu: ", name,
+		     (unsigned long long)off);
+	if (n >= 0 && (size_t)n < sizeof(err->text)) {
+		va_start(ap, fmt);
+		vsnprintf(err->text + n, sizeof(err->text) - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
 	return -1;
 }
 
@@ -102,7 +127,7 @@ struct field_at {
 
 #define FIELD(n, off, bytes)                                                                       \
 	{                                                                                          \
-#n, off, bytes, offsetof(struct rd_pool_locator, at_##n)                           \
+#n, off, bytes, offsetof(struct rb_pool_locator, at_##n)                           \
 	}
 
 static const struct field_at fields_at[] = {
@@ -115,9 +140,9 @@ static const struct field_at fields_at[] = {
     FIELD(last_tsc, XFDR_POOL_LAST_TSC_AT_OFF, 8),
 };
 
-int rd_pool_locator_parse(const uint8_t *p, struct rd_pool_locator *out, struct xfdr_error *err)
+int rb_pool_locator_parse(const uint8_t *p, struct rb_pool_locator *out, struct xfdr_error *err)
 {
-	struct rd_pool_locator l;
+	struct rb_pool_locator l;
 	const uint8_t *v = p + XFDR_POOL_VERSION_OFF;
 	uint64_t span;
 	char shown[64];
@@ -152,25 +177,25 @@ int rd_pool_locator_parse(const uint8_t *p, struct rd_pool_locator *out, struct 
 	l.thread_table_addr = rd_u64(p + XFDR_POOL_THREAD_TABLE_ADDR_OFF, big);
 
 	if (l.header_bytes < XFDR_POOL_HEADER_BYTES || l.header_bytes % 8 ||
-	    l.header_bytes > RD_POOL_HEADER_BYTES_MAX)
+	    l.header_bytes > RB_POOL_HEADER_BYTES_MAX)
 		return loc_fail(err, XFDR_POOL_HEADER_BYTES_OFF,
 				"expected header_bytes of %d to %u, a multiple of 8, found %u",
-				XFDR_POOL_HEADER_BYTES, RD_POOL_HEADER_BYTES_MAX, l.header_bytes);
+				XFDR_POOL_HEADER_BYTES, RB_POOL_HEADER_BYTES_MAX, l.header_bytes);
 	if (l.buffer_bytes < XFDR_BUFFER_PREAMBLE_BYTES || l.buffer_bytes % 8 ||
-	    l.buffer_bytes > RD_POOL_BUFFER_BYTES_MAX)
+	    l.buffer_bytes > RB_POOL_BUFFER_BYTES_MAX)
 		return loc_fail(err, XFDR_POOL_BUFFER_BYTES_OFF,
 				"expected buffer_bytes of %d to %llu, a multiple of 8, found %llu",
 				XFDR_BUFFER_PREAMBLE_BYTES,
-				(unsigned long long)RD_POOL_BUFFER_BYTES_MAX,
+				(unsigned long long)RB_POOL_BUFFER_BYTES_MAX,
 				(unsigned long long)l.buffer_bytes);
-	if (l.buffer_count < 1 || l.buffer_count > RD_POOL_BUFFER_COUNT_MAX)
+	if (l.buffer_count < 1 || l.buffer_count > RB_POOL_BUFFER_COUNT_MAX)
 		return loc_fail(err, XFDR_POOL_BUFFER_COUNT_OFF,
 				"expected buffer_count of 1 to %u, found %u",
-				RD_POOL_BUFFER_COUNT_MAX, l.buffer_count);
-	if (l.desc_stride < 8 || l.desc_stride % 8 || l.desc_stride > RD_POOL_DESC_STRIDE_MAX)
+				RB_POOL_BUFFER_COUNT_MAX, l.buffer_count);
+	if (l.desc_stride < 8 || l.desc_stride % 8 || l.desc_stride > RB_POOL_DESC_STRIDE_MAX)
 		return loc_fail(err, XFDR_POOL_DESC_STRIDE_OFF,
 				"expected desc_stride of 8 to %u, a multiple of 8, found %u",
-				RD_POOL_DESC_STRIDE_MAX, l.desc_stride);
+				RB_POOL_DESC_STRIDE_MAX, l.desc_stride);
 	for (i = 0; i < sizeof(fields_at) / sizeof(fields_at[0]); i++) {
 		const struct field_at *f = &fields_at[i];
 		uint32_t at = rd_u32(p + f->locator_off, big);
@@ -198,48 +223,6 @@ int rd_pool_locator_parse(const uint8_t *p, struct rd_pool_locator *out, struct 
 				l.buffer_count, l.desc_stride, (unsigned long long)l.descs_addr);
 	*out = l;
 	return 0;
-}
-
-/* ---- Encoding the few bytes we write ------------------------------------------------------- */
-
-static void put16(uint8_t *p, uint16_t v, int big)
-{
-	if (big != RD_HOST_BIG_ENDIAN)
-		v = __builtin_bswap16(v);
-	memcpy(p, &v, sizeof(v));
-}
-
-static void put32(uint8_t *p, uint32_t v, int big)
-{
-	if (big != RD_HOST_BIG_ENDIAN)
-		v = __builtin_bswap32(v);
-	memcpy(p, &v, sizeof(v));
-}
-
-static void put64(uint8_t *p, uint64_t v, int big)
-{
-	if (big != RD_HOST_BIG_ENDIAN)
-		v = __builtin_bswap64(v);
-	memcpy(p, &v, sizeof(v));
-}
-
-/* The 32-byte header: version 1, type 1, bitfield, rate, buffer size, 8 reserved zeros. */
-static void put_header(uint8_t *h, int big, uint32_t bitfield, uint64_t hz, uint64_t buffer_bytes)
-{
-	memset(h, 0, XFDR_FILE_HEADER_BYTES);
-	put16(h + XFDR_HDR_VERSION_OFF, XFDR_FORMAT_VERSION, big);
-	put16(h + XFDR_HDR_TYPE_OFF, XFDR_TRACE_TYPE_FDR, big);
-	put32(h + XFDR_HDR_BITFIELD_OFF, bitfield, big);
-	put64(h + XFDR_HDR_CYCLE_FREQUENCY_OFF, hz, big);
-	put64(h + XFDR_HDR_BUFFER_SIZE_OFF, buffer_bytes, big);
-}
-
-/* EndOfBuffer (discriminant 1, kind 1; little-endian kind << 1 | 1, big-endian 0x80 | kind). */
-static void put_end_of_buffer(uint8_t *p, int big)
-{
-	memset(p, 0, XFDR_MD_RECORD_BYTES);
-	p[XFDR_MD_KIND_OFF] = big ? (uint8_t)(0x80u | XFDR_MD_END_OF_BUFFER)
-				  : (uint8_t)(XFDR_MD_END_OF_BUFFER << 1 | 1u);
 }
 
 /* ---- Walking one buffer -------------------------------------------------------------------- */
@@ -310,7 +293,10 @@ static void scan_buffer(uint8_t *img, uint64_t len, int big, int stop_at_zero, s
 	int rc;
 
 	memset(s, 0, sizeof(*s));
-	put_header(img, big, 0, 0, len);
+	wr_encode_file_header(img, &(struct wr_file_header){
+				       .buffer_bytes = len,
+				       .order = big ? WR_ORDER_BIG : WR_ORDER_LITTLE,
+				   });
 	if (xfdr_trace_open_memory(img, (size_t)end, "buffer", &t, &err) < 0) {
 		s->stop = STOP_INVALID;
 		snprintf(s->why, sizeof(s->why), "%s", err.text);
@@ -387,8 +373,8 @@ struct desc_info {
 };
 
 struct rebuild {
-	const struct rd_pool_job *job;
-	struct rd_pool_result *res;
+	const struct rb_pool_job *job;
+	struct rb_pool_result *res;
 	struct xfdr_error *err;
 	int fd;
 	const char *out_name;
@@ -412,7 +398,7 @@ static int write_at(struct rebuild *rb, const uint8_t *p, size_t n, uint64_t off
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
-			return rd_fail_name(rb->out_name, rb->err, off,
+			return rb_fail_name(rb->out_name, rb->err, off,
 					    "expected to write %zu bytes, found %s", n,
 					    w < 0 ? strerror(errno) : "no progress");
 		p += w;
@@ -422,7 +408,7 @@ static int write_at(struct rebuild *rb, const uint8_t *p, size_t n, uint64_t off
 	return 0;
 }
 
-static void note(struct rebuild *rb, struct rd_pool_note *n)
+static void note(struct rebuild *rb, struct rb_pool_note *n)
 {
 	rb->res->count[n->verdict]++;
 	n->done = ++rb->done;
@@ -433,8 +419,8 @@ static void note(struct rebuild *rb, struct rd_pool_note *n)
 
 static int count_thread(struct rebuild *rb, uint16_t thread_id, uint32_t tid)
 {
-	struct rd_pool_result *res = rb->res;
-	struct rd_pool_thread *th;
+	struct rb_pool_result *res = rb->res;
+	struct rb_pool_thread *th;
 	int32_t slot = rb->thread_slot[thread_id];
 
 	if (!slot) {
@@ -443,7 +429,7 @@ static int count_thread(struct rebuild *rb, uint16_t thread_id, uint32_t tid)
 
 			th = realloc(res->threads, cap * sizeof(*th));
 			if (!th)
-				return rd_fail_name(rb->out_name, rb->err, 0,
+				return rb_fail_name(rb->out_name, rb->err, 0,
 						    "expected memory for the thread list, found %s",
 						    strerror(ENOMEM));
 			res->threads = th;
@@ -485,23 +471,24 @@ static void see_wall(struct rebuild *rb, const struct scan *s)
  * Keep the buffer now in rb->img[32..]: close it after `kept` bytes, write it as the next
  * buffer of the output, count it. n describes it and is noted here.
  */
-static int keep(struct rebuild *rb, const struct scan *s, uint64_t kept, struct rd_pool_note *n)
+static int keep(struct rebuild *rb, const struct scan *s, uint64_t kept, struct rb_pool_note *n)
 {
 	uint8_t *b = rb->img + XFDR_FILE_HEADER_BYTES;
 	const uint64_t off = XFDR_FILE_HEADER_BYTES + rb->res->kept * rb->buffer_bytes;
 
-	if (kept < rb->buffer_bytes) {
-		put_end_of_buffer(b + kept, rb->big);
-		memset(b + kept + XFDR_MD_RECORD_BYTES, 0,
-		       (size_t)(rb->buffer_bytes - kept - XFDR_MD_RECORD_BYTES));
-	}
+	/* fit_end() left room for EndOfBuffer: a refusal here is a bug of ours. */
+	if (wr_close_buffer_order(b, (size_t)kept, (size_t)rb->buffer_bytes, rb->big))
+		return rb_fail_name(rb->out_name, rb->err, off,
+				    "expected room for EndOfBuffer after %llu bytes, found an "
+				    "internal error of the rebuild",
+				    (unsigned long long)kept);
 	if (write_at(rb, b, (size_t)rb->buffer_bytes, off))
 		return -1;
 	if (count_thread(rb, s->thread_id, n->tid))
 		return -1;
 	see_wall(rb, s);
 	rb->res->kept++;
-	n->verdict = RD_POOL_KEPT;
+	n->verdict = RB_POOL_KEPT;
 	n->kept = kept;
 	note(rb, n);
 	return 0;
@@ -510,7 +497,7 @@ static int keep(struct rebuild *rb, const struct scan *s, uint64_t kept, struct 
 /* Read n bytes of buffer i into the image; returns what the source returned. */
 static int read_buffer(struct rebuild *rb, uint64_t i, uint64_t n)
 {
-	const struct rd_pool_source *src = &rb->job->bufs;
+	const struct rb_pool_source *src = &rb->job->bufs;
 
 	return src->read(src->ctx, rb->job->bufs_at + i * rb->buffer_bytes,
 			 rb->img + XFDR_FILE_HEADER_BYTES, (size_t)n, rb->err);
@@ -525,7 +512,7 @@ static int cmp_claim(const void *a, const void *b)
 	return x->index < y->index ? -1 : x->index > y->index;
 }
 
-static void decode_desc(const struct rd_pool_locator *l, const uint8_t *d, uint64_t index,
+static void decode_desc(const struct rb_pool_locator *l, const uint8_t *d, uint64_t index,
 			struct desc_info *out)
 {
 	const int big = l->big_endian;
@@ -540,9 +527,9 @@ static void decode_desc(const struct rd_pool_locator *l, const uint8_t *d, uint6
 }
 
 /* The note of descriptor d, its verdict still to be given. */
-static struct rd_pool_note desc_note(const struct desc_info *d)
+static struct rb_pool_note desc_note(const struct desc_info *d)
 {
-	return (struct rd_pool_note){
+	return (struct rb_pool_note){
 	    .index = d->index,
 	    .have_desc = 1,
 	    .state = d->state,
@@ -553,9 +540,9 @@ static struct rd_pool_note desc_note(const struct desc_info *d)
 	};
 }
 
-static void note_desc(struct rebuild *rb, const struct desc_info *d, enum rd_pool_verdict v)
+static void note_desc(struct rebuild *rb, const struct desc_info *d, enum rb_pool_verdict v)
 {
-	struct rd_pool_note n = desc_note(d);
+	struct rb_pool_note n = desc_note(d);
 
 	n.verdict = v;
 	note(rb, &n);
@@ -568,8 +555,8 @@ static void note_desc(struct rebuild *rb, const struct desc_info *d, enum rd_poo
  */
 static int gather_descs(struct rebuild *rb, struct desc_info **cand, size_t *ncand)
 {
-	const struct rd_pool_locator *l = rb->job->loc;
-	const struct rd_pool_source *src = &rb->job->descs;
+	const struct rb_pool_locator *l = rb->job->loc;
+	const struct rb_pool_source *src = &rb->job->descs;
 	const uint64_t stride = l->desc_stride;
 	const uint64_t per_chunk = stride < 65536 ? 65536 / stride : 1;
 	struct desc_info *v = NULL, d;
@@ -581,7 +568,7 @@ static int gather_descs(struct rebuild *rb, struct desc_info **cand, size_t *nca
 	chunk = malloc((size_t)(per_chunk * stride));
 	if (!chunk || !(v = malloc((size_t)l->buffer_count * sizeof(*v)))) {
 		free(chunk);
-		return rd_fail_name(rb->out_name, rb->err, 0,
+		return rb_fail_name(rb->out_name, rb->err, 0,
 				    "expected memory for %u descriptors, found %s", l->buffer_count,
 				    strerror(ENOMEM));
 	}
@@ -599,8 +586,8 @@ static int gather_descs(struct rebuild *rb, struct desc_info **cand, size_t *nca
 				if (rc < 0)
 					goto fail;
 				if (rc) {
-					struct rd_pool_note nt = {.index = i + k,
-								  .verdict = RD_POOL_ABSENT};
+					struct rb_pool_note nt = {.index = i + k,
+								  .verdict = RB_POOL_ABSENT};
 
 					note(rb, &nt);
 					continue;
@@ -608,13 +595,13 @@ static int gather_descs(struct rebuild *rb, struct desc_info **cand, size_t *nca
 			}
 			decode_desc(l, chunk + k * stride, i + k, &d);
 			if (d.state == XFDR_POOL_STATE_FREE)
-				note_desc(rb, &d, RD_POOL_FREE);
+				note_desc(rb, &d, RB_POOL_FREE);
 			else if (d.state == XFDR_POOL_STATE_CLAIMING)
-				note_desc(rb, &d, RD_POOL_CLAIMING);
+				note_desc(rb, &d, RB_POOL_CLAIMING);
 			else if (d.used < XFDR_BUFFER_PREAMBLE_BYTES)
-				note_desc(rb, &d, RD_POOL_EMPTY);
+				note_desc(rb, &d, RB_POOL_EMPTY);
 			else if (d.used > l->buffer_bytes)
-				note_desc(rb, &d, RD_POOL_BAD_LENGTH);
+				note_desc(rb, &d, RB_POOL_BAD_LENGTH);
 			else
 				v[nv++] = d;
 		}
@@ -633,7 +620,7 @@ fail:
 static int rebuild_with_locator(struct rebuild *rb)
 {
 	struct desc_info *cand = NULL, *d;
-	struct rd_pool_note n;
+	struct rb_pool_note n;
 	struct scan s;
 	size_t nc = 0, i;
 	uint64_t kept;
@@ -648,26 +635,26 @@ static int rebuild_with_locator(struct rebuild *rb)
 		if (r < 0)
 			goto out;
 		if (r) {
-			n.verdict = RD_POOL_ABSENT;
+			n.verdict = RB_POOL_ABSENT;
 			note(rb, &n);
 			continue;
 		}
 		scan_buffer(rb->img, d->used, rb->big, 0, &s);
 		n.why = s.why[0] ? s.why : NULL;
 		if (s.kept < XFDR_BUFFER_PREAMBLE_BYTES) {
-			n.verdict = RD_POOL_BAD_PREAMBLE;
+			n.verdict = RB_POOL_BAD_PREAMBLE;
 			note(rb, &n);
 			continue;
 		}
 		/* A reused buffer whose descriptor moved on before its preamble was rewritten. */
 		if (s.thread_id != (uint16_t)d->thread_id || s.first_tsc != d->first_tsc) {
-			n.verdict = RD_POOL_STALE;
+			n.verdict = RB_POOL_STALE;
 			note(rb, &n);
 			continue;
 		}
 		kept = fit_end(&s, rb->buffer_bytes);
 		if (!kept) {
-			n.verdict = RD_POOL_NO_ROOM;
+			n.verdict = RB_POOL_NO_ROOM;
 			note(rb, &n);
 			continue;
 		}
@@ -690,23 +677,23 @@ out:
 static int rebuild_walking(struct rebuild *rb)
 {
 	const uint64_t bytes = rb->buffer_bytes;
-	struct rd_pool_note n;
+	struct rb_pool_note n;
 	struct scan s;
 	uint64_t i, kept;
 	int r;
 
 	for (i = 0; i < rb->count; i++) {
-		n = (struct rd_pool_note){.index = i};
+		n = (struct rb_pool_note){.index = i};
 		r = read_buffer(rb, i, bytes);
 		if (r < 0)
 			return -1;
 		if (r) {
-			n.verdict = RD_POOL_ABSENT;
+			n.verdict = RB_POOL_ABSENT;
 			note(rb, &n);
 			continue;
 		}
 		if (all_zero(rb->img + XFDR_FILE_HEADER_BYTES, XFDR_FN_RECORD_BYTES)) {
-			n.verdict = RD_POOL_FREE;
+			n.verdict = RB_POOL_FREE;
 			note(rb, &n);
 			continue;
 		}
@@ -715,13 +702,13 @@ static int rebuild_walking(struct rebuild *rb)
 		n.thread_id = s.thread_id;
 		n.why = s.why[0] ? s.why : NULL;
 		if (s.kept < XFDR_BUFFER_PREAMBLE_BYTES) {
-			n.verdict = RD_POOL_BAD_PREAMBLE;
+			n.verdict = RB_POOL_BAD_PREAMBLE;
 			note(rb, &n);
 			continue;
 		}
 		kept = fit_end(&s, bytes);
 		if (!kept) {
-			n.verdict = RD_POOL_NO_ROOM;
+			n.verdict = RB_POOL_NO_ROOM;
 			note(rb, &n);
 			continue;
 		}
@@ -737,7 +724,7 @@ static int rebuild_walking(struct rebuild *rb)
 
 static int cmp_thread(const void *a, const void *b)
 {
-	const struct rd_pool_thread *x = a, *y = b;
+	const struct rb_pool_thread *x = a, *y = b;
 
 	return (x->thread_id > y->thread_id) - (x->thread_id < y->thread_id);
 }
@@ -747,7 +734,7 @@ static uint64_t estimate_hz(const struct rebuild *rb)
 {
 	uint64_t dwall, dtsc;
 
-	if (!rb->have_wall || rb->wall_hi_us - rb->wall_lo_us < RD_POOL_HZ_MIN_SPAN_US ||
+	if (!rb->have_wall || rb->wall_hi_us - rb->wall_lo_us < RB_POOL_HZ_MIN_SPAN_US ||
 	    rb->tsc_hi <= rb->tsc_lo)
 		return 0;
 	dwall = rb->wall_hi_us - rb->wall_lo_us;
@@ -755,12 +742,12 @@ static uint64_t estimate_hz(const struct rebuild *rb)
 	return (uint64_t)(((unsigned __int128)dtsc * 1000000u + dwall / 2) / dwall);
 }
 
-int rd_pool_rebuild(const struct rd_pool_job *job, int out_fd, const char *out_name,
-		    struct rd_pool_result *res, struct xfdr_error *err)
+int rb_pool_rebuild(const struct rb_pool_job *job, int out_fd, const char *out_name,
+		    struct rb_pool_result *res, struct xfdr_error *err)
 {
 	struct rebuild rb;
 	uint8_t header[XFDR_FILE_HEADER_BYTES];
-	uint32_t bitfield = 0;
+	struct wr_file_header h;
 	int rc;
 
 	memset(res, 0, sizeof(*res));
@@ -780,16 +767,16 @@ int rd_pool_rebuild(const struct rd_pool_job *job, int out_fd, const char *out_n
 		rb.big = job->big_endian;
 	}
 	if (rb.buffer_bytes < XFDR_BUFFER_PREAMBLE_BYTES ||
-	    rb.buffer_bytes > RD_POOL_BUFFER_BYTES_MAX)
-		return rd_fail_name(
+	    rb.buffer_bytes > RB_POOL_BUFFER_BYTES_MAX)
+		return rb_fail_name(
 		    out_name, err, 0, "expected a buffer size of %d to %llu bytes, found %llu",
-		    XFDR_BUFFER_PREAMBLE_BYTES, (unsigned long long)RD_POOL_BUFFER_BYTES_MAX,
+		    XFDR_BUFFER_PREAMBLE_BYTES, (unsigned long long)RB_POOL_BUFFER_BYTES_MAX,
 		    (unsigned long long)rb.buffer_bytes);
 	res->buffers = rb.count;
 	rb.img = malloc((size_t)(XFDR_FILE_HEADER_BYTES + rb.buffer_bytes));
 	rb.thread_slot = calloc(THREAD_IDS, sizeof(*rb.thread_slot));
 	if (!rb.img || !rb.thread_slot) {
-		rc = rd_fail_name(out_name, err, 0,
+		rc = rb_fail_name(out_name, err, 0,
 				  "expected memory for a %llu-byte buffer, found %s",
 				  (unsigned long long)rb.buffer_bytes, strerror(ENOMEM));
 		goto out;
@@ -804,14 +791,17 @@ int rd_pool_rebuild(const struct rd_pool_job *job, int out_fd, const char *out_n
 		res->hz_estimated = res->tsc_hz != 0;
 	}
 	if (!res->tsc_hz) {
-		res->tsc_hz = RD_POOL_HZ_ASSUMED;
+		res->tsc_hz = RB_POOL_HZ_ASSUMED;
 		res->hz_assumed = 1;
 	}
-	if (job->constant_tsc)
-		bitfield |= XFDR_HDR_CONSTANT_TSC;
-	if (job->nonstop_tsc)
-		bitfield |= XFDR_HDR_NONSTOP_TSC;
-	put_header(header, rb.big, bitfield, res->tsc_hz, rb.buffer_bytes);
+	h = (struct wr_file_header){
+	    .cycle_frequency_hz = res->tsc_hz,
+	    .buffer_bytes = rb.buffer_bytes,
+	    .constant_tsc = job->constant_tsc,
+	    .nonstop_tsc = job->nonstop_tsc,
+	    .order = rb.big ? WR_ORDER_BIG : WR_ORDER_LITTLE,
+	};
+	wr_encode_file_header(header, &h);
 	rc = write_at(&rb, header, sizeof(header), 0);
 	if (!rc && res->thread_count)
 		qsort(res->threads, res->thread_count, sizeof(*res->threads), cmp_thread);
@@ -819,11 +809,11 @@ out:
 	free(rb.img);
 	free(rb.thread_slot);
 	if (rc)
-		rd_pool_result_free(res);
+		rb_pool_result_free(res);
 	return rc;
 }
 
-void rd_pool_result_free(struct rd_pool_result *res)
+void rb_pool_result_free(struct rb_pool_result *res)
 {
 	free(res->threads);
 	res->threads = NULL;
