@@ -211,15 +211,10 @@ static int parse_account_opts(int argc, char **argv, struct account_opts *o)
 	    .operand = "FILE",
 	    .options = options,
 	};
-	char **operands;
-	int rc;
 
 	memset(o, 0, sizeof(*o));
 	o->sort = LATENCY_SORT_FUNCID;
-	rc = cli_options_parse(&cmd, argc, argv, &operands);
-	if (rc == 0)
-		o->input = operands[0];
-	return rc;
+	return cli_options_parse_one(&cmd, argc, argv, &o->input);
 }
 
 int cmd_account(int argc, char **argv)

@@ -256,16 +256,11 @@ static int parse_convert_opts(int argc, char **argv, struct convert_opts *o)
 	    .operand = "FILE",
 	    .options = options,
 	};
-	char **operands;
-	int rc;
 
 	memset(o, 0, sizeof(*o));
 	o->sort = 1;
 	o->format = FORMAT_YAML;
-	rc = cli_options_parse(&cmd, argc, argv, &operands);
-	if (rc == 0)
-		o->input = operands[0];
-	return rc;
+	return cli_options_parse_one(&cmd, argc, argv, &o->input);
 }
 
 /*

@@ -497,13 +497,12 @@ int cmd_dump(int argc, char **argv)
 	struct xfdr_record r;
 	struct xfdr_error err;
 	const char *input;
-	char sidecar[4096], **operands;
+	char sidecar[4096];
 	int rc, status;
 
-	status = cli_options_parse(&cmd, argc, argv, &operands);
+	status = cli_options_parse_one(&cmd, argc, argv, &input);
 	if (status)
 		return status < 0 ? CLI_OK : status;
-	input = operands[0];
 	status = cli_check_input(input);
 	if (status)
 		return status;

@@ -115,16 +115,11 @@ static int parse_flame_opts(int argc, char **argv, struct flame_opts *o)
 	    .operand = "FILE",
 	    .options = options,
 	};
-	char **operands;
-	int rc;
 
 	memset(o, 0, sizeof(*o));
 	o->width = 1200;
 	o->min_width = 0.1;
-	rc = cli_options_parse(&cmd, argc, argv, &operands);
-	if (rc == 0)
-		o->input = operands[0];
-	return rc;
+	return cli_options_parse_one(&cmd, argc, argv, &o->input);
 }
 
 /* ---- text ------------------------------------------------------------------------------- */

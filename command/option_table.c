@@ -217,6 +217,17 @@ int cli_options_parse(const struct cli_command *cmd, int argc, char **argv, char
 	return 0;
 }
 
+int cli_options_parse_one(const struct cli_command *cmd, int argc, char **argv,
+			  const char **operand)
+{
+	char **operands;
+	int rc = cli_options_parse(cmd, argc, argv, &operands);
+
+	if (rc == 0)
+		*operand = operands[0];
+	return rc;
+}
+
 /* ---- --help ---------------------------------------------------------------------------- */
 
 /* The listing's left column of o: "  -s, --long=ARG", "      --long", "  -s". */

@@ -130,6 +130,10 @@ struct cli_command {
  */
 int cli_options_parse(const struct cli_command *cmd, int argc, char **argv, char ***operands);
 
+/* The same for a verb of one operand (CLI_ONE_OPERAND): it goes into *operand. */
+int cli_options_parse_one(const struct cli_command *cmd, int argc, char **argv,
+			  const char **operand);
+
 /* cli_options_help - print cmd's --help on stdout. */
 void cli_options_help(const struct cli_command *cmd);
 

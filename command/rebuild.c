@@ -22,12 +22,10 @@
 int cli_rebuild_opts_parse(const struct cli_command *cmd, int argc, char **argv,
 			   struct cli_rebuild_opts *o)
 {
-	char **operands;
-	int rc = cli_options_parse(cmd, argc, argv, &operands);
+	int rc = cli_options_parse_one(cmd, argc, argv, &o->input);
 
 	if (rc)
 		return rc;
-	o->input = operands[0];
 	if (o->output && !*o->output)
 		return cli_usage("empty OUT");
 	return 0;

@@ -88,14 +88,9 @@ static int parse_stack_opts(int argc, char **argv, struct stack_opts *o)
 	    .operand = "FILE",
 	    .options = options,
 	};
-	char **operands;
-	int rc;
 
 	memset(o, 0, sizeof(*o));
-	rc = cli_options_parse(&cmd, argc, argv, &operands);
-	if (rc == 0)
-		o->input = operands[0];
-	return rc;
+	return cli_options_parse_one(&cmd, argc, argv, &o->input);
 }
 
 /*
