@@ -59,7 +59,10 @@ struct tb {
 
 static void tb_init(struct tb *b, size_t buf_bytes, uint64_t hz, int constant, int nonstop)
 {
-	struct wr_file_header h = {hz, buf_bytes, constant, nonstop};
+	struct wr_file_header h = {.cycle_frequency_hz = hz,
+				   .buffer_bytes = buf_bytes,
+				   .constant_tsc = constant,
+				   .nonstop_tsc = nonstop};
 
 	memset(b, 0, sizeof(*b));
 	b->buf_bytes = buf_bytes;
@@ -732,7 +735,10 @@ static void test_convert_progress_on_terminal_only(void **state)
 	const size_t buf_bytes = 65u << 20;
 	const char *path = scratch_path("big.xray");
 	uint8_t head[XFDR_FILE_HEADER_BYTES + 4 * XFDR_MD_RECORD_BYTES + 8];
-	struct wr_file_header h = {1000, buf_bytes, 1, 1};
+	struct wr_file_header h = {.cycle_frequency_hz = 1000,
+				   .buffer_bytes = buf_bytes,
+				   .constant_tsc = 1,
+				   .nonstop_tsc = 1};
 	const char *want = "---\nheader:\n  version:         1\n  type:            1\n"
 			   "  constant-tsc:    true\n  nonstop-tsc:     true\n"
 			   "  cycle-frequency: 1000\nrecords:\n"

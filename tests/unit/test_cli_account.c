@@ -51,7 +51,10 @@ struct tb {
 
 static void tb_init(struct tb *b, size_t buf_bytes, uint64_t hz)
 {
-	struct wr_file_header h = {hz, buf_bytes, 1, 1};
+	struct wr_file_header h = {.cycle_frequency_hz = hz,
+				   .buffer_bytes = buf_bytes,
+				   .constant_tsc = 1,
+				   .nonstop_tsc = 1};
 
 	memset(b, 0, sizeof(*b));
 	b->buf_bytes = buf_bytes;

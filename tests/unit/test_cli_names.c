@@ -43,7 +43,10 @@ static void write_text(const char *path, const char *text)
 /* One buffer: Entry 1, Entry 2, Exit 2, Exit 1 on thread 7. */
 static void write_trace(void)
 {
-	struct wr_file_header h = {1000000000u, 256, 1, 1};
+	struct wr_file_header h = {.cycle_frequency_hz = 1000000000u,
+				   .buffer_bytes = 256,
+				   .constant_tsc = 1,
+				   .nonstop_tsc = 1};
 	uint8_t buf[256];
 	size_t n = 0;
 	int fd;
