@@ -267,8 +267,9 @@ struct map_ctx {
 	const char *out;
 	const char *out_map;
 	struct cli_map_facts facts;
-	uint64_t tsc_hz; /* live_map's, 0: none */
-	uint64_t *skip;	 /* the lines of live_map OUT.map leaves out, ascending */
+	uint64_t tsc_hz;    /* live_map's, 0: none */
+	char hz_method[64]; /* how live_map says the rate was found, "": not said */
+	uint64_t *skip;	    /* the lines of live_map OUT.map leaves out, ascending */
 	size_t skip_count, skip_cap;
 	int no_memory;
 };
@@ -297,7 +298,8 @@ static void note_left_out(void *ctx, uint64_t line, const char *text)
  * The live sidecar, read by the reader's own parser (reader/names.c), leniently: the lines
  * it would refuse (a malformed `function`, `frame` or `crash` line, an id named twice, ...) are
  * left out of OUT.map and named on stderr, so that every verb reads the OUT.map recover writes.
- * Also its rate, for a trace that does not hold one. Returns 0, or reports and returns CLI_FAIL.
+ * Also its rate, for a trace that does not hold one, and how it was found (written again
+ * after the rate in OUT.map). Returns 0, or reports and returns CLI_FAIL.
  */
 static int load_live_map(struct map_ctx *m)
 {
@@ -311,6 +313,8 @@ static int load_live_map(struct map_ctx *m)
 	}
 	if (!xfdr_names_tsc_hz(n, &m->tsc_hz))
 		m->tsc_hz = 0;
+	snprintf(m->hz_method, sizeof(m->hz_method), "%s",
+		 xfdr_names_tsc_hz_method(n) ? xfdr_names_tsc_hz_method(n) : "");
 	xfdr_names_free(n);
 	if (m->no_memory) {
 		cli_error("%s: %s", m->live_map, strerror(ENOMEM));
@@ -325,28 +329,6 @@ static int has_key(const char *line, const char *key)
 	size_t n = strlen(key);
 
 	return !strncmp(line, key, n) && (line[n] == '\t' || line[n] == '\n' || !line[n]);
-}
-
-/*
- * The method of the first `tsc_hz_method` line of the live sidecar into buf ("" if none): the
- * rate's line is written once, after `trace`, wherever the live map had it (a live map gets
- * its rate appended once it is known, or never, for a process killed before).
- */
-static void live_hz_method(FILE *in, char *buf, size_t n)
-{
-	char *line = NULL;
-	size_t cap = 0;
-
-	buf[0] = '\0';
-	rewind(in);
-	while (getline(&line, &cap, in) > 0) {
-		if (!has_key(line, "tsc_hz_method") || line[13] != '\t')
-			continue;
-		snprintf(buf, n, "%.*s", (int)strcspn(line + 14, "\t\n"), line + 14);
-		break;
-	}
-	free(line);
-	rewind(in);
 }
 
 /* `trace` naming OUT, then the rate of OUT's header and how it was found, when known. */
@@ -376,7 +358,7 @@ static void write_trace_and_rate(FILE *f, const struct map_ctx *m, const struct 
 static int write_recovered_map(FILE *f, const struct rb_pool_result *res, void *ctx)
 {
 	struct map_ctx *m = ctx;
-	char *line = NULL, method[64];
+	char *line = NULL;
 	size_t cap = 0, lineno = 0, k = 0;
 	ssize_t n;
 	int traced = 0;
@@ -385,7 +367,7 @@ static int write_recovered_map(FILE *f, const struct rb_pool_result *res, void *
 	if (!m->live_map)
 		return cli_map_generated(f, &m->facts, res);
 	in = m->in;
-	live_hz_method(in, method, sizeof(method));
+	rewind(in);
 	while ((n = getline(&line, &cap, in)) > 0) {
 		/* Numbered as the reader numbers them: getline() lines, from 1. */
 		if (k < m->skip_count && m->skip[k] == ++lineno) {
@@ -408,7 +390,7 @@ static int write_recovered_map(FILE *f, const struct rb_pool_result *res, void *
 		}
 		if (!traced && !has_key(line, "xfdr-map") && !has_key(line, "pid") &&
 		    !has_key(line, "program")) {
-			write_trace_and_rate(f, m, res, method);
+			write_trace_and_rate(f, m, res, m->hz_method);
 			traced = 1;
 		}
 		if (has_key(line, "trace") || has_key(line, "tsc_hz") ||
@@ -427,7 +409,7 @@ static int write_recovered_map(FILE *f, const struct rb_pool_result *res, void *
 	}
 	free(line);
 	if (!traced)
-		write_trace_and_rate(f, m, res, method);
+		write_trace_and_rate(f, m, res, m->hz_method);
 	return 0;
 }
 

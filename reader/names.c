@@ -92,6 +92,8 @@ struct xfdr_names {
 	uint64_t since_tsc;
 	int seen_tsc_hz; /* the first tsc_hz line was read (a later one is not looked at) */
 	uint64_t tsc_hz; /* its value, 0 when it is not a number */
+	int seen_tsc_hz_method;
+	char tsc_hz_method[64]; /* the first tsc_hz_method line's value, up to a TAB */
 	int have_crash;
 	struct xfdr_map_crash crash; /* crash.signal_name is crash_signal_name */
 	char *crash_signal_name;
@@ -372,6 +374,17 @@ static void parse_tsc_hz_line(struct xfdr_names *n, const char *line)
 		return;
 	n->seen_tsc_hz = 1;
 	n->tsc_hz = parse_dec(&f, UINT64_MAX, &v) ? 0 : v;
+}
+
+/* `tsc_hz_method<TAB>WORD`: the first line only, its value up to a TAB (cut to 63 bytes). */
+static void parse_tsc_hz_method_line(struct xfdr_names *n, const char *line)
+{
+	const char *v = line + sizeof("tsc_hz_method");
+
+	if (n->seen_tsc_hz_method)
+		return;
+	n->seen_tsc_hz_method = 1;
+	snprintf(n->tsc_hz_method, sizeof(n->tsc_hz_method), "%.*s", (int)strcspn(v, "\t\n"), v);
 }
 
 /*
@@ -759,6 +772,8 @@ static int names_read(FILE *f, const char *path, struct rd_drops *d, struct xfdr
 			rc = parse_thread_line(n, line, &why);
 		else if (!strncmp(line, "tsc_hz\t", sizeof("tsc_hz")))
 			parse_tsc_hz_line(n, line);
+		else if (!strncmp(line, "tsc_hz_method\t", sizeof("tsc_hz_method")))
+			parse_tsc_hz_method_line(n, line);
 		else if (strchr(line, '\t'))
 			rc = parse_pool_line(n, line);
 		if (!rc)
@@ -835,6 +850,11 @@ int xfdr_names_tsc_hz(const struct xfdr_names *n, uint64_t *hz)
 		return 0;
 	*hz = n->tsc_hz;
 	return 1;
+}
+
+const char *xfdr_names_tsc_hz_method(const struct xfdr_names *n)
+{
+	return n && n->seen_tsc_hz_method ? n->tsc_hz_method : NULL;
 }
 
 void xfdr_names_pool(const struct xfdr_names *n, struct xfdr_map_pool *out)

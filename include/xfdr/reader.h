@@ -318,10 +318,10 @@ void xfdr_drop_event_thread(const struct xfdr_drop_event *ev, uint32_t index,
 /*
  * The names a `.map` sidecar (the text file the runtime writes beside a trace, specified in
  * doc/map-format.md) gives to function ids, what it says about a crash, and the pool's facts.
- * Only its `function`, `since_tsc`, `crash`, `frame`, `thread`, `tsc_hz` and pool lines
- * (xfdr_names_pool()) are read; ids it marks
- * as unnamed (`<unknown>`, `<unassigned>`) are left out. Memory grows with the named ids and the
- * frames. Numbers are decimal digits only, without a sign, a space or a leading zero.
+ * Only its `function`, `since_tsc`, `crash`, `frame`, `thread`, `tsc_hz`, `tsc_hz_method` and
+ * pool lines (xfdr_names_pool()) are read; ids it marks as unnamed (`<unknown>`, `<unassigned>`)
+ * are left out. Memory grows with the named ids and the frames. Numbers are decimal digits only,
+ * without a sign, a space or a leading zero.
  */
 struct xfdr_names;
 
@@ -379,6 +379,13 @@ int xfdr_names_since_tsc(const struct xfdr_names *n, uint64_t *tsc);
  * decimal number and nothing else, else 0 (also when n is NULL).
  */
 int xfdr_names_tsc_hz(const struct xfdr_names *n, uint64_t *hz);
+
+/*
+ * xfdr_names_tsc_hz_method - how the runtime found that rate: the value of the sidecar's first
+ * `tsc_hz_method` line up to a TAB (e.g. "cpuid-0x15", "calibrated"; at most 63 bytes), or NULL
+ * when it has none (or n is NULL).
+ */
+const char *xfdr_names_tsc_hz_method(const struct xfdr_names *n);
 
 /*
  * The crash the sidecar records: its `crash` line (doc/map-format.md), written by the crash

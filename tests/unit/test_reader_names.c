@@ -312,6 +312,34 @@ static void pool_facts(void **state)
 	assert_false(p.have_buffer_max || p.have_overwritten || p.have_drops);
 }
 
+/* The rate and how it was found: the first line of each counts; a bad rate is no rate. */
+static void rate_and_method(void **state)
+{
+	const char *path = scratch_write_text("rate.map", "xfdr-map\t1\n"
+							  "tsc_hz\t2100000000\n"
+							  "tsc_hz_methods\tnot-this\n"
+							  "tsc_hz_method\tcpuid-0x15\tlater\n"
+							  "tsc_hz\t5\n"
+							  "tsc_hz_method\tcalibrated\n");
+	struct xfdr_names *n = NULL;
+	struct xfdr_error err;
+	uint64_t hz = 0;
+
+	(void)state;
+	assert_int_equal(xfdr_names_load(path, &n, &err), 0);
+	assert_int_equal(xfdr_names_tsc_hz(n, &hz), 1);
+	assert_true(hz == 2100000000u);
+	assert_string_equal(xfdr_names_tsc_hz_method(n), "cpuid-0x15");
+	xfdr_names_free(n);
+
+	path = scratch_write_text("norate.map", "tsc_hz\t12x\n");
+	assert_int_equal(xfdr_names_load(path, &n, &err), 0);
+	assert_int_equal(xfdr_names_tsc_hz(n, &hz), 0);
+	assert_null(xfdr_names_tsc_hz_method(n));
+	xfdr_names_free(n);
+	assert_null(xfdr_names_tsc_hz_method(NULL));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -324,6 +352,7 @@ int main(void)
 	    cmocka_unit_test(since_tsc),
 	    cmocka_unit_test(since_tsc_malformed),
 	    cmocka_unit_test(thread_names),
+	    cmocka_unit_test(rate_and_method),
 	};
 
 	return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);
