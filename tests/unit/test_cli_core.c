@@ -26,6 +26,7 @@
 
 #include "tests/support/child.h"
 #include "tests/support/pool_layout.h"
+#include "tests/support/rebuild_outputs.h"
 #include "tests/support/scratch.h"
 #include "tests/support/text.h"
 #include "xfdr/format.h"
@@ -140,52 +141,14 @@ static void test_core_scenario(void **state)
 	child_result_free(&r);
 }
 
-/*
- * --force replaces a regular file, nothing else: OUT a FIFO, a directory or a link to a device
- * (/dev/null: rename() would replace the link, never the device, so the test cannot harm it),
- * or OUT.map a FIFO, is refused with one line naming it and what it is, exit 1, nothing written.
- */
+/* --force replaces a regular file, nothing else (tests/support/rebuild_outputs.h). */
 static void test_core_force_only_regular_files(void **state)
 {
-	static const struct {
-		const char *name, *what;
-	} outs[] = {
-	    {"nr-fifo.xray", "a FIFO, not a regular file: not replaced\n"},
-	    {"nr-dir.xray", "a directory, not a regular file: not replaced\n"},
-	    {"nr-null.xray", "a symbolic link to a character device, not to a regular file: "
-			     "not replaced\n"},
-	};
-	char core[256], out[256], out_map[300], want[700];
-	size_t i;
+	char core[256];
 
 	(void)state;
 	snprintf(core, sizeof(core), "%s", scenario_core("nr.core"));
-	scratch_make_non_regular();
-	for (i = 0; i < sizeof(outs) / sizeof(outs[0]); i++) {
-		snprintf(out, sizeof(out), "%s", scratch_path(outs[i].name));
-		snprintf(out_map, sizeof(out_map), "%s.map", out);
-		snprintf(want, sizeof(want), "xfdr core: %s: %s", out, outs[i].what);
-		child_xfdr_refused(want, "core", "--force", "-o", out, core, NULL);
-		assert_false(scratch_exists(out_map));
-		assert_int_equal(scratch_count_named(".tmp."), 0);
-	}
-	scratch_expect_non_regular_intact();
-
-	/* OUT.map a FIFO: refused, and OUT is not written either. */
-	snprintf(out, sizeof(out), "%s", scratch_path("nr-out.xray"));
-	snprintf(out_map, sizeof(out_map), "%s.map", out);
-	assert_int_equal(mkfifo(out_map, 0600), 0);
-	snprintf(want, sizeof(want), "xfdr core: %s: a FIFO, not a regular file: not replaced\n",
-		 out_map);
-	child_xfdr_refused(want, "core", "--force", "-o", out, core, NULL);
-	assert_false(scratch_exists(out));
-	assert_int_equal(scratch_count_named(".tmp."), 0);
-
-	/* A regular file is still replaced. */
-	assert_int_equal(unlink(out_map), 0);
-	pl_write_file(out, "old", 3);
-	child_xfdr_ok("core", "--force", "-o", out, core, NULL);
-	child_xfdr_ok("verify", out, NULL);
+	rebuild_expect_only_regular_replaced("core", core, NULL);
 }
 
 /* -v names the pool found and why the decoy is none. */

@@ -32,6 +32,7 @@
 #include "tests/support/child.h"
 #include "tests/support/image.h"
 #include "tests/support/pool_layout.h"
+#include "tests/support/rebuild_outputs.h"
 #include "tests/support/scratch.h"
 #include "tests/support/text.h"
 #include "xfdr/format.h"
@@ -844,68 +845,17 @@ static void test_salvage_whole_and_empty(void **state)
 
 /* ---- What recover writes, and where (issue 25) ------------------------------------------ */
 
-/* Nothing of OUT: neither OUT.map nor a temporary file beside them. */
-static void expect_nothing_written(const char *out_map)
-{
-	assert_false(scratch_exists(out_map));
-	assert_int_equal(scratch_count_named(".tmp."), 0);
-}
-
 /*
- * --force replaces a regular file, nothing else: over a FIFO, a directory, a link to a device
- * (/dev/null here: rename() would replace the link, never the device, so the test cannot harm
- * it) or with OUT.map such a thing, the verb refuses with one line naming it and what it is,
- * exit 1, and writes nothing.
+ * --force replaces a regular file, nothing else (tests/support/rebuild_outputs.h), also
+ * through --salvage, which shares the check.
  */
 static void test_recover_force_only_regular_files(void **state)
 {
 	char live[256];
-	static const struct {
-		const char *name, *what;
-	} outs[] = {
-	    {"nr-fifo.xray", "a FIFO, not a regular file: not replaced\n"},
-	    {"nr-dir.xray", "a directory, not a regular file: not replaced\n"},
-	    {"nr-null.xray", "a symbolic link to a character device, not to a regular file: "
-			     "not replaced\n"},
-	    {"nr-lfifo.xray", "a symbolic link to a FIFO, not to a regular file: not replaced\n"},
-	};
-	char out[256], out_map[300], want[700];
-	struct stat st;
-	size_t i;
 
 	(void)state;
 	snprintf(live, sizeof(live), "%s", write_scenario("nr", 0, 0, 0));
-	scratch_make_non_regular();
-	assert_int_equal(symlink("nr-fifo.xray", scratch_path("nr-lfifo.xray")), 0);
-	for (i = 0; i < sizeof(outs) / sizeof(outs[0]); i++) {
-		snprintf(out, sizeof(out), "%s", scratch_path(outs[i].name));
-		snprintf(out_map, sizeof(out_map), "%s.map", out);
-		snprintf(want, sizeof(want), "xfdr recover: %s: %s", out, outs[i].what);
-		child_xfdr_refused(want, "recover", "--force", "-o", out, live, NULL);
-		expect_nothing_written(out_map);
-		/* The same through --salvage, which shares the check. */
-		child_xfdr_refused(want, "recover", "--salvage", "--force", "-o", out, live, NULL);
-		expect_nothing_written(out_map);
-	}
-	scratch_expect_non_regular_intact();
-
-	/* OUT free, OUT.map a FIFO: refused all the same, and OUT is not written either. */
-	snprintf(out, sizeof(out), "%s", scratch_path("nr-out.xray"));
-	snprintf(out_map, sizeof(out_map), "%s.map", out);
-	assert_int_equal(mkfifo(out_map, 0600), 0);
-	snprintf(want, sizeof(want), "xfdr recover: %s: a FIFO, not a regular file: not replaced\n",
-		 out_map);
-	child_xfdr_refused(want, "recover", "--force", "-o", out, live, NULL);
-	assert_false(scratch_exists(out));
-	assert_int_equal(scratch_count_named(".tmp."), 0);
-	assert_int_equal(lstat(out_map, &st), 0);
-	assert_true(S_ISFIFO(st.st_mode));
-
-	/* A regular file (and a link to one) is still replaced. */
-	assert_int_equal(unlink(out_map), 0);
-	pl_write_file(out, "old", 3);
-	child_xfdr_ok("recover", "--force", "-o", out, live, NULL);
-	child_xfdr_ok("verify", out, NULL);
+	rebuild_expect_only_regular_replaced("recover", live, "--salvage");
 }
 
 /*
