@@ -51,14 +51,14 @@
 #include "command/cli.h"
 #include "command/option_table.h"
 #include "analysis/callstack.h"
-#include "reader/elf_symbols.h"
+#include "xfdr/reader.h"
 
 #define DUMP_PREVIEW_BYTES 16
 
 /* A module a crash frame named, opened once per dump; elf NULL: it could not be read. */
 struct dump_module {
 	char *path;
-	struct rd_elf *elf;
+	struct xfdr_elf *elf;
 };
 
 struct dump_state {
@@ -279,7 +279,7 @@ static int dump_stack_context(struct dump_state *s, const struct xfdr_record *r)
 }
 
 /* The ELF file at path, opened at its first use; NULL when it cannot be read (or no memory). */
-static const struct rd_elf *module_elf(struct dump_state *s, const char *path)
+static const struct xfdr_elf *module_elf(struct dump_state *s, const char *path)
 {
 	struct dump_module *m;
 	size_t i;
@@ -301,7 +301,7 @@ static const struct rd_elf *module_elf(struct dump_state *s, const char *path)
 	m->path = strdup(path);
 	if (!m->path)
 		return NULL;
-	if (rd_elf_open(path, &m->elf))
+	if (xfdr_elf_open(path, &m->elf))
 		m->elf = NULL;
 	s->module_count++;
 	return m->elf;
@@ -312,7 +312,7 @@ static void close_modules(struct dump_state *s)
 	size_t i;
 
 	for (i = 0; i < s->module_count; i++) {
-		rd_elf_close(s->modules[i].elf);
+		xfdr_elf_close(s->modules[i].elf);
 		free(s->modules[i].path);
 	}
 	free(s->modules);
@@ -379,7 +379,7 @@ static void dump_crash_frames(struct dump_state *s, const struct xfdr_crash_even
 		if (!name && have && f.module && f.have_module_vaddr) {
 			/* A return address: the call is the instruction before it. */
 			at = f.module_vaddr - (i && f.module_vaddr ? 1 : 0);
-			name = rd_elf_symbol(module_elf(s, f.module), at, NULL);
+			name = xfdr_elf_symbol(module_elf(s, f.module), at, NULL);
 		}
 		cli_printf(s->out, "    #%" PRIu32 " 0x%" PRIx64, i, pc);
 		if (name) {

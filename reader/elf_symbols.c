@@ -1,6 +1,6 @@
 /*
- * reader/elf_symbols.c - function names from an ELF file's symbol table (see
- * elf_symbols.h).
+ * reader/elf_symbols.c - function names from an ELF file's symbol table (xfdr_elf_*, declared
+ * in include/xfdr/reader.h).
  *
  * The file (ELF64, little-endian; field offsets from <elf.h>'s Elf64 structures, which the ELF
  * specification fixes):
@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "reader/bytes.h"
-#include "reader/elf_symbols.h"
+#include "xfdr/reader.h"
 
 #define EH(field) offsetof(Elf64_Ehdr, field)
 #define SH(field) offsetof(Elf64_Shdr, field)
@@ -38,19 +38,19 @@ struct rd_symtab {
 	uint64_t str_bytes;
 };
 
-struct rd_elf {
+struct xfdr_elf {
 	uint8_t *map;
 	uint64_t bytes;
 	struct rd_symtab tab[2]; /* .symtab, .dynsym */
 };
 
-static int in_file(const struct rd_elf *e, uint64_t off, uint64_t len)
+static int in_file(const struct xfdr_elf *e, uint64_t off, uint64_t len)
 {
 	return off <= e->bytes && len <= e->bytes - off;
 }
 
 /* The table of section header i (< shnum, all checked in the file) if it is usable. */
-static void take_table(struct rd_elf *e, const uint8_t *shdrs, uint64_t shnum, uint64_t i,
+static void take_table(struct xfdr_elf *e, const uint8_t *shdrs, uint64_t shnum, uint64_t i,
 		       struct rd_symtab *t)
 {
 	const uint8_t *sh = shdrs + i * sizeof(Elf64_Shdr), *str;
@@ -73,7 +73,7 @@ static void take_table(struct rd_elf *e, const uint8_t *shdrs, uint64_t shnum, u
 }
 
 /* Check the ELF header and find the symbol tables. Returns 0 or -ENOEXEC. */
-static int parse(struct rd_elf *e)
+static int parse(struct xfdr_elf *e)
 {
 	const uint8_t *h = e->map, *shdrs;
 	uint64_t shoff, shnum, i;
@@ -107,9 +107,9 @@ static int parse(struct rd_elf *e)
 	return 0;
 }
 
-int rd_elf_open(const char *path, struct rd_elf **out)
+int xfdr_elf_open(const char *path, struct xfdr_elf **out)
 {
-	struct rd_elf *e;
+	struct xfdr_elf *e;
 	struct stat sb;
 	void *p;
 	int fd, rc;
@@ -142,7 +142,7 @@ int rd_elf_open(const char *path, struct rd_elf **out)
 	e->bytes = (uint64_t)sb.st_size;
 	rc = parse(e);
 	if (rc)
-		rd_elf_close(e);
+		xfdr_elf_close(e);
 	else
 		*out = e;
 out_close:
@@ -199,7 +199,7 @@ static const char *search(const struct rd_symtab *t, uint64_t vaddr, uint64_t *o
 	return best;
 }
 
-const char *rd_elf_symbol(const struct rd_elf *e, uint64_t vaddr, uint64_t *offset)
+const char *xfdr_elf_symbol(const struct xfdr_elf *e, uint64_t vaddr, uint64_t *offset)
 {
 	const char *name = NULL;
 	int i;
@@ -211,7 +211,7 @@ const char *rd_elf_symbol(const struct rd_elf *e, uint64_t vaddr, uint64_t *offs
 	return name;
 }
 
-void rd_elf_close(struct rd_elf *e)
+void xfdr_elf_close(struct xfdr_elf *e)
 {
 	if (!e)
 		return;

@@ -21,7 +21,6 @@
 # Usage: tests/check_layers.sh (from the top of the tree)
 KNOWN='
 command/core.c reader/bytes.h the ELF reading of core files moves into rebuild/ (issue 27)
-command/dump.c reader/elf_symbols.h crash frames named through a public reader call (issue 27)
 '
 status=0
 found=$(mktemp)

@@ -453,6 +453,43 @@ void xfdr_names_pool(const struct xfdr_names *n, struct xfdr_map_pool *out);
 
 void xfdr_names_free(struct xfdr_names *n);
 
+/* ---- Function names from a module's ELF symbol table ------------------------------------ */
+
+/*
+ * For the program counters of a crash the .map sidecar could not name. The runtime gives each
+ * frame a module (the file mapped at the pc) and the pc as an address of that file
+ * (module_vaddr, the address its symbols and `addr2line -e` use); this looks the address up in
+ * the file's .symtab, else its .dynsym. Only ELF64 little-endian files of type EXEC or DYN are
+ * read (what the runtime records on x86-64 and AArch64).
+ *
+ * The file is mapped read-only; every offset, size and string read from it is checked against
+ * the file's size, so a file that is not ELF, truncated or corrupt gives "no name", never a
+ * fault. It allocates and may block; one thread at a time per struct xfdr_elf.
+ */
+struct xfdr_elf;
+
+/*
+ * xfdr_elf_open - map the ELF file at path and find its symbol tables.
+ * Returns 0 with *out set, or with *out NULL: -errno when it cannot be opened, read or
+ * mapped; -ENOEXEC when it is not an ELF64 little-endian EXEC or DYN file, or its header or
+ * section headers lie outside the file. A file with no usable symbol table opens and names
+ * nothing.
+ */
+int xfdr_elf_open(const char *path, struct xfdr_elf **out);
+
+/*
+ * xfdr_elf_symbol - the name of the function symbol covering vaddr: its [value, value + size)
+ * holds vaddr (a symbol of size 0 covers its value only). .symtab is searched first, .dynsym
+ * when .symtab names nothing there. Of several, the one with the highest value (the innermost)
+ * wins, then a global over a weak over a local, then the first in the table.
+ * Returns the name (it points into the mapping: valid until xfdr_elf_close()) with *offset
+ * (when not NULL) set to vaddr - value, or NULL when no function symbol covers vaddr or e is
+ * NULL.
+ */
+const char *xfdr_elf_symbol(const struct xfdr_elf *e, uint64_t vaddr, uint64_t *offset);
+
+void xfdr_elf_close(struct xfdr_elf *e);
+
 /* Names for messages and dumps: "NewBuffer", "Entry", ... ; "unknown" outside the range. */
 const char *xfdr_md_kind_name(unsigned kind);
 const char *xfdr_fn_action_name(unsigned action);

@@ -7,7 +7,7 @@
  * elf_symbols.c maps its file, and the sanitizer does not see a read past the end of a file
  * mapping (the rest of the last page reads as zeros). So its source is included here and its
  * parser run on the input itself, a heap block of the input's exact size whose every
- * overrun the sanitizer reports; rd_elf_open() then reads the same bytes from a memfd, and
+ * overrun the sanitizer reports; xfdr_elf_open() then reads the same bytes from a memfd, and
  * both must name the same functions. The addresses looked up are the symbols' own values and
  * ends, and words of the input.
  */
@@ -30,11 +30,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 }
 
 /* Look vaddr up in both; they must agree, and a name must be a string inside the input. */
-static void lookup(const struct rd_elf *mem, const struct rd_elf *file, uint64_t vaddr)
+static void lookup(const struct xfdr_elf *mem, const struct xfdr_elf *file, uint64_t vaddr)
 {
 	uint64_t off_mem = 0, off_file = 0;
-	const char *a = rd_elf_symbol(mem, vaddr, &off_mem);
-	const char *b = rd_elf_symbol(file, vaddr, &off_file);
+	const char *a = xfdr_elf_symbol(mem, vaddr, &off_mem);
+	const char *b = xfdr_elf_symbol(file, vaddr, &off_file);
 
 	if (!a != !b)
 		abort();
@@ -48,7 +48,7 @@ static void lookup(const struct rd_elf *mem, const struct rd_elf *file, uint64_t
 }
 
 /* The values and last bytes of the first symbols of a table, and the addresses around them. */
-static void lookup_table(const struct rd_elf *mem, const struct rd_elf *file,
+static void lookup_table(const struct xfdr_elf *mem, const struct xfdr_elf *file,
 			 const struct rd_symtab *t)
 {
 	uint64_t i, value, size;
@@ -65,7 +65,7 @@ static void lookup_table(const struct rd_elf *mem, const struct rd_elf *file,
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct rd_elf mem = {(uint8_t *)data, size, {{0}}}, *file = NULL;
+	struct xfdr_elf mem = {(uint8_t *)data, size, {{0}}}, *file = NULL;
 	struct elf_probe p, q;
 	uint64_t v;
 	size_t i;
@@ -81,7 +81,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 
 	rc = size < sizeof(Elf64_Ehdr) ? -ENOEXEC : parse(&mem);
-	rc_file = rd_elf_open(elf_path, &file);
+	rc_file = xfdr_elf_open(elf_path, &file);
 	if (rc != rc_file || !rc != !!file)
 		abort();
 	if (rc)
@@ -94,6 +94,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	lookup(&mem, file, 0);
 	lookup(&mem, file, UINT64_MAX);
-	rd_elf_close(file);
+	xfdr_elf_close(file);
 	return 0;
 }

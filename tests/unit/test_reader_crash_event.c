@@ -2,7 +2,7 @@
  * tests/unit/test_reader_crash_event.c - a crash in the reader library: the "XFDRCRSH" payload
  * decoder (xfdr_crash_event_decode), the sidecar's `crash` and `frame` lines
  * (xfdr_names_crash, xfdr_names_frame, xfdr_names_frame_at_pc) and the ELF symbol lookup that
- * names frames the sidecar could not (reader/elf_symbols.h).
+ * names frames the sidecar could not (xfdr_elf_*, reader/elf_symbols.c).
  *
  * Every payload is written byte by byte here from format.h's XFDRCRSH table, not with its
  * constants or the writer:
@@ -30,7 +30,7 @@
 
 #include <cmocka.h>
 
-#include "reader/elf_symbols.h"
+#include "xfdr/reader.h"
 #include "tests/support/image.h"
 #include "tests/support/scratch.h"
 #include "xfdr/reader.h"
@@ -414,7 +414,7 @@ static void file_address(const void *addr, char *path, size_t n, uint64_t *vaddr
 static void test_elf_lookup(void **state)
 {
 	char path[4096];
-	struct rd_elf *e;
+	struct xfdr_elf *e;
 	const char *name;
 	uint64_t vaddr, off = 99;
 	void *addr;
@@ -425,36 +425,36 @@ static void test_elf_lookup(void **state)
 	/* A static function of this binary: in .symtab, not in .dynsym. */
 	file_address((const void *)(uintptr_t)crash_test_known_function, path, sizeof(path),
 		     &vaddr);
-	assert_int_equal(rd_elf_open(path, &e), 0);
-	name = rd_elf_symbol(e, vaddr, &off);
+	assert_int_equal(xfdr_elf_open(path, &e), 0);
+	name = xfdr_elf_symbol(e, vaddr, &off);
 	assert_non_null(name);
 	assert_string_equal(name, "crash_test_known_function");
 	assert_int_equal(off, 0);
-	name = rd_elf_symbol(e, vaddr + 5, &off);
+	name = xfdr_elf_symbol(e, vaddr + 5, &off);
 	assert_non_null(name);
 	assert_string_equal(name, "crash_test_known_function");
 	assert_int_equal(off, 5);
-	assert_string_equal(rd_elf_symbol(e, vaddr + 1, NULL), "crash_test_known_function");
+	assert_string_equal(xfdr_elf_symbol(e, vaddr + 1, NULL), "crash_test_known_function");
 	/* No function at the file's first byte (the ELF header), nor at the top of the space. */
-	assert_null(rd_elf_symbol(e, 0, &off));
-	assert_null(rd_elf_symbol(e, UINT64_MAX, &off));
-	rd_elf_close(e);
+	assert_null(xfdr_elf_symbol(e, 0, &off));
+	assert_null(xfdr_elf_symbol(e, UINT64_MAX, &off));
+	xfdr_elf_close(e);
 
 	/* A function of libc, named through .dynsym (Debian strips libc's .symtab). */
 	addr = dlsym(RTLD_DEFAULT, "getpid");
 	assert_non_null(addr);
 	file_address(addr, path, sizeof(path), &vaddr);
-	assert_int_equal(rd_elf_open(path, &e), 0);
-	name = rd_elf_symbol(e, vaddr, &off);
+	assert_int_equal(xfdr_elf_open(path, &e), 0);
+	name = xfdr_elf_symbol(e, vaddr, &off);
 	assert_non_null(name);
 	/* getpid has aliases (__getpid): whichever is named must be the same function. */
 	assert_ptr_equal(dlsym(RTLD_DEFAULT, name), addr);
 	assert_int_equal(off, 0);
-	rd_elf_close(e);
+	xfdr_elf_close(e);
 
 	/* NULL names nothing; closing NULL is harmless. */
-	assert_null(rd_elf_symbol(NULL, vaddr, &off));
-	rd_elf_close(NULL);
+	assert_null(xfdr_elf_symbol(NULL, vaddr, &off));
+	xfdr_elf_close(NULL);
 }
 
 static uint8_t *read_whole(const char *path, size_t *n)
@@ -489,7 +489,7 @@ static void test_elf_bad_files(void **state)
 	uint8_t *img, *copy;
 	size_t n, i, k, shoff, at;
 	uint64_t vaddr, seed = 0x5eed;
-	struct rd_elf *e = (struct rd_elf *)&e;
+	struct xfdr_elf *e = (struct xfdr_elf *)&e;
 	const char *path;
 	int fd;
 
@@ -502,30 +502,30 @@ static void test_elf_bad_files(void **state)
 	shoff = (size_t)img_le64(img + 40);
 	assert_true(shoff > 0 && shoff < n);
 
-	assert_int_equal(rd_elf_open("/nonexistent/xfdr-no-such-file", &e), -ENOENT);
+	assert_int_equal(xfdr_elf_open("/nonexistent/xfdr-no-such-file", &e), -ENOENT);
 	assert_null(e);
-	assert_int_equal(rd_elf_open(scratch_dir, &e), -ENOEXEC); /* a directory */
+	assert_int_equal(xfdr_elf_open(scratch_dir, &e), -ENOEXEC); /* a directory */
 	path = scratch_write("text", "frame\t0\t0x1\n", 11);
-	assert_int_equal(rd_elf_open(path, &e), -ENOEXEC);
+	assert_int_equal(xfdr_elf_open(path, &e), -ENOEXEC);
 	path = scratch_write("empty", "", 0);
-	assert_int_equal(rd_elf_open(path, &e), -ENOEXEC);
+	assert_int_equal(xfdr_elf_open(path, &e), -ENOEXEC);
 	/* Cut inside the header, right after it, inside the section headers. */
 	path = scratch_write("cut63", img, 63);
-	assert_int_equal(rd_elf_open(path, &e), -ENOEXEC);
+	assert_int_equal(xfdr_elf_open(path, &e), -ENOEXEC);
 	path = scratch_write("cut64", img, 64);
-	assert_int_equal(rd_elf_open(path, &e), -ENOEXEC);
+	assert_int_equal(xfdr_elf_open(path, &e), -ENOEXEC);
 	path = scratch_write("cutsh", img, shoff + 100);
-	assert_int_equal(rd_elf_open(path, &e), -ENOEXEC);
+	assert_int_equal(xfdr_elf_open(path, &e), -ENOEXEC);
 	assert_null(e);
 	/* 32-bit class, big-endian data: not read. */
 	memcpy(copy, img, n);
 	copy[4] = 1; /* EI_CLASS = ELFCLASS32 */
 	path = scratch_write("class32", copy, n);
-	assert_int_equal(rd_elf_open(path, &e), -ENOEXEC);
+	assert_int_equal(xfdr_elf_open(path, &e), -ENOEXEC);
 	memcpy(copy, img, n);
 	copy[5] = 2; /* EI_DATA = ELFDATA2MSB */
 	path = scratch_write("msb", copy, n);
-	assert_int_equal(rd_elf_open(path, &e), -ENOEXEC);
+	assert_int_equal(xfdr_elf_open(path, &e), -ENOEXEC);
 
 	/* The symbol table's offset or size out of the file: that table is ignored. */
 	for (k = 0; k < 2; k++) {
@@ -537,10 +537,10 @@ static void test_elf_bad_files(void **state)
 				memset(sh + (k ? 32 : 24), 0xff, 8);  /* sh_size / sh_offset */
 		}
 		path = scratch_write("badsymtab", copy, n);
-		assert_int_equal(rd_elf_open(path, &e), 0);
+		assert_int_equal(xfdr_elf_open(path, &e), 0);
 		/* A static function is only in .symtab, so now nothing names it. */
-		assert_null(rd_elf_symbol(e, vaddr, NULL));
-		rd_elf_close(e);
+		assert_null(xfdr_elf_symbol(e, vaddr, NULL));
+		xfdr_elf_close(e);
 	}
 
 	/*
@@ -571,10 +571,10 @@ static void test_elf_bad_files(void **state)
 			hit[i] = at;
 			assert_int_equal(pwrite(fd, &b, 1, (off_t)at), 1);
 		}
-		if (!rd_elf_open(path, &e)) {
-			rd_elf_symbol(e, vaddr, NULL);
-			rd_elf_symbol(e, fuzz_next(&seed), NULL);
-			rd_elf_close(e);
+		if (!xfdr_elf_open(path, &e)) {
+			xfdr_elf_symbol(e, vaddr, NULL);
+			xfdr_elf_symbol(e, fuzz_next(&seed), NULL);
+			xfdr_elf_close(e);
 		}
 		for (i = hits; i-- > 0;)
 			assert_int_equal(pwrite(fd, img + hit[i], 1, (off_t)hit[i]), 1);
