@@ -227,8 +227,7 @@ int cmd_account(int argc, char **argv)
 	struct cli_out *out = NULL;
 	struct xfdr_names *names = NULL;
 	struct xfdr_error err;
-	const char *map;
-	char sidecar[4096], note[512];
+	char note[512];
 	const struct latency_row *const *rows;
 	size_t shown, total;
 	int status;
@@ -236,18 +235,9 @@ int cmd_account(int argc, char **argv)
 	status = parse_account_opts(argc, argv, &opt);
 	if (status)
 		return status < 0 ? CLI_OK : status;
-	status = cli_check_input(opt.input);
+	status = cli_prepare_reading(opt.input, opt.output, &opt.names_from, &names);
 	if (status)
 		return status;
-	status = cli_check_output(opt.output, opt.input, opt.names_from.map);
-	if (status)
-		return status;
-	if (!opt.names_from.no_map) {
-		map = cli_sidecar(opt.input, opt.names_from.map, sidecar, sizeof(sidecar));
-		status = cli_names_load(map, &names);
-		if (status)
-			return status;
-	}
 
 	status = cli_open_verified(opt.input, &prog, &t);
 	if (status)

@@ -170,6 +170,17 @@ struct progress cli_progress_sink(struct cli_progress *p);
 
 /* ---- Opening a trace ------------------------------------------------------------------- */
 
+struct cli_map_choice;
+
+/*
+ * cli_prepare_reading - what a verb that reads one trace does before opening it, in this
+ * order: cli_check_input(input), cli_check_output(output, input, from->map), then, unless
+ * --no-map, the names of the sidecar (cli_sidecar(), cli_names_load()) into *names (else
+ * NULL). Returns 0, or the status of the first step that failed, reported, with *names NULL.
+ */
+int cli_prepare_reading(const char *input, const char *output, const struct cli_map_choice *from,
+			struct xfdr_names **names);
+
 /*
  * cli_open_verified - open the trace at input and verify it whole, showing "verifying" on
  * prog (begun here, sized by the file). Returns CLI_OK with *out open, or CLI_FAIL with the

@@ -17,6 +17,7 @@
 
 #include "analysis/stacktree.h"
 #include "command/cli.h"
+#include "command/option_table.h"
 
 static const char *cli_verb = "xfdr";
 
@@ -158,6 +159,22 @@ int cli_names_load(const char *path, struct xfdr_names **out)
 }
 
 /* ---- Opening a trace ------------------------------------------------------------------------ */
+
+int cli_prepare_reading(const char *input, const char *output, const struct cli_map_choice *from,
+			struct xfdr_names **names)
+{
+	char sidecar[4096];
+	int status;
+
+	*names = NULL;
+	status = cli_check_input(input);
+	if (!status)
+		status = cli_check_output(output, input, from->map);
+	if (!status && !from->no_map)
+		status =
+		    cli_names_load(cli_sidecar(input, from->map, sidecar, sizeof(sidecar)), names);
+	return status;
+}
 
 int cli_open_verified(const char *input, struct cli_progress *prog, struct xfdr_trace **out)
 {

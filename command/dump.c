@@ -497,21 +497,15 @@ int cmd_dump(int argc, char **argv)
 	struct xfdr_record r;
 	struct xfdr_error err;
 	const char *input;
-	char sidecar[4096];
 	int rc, status;
 
 	status = cli_options_parse_one(&cmd, argc, argv, &input);
 	if (status)
 		return status < 0 ? CLI_OK : status;
-	status = cli_check_input(input);
+	/* No OUT to check: dump writes to standard output only. */
+	status = cli_prepare_reading(input, NULL, &names_from, &names);
 	if (status)
 		return status;
-	if (!names_from.no_map) {
-		status = cli_names_load(
-		    cli_sidecar(input, names_from.map, sidecar, sizeof(sidecar)), &names);
-		if (status)
-			return status;
-	}
 	s.names = names;
 	if (xfdr_trace_open(input, &t, &err) < 0) {
 		fprintf(stderr, "%s\n", err.text);

@@ -167,26 +167,15 @@ int cmd_stack(int argc, char **argv)
 	struct cli_progress prog;
 	char note[640];
 	struct stree t;
-	const char *map;
-	char sidecar[4096];
 	uint64_t hz;
 	int status, have_tree = 0;
 
 	status = parse_stack_opts(argc, argv, &opt);
 	if (status)
 		return status < 0 ? CLI_OK : status;
-	status = cli_check_input(opt.input);
+	status = cli_prepare_reading(opt.input, opt.output, &opt.names_from, &names);
 	if (status)
 		return status;
-	status = cli_check_output(opt.output, opt.input, opt.names_from.map);
-	if (status)
-		return status;
-	if (!opt.names_from.no_map) {
-		map = cli_sidecar(opt.input, opt.names_from.map, sidecar, sizeof(sidecar));
-		status = cli_names_load(map, &names);
-		if (status)
-			return status;
-	}
 	status = cli_open_verified(opt.input, &prog, &tr);
 	if (status)
 		goto out;
