@@ -259,16 +259,9 @@ int cmd_account(int argc, char **argv)
 	if (opt.top > 0 && (uint64_t)opt.top < shown)
 		shown = (size_t)opt.top;
 
-	out = malloc(sizeof(*out));
-	if (!out) {
-		cli_error("out of memory");
+	out = cli_out_new(opt.output);
+	if (!out)
 		goto out;
-	}
-	if (cli_out_open(out, opt.output) != 0) {
-		free(out);
-		out = NULL;
-		goto out;
-	}
 	if (opt.csv)
 		put_csv(out, rows, shown);
 	else

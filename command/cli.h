@@ -115,6 +115,8 @@ struct cli_out {
 
 /* Opens path for writing ("-" or NULL: stdout). Returns 0, or reports and returns CLI_FAIL. */
 int cli_out_open(struct cli_out *o, const char *path);
+/* The same into a new struct cli_out (64 KiB: not for the stack); NULL after reporting. */
+struct cli_out *cli_out_new(const char *path);
 int cli_out_close(struct cli_out *o);
 void cli_out_flush(struct cli_out *o);
 

@@ -242,6 +242,21 @@ int cli_out_open(struct cli_out *o, const char *path)
 	return 0;
 }
 
+struct cli_out *cli_out_new(const char *path)
+{
+	struct cli_out *o = malloc(sizeof(*o));
+
+	if (!o) {
+		cli_error("out of memory");
+		return NULL;
+	}
+	if (cli_out_open(o, path) != 0) {
+		free(o);
+		return NULL;
+	}
+	return o;
+}
+
 void cli_out_flush(struct cli_out *o)
 {
 	if (o->len && !o->err) {

@@ -375,16 +375,9 @@ int cmd_convert(int argc, char **argv)
 		cli_error("%s", err.text);
 		goto out;
 	}
-	out = malloc(sizeof(*out));
-	if (!out) {
-		cli_error("out of memory");
+	out = cli_out_new(opt.output);
+	if (!out)
 		goto out;
-	}
-	if (cli_out_open(out, opt.output) != 0) {
-		free(out);
-		out = NULL;
-		goto out;
-	}
 	/* Progress and a stream on the same terminal would garble each other. */
 	if (isatty(fileno(out->f))) {
 		cli_progress_end(&prog);

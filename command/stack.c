@@ -189,16 +189,9 @@ int cmd_stack(int argc, char **argv)
 	if (cli_stree_build(&t, tr, names, opt.per_thread, &prog))
 		goto out;
 	have_tree = 1;
-	out = malloc(sizeof(*out));
-	if (!out) {
-		cli_error("out of memory");
+	out = cli_out_new(opt.output);
+	if (!out)
 		goto out;
-	}
-	if (cli_out_open(out, opt.output) != 0) {
-		free(out);
-		out = NULL;
-		goto out;
-	}
 	/* The note only once the output is made: a bad -o gives one error line, nothing else. */
 	if (stree_incomplete_note(&t, note, sizeof(note)))
 		cli_error("%s", note);
