@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #include "reader/bytes.h"
+#include "reader/error.h"
 #include "xfdr/reader.h"
 
 struct rd_buffer_info {
@@ -91,9 +92,7 @@ void rd_release(const struct xfdr_trace *t, uint64_t from, uint64_t to);
 int rd_fail(const struct xfdr_trace *t, struct xfdr_error *err, uint64_t offset, const char *fmt,
 	    ...) __attribute__((format(printf, 4, 5)));
 
-/* Same, before a trace exists (open). */
-int rd_fail_name(const char *name, struct xfdr_error *err, uint64_t offset, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+/* Same, before a trace exists (open): rd_fail_name() in reader/error.h. */
 
 /* A function record as the fast path decodes it. */
 struct rd_fn {

@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "reader/bytes.h"
+#include "reader/error.h"
 #include "rebuild/pool_image.h"
 #include "writer/encode.h"
 #include "writer/file.h"
@@ -77,29 +78,6 @@ static int loc_fail(struct xfdr_error *err, uint64_t off, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err->text, sizeof(err->text), fmt, ap);
 	va_end(ap);
-	return -1;
-}
-
-/* err = "NAME: offset OFF: <fmt>", as the reader words its errors. Returns -1. */
-static int rb_fail_name(const char *name, struct xfdr_error *err, uint64_t off, const char *fmt,
-			...) __attribute__((format(printf, 4, 5)));
-
-static int rb_fail_name(const char *name, struct xfdr_error *err, uint64_t off, const char *fmt,
-			...)
-{
-	va_list ap;
-	int n;
-
-	if (!err)
-		return -1;
-	err->offset = off;
-	n = snprintf(err->text, sizeof(err->text), "%s: offset %llu: ", name,
-		     (unsigned long long)off);
-	if (n >= 0 && (size_t)n < sizeof(err->text)) {
-		va_start(ap, fmt);
-		vsnprintf(err->text + n, sizeof(err->text) - (size_t)n, fmt, ap);
-		va_end(ap);
-	}
 	return -1;
 }
 
@@ -398,7 +376,7 @@ static int write_at(struct rebuild *rb, const uint8_t *p, size_t n, uint64_t off
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
-			return rb_fail_name(rb->out_name, rb->err, off,
+			return rd_fail_name(rb->out_name, rb->err, off,
 					    "expected to write %zu bytes, found %s", n,
 					    w < 0 ? strerror(errno) : "no progress");
 		p += w;
@@ -429,7 +407,7 @@ static int count_thread(struct rebuild *rb, uint16_t thread_id, uint32_t tid)
 
 			th = realloc(res->threads, cap * sizeof(*th));
 			if (!th)
-				return rb_fail_name(rb->out_name, rb->err, 0,
+				return rd_fail_name(rb->out_name, rb->err, 0,
 						    "expected memory for the thread list, found %s",
 						    strerror(ENOMEM));
 			res->threads = th;
@@ -478,7 +456,7 @@ static int keep(struct rebuild *rb, const struct scan *s, uint64_t kept, struct 
 
 	/* fit_end() left room for EndOfBuffer: a refusal here is a bug of ours. */
 	if (wr_close_buffer_order(b, (size_t)kept, (size_t)rb->buffer_bytes, rb->big))
-		return rb_fail_name(rb->out_name, rb->err, off,
+		return rd_fail_name(rb->out_name, rb->err, off,
 				    "expected room for EndOfBuffer after %llu bytes, found an "
 				    "internal error of the rebuild",
 				    (unsigned long long)kept);
@@ -568,7 +546,7 @@ static int gather_descs(struct rebuild *rb, struct desc_info **cand, size_t *nca
 	chunk = malloc((size_t)(per_chunk * stride));
 	if (!chunk || !(v = malloc((size_t)l->buffer_count * sizeof(*v)))) {
 		free(chunk);
-		return rb_fail_name(rb->out_name, rb->err, 0,
+		return rd_fail_name(rb->out_name, rb->err, 0,
 				    "expected memory for %u descriptors, found %s", l->buffer_count,
 				    strerror(ENOMEM));
 	}
@@ -768,7 +746,7 @@ int rb_pool_rebuild(const struct rb_pool_job *job, int out_fd, const char *out_n
 	}
 	if (rb.buffer_bytes < XFDR_BUFFER_PREAMBLE_BYTES ||
 	    rb.buffer_bytes > RB_POOL_BUFFER_BYTES_MAX)
-		return rb_fail_name(
+		return rd_fail_name(
 		    out_name, err, 0, "expected a buffer size of %d to %llu bytes, found %llu",
 		    XFDR_BUFFER_PREAMBLE_BYTES, (unsigned long long)RB_POOL_BUFFER_BYTES_MAX,
 		    (unsigned long long)rb.buffer_bytes);
@@ -776,7 +754,7 @@ int rb_pool_rebuild(const struct rb_pool_job *job, int out_fd, const char *out_n
 	rb.img = malloc((size_t)(XFDR_FILE_HEADER_BYTES + rb.buffer_bytes));
 	rb.thread_slot = calloc(THREAD_IDS, sizeof(*rb.thread_slot));
 	if (!rb.img || !rb.thread_slot) {
-		rc = rb_fail_name(out_name, err, 0,
+		rc = rd_fail_name(out_name, err, 0,
 				  "expected memory for a %llu-byte buffer, found %s",
 				  (unsigned long long)rb.buffer_bytes, strerror(ENOMEM));
 		goto out;
