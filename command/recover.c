@@ -9,11 +9,12 @@
  *              used bytes: zeros, or stale bytes of its earlier use)
  *   FILE.pool  the "XFDRPOOL" locator and the buffer descriptors (format.h)
  *   FILE.map   the sidecar, naming FILE in its `trace` line
- * The rebuild itself is rebuild/pool_image.c's: here are the files, the options and the
- * messages. Without FILE.pool every buffer is walked up to its first invalid record (best
- * effort, said on stderr). The output OUT gets OUT.map: FILE.map with its `trace` line naming
- * OUT (and the rate and buffer count of OUT), so `xfdr convert OUT` names functions; the lines
- * the reader's .map parser would refuse are left out of it, each said on stderr.
+ * Reading FILE and FILE.pool is rebuild/live_files.c's, the rebuild rebuild/pool_image.c's:
+ * here are the options, the sidecar and the messages. Without FILE.pool every buffer is
+ * walked up to its first invalid record (best effort, said on stderr). The output OUT gets
+ * OUT.map: FILE.map with its `trace` line naming OUT (and the rate and buffer count of OUT),
+ * so `xfdr convert OUT` names functions; the lines the reader's .map parser would refuse are
+ * left out of it, each said on stderr.
  *
  * Exit status, as for every verb: 0 OUT written; 1 FILE or FILE.pool malformed (one line naming
  * the file and the offset), an OUT or OUT.map that is not a regular file (or a link to one),
@@ -29,7 +30,7 @@
 
 #include "command/cli.h"
 #include "command/option_table.h"
-#include "rebuild/pool_image.h"
+#include "rebuild/live_files.h"
 
 #define LIVE_SUFFIX "-live.xray"
 #define RECOVERED_SUFFIX "-recovered.xray"
@@ -89,173 +90,34 @@ static int parse_recover_opts(int argc, char **argv, struct cli_rebuild_opts *o)
 	return cli_rebuild_opts_parse(&cmd, argc, argv, o);
 }
 
-/* ---- Files as sources ------------------------------------------------------------------- */
-
-struct file_src {
-	int fd;
-	const char *name;
-	uint64_t bytes; /* size when opened */
-};
-
-static int file_read(void *ctx, uint64_t at, void *buf, size_t n, struct xfdr_error *err)
-{
-	struct file_src *s = ctx;
-	uint8_t *p = buf;
-	ssize_t r;
-
-	while (n) {
-		r = pread(s->fd, p, n, (off_t)at);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			err->offset = at;
-			snprintf(err->text, sizeof(err->text),
-				 "%s: offset %llu: expected %zu readable bytes, found %s", s->name,
-				 (unsigned long long)at, n, strerror(errno));
-			return -1;
-		}
-		if (r == 0)
-			return 1; /* the file ends first */
-		p += r;
-		n -= (size_t)r;
-		at += (uint64_t)r;
-	}
-	return 0;
-}
+/* ---- The inputs ------------------------------------------------------------------------- */
 
 /*
  * Open path for reading, as cli_open_input(). Returns 0; -1 when it does not exist and
  * may_miss; else reports "xfdr recover: PATH: <reason>" and returns CLI_USAGE.
  */
-static int file_open(struct file_src *s, const char *path, int may_miss)
+static int file_open(struct rb_file *f, const char *path, int may_miss)
 {
-	s->name = path;
-	return cli_open_input(path, may_miss, &s->fd, &s->bytes);
+	f->name = path;
+	return cli_open_input(path, may_miss, &f->fd, &f->bytes);
 }
 
-static void file_close(struct file_src *s)
+static void file_close(struct rb_file *f)
 {
-	if (s->fd >= 0)
-		close(s->fd);
-	s->fd = -1;
+	if (f->fd >= 0)
+		close(f->fd);
+	f->fd = -1;
 }
 
-/* ---- The inputs ------------------------------------------------------------------------- */
-
-/*
- * The live file's header, checked by the reader library (version, type, buffer_size) over
- * the bytes there are. Returns 0, or prints its "FILE: offset N: ..." and returns CLI_FAIL.
- */
-static int read_live_header(struct file_src *live, struct xfdr_header *h)
+/* The live file's header (rb_live_header_read()). Returns 0, or reports and returns CLI_FAIL. */
+static int read_live_header(const struct rb_file *live, struct xfdr_header *h)
 {
-	uint8_t b[XFDR_FILE_HEADER_BYTES];
-	size_t n = live->bytes < sizeof(b) ? (size_t)live->bytes : sizeof(b);
-	struct xfdr_trace *t;
 	struct xfdr_error err;
-	int rc;
 
-	rc = file_read(live, 0, b, n, &err);
-	if (rc) {
-		if (rc > 0)
-			snprintf(err.text, sizeof(err.text),
-				 "%s: offset 0: expected %zu bytes, "
-				 "found fewer (the file shrank)",
-				 live->name, n);
+	if (rb_live_header_read(live, h, &err)) {
 		fprintf(stderr, "%s\n", err.text);
 		return CLI_FAIL;
 	}
-	/* A header-only image: the library checks the header and nothing past it. */
-	if (xfdr_trace_open_memory(b, n, live->name, &t, &err) < 0) {
-		fprintf(stderr, "%s\n", err.text);
-		return CLI_FAIL;
-	}
-	*h = *xfdr_trace_header(t);
-	xfdr_trace_close(t);
-	/* The library takes any buffer_size for a header alone; a pool has buffers. */
-	if (h->version == XFDR_FORMAT_VERSION && h->buffer_size < XFDR_BUFFER_PREAMBLE_BYTES) {
-		fprintf(stderr,
-			"%s: offset %d: expected a buffer_size of at least %d bytes (NewBuffer, "
-			"WallClockTime, NewCPUId), found %llu\n",
-			live->name, XFDR_HDR_BUFFER_SIZE_OFF, XFDR_BUFFER_PREAMBLE_BYTES,
-			(unsigned long long)h->buffer_size);
-		return CLI_FAIL;
-	}
-	/* The reader takes compiler-rt's versions too; the runtime's live pool is version 1. */
-	if (h->version != XFDR_FORMAT_VERSION) {
-		fprintf(stderr,
-			"%s: offset 0: expected version 1 (the runtime's live pool), found "
-			"version %u\n",
-			live->name, h->version);
-		return CLI_FAIL;
-	}
-	return 0;
-}
-
-/* Read and check FILE.pool's locator and that its descriptors are all there. */
-static int read_pool(struct file_src *pool, const struct xfdr_header *h, const char *live,
-		     struct rb_pool_locator *loc)
-{
-	uint8_t b[XFDR_POOL_HEADER_BYTES];
-	struct xfdr_error err;
-	uint64_t need;
-	int rc;
-
-	if (pool->bytes < XFDR_POOL_HEADER_BYTES) {
-		if (pool->bytes)
-			fprintf(stderr,
-				"%s: offset %llu: expected a %d-byte pool locator, found %llu "
-				"bytes\n",
-				pool->name, (unsigned long long)pool->bytes, XFDR_POOL_HEADER_BYTES,
-				(unsigned long long)pool->bytes);
-		else
-			fprintf(stderr,
-				"%s: offset 0: expected a %d-byte pool locator, found an empty "
-				"file\n",
-				pool->name, XFDR_POOL_HEADER_BYTES);
-		return CLI_FAIL;
-	}
-	rc = file_read(pool, 0, b, sizeof(b), &err);
-	if (rc) {
-		if (rc > 0)
-			snprintf(err.text, sizeof(err.text),
-				 "%s: offset 0: expected %d bytes, found fewer (the file shrank)",
-				 pool->name, XFDR_POOL_HEADER_BYTES);
-		fprintf(stderr, "%s\n", err.text);
-		return CLI_FAIL;
-	}
-	if (rb_pool_locator_parse(b, loc, &err) < 0) {
-		fprintf(stderr, "%s: offset %llu: %s\n", pool->name, (unsigned long long)err.offset,
-			err.text);
-		return CLI_FAIL;
-	}
-	need = loc->header_bytes + (uint64_t)loc->buffer_count * loc->desc_stride;
-	if (pool->bytes < need) {
-		fprintf(stderr,
-			"%s: offset %llu: expected %u descriptors of %u bytes from offset %u (%llu "
-			"bytes in all), found the end of the file\n",
-			pool->name, (unsigned long long)pool->bytes, loc->buffer_count,
-			loc->desc_stride, loc->header_bytes, (unsigned long long)need);
-		return CLI_FAIL;
-	}
-	if (loc->big_endian != h->big_endian) {
-		fprintf(stderr,
-			"%s: offset 0: expected the byte order of %s (%s-endian), found "
-			"%s-endian\n",
-			live, pool->name, loc->big_endian ? "big" : "little",
-			h->big_endian ? "big" : "little");
-		return CLI_FAIL;
-	}
-	if (h->buffer_size != loc->buffer_bytes) {
-		fprintf(stderr,
-			"%s: offset %d: expected buffer_size %llu (the buffer_bytes of %s), "
-			"found %llu\n",
-			live, XFDR_HDR_BUFFER_SIZE_OFF, (unsigned long long)loc->buffer_bytes,
-			pool->name, (unsigned long long)h->buffer_size);
-		return CLI_FAIL;
-	}
-	if (!(loc->flags & XFDR_POOL_FILE_BACKED))
-		cli_error("%s: warning: the locator is not marked file-backed; going on",
-			  pool->name);
 	return 0;
 }
 
@@ -459,7 +321,7 @@ static int salvage_output(const char *input, char *buf, size_t n)
 }
 
 struct salvage {
-	struct file_src *in;
+	struct rb_file *in;
 	const struct xfdr_header *h;
 	uint64_t whole; /* buffers the file holds whole */
 	uint64_t kept;
@@ -509,7 +371,7 @@ static int write_salvaged(int fd, const char *out, struct rb_pool_result *res, v
 		cli_error("%s: %s", sv->in->name, strerror(ENOMEM));
 		return CLI_FAIL;
 	}
-	rc = file_read(sv->in, 0, img, XFDR_FILE_HEADER_BYTES, &err);
+	rc = rb_file_read(sv->in, 0, img, XFDR_FILE_HEADER_BYTES, &err);
 	for (i = 0; !rc && i < sv->whole; i++) {
 		at = XFDR_FILE_HEADER_BYTES + i * bs;
 		if (at >= data_to) {
@@ -536,7 +398,7 @@ static int write_salvaged(int fd, const char *out, struct rb_pool_result *res, v
 			}
 			data_to = data_end(sv->in->fd, data);
 		}
-		rc = file_read(sv->in, at, img + XFDR_FILE_HEADER_BYTES, (size_t)bs, &err);
+		rc = rb_file_read(sv->in, at, img + XFDR_FILE_HEADER_BYTES, (size_t)bs, &err);
 		if (rc)
 			break;
 		if (xfdr_trace_open_memory(img, img_bytes, sv->in->name, &t, &err) == 0) {
@@ -612,30 +474,22 @@ static void salvage_report(const char *input, const struct salvage *sv, uint64_t
  * at pool_path) is open, else the best effort, said on stderr. Returns 0, or -1 after
  * reporting a bad FILE.pool.
  */
-static int pool_job(struct rb_pool_job *job, struct rb_pool_locator *loc, struct file_src *live,
-		    struct file_src *pool, const char *pool_path, const struct xfdr_header *h)
+static int pool_job(struct rb_pool_job *job, struct rb_pool_locator *loc, struct rb_file *live,
+		    struct rb_file *pool, const char *pool_path, const struct xfdr_header *h)
 {
-	memset(job, 0, sizeof(*job));
-	job->bufs = (struct rb_pool_source){file_read, live};
-	job->bufs_at = XFDR_FILE_HEADER_BYTES;
-	if (pool) {
-		if (read_pool(pool, h, live->name, loc))
-			return -1;
-		job->loc = loc;
-		job->descs = (struct rb_pool_source){file_read, pool};
-		job->descs_at = loc->header_bytes;
-		job->constant_tsc = job->nonstop_tsc = !!(loc->flags & XFDR_POOL_INVARIANT_TSC);
-		job->tsc_hz = loc->tsc_hz;
-		return 0;
-	}
-	cli_error("%s: not found: best-effort recovery, each buffer walked up to its first "
-		  "invalid record (stale bytes of a reused buffer may be kept)",
-		  pool_path);
-	job->buffer_bytes = h->buffer_size;
-	job->buffer_count = (live->bytes - XFDR_FILE_HEADER_BYTES) / h->buffer_size;
-	job->big_endian = h->big_endian;
-	job->constant_tsc = h->constant_tsc;
-	job->nonstop_tsc = h->nonstop_tsc;
+	struct xfdr_error err;
+
+	if (!pool)
+		cli_error("%s: not found: best-effort recovery, each buffer walked up to its first "
+			  "invalid record (stale bytes of a reused buffer may be kept)",
+			  pool_path);
+	else if (rb_live_locator_read(pool, h, live->name, loc, &err)) {
+		fprintf(stderr, "%s\n", err.text);
+		return -1;
+	} else if (!(loc->flags & XFDR_POOL_FILE_BACKED))
+		cli_error("%s: warning: the locator is not marked file-backed; going on",
+			  pool->name);
+	rb_live_pool_job(job, live, pool, loc, h);
 	return 0;
 }
 
@@ -647,7 +501,7 @@ static int pool_job(struct rb_pool_job *job, struct rb_pool_locator *loc, struct
  */
 static int salvage(const struct cli_rebuild_opts *opt)
 {
-	struct file_src in = {-1, NULL, 0};
+	struct rb_file in = {-1, NULL, 0};
 	struct map_ctx mctx;
 	struct xfdr_header h;
 	struct salvage sv;
@@ -741,10 +595,10 @@ out:
  * input is opened first: one that cannot be is a 2, whatever the others hold. Returns 0, or a
  * status after reporting; what was opened is closed by the caller.
  */
-static int open_inputs(struct file_src *live, const char *input, struct file_src *pool,
+static int open_inputs(struct rb_file *live, const char *input, struct rb_file *pool,
 		       const char *pool_path, struct map_ctx *mctx, const char *map_path)
 {
-	struct file_src map = {-1, NULL, 0};
+	struct rb_file map = {-1, NULL, 0};
 	int rc;
 
 	rc = file_open(live, input, 0);
@@ -771,7 +625,7 @@ static int open_inputs(struct file_src *live, const char *input, struct file_src
 int cmd_recover(int argc, char **argv)
 {
 	struct cli_rebuild_opts opt;
-	struct file_src live = {-1, NULL, 0}, pool = {-1, NULL, 0};
+	struct rb_file live = {-1, NULL, 0}, pool = {-1, NULL, 0};
 	struct rb_pool_locator loc;
 	struct rb_pool_job job;
 	struct cli_rebuild_show show;

@@ -180,8 +180,7 @@ static int program_header_count(const struct rb_core *c, const uint8_t *eh, uint
  * The PT_LOAD segments of the phnum program headers at phoff (inside the file) into c, by
  * ascending address, each cut to the address space and the file. Returns 0 or -1 (err).
  */
-static int read_segments(struct rb_core *c, uint64_t phoff, uint32_t phnum,
-			 struct xfdr_error *err)
+static int read_segments(struct rb_core *c, uint64_t phoff, uint32_t phnum, struct xfdr_error *err)
 {
 	uint8_t ph[PH_BYTES];
 	struct rb_core_segment *s;
@@ -294,11 +293,11 @@ static int walk(const struct rb_core *c, uint64_t at, uint8_t *buf, uint64_t n,
 		if (buf) {
 			rc = pread_full(c->fd, buf, (size_t)k, s->off + in);
 			if (rc < 0)
-				return rd_fail_name(c->name, err, s->off + in,
-						    "expected %llu readable bytes (address 0x%llx), "
-						    "found %s",
-						    (unsigned long long)k, (unsigned long long)at,
-						    strerror(errno));
+				return rd_fail_name(
+				    c->name, err, s->off + in,
+				    "expected %llu readable bytes (address 0x%llx), "
+				    "found %s",
+				    (unsigned long long)k, (unsigned long long)at, strerror(errno));
 			if (rc)
 				return 1; /* the file shrank */
 			buf += k;
