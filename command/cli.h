@@ -205,21 +205,6 @@ int cli_stree_build(struct stree *t, struct xfdr_trace *tr, const struct xfdr_na
 struct rb_pool_job;
 struct rb_pool_result;
 
-/*
- * A new output file, written under a temporary name beside its path ("PATH.tmp.XXXXXX", made
- * by mkstemp(3): a new file, mode 0600 like every trace the runtime writes, for what it holds)
- * and renamed over it once complete, so that an interrupted or failed run never leaves a
- * half-written file under the real name, and a link at PATH is replaced, never written through.
- * While one is open, SIGINT, SIGTERM and SIGHUP first remove the temporary files, then end the
- * process as they would have (the signal is raised again with its default action); a signal
- * ignored when xfdr started stays ignored.
- */
-struct cli_new_file {
-	char tmp[4096];
-	const char *path;
-	int fd; /* -1 once committed or aborted */
-};
-
 /* The options of recover and core (-o/--output=OUT, -f/--force, -v/--verbose), and FILE. */
 struct cli_rebuild_opts {
 	const char *input;
@@ -242,41 +227,12 @@ int cli_rebuild_opts_parse(const struct cli_command *cmd, int argc, char **argv,
 /* cli_map_name - OUT + ".map" into buf (n bytes). Returns 0, or reports and returns CLI_FAIL. */
 int cli_map_name(const char *out, char *buf, size_t n);
 
-/* Returns 0, or reports "xfdr VERB: PATH: cannot create: ..." and returns CLI_FAIL. */
-int cli_new_file_open(struct cli_new_file *f, const char *path);
-/* Close and rename. Returns 0, or reports, removes the temporary file and returns CLI_FAIL. */
-int cli_new_file_commit(struct cli_new_file *f);
-/* Close and remove the temporary file (nothing if already committed or aborted). */
-void cli_new_file_abort(struct cli_new_file *f);
-
-/*
- * cli_write_all_at - write n bytes of p at offset at of fd, through short writes and EINTR.
- * Returns 0 or the errno of the failure (EIO for a write that wrote nothing).
- */
-int cli_write_all_at(int fd, const void *p, size_t n, uint64_t at);
-
-/*
- * cli_check_replaceable - may a new file be renamed over path? Yes (0) when nothing is there, or
- * a regular file, or a symbolic link to one (or to nothing: rename() replaces the link, never
- * what it points to). Anything else, a device such as /dev/null, a FIFO, a socket, a directory
- * or a link to one of them, is refused whatever --force says: one line "xfdr VERB: PATH: a
- * FIFO, not a regular file: not replaced", and CLI_FAIL.
- */
-int cli_check_replaceable(const char *path);
-
-/*
- * cli_refuse_existing - may OUT (or OUT.map) at path be written? 0 when nothing is there, or
- * with force when cli_check_replaceable() allows it. Else reports and returns: CLI_FAIL for what
- * is not a regular file (see cli_check_replaceable()); CLI_USAGE for an existing file without
- * force, "xfdr VERB: PATH exists (--force replaces it)".
- */
-int cli_refuse_existing(const char *path, int force);
-
 /*
  * cli_check_rebuild_outputs - may the rebuilt trace out and its sidecar out_map be written?
  * Neither may be one of the NULL-ended inputs (else "xfdr VERB: OUT: OUT would replace
- * WHICH", e.g. "an input file", and CLI_USAGE), nor an existing file that cli_refuse_existing()
- * refuses. Returns 0 or the status reported.
+ * WHICH", e.g. "an input file", and CLI_USAGE), nor an existing file without force, nor
+ * anything but a regular file (or a link to one: a device, a FIFO, ... is refused whatever
+ * force says). Returns 0 or the status reported.
  */
 int cli_check_rebuild_outputs(const char *out, const char *out_map, const char *const *inputs,
 			      const char *which, int force);

@@ -58,7 +58,14 @@ static const char *file_kind(mode_t m)
 	return "an unknown kind of file";
 }
 
-int cli_check_replaceable(const char *path)
+/*
+ * May a new file be renamed over path? Yes (0) when nothing is there, or a regular file, or a
+ * symbolic link to one (or to nothing: rename() replaces the link, never what it points to).
+ * Anything else, a device such as /dev/null, a FIFO, a socket, a directory or a link to one of
+ * them, is refused whatever --force says: one line "xfdr VERB: PATH: a FIFO, not a regular
+ * file: not replaced", and CLI_FAIL.
+ */
+static int check_replaceable(const char *path)
 {
 	struct stat st;
 
@@ -83,13 +90,19 @@ int cli_check_replaceable(const char *path)
 	return CLI_FAIL;
 }
 
-int cli_refuse_existing(const char *path, int force)
+/*
+ * May OUT (or OUT.map) at path be written? 0 when nothing is there, or with force when
+ * check_replaceable() allows it. Else reports and returns: CLI_FAIL for what is not a regular
+ * file; CLI_USAGE for an existing file without force, "xfdr VERB: PATH exists (--force
+ * replaces it)".
+ */
+static int refuse_existing(const char *path, int force)
 {
 	struct stat st;
 
 	if (lstat(path, &st) != 0)
 		return 0;
-	if (cli_check_replaceable(path))
+	if (check_replaceable(path))
 		return CLI_FAIL;
 	if (force)
 		return 0;
@@ -110,9 +123,24 @@ int cli_check_rebuild_outputs(const char *out, const char *out_map, const char *
 			return CLI_USAGE;
 		}
 	}
-	status = cli_refuse_existing(out, force);
-	return status ? status : cli_refuse_existing(out_map, force);
+	status = refuse_existing(out, force);
+	return status ? status : refuse_existing(out_map, force);
 }
+
+/*
+ * A new output file, written under a temporary name beside its path ("PATH.tmp.XXXXXX", made
+ * by mkstemp(3): a new file, mode 0600 like every trace the runtime writes, for what it holds)
+ * and renamed over it once complete, so that an interrupted or failed run never leaves a
+ * half-written file under the real name, and a link at PATH is replaced, never written through.
+ * While one is open, SIGINT, SIGTERM and SIGHUP first remove the temporary files, then end the
+ * process as they would have (the signal is raised again with its default action); a signal
+ * ignored when xfdr started stays ignored.
+ */
+struct new_file {
+	char tmp[4096];
+	const char *path;
+	int fd; /* -1 once committed or aborted */
+};
 
 /*
  * Temporary files and termination signals. Between mkstemp() and the rename, a new file exists
@@ -125,7 +153,7 @@ int cli_check_rebuild_outputs(const char *out, const char *out_map, const char *
  */
 static const int tmp_signals[] = {SIGINT, SIGTERM, SIGHUP};
 #define TMP_SIGNAL_COUNT (sizeof(tmp_signals) / sizeof(tmp_signals[0]))
-static const char *volatile tmp_open[4]; /* the tmp names of open cli_new_files */
+static const char *volatile tmp_open[4]; /* the tmp names of open new_files */
 static struct sigaction tmp_old_action[TMP_SIGNAL_COUNT];
 static unsigned tmp_open_count;
 
@@ -199,7 +227,8 @@ static void tmp_untrack(const char *tmp)
 		sigaction(tmp_signals[i], &tmp_old_action[i], NULL);
 }
 
-int cli_new_file_open(struct cli_new_file *f, const char *path)
+/* Returns 0, or reports "xfdr VERB: PATH: cannot create: ..." and returns CLI_FAIL. */
+static int new_file_open(struct new_file *f, const char *path)
 {
 	sigset_t old;
 	int e;
@@ -225,7 +254,8 @@ int cli_new_file_open(struct cli_new_file *f, const char *path)
 	return 0;
 }
 
-int cli_new_file_commit(struct cli_new_file *f)
+/* Close and rename. Returns 0, or reports, removes the temporary file and returns CLI_FAIL. */
+static int new_file_commit(struct new_file *f)
 {
 	sigset_t old;
 	int closed = close(f->fd) == 0, e = closed ? 0 : errno;
@@ -246,7 +276,8 @@ int cli_new_file_commit(struct cli_new_file *f)
 	return 0;
 }
 
-void cli_new_file_abort(struct cli_new_file *f)
+/* Close and remove the temporary file (nothing if already committed or aborted). */
+static void new_file_abort(struct new_file *f)
 {
 	sigset_t old;
 
@@ -260,7 +291,8 @@ void cli_new_file_abort(struct cli_new_file *f)
 	sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
-int cli_write_all_at(int fd, const void *p, size_t n, uint64_t at)
+/* Write n bytes of p at offset at of fd. Returns 0 or the errno (EIO: nothing written). */
+static int write_all_at(int fd, const void *p, size_t n, uint64_t at)
 {
 	const uint8_t *b = p;
 	ssize_t w;
@@ -303,7 +335,7 @@ int cli_write_trace_and_map(const char *out,
 			    int (*write_map)(FILE *f, const struct rb_pool_result *res, void *ctx),
 			    void *ctx, struct rb_pool_result *res)
 {
-	struct cli_new_file tf, mf;
+	struct new_file tf, mf;
 	char map[4096], *text = NULL;
 	size_t len = 0;
 	sigset_t mask;
@@ -314,10 +346,10 @@ int cli_write_trace_and_map(const char *out,
 		cli_error("%s.map: cannot create: %s", out, strerror(ENAMETOOLONG));
 		return CLI_FAIL;
 	}
-	if (cli_new_file_open(&tf, out))
+	if (new_file_open(&tf, out))
 		return CLI_FAIL;
 	if (write_trace(tf.fd, out, res, trace_ctx)) {
-		cli_new_file_abort(&tf);
+		new_file_abort(&tf);
 		return CLI_FAIL;
 	}
 	/* The sidecar is small: composed in memory, so one check covers every line. */
@@ -334,12 +366,12 @@ int cli_write_trace_and_map(const char *out,
 		cli_error("%s: write error: %s", map, strerror(ENOMEM));
 		goto fail;
 	}
-	if (cli_new_file_open(&mf, map))
+	if (new_file_open(&mf, map))
 		goto fail;
-	e = cli_write_all_at(mf.fd, text, len, 0);
+	e = write_all_at(mf.fd, text, len, 0);
 	if (e) {
 		cli_error("%s: write error: %s", map, strerror(e));
-		cli_new_file_abort(&mf);
+		new_file_abort(&mf);
 		goto fail;
 	}
 	/*
@@ -347,25 +379,25 @@ int cli_write_trace_and_map(const char *out,
 	 * changed since the verb looked), and a termination signal waits until both are in place.
 	 */
 	tmp_block(&mask);
-	if (cli_check_replaceable(out) || cli_check_replaceable(map)) {
-		cli_new_file_abort(&mf);
-		cli_new_file_abort(&tf);
+	if (check_replaceable(out) || check_replaceable(map)) {
+		new_file_abort(&mf);
+		new_file_abort(&tf);
 		sigprocmask(SIG_SETMASK, &mask, NULL);
 		goto fail_res;
 	}
-	if (cli_new_file_commit(&tf)) {
-		cli_new_file_abort(&mf);
+	if (new_file_commit(&tf)) {
+		new_file_abort(&mf);
 		sigprocmask(SIG_SETMASK, &mask, NULL);
 		goto fail_res;
 	}
-	e = cli_new_file_commit(&mf);
+	e = new_file_commit(&mf);
 	sigprocmask(SIG_SETMASK, &mask, NULL);
 	if (e)
 		goto fail_res;
 	free(text);
 	return CLI_OK;
 fail:
-	cli_new_file_abort(&tf);
+	new_file_abort(&tf);
 fail_res:
 	free(text);
 	rb_pool_result_free(res);

@@ -31,6 +31,7 @@
 #include "command/cli.h"
 #include "command/option_table.h"
 #include "rebuild/live_files.h"
+#include "rebuild/salvage.h"
 
 #define LIVE_SUFFIX "-live.xray"
 #define RECOVERED_SUFFIX "-recovered.xray"
@@ -321,150 +322,68 @@ static int salvage_output(const char *input, char *buf, size_t n)
 }
 
 struct salvage {
-	struct rb_file *in;
-	const struct xfdr_header *h;
-	uint64_t whole; /* buffers the file holds whole */
+	const struct rb_file *in;
+	struct rb_salvage_plan plan;
 	uint64_t kept;
 	int verbose;
 };
 
-/*
- * Where FILE's next data at or after at is (lseek(2) SEEK_DATA): the holes of a sparse file
- * were never written, read as zeros and hold no buffer, so they are skipped without being
- * read. UINT64_MAX when no data follows; at itself when the file system cannot tell.
- */
-static uint64_t next_data(int fd, uint64_t at)
+/* What became of a buffer (kept: only with -v), on stderr. */
+static void say_salvaged(void *ctx, const struct rb_salvage_note *n)
 {
-	off_t o = lseek(fd, (off_t)at, SEEK_DATA);
+	const struct salvage *sv = ctx;
+	const char *in = sv->in->name;
 
-	if (o >= 0)
-		return (uint64_t)o;
-	return errno == ENXIO ? UINT64_MAX : at;
+	if (n->fate == RB_SALVAGE_KEPT && sv->verbose)
+		cli_error("%s: offset %llu: buffer %llu kept", in, (unsigned long long)n->at,
+			  (unsigned long long)n->first);
+	else if (n->fate == RB_SALVAGE_HOLE && n->first == n->last)
+		cli_error("%s: offset %llu: buffer %llu left out (a hole: never written)", in,
+			  (unsigned long long)n->at, (unsigned long long)n->first);
+	else if (n->fate == RB_SALVAGE_HOLE)
+		cli_error("%s: offset %llu: buffers %llu to %llu left out (a hole: never written)",
+			  in, (unsigned long long)n->at, (unsigned long long)n->first,
+			  (unsigned long long)n->last);
+	else if (n->fate == RB_SALVAGE_INVALID)
+		cli_error("%s: offset %llu: buffer %llu left out (invalid)%s", in,
+			  (unsigned long long)n->at, (unsigned long long)n->first, n->why);
 }
 
-/* The end of the data that starts at at (SEEK_HOLE); UINT64_MAX when it cannot tell. */
-static uint64_t data_end(int fd, uint64_t at)
-{
-	off_t o = lseek(fd, (off_t)at, SEEK_HOLE);
-
-	return o >= 0 ? (uint64_t)o : UINT64_MAX;
-}
-
-/*
- * The header, then each whole buffer the reader finds valid on its own (a header and that
- * buffer), in file order. A buffer that is not is left out, with the reader's reason at its
- * offset in FILE; buffers in a hole of the file, one line for each run of them. So the cost
- * is the data's, not the file's size: a 4 GiB sparse file with one buffer reads one buffer.
- */
+/* The header, then each whole buffer valid on its own (rb_salvage()), said on stderr. */
 static int write_salvaged(int fd, const char *out, struct rb_pool_result *res, void *ctx)
 {
 	struct salvage *sv = ctx;
-	uint64_t bs = sv->h->buffer_size, i, j, at, data, data_to = 0;
-	size_t img_bytes = (size_t)(XFDR_FILE_HEADER_BYTES + bs);
-	struct xfdr_trace *t;
 	struct xfdr_error err;
-	uint8_t *img;
-	int rc, e;
+	int64_t kept;
 
-	img = malloc(sv->whole ? img_bytes : XFDR_FILE_HEADER_BYTES);
-	if (!img) {
-		cli_error("%s: %s", sv->in->name, strerror(ENOMEM));
+	kept = rb_salvage(sv->in, &sv->plan, fd, out, say_salvaged, sv, &err);
+	if (kept < 0) {
+		fprintf(stderr, "%s\n", err.text);
 		return CLI_FAIL;
 	}
-	rc = rb_file_read(sv->in, 0, img, XFDR_FILE_HEADER_BYTES, &err);
-	for (i = 0; !rc && i < sv->whole; i++) {
-		at = XFDR_FILE_HEADER_BYTES + i * bs;
-		if (at >= data_to) {
-			data = next_data(sv->in->fd, at);
-			if (data >= at + bs) {
-				/* Buffers i to j - 1 are in a hole. */
-				j = data == UINT64_MAX ? sv->whole
-						       : (data - XFDR_FILE_HEADER_BYTES) / bs;
-				if (j > sv->whole)
-					j = sv->whole;
-				if (j - i == 1)
-					cli_error("%s: offset %llu: buffer %llu left out (a hole: "
-						  "never written)",
-						  sv->in->name, (unsigned long long)at,
-						  (unsigned long long)i);
-				else
-					cli_error("%s: offset %llu: buffers %llu to %llu left out "
-						  "(a hole: never written)",
-						  sv->in->name, (unsigned long long)at,
-						  (unsigned long long)i,
-						  (unsigned long long)(j - 1));
-				i = j - 1;
-				continue;
-			}
-			data_to = data_end(sv->in->fd, data);
-		}
-		rc = rb_file_read(sv->in, at, img + XFDR_FILE_HEADER_BYTES, (size_t)bs, &err);
-		if (rc)
-			break;
-		if (xfdr_trace_open_memory(img, img_bytes, sv->in->name, &t, &err) == 0) {
-			e = xfdr_trace_verify(t, &err);
-			xfdr_trace_close(t);
-			if (e == 0) {
-				e = cli_write_all_at(fd, img + XFDR_FILE_HEADER_BYTES, (size_t)bs,
-						     XFDR_FILE_HEADER_BYTES + sv->kept * bs);
-				if (e) {
-					cli_error("%s: write error: %s", out, strerror(e));
-					free(img);
-					return CLI_FAIL;
-				}
-				sv->kept++;
-				if (sv->verbose)
-					cli_error("%s: offset %llu: buffer %llu kept", sv->in->name,
-						  (unsigned long long)at, (unsigned long long)i);
-				continue;
-			}
-		}
-		/* err.offset is in the one-buffer image; say where that is in FILE. */
-		{
-			const char *why = strstr(err.text, ": expected");
-
-			cli_error("%s: offset %llu: buffer %llu left out (invalid)%s", sv->in->name,
-				  (unsigned long long)(at + err.offset - XFDR_FILE_HEADER_BYTES),
-				  (unsigned long long)i, why ? why : "");
-		}
-	}
-	if (rc) {
-		if (rc > 0)
-			cli_error("%s: the file shrank while it was read", sv->in->name);
-		else
-			fprintf(stderr, "%s\n", err.text);
-		free(img);
-		return CLI_FAIL;
-	}
-	e = cli_write_all_at(fd, img, XFDR_FILE_HEADER_BYTES, 0);
-	free(img);
-	if (e) {
-		cli_error("%s: write error: %s", out, strerror(e));
-		return CLI_FAIL;
-	}
-	res->buffers = sv->whole;
+	sv->kept = (uint64_t)kept;
+	res->buffers = sv->plan.whole;
 	res->kept = res->count[RB_POOL_KEPT] = sv->kept;
 	return 0;
 }
 
 /* What a salvage kept and left out of input (whole buffers, the partial one), on stderr. */
-static void salvage_report(const char *input, const struct salvage *sv, uint64_t buffer_size,
-			   uint64_t tail)
+static void salvage_report(const char *input, const struct salvage *sv)
 {
+	uint64_t whole = sv->plan.whole, bs = sv->plan.buffer_size, tail = sv->plan.tail;
+
 	cli_error("%s: kept %llu of %llu whole buffer%s", input, (unsigned long long)sv->kept,
-		  (unsigned long long)sv->whole, sv->whole == 1 ? "" : "s");
-	if (sv->kept < sv->whole)
+		  (unsigned long long)whole, whole == 1 ? "" : "s");
+	if (sv->kept < whole)
 		cli_error("%s: left out %llu invalid buffer%s (%llu bytes)", input,
-			  (unsigned long long)(sv->whole - sv->kept),
-			  sv->whole - sv->kept == 1 ? "" : "s",
-			  (unsigned long long)((sv->whole - sv->kept) * buffer_size));
+			  (unsigned long long)(whole - sv->kept), whole - sv->kept == 1 ? "" : "s",
+			  (unsigned long long)((whole - sv->kept) * bs));
 	if (tail)
 		cli_error("%s: offset %llu: discarded %llu bytes, a partial buffer (%llu of %llu "
 			  "bytes)",
-			  input,
-			  (unsigned long long)(XFDR_FILE_HEADER_BYTES + sv->whole * buffer_size),
+			  input, (unsigned long long)(XFDR_FILE_HEADER_BYTES + whole * bs),
 			  (unsigned long long)tail, (unsigned long long)tail,
-			  (unsigned long long)buffer_size);
+			  (unsigned long long)bs);
 	else
 		cli_error("%s: no partial buffer at the end", input);
 }
@@ -509,7 +428,6 @@ static int salvage(const struct cli_rebuild_opts *opt)
 	char out_buf[4096], out_map[4096], map_path[4096];
 	const char *out = opt->output;
 	size_t base_len = strlen(opt->input);
-	uint64_t tail;
 	int status, rc;
 
 	memset(&mctx, 0, sizeof(mctx));
@@ -553,14 +471,8 @@ static int salvage(const struct cli_rebuild_opts *opt)
 		goto out;
 	memset(&sv, 0, sizeof(sv));
 	sv.in = &in;
-	sv.h = &h;
-	sv.whole = in.bytes > XFDR_FILE_HEADER_BYTES
-		       ? (in.bytes - XFDR_FILE_HEADER_BYTES) / h.buffer_size
-		       : 0;
+	sv.plan = rb_salvage_plan(&in, &h);
 	sv.verbose = opt->verbose;
-	tail = in.bytes > XFDR_FILE_HEADER_BYTES
-		   ? (in.bytes - XFDR_FILE_HEADER_BYTES) % h.buffer_size
-		   : 0;
 	mctx.out = out;
 	mctx.out_map = out_map;
 	if (mctx.in && load_live_map(&mctx))
@@ -574,13 +486,13 @@ static int salvage(const struct cli_rebuild_opts *opt)
 	    .constant_tsc = h.constant_tsc,
 	    .nonstop_tsc = h.nonstop_tsc,
 	    .buffer_bytes = h.buffer_size,
-	    .buffer_count = sv.whole,
+	    .buffer_count = sv.plan.whole,
 	};
 	status =
 	    cli_write_trace_and_map(out, write_salvaged, &sv, write_recovered_map, &mctx, &res);
 	if (status)
 		goto out;
-	salvage_report(opt->input, &sv, h.buffer_size, tail);
+	salvage_report(opt->input, &sv);
 	cli_error("wrote %s", out);
 out:
 	if (mctx.in)

@@ -17,6 +17,7 @@
 #include "reader/bytes.h"
 #include "reader/error.h"
 #include "rebuild/core_image.h"
+#include "rebuild/file_io.h"
 
 #define CORE_PAGE 4096u
 #define CORE_CHUNK (1u << 20) /* bytes read at a time by the search; a multiple of CORE_PAGE */
@@ -38,27 +39,6 @@ enum {
 	SH_BYTES = 64,
 	SH_INFO_OFF = 44,
 };
-
-/* pread all of n bytes at off. Returns 0, 1 at the end of the file, -1 (errno) on error. */
-static int pread_full(int fd, void *buf, size_t n, uint64_t off)
-{
-	uint8_t *p = buf;
-	ssize_t r;
-
-	while (n) {
-		r = pread(fd, p, n, (off_t)off);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -1;
-		if (r == 0)
-			return 1;
-		p += r;
-		n -= (size_t)r;
-		off += (uint64_t)r;
-	}
-	return 0;
-}
 
 static int fail_io(const struct rb_core *c, uint64_t off, struct xfdr_error *err)
 {
@@ -164,7 +144,7 @@ static int program_header_count(const struct rb_core *c, const uint8_t *eh, uint
 	if (*phnum != PN_XNUM)
 		return 0;
 	shoff = rd_u64(eh + EH_SHOFF_OFF, c->big_endian);
-	rc = shoff <= c->bytes - SH_BYTES ? pread_full(c->fd, sh, SH_BYTES, shoff) : 1;
+	rc = shoff <= c->bytes - SH_BYTES ? rb_pread_all(c->fd, sh, SH_BYTES, shoff) : 1;
 	if (rc < 0)
 		return fail_io(c, shoff, err);
 	if (rc)
@@ -191,7 +171,7 @@ static int read_segments(struct rb_core *c, uint64_t phoff, uint32_t phnum, stru
 	if (!c->segs)
 		return fail_no_memory(c, err);
 	for (i = 0; i < phnum; i++) {
-		if (pread_full(c->fd, ph, PH_BYTES, phoff + i * PH_BYTES))
+		if (rb_pread_all(c->fd, ph, PH_BYTES, phoff + i * PH_BYTES))
 			return fail_io(c, phoff + i * PH_BYTES, err);
 		if (rd_u32(ph + PH_TYPE_OFF, big) != PT_LOAD)
 			continue;
@@ -229,7 +209,7 @@ int rb_core_open(struct rb_core *c, int fd, uint64_t bytes, const char *name,
 	c->bytes = bytes;
 	have = bytes < EH_BYTES ? (size_t)bytes : EH_BYTES;
 	memset(eh, 0, sizeof(eh));
-	if (pread_full(fd, eh, have, 0) < 0)
+	if (rb_pread_all(fd, eh, have, 0) < 0)
 		return fail_io(c, 0, err);
 	if (check_elf_header(c, eh, have, err) || program_header_count(c, eh, &phnum, err))
 		return -1;
@@ -291,7 +271,7 @@ static int walk(const struct rb_core *c, uint64_t at, uint8_t *buf, uint64_t n,
 			return 1;
 		k = s->filesz - in < n ? s->filesz - in : n;
 		if (buf) {
-			rc = pread_full(c->fd, buf, (size_t)k, s->off + in);
+			rc = rb_pread_all(c->fd, buf, (size_t)k, s->off + in);
 			if (rc < 0)
 				return rd_fail_name(
 				    c->name, err, s->off + in,
@@ -423,7 +403,7 @@ static int search_segment(struct search *s, const struct rb_core_segment *sg, ui
 		return 0; /* wraps: nothing page-aligned in it */
 	for (a = first; a < end && end - a >= 8; a += len) {
 		len = end - a < CORE_CHUNK ? end - a : CORE_CHUNK;
-		r = pread_full(c->fd, chunk, (size_t)len, sg->off + (a - sg->vaddr));
+		r = rb_pread_all(c->fd, chunk, (size_t)len, sg->off + (a - sg->vaddr));
 		if (r < 0)
 			return fail_io(c, sg->off + (a - sg->vaddr), s->err);
 		if (r)

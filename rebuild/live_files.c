@@ -1,36 +1,10 @@
 /*
  * rebuild/live_files.c - a file-backed recorder's live file and its FILE.pool (live_files.h).
  */
-#include <errno.h>
-#include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "reader/error.h"
 #include "rebuild/live_files.h"
-
-int rb_file_read(void *ctx, uint64_t at, void *buf, size_t n, struct xfdr_error *err)
-{
-	const struct rb_file *f = ctx;
-	uint8_t *p = buf;
-	ssize_t r;
-
-	while (n) {
-		r = pread(f->fd, p, n, (off_t)at);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return rd_fail_name(f->name, err, at,
-					    "expected %zu readable bytes, found %s", n,
-					    strerror(errno));
-		if (r == 0)
-			return 1; /* the file ends first */
-		p += r;
-		n -= (size_t)r;
-		at += (uint64_t)r;
-	}
-	return 0;
-}
 
 int rb_live_header_read(const struct rb_file *live, struct xfdr_header *h, struct xfdr_error *err)
 {

@@ -17,21 +17,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rebuild/file_io.h"
 #include "rebuild/pool_image.h"
 #include "xfdr/reader.h"
-
-/* An input file, opened by the caller; bytes is its size when opened. */
-struct rb_file {
-	int fd;
-	const char *name;
-	uint64_t bytes;
-};
-
-/*
- * rb_file_read - an rb_pool_source's read() over a struct rb_file (ctx): pread(2) all of n
- * bytes at at. Returns 0, 1 when the file ends first, -1 with err filled on an I/O error.
- */
-int rb_file_read(void *ctx, uint64_t at, void *buf, size_t n, struct xfdr_error *err);
 
 /*
  * rb_live_header_read - the header of live into *h, checked by the reader library (version,

@@ -36,10 +36,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "reader/bytes.h"
 #include "reader/error.h"
+#include "rebuild/file_io.h"
 #include "rebuild/pool_image.h"
 #include "writer/encode.h"
 #include "writer/file.h"
@@ -369,21 +369,7 @@ struct rebuild {
 
 static int write_at(struct rebuild *rb, const uint8_t *p, size_t n, uint64_t off)
 {
-	ssize_t w;
-
-	while (n) {
-		w = pwrite(rb->fd, p, n, (off_t)off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return rd_fail_name(rb->out_name, rb->err, off,
-					    "expected to write %zu bytes, found %s", n,
-					    w < 0 ? strerror(errno) : "no progress");
-		p += w;
-		n -= (size_t)w;
-		off += (uint64_t)w;
-	}
-	return 0;
+	return rb_write_at(rb->fd, rb->out_name, p, n, off, rb->err);
 }
 
 static void note(struct rebuild *rb, struct rb_pool_note *n)
