@@ -49,6 +49,10 @@ ANALYSIS_SRCS := $(sort $(wildcard analysis/*.c))
 # Traces rebuilt from what a dead process left (rebuild/): the pool image behind `recover` and
 # `core`. A library on the reader (decoding) and the writer (encoding); it never prints.
 REBUILD_SRCS := $(sort $(wildcard rebuild/*.c))
+# Running a program under the recorder (launcher/): how it was instrumented (elf_probe.c), the
+# XFDR_OPTIONS text, fork/exec/wait with signals passed on, the traces it left. `xfdr record`'s
+# library; it never prints.
+LAUNCHER_SRCS := $(sort $(wildcard launcher/*.c))
 # The xfdr command (command/): one file per verb, what they share, the dispatcher (xfdr.c).
 COMMAND_SRCS := $(sort $(wildcard command/*.c))
 UNIT_SRCS    := $(sort $(wildcard tests/unit/test_*.c))
@@ -62,6 +66,7 @@ READER_OBJS    := $(patsubst %.c,$(OBJ)/rd/%.o,$(READER_SRCS))
 COMMAND_OBJS   := $(patsubst %.c,$(OBJ)/rd/%.o,$(filter-out command/xfdr.c,$(COMMAND_SRCS)))
 ANALYSIS_OBJS  := $(patsubst %.c,$(OBJ)/rd/%.o,$(ANALYSIS_SRCS))
 REBUILD_OBJS   := $(patsubst %.c,$(OBJ)/rd/%.o,$(REBUILD_SRCS))
+LAUNCHER_OBJS  := $(patsubst %.c,$(OBJ)/rd/%.o,$(LAUNCHER_SRCS))
 # The writer again, built as the command's code: the rebuild library encodes through it.
 WRITER_RD_OBJS := $(patsubst %.c,$(OBJ)/rd/%.o,$(WRITER_SRCS))
 SUPPORT_OBJS   := $(patsubst %.c,$(OBJ)/test/%.o,$(TEST_SUPPORT_SRCS))
@@ -83,6 +88,7 @@ LIBREADER_A := $(BUILD)/lib/libxfdr_reader.a
 LIBANALYSIS_A := $(BUILD)/lib/libxfdr_analysis.a
 LIBCOMMAND_A := $(BUILD)/lib/libxfdr_command.a
 LIBREBUILD_A := $(BUILD)/lib/libxfdr_rebuild.a
+LIBLAUNCHER_A := $(BUILD)/lib/libxfdr_launcher.a
 LIBWRITER_A  := $(BUILD)/lib/libxfdr_writer.a
 XFDR_BIN    := $(BUILD)/bin/xfdr
 UNIT_BINS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
@@ -161,6 +167,11 @@ $(LIBREBUILD_A): $(REBUILD_OBJS) Makefile
 	@mkdir -p $(@D)
 	rm -f $@ && $(AR) rcs $@ $(filter %.o,$^)
 
+# Not installed, as the analysis: `xfdr record`'s launcher.
+$(LIBLAUNCHER_A): $(LAUNCHER_OBJS) Makefile
+	@mkdir -p $(@D)
+	rm -f $@ && $(AR) rcs $@ $(filter %.o,$^)
+
 $(LIBWRITER_A): $(WRITER_RD_OBJS) Makefile
 	@mkdir -p $(@D)
 	rm -f $@ && $(AR) rcs $@ $(filter %.o,$^)
@@ -170,7 +181,8 @@ $(LIBCOMMAND_A): $(COMMAND_OBJS) Makefile
 	@mkdir -p $(@D)
 	rm -f $@ && $(AR) rcs $@ $(filter %.o,$^)
 
-XFDR_LIBS := $(LIBCOMMAND_A) $(LIBREBUILD_A) $(LIBANALYSIS_A) $(LIBREADER_A) $(LIBWRITER_A)
+XFDR_LIBS := $(LIBCOMMAND_A) $(LIBLAUNCHER_A) $(LIBREBUILD_A) $(LIBANALYSIS_A) $(LIBREADER_A) \
+	$(LIBWRITER_A)
 $(XFDR_BIN): $(OBJ)/rd/command/xfdr.o $(XFDR_LIBS)
 	@mkdir -p $(@D)
 	$(CC) -pthread -o $@ $< $(XFDR_LIBS) $(SAN_LDFLAGS) -lm
@@ -181,11 +193,11 @@ $(SUPPORT_A): $(SUPPORT_OBJS) Makefile
 	rm -f $@ && $(AR) rcs $@ $(filter %.o,$^)
 
 # The runtime's archive comes last: it holds the writer the rebuild library encodes through.
-$(BUILD)/tests/%: $(OBJ)/test/tests/unit/%.o $(SUPPORT_A) $(LIBCOMMAND_A) $(LIBREBUILD_A) \
-		$(LIBANALYSIS_A) $(LIBREADER_A) $(LIBXFDR_A)
+$(BUILD)/tests/%: $(OBJ)/test/tests/unit/%.o $(SUPPORT_A) $(LIBCOMMAND_A) $(LIBLAUNCHER_A) \
+		$(LIBREBUILD_A) $(LIBANALYSIS_A) $(LIBREADER_A) $(LIBXFDR_A)
 	@mkdir -p $(@D)
-	$(CC) -pthread -o $@ $< $(SUPPORT_A) $(LIBCOMMAND_A) $(LIBREBUILD_A) $(LIBANALYSIS_A) \
-		$(LIBREADER_A) $(LIBXFDR_A) $(SAN_LDFLAGS) \
+	$(CC) -pthread -o $@ $< $(SUPPORT_A) $(LIBCOMMAND_A) $(LIBLAUNCHER_A) $(LIBREBUILD_A) \
+		$(LIBANALYSIS_A) $(LIBREADER_A) $(LIBXFDR_A) $(SAN_LDFLAGS) \
 		$(TEST_LIBS) $(RUNTIME_LIBS) -lm
 
 TEST_ENV := XFDR_BIN=$(abspath $(XFDR_BIN)) XFDR_BUILD=$(abspath $(BUILD)) \

@@ -1,55 +1,60 @@
 /*
  * command/record.c - `xfdr record`: run a program with the recorder, then summarize its trace.
+ * How a program is run and its traces found is the launcher's (launcher/); here are the
+ * options, the choices and every message.
  *
  * What it does, in order:
  *  1. The output directory: created if missing (like mkdir -p), made absolute (the program may
  *     chdir()), and refused if XFDR_OPTIONS could not carry it (':' or white space split it).
- *  2. The program: found as execvp() finds it and inspected (elf_probe.c) to choose how to
- *     record it. A program already linked with xfdr (libxfdr.a: it defines xfdr_init; or
- *     DT_NEEDED libxfdr.so.0) runs as it is: preloading a second runtime would record every
- *     call twice. XRay sleds without xfdr are refused: compiler-rt keeps XRay's entry points
- *     hidden inside the executable, where a preloaded library cannot reach them. Hooks
- *     (-finstrument-functions, -pg -mfentry) and manual xfdr_* references get libxfdr.so.0
- *     preloaded (never libxfdr.so, the linker script). A file that is not ELF (a script) is
- *     run with the preload, silently; an ELF program with no instrumentation is refused unless
- *     --force (its shared libraries may be instrumented).
+ *  2. The program: found as execvp() finds it and inspected (launcher/elf_probe.c) to
+ *     choose how to record it. A program already linked with xfdr (libxfdr.a: it defines
+ *     xfdr_init; or DT_NEEDED libxfdr.so.0) runs as it is: preloading a second runtime would
+ *     record every call twice. XRay sleds without xfdr are refused: compiler-rt keeps XRay's
+ *     entry points hidden inside the executable, where a preloaded library cannot reach them.
+ *     Hooks (-finstrument-functions, -pg -mfentry) and manual xfdr_* references get
+ *     libxfdr.so.0 preloaded (never libxfdr.so, the linker script). A file that is not ELF (a
+ *     script) is run with the preload, silently; an ELF program with no instrumentation is
+ *     refused unless --force (its shared libraries may be instrumented).
  *  3. XFDR_OPTIONS = the caller's, then start=1, output=DIR/, mode=, then each --option: the
  *     runtime applies keys left to right (runtime/control/options.c), so later ones win.
- *  4. fork + execvp. A failed exec is reported through a close-on-exec pipe, as a shell would
- *     (127 not found, 126 found but not runnable). While the program runs, signals a terminal
- *     sends to the whole foreground process group (si_code SI_KERNEL) already reached the
- *     program and are not forwarded; the same signals sent to xfdr alone by kill() (si_code
- *     <= 0) are forwarded. Either way xfdr stays alive to write the summary.
- *  5. The traces: "*-<pid>-<n>.xray" (and "-t<tid>.xray" per thread) in the output directory
- *     that are new or changed since the start (a listing taken before the run), the program's
- *     own pid first; other pids are its children. The newest of the program's is summarized:
- *     verified with the reader library, then threads, function records, drops and the ring's
- *     overwritten buffers (from the .map, else the trace's XFDRDROP event) and the functions
- *     with the most self time (account.c's pairing).
+ *  4. fork + execvp (launcher/run.c). A failed exec is reported through a close-on-exec pipe,
+ *     as a shell would (127 not found, 126 found but not runnable). While the program runs,
+ *     signals a terminal sends to the whole foreground process group (si_code SI_KERNEL)
+ *     already reached the program and are not forwarded; the same signals sent to xfdr alone
+ *     by kill() (si_code <= 0) are forwarded. Either way xfdr stays alive to write the summary.
+ *  5. The traces (launcher/trace_listing.c): "*-<pid>-<n>.xray" (and "-t<tid>.xray" per
+ *     thread) in the output directory that are new or changed since the start (a listing
+ *     taken before the run), the program's own pid first; other pids are its children. The
+ *     newest of the program's is summarized: verified with the reader library, then threads,
+ *     function records, drops and the ring's overwritten buffers (from the .map, else the
+ *     trace's XFDRDROP event; analysis/trace_facts.c) and the functions with the most self
+ *     time (analysis/latency.c).
  *  6. The exit status is the program's; after a death by signal, xfdr dies by the same signal
  *     (without a core file of its own), so a shell sees what it would have seen.
  */
+#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "analysis/latency.h"
+#include "analysis/trace_facts.h"
 #include "command/cli.h"
 #include "command/option_table.h"
-#include "command/elf_probe.h"
-#include "command/record.h"
+#include "launcher/elf_probe.h"
+#include "launcher/options_text.h"
+#include "launcher/run.h"
+#include "launcher/trace_listing.h"
 
-/* The runtime ignores an XFDR_OPTIONS this long or longer (env_store in lifecycle.c). */
-#define RT_OPTIONS_MAX 4096
 #define DEFAULT_TOP 10
+#define SUMMARY_COLUMNS 100
+#define LIST_MAX 10 /* other traces listed by name */
 
 struct record_opts {
 	const char *dir;      /* -o; NULL: the current directory */
@@ -107,20 +112,6 @@ static const char record_tail[] =
     "PROGRAM refused as above or a runtime that cannot be found; 127 when PROGRAM is not\n"
     "found, 126 when it cannot be executed.\n";
 
-static int is_sep(char c)
-{
-	return c == ':' || c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' ||
-	       c == '\f';
-}
-
-static int has_sep(const char *s)
-{
-	for (; *s; s++)
-		if (is_sep(*s))
-			return 1;
-	return 0;
-}
-
 /* A --option argument: KEY=VALUE, KEY a name, nothing that would split XFDR_OPTIONS. */
 static int check_option(const char *kv)
 {
@@ -134,7 +125,7 @@ static int check_option(const char *kv)
 		      (*p >= '0' && *p <= '9') || *p == '_'))
 			return cli_usage("'--option %s': the key must be letters, digits and '_'",
 					 kv);
-	if (has_sep(eq + 1))
+	if (launch_options_split(eq + 1))
 		return cli_usage("'--option %s': XFDR_OPTIONS cannot carry ':' or white space in "
 				 "a value",
 				 kv);
@@ -266,9 +257,9 @@ static int output_dir(const char *dir, char *abs)
 		cli_error("%s: cannot write traces there: %s", dir, strerror(errno));
 		return CLI_USAGE;
 	}
-	if (has_sep(abs)) {
+	if (launch_options_split(abs)) {
 		/* The given name may do where the absolute one cannot. */
-		if (has_sep(dir) || strlen(dir) >= PATH_MAX) {
+		if (launch_options_split(dir) || strlen(dir) >= PATH_MAX) {
 			cli_error(
 			    "%s: XFDR_OPTIONS cannot carry a directory name with ':' or white "
 			    "space; choose another with -o",
@@ -281,45 +272,6 @@ static int output_dir(const char *dir, char *abs)
 }
 
 /* ---- The program ------------------------------------------------------------------------- */
-
-/*
- * The file execvp() would run for name, into path (PATH_MAX): name itself when it has a '/',
- * else the first executable regular file in $PATH. Returns 0, or -1 when none is found (exec
- * then says why).
- */
-static int find_program(const char *name, char *path)
-{
-	const char *dirs = getenv("PATH"), *p, *colon;
-	struct stat st;
-	size_t dlen, nlen = strlen(name);
-
-	if (strchr(name, '/')) {
-		if (nlen >= PATH_MAX)
-			return -1;
-		memcpy(path, name, nlen + 1);
-		return 0;
-	}
-	if (!dirs)
-		dirs = "/bin:/usr/bin";
-	for (p = dirs;; p = colon + 1) {
-		colon = strchr(p, ':');
-		dlen = colon ? (size_t)(colon - p) : strlen(p);
-		/* An empty entry is the current directory, as for execvp(). */
-		if (dlen + nlen + 2 <= PATH_MAX) {
-			if (dlen) {
-				memcpy(path, p, dlen);
-				path[dlen] = '/';
-				memcpy(path + dlen + 1, name, nlen + 1);
-			} else {
-				memcpy(path, name, nlen + 1);
-			}
-			if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0)
-				return 0;
-		}
-		if (!colon)
-			return -1;
-	}
-}
 
 enum how { RUN_PLAIN, RUN_PRELOAD };
 
@@ -381,98 +333,7 @@ static int choose_how(const char *name, const char *path, int force, enum how *h
 	return CLI_USAGE;
 }
 
-/*
- * The runtime next to this command: dirname(realpath(/proc/self/exe))/../lib/libxfdr.so.0,
- * into lib (PATH_MAX). Returns 0 or CLI_USAGE after naming what was tried.
- */
-static int find_runtime(char *lib)
-{
-	char exe[PATH_MAX], *slash;
-	struct stat st;
-
-	if (!realpath("/proc/self/exe", exe)) {
-		cli_error("cannot find the runtime: /proc/self/exe: %s", strerror(errno));
-		return CLI_USAGE;
-	}
-	slash = strrchr(exe, '/');
-	if (slash)
-		*slash = '\0';
-	slash = strrchr(exe, '/');
-	if (slash)
-		*slash = '\0';
-	if ((size_t)snprintf(lib, PATH_MAX, "%s/lib/libxfdr.so.0", exe) >= PATH_MAX) {
-		cli_error("cannot find the runtime: %s/lib/libxfdr.so.0: %s", exe,
-			  strerror(ENAMETOOLONG));
-		return CLI_USAGE;
-	}
-	if (stat(lib, &st) || !S_ISREG(st.st_mode)) {
-		cli_error("cannot find the runtime to preload: tried %s (beside this command's "
-			  "bin/); reinstall xfdr",
-			  lib);
-		return CLI_USAGE;
-	}
-	if (has_sep(lib)) {
-		cli_error("%s: LD_PRELOAD cannot carry a path with ':' or white space", lib);
-		return CLI_USAGE;
-	}
-	return 0;
-}
-
-/* A sanitizer's runtime, which must stay first in LD_PRELOAD. */
-static int is_sanitizer_runtime(const char *entry, size_t n)
-{
-	const char *base = entry, *p;
-	size_t bn;
-
-	for (p = entry; p < entry + n; p++)
-		if (*p == '/')
-			base = p + 1;
-	bn = (size_t)(entry + n - base);
-	return (bn > 7 && (!strncmp(base, "libasan", 7) || !strncmp(base, "libtsan", 7) ||
-			   !strncmp(base, "liblsan", 7) || !strncmp(base, "libhwasan", 9))) ||
-	       (bn > 8 && !strncmp(base, "libubsan", 8)) ||
-	       (bn > 13 && !strncmp(base, "libclang_rt.", 12) && memmem(base, bn, "san", 3));
-}
-
-/*
- * LD_PRELOAD with lib first, after any sanitizer runtimes already there (they refuse to start
- * unless first). Returns 0, or CLI_USAGE after a message.
- */
-static int set_preload(const char *lib)
-{
-	const char *old = getenv("LD_PRELOAD"), *p, *keep_end;
-	char *v;
-	size_t n;
-
-	if (!old || !*old)
-		return setenv("LD_PRELOAD", lib, 1) ? CLI_USAGE : 0;
-	/* Split as ld.so does: spaces and colons. */
-	keep_end = old;
-	for (p = old; *p;) {
-		while (*p == ' ' || *p == ':')
-			p++;
-		n = strcspn(p, " :");
-		if (!n || !is_sanitizer_runtime(p, n))
-			break;
-		p += n;
-		keep_end = p;
-	}
-	n = strlen(old) + strlen(lib) + 3;
-	v = malloc(n);
-	if (!v) {
-		cli_error("out of memory");
-		return CLI_USAGE;
-	}
-	if (keep_end == old)
-		snprintf(v, n, "%s:%s", lib, old);
-	else
-		snprintf(v, n, "%.*s:%s%s", (int)(keep_end - old), old, lib, keep_end);
-	n = (size_t)setenv("LD_PRELOAD", v, 1);
-	free(v);
-	return n ? CLI_USAGE : 0;
-}
-
-/* XFDR_OPTIONS for the program, into text (RT_OPTIONS_MAX). Returns 0 or CLI_USAGE. */
+/* XFDR_OPTIONS for the program, into text (LAUNCH_OPTIONS_MAX). Returns 0 or CLI_USAGE. */
 static int compose_options(const struct record_opts *o, const char *dir, char *text)
 {
 	const char *caller = getenv("XFDR_OPTIONS");
@@ -481,8 +342,8 @@ static int compose_options(const struct record_opts *o, const char *dir, char *t
 
 #define ADD(...)                                                                                   \
 	do {                                                                                       \
-		w = snprintf(text + n, RT_OPTIONS_MAX - n, __VA_ARGS__);                           \
-		if (w < 0 || (size_t)w >= RT_OPTIONS_MAX - n)                                      \
+		w = snprintf(text + n, LAUNCH_OPTIONS_MAX - n, __VA_ARGS__);                       \
+		if (w < 0 || (size_t)w >= LAUNCH_OPTIONS_MAX - n)                                  \
 			goto too_long;                                                             \
 		n += (size_t)w;                                                                    \
 	} while (0)
@@ -499,266 +360,529 @@ static int compose_options(const struct record_opts *o, const char *dir, char *t
 too_long:
 	cli_error("XFDR_OPTIONS would be longer than the %d bytes the runtime reads; shorten the "
 		  "options or the output directory",
-		  RT_OPTIONS_MAX - 1);
+		  LAUNCH_OPTIONS_MAX - 1);
 	return CLI_USAGE;
 }
 
-/* The value the runtime will use for key in text (the last one), into out; 0 if none. */
-int record_option_value(const char *text, const char *key, char *out, size_t n)
+/* ---- The summary ------------------------------------------------------------------------- */
+
+static const char *const drop_causes[] = {"no_buffer", "reentrant", "too_large", "no_thread_slot"};
+
+/* The first line the lenient read left out, for "map is unusable". */
+static void first_left_out(void *ctx, uint64_t line, const char *text)
 {
-	size_t klen = strlen(key), len;
-	const char *p = text, *e;
-	int found = 0;
+	struct xfdr_error *first = ctx;
 
-	while (*p) {
-		while (*p && is_sep(*p))
-			p++;
-		for (e = p; *e && !is_sep(*e); e++)
-			;
-		len = (size_t)(e - p);
-		if (len > klen && !strncmp(p, key, klen) && p[klen] == '=' && len - klen - 1 < n) {
-			memcpy(out, p + klen + 1, len - klen - 1);
-			out[len - klen - 1] = '\0';
-			found = 1;
-		}
-		p = e;
-	}
-	return found;
+	(void)line;
+	if (!first->text[0])
+		snprintf(first->text, sizeof(first->text), "%s", text);
 }
-
-int record_option_false(const char *text, const char *key)
-{
-	char v[16];
-
-	return record_option_value(text, key, v, sizeof(v)) &&
-	       (!strcmp(v, "0") || !strcasecmp(v, "no") || !strcasecmp(v, "false") ||
-		!strcasecmp(v, "off"));
-}
-
-/* ---- Running it --------------------------------------------------------------------------- */
-
-static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
-#define NFORWARDED (sizeof(forwarded) / sizeof(forwarded[0]))
-
-static volatile sig_atomic_t child_pid;
 
 /*
- * A signal a terminal sent to the foreground process group (SI_KERNEL) already reached the
- * program; one sent to xfdr alone (kill, sigqueue: si_code <= 0) is passed on, unless the
- * program sent it. Either way xfdr keeps waiting.
+ * The sidecar at path, read as xfdr_names_read_lenient() does, so that its pool facts count
+ * whatever else is wrong in it. Returns the names when the sidecar is also valid as a whole
+ * (nothing left out), else NULL after saying why; *all gets what was read (NULL: nothing).
  */
-static void on_signal(int sig, siginfo_t *si, void *uc)
+static struct xfdr_names *load_map(const char *path, struct xfdr_names **all)
 {
-	int saved = errno;
-	pid_t pid = (pid_t)child_pid;
+	struct xfdr_error err, first = {0, ""};
+	FILE *f = fopen(path, "r");
 
-	(void)uc;
-	if (pid > 0 && si->si_code <= 0 && si->si_pid != pid)
-		kill(pid, sig);
-	errno = saved;
+	*all = NULL;
+	if (!f) {
+		fprintf(stderr, "  map is unusable: %s: %s\n", path, strerror(errno));
+		return NULL;
+	}
+	if (xfdr_names_read_lenient(f, path, first_left_out, &first, all, &err) < 0)
+		fprintf(stderr, "  map is unusable: %s\n", err.text);
+	else if (first.text[0])
+		fprintf(stderr, "  map is unusable: %s\n", first.text);
+	fclose(f);
+	return first.text[0] ? NULL : *all;
 }
 
-static double since(const struct timespec *a)
+static const char *signal_name(int sig, char *buf, size_t n)
 {
-	struct timespec b;
+	const char *abbrev = sigabbrev_np(sig);
 
-	clock_gettime(CLOCK_MONOTONIC, &b);
-	return (double)(b.tv_sec - a->tv_sec) + (double)(b.tv_nsec - a->tv_nsec) / 1e9;
+	if (abbrev)
+		snprintf(buf, n, "SIG%s", abbrev);
+	else
+		snprintf(buf, n, "signal %d", sig);
+	return buf;
 }
 
-/* The runtime's lines are kept to this much, the newest: enough to tell why. */
-#define MESSAGES_MAX (64 * 1024)
+/* ticks as a duration with a unit, into buf. */
+static const char *duration(uint64_t ticks, uint64_t hz, char *buf, size_t n)
+{
+	double s;
+
+	if (!hz) {
+		snprintf(buf, n, "%" PRIu64 " ticks", ticks);
+		return buf;
+	}
+	s = (double)ticks / (double)hz;
+	if (s >= 100)
+		snprintf(buf, n, "%.0f s", s);
+	else if (s >= 1)
+		snprintf(buf, n, "%.3f s", s);
+	else if (s >= 1e-3)
+		snprintf(buf, n, "%.3f ms", s * 1e3);
+	else if (s >= 1e-6)
+		snprintf(buf, n, "%.3f us", s * 1e6);
+	else
+		snprintf(buf, n, "%.0f ns", s * 1e9);
+	return buf;
+}
+
+static const char *size_text(uint64_t bytes, char *buf, size_t n)
+{
+	if (bytes >= (1u << 30) && bytes % (1u << 30) == 0)
+		snprintf(buf, n, "%" PRIu64 " GiB", bytes >> 30);
+	else if (bytes >= (1u << 20) && bytes % (1u << 20) == 0)
+		snprintf(buf, n, "%" PRIu64 " MiB", bytes >> 20);
+	else if (bytes >= 1024 && bytes % 1024 == 0)
+		snprintf(buf, n, "%" PRIu64 " KiB", bytes >> 10);
+	else if (bytes >= (1u << 20))
+		snprintf(buf, n, "%.1f MiB", (double)bytes / (1u << 20));
+	else if (bytes >= 1024)
+		snprintf(buf, n, "%.1f KiB", (double)bytes / 1024);
+	else
+		snprintf(buf, n, "%" PRIu64 " bytes", bytes);
+	return buf;
+}
+
+/* "NAME exited with status N" / "was killed by SIGTERM", after how long. */
+static void say_ending(const char *prog, const struct launch_run *r)
+{
+	char sig[32];
+
+	if (WIFSIGNALED(r->status))
+		cli_error("%s was killed by %s%s after %.2f s", prog,
+			  signal_name(WTERMSIG(r->status), sig, sizeof(sig)),
+			  WCOREDUMP(r->status) ? " (core dumped)" : "", r->seconds);
+	else
+		cli_error("%s exited with status %d after %.2f s", prog, WEXITSTATUS(r->status),
+			  r->seconds);
+}
+
+/* The sidecar of a trace: TRACE.map, or for a per-thread file "<prefix>-<pid>-<n>.map". */
+static void sidecar_of(const char *trace, const struct launch_trace *f, char *map, size_t n)
+{
+	const char *t;
+
+	snprintf(map, n, "%s.map", trace);
+	if (!f->per_thread || access(map, F_OK) == 0)
+		return;
+	t = strrchr(trace, '-');
+	if (t)
+		snprintf(map, n, "%.*s.map", (int)(t - trace), trace);
+}
+
+static void put_drops(const uint64_t *drop, const char *mode)
+{
+	char text[256];
+	size_t n = 0, i;
+
+	if (!drop[4]) {
+		fprintf(stderr, "  dropped    none\n");
+		return;
+	}
+	for (i = 0; i < 4; i++)
+		if (drop[i])
+			n += (size_t)snprintf(text + n, sizeof(text) - n, "%s%s %" PRIu64,
+					      n ? ", " : "", drop_causes[i], drop[i]);
+	fprintf(stderr, "  dropped    %" PRIu64 " events (%s)%s\n", drop[4], text,
+		drop[0] && mode && !strcmp(mode, "bounded")
+		    ? ": the pool was full; raise buffer_max, or --mode=ring keeps the newest"
+		    : "");
+}
+
+static void put_top(struct xfdr_trace *t, const struct xfdr_names *names, long top)
+{
+	struct latency_total *v;
+	struct xfdr_error err;
+	uint64_t hz = xfdr_trace_header(t)->cycle_frequency;
+	size_t n, i, shown;
+	char self[32], total[32], per[32], id[16];
+	const char *name;
+	int width = SUMMARY_COLUMNS - 4 - 12 - 1 - 12 - 1 - 10 - 1 - 12 - 2;
+
+	if (top <= 0)
+		return;
+	if (latency_totals(t, names, &v, &n, &err)) {
+		cli_error("%s", err.text);
+		return;
+	}
+	shown = n < (size_t)top ? n : (size_t)top;
+	if (!n) {
+		fprintf(stderr, "  no complete calls to account\n");
+		free(v);
+		return;
+	}
+	fprintf(stderr, "  top %zu of %zu functions by self time (outside recorded callees):\n",
+		shown, n);
+	fprintf(stderr, "    %12s %12s %10s %12s  %s\n", "self", "total", "calls", "per call",
+		"function");
+	for (i = 0; i < shown; i++) {
+		name = v[i].name;
+		if (!name) {
+			snprintf(id, sizeof(id), "#%u", v[i].fid);
+			name = id;
+		}
+		duration(v[i].self_tsc, hz, self, sizeof(self));
+		duration(v[i].sum_tsc, hz, total, sizeof(total));
+		duration(v[i].count ? v[i].sum_tsc / v[i].count : 0, hz, per, sizeof(per));
+		if ((int)strlen(name) > width)
+			fprintf(stderr, "    %12s %12s %10" PRIu64 " %12s  %.*s...\n", self, total,
+				v[i].count, per, width - 3, name);
+		else
+			fprintf(stderr, "    %12s %12s %10" PRIu64 " %12s  %s\n", self, total,
+				v[i].count, per, name);
+	}
+	free(v);
+}
 
 /*
- * A file the runtime copies its lines into (print.c: XFDR_RECORD_MESSAGES), unnamed, inherited
- * by the program. Returns its descriptor, or -1 (the summary then knows less).
+ * The crash as the crash handler saw it: the signal, then the crashing thread's frames from
+ * the .map, the crash site first, each with the function the handler named (or the module
+ * and offset where it could not).
  */
-static int messages_open(void)
+static void put_crash(const struct xfdr_names *names, const char *signal, const char *path)
 {
-	const char *tmp = getenv("TMPDIR");
-	char path[PATH_MAX], env[96];
-	struct stat st;
-	int fd;
+	struct xfdr_map_crash c;
+	struct xfdr_map_frame fr;
+	uint32_t i, n = xfdr_names_frame_count(names);
 
-	if (!tmp || !*tmp)
-		tmp = "/tmp";
-	fd = open(tmp, O_TMPFILE | O_RDWR | O_APPEND, 0600);
-	if (fd < 0 &&
-	    (size_t)snprintf(path, sizeof(path), "%s/xfdr-record-XXXXXX", tmp) < sizeof(path)) {
-		fd = mkstemp(path);
-		if (fd >= 0) {
-			unlink(path);
-			fcntl(fd, F_SETFL, O_APPEND);
+	if (!xfdr_names_crash(names, &c)) {
+		fprintf(stderr, "  crash      %s: its frames are in `xfdr dump %s`\n",
+			signal[0] ? signal : "recorded", path);
+		return;
+	}
+	fprintf(stderr,
+		"  crash      %s (code %" PRId32 ", address 0x%" PRIx64 ") in thread %" PRIu32
+		"%s\n",
+		c.signal_name, c.code, c.fault_addr, c.tid, n ? ", innermost frame first:" : "");
+	for (i = 0; i < n; i++) {
+		const char *module;
+
+		if (!xfdr_names_frame(names, i, &fr))
+			continue;
+		module = fr.module ? strrchr(fr.module, '/') : NULL;
+		module = module ? module + 1 : fr.module ? fr.module : "?";
+		if (fr.symbol)
+			fprintf(stderr, "    #%-2" PRIu32 " %s (%s)\n", i, fr.symbol, module);
+		else if (fr.have_module_vaddr)
+			fprintf(stderr, "    #%-2" PRIu32 " 0x%" PRIx64 " (%s+0x%" PRIx64 ")\n", i,
+				fr.pc, module, fr.module_vaddr);
+		else
+			fprintf(stderr, "    #%-2" PRIu32 " 0x%" PRIx64 " (%s)\n", i, fr.pc,
+				module);
+	}
+}
+
+/* The summary of one trace file. */
+static void summarize(const char *path, const struct launch_trace *f, long top)
+{
+	struct xfdr_trace *t = NULL;
+	struct xfdr_names *names = NULL, *map_lines = NULL;
+	struct xfdr_map_pool m;
+	struct xfdr_map_crash crash;
+	struct xfdr_error err;
+	struct trace_facts tf;
+	char map[2 * PATH_MAX + 8], size[32], bsize[32];
+	const uint64_t *drop;
+	uint64_t overwritten;
+	int have_map;
+
+	sidecar_of(path, f, map, sizeof(map));
+	have_map = access(map, F_OK) == 0;
+	fprintf(stderr, "  trace      %s (%s)\n", path,
+		size_text((uint64_t)f->bytes, size, sizeof(size)));
+	fprintf(stderr, "  map        %s\n", have_map ? map : "none (no function names)");
+	if (xfdr_trace_open(path, &t, &err) < 0 || xfdr_trace_verify(t, &err) < 0 ||
+	    trace_facts_read(t, &tf, &err) < 0) {
+		fprintf(stderr, "  INVALID    %s\n", err.text);
+		goto out;
+	}
+	if (have_map)
+		names = load_map(map, &map_lines);
+	xfdr_names_pool(map_lines, &m);
+	fprintf(stderr, "  threads    %" PRIu64 "\n", tf.threads);
+	fprintf(stderr, "  events     %" PRIu64 " function records\n", tf.functions);
+	drop = m.have_drops ? m.dropped : tf.drop;
+	if (m.have_drops || tf.have_drops)
+		put_drops(drop, m.mode);
+	overwritten = m.have_overwritten ? m.overwritten : tf.overwritten;
+	if (m.have_buffer_max)
+		fprintf(stderr,
+			"  pool       %s, %" PRIu64 " buffers of %s; %" PRIu64
+			" in the trace, %" PRIu64 " overwritten%s\n",
+			m.mode ? m.mode : "?", m.buffer_max,
+			size_text(m.buffer_size, bsize, sizeof(bsize)), m.buffers_written,
+			overwritten, overwritten ? " (older events lost)" : "");
+	else if (overwritten)
+		fprintf(stderr, "  overwritten %" PRIu64 " buffers (older events lost)\n",
+			overwritten);
+	if (xfdr_names_crash(map_lines, &crash))
+		put_crash(names, crash.signal_name, path);
+	put_top(t, names, top);
+out:
+	xfdr_names_free(map_lines);
+	if (t)
+		xfdr_trace_close(t);
+}
+
+/* The last line of the runtime's that starts with prefix ("xfdr: SIGSEGV: "), or NULL. */
+static const char *said(const char *messages, const char *prefix, size_t *len)
+{
+	const char *line = NULL, *p = messages;
+
+	while (p && (p = strstr(p, prefix))) {
+		if (p == messages || p[-1] == '\n')
+			line = p;
+		p += strlen(prefix);
+	}
+	if (line)
+		*len = strcspn(line, "\n");
+	return line;
+}
+
+/*
+ * The program died by a signal and no trace is there. The runtime's own lines (record.c keeps
+ * them) tell whether it was in the program, and whether its handler of the signal ran.
+ */
+static void explain_signal(const struct launch_run *r, const char *opts, const char *name)
+{
+	char loaded[64], prefix[48];
+	const char *line;
+	size_t len;
+	int sig = WTERMSIG(r->status);
+	int crash = sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE ||
+		    sig == SIGABRT || sig == SIGTRAP;
+
+	snprintf(loaded, sizeof(loaded), "xfdr: loaded in pid %d\n", (int)r->pid);
+	snprintf(prefix, sizeof(prefix), "xfdr: %s: ", name);
+	if (!r->messages || !strstr(r->messages, loaded)) {
+		cli_error("no trace: the program died by %s, and xfdr was not in it (pid %d): not "
+			  "linked with it, and LD_PRELOAD did not reach it (a static or setuid "
+			  "program, or a launcher that clears the environment?)",
+			  name, (int)r->pid);
+	} else if ((line = said(r->messages, prefix, &len))) {
+		cli_error("no trace: the program died by %s; xfdr's handler ran and said: %.*s",
+			  name, (int)len, line);
+	} else if (crash && launch_option_false(opts, "flush_on_crash")) {
+		cli_error("no trace: the program died by %s, and XFDR_OPTIONS has flush_on_crash=0",
+			  name);
+	} else if (crash) {
+		cli_error(
+		    "no trace: the program died by %s, and xfdr's crash handler never ran: the "
+		    "program or a library took the signal from it where xfdr does not see (the "
+		    "rt_sigaction system call, a call inside libc), or the signal came while "
+		    "blocked",
+		    name);
+	} else if (sig == SIGTERM || sig == SIGINT) {
+		cli_error(
+		    "no trace: the program died by %s, which xfdr leaves to the program when it "
+		    "handles or ignores it at start (or flush_on_terminate=0)",
+		    name);
+	} else {
+		cli_error(
+		    "no trace: the program died by %s, on which xfdr does not flush (it does on "
+		    "SIGTERM, SIGINT and crashes; --option flush_signal=SIG for a signal of your "
+		    "choice)",
+		    name);
+	}
+}
+
+/* Why no trace was written, as far as can be told. */
+static void explain_missing(const struct launch_run *r, const char *opts, const char *dir)
+{
+	char live[PATH_MAX], sig[32];
+	DIR *d;
+	struct dirent *e;
+	char suffix[48];
+	int have_live = 0;
+
+	snprintf(suffix, sizeof(suffix), "-%d-live.xray", (int)r->pid);
+	d = opendir(dir);
+	while (d && (e = readdir(d))) {
+		size_t len = strlen(e->d_name), sl = strlen(suffix);
+
+		if (len > sl && !strcmp(e->d_name + len - sl, suffix)) {
+			snprintf(live, sizeof(live), "%s/%s", dir, e->d_name);
+			have_live = 1;
 		}
 	}
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) ||
-	    snprintf(env, sizeof(env), "%d:%llu:%llu", fd, (unsigned long long)st.st_dev,
-		     (unsigned long long)st.st_ino) >= (int)sizeof(env) ||
-	    setenv("XFDR_RECORD_MESSAGES", env, 1)) {
-		close(fd);
-		return -1;
-	}
-	return fd;
+	if (d)
+		closedir(d);
+	if (WIFSIGNALED(r->status) && WTERMSIG(r->status) == SIGKILL)
+		cli_error("no trace: SIGKILL cannot be caught, so the recorder could not flush%s",
+			  have_live ? ""
+				    : " (backing=file keeps a pool that `xfdr recover` reads)");
+	else if (WIFSIGNALED(r->status))
+		explain_signal(r, opts, signal_name(WTERMSIG(r->status), sig, sizeof(sig)));
+	else if (launch_option_false(opts, "flush_at_exit"))
+		cli_error("no trace: XFDR_OPTIONS has flush_at_exit=0, and the program flushed "
+			  "nothing itself");
+	else
+		cli_error("no trace: the program may have left through _exit() or exec(), the "
+			  "recorder did not start, or its flush could not write the file (see its "
+			  "messages above)");
+	if (have_live)
+		cli_error("its live pool remains: xfdr recover %s", live);
 }
 
-/* The newest MESSAGES_MAX bytes of the file, from a line's start; NULL if empty. */
-static char *messages_read(int fd)
+/*
+ * On stderr: how prog ended, where its trace is (a trace of dir not in before, of the
+ * program's pid), a summary of it with the top functions by total time, or why there is none;
+ * then the other traces written during the run. opts is the XFDR_OPTIONS it ran with.
+ */
+static void report(const char *prog, long top, const struct launch_run *r, const char *opts,
+		   const char *dir, const struct launch_listing *before)
 {
-	off_t size = lseek(fd, 0, SEEK_END), from;
-	char *text, *nl;
-	ssize_t got;
+	struct launch_listing after;
+	struct launch_trace *mine = NULL;
+	char path[PATH_MAX * 2];
+	size_t i, listed = 0, others = 0;
 
-	if (size <= 0)
-		return NULL;
-	from = size > MESSAGES_MAX ? size - MESSAGES_MAX : 0;
-	text = malloc((size_t)(size - from) + 1);
-	if (!text)
-		return NULL;
-	got = pread(fd, text, (size_t)(size - from), from);
-	if (got <= 0) {
-		free(text);
-		return NULL;
+	say_ending(prog, r);
+	if (launch_list_traces(dir, &after)) {
+		cli_error("%s: cannot list the traces: %s", dir, strerror(errno));
+		return;
 	}
-	text[got] = '\0';
-	if (from && (nl = strchr(text, '\n')))
-		memmove(text, nl + 1, strlen(nl + 1) + 1);
-	return text;
-}
+	launch_listing_sort(&after);
+	for (i = 0; i < after.n; i++) {
+		struct launch_trace *f = &after.v[i];
 
-/* fork, exec, wait. Returns 0 with r filled, or CLI_USAGE when it could not even fork. */
-static int run_program(char **argv, struct run *r)
-{
-	struct sigaction sa, old;
-	sigset_t block, saved_mask;
-	struct timespec mono;
-	int pfd[2], err = 0, ignored[NFORWARDED], mfd;
-	ssize_t got;
-	size_t i;
+		if (launch_trace_was_there(before, f))
+			continue;
+		if (f->pid == (uint64_t)r->pid) {
+			if (!mine)
+				mine = f;
+			else
+				others++;
+		} else {
+			others++;
+		}
+	}
+	if (mine) {
+		snprintf(path, sizeof(path), "%s/%s", dir, mine->name);
+		summarize(path, mine, top);
+	} else if (others && WIFEXITED(r->status)) {
+		cli_error("pid %d wrote no trace itself (a script or a launcher?); other processes "
+			  "did",
+			  (int)r->pid);
+	} else {
+		explain_missing(r, opts, dir);
+	}
+	if (!others)
+		goto out;
+	fprintf(stderr,
+		"  also written during the run (%zu: earlier flushes, other threads' files, "
+		"child processes):\n",
+		others);
+	for (i = 0; i < after.n; i++) {
+		struct launch_trace *f = &after.v[i];
 
-	memset(r, 0, sizeof(*r));
-	mfd = messages_open();
-	sigemptyset(&block);
-	for (i = 0; i < NFORWARDED; i++) {
-		sigaction(forwarded[i], NULL, &old);
-		/* An ignored signal stays ignored, for the program too (nohup, `cmd &`). */
-		ignored[i] = old.sa_handler == SIG_IGN;
-		sigaddset(&block, forwarded[i]);
-	}
-	if (pipe2(pfd, O_CLOEXEC)) {
-		cli_error("pipe: %s", strerror(errno));
-		return CLI_USAGE;
-	}
-	fflush(NULL);
-	/* Blocked until the handlers know the child: nothing is lost between fork and wait. */
-	sigprocmask(SIG_BLOCK, &block, &saved_mask);
-	clock_gettime(CLOCK_REALTIME, &r->start);
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	r->pid = fork();
-	if (r->pid < 0) {
-		err = errno;
-		sigprocmask(SIG_SETMASK, &saved_mask, NULL);
-		close(pfd[0]);
-		close(pfd[1]);
-		if (mfd >= 0)
-			close(mfd);
-		cli_error("fork: %s", strerror(err));
-		return CLI_USAGE;
-	}
-	if (r->pid == 0) {
-		sigprocmask(SIG_SETMASK, &saved_mask, NULL);
-		close(pfd[0]);
-		execvp(argv[0], argv);
-		err = errno;
-		if (write(pfd[1], &err, sizeof(err)) < 0)
-			_exit(127);
-		_exit(err == ENOENT ? 127 : 126);
-	}
-	close(pfd[1]);
-	child_pid = r->pid;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_signal;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	sigfillset(&sa.sa_mask);
-	for (i = 0; i < NFORWARDED; i++)
-		if (!ignored[i])
-			sigaction(forwarded[i], &sa, NULL);
-	sigprocmask(SIG_SETMASK, &saved_mask, NULL);
-	do
-		got = read(pfd[0], &err, sizeof(err));
-	while (got < 0 && errno == EINTR);
-	close(pfd[0]);
-	r->exec_errno = got == (ssize_t)sizeof(err) ? err : 0;
-	while (waitpid(r->pid, &r->status, 0) < 0) {
-		if (errno != EINTR) {
-			cli_error("waitpid: %s", strerror(errno));
-			r->status = 127 << 8;
+		if (f == mine || launch_trace_was_there(before, f))
+			continue;
+		if (listed++ == LIST_MAX) {
+			fprintf(stderr, "    ... and %zu more\n", others - LIST_MAX);
 			break;
 		}
+		fprintf(stderr, "    %s/%s (pid %" PRIu64 ")\n", dir, f->name, f->pid);
 	}
-	child_pid = 0;
-	r->seconds = since(&mono);
-	if (mfd >= 0) {
-		r->messages = messages_read(mfd);
-		close(mfd);
+out:
+	launch_listing_free(&after);
+}
+
+/* ---- The verb ----------------------------------------------------------------------------- */
+
+/* --option output=... moves the traces: where the runtime will write them, into dir. */
+static void traces_dir(const char *opts, char *dir)
+{
+	char out[LAUNCH_OPTIONS_MAX];
+	struct stat st;
+	size_t len;
+
+	if (!launch_option_value(opts, "output", out, sizeof(out)))
+		return;
+	len = strlen(out);
+	if (len && out[len - 1] != '/' && !(stat(out, &st) == 0 && S_ISDIR(st.st_mode))) {
+		char *slash = strrchr(out, '/');
+
+		if (slash)
+			slash[slash == out] = '\0';
+		else
+			strcpy(out, ".");
 	}
-	/* The summary goes to stderr, which may be a closed pipe: never die of that. */
-	signal(SIGPIPE, SIG_IGN);
+	while (len > 1 && out[len - 1] == '/')
+		out[--len] = '\0';
+	if (strlen(out) < PATH_MAX)
+		strcpy(dir, out);
+}
+
+/* LD_PRELOAD with the runtime beside this command. Returns 0, or CLI_USAGE after saying why. */
+static int preload_runtime(void)
+{
+	char lib[PATH_MAX];
+	struct xfdr_error err;
+
+	if (launch_find_runtime(lib, &err) || launch_set_preload(lib, &err)) {
+		cli_error("%s", err.text);
+		return CLI_USAGE;
+	}
 	return 0;
 }
 
-/* Leave as the program left: its exit status, or death by its signal. */
-static int end_like(const struct run *r)
+/* Run the program; its summary unless --quiet. Returns the status to leave with. */
+static int run_and_report(const struct record_opts *o, const char *opts, const char *dir)
 {
-	struct rlimit no_core = {0, 0};
-	struct sigaction sa;
-	sigset_t set;
-	int sig;
+	struct launch_listing before = {NULL, 0, 0};
+	struct launch_run r = {0};
+	struct xfdr_error err;
+	int status;
 
-	if (!WIFSIGNALED(r->status))
-		return WIFEXITED(r->status) ? WEXITSTATUS(r->status) : CLI_FAIL;
-	sig = WTERMSIG(r->status);
-	fflush(NULL);
-	/* The program's core, if any, is the one that matters: none of ours beside it. */
-	setrlimit(RLIMIT_CORE, &no_core);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_DFL;
-	sigemptyset(&sa.sa_mask);
-	sigaction(sig, &sa, NULL);
-	sigemptyset(&set);
-	sigaddset(&set, sig);
-	sigprocmask(SIG_UNBLOCK, &set, NULL);
-	raise(sig);
-	return 128 + sig;
+	launch_list_traces(dir, &before);
+	if (launch_run(o->argv, &r, &err)) {
+		cli_error("%s", err.text);
+		launch_listing_free(&before);
+		return CLI_USAGE;
+	}
+	if (r.wait_errno)
+		cli_error("waitpid: %s", strerror(r.wait_errno));
+	if (r.exec_errno) {
+		cli_error("%s: %s", o->argv[0], strerror(r.exec_errno));
+		status = r.exec_errno == ENOENT ? 127 : 126;
+	} else {
+		if (!o->quiet)
+			report(o->argv[0], o->top, &r, opts, dir, &before);
+		status = launch_exit_like(&r, CLI_FAIL);
+	}
+	launch_listing_free(&before);
+	free(r.messages);
+	return status;
 }
 
 int cmd_record(int argc, char **argv)
 {
 	struct record_opts o;
-	struct listing before = {NULL, 0, 0};
-	struct run r = {0};
-	char dir[PATH_MAX], prog[PATH_MAX], lib[PATH_MAX], opts[RT_OPTIONS_MAX];
+	char dir[PATH_MAX], prog[PATH_MAX], opts[LAUNCH_OPTIONS_MAX];
 	enum how how;
 	int status;
 
 	status = parse_record_opts(argc, argv, &o);
 	if (status)
 		goto out;
-	status = choose_how(o.argv[0], find_program(o.argv[0], prog) ? NULL : prog, o.force, &how);
-	if (status)
-		goto out;
-	status = output_dir(o.dir ? o.dir : ".", dir);
-	if (status)
-		goto out;
-	if (how == RUN_PRELOAD) {
-		status = find_runtime(lib);
-		if (!status)
-			status = set_preload(lib);
-		if (status)
-			goto out;
-	}
-	status = compose_options(&o, dir, opts);
+	status = choose_how(o.argv[0], launch_find_program(o.argv[0], prog) ? NULL : prog, o.force,
+			    &how);
+	if (!status)
+		status = output_dir(o.dir ? o.dir : ".", dir);
+	if (!status && how == RUN_PRELOAD)
+		status = preload_runtime();
+	if (!status)
+		status = compose_options(&o, dir, opts);
 	if (status)
 		goto out;
 	if (setenv("XFDR_OPTIONS", opts, 1)) {
@@ -766,44 +890,9 @@ int cmd_record(int argc, char **argv)
 		status = CLI_USAGE;
 		goto out;
 	}
-	{
-		/* --option output=... moves the traces: look where the runtime will write. */
-		char out[RT_OPTIONS_MAX];
-		struct stat st;
-
-		if (record_option_value(opts, "output", out, sizeof(out))) {
-			size_t len = strlen(out);
-
-			if (len && out[len - 1] != '/' &&
-			    !(stat(out, &st) == 0 && S_ISDIR(st.st_mode))) {
-				char *slash = strrchr(out, '/');
-
-				if (slash)
-					slash[slash == out] = '\0';
-				else
-					strcpy(out, ".");
-			}
-			while (len > 1 && out[len - 1] == '/')
-				out[--len] = '\0';
-			if (strlen(out) < sizeof(dir))
-				strcpy(dir, out);
-		}
-	}
-	list_traces(dir, &before);
-	status = run_program(o.argv, &r);
-	if (status)
-		goto out;
-	if (r.exec_errno) {
-		cli_error("%s: %s", o.argv[0], strerror(r.exec_errno));
-		status = r.exec_errno == ENOENT ? 127 : 126;
-		goto out;
-	}
-	if (!o.quiet)
-		record_report(o.argv[0], o.top, &r, opts, dir, &before);
-	status = end_like(&r);
+	traces_dir(opts, dir);
+	status = run_and_report(&o, opts, dir);
 out:
-	listing_free(&before);
-	free(r.messages);
 	free(o.options);
 	return status < 0 ? CLI_OK : status;
 }

@@ -9,6 +9,8 @@
 #   - the rebuild library (rebuild/) includes only the public headers, the writer's (it encodes
 #     through it), the reader's byte-order loads and error wording (reader/bytes.h,
 #     reader/error.h) and its own, and never prints, as the analysis library;
+#   - the launcher (launcher/: running a program for `xfdr record`) includes only the public
+#     headers and its own, and never prints;
 #   - the command (command/) includes no header of the reader library but the public
 #     include/xfdr/reader.h: the reader's internals are not the verbs' business;
 #   - a verb of the xfdr command (command/V.c and V_*.c, V a file that defines cmd_V())
@@ -47,6 +49,9 @@ done
 includes analysis/*.c analysis/*.h | while read -r f h; do
 	case $h in xfdr/* | analysis/*) ;; *) breaks "$f" "$h" ;; esac
 done
+includes launcher/*.c launcher/*.h | while read -r f h; do
+	case $h in xfdr/* | launcher/*) ;; *) breaks "$f" "$h" ;; esac
+done
 includes rebuild/*.c rebuild/*.h | while read -r f h; do
 	case $h in xfdr/* | writer/* | rebuild/* | reader/bytes.h | reader/error.h) ;; *) breaks "$f" "$h" ;; esac
 done
@@ -55,7 +60,7 @@ includes command/*.c command/*.h | while read -r f h; do
 done
 # Comments are not code: only lines that do not start a comment's text are searched.
 grep -nE '\b(printf|vprintf|fprintf|vfprintf|puts|fputs|putchar|fputc|putc|perror|fwrite|stdout|stderr)\b' \
-	analysis/*.c analysis/*.h rebuild/*.c rebuild/*.h |
+	analysis/*.c analysis/*.h rebuild/*.c rebuild/*.h launcher/*.c launcher/*.h |
 	grep -vE '^[^:]*:[0-9]+:[[:space:]]*(/?\*|//)' | grep -v '__attribute__((format(printf' |
 	while IFS=: read -r f line rest; do
 		breaks "$f:$line" "(prints)"
@@ -98,5 +103,5 @@ echo "$KNOWN" | while read -r f h why; do
 		exit 1
 	fi
 done || status=1
-[ $status = 0 ] && echo "check_layers: the writer, the runtime, the analysis and rebuild libraries, the reader and the command include only what they may, the libraries print nothing, no two files share a name ($(echo "$KNOWN" | grep -c .) known exceptions)"
+[ $status = 0 ] && echo "check_layers: the writer, the runtime, the analysis, rebuild and launcher libraries, the reader and the command include only what they may, the libraries print nothing, no two files share a name ($(echo "$KNOWN" | grep -c .) known exceptions)"
 exit $status

@@ -30,16 +30,17 @@ FUZZ_LDFLAGS := -fsanitize=fuzzer,address,undefined -pthread -lm
 FUZZ_RUN_FLAGS := -timeout=10 -close_fd_mask=3 -rss_limit_mb=2048 -print_final_stats=0
 
 # The targets link libraries built with FUZZ_CC and the sanitizers: the reader, the analysis,
-# the rebuild library and the writer it encodes through, and the command's objects but its
-# main (recover's and core's file handling and record's summary live there); the linker takes
-# from each only what a target calls.
+# the rebuild library and the writer it encodes through, the launcher, and the command's
+# objects but its main (the verbs fuzz_pool and fuzz_recover run whole); the linker takes from
+# each only what a target calls.
 FUZZ_LIB_READER   := $(FUZZ_DIR)/lib/libxfdr_reader.a
 FUZZ_LIB_ANALYSIS := $(FUZZ_DIR)/lib/libxfdr_analysis.a
 FUZZ_LIB_REBUILD  := $(FUZZ_DIR)/lib/libxfdr_rebuild.a
 FUZZ_LIB_WRITER   := $(FUZZ_DIR)/lib/libxfdr_writer.a
+FUZZ_LIB_LAUNCHER := $(FUZZ_DIR)/lib/libxfdr_launcher.a
 FUZZ_LIB_COMMAND  := $(FUZZ_DIR)/lib/libxfdr_command.a
-FUZZ_LIBS         := $(FUZZ_LIB_COMMAND) $(FUZZ_LIB_REBUILD) $(FUZZ_LIB_ANALYSIS) \
-	$(FUZZ_LIB_READER) $(FUZZ_LIB_WRITER)
+FUZZ_LIBS         := $(FUZZ_LIB_COMMAND) $(FUZZ_LIB_LAUNCHER) $(FUZZ_LIB_REBUILD) \
+	$(FUZZ_LIB_ANALYSIS) $(FUZZ_LIB_READER) $(FUZZ_LIB_WRITER)
 FUZZ_OPT_OBJS    := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,runtime/control/options.c runtime/base/print.c writer/fsize.c)
 FUZZ_SEEDGEN     := $(FUZZ_DIR)/seedgen
 FUZZ_SEEDS       := $(FUZZ_DIR)/seeds/.done
@@ -62,6 +63,8 @@ $(FUZZ_LIB_ANALYSIS): $(call fuzz_objs,$(ANALYSIS_SRCS)) Makefile
 	$(fuzz_archive)
 $(FUZZ_LIB_REBUILD): $(call fuzz_objs,$(REBUILD_SRCS)) Makefile
 	$(fuzz_archive)
+$(FUZZ_LIB_LAUNCHER): $(call fuzz_objs,$(LAUNCHER_SRCS)) Makefile
+	$(fuzz_archive)
 $(FUZZ_LIB_WRITER): $(call fuzz_objs,$(WRITER_SRCS)) Makefile
 	$(fuzz_archive)
 $(FUZZ_LIB_COMMAND): $(call fuzz_objs,$(filter-out command/xfdr.c,$(COMMAND_SRCS))) Makefile
@@ -77,10 +80,9 @@ $(FUZZ_DIR)/fuzz_recover: $(FUZZ_DIR)/obj/tests/fuzz/fuzz_recover.o $(FUZZ_LIBS)
 	$(FUZZ_CC) -o $@ $^ $(FUZZ_LDFLAGS)
 
 # fuzz_elf includes reader/elf_symbols.c itself (to parse a heap copy): not the library.
-$(FUZZ_DIR)/fuzz_elf: $(FUZZ_DIR)/obj/tests/fuzz/fuzz_elf.o $(FUZZ_DIR)/obj/command/elf_probe.o
+$(FUZZ_DIR)/fuzz_elf: $(FUZZ_DIR)/obj/tests/fuzz/fuzz_elf.o $(FUZZ_LIB_LAUNCHER)
 	$(FUZZ_CC) -o $@ $^ $(FUZZ_LDFLAGS)
 
-# fuzz_record includes command/record_report.c itself (its parsers are static).
 $(FUZZ_DIR)/fuzz_record: $(FUZZ_DIR)/obj/tests/fuzz/fuzz_record.o $(FUZZ_LIBS)
 	$(FUZZ_CC) -o $@ $^ $(FUZZ_LDFLAGS)
 

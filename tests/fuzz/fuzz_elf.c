@@ -15,7 +15,7 @@
 
 #include <stdio.h>
 
-#include "command/elf_probe.h"
+#include "launcher/elf_probe.h"
 #include "tests/fuzz/fuzz_support.h"
 
 static int elf_fd = -1;

@@ -13,8 +13,8 @@
  * sends itself kills xfdr record by SIGTERM too; SIGUSR1 sent to xfdr record's pid reaches the
  * program (which writes down what it got); a Ctrl-C typed on a terminal (the line discipline
  * signals the whole foreground group) kills the program but not xfdr record before its summary. The
- * ELF inspection is also fed truncated and mutated images in process (elf_probe.c is compiled into
- * this test), so ASan sees any read outside the image.
+ * ELF inspection is also fed truncated and mutated images in process (launcher/elf_probe.c is
+ * linked into this test), so ASan sees any read outside the image.
  *
  * Under XFDR_SANITIZED=1 libxfdr.so.0 is the ASan build: xfdr record runs with the compiler's
  * libasan in LD_PRELOAD (it keeps a sanitizer runtime first) and the static link is sanitized.
@@ -38,7 +38,7 @@
 
 #include <cmocka.h>
 
-#include "command/elf_probe.h"
+#include "launcher/elf_probe.h"
 #include "tests/support/child.h"
 #include "tests/support/scratch.h"
 #include "tests/support/text.h"

@@ -1,5 +1,5 @@
 /*
- * command/elf_probe.c - read just enough of a 64-bit little-endian ELF file to tell how it
+ * launcher/elf_probe.c - read just enough of a 64-bit little-endian ELF file to tell how it
  * was instrumented: the section names (xray_instr_map), the names in .symtab and .dynsym, and
  * the DT_NEEDED entries of .dynamic.
  *
@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "command/elf_probe.h"
+#include "launcher/elf_probe.h"
 
 struct image {
 	const uint8_t *p;

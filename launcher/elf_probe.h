@@ -1,9 +1,9 @@
 /*
- * command/elf_probe.h - what `xfdr record` needs to know about a program before running it:
+ * launcher/elf_probe.h - what `xfdr record` needs to know about a program before running it:
  * how it was instrumented and whether it already carries the xfdr runtime.
  */
-#ifndef XFDR_COMMAND_ELF_PROBE_H
-#define XFDR_COMMAND_ELF_PROBE_H
+#ifndef XFDR_LAUNCHER_ELF_PROBE_H
+#define XFDR_LAUNCHER_ELF_PROBE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -33,4 +33,4 @@ void elf_probe_memory(const uint8_t *data, size_t n, struct elf_probe *p);
  */
 int elf_probe_file(const char *path, struct elf_probe *p);
 
-#endif /* XFDR_COMMAND_ELF_PROBE_H */
+#endif /* XFDR_LAUNCHER_ELF_PROBE_H */

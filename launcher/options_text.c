@@ -1,0 +1,52 @@
+/*
+ * launcher/options_text.c - the XFDR_OPTIONS text as the runtime reads it (options_text.h).
+ */
+#include <string.h>
+#include <strings.h>
+
+#include "launcher/options_text.h"
+
+static int is_sep(char c)
+{
+	return c == ':' || c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' ||
+	       c == '\f';
+}
+
+int launch_options_split(const char *s)
+{
+	for (; *s; s++)
+		if (is_sep(*s))
+			return 1;
+	return 0;
+}
+
+int launch_option_value(const char *text, const char *key, char *out, size_t n)
+{
+	size_t klen = strlen(key), len;
+	const char *p = text, *e;
+	int found = 0;
+
+	while (*p) {
+		while (*p && is_sep(*p))
+			p++;
+		for (e = p; *e && !is_sep(*e); e++)
+			;
+		len = (size_t)(e - p);
+		if (len > klen && !strncmp(p, key, klen) && p[klen] == '=' && len - klen - 1 < n) {
+			memcpy(out, p + klen + 1, len - klen - 1);
+			out[len - klen - 1] = '\0';
+			found = 1;
+		}
+		p = e;
+	}
+	return found;
+}
+
+int launch_option_false(const char *text, const char *key)
+{
+	char v[16];
+
+	return launch_option_value(text, key, v, sizeof(v)) &&
+	       (!strcmp(v, "0") || !strcasecmp(v, "no") || !strcasecmp(v, "false") ||
+		!strcasecmp(v, "off"));
+}

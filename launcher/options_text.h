@@ -1,0 +1,27 @@
+/*
+ * launcher/options_text.h - the XFDR_OPTIONS text as the runtime reads it
+ * (runtime/control/options.c): KEY=VALUE items split at ':' and white space, applied left to
+ * right, so the last item of a key wins. `xfdr record` composes it and then asks it what the
+ * program will run with.
+ */
+#ifndef XFDR_LAUNCHER_OPTIONS_TEXT_H
+#define XFDR_LAUNCHER_OPTIONS_TEXT_H
+
+#include <stddef.h>
+
+/* The runtime ignores an XFDR_OPTIONS this long or longer (env_store in lifecycle.c). */
+#define LAUNCH_OPTIONS_MAX 4096
+
+/* Does s hold a character that splits XFDR_OPTIONS items (':' or white space)? */
+int launch_options_split(const char *s);
+
+/*
+ * launch_option_value - the value the runtime will use for key in text (the last one), into
+ * out (n bytes). Returns 1, or 0 when key is not there (or its value does not fit).
+ */
+int launch_option_value(const char *text, const char *key, char *out, size_t n);
+
+/* Whether key is set to a false value (0, no, false, off) in text. */
+int launch_option_false(const char *text, const char *key);
+
+#endif /* XFDR_LAUNCHER_OPTIONS_TEXT_H */
