@@ -39,8 +39,9 @@ struct rd_symtab {
 };
 
 struct xfdr_elf {
-	uint8_t *map;
+	const uint8_t *map;
 	uint64_t bytes;
+	int mapped;		 /* map is our mapping of the file (not the caller's memory) */
 	struct rd_symtab tab[2]; /* .symtab, .dynsym */
 };
 
@@ -140,6 +141,7 @@ int xfdr_elf_open(const char *path, struct xfdr_elf **out)
 	}
 	e->map = p;
 	e->bytes = (uint64_t)sb.st_size;
+	e->mapped = 1;
 	rc = parse(e);
 	if (rc)
 		xfdr_elf_close(e);
@@ -147,6 +149,27 @@ int xfdr_elf_open(const char *path, struct xfdr_elf **out)
 		*out = e;
 out_close:
 	close(fd);
+	return rc;
+}
+
+int xfdr_elf_open_memory(const void *data, size_t bytes, struct xfdr_elf **out)
+{
+	struct xfdr_elf *e;
+	int rc;
+
+	*out = NULL;
+	if (bytes < sizeof(Elf64_Ehdr))
+		return -ENOEXEC;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	e->map = data;
+	e->bytes = bytes;
+	rc = parse(e);
+	if (rc)
+		xfdr_elf_close(e);
+	else
+		*out = e;
 	return rc;
 }
 
@@ -215,6 +238,7 @@ void xfdr_elf_close(struct xfdr_elf *e)
 {
 	if (!e)
 		return;
-	munmap(e->map, (size_t)e->bytes);
+	if (e->mapped)
+		munmap((void *)e->map, (size_t)e->bytes);
 	free(e);
 }

@@ -478,6 +478,13 @@ struct xfdr_elf;
 int xfdr_elf_open(const char *path, struct xfdr_elf **out);
 
 /*
+ * xfdr_elf_open_memory - the same over the bytes bytes at data, an ELF file's image read
+ * elsewhere, used in place: it must stay as it is until xfdr_elf_close(). Returns as
+ * xfdr_elf_open() (-ENOMEM when out of memory).
+ */
+int xfdr_elf_open_memory(const void *data, size_t bytes, struct xfdr_elf **out);
+
+/*
  * xfdr_elf_symbol - the name of the function symbol covering vaddr: its [value, value + size)
  * holds vaddr (a symbol of size 0 covers its value only). .symtab is searched first, .dynsym
  * when .symtab names nothing there. Of several, the one with the highest value (the innermost)

@@ -79,8 +79,7 @@ $(FUZZ_DIR)/fuzz_pool: $(FUZZ_DIR)/obj/tests/fuzz/fuzz_pool.o $(FUZZ_LIBS)
 $(FUZZ_DIR)/fuzz_recover: $(FUZZ_DIR)/obj/tests/fuzz/fuzz_recover.o $(FUZZ_LIBS)
 	$(FUZZ_CC) -o $@ $^ $(FUZZ_LDFLAGS)
 
-# fuzz_elf includes reader/elf_symbols.c itself (to parse a heap copy): not the library.
-$(FUZZ_DIR)/fuzz_elf: $(FUZZ_DIR)/obj/tests/fuzz/fuzz_elf.o $(FUZZ_LIB_LAUNCHER)
+$(FUZZ_DIR)/fuzz_elf: $(FUZZ_DIR)/obj/tests/fuzz/fuzz_elf.o $(FUZZ_LIB_LAUNCHER) $(FUZZ_LIB_READER)
 	$(FUZZ_CC) -o $@ $^ $(FUZZ_LDFLAGS)
 
 $(FUZZ_DIR)/fuzz_record: $(FUZZ_DIR)/obj/tests/fuzz/fuzz_record.o $(FUZZ_LIBS)

@@ -473,6 +473,41 @@ static uint8_t *read_whole(const char *path, size_t *n)
 	return p;
 }
 
+/*
+ * An image read elsewhere names what its file names, is used in place (a name points into it)
+ * and is never unmapped; what is too short or not ELF is refused as from a file.
+ */
+static void test_elf_open_memory(void **state)
+{
+	char path[4096];
+	struct xfdr_elf *e = (struct xfdr_elf *)&e;
+	const char *name;
+	uint64_t vaddr, off = 99;
+	uint8_t *img;
+	size_t n;
+
+	(void)state;
+	file_address((const void *)(uintptr_t)crash_test_known_function, path, sizeof(path),
+		     &vaddr);
+	img = read_whole(path, &n);
+	assert_int_equal(xfdr_elf_open_memory(img, n, &e), 0);
+	name = xfdr_elf_symbol(e, vaddr + 5, &off);
+	assert_non_null(name);
+	assert_string_equal(name, "crash_test_known_function");
+	assert_int_equal(off, 5);
+	assert_true((const uint8_t *)name > img && (const uint8_t *)name < img + n);
+	assert_null(xfdr_elf_symbol(e, 0, &off));
+	xfdr_elf_close(e);
+
+	e = (struct xfdr_elf *)&e;
+	assert_int_equal(xfdr_elf_open_memory(img, 63, &e), -ENOEXEC);
+	assert_null(e);
+	img[0] = 0; /* no ELF magic */
+	assert_int_equal(xfdr_elf_open_memory(img, n, &e), -ENOEXEC);
+	assert_null(e);
+	free(img);
+}
+
 static uint64_t fuzz_next(uint64_t *s)
 {
 	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
@@ -590,7 +625,7 @@ int main(void)
 	    cmocka_unit_test(test_decode_valid),    cmocka_unit_test(test_decode_invalid),
 	    cmocka_unit_test(test_map_crash_lines), cmocka_unit_test(test_map_last_crash),
 	    cmocka_unit_test(test_map_malformed),   cmocka_unit_test(test_elf_lookup),
-	    cmocka_unit_test(test_elf_bad_files),
+	    cmocka_unit_test(test_elf_bad_files),   cmocka_unit_test(test_elf_open_memory),
 	};
 
 	return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);
