@@ -15,6 +15,7 @@
 
 #include "command/cli.h"
 #include "command/option_table.h"
+#include "rebuild/file_io.h"
 #include "rebuild/pool_image.h"
 
 /* ---- Rebuilt traces: options and output names ------------------------------------------ */
@@ -291,25 +292,6 @@ static void new_file_abort(struct new_file *f)
 	sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
-/* Write n bytes of p at offset at of fd. Returns 0 or the errno (EIO: nothing written). */
-static int write_all_at(int fd, const void *p, size_t n, uint64_t at)
-{
-	const uint8_t *b = p;
-	ssize_t w;
-
-	while (n) {
-		w = pwrite(fd, b, n, (off_t)at);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? errno : EIO;
-		b += w;
-		n -= (size_t)w;
-		at += (uint64_t)w;
-	}
-	return 0;
-}
-
 static int write_pool_trace(int fd, const char *out, struct rb_pool_result *res, void *ctx)
 {
 	struct xfdr_error err;
@@ -368,7 +350,7 @@ int cli_write_trace_and_map(const char *out,
 	}
 	if (new_file_open(&mf, map))
 		goto fail;
-	e = write_all_at(mf.fd, text, len, 0);
+	e = rb_pwrite_all(mf.fd, text, len, 0);
 	if (e) {
 		cli_error("%s: write error: %s", map, strerror(e));
 		new_file_abort(&mf);

@@ -28,8 +28,7 @@ int rb_pread_all(int fd, void *buf, size_t n, uint64_t off)
 	return 0;
 }
 
-int rb_write_at(int fd, const char *name, const void *p, size_t n, uint64_t off,
-		struct xfdr_error *err)
+int rb_pwrite_all(int fd, const void *p, size_t n, uint64_t off)
 {
 	const uint8_t *b = p;
 	ssize_t w;
@@ -39,12 +38,22 @@ int rb_write_at(int fd, const char *name, const void *p, size_t n, uint64_t off,
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
-			return rd_fail_name(name, err, off, "expected to write %zu bytes, found %s",
-					    n, w < 0 ? strerror(errno) : "no progress");
+			return w < 0 ? errno : EIO;
 		b += w;
 		n -= (size_t)w;
 		off += (uint64_t)w;
 	}
+	return 0;
+}
+
+int rb_write_at(int fd, const char *name, const void *p, size_t n, uint64_t off,
+		struct xfdr_error *err)
+{
+	int e = rb_pwrite_all(fd, p, n, off);
+
+	if (e)
+		return rd_fail_name(name, err, off, "expected to write %zu bytes, found %s", n,
+				    strerror(e));
 	return 0;
 }
 

@@ -16,6 +16,9 @@
 /* pread all of n bytes at off. Returns 0, 1 when the file ends first, -1 (errno) on error. */
 int rb_pread_all(int fd, void *buf, size_t n, uint64_t off);
 
+/* pwrite all of n bytes at off. Returns 0, or the errno (EIO: a write that wrote nothing). */
+int rb_pwrite_all(int fd, const void *p, size_t n, uint64_t off);
+
 /*
  * rb_write_at - pwrite all of n bytes at off to fd, the file name. Returns 0, or -1 with err
  * filled ("NAME: offset N: expected to write N bytes, found <reason>").
