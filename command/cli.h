@@ -147,6 +147,19 @@ static inline void cli_puts(struct cli_out *o, const char *s)
 void cli_put_u64(struct cli_out *o, uint64_t v);
 void cli_printf(struct cli_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* How cli_duration() words a time of 100 s or more. */
+enum cli_duration_style {
+	CLI_DURATION_FULL,  /* "123.456 s": three decimals, whatever the time */
+	CLI_DURATION_SHORT, /* "123 s": whole seconds, to keep within a 12-column field */
+};
+
+/*
+ * cli_duration - ticks at hz for people, into buf (n bytes): "1.234 s", "4.560 ms", "7.890 us",
+ * "12 ns"; "N ticks" when hz is 0 (no rate). Returns buf.
+ */
+const char *cli_duration(char *buf, size_t n, uint64_t ticks, uint64_t hz,
+			 enum cli_duration_style style);
+
 /* ---- Progress -------------------------------------------------------------------------- */
 
 /*

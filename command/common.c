@@ -312,6 +312,29 @@ void cli_printf(struct cli_out *o, const char *fmt, ...)
 	cli_put(o, tmp, (size_t)n);
 }
 
+const char *cli_duration(char *buf, size_t n, uint64_t ticks, uint64_t hz,
+			 enum cli_duration_style style)
+{
+	double s;
+
+	if (!hz) {
+		snprintf(buf, n, "%llu ticks", (unsigned long long)ticks);
+		return buf;
+	}
+	s = (double)ticks / (double)hz;
+	if (s >= 100 && style == CLI_DURATION_SHORT)
+		snprintf(buf, n, "%.0f s", s);
+	else if (s >= 1)
+		snprintf(buf, n, "%.3f s", s);
+	else if (s >= 1e-3)
+		snprintf(buf, n, "%.3f ms", s * 1e3);
+	else if (s >= 1e-6)
+		snprintf(buf, n, "%.3f us", s * 1e6);
+	else
+		snprintf(buf, n, "%.0f ns", s * 1e9);
+	return buf;
+}
+
 int cli_out_close(struct cli_out *o)
 {
 	int err;

@@ -212,26 +212,6 @@ static void put_xml_str(struct cli_out *o, const char *s)
 	put_xml(o, s, strlen(s), SIZE_MAX);
 }
 
-/* A duration for people: "1.23 s", "4.56 ms", "7.89 us", "12 ns"; ticks without a rate. */
-static void format_time(char *buf, size_t n, uint64_t ticks, uint64_t hz)
-{
-	double s;
-
-	if (!hz) {
-		snprintf(buf, n, "%llu ticks", (unsigned long long)ticks);
-		return;
-	}
-	s = (double)ticks / (double)hz;
-	if (s >= 1)
-		snprintf(buf, n, "%.3f s", s);
-	else if (s >= 1e-3)
-		snprintf(buf, n, "%.3f ms", s * 1e3);
-	else if (s >= 1e-6)
-		snprintf(buf, n, "%.3f us", s * 1e6);
-	else
-		snprintf(buf, n, "%.0f ns", s * 1e9);
-}
-
 /* ---- colours ---------------------------------------------------------------------------- */
 
 /* A warm colour from the name, the same for the same name in every graph. */
@@ -286,10 +266,10 @@ static void put_frame(struct flame *f, struct cli_out *o, const struct stree_nod
 
 	cli_puts(o, "<g><title>");
 	put_xml(o, name, len, SIZE_MAX);
-	format_time(buf, sizeof(buf), n->incl_tsc, f->hz);
+	cli_duration(buf, sizeof(buf), n->incl_tsc, f->hz, CLI_DURATION_FULL);
 	cli_printf(o, " (%s, %.2f%%", buf, pct);
 	if (n->kind == STREE_FUNCTION || n->kind == STREE_UNKNOWN) {
-		format_time(self, sizeof(self), n->self_tsc, f->hz);
+		cli_duration(self, sizeof(self), n->self_tsc, f->hz, CLI_DURATION_FULL);
 		cli_printf(o, ", self %s, %llu call%s", self, (unsigned long long)n->calls,
 			   n->calls == 1 ? "" : "s");
 	}
@@ -396,7 +376,7 @@ static int draw(const struct stree *t, const struct flame_opts *opt, uint64_t hz
 		put_xml_str(o, base ? base + 1 : opt->input);
 	}
 	cli_puts(o, "</text>\n");
-	format_time(when, sizeof(when), f.total, hz);
+	cli_duration(when, sizeof(when), f.total, hz, CLI_DURATION_FULL);
 	cli_printf(o, "<text class=\"sub\" x=\"%.1f\" y=\"44\">total %s in %llu calls",
 		   opt->width / 2, when, (unsigned long long)t->stats.calls);
 	if (opt->per_thread)

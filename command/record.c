@@ -412,29 +412,6 @@ static const char *signal_name(int sig, char *buf, size_t n)
 	return buf;
 }
 
-/* ticks as a duration with a unit, into buf. */
-static const char *duration(uint64_t ticks, uint64_t hz, char *buf, size_t n)
-{
-	double s;
-
-	if (!hz) {
-		snprintf(buf, n, "%" PRIu64 " ticks", ticks);
-		return buf;
-	}
-	s = (double)ticks / (double)hz;
-	if (s >= 100)
-		snprintf(buf, n, "%.0f s", s);
-	else if (s >= 1)
-		snprintf(buf, n, "%.3f s", s);
-	else if (s >= 1e-3)
-		snprintf(buf, n, "%.3f ms", s * 1e3);
-	else if (s >= 1e-6)
-		snprintf(buf, n, "%.3f us", s * 1e6);
-	else
-		snprintf(buf, n, "%.0f ns", s * 1e9);
-	return buf;
-}
-
 static const char *size_text(uint64_t bytes, char *buf, size_t n)
 {
 	if (bytes >= (1u << 30) && bytes % (1u << 30) == 0)
@@ -530,9 +507,10 @@ static void put_top(struct xfdr_trace *t, const struct xfdr_names *names, long t
 			snprintf(id, sizeof(id), "#%u", v[i].fid);
 			name = id;
 		}
-		duration(v[i].self_tsc, hz, self, sizeof(self));
-		duration(v[i].sum_tsc, hz, total, sizeof(total));
-		duration(v[i].count ? v[i].sum_tsc / v[i].count : 0, hz, per, sizeof(per));
+		cli_duration(self, sizeof(self), v[i].self_tsc, hz, CLI_DURATION_SHORT);
+		cli_duration(total, sizeof(total), v[i].sum_tsc, hz, CLI_DURATION_SHORT);
+		cli_duration(per, sizeof(per), v[i].count ? v[i].sum_tsc / v[i].count : 0, hz,
+			     CLI_DURATION_SHORT);
 		if ((int)strlen(name) > width)
 			fprintf(stderr, "    %12s %12s %10" PRIu64 " %12s  %.*s...\n", self, total,
 				v[i].count, per, width - 3, name);
