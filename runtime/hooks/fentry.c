@@ -65,6 +65,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "runtime/hooks/fentry.h"
 #include "runtime/base/compiler.h"
 #include "runtime/record/record_fast.h"
 #include "runtime/record/session.h"
@@ -416,6 +417,24 @@ XFDR_NOINSTR void fentry_return(uintptr_t frame)
 out:
 	xfdr_barrier();
 	xfdr_store_relaxed(&t->busy, 0u);
+}
+
+/* ---- inspection (fentry.h) --------------------------------------------------------------- */
+
+int fentry_inspect_key_started(void)
+{
+	return (uint32_t)xfdr_load_acquire(&key_state) != KEY_NONE;
+}
+
+int fentry_inspect_key_usable(void)
+{
+	static char probe;
+	void *mine;
+
+	if (!key_ready())
+		return 0;
+	mine = pthread_getspecific(stack_key);
+	return !pthread_setspecific(stack_key, &probe) && !pthread_setspecific(stack_key, mine);
 }
 
 #endif /* __x86_64__ */

@@ -155,7 +155,7 @@ static pthread_mutex_t *const grow_lock = &symbols_fork_page.grow_lock;
 static uint32_t growing;
 static uint64_t init_state;
 static uint32_t next_id = FNMAP_ID_FIRST;
-/* Ids below it may be given. A variable so that a test compiling this file can lower it. */
+/* Ids below it may be given. A variable so that a test can lower it (fnmap_inspect_limit_ids). */
 static uint32_t id_limit = FNMAP_ID_NONE;
 static uint64_t unassigned[FNMAP_CAUSES];
 static uint32_t reported[FNMAP_CAUSES];
@@ -651,4 +651,32 @@ XFDR_NOINSTR int fnmap_take_for_listing(uint32_t id, uint32_t listing, uintptr_t
 	xfdr_store_relaxed(&n->state, (uint32_t)NODE_LIVE | mark);
 	*addr = xfdr_load_relaxed(&n->addr);
 	return 1;
+}
+
+/* ---- inspection (fnmap.h) ---------------------------------------------------------------- */
+
+int fnmap_inspect_started(void)
+{
+	return (uint32_t)xfdr_load_acquire(&init_state) != INIT_NONE;
+}
+
+void fnmap_inspect_limit_ids(uint32_t limit)
+{
+	xfdr_store_relaxed(&id_limit, limit);
+}
+
+void fnmap_inspect_shape(struct fnmap_inspect_shape *s)
+{
+	s->shards = SHARD_COUNT;
+	s->init_buckets = SHARD_INIT_BUCKETS;
+	s->max_buckets = SHARD_MAX_BUCKETS;
+	s->max_load = SHARD_MAX_LOAD;
+}
+
+struct cds_lfht *fnmap_inspect_shard(unsigned i)
+{
+	/* pairs with the release that publishes INIT_READY in ensure_ready() */
+	if (i >= SHARD_COUNT || (uint32_t)xfdr_load_acquire(&init_state) != INIT_READY)
+		return NULL;
+	return shards[i].ht;
 }

@@ -25,6 +25,8 @@
 
 #include <stdint.h>
 
+struct cds_lfht;
+
 #include "runtime/symbols/fnmap_fast.h"
 #include "xfdr/format.h"
 
@@ -103,5 +105,25 @@ int fnmap_fork_unused(void);
 void fnmap_before_fork(void);
 void fnmap_after_fork_parent(void);
 void fnmap_after_fork_child(void);
+
+/*
+ * Inspection, for the runtime's own tests (tests/unit/runtime): hidden like every runtime
+ * symbol, so libxfdr.so never exports them; a test linking libxfdr.a reaches them.
+ *
+ * fnmap_inspect_started - 1 once a thread has begun creating the map (0: fnmap_fork_unused()).
+ * fnmap_inspect_limit_ids - ids from limit on are refused as overflow (FNMAP_ID_NONE, the
+ *   default, restores): 2^28 functions are out of a test's reach.
+ * fnmap_inspect_shape - the sizes a shard's table grows between: from init_buckets, doubled
+ *   while it holds more than max_load functions a bucket, up to max_buckets.
+ * fnmap_inspect_shard - shard i's table (i < shape.shards), NULL before the map exists.
+ */
+struct fnmap_inspect_shape {
+	unsigned shards;
+	unsigned long init_buckets, max_buckets, max_load;
+};
+int fnmap_inspect_started(void);
+void fnmap_inspect_limit_ids(uint32_t limit);
+void fnmap_inspect_shape(struct fnmap_inspect_shape *s);
+struct cds_lfht *fnmap_inspect_shard(unsigned i);
 
 #endif /* XFDR_RUNTIME_SYMBOLS_FNMAP_H */

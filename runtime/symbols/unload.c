@@ -132,8 +132,7 @@ static XFDR_NOINSTR void keep(struct sym_table *st, int sym_ok, uint32_t id, uin
 	xfdr_store_release(&kept, kept + 1);
 }
 
-/* Name the ids of the library behind handle that are not named yet. */
-static XFDR_NOINSTR void name_before_unload(void *handle)
+XFDR_NOINSTR void unload_name_ids(void *handle)
 {
 	struct link_map *lm = NULL;
 	struct segments s;
@@ -213,7 +212,7 @@ XFDR_API XFDR_NOINSTR int dlclose(void *handle)
 			return -1; /* no dlclose after us: nothing to unload with */
 		xfdr_store_release(&real, next);
 	}
-	name_before_unload(handle);
+	unload_name_ids(handle);
 	rc = next(handle);
 	/* After the real one: a symbol table snapshot taken before this count moved may be stale.
 	 */

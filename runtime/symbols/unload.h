@@ -41,6 +41,14 @@ uint32_t unload_count(void);
 uint32_t unload_closes(void);
 
 /*
+ * unload_name_ids - name and keep the ids of the library behind handle that are not kept yet
+ * (their addresses in its segments): what dlclose() does before the real one runs, without
+ * the unload (a test holds a thread inside it). Context: any thread, not a signal handler
+ * (a lock, the library's symbol tables).
+ */
+void unload_name_ids(void *handle);
+
+/*
  * Around fork(): a thread naming a library holds a lock that the child, where that thread does
  * not run, would wait for in its dlclose(). unload_before_fork() takes it (after a naming under
  * way: a library's symbol tables, milliseconds); unload_after_fork_parent() and

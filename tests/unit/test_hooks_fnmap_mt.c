@@ -32,15 +32,9 @@
 
 #include "runtime/flush/map_functions.h"
 #include "runtime/hooks/xray.h"
+#include "runtime/symbols/fnmap.h"
 #include "runtime/symbols/symbolizer.h"
 
-/*
- * The id map is compiled into this test rather than taken from libxfdr.a, so that the
- * overflow case can lower its static id_limit (2^28 functions are out of reach) without a
- * test-only entry point in the runtime. The archive's copy is then never linked in: every
- * symbol it defines is already defined here, and the rest of the runtime uses this one.
- */
-#include "runtime/symbols/fnmap.c"
 
 #define SYNTH_COUNT 20000u
 #define MT_THREADS 8
@@ -269,9 +263,9 @@ static void overflow_gives_none_and_reports(void **state)
 	(void)state;
 	r.known = fnmap_id((const void *)synth_addr(0));
 	/* Room for exactly three more ids. */
-	xfdr_store_relaxed(&id_limit, base + FNMAP_ID_FIRST + 3);
+	fnmap_inspect_limit_ids(base + FNMAP_ID_FIRST + 3);
 	capture_stderr(overflow_lookups, &r, err, sizeof(err));
-	xfdr_store_relaxed(&id_limit, (uint32_t)FNMAP_ID_NONE);
+	fnmap_inspect_limit_ids(FNMAP_ID_NONE);
 	for (i = 0; i < 3; i++)
 		assert_int_equal(r.ids[i], base + FNMAP_ID_FIRST + i);
 	for (i = 3; i < 6; i++)

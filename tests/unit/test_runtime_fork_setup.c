@@ -36,16 +36,15 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include <urcu-bp.h>
+#include <urcu/rculfhash.h>
+
 #include "tests/support/runtime_test.h"
 
-/*
- * The code under test is compiled into this test (as test_hooks_fnmap_mt.c does) to reach its
- * static state: the set-up words, the table, the lock. The archive's copies are then never
- * linked in; the rest of the runtime (lifecycle.c's atfork handlers) calls these.
- */
-#include "runtime/hooks/fentry.c"
-#include "runtime/symbols/fnmap.c"
-#include "runtime/symbols/unload.c"
+#include "runtime/hooks/fentry.h"
+#include "runtime/symbols/fnmap.h"
+#include "runtime/symbols/fork_page.h"
+#include "runtime/symbols/unload.h"
 
 #define PARENT_MS 60000u     /* the parent's whole run */
 #define GRANDCHILD_MS 5000u  /* a grandchild still running then is stuck */
@@ -121,13 +120,13 @@ char *strdup(const char *s)
  */
 static int unload_lock_awaited(void)
 {
-	return __atomic_load_n(&unload_lock->__data.__lock, __ATOMIC_RELAXED) > 1;
+	return __atomic_load_n(&symbols_fork_page.unload_lock.__data.__lock, __ATOMIC_RELAXED) > 1;
 }
 
 /* A thread waits for fnmap.c's grow_lock (the same lock word as above). */
 static int grow_lock_awaited(void)
 {
-	return __atomic_load_n(&grow_lock->__data.__lock, __ATOMIC_RELAXED) > 1;
+	return __atomic_load_n(&symbols_fork_page.grow_lock.__data.__lock, __ATOMIC_RELAXED) > 1;
 }
 
 static void *run_held(void *arg)
@@ -256,7 +255,7 @@ static int parent_fnmap_setup(void)
 {
 	int rc;
 
-	if (parent_init() || xfdr_load_relaxed(&init_state) != INIT_NONE)
+	if (parent_init() || fnmap_inspect_started())
 		return SCENARIO_BROKEN;
 	rc = hold_and_fork(lookup_first, NULL, child_lookup);
 	if (rc)
@@ -276,16 +275,15 @@ static void fnmap_setup_in_flight(void **state)
 
 static void key_first(void)
 {
-	key_ready();
+	fentry_inspect_key_usable();
 }
 
 static int child_key(void)
 {
-	if (!key_ready() || pthread_setspecific(stack_key, &synth[2])) {
+	if (!fentry_inspect_key_usable()) {
 		fprintf(stderr, "child: no usable thread-exit key\n");
 		return GRANDCHILD_WRONG;
 	}
-	pthread_setspecific(stack_key, NULL);
 	return 0;
 }
 
@@ -293,7 +291,7 @@ static int parent_fentry_key(void)
 {
 	int rc;
 
-	if (parent_init() || xfdr_load_relaxed(&key_state) != KEY_NONE)
+	if (parent_init() || fentry_inspect_key_started())
 		return SCENARIO_BROKEN;
 	rc = hold_and_fork(key_first, NULL, child_key);
 	return rc ? rc : child_key();
@@ -390,7 +388,7 @@ static int parent_setup_during_fork(void)
 
 	if (pipe(hold_entered) || pipe(hold_release) || pipe(setup_go) ||
 	    pthread_atfork(start_setup_in_fork, NULL, NULL) || parent_init() ||
-	    xfdr_load_relaxed(&init_state) != INIT_NONE ||
+	    fnmap_inspect_started() ||
 	    pthread_create(&t, NULL, setup_when_told, NULL))
 		return SCENARIO_BROKEN;
 	__atomic_store_n(&setup_armed, 1u, __ATOMIC_RELAXED);
@@ -423,7 +421,7 @@ static uint32_t lib_id;
 /* dlclose()'s naming half: the library stays open, for the child to close. */
 static void name_lib(void)
 {
-	name_before_unload(lib_handle);
+	unload_name_ids(lib_handle);
 }
 
 /* The child closes the library too (its reference is still open there) and names it. */
@@ -488,21 +486,23 @@ static unsigned long bucket_count(struct cds_lfht *ht)
 }
 
 /*
- * The shards that hold more than SHARD_MAX_LOAD functions a bucket below the cap, counted by
+ * The shards that hold more than shape.max_load functions a bucket below the cap, counted by
  * liburcu's own walk of each table (not by fnmap.c's counters); who names the first on stderr.
  */
 static unsigned crowded_shards(const char *who)
 {
+	struct fnmap_inspect_shape shape;
 	unsigned long buckets, nodes;
 	unsigned i, crowded = 0;
 	long before, after;
 
-	for (i = 0; i < SHARD_COUNT; i++) {
-		buckets = bucket_count(shards[i].ht);
+	fnmap_inspect_shape(&shape);
+	for (i = 0; i < shape.shards; i++) {
+		buckets = bucket_count(fnmap_inspect_shard(i));
 		urcu_bp_read_lock();
-		cds_lfht_count_nodes(shards[i].ht, &before, &nodes, &after);
+		cds_lfht_count_nodes(fnmap_inspect_shard(i), &before, &nodes, &after);
 		urcu_bp_read_unlock();
-		if (buckets >= SHARD_MAX_BUCKETS || nodes <= SHARD_MAX_LOAD * buckets)
+		if (buckets >= shape.max_buckets || nodes <= shape.max_load * buckets)
 			continue;
 		if (!crowded++)
 			fprintf(stderr, "%s: shard %u holds %lu functions in %lu buckets\n", who, i,
@@ -537,13 +537,15 @@ static int child_grows(void)
 /* The map created in the parent, every shard at its initial size. */
 static int parent_map_created(void)
 {
+	struct fnmap_inspect_shape shape;
 	unsigned i;
 
 	fnmap_id_uncached(&synth[3]);
-	for (i = 0; i < SHARD_COUNT; i++)
-		if (bucket_count(shards[i].ht) != SHARD_INIT_BUCKETS) {
+	fnmap_inspect_shape(&shape);
+	for (i = 0; i < shape.shards; i++)
+		if (bucket_count(fnmap_inspect_shard(i)) != shape.init_buckets) {
 			fprintf(stderr, "parent: cannot read shard %u's bucket count (%lu)\n", i,
-				bucket_count(shards[i].ht));
+				bucket_count(fnmap_inspect_shard(i)));
 			return SCENARIO_BROKEN;
 		}
 	return 0;
