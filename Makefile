@@ -55,9 +55,14 @@ REBUILD_SRCS := $(sort $(wildcard rebuild/*.c))
 LAUNCHER_SRCS := $(sort $(wildcard launcher/*.c))
 # The xfdr command (command/): one file per verb, what they share, the dispatcher (xfdr.c).
 COMMAND_SRCS := $(sort $(wildcard command/*.c))
-UNIT_SRCS    := $(sort $(wildcard tests/unit/test_*.c))
-# Concurrency tests (tests/unit/test_*_mt.c) also run under ThreadSanitizer.
-MT_SRCS      := $(filter %_mt.c,$(UNIT_SRCS))
+# Tests (README.md, "tests/"): unit tests, one folder per library and the runtime, each driving
+# its layer in the test's own process; system tests, which run whole programs (the xfdr
+# command, instrumented programs from tests/e2e, llvm-xray on what they write).
+UNIT_SRCS    := $(sort $(wildcard tests/unit/*/test_*.c))
+SYSTEM_SRCS  := $(sort $(wildcard tests/system/test_*.c))
+TEST_SRCS    := $(UNIT_SRCS) $(SYSTEM_SRCS)
+# Concurrency tests (test_*_mt.c) also run under ThreadSanitizer.
+MT_SRCS      := $(filter %_mt.c,$(TEST_SRCS))
 TEST_SUPPORT_SRCS := $(sort $(wildcard tests/support/*.c))
 
 OBJ := $(BUILD)/obj
@@ -91,7 +96,10 @@ LIBREBUILD_A := $(BUILD)/lib/libxfdr_rebuild.a
 LIBLAUNCHER_A := $(BUILD)/lib/libxfdr_launcher.a
 LIBWRITER_A  := $(BUILD)/lib/libxfdr_writer.a
 XFDR_BIN    := $(BUILD)/bin/xfdr
-UNIT_BINS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+# Each test's binary, by its file's name: $(call test_bins,DIR,SRCS) in DIR/tests/.
+test_bins = $(patsubst %.c,$(1)/tests/%,$(notdir $(2)))
+UNIT_BINS   := $(call test_bins,$(BUILD),$(UNIT_SRCS))
+SYSTEM_BINS := $(call test_bins,$(BUILD),$(SYSTEM_SRCS))
 
 .PHONY: all deps bench stress fuzz install uninstall clean examples demo
 .DEFAULT_GOAL := all
@@ -193,10 +201,12 @@ $(SUPPORT_A): $(SUPPORT_OBJS) Makefile
 	rm -f $@ && $(AR) rcs $@ $(filter %.o,$^)
 
 # The runtime's archive comes last: it holds the writer the rebuild library encodes through.
-$(BUILD)/tests/%: $(OBJ)/test/tests/unit/%.o $(SUPPORT_A) $(LIBCOMMAND_A) $(LIBLAUNCHER_A) \
-		$(LIBREBUILD_A) $(LIBANALYSIS_A) $(LIBREADER_A) $(LIBXFDR_A)
+# A test's binary is named after its file, wherever under tests/ the file is.
+$(foreach t,$(TEST_SRCS),$(eval $(call test_bins,$(BUILD),$(t)): $(patsubst %.c,$(OBJ)/test/%.o,$(t))))
+$(BUILD)/tests/%: $(SUPPORT_A) $(LIBCOMMAND_A) $(LIBLAUNCHER_A) $(LIBREBUILD_A) $(LIBANALYSIS_A) \
+		$(LIBREADER_A) $(LIBXFDR_A)
 	@mkdir -p $(@D)
-	$(CC) -pthread -o $@ $< $(SUPPORT_A) $(LIBCOMMAND_A) $(LIBLAUNCHER_A) $(LIBREBUILD_A) \
+	$(CC) -pthread -o $@ $(filter $(OBJ)/test/tests/%.o,$^) $(SUPPORT_A) $(LIBCOMMAND_A) $(LIBLAUNCHER_A) $(LIBREBUILD_A) \
 		$(LIBANALYSIS_A) $(LIBREADER_A) $(LIBXFDR_A) $(SAN_LDFLAGS) \
 		$(TEST_LIBS) $(RUNTIME_LIBS) -lm
 
@@ -219,8 +229,9 @@ include tests/checks.mk
 # The stress test for STRESS_SECONDS (check runs it for 30 s), then every test in its long form.
 STRESS_SECONDS ?= 300
 stress: check-build
-	$(TEST_ENV) XFDR_STRESS_SECONDS=$(STRESS_SECONDS) sh tests/run_unit.sh $(BUILD)/tests/test_stress_mt
-	$(TEST_ENV) XFDR_STRESS=1 sh tests/run_unit.sh $(filter-out %/test_stress_mt,$(UNIT_BINS))
+	$(TEST_ENV) XFDR_STRESS_SECONDS=$(STRESS_SECONDS) sh tests/run_tests.sh $(BUILD)/tests/test_stress_mt
+	$(TEST_ENV) XFDR_STRESS=1 sh tests/run_tests.sh \
+		$(filter-out %/test_stress_mt,$(UNIT_BINS) $(SYSTEM_BINS))
 
 # ---- install -------------------------------------------------------------------------------
 # Paths inside the installed linker script are the final ones ($(PREFIX)), not $(DESTDIR)'s.

@@ -5,7 +5,7 @@
  * Byte-identical output is the contract of `xfdr convert`, and custom-event payloads are
  * arbitrary bytes, so every rule below was checked against llvm-xray 14 with payloads holding
  * every byte value at the start, middle and end, YAML keywords, number shapes and every Unicode
- * code point (tests/unit/test_cli.c repeats those comparisons):
+ * code point (tests/system/test_cli.c repeats those comparisons):
  *
  * Quoting - the strongest rule that applies wins:
  *   double  any byte 0x00-0x08, 0x0a-0x1f, 0x7f or >= 0x80 (TAB alone does not need it);

@@ -15,6 +15,8 @@
 #     include/xfdr/reader.h: the reader's internals are not the verbs' business;
 #   - a verb of the xfdr command (command/V.c and V_*.c, V a file that defines cmd_V())
 #     includes no other verb's header: what two verbs share lives in a library;
+#   - no C file or header includes a .c file (a test reaches a module's inner state through
+#     its hidden inspection functions, fnmap.h's say, not by compiling it in);
 #   - no two source files share a name anywhere in the tree (READMEs aside; the fuzz corpus
 #     and regressions are data), so that a name finds one file.
 # KNOWN lists the inclusions that break a rule today, each with the work that ends it; a
@@ -77,6 +79,14 @@ includes command/*.c | while read -r f h; do
 	done
 done
 
+# Every C file and header of the tree, the fuzz targets and tests included.
+find analysis bench command examples launcher reader rebuild runtime tests writer include \
+	-name '*.[ch]' ! -path 'tests/fuzz/corpus/*' 2>/dev/null | sort | while read -r f; do
+	includes "$f"
+done | while read -r f h; do
+	case $h in *.c) breaks "$f" "$h" ;; esac
+done
+
 # Tracked files (every file below the top when this is not a git checkout).
 { git ls-files 2>/dev/null || find . -type f ! -path './build*' ! -path './.git/*' | sed 's|^\./||'; } |
 	grep -v -e '^tests/fuzz/corpus/' -e '^tests/fuzz/regressions/' -e '/README\.md$' -e '^README\.md$' |
@@ -103,5 +113,5 @@ echo "$KNOWN" | while read -r f h why; do
 		exit 1
 	fi
 done || status=1
-[ $status = 0 ] && echo "check_layers: the writer, the runtime, the analysis, rebuild and launcher libraries, the reader and the command include only what they may, the libraries print nothing, no two files share a name ($(echo "$KNOWN" | grep -c .) known exceptions)"
+[ $status = 0 ] && echo "check_layers: the writer, the runtime, the analysis, rebuild and launcher libraries, the reader and the command include only what they may, the libraries print nothing, no file includes a .c, no two files share a name ($(echo "$KNOWN" | grep -c .) known exceptions)"
 exit $status

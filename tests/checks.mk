@@ -3,13 +3,14 @@
 # examples/examples.mk and tests/fuzz/fuzz.mk, which it includes as well.
 
 .PHONY: check check-build check-exports check-headers check-format check-layers check-clang \
-	check-san check-tsan check-unit check-install check-man check-fuzz check-bench \
+	check-san check-tsan check-unit check-system check-install check-man check-fuzz check-bench \
 	check-examples check-functions
 
-# cmocka's summaries come last: the plain run is the final step.
+# cmocka's summaries come last: the plain runs are the final steps.
 check: check-format check-layers check-functions check-build check-exports check-headers check-clang check-san \
 	check-tsan check-examples check-man check-install check-fuzz check-bench
 	$(MAKE) --no-print-directory check-unit
+	$(MAKE) --no-print-directory check-system
 
 # Every C file and header of the project as clang-format (.clang-format) writes it.
 check-format:
@@ -24,7 +25,7 @@ check-layers:
 check-functions:
 	sh tests/check_functions.sh
 
-check-build: all $(UNIT_BINS)
+check-build: all $(UNIT_BINS) $(SYSTEM_BINS)
 
 check-exports: $(LIBXFDR_SO) $(LIBREADER_A)
 	sh tests/check_exports.sh $(LIBXFDR_SO) $(LIBREADER_A)
@@ -36,20 +37,24 @@ check-headers:
 check-clang:
 	$(MAKE) --no-print-directory BUILD=$(BUILD)/clang CC=clang check-build
 
-# Reader, writer and runtime tests again under AddressSanitizer and UBSan.
+# Every test again under AddressSanitizer and UBSan.
 check-san:
 	$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SAN=address,undefined check-build
 	$(TEST_ENV) XFDR_BIN=$(abspath $(BUILD)/asan/bin/xfdr) XFDR_SANITIZED=1 \
-		sh tests/run_unit.sh $(patsubst tests/unit/%.c,$(BUILD)/asan/tests/%,$(UNIT_SRCS))
+		sh tests/run_tests.sh $(call test_bins,$(BUILD)/asan,$(TEST_SRCS))
 
 check-tsan:
 	$(if $(MT_SRCS),$(MAKE) --no-print-directory BUILD=$(BUILD)/tsan SAN=thread \
-		$(patsubst tests/unit/%.c,$(BUILD)/tsan/tests/%,$(MT_SRCS)))
+		$(call test_bins,$(BUILD)/tsan,$(MT_SRCS)))
 	$(if $(MT_SRCS),$(TEST_ENV) XFDR_SANITIZED=1 TSAN_OPTIONS=halt_on_error=1 \
-		sh tests/run_unit.sh $(patsubst tests/unit/%.c,$(BUILD)/tsan/tests/%,$(MT_SRCS)))
+		sh tests/run_tests.sh $(call test_bins,$(BUILD)/tsan,$(MT_SRCS)))
 
+# Unit tests (tests/unit/LAYER/), then system tests (tests/system/).
 check-unit: check-build
-	$(TEST_ENV) sh tests/run_unit.sh $(UNIT_BINS)
+	$(TEST_ENV) sh tests/run_tests.sh $(UNIT_BINS)
+
+check-system: check-build
+	$(TEST_ENV) sh tests/run_tests.sh $(SYSTEM_BINS)
 
 # The man page names every command, option and XFDR_OPTIONS key, and mandoc finds no fault.
 check-man: $(XFDR_BIN)

@@ -1,6 +1,6 @@
 /*
  * tests/e2e/faults_lib.c - the library tests/e2e/faults_prog.c dlopen()s, calls and
- * dlclose()s before the flush (tests/unit/test_runtime_faults.c): its functions must keep
+ * dlclose()s before the flush (tests/system/test_runtime_faults.c): its functions must keep
  * their names in the .map although the library is gone when it is written.
  */
 volatile unsigned long faults_lib_sink;

@@ -1,5 +1,5 @@
 /*
- * tests/e2e/faults_prog.c - the program tests/unit/test_runtime_faults.c runs under xfdr
+ * tests/e2e/faults_prog.c - the program tests/system/test_runtime_faults.c runs under xfdr
  * (preloaded, -finstrument-functions) to see what its files become when writing them fails.
  * It knows nothing of xfdr except in "flushloop", where it finds xfdr_flush() with dlsym.
  *

@@ -1,5 +1,5 @@
 /*
- * tests/e2e/record_prog.c - the program `xfdr record` runs in tests/unit/test_cli_record.c. It
+ * tests/e2e/record_prog.c - the program `xfdr record` runs in tests/system/test_cli_record.c. It
  * knows nothing of xfdr; the test builds it with -finstrument-functions, with clang's XRay
  * (linked with -lxfdr, and not), and with no instrumentation at all.
  *

@@ -129,7 +129,7 @@ fuzz: fuzz-build $(BUILD)/tests/test_reader_malformed $(XFDR_BIN)
 	@echo "fuzz: new corpus entries in $(FUZZ_DIR)/corpus/, crashes (none if empty) in $(FUZZ_DIR)/crashes/"
 	@ls -l $(FUZZ_DIR)/crashes
 	@echo "fuzz: the reader's own truncation and bit-flip test, long form"
-	$(TEST_ENV) XFDR_FUZZ_ITERATIONS=2000000 sh tests/run_unit.sh $(BUILD)/tests/test_reader_malformed
+	$(TEST_ENV) XFDR_FUZZ_ITERATIONS=2000000 sh tests/run_tests.sh $(BUILD)/tests/test_reader_malformed
 
 # Fold what `make fuzz` found into the committed corpus: the inputs of $(BUILD)/fuzz/corpus
 # (cut to FUZZ_MINIMIZE_MAX_LEN bytes) that add coverage beyond the generated seeds and what

@@ -16,7 +16,7 @@
  * bounded pools small enough to overwrite and drop, arguments, custom events, tail exits,
  * short-call elision, a snapshot window, two threads, a crash, and backing=file ended by
  * SIGKILL), each child ending with _exit. The versions 2 to 5 are laid out byte by byte as
- * tests/unit/test_reader_versions.c builds them, in both byte orders. The pool scenario is
+ * tests/system/test_reader_versions.c builds them, in both byte orders. The pool scenario is
  * tests/support/pool_layout.h's.
  */
 #include <dirent.h>
@@ -347,7 +347,7 @@ static void collect(void)
 	closedir(dp);
 }
 
-/* ---- versions 2 to 5: the sample files of tests/unit/test_reader_versions.c -------------- */
+/* ---- versions 2 to 5: the sample files of tests/system/test_reader_versions.c -------------- */
 
 static void versions(void)
 {

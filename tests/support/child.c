@@ -313,7 +313,7 @@ const char *child_xfdr_bin(void)
 	const char *s = getenv("XFDR_BIN");
 
 	if (!s || !*s) {
-		print_error("XFDR_BIN is not set (run through make check-unit)\n");
+		print_error("XFDR_BIN is not set (run through make check)\n");
 		fail();
 	}
 	return s;

@@ -1,7 +1,7 @@
 /*
  * tests/support/trace_gen.h - random per-thread event lists, and a small encoder that turns
  * them into a whole FDR v1 file image with writer/encode.h and writer/file.h. Shared by
- * test_roundtrip.c, test_interop.c and the verbs' tests.
+ * test_reader_roundtrip.c, test_interop.c and the verbs' tests.
  *
  * The generator is the ground truth: it decides what each thread did (function events with
  * their absolute TSC, CPU and arguments; custom events with their payload). The encoder then

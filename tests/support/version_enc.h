@@ -1,7 +1,7 @@
 /*
  * tests/support/version_enc.h - an encoder of FDR files of versions 2 to 5, either byte order,
  * laid out as compiler-rt's FDR runtime writes them; and the sample file of each version that
- * tests/unit/test_reader_versions.c checks against llvm-xray and tests/fuzz/seedgen.c seeds
+ * tests/system/test_reader_versions.c checks against llvm-xray and tests/fuzz/seedgen.c seeds
  * the reader's fuzzing with. Each e_* call appends one record and returns its offset.
  */
 #ifndef XFDR_TESTS_SUPPORT_VERSION_ENC_H

@@ -1,0 +1,1371 @@
+/*
+ * tests/system/test_cli_trace_event.c - `xfdr convert --output-format=trace_event`
+ * (command/trace_event.c): Chrome Trace Event JSON for ui.perfetto.dev and chrome://tracing.
+ *
+ * Every output is read back by a real JSON parser, Python's json module in a child process
+ * (python3 must be installed: without it the tests fail, they do not skip). The checker below
+ * rejects output that is not strict JSON in UTF-8, and checks what a viewer relies on: every
+ * "B" has its "E" on its (pid, tid), innermost first, with the same name; timestamps never go
+ * down on a thread; instant events are thread-scoped. It then prints each event as one line
+ *   PH PID TID TS "NAME" {ARGS}
+ * (TS exactly as written, read as a decimal; names and args re-encoded as ASCII JSON), which
+ * the tests compare with lines worked out by hand from the traces they build with the writer
+ * (the TSCs and the cycle frequency are chosen so that the microseconds are easy to check in
+ * one's head; the comments show the sums). In "same" mode it compares our B/E events per
+ * thread with llvm-xray's own trace_event output instead.
+ *
+ * Real traces come from a small multi-threaded program compiled with -finstrument-functions and
+ * recorded through LD_PRELOAD=libxfdr.so, in bounded mode and in ring mode (whose buffers begin
+ * with XFDRSTAK stack contexts); random ones from tests/support/trace_gen.h, whose ground
+ * truth gives every entry's and custom event's expected time.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "analysis/callstack.h"
+#include "tests/support/trace_gen.h"
+#include "tests/support/child.h"
+#include "tests/support/scratch.h"
+#include "tests/support/text.h"
+#include "writer/encode.h"
+#include "writer/file.h"
+#include "writer/payload.h"
+#include "xfdr/format.h"
+
+/* ---- The JSON checker (Python) ---------------------------------------------------------- */
+
+static const char checker[] =
+    "import decimal, json, sys\n"
+    "D = decimal.Decimal\n"
+    "\n"
+    "def fail(msg):\n"
+    "    print('ERROR: ' + msg)\n"
+    "    sys.exit(1)\n"
+    "\n"
+    "def load(path):\n"
+    "    raw = open(path, 'rb').read()\n"
+    "    try:\n"
+    "        text = raw.decode('utf-8')\n"
+    "    except UnicodeDecodeError as e:\n"
+    "        fail('not UTF-8: %s' % e)\n"
+    "    def const(c):\n"
+    "        fail('not JSON: ' + c)\n"
+    "    try:\n"
+    "        return json.loads(text, parse_float=D, parse_constant=const)\n"
+    "    except ValueError as e:\n"
+    "        fail('not JSON: %s' % e)\n"
+    "\n"
+    "def canon(v):\n"
+    "    return json.dumps(v, sort_keys=True, separators=(',', ':'), default=str)\n"
+    "\n"
+    "def check(doc):\n"
+    "    if type(doc) is not dict or type(doc.get('traceEvents')) is not list:\n"
+    "        fail('no traceEvents list')\n"
+    "    if doc.get('displayTimeUnit') != 'ns':\n"
+    "        fail('displayTimeUnit is not ns')\n"
+    "    stacks, last = {}, {}\n"
+    "    for e in doc['traceEvents']:\n"
+    "        ph, pid, tid, name = e.get('ph'), e.get('pid'), e.get('tid'), e.get('name')\n"
+    "        if ph not in ('B', 'E', 'i', 'M') or type(pid) is not int or type(tid) is not int \\\n"
+    "                or type(name) is not str:\n"
+    "            fail('bad event ' + canon(e))\n"
+    "        if ph == 'M':\n"
+    "            continue\n"
+    "        ts = e.get('ts')\n"
+    "        if type(ts) is not D or ts < 0:\n"
+    "            fail('bad ts ' + canon(e))\n"
+    "        k = (pid, tid)\n"
+    "        if k in last and ts < last[k]:\n"
+    "            fail('ts goes down on %s: %s' % (k, canon(e)))\n"
+    "        last[k] = ts\n"
+    "        st = stacks.setdefault(k, [])\n"
+    "        if ph == 'B':\n"
+    "            st.append(name)\n"
+    "        elif ph == 'E':\n"
+    "            if not st:\n"
+    "                fail('E without B: ' + canon(e))\n"
+    "            if st.pop() != name:\n"
+    "                fail('E closes another call: ' + canon(e))\n"
+    "        elif e.get('s') != 't':\n"
+    "            fail('instant event not thread-scoped: ' + canon(e))\n"
+    "    for k, st in stacks.items():\n"
+    "        if st:\n"
+    "            fail('B without E on %s: %s' % (k, st))\n"
+    "\n"
+    "def lines(doc):\n"
+    "    for e in doc['traceEvents']:\n"
+    "        ts = e.get('ts')\n"
+    "        print(e['ph'], e['pid'], e['tid'], '-' if ts is None else str(ts),\n"
+    "              json.dumps(e['name']), canon(e.get('args', {})))\n"
+    "    print('OTHER', canon(doc.get('otherData', {})))\n"
+    "\n"
+    "def calls(doc):\n"
+    "    seq = {}\n"
+    "    for e in doc['traceEvents']:\n"
+    "        if e.get('ph') in ('B', 'E'):\n"
+    "            k = (int(e['pid']), int(e['tid']))\n"
+    "            seq.setdefault(k, []).append((e['ph'], e['name'], float(e['ts'])))\n"
+    "    return seq\n"
+    "\n"
+    "def same_calls(ours, theirs):\n"
+    "    a, b = calls(ours), calls(theirs)\n"
+    "    if sorted(a) != sorted(b):\n"
+    "        fail('threads differ: %s vs %s' % (sorted(a), sorted(b)))\n"
+    "    n = 0\n"
+    "    for k in a:\n"
+    "        x, y = a[k], b[k]\n"
+    "        if [(p, m) for p, m, _ in x] != [(p, m) for p, m, _ in y]:\n"
+    "            fail('calls differ on %s' % (k,))\n"
+    "        for (_, _, t1), (_, _, t2) in zip(x, y):\n"
+    "            if abs((t1 - x[0][2]) - (t2 - y[0][2])) > 0.002:\n"
+    "                fail('times differ on %s: %s vs %s' % (k, t1, t2))\n"
+    "        n += len(x)\n"
+    "    print('SAME', len(a), n)\n"
+    "\n"
+    "doc = load(sys.argv[2])\n"
+    "check(doc)\n"
+    "if sys.argv[1] == 'lines':\n"
+    "    lines(doc)\n"
+    "else:\n"
+    "    same_calls(doc, load(sys.argv[3]))\n";
+
+/*
+ * Run the checker: mode "lines" on json, or "same" on json and llvm's output. Returns what it
+ * printed (free it); a checker that fails, or no python3, fails the test.
+ */
+static char *check_json(const char *mode, const char *json, const char *llvm)
+{
+	char *argv[] = {"python3",    "-c", (char *)checker, (char *)mode, (char *)json,
+			(char *)llvm, NULL};
+	struct child_result r;
+	char *out;
+
+	child_capture(argv, &r);
+	if (r.status == 127)
+		fail_msg("python3 is needed to check the JSON (not found in PATH)");
+	if (r.status != 0)
+		fail_msg("the JSON checker refused %s:\n%s%s", json, r.out, r.err);
+	out = strdup(r.out);
+	assert_non_null(out);
+	child_result_free(&r);
+	return out;
+}
+
+/* `xfdr convert --output-format=trace_event ARGS... -o OUT TRACE`: must succeed silently. */
+static void convert_ok(const char *trace, const char *out, const char *a1, const char *a2)
+{
+	struct child_result r;
+
+	child_xfdr(&r, "convert", "--output-format=trace_event", "-o", out, trace, a1, a2, NULL);
+	if (r.status != 0 || r.err_len)
+		fail_msg("xfdr convert %s: status %d\n%s", trace, r.status, r.err);
+	child_result_free(&r);
+}
+
+/* Convert and check; returns the checker's lines. */
+static char *convert_lines(const char *trace, const char *a1, const char *a2)
+{
+	const char *out = scratch_path("out.json");
+	char *lines;
+
+	convert_ok(trace, out, a1, a2);
+	lines = check_json("lines", out, NULL);
+	return lines;
+}
+
+/* The lines without the last one (OTHER, the summary), which *other gets (free both). */
+static char *split_other(char *lines, char **other)
+{
+	char *p = strstr(lines, "OTHER ");
+
+	assert_non_null(p);
+	*other = strdup(p);
+	assert_non_null(*other);
+	*p = '\0';
+	return lines;
+}
+
+/* The lines of events of thread (pid, tid), metadata included (free it). */
+static char *thread_of(const char *lines, uint32_t pid, uint32_t tid)
+{
+	size_t cap = strlen(lines) + 1, n = 0, len;
+	char *out = malloc(cap), key[32];
+	const char *p = lines;
+
+	assert_non_null(out);
+	len = (size_t)snprintf(key, sizeof(key), " %" PRIu32 " %" PRIu32 " ", pid, tid);
+	while (*p) {
+		const char *eol = strchr(p, '\n');
+		size_t l = eol ? (size_t)(eol - p) + 1 : strlen(p);
+
+		if (l > len && !strncmp(p + 1, key, len)) {
+			memcpy(out + n, p, l);
+			n += l;
+		}
+		p += l;
+	}
+	out[n] = '\0';
+	return out;
+}
+
+static size_t count_str(const char *hay, const char *needle)
+{
+	size_t n = 0;
+
+	while ((hay = strstr(hay, needle))) {
+		n++;
+		hay += strlen(needle);
+	}
+	return n;
+}
+
+/* ---- Building traces with the writer ---------------------------------------------------- */
+
+struct tb {
+	uint8_t *data;
+	size_t len, buf_bytes, cur, used;
+	int open;
+};
+
+static void tb_init(struct tb *b, size_t buf_bytes, uint64_t hz)
+{
+	struct wr_file_header h = {.cycle_frequency_hz = hz,
+				   .buffer_bytes = buf_bytes,
+				   .constant_tsc = 1,
+				   .nonstop_tsc = 1};
+
+	memset(b, 0, sizeof(*b));
+	b->buf_bytes = buf_bytes;
+	b->data = malloc(XFDR_FILE_HEADER_BYTES);
+	assert_non_null(b->data);
+	assert_int_equal(wr_encode_file_header(b->data, &h), XFDR_FILE_HEADER_BYTES);
+	b->len = XFDR_FILE_HEADER_BYTES;
+}
+
+static void tb_end(struct tb *b)
+{
+	if (!b->open)
+		return;
+	assert_int_equal(wr_close_buffer(b->data + b->cur, b->used, b->buf_bytes), 0);
+	b->open = 0;
+}
+
+static uint8_t *tb_room(struct tb *b, size_t n)
+{
+	uint8_t *p;
+
+	assert_true(b->open);
+	assert_true(wr_fits(b->buf_bytes - b->used, n));
+	p = b->data + b->cur + b->used;
+	b->used += n;
+	return p;
+}
+
+/* A new buffer of thread tid, WallClockTime (1, usec), on CPU 0 at tsc. */
+static void tb_buffer(struct tb *b, uint16_t tid, uint32_t usec, uint64_t tsc)
+{
+	tb_end(b);
+	b->data = realloc(b->data, b->len + b->buf_bytes);
+	assert_non_null(b->data);
+	memset(b->data + b->len, 0, b->buf_bytes);
+	b->cur = b->len;
+	b->len += b->buf_bytes;
+	b->used = 0;
+	b->open = 1;
+	wr_new_buffer(tb_room(b, XFDR_MD_RECORD_BYTES), tid);
+	wr_wall_clock_time(tb_room(b, XFDR_MD_RECORD_BYTES), 1, usec);
+	wr_new_cpu_id(tb_room(b, XFDR_MD_RECORD_BYTES), 0, tsc);
+}
+
+static void tb_fn(struct tb *b, unsigned action, uint32_t fid, uint32_t delta)
+{
+	wr_function(tb_room(b, XFDR_FN_RECORD_BYTES), action, fid, delta);
+}
+
+static void tb_arg(struct tb *b, uint64_t v)
+{
+	wr_call_argument(tb_room(b, XFDR_MD_RECORD_BYTES), v);
+}
+
+static void tb_wrap(struct tb *b, uint64_t tsc)
+{
+	wr_tsc_wrap(tb_room(b, XFDR_MD_RECORD_BYTES), tsc);
+}
+
+static void tb_custom(struct tb *b, const void *p, uint32_t n, uint64_t tsc)
+{
+	uint8_t *d = tb_room(b, XFDR_MD_RECORD_BYTES + n);
+
+	wr_custom_event_marker(d, n, tsc);
+	memcpy(d + XFDR_MD_RECORD_BYTES, p, n);
+}
+
+/* An XFDRSTAK context of depth calls, the first id_count of them named by ids. */
+static void tb_context(struct tb *b, uint32_t depth, const uint32_t *ids, uint32_t id_count,
+		       uint64_t tsc)
+{
+	uint8_t p[XFDR_STACK_PAYLOAD_BYTES(8)];
+	size_t n;
+
+	assert_true(id_count <= 8);
+	n = wr_stack_context(p, depth, ids, id_count);
+	tb_custom(b, p, (uint32_t)n, tsc);
+}
+
+static const char *tb_write(struct tb *b, const char *name)
+{
+	const char *path;
+
+	tb_end(b);
+	path = scratch_write(name, b->data, b->len);
+	free(b->data);
+	b->data = NULL;
+	return path;
+}
+
+#define ENTER XFDR_FN_ENTER
+#define EXIT XFDR_FN_EXIT
+#define TAIL XFDR_FN_TAIL_EXIT
+#define ARGS XFDR_FN_ENTER_ARGS
+
+/* ---- A hand-built trace: names, threads, arguments, times -------------------------------- */
+
+#define T0 1000000000000000ull /* 10^15: absolute microseconds would be large numbers */
+
+/*
+ * 2.5 GHz: a tick is 0.4 ns, so ts = (TSC - T0) * 0.4 / 1000 us, rounded to the nanosecond.
+ * Thread 7 (buffer at T0):
+ *   Entry 1          T0              0 ns            0.000
+ *   Entry_Args 2     T0 + 2500       1000 ns         1.000   args 5, 2^60
+ *   Exit 2           T0 + 2501       1000.4 -> 1000  1.000
+ *   custom "hi"      T0 + 3752       1500.8 -> 1501  1.501
+ *   Entry 3          T0 + 5000       2000 ns         2.000
+ *   Tail_Exit 3      T0 + 5001       2000.4 -> 2000  2.000
+ *   Exit 1           T0 + 25 * 10^9  10^10 ns        10000000.000 (after a TSCWrap)
+ * Thread 9 (buffer at T0 + 1250): Entry 4 at 500 ns (0.500), Exit 4 at 500.4 ns (0.500).
+ * The trace's first TSC, the base, is T0.
+ */
+static const char *hand_trace(void)
+{
+	static const char map[] = "xfdr-map\t1\n"
+				  "thread\t1234\t7\tmain-thread\t0\t0\t0\t0\t0\t0\n"
+				  "thread\t1240\t9\twork\"er\t0\t0\t0\t0\t0\t0\n"
+				  "function\t1\tmain\t0x1\t-\t-\n"
+				  "function\t2\tf\"q\\\x01\xff\xc3\xa9\t0x2\t-\t-\n"
+				  "function\t3\ttail_callee\t0x3\t-\t-\n";
+	const char *path;
+	struct tb b;
+
+	tb_init(&b, 256, 2500000000ull);
+	tb_buffer(&b, 7, 1, T0);
+	tb_fn(&b, ENTER, 1, 0);
+	tb_fn(&b, ARGS, 2, 2500);
+	tb_arg(&b, 5);
+	tb_arg(&b, 1ull << 60);
+	tb_fn(&b, EXIT, 2, 1);
+	tb_custom(&b, "hi", 2, T0 + 3752);
+	tb_fn(&b, ENTER, 3, 2499);
+	tb_fn(&b, TAIL, 3, 1);
+	tb_wrap(&b, T0 + 25000000000ull);
+	tb_fn(&b, EXIT, 1, 0);
+	tb_buffer(&b, 9, 2, T0 + 1250);
+	tb_fn(&b, ENTER, 4, 0);
+	tb_fn(&b, EXIT, 4, 1);
+	path = tb_write(&b, "hand.xray");
+	scratch_write_text("hand.xray.map", map);
+	return path;
+}
+
+/*
+ * Names from the .map (an id it does not name is "#ID"; quotes, backslashes, control bytes
+ * and invalid UTF-8 escaped), thread names with their kernel tids, Entry_Args arguments (2^60
+ * is above 2^53, so a string), a tail exit, a custom event, and ts from the cycle frequency.
+ */
+static void test_hand_built(void **state)
+{
+	static const char want[] =
+	    "M 1 0 - \"process_name\" {\"name\":\"hand.xray\"}\n"
+	    "M 1 7 - \"thread_name\" {\"name\":\"main-thread\",\"tid\":1234}\n"
+	    "B 1 7 0.000 \"main\" {}\n"
+	    "B 1 7 1.000 \"f\\\"q\\\\\\u0001\\ufffd\\u00e9\" "
+	    "{\"arg0\":5,\"arg1\":\"1152921504606846976\"}\n"
+	    "E 1 7 1.000 \"f\\\"q\\\\\\u0001\\ufffd\\u00e9\" {}\n"
+	    "i 1 7 1.501 \"custom event\" {\"hex\":\"6869\",\"size\":2,\"text\":\"hi\"}\n"
+	    "B 1 7 2.000 \"tail_callee\" {}\n"
+	    "E 1 7 2.000 \"tail_callee\" {\"xfdr_end\":\"tail exit\"}\n"
+	    "E 1 7 10000000.000 \"main\" {}\n"
+	    "M 1 9 - \"thread_name\" {\"name\":\"work\\\"er\",\"tid\":1240}\n"
+	    "B 1 9 0.500 \"#4\" {}\n"
+	    "E 1 9 0.500 \"#4\" {}\n";
+	static const char want_no_map[] =
+	    "M 1 0 - \"process_name\" {\"name\":\"hand.xray\"}\n"
+	    "B 1 7 0.000 \"1\" {}\n"
+	    "B 1 7 1.000 \"2\" {\"arg0\":5,\"arg1\":\"1152921504606846976\"}\n"
+	    "E 1 7 1.000 \"2\" {}\n";
+	const char *path = hand_trace();
+	char *lines, *other;
+
+	(void)state;
+	lines = split_other(convert_lines(path, NULL, NULL), &other);
+	text_assert_equal(lines, want);
+	text_assert_contains(other, "\"cycle_frequency\":2500000000");
+	text_assert_contains(other, "\"tsc_base\":1000000000000000");
+	text_assert_contains(other, "\"calls\":4,");
+	text_assert_contains(other, "\"calls_without_entry\":0,");
+	text_assert_contains(other, "\"calls_without_exit\":0,");
+	free(lines);
+	free(other);
+
+	/* Without the sidecar, as llvm-xray without an instrumentation map: the bare ids. */
+	lines = convert_lines(path, "--no-map", NULL);
+	assert_memory_equal(lines, want_no_map, strlen(want_no_map));
+	assert_null(strstr(lines, "thread_name"));
+	free(lines);
+}
+
+/* The raw text: one event per line, strings escaped (checked here without any parser). */
+static void test_raw_text(void **state)
+{
+	const char *path = hand_trace(), *out = scratch_path("raw.json");
+	struct child_result r;
+	char *argv[] = {"cat", (char *)out, NULL};
+
+	(void)state;
+	convert_ok(path, out, NULL, NULL);
+	child_capture(argv, &r);
+	assert_int_equal(r.status, 0);
+	assert_memory_equal(r.out, "{\"traceEvents\":[\n", 17);
+	text_assert_contains(r.out,
+			     "\n{\"name\":\"main\",\"cat\":\"function\",\"ph\":\"B\",\"pid\":1,"
+			     "\"tid\":7,\"ts\":0.000},\n");
+	/* Control byte as \u0001, the invalid byte 0xff as U+FFFD, the valid UTF-8 é kept. */
+	text_assert_contains(r.out, "{\"name\":\"f\\\"q\\\\\\u0001\\ufffd\xc3\xa9\",");
+	text_assert_contains(r.out, "\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{");
+	assert_int_equal(r.out[r.out_len - 1], '\n');
+	child_result_free(&r);
+}
+
+/* ---- Unbalanced calls and --since --------------------------------------------------------- */
+
+/*
+ * 1 GHz, base 1000: ts = (TSC - 1000) / 1000 us.
+ * Thread 1: Exit 5 @1000 (no entry), Entry 6 @2000, Exit 7 @3000 (no entry; 6 is open and
+ * never exited), Entry 8 @4000 (never exited), custom "tail" @5000.
+ * Thread 2: Entry 9 @10000, Exit 9 @9000 (the clock went back: a TSCWrap to 9000).
+ */
+static const char *unbalanced_trace(void)
+{
+	struct tb b;
+
+	tb_init(&b, 256, 1000000000ull);
+	tb_buffer(&b, 1, 1, 1000);
+	tb_fn(&b, EXIT, 5, 0);
+	tb_fn(&b, ENTER, 6, 1000);
+	tb_fn(&b, EXIT, 7, 1000);
+	tb_fn(&b, ENTER, 8, 1000);
+	tb_custom(&b, "tail", 4, 5000);
+	tb_buffer(&b, 2, 2, 10000);
+	tb_fn(&b, ENTER, 9, 0);
+	tb_wrap(&b, 9000);
+	tb_fn(&b, EXIT, 9, 0);
+	return tb_write(&b, "unbalanced.xray");
+}
+
+/*
+ * Exits without entry open at the thread's first timestamp, below everything (the later such
+ * exit is the outer call); calls left open by an exit further down are closed at it
+ * ("unwound"); calls never exited close at the thread's last event ("trace edge"); a TSC that
+ * goes back is shown at the previous event's time.
+ */
+static void test_unbalanced(void **state)
+{
+	static const char want[] =
+	    "M 1 0 - \"process_name\" {\"name\":\"unbalanced.xray\"}\n"
+	    "B 1 1 0.000 \"7\" {\"xfdr_begin\":\"before trace\"}\n"
+	    "B 1 1 0.000 \"5\" {\"xfdr_begin\":\"before trace\"}\n"
+	    "E 1 1 0.000 \"5\" {}\n"
+	    "B 1 1 1.000 \"6\" {}\n"
+	    "E 1 1 2.000 \"6\" {\"xfdr_end\":\"unwound\"}\n"
+	    "E 1 1 2.000 \"7\" {}\n"
+	    "B 1 1 3.000 \"8\" {}\n"
+	    "i 1 1 4.000 \"custom event\" {\"hex\":\"7461696c\",\"size\":4,\"text\":\"tail\"}\n"
+	    "E 1 1 4.000 \"8\" {\"xfdr_end\":\"trace edge\"}\n"
+	    "B 1 2 9.000 \"9\" {}\n"
+	    "E 1 2 9.000 \"9\" {}\n";
+	const char *path = unbalanced_trace();
+	char *lines, *other;
+
+	(void)state;
+	lines = split_other(convert_lines(path, NULL, NULL), &other);
+	text_assert_equal(lines, want);
+	text_assert_contains(other, "\"calls\":5,");
+	text_assert_contains(other, "\"calls_without_entry\":2,");
+	text_assert_contains(other, "\"calls_without_exit\":1,");
+	text_assert_contains(other, "\"calls_unwound\":1,");
+	text_assert_contains(other, "\"tsc_backwards\":1,");
+	free(lines);
+	free(other);
+}
+
+/*
+ * A context of depth calls naming 1 and 2, then an exit of 3 and one of 2: both reach the
+ * unnamed calls first, so each closes one of them.
+ */
+static const char *deep_context_trace(const char *name, uint32_t depth)
+{
+	static const uint32_t ids[] = {1, 2};
+	struct tb b;
+
+	tb_init(&b, 256, 1000000000ull);
+	tb_buffer(&b, 1, 1, 1000);
+	tb_context(&b, depth, ids, 2, 1000);
+	tb_fn(&b, EXIT, 3, 1000);
+	tb_fn(&b, EXIT, 2, 1000);
+	return tb_write(&b, name);
+}
+
+/*
+ * A stack context that counts many calls it does not name: up to 128 of them are one
+ * "(unknown)" slice each; more are one slice standing for all (args.unnamed_calls), which ends
+ * with the last of them. Before, a context of 2^24 unnamed calls (a few bytes of trace) wrote
+ * 2^24 slices; the fuzzer's regression tests/fuzz/regressions/trace-event-unnamed-run has one.
+ */
+static void test_unnamed_run(void **state)
+{
+	static const char want[] =
+	    "M 1 0 - \"process_name\" {\"name\":\"deep.xray\"}\n"
+	    "B 1 1 0.000 \"1\" {\"xfdr_begin\":\"stack context\"}\n"
+	    "B 1 1 0.000 \"2\" {\"xfdr_begin\":\"stack context\"}\n"
+	    "B 1 1 0.000 \"(unknown)\" {\"reason\":\"deeper than the ids the stack context holds\","
+	    "\"unnamed_calls\":16777216,\"xfdr_begin\":\"stack context\"}\n"
+	    "i 1 1 0.000 \"stack context\" {\"depth\":16777218,\"ids_known\":2,"
+	    "\"open_calls\":\"rebuilt from the context\",\"stack\":[\"1\",\"2\"]}\n"
+	    "E 1 1 2.000 \"(unknown)\" {\"xfdr_end\":\"trace edge\"}\n"
+	    "E 1 1 2.000 \"2\" {\"xfdr_end\":\"trace edge\"}\n"
+	    "E 1 1 2.000 \"1\" {\"xfdr_end\":\"trace edge\"}\n";
+	char *lines, *other;
+
+	(void)state;
+	lines = split_other(
+	    convert_lines(deep_context_trace("deep.xray", 2 + CALLSTACK_UNNAMED_MAX), NULL, NULL),
+	    &other);
+	text_assert_equal(lines, want);
+	free(lines);
+	free(other);
+
+	/* 128 unnamed calls: a slice each, the exits closing the innermost two. */
+	lines = convert_lines(deep_context_trace("d128.xray", 2 + 128), NULL, NULL);
+	assert_int_equal(count_str(lines, "B 1 1 0.000 \"(unknown)\""), 128);
+	assert_int_equal(count_str(lines, "E 1 1 1.000 \"(unknown)\" {\"exit_function\":\"3\"}"),
+			 1);
+	assert_int_equal(count_str(lines, "E 1 1 2.000 \"(unknown)\" {\"exit_function\":\"2\"}"),
+			 1);
+	assert_int_equal(
+	    count_str(lines, "E 1 1 2.000 \"(unknown)\" {\"xfdr_end\":\"trace edge\"}"), 126);
+	assert_int_equal(count_str(lines, "unnamed_calls"), 0);
+	free(lines);
+
+	/* 129: one slice. */
+	lines = convert_lines(deep_context_trace("d129.xray", 2 + 129), NULL, NULL);
+	assert_int_equal(count_str(lines, "B 1 1 0.000 \"(unknown)\""), 1);
+	assert_int_equal(count_str(lines, "\"unnamed_calls\":129"), 1);
+	assert_int_equal(
+	    count_str(lines, "E 1 1 2.000 \"(unknown)\" {\"xfdr_end\":\"trace edge\"}"), 1);
+	assert_int_equal(count_str(lines, "E 1 1 2.000 \"(unknown)\""), 1);
+	free(lines);
+}
+
+/*
+ * --since: a thread's output starts at its first event at or after the TSC; the calls open by
+ * then begin there; everything after it on the thread is kept (the exit of 9 at 9000 follows
+ * the entry at 10000), so every B keeps its E. Times keep the base of the whole trace.
+ */
+static void test_since(void **state)
+{
+	/* 2500: the window opens at Exit 7 (3000); 7 (entered before the trace) and 6 are open. */
+	static const char want_2500[] =
+	    "M 1 0 - \"process_name\" {\"name\":\"unbalanced.xray\"}\n"
+	    "B 1 1 2.000 \"7\" {\"xfdr_begin\":\"before trace\"}\n"
+	    "B 1 1 2.000 \"6\" {\"xfdr_begin\":\"before window\"}\n"
+	    "E 1 1 2.000 \"6\" {\"xfdr_end\":\"unwound\"}\n"
+	    "E 1 1 2.000 \"7\" {}\n"
+	    "B 1 1 3.000 \"8\" {}\n"
+	    "i 1 1 4.000 \"custom event\" {\"hex\":\"7461696c\",\"size\":4,\"text\":\"tail\"}\n"
+	    "E 1 1 4.000 \"8\" {\"xfdr_end\":\"trace edge\"}\n"
+	    "B 1 2 9.000 \"9\" {}\n"
+	    "E 1 2 9.000 \"9\" {}\n";
+	/* 3500: nothing is open at Entry 8. */
+	static const char want_3500[] =
+	    "M 1 0 - \"process_name\" {\"name\":\"unbalanced.xray\"}\n"
+	    "B 1 1 3.000 \"8\" {}\n"
+	    "i 1 1 4.000 \"custom event\" {\"hex\":\"7461696c\",\"size\":4,\"text\":\"tail\"}\n"
+	    "E 1 1 4.000 \"8\" {\"xfdr_end\":\"trace edge\"}\n"
+	    "B 1 2 9.000 \"9\" {}\n"
+	    "E 1 2 9.000 \"9\" {}\n";
+	/* 9500: thread 1 has no event left and is left out; thread 2's window opens at 10000. */
+	static const char want_9500[] = "M 1 0 - \"process_name\" {\"name\":\"unbalanced.xray\"}\n"
+					"B 1 2 9.000 \"9\" {}\n"
+					"E 1 2 9.000 \"9\" {}\n";
+	const char *path = unbalanced_trace();
+	char *lines, *other;
+
+	(void)state;
+	lines = split_other(convert_lines(path, "--since=2500", NULL), &other);
+	text_assert_equal(lines, want_2500);
+	text_assert_contains(other, "\"tsc_base\":1000}");
+	text_assert_contains(other, "\"since_tsc\":2500,");
+	text_assert_contains(other, "\"calls_open_before_window\":1,");
+	free(lines);
+	free(other);
+
+	lines = split_other(convert_lines(path, "--since=3500", NULL), &other);
+	text_assert_equal(lines, want_3500);
+	free(lines);
+	free(other);
+
+	lines = split_other(convert_lines(path, "--since=9500", NULL), &other);
+	text_assert_equal(lines, want_9500);
+	free(lines);
+	free(other);
+
+	/* After every event: an empty list, still valid. */
+	lines = split_other(convert_lines(path, "--since=1000000", NULL), &other);
+	text_assert_equal(lines, "");
+	text_assert_contains(other, "\"calls\":0,");
+	free(lines);
+	free(other);
+}
+
+/* ---- Ring mode: buffers that begin with a stack context -------------------------------- */
+
+/*
+ * 1 GHz, base 100.
+ * Thread 3: buffer @100: XFDRSTAK [10 11] @100, Exit 11 @110, Entry 12 @120, Exit 12 @130;
+ *           buffer @200: XFDRSTAK [10] @200 (agrees with what is open), Exit 10 @210.
+ * Thread 4: buffer @300: XFDRSTAK depth 3, ids [20] (two calls unnamed) @300, Exit 21 @310,
+ *           Exit 22 @320, Exit 20 @330.
+ * Thread 5: buffer @400: Entry 30 @400, Entry 31 @410 (the buffers with its exit are gone);
+ *           buffer @500: XFDRSTAK [30 32] @500 (disagrees from depth 1), Exit 32 @510,
+ *           Exit 30 @520.
+ */
+static const char *ring_trace(void)
+{
+	static const uint32_t ids_3a[] = {10, 11}, ids_3b[] = {10}, ids_4[] = {20},
+			      ids_5[] = {30, 32};
+	static const char map[] = "function\t10\touter\n"
+				  "function\t11\tinner\n"
+				  "function\t12\tleaf\n"
+				  "function\t20\tdeep\n"
+				  "function\t30\ta\n"
+				  "function\t31\tb\n"
+				  "function\t32\tc\n";
+	const char *path;
+	struct tb b;
+
+	tb_init(&b, 256, 1000000000ull);
+	tb_buffer(&b, 3, 1, 100);
+	tb_context(&b, 2, ids_3a, 2, 100);
+	tb_fn(&b, EXIT, 11, 10);
+	tb_fn(&b, ENTER, 12, 10);
+	tb_fn(&b, EXIT, 12, 10);
+	tb_buffer(&b, 3, 2, 200);
+	tb_context(&b, 1, ids_3b, 1, 200);
+	tb_fn(&b, EXIT, 10, 10);
+	tb_buffer(&b, 4, 3, 300);
+	tb_context(&b, 3, ids_4, 1, 300);
+	tb_fn(&b, EXIT, 21, 10);
+	tb_fn(&b, EXIT, 22, 10);
+	tb_fn(&b, EXIT, 20, 10);
+	tb_buffer(&b, 5, 4, 400);
+	tb_fn(&b, ENTER, 30, 0);
+	tb_fn(&b, ENTER, 31, 10);
+	tb_buffer(&b, 5, 5, 500);
+	tb_context(&b, 2, ids_5, 2, 500);
+	tb_fn(&b, EXIT, 32, 10);
+	tb_fn(&b, EXIT, 30, 10);
+	path = tb_write(&b, "ring.xray");
+	scratch_write_text("ring.xray.map", map);
+	return path;
+}
+
+#define UNKNOWN_BEGIN                                                                              \
+	"{\"reason\":\"deeper than the ids the stack context holds\","                             \
+	"\"xfdr_begin\":\"stack context\"}\n"
+
+/*
+ * A context on a thread with nothing open opens its calls at its time; one that agrees changes
+ * nothing; calls it counts but does not name are "(unknown)" until an exit closes them; one
+ * that disagrees closes the open calls above the part that agrees and opens its own.
+ */
+static void test_ring_contexts(void **state)
+{
+	static const char want[] =
+	    "M 1 0 - \"process_name\" {\"name\":\"ring.xray\"}\n"
+	    "B 1 3 0.000 \"outer\" {\"xfdr_begin\":\"stack context\"}\n"
+	    "B 1 3 0.000 \"inner\" {\"xfdr_begin\":\"stack context\"}\n"
+	    "i 1 3 0.000 \"stack context\" {\"depth\":2,\"ids_known\":2,"
+	    "\"open_calls\":\"rebuilt from the context\",\"stack\":[\"outer\",\"inner\"]}\n"
+	    "E 1 3 0.010 \"inner\" {}\n"
+	    "B 1 3 0.020 \"leaf\" {}\n"
+	    "E 1 3 0.030 \"leaf\" {}\n"
+	    "i 1 3 0.100 \"stack context\" {\"depth\":1,\"ids_known\":1,"
+	    "\"open_calls\":\"agree with the context\",\"stack\":[\"outer\"]}\n"
+	    "E 1 3 0.110 \"outer\" {}\n"
+	    "B 1 4 0.200 \"deep\" {\"xfdr_begin\":\"stack context\"}\n"
+	    "B 1 4 0.200 \"(unknown)\" " UNKNOWN_BEGIN "B 1 4 0.200 \"(unknown)\" " UNKNOWN_BEGIN
+	    "i 1 4 0.200 \"stack context\" {\"depth\":3,\"ids_known\":1,"
+	    "\"open_calls\":\"rebuilt from the context\",\"stack\":[\"deep\"]}\n"
+	    "E 1 4 0.210 \"(unknown)\" {\"exit_function\":\"#21\"}\n"
+	    "E 1 4 0.220 \"(unknown)\" {\"exit_function\":\"#22\"}\n"
+	    "E 1 4 0.230 \"deep\" {}\n"
+	    "B 1 5 0.300 \"a\" {}\n"
+	    "B 1 5 0.310 \"b\" {}\n"
+	    "E 1 5 0.400 \"b\" {\"xfdr_end\":\"stack context\"}\n"
+	    "B 1 5 0.400 \"c\" {\"xfdr_begin\":\"stack context\"}\n"
+	    "i 1 5 0.400 \"stack context\" {\"depth\":2,\"ids_known\":2,"
+	    "\"open_calls\":\"rebuilt from the context\",\"stack\":[\"a\",\"c\"]}\n"
+	    "E 1 5 0.410 \"c\" {}\n"
+	    "E 1 5 0.420 \"a\" {}\n";
+	/* From 205 on, thread 3 starts at Exit 10, with outer open (from the first context). */
+	static const char want_since_3[] =
+	    "B 1 3 0.110 \"outer\" {\"xfdr_begin\":\"before window\"}\n"
+	    "E 1 3 0.110 \"outer\" {}\n";
+	const char *path = ring_trace();
+	char *lines, *other, *t3;
+
+	(void)state;
+	lines = split_other(convert_lines(path, NULL, NULL), &other);
+	text_assert_equal(lines, want);
+	/* outer, inner; deep and its two unnamed callees; c. */
+	text_assert_contains(other, "\"calls_from_stack_context\":6,");
+	text_assert_contains(other, "\"stack_contexts_applied\":3,");
+	free(lines);
+	free(other);
+
+	lines = convert_lines(path, "--since=205", NULL);
+	t3 = thread_of(lines, 1, 3);
+	text_assert_equal(t3, want_since_3);
+	assert_non_null(strstr(lines, "B 1 4 0.200 \"deep\""));
+	assert_non_null(strstr(lines, "E 1 5 0.420 \"a\" {}\n"));
+	free(t3);
+	free(lines);
+}
+
+/* ---- Custom events ---------------------------------------------------------------------- */
+
+/*
+ * 1 GHz, base 1000, thread 1, one buffer @1000: XFDRDROP @1000, XFDRCRSH @1001 (three frames,
+ * the sidecar names frame 0 and gives frame 1 a module only), an arbitrary payload @1002, one
+ * of 300 bytes @1003, an XFDRCRSH of layout version 2 @1004, an XFDRDROP of version 1 @1005,
+ * an empty one @1006, an XFDRSTAK of version 2 @1007, Entry 1 @1008, Exit 1 @1009.
+ */
+static const char *custom_trace(void)
+{
+	static const char map[] = "crash\t11\tSIGSEGV\t1\t0x10\t777\n"
+				  "frame\t0\t0x1000\tcrash_c\t/bin/p\t0x100\n"
+				  "frame\t1\t0x2000\t<unknown>\t/lib/x.so\t-\n"
+				  "function\t1\tmain\n";
+	static const uint8_t odd[] = {'a',  '"',  '\\', '\n', 0x01, 0x7f, 0xff, 0xc3, 0xa9, 0xed,
+				      0xa0, 0x80, 0xf0, 0x9f, 0x98, 0x80, 0,	0,    0};
+	static const uint64_t pcs[] = {0x1000, 0x2000, 0x3000};
+	const struct wr_drop_totals totals = {1, 2, 3, 4, 5, 6};
+	const struct wr_drop_entry entry = {777, 1, 7, 8, 9, 10};
+	const struct wr_crash_info crash = {11, 1, 777, 0x10, XFDR_CRASH_TRUNCATED, 3, pcs};
+	uint8_t drop[XFDR_DROP_FIXED_BYTES + XFDR_DROP_ENTRY_BYTES],
+	    crsh[XFDR_CRASH_PAYLOAD_BYTES(3)];
+	uint8_t stak[XFDR_STACK_PAYLOAD_BYTES(1)], big[300];
+	const uint32_t one = 1;
+	const char *path;
+	struct tb b;
+
+	assert_int_equal(wr_drop_head(drop, &totals, 1), XFDR_DROP_FIXED_BYTES);
+	wr_drop_entry(drop + XFDR_DROP_FIXED_BYTES, &entry);
+	assert_int_equal(wr_crash(crsh, &crash), sizeof(crsh));
+	memset(big, 'x', sizeof(big));
+	tb_init(&b, 1024, 1000000000ull);
+	tb_buffer(&b, 1, 1, 1000);
+	tb_custom(&b, drop, sizeof(drop), 1000);
+	tb_custom(&b, crsh, sizeof(crsh), 1001);
+	tb_custom(&b, odd, sizeof(odd), 1002);
+	tb_custom(&b, big, sizeof(big), 1003);
+	crsh[XFDR_CRASH_VERSION_OFF] = 2;
+	tb_custom(&b, crsh, sizeof(crsh), 1004);
+	drop[XFDR_DROP_VERSION_OFF] = 1;
+	tb_custom(&b, drop, sizeof(drop), 1005);
+	tb_custom(&b, "", 0, 1006);
+	wr_stack_context(stak, 1, &one, 1);
+	stak[XFDR_STACK_VERSION_OFF] = 2;
+	tb_custom(&b, stak, sizeof(stak), 1007);
+	tb_fn(&b, ENTER, 1, 8);
+	tb_fn(&b, EXIT, 1, 1);
+	path = tb_write(&b, "custom.xray");
+	scratch_write_text("custom.xray.map", map);
+	return path;
+}
+
+/* xfdr's own payloads decoded, any other shown bounded and escaped, bad ones with the reason. */
+static void test_custom_events(void **state)
+{
+	static const char want_head[] =
+	    "M 1 0 - \"process_name\" {\"name\":\"custom.xray\"}\n"
+	    "i 1 1 0.000 \"xfdr drops\" {\"no_buffer\":1,\"no_thread_slot\":4,\"overwritten\":6,"
+	    "\"reentrant\":2,\"threads\":[{\"no_buffer\":7,\"overwritten\":10,\"reentrant\":8,"
+	    "\"thread_id\":1,\"tid\":777,\"too_large\":9}],\"threads_omitted\":5,\"too_large\":3}\n"
+	    "i 1 1 0.001 \"crash SIGSEGV\" {\"backtrace\":[\"#0 0x1000 crash_c (/bin/p+0x100)\","
+	    "\"#1 0x2000 (/lib/x.so)\",\"#2 0x3000\"],\"code\":1,\"fault_addr\":\"0x10\","
+	    "\"frame_count\":3,\"signal\":11,\"signal_name\":\"SIGSEGV\",\"tid\":777,"
+	    "\"truncated\":\"yes (the stack had more frames)\"}\n"
+	    "i 1 1 0.002 \"custom event\" {\"hex\":\"61225c0a017fffc3a9eda080f09f9880000000\","
+	    "\"size\":19,\"text\":\"a\\\"\\\\\\n\\u0001\\u007f\\ufffd\\u00e9\\ufffd\\ufffd\\ufffd"
+	    "\\ud83d\\ude00\"}\n";
+	static const char want_tail[] =
+	    "i 1 1 0.006 \"custom event\" {\"hex\":\"\",\"size\":0,\"text\":\"\"}\n"
+	    "i 1 1 0.007 \"stack context (invalid)\" {\"error\":\"payload offset 8: expected "
+	    "XFDRSTAK layout version 1, found 2\",\"hex\":\"58464452535441"
+	    "4b020000000100000001000000000000000100000000000000\",\"size\":32,"
+	    "\"text\":\"XFDRSTAK\\u0002\\u0000\\u0000\\u0000\\u0001\\u0000\\u0000\\u0000\\u0001"
+	    "\\u0000\\u0000\\u0000\\u0000\\u0000\\u0000\\u0000\\u0001\"}\n"
+	    "B 1 1 0.008 \"main\" {}\n"
+	    "E 1 1 0.009 \"main\" {}\n";
+	char want_big[1024], *p = want_big, *lines, *other, *at;
+	int i;
+
+	(void)state;
+	/* 300 bytes of 'x': the first 256 as text, the first 64 in hex. */
+	p += sprintf(p, "i 1 1 0.003 \"custom event\" {\"hex\":\"");
+	for (i = 0; i < 64; i++)
+		p += sprintf(p, "78");
+	p += sprintf(p, "\",\"size\":300,\"text\":\"");
+	for (i = 0; i < 256; i++)
+		*p++ = 'x';
+	sprintf(p, "\",\"truncated\":\"yes\"}\n");
+
+	lines = split_other(convert_lines(custom_trace(), NULL, NULL), &other);
+	assert_memory_equal(lines, want_head, strlen(want_head));
+	at = lines + strlen(want_head);
+	assert_memory_equal(at, want_big, strlen(want_big));
+	at += strlen(want_big);
+	assert_memory_equal(
+	    at,
+	    "i 1 1 0.004 \"crash (invalid)\" {\"error\":\"payload offset 8: "
+	    "expected XFDRCRSH layout version 1, found 2\",\"hex\":\"5846445243525348",
+	    strlen("i 1 1 0.004 \"crash (invalid)\" {\"error\":\"payload offset 8: "
+		   "expected XFDRCRSH layout version 1, found 2\",\"hex\":\""
+		   "5846445243525348"));
+	at = strchr(at, '\n') + 1;
+	assert_memory_equal(
+	    at,
+	    "i 1 1 0.005 \"xfdr drops (invalid)\" {\"error\":\"payload offset 8: "
+	    "expected XFDRDROP layout version 2, found 1\",\"hex\":\"58464452",
+	    strlen("i 1 1 0.005 \"xfdr drops (invalid)\" {\"error\":\"payload offset 8: "
+		   "expected XFDRDROP layout version 2, found 1\",\"hex\":\"58464452"));
+	at = strchr(at, '\n') + 1;
+	text_assert_equal(at, want_tail);
+	text_assert_contains(other, "\"stack_contexts_invalid\":1,");
+	free(lines);
+	free(other);
+}
+
+/* ---- Against llvm-xray ------------------------------------------------------------------- */
+
+/* llvm-xray's own trace_event output of trace into out. */
+static void llvm_trace_event(const char *trace, const char *out)
+{
+	char *argv[] = {(char *)child_llvm_xray(),
+			"convert",
+			"--output-format=trace_event",
+			"-o",
+			(char *)out,
+			(char *)trace,
+			NULL};
+	struct child_result r;
+
+	child_capture(argv, &r);
+	if (r.status != 0)
+		fail_msg("llvm-xray convert %s: status %d\n%s", trace, r.status, r.err);
+	child_result_free(&r);
+}
+
+/* The same B/E events per thread, in the same order, as llvm-xray (times up to rounding). */
+static void expect_same_as_llvm(const char *trace, const char *want)
+{
+	const char *ours = scratch_path("ours.json"), *theirs = scratch_path("llvm.json");
+	char *same;
+
+	convert_ok(trace, ours, "--no-map", NULL);
+	llvm_trace_event(trace, theirs);
+	same = check_json("same", ours, theirs);
+	text_assert_equal(same, want);
+	free(same);
+}
+
+/*
+ * 2 GHz. Thread 1: 1 { 2 {} 3 { 4 {} } } in one buffer, then 1 {} in a later one; thread 2:
+ * 5 {} 6 {} with a long call. 10 + 4 events.
+ */
+static void test_same_calls_as_llvm(void **state)
+{
+	struct tb b;
+	const char *path;
+
+	(void)state;
+	tb_init(&b, 256, 2000000000ull);
+	tb_buffer(&b, 1, 1, 5000);
+	tb_fn(&b, ENTER, 1, 0);
+	tb_fn(&b, ENTER, 2, 10);
+	tb_fn(&b, EXIT, 2, 20);
+	tb_fn(&b, ENTER, 3, 30);
+	tb_fn(&b, ENTER, 4, 40);
+	tb_fn(&b, EXIT, 4, 50);
+	tb_fn(&b, EXIT, 3, 60);
+	tb_fn(&b, EXIT, 1, 70);
+	tb_buffer(&b, 2, 2, 6000);
+	tb_fn(&b, ENTER, 5, 0);
+	tb_fn(&b, EXIT, 5, 100);
+	tb_fn(&b, ENTER, 6, 7);
+	tb_fn(&b, EXIT, 6, 100000);
+	tb_buffer(&b, 1, 3, 7000);
+	tb_fn(&b, ENTER, 1, 0);
+	tb_fn(&b, EXIT, 1, 5);
+	path = tb_write(&b, "llvm.xray");
+	expect_same_as_llvm(path, "SAME 2 14\n");
+}
+
+/* ---- Typed events and Pid records (compiler-rt's version 5) ---------------------------- */
+
+/* Little-endian fields into p; returns the bytes written. */
+static size_t put_le(uint8_t *p, uint64_t v, int bytes)
+{
+	int i;
+
+	for (i = 0; i < bytes; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+	return (size_t)bytes;
+}
+
+/* A 16-byte metadata record of kind at p: the kind byte, then the fields. */
+static uint8_t *md(uint8_t *p, unsigned kind)
+{
+	memset(p, 0, XFDR_MD_RECORD_BYTES);
+	p[0] = (uint8_t)(kind << 1 | 1u);
+	return p + 1;
+}
+
+/*
+ * Version 5 at 2 GHz, written by hand from the spec's layouts: one buffer (BufferExtents,
+ * NewBuffer thread 70000, WallClockTime, Pid 4242, NewCPUId cpu 2 tsc 1000), Entry 1 +10
+ * (1010), Exit 1 +10 (1020), TypedEventMarker "tp" type 77 delta +3 (1023). Base 1010: the exit
+ * at 10 ticks = 5 ns, the typed event at 13 ticks = 6.5 ns, rounded to 7.
+ */
+static void test_typed_event_v5(void **state)
+{
+	static const char want[] =
+	    "M 4242 0 - \"process_name\" {\"name\":\"v5.xray\"}\n"
+	    "B 4242 70000 0.000 \"1\" {}\n"
+	    "E 4242 70000 0.005 \"1\" {}\n"
+	    "i 4242 70000 0.007 \"typed event\" {\"hex\":\"7470\",\"size\":2,\"text\":\"tp\","
+	    "\"type\":77}\n";
+	uint8_t f[256], *p;
+	size_t n = 0, extents;
+	const char *path;
+	char *lines, *other;
+
+	(void)state;
+	n += put_le(f + n, 5, 2);
+	n += put_le(f + n, 1, 2);
+	n += put_le(f + n, 3, 4);
+	n += put_le(f + n, 2000000000ull, 8);
+	n += put_le(f + n, 16384, 8);
+	n += put_le(f + n, 0, 8);
+	extents = n;
+	md(f + n, XFDR_MD_BUFFER_EXTENTS);
+	n += 16;
+	p = md(f + n, XFDR_MD_NEW_BUFFER);
+	put_le(p, 70000, 4);
+	n += 16;
+	p = md(f + n, XFDR_MD_WALL_CLOCK_TIME);
+	put_le(p + put_le(p, 5, 8), 7, 4);
+	n += 16;
+	p = md(f + n, XFDR_MD_PID);
+	put_le(p, 4242, 4);
+	n += 16;
+	p = md(f + n, XFDR_MD_NEW_CPU_ID);
+	put_le(p + put_le(p, 2, 2), 1000, 8);
+	n += 16;
+	n += wr_function(f + n, ENTER, 1, 10);
+	n += wr_function(f + n, EXIT, 1, 10);
+	p = md(f + n, XFDR_MD_TYPED_EVENT);
+	p += put_le(p, 2, 4);
+	p += put_le(p, 3, 4);
+	put_le(p, 77, 2);
+	n += 16;
+	memcpy(f + n, "tp", 2);
+	n += 2;
+	put_le(f + extents + 1, n - extents - 16, 8);
+	path = scratch_write("v5.xray", f, n);
+
+	lines = split_other(convert_lines(path, NULL, NULL), &other);
+	text_assert_equal(lines, want);
+	free(lines);
+	free(other);
+	expect_same_as_llvm(path, "SAME 1 2\n");
+}
+
+/* ---- A real program through the runtime ------------------------------------------------- */
+
+/*
+ * Three threads with names: main calls work(2) (two leaf() calls); each worker work(3). With an
+ * argument n, main then recurses rec(40) -> ... -> rec(0) -> work(n): 41 rec frames under
+ * main, and n leaf() calls at the bottom, to fill a small ring many times over.
+ */
+static const char program[] = "#include <pthread.h>\n"
+			      "#include <stdlib.h>\n"
+			      "static volatile int sink;\n"
+			      "static void leaf(int x) { sink = x; }\n"
+			      "static void work(int n) { for (int i = 0; i < n; i++) leaf(i); }\n"
+			      "static int rec(int d, int n)\n"
+			      "{\n"
+			      "	if (d > 0)\n"
+			      "		return rec(d - 1, n) + 1;\n"
+			      "	work(n);\n"
+			      "	return 0;\n"
+			      "}\n"
+			      "static void *worker(void *name)\n"
+			      "{\n"
+			      "	pthread_setname_np(pthread_self(), name);\n"
+			      "	work(3);\n"
+			      "	return NULL;\n"
+			      "}\n"
+			      "int main(int argc, char **argv)\n"
+			      "{\n"
+			      "	pthread_t a, b;\n"
+			      "	int n = argc > 1 ? atoi(argv[1]) : 0;\n"
+			      "	pthread_setname_np(pthread_self(), \"te-main\");\n"
+			      "	pthread_create(&a, NULL, worker, \"te-worker-a\");\n"
+			      "	pthread_join(a, NULL);\n"
+			      "	pthread_create(&b, NULL, worker, \"te-worker-b\");\n"
+			      "	pthread_join(b, NULL);\n"
+			      "	work(2);\n"
+			      "	if (n)\n"
+			      "		rec(40, n);\n"
+			      "	return 0;\n"
+			      "}\n";
+
+static void build_program(char *prog, size_t n)
+{
+	const char *src = scratch_write_text("prog.c", program);
+	char *argv[] = {"gcc", "-O0", "-g", "-finstrument-functions", "-pthread", (char *)src,
+			"-o",  prog,  NULL};
+	struct child_result r;
+
+	snprintf(prog, n, "%s", scratch_path("prog"));
+	child_capture(argv, &r);
+	if (r.status != 0)
+		fail_msg("gcc: status %d\n%s%s", r.status, r.out, r.err);
+	child_result_free(&r);
+}
+
+/* Run prog with argument arg under LD_PRELOAD=libxfdr.so and options; the trace in trace. */
+static void record(const char *prog, const char *arg, const char *dir_name, const char *options,
+		   char *trace, size_t n)
+{
+	char dir[256], opts[512], preload[512], cmd[600];
+	char *argv[] = {(char *)prog, (char *)arg, NULL};
+	char *env[] = {opts, preload, NULL};
+	struct child_spec spec = {
+	    .argv = argv,
+	    .env_add = env,
+	    .out = {.to = CHILD_CAPTURE},
+	    .err = {.to = CHILD_CAPTURE},
+	    .timeout_s = 120,
+	};
+	struct child_result r;
+	FILE *ls;
+	const char *build = getenv("XFDR_BUILD");
+
+	if (!build || !*build)
+		fail_msg("XFDR_BUILD is not set (run the tests through make check)");
+	snprintf(dir, sizeof(dir), "%s", scratch_path(dir_name));
+	assert_int_equal(mkdir(dir, 0755), 0);
+	snprintf(opts, sizeof(opts), "XFDR_OPTIONS=start=1:output=%s/%s", dir, options);
+	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s/lib/libxfdr.so.0", build);
+	child_run(&spec, &r);
+	if (r.status != 0)
+		fail_msg("%s: status %d\n%s%s", prog, r.status, r.out, r.err);
+	child_result_free(&r);
+	snprintf(cmd, sizeof(cmd), "ls %s/*.xray", dir);
+	ls = popen(cmd, "r");
+	assert_non_null(ls);
+	assert_non_null(fgets(trace, (int)n, ls));
+	trace[strcspn(trace, "\n")] = '\0';
+	assert_int_equal(pclose(ls), 0);
+}
+
+/* The tid of the thread_name line naming name in lines, or fail. */
+static uint32_t tid_named(const char *lines, const char *name)
+{
+	char key[128];
+	const char *p;
+	unsigned pid, tid;
+
+	snprintf(key, sizeof(key), " - \"thread_name\" {\"name\":\"%s\",\"tid\":", name);
+	p = strstr(lines, key);
+	if (!p)
+		fail_msg("no thread named %s in:\n%s", name, lines);
+	while (p > lines && p[-1] != '\n')
+		p--;
+	assert_int_equal(sscanf(p, "M %u %u", &pid, &tid), 2);
+	assert_int_equal(pid, 1);
+	return tid;
+}
+
+/* B and E of a thread: the function's calls (n each), balanced. */
+static void expect_calls(const char *lines, uint32_t tid, const char *fn, size_t n)
+{
+	char *th = thread_of(lines, 1, tid), b[96];
+
+	snprintf(b, sizeof(b), " \"%s\" {}\n", fn);
+	if (count_str(th, b) != 2 * n)
+		fail_msg("thread %u: want %zu calls of %s in:\n%s", tid, n, fn, th);
+	free(th);
+}
+
+/*
+ * A program recorded by the runtime: names from its sidecar (functions and threads), each
+ * thread's calls, and the same calls as llvm-xray finds in the file.
+ */
+static void test_real_program(void **state)
+{
+	char prog[256], trace[512], *lines;
+	uint32_t tid;
+
+	(void)state;
+	build_program(prog, sizeof(prog));
+	record(prog, "0", "plain", "", trace, sizeof(trace));
+	lines = convert_lines(trace, NULL, NULL);
+	tid = tid_named(lines, "te-main");
+	expect_calls(lines, tid, "main", 1);
+	expect_calls(lines, tid, "work", 1);
+	expect_calls(lines, tid, "leaf", 2);
+	tid = tid_named(lines, "te-worker-a");
+	expect_calls(lines, tid, "worker", 1);
+	expect_calls(lines, tid, "leaf", 3);
+	tid = tid_named(lines, "te-worker-b");
+	expect_calls(lines, tid, "work", 1);
+	expect_calls(lines, tid, "leaf", 3);
+	/* The drop counts, at the end of every file the runtime writes. */
+	text_assert_contains(lines, "\"xfdr drops\" {\"no_buffer\":0,");
+	text_assert_contains(lines, "\"calls_without_entry\":0,");
+	text_assert_contains(lines, "\"calls_without_exit\":0,");
+	free(lines);
+	/* main 2 + work 2 + leaf 4; per worker: worker 2 + work 2 + leaf 6. */
+	expect_same_as_llvm(trace, "SAME 3 28\n");
+}
+
+/*
+ * Ring mode with four 1 KiB buffers: main's surviving buffers begin inside main -> rec x41 ->
+ * work, each with an XFDRSTAK context. Those calls open at the first context's time and are
+ * closed by their recorded exits: none is left without entry or exit.
+ */
+static void test_real_program_ring(void **state)
+{
+	char prog[256], trace[512], *lines, *th;
+	uint32_t tid;
+
+	(void)state;
+	build_program(prog, sizeof(prog));
+	record(prog, "20000", "ring", ":mode=ring:buffer_size=1024:buffer_max=4", trace,
+	       sizeof(trace));
+	lines = convert_lines(trace, NULL, NULL);
+	tid = tid_named(lines, "te-main");
+	th = thread_of(lines, 1, tid);
+	assert_int_equal(count_str(th, "\"main\" {\"xfdr_begin\":\"stack context\"}"), 1);
+	assert_int_equal(count_str(th, "\"rec\" {\"xfdr_begin\":\"stack context\"}"), 41);
+	assert_int_equal(count_str(th, "\"work\" {\"xfdr_begin\":\"stack context\"}"), 1);
+	/* Each closed by its own exit. */
+	assert_int_equal(count_str(th, "\"rec\" {}\n"), 41);
+	assert_int_equal(count_str(th, "E 1"), count_str(th, "B 1"));
+	text_assert_contains(lines, "\"calls_without_entry\":0,");
+	text_assert_contains(lines, "\"calls_without_exit\":0,");
+	free(th);
+	free(lines);
+}
+
+/* ---- Output errors ------------------------------------------------------------------------- */
+
+/* Many calls: an output of several MiB, more than the output buffer holds. */
+static const char *big_trace(void)
+{
+	struct tb b;
+	uint32_t i;
+
+	tb_init(&b, 4096, 1000000000ull);
+	for (i = 0; i < 40000; i++) {
+		if (i % 200 == 0)
+			tb_buffer(&b, 1, i / 200 + 1, 1000ull * i);
+		tb_fn(&b, ENTER, 1 + i % 7, i % 200 ? 500 : 0);
+		tb_fn(&b, EXIT, 1 + i % 7, 500);
+	}
+	return tb_write(&b, "big.xray");
+}
+
+static void test_write_error(void **state)
+{
+	const char *paths[] = {hand_trace(), big_trace()};
+	struct child_result r;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < 2; i++) {
+		child_xfdr(&r, "convert", "--output-format=trace_event", "-o", "/dev/full",
+			   paths[i], NULL);
+		assert_int_equal(r.status, 1);
+		text_assert_one_error_line(&r, "xfdr convert: /dev/full: write error: ");
+		text_assert_contains(r.err, strerror(ENOSPC));
+		child_result_free(&r);
+	}
+	/* The big one is whole and balanced when it can be written. */
+	{
+		char *lines = convert_lines(paths[1], NULL, NULL), *other;
+
+		split_other(lines, &other);
+		text_assert_contains(other, "\"calls\":40000,");
+		text_assert_contains(other, "\"calls_without_entry\":0,");
+		free(lines);
+		free(other);
+	}
+}
+
+/* ---- Random traces --------------------------------------------------------------------------- */
+
+/* "S.mmm": microseconds of ns. */
+static void us_text(char *out, size_t n, uint64_t ns)
+{
+	snprintf(out, n, "%" PRIu64 ".%03u", ns / 1000, (unsigned)(ns % 1000));
+}
+
+/*
+ * The generator's threads (random entries, exits, arguments, custom events with any bytes,
+ * TSCs that jump, wrap and go back) at 2 GHz: a tick is half a nanosecond, so an event at TSC
+ * x (x raised to the thread's previous TSC when the clock went back) is at (d + 1) / 2 ns,
+ * d = x - base, rounded half up. Every entry must be a "B" of its id (with its arguments) and
+ * every custom event an "i", in the thread's order, at exactly that time.
+ */
+static void check_random(uint64_t seed)
+{
+	struct tg_params p = {
+	    .buffer_bytes = 512, .threads = 4, .max_events = 300, .custom_pct = 8};
+	struct tg_trace tr;
+	struct tg_file f;
+	uint64_t s = seed, base = UINT64_MAX;
+	char *lines, *other;
+	size_t i, j, k;
+
+	p.threads = 1 + (size_t)tg_below(&s, 4);
+	tg_generate(&tr, &p, &s);
+	tg_encode(&tr, &f, &s);
+	tg_sort_threads(&tr);
+	for (i = 0; i < tr.threads; i++)
+		if (tr.th[i].ev[0].tsc < base)
+			base = tr.th[i].ev[0].tsc;
+	lines = convert_lines(scratch_write("random.xray", f.data, f.bytes), NULL, NULL);
+	split_other(lines, &other);
+	for (i = 0; i < tr.threads; i++) {
+		const struct tg_thread *t = &tr.th[i];
+		char *th = thread_of(lines, 1, t->tid), *at = th, *line, *eol = NULL;
+		uint64_t last = t->ev[0].tsc;
+
+		for (j = 0; j < t->n; j++) {
+			const struct tg_event *e = &t->ev[j];
+			char want[1024], ts[48];
+			uint64_t x = e->tsc < last ? last : e->tsc, d = x - base;
+			int len;
+
+			last = x;
+			if (!e->custom && e->action != ENTER && e->action != ARGS)
+				continue;
+			us_text(ts, sizeof(ts), (d >> 1) + (d & 1));
+			if (e->custom) {
+				len = snprintf(want, sizeof(want), "i 1 %u %s \"custom event\" {",
+					       t->tid, ts);
+			} else {
+				len = snprintf(want, sizeof(want), "B 1 %u %s \"%u\" {", t->tid, ts,
+					       e->fid);
+				for (k = 0; k < e->arg_count; k++)
+					len += snprintf(want + len, sizeof(want) - (size_t)len,
+							e->args[k] > (1ull << 53)
+							    ? "%s\"arg%zu\":\"%" PRIu64 "\""
+							    : "%s\"arg%zu\":%" PRIu64,
+							k ? "," : "", k, e->args[k]);
+				len += snprintf(want + len, sizeof(want) - (size_t)len, "}\n");
+			}
+			/* The next line of that kind that does not come from the pairing rules. */
+			for (line = NULL; !line && *at; at = eol + 1) {
+				eol = strchr(at, '\n');
+				assert_non_null(eol);
+				if (!strncmp(at, e->custom ? "i 1 " : "B 1 ", 4) &&
+				    (e->custom ||
+				     !memmem(at, (size_t)(eol - at), "\"xfdr_begin\"", 12)))
+					line = at;
+			}
+			if (!line)
+				fail_msg("seed %" PRIu64
+					 ": thread %u: no line for event %zu, want %s",
+					 seed, t->tid, j, want);
+			if (strncmp(line, want, (size_t)len))
+				fail_msg("seed %" PRIu64
+					 ": thread %u event %zu:\nwant %s\ngot  %.*s",
+					 seed, t->tid, j, want, (int)(eol - line), line);
+		}
+		/* Nothing else is an entry or a custom event. */
+		for (; *at; at = eol + 1) {
+			eol = strchr(at, '\n');
+			if (!strncmp(at, "i 1 ", 4) ||
+			    (!strncmp(at, "B 1 ", 4) &&
+			     !memmem(at, (size_t)(eol - at), "xfdr_begin", 10)))
+				fail_msg("seed %" PRIu64 ": thread %u: extra %.*s", seed, t->tid,
+					 (int)(eol - at), at);
+		}
+		free(th);
+	}
+	free(lines);
+	free(other);
+	tg_free(&tr);
+	free(f.data);
+}
+
+static void test_random(void **state)
+{
+	uint64_t seed = tg_seed("test_cli_trace_event"), s = seed;
+	unsigned i;
+
+	(void)state;
+	for (i = 0; i < 12; i++)
+		check_random(tg_next(&s));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_hand_built),	       cmocka_unit_test(test_raw_text),
+	    cmocka_unit_test(test_unbalanced),	       cmocka_unit_test(test_since),
+	    cmocka_unit_test(test_ring_contexts),      cmocka_unit_test(test_custom_events),
+	    cmocka_unit_test(test_same_calls_as_llvm), cmocka_unit_test(test_typed_event_v5),
+	    cmocka_unit_test(test_real_program),       cmocka_unit_test(test_real_program_ring),
+	    cmocka_unit_test(test_write_error),	       cmocka_unit_test(test_random),
+	    cmocka_unit_test(test_unnamed_run),
+	};
+
+	return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);
+}
