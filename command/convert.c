@@ -264,39 +264,36 @@ static int parse_convert_opts(int argc, char **argv, struct convert_opts *o)
 }
 
 /*
- * The names of the sidecar (NULL with --no-map), and with --since=snapshot the window that
- * sidecar holds, into o->since_tsc. Returns 0, or a status after reporting.
+ * --since=snapshot: the window the sidecar holds, into o->since_tsc. names are the sidecar's,
+ * as cli_prepare_reading() loaded them; with --no-map (none loaded) the sidecar is read here
+ * for the window alone. Returns 0, or a status after reporting.
  */
-static int load_sidecar(struct convert_opts *o, struct xfdr_names **names)
+static int snapshot_window(struct convert_opts *o, const struct xfdr_names *names)
 {
 	char sidecar[4096];
 	const char *map = cli_sidecar(o->input, o->names_from.map, sidecar, sizeof(sidecar));
-	int status;
+	struct xfdr_names *window_only = NULL;
+	int status, found;
 
-	*names = NULL;
-	if (o->since != SINCE_SNAPSHOT)
-		return o->names_from.no_map ? 0 : cli_names_load(map, names);
 	if (!map) {
 		cli_error("--since=snapshot: %s.map: %s (the window of a snapshot is in its .map "
 			  "sidecar)",
 			  o->input, strerror(ENOENT));
 		return CLI_USAGE;
 	}
-	status = cli_names_load(map, names);
-	if (status)
-		return status;
-	if (!xfdr_names_since_tsc(*names, &o->since_tsc)) {
+	if (o->names_from.no_map) {
+		status = cli_names_load(map, &window_only);
+		if (status)
+			return status;
+		names = window_only;
+	}
+	found = xfdr_names_since_tsc(names, &o->since_tsc);
+	xfdr_names_free(window_only);
+	if (!found) {
 		cli_error(
 		    "--since=snapshot: %s has no since_tsc line: not the sidecar of a snapshot",
 		    map);
-		xfdr_names_free(*names);
-		*names = NULL;
 		return CLI_USAGE;
-	}
-	/* --no-map: the sidecar gives the window, not the names. */
-	if (o->names_from.no_map) {
-		xfdr_names_free(*names);
-		*names = NULL;
 	}
 	return 0;
 }
@@ -354,15 +351,13 @@ int cmd_convert(int argc, char **argv)
 	status = parse_convert_opts(argc, argv, &opt);
 	if (status)
 		return status < 0 ? CLI_OK : status;
-	status = cli_check_input(opt.input);
-	if (status)
+	status = cli_prepare_reading(opt.input, opt.output, &opt.names_from, &names);
+	if (!status && opt.since == SINCE_SNAPSHOT)
+		status = snapshot_window(&opt, names);
+	if (status) {
+		xfdr_names_free(names);
 		return status;
-	status = cli_check_output(opt.output, opt.input, opt.names_from.map);
-	if (status)
-		return status;
-	status = load_sidecar(&opt, &names);
-	if (status)
-		return status;
+	}
 	if (!opt.since)
 		opt.since_tsc = 0;
 
