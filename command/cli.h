@@ -260,14 +260,6 @@ struct cli_rebuild_show {
 };
 
 /*
- * cli_rebuild - run the rebuild of job into out (job's note callbacks are set here, from
- * show), then write the sidecar out + ".map" with write_map(f, res, ctx) (which returns 0, or
- * reports and returns CLI_FAIL), and put both in place. Then the summary on stderr, one fact
- * per line: buffers kept and from how many threads, open buffers closed, buffers left out by
- * cause, tails cut, the TSC rate when it was not told, and "wrote OUT".
- * Returns CLI_OK, or CLI_FAIL, reported, with nothing left behind.
- */
-/*
  * cli_write_trace_and_map - write_trace(fd, out, res, trace_ctx) writes the trace into a new
  * file out (returns 0, or reports and returns CLI_FAIL), then write_map(f, res, ctx) its
  * sidecar out + ".map"; both are put in place only when both succeeded. Returns CLI_OK, or
@@ -281,6 +273,14 @@ int cli_write_trace_and_map(const char *out,
 			    int (*write_map)(FILE *f, const struct rb_pool_result *res, void *ctx),
 			    void *ctx, struct rb_pool_result *res);
 
+/*
+ * cli_rebuild - run the rebuild of job into out (job's note callbacks are set here, from
+ * show), then write the sidecar out + ".map" with write_map(f, res, ctx) (which returns 0, or
+ * reports and returns CLI_FAIL), and put both in place. Then the summary on stderr, one fact
+ * per line: buffers kept and from how many threads, open buffers closed, buffers left out by
+ * cause, tails cut, the TSC rate when it was not told, and "wrote OUT".
+ * Returns CLI_OK, or CLI_FAIL, reported, with nothing left behind.
+ */
 int cli_rebuild(struct rb_pool_job *job, const char *out,
 		int (*write_map)(FILE *f, const struct rb_pool_result *res, void *ctx), void *ctx,
 		const struct cli_rebuild_show *show);

@@ -1,21 +1,17 @@
 /*
  * command/rebuild.c - what the verbs that rebuild a trace (recover, core) share: their
- * common options and output names, the output created under a temporary name and renamed when
- * whole (only over a regular file; the temporary files removed when SIGINT, SIGTERM or SIGHUP
- * ends the verb), with its sidecar, and the summary of what was kept and dropped.
+ * common options and output names, the trace and its sidecar written as new files put in place
+ * together (rebuild/output_files.h), and the summary of what was kept and dropped.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "command/cli.h"
 #include "command/option_table.h"
 #include "rebuild/file_io.h"
+#include "rebuild/output_files.h"
 #include "rebuild/pool_image.h"
 
 /* ---- Rebuilt traces: options and output names ------------------------------------------ */
@@ -41,74 +37,27 @@ int cli_map_name(const char *out, char *buf, size_t n)
 	return 0;
 }
 
-/* ---- New files, renamed into place ----------------------------------------------------- */
-
-/* What the file of mode m is, for "OUT: a FIFO, not a regular file". */
-static const char *file_kind(mode_t m)
-{
-	if (S_ISDIR(m))
-		return "a directory";
-	if (S_ISCHR(m))
-		return "a character device";
-	if (S_ISBLK(m))
-		return "a block device";
-	if (S_ISFIFO(m))
-		return "a FIFO";
-	if (S_ISSOCK(m))
-		return "a socket";
-	return "an unknown kind of file";
-}
+/* ---- Outputs: renamed into place, only over a regular file (rebuild/output_files.h) ---- */
 
 /*
- * May a new file be renamed over path? Yes (0) when nothing is there, or a regular file, or a
- * symbolic link to one (or to nothing: rename() replaces the link, never what it points to).
- * Anything else, a device such as /dev/null, a FIFO, a socket, a directory or a link to one of
- * them, is refused whatever --force says: one line "xfdr VERB: PATH: a FIFO, not a regular
- * file: not replaced", and CLI_FAIL.
- */
-static int check_replaceable(const char *path)
-{
-	struct stat st;
-
-	if (lstat(path, &st) != 0 || S_ISREG(st.st_mode))
-		return 0; /* nothing there (creating it says why it cannot be), or a file */
-	if (!S_ISLNK(st.st_mode)) {
-		cli_error("%s: %s, not a regular file: not replaced", path, file_kind(st.st_mode));
-		return CLI_FAIL;
-	}
-	/* rename() replaces the link itself; still, a link to a device or a folder is no output. */
-	if (stat(path, &st) != 0) {
-		if (errno == ENOENT)
-			return 0; /* a dangling link */
-		cli_error("%s: a symbolic link that cannot be followed (%s): not replaced", path,
-			  strerror(errno));
-		return CLI_FAIL;
-	}
-	if (S_ISREG(st.st_mode))
-		return 0;
-	cli_error("%s: a symbolic link to %s, not to a regular file: not replaced", path,
-		  file_kind(st.st_mode));
-	return CLI_FAIL;
-}
-
-/*
- * May OUT (or OUT.map) at path be written? 0 when nothing is there, or with force when
- * check_replaceable() allows it. Else reports and returns: CLI_FAIL for what is not a regular
- * file; CLI_USAGE for an existing file without force, "xfdr VERB: PATH exists (--force
- * replaces it)".
+ * May OUT (or OUT.map) at path be written? 0 when nothing is there, or a file to replace with
+ * force. Else reports and returns: CLI_FAIL for what is not a regular file; CLI_USAGE for an
+ * existing file without force, "xfdr VERB: PATH exists (--force replaces it)".
  */
 static int refuse_existing(const char *path, int force)
 {
-	struct stat st;
+	struct xfdr_error err;
+	int rc = rb_output_check(path, force, &err);
 
-	if (lstat(path, &st) != 0)
-		return 0;
-	if (check_replaceable(path))
+	if (rc < 0) {
+		cli_error("%s", err.text);
 		return CLI_FAIL;
-	if (force)
-		return 0;
-	cli_error("%s exists (--force replaces it)", path);
-	return CLI_USAGE;
+	}
+	if (rc > 0) {
+		cli_error("%s exists (--force replaces it)", path);
+		return CLI_USAGE;
+	}
+	return 0;
 }
 
 int cli_check_rebuild_outputs(const char *out, const char *out_map, const char *const *inputs,
@@ -126,170 +75,6 @@ int cli_check_rebuild_outputs(const char *out, const char *out_map, const char *
 	}
 	status = refuse_existing(out, force);
 	return status ? status : refuse_existing(out_map, force);
-}
-
-/*
- * A new output file, written under a temporary name beside its path ("PATH.tmp.XXXXXX", made
- * by mkstemp(3): a new file, mode 0600 like every trace the runtime writes, for what it holds)
- * and renamed over it once complete, so that an interrupted or failed run never leaves a
- * half-written file under the real name, and a link at PATH is replaced, never written through.
- * While one is open, SIGINT, SIGTERM and SIGHUP first remove the temporary files, then end the
- * process as they would have (the signal is raised again with its default action); a signal
- * ignored when xfdr started stays ignored.
- */
-struct new_file {
-	char tmp[4096];
-	const char *path;
-	int fd; /* -1 once committed or aborted */
-};
-
-/*
- * Temporary files and termination signals. Between mkstemp() and the rename, a new file exists
- * under its temporary name only; SIGINT, SIGTERM or SIGHUP there (^C, kill, a closed terminal)
- * would leave it behind. So while any is open, those signals run tmp_on_signal(), which removes
- * every temporary file open, puts the signal's default action back and raises it again: the
- * process still ends by that signal, as its parent expects. A signal the process was started
- * with ignored stays ignored. The list is changed with the three signals blocked, so the handler
- * sees each slot either empty or naming a file that exists (or no longer does, once renamed).
- */
-static const int tmp_signals[] = {SIGINT, SIGTERM, SIGHUP};
-#define TMP_SIGNAL_COUNT (sizeof(tmp_signals) / sizeof(tmp_signals[0]))
-static const char *volatile tmp_open[4]; /* the tmp names of open new_files */
-static struct sigaction tmp_old_action[TMP_SIGNAL_COUNT];
-static unsigned tmp_open_count;
-
-/* Context: a signal handler (unlink(), sigaction() and raise() are async-signal-safe). */
-static void tmp_on_signal(int sig)
-{
-	struct sigaction dfl;
-	size_t i;
-
-	for (i = 0; i < sizeof(tmp_open) / sizeof(tmp_open[0]); i++) {
-		if (tmp_open[i])
-			unlink(tmp_open[i]);
-	}
-	memset(&dfl, 0, sizeof(dfl));
-	dfl.sa_handler = SIG_DFL;
-	sigemptyset(&dfl.sa_mask);
-	sigaction(sig, &dfl, NULL);
-	/* Blocked until the handler returns, then delivered with the default action. */
-	raise(sig);
-}
-
-static void tmp_block(sigset_t *old)
-{
-	sigset_t set;
-	size_t i;
-
-	sigemptyset(&set);
-	for (i = 0; i < TMP_SIGNAL_COUNT; i++)
-		sigaddset(&set, tmp_signals[i]);
-	sigprocmask(SIG_BLOCK, &set, old);
-}
-
-/* With the signals blocked: name tmp in the list (NULL: none free, not cleaned on a signal). */
-static void tmp_track(const char *tmp)
-{
-	struct sigaction sa;
-	size_t i;
-
-	for (i = 0; i < sizeof(tmp_open) / sizeof(tmp_open[0]) && tmp_open[i]; i++)
-		;
-	if (i == sizeof(tmp_open) / sizeof(tmp_open[0]))
-		return;
-	tmp_open[i] = tmp;
-	if (tmp_open_count++)
-		return;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = tmp_on_signal;
-	sigemptyset(&sa.sa_mask);
-	for (i = 0; i < TMP_SIGNAL_COUNT; i++)
-		sigaddset(&sa.sa_mask, tmp_signals[i]);
-	for (i = 0; i < TMP_SIGNAL_COUNT; i++) {
-		sigaction(tmp_signals[i], NULL, &tmp_old_action[i]);
-		if (tmp_old_action[i].sa_handler != SIG_IGN)
-			sigaction(tmp_signals[i], &sa, NULL);
-	}
-}
-
-/* With the signals blocked: tmp is renamed or removed; the last one puts the old actions back. */
-static void tmp_untrack(const char *tmp)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(tmp_open) / sizeof(tmp_open[0]) && tmp_open[i] != tmp; i++)
-		;
-	if (i == sizeof(tmp_open) / sizeof(tmp_open[0]))
-		return;
-	tmp_open[i] = NULL;
-	if (--tmp_open_count)
-		return;
-	for (i = 0; i < TMP_SIGNAL_COUNT; i++)
-		sigaction(tmp_signals[i], &tmp_old_action[i], NULL);
-}
-
-/* Returns 0, or reports "xfdr VERB: PATH: cannot create: ..." and returns CLI_FAIL. */
-static int new_file_open(struct new_file *f, const char *path)
-{
-	sigset_t old;
-	int e;
-
-	f->path = path;
-	f->fd = -1;
-	if ((size_t)snprintf(f->tmp, sizeof(f->tmp), "%s.tmp.XXXXXX", path) >= sizeof(f->tmp)) {
-		cli_error("%s: cannot create: %s", path, strerror(ENAMETOOLONG));
-		return CLI_FAIL;
-	}
-	tmp_block(&old);
-	f->fd = mkostemp(f->tmp, O_CLOEXEC);
-	e = errno;
-	if (f->fd >= 0)
-		tmp_track(f->tmp);
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	if (f->fd < 0) {
-		cli_error("%s: cannot create: %s", path, strerror(e));
-		return CLI_FAIL;
-	}
-	/* mkstemp() makes it 0600, the mode the runtime gives traces: they hold what it recorded.
-	 */
-	return 0;
-}
-
-/* Close and rename. Returns 0, or reports, removes the temporary file and returns CLI_FAIL. */
-static int new_file_commit(struct new_file *f)
-{
-	sigset_t old;
-	int closed = close(f->fd) == 0, e = closed ? 0 : errno;
-
-	f->fd = -1;
-	tmp_block(&old);
-	if (closed && rename(f->tmp, f->path) != 0)
-		e = errno;
-	if (e)
-		unlink(f->tmp);
-	tmp_untrack(f->tmp);
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	if (e) {
-		cli_error("%s: %s: %s", f->path, closed ? "cannot create" : "write error",
-			  strerror(e));
-		return CLI_FAIL;
-	}
-	return 0;
-}
-
-/* Close and remove the temporary file (nothing if already committed or aborted). */
-static void new_file_abort(struct new_file *f)
-{
-	sigset_t old;
-
-	if (f->fd < 0)
-		return;
-	close(f->fd);
-	f->fd = -1;
-	tmp_block(&old);
-	unlink(f->tmp);
-	tmp_untrack(f->tmp);
-	sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
 static int write_pool_trace(int fd, const char *out, struct rb_pool_result *res, void *ctx)
@@ -317,10 +102,11 @@ int cli_write_trace_and_map(const char *out,
 			    int (*write_map)(FILE *f, const struct rb_pool_result *res, void *ctx),
 			    void *ctx, struct rb_pool_result *res)
 {
-	struct new_file tf, mf;
+	struct rb_new_file tf, mf = {.fd = -1};
+	struct rb_new_file *const both[] = {&tf, &mf};
+	struct xfdr_error err;
 	char map[4096], *text = NULL;
 	size_t len = 0;
-	sigset_t mask;
 	FILE *f;
 	int e;
 
@@ -328,10 +114,12 @@ int cli_write_trace_and_map(const char *out,
 		cli_error("%s.map: cannot create: %s", out, strerror(ENAMETOOLONG));
 		return CLI_FAIL;
 	}
-	if (new_file_open(&tf, out))
+	if (rb_new_file_open(&tf, out, &err)) {
+		cli_error("%s", err.text);
 		return CLI_FAIL;
+	}
 	if (write_trace(tf.fd, out, res, trace_ctx)) {
-		new_file_abort(&tf);
+		rb_new_file_abort(&tf);
 		return CLI_FAIL;
 	}
 	/* The sidecar is small: composed in memory, so one check covers every line. */
@@ -348,39 +136,25 @@ int cli_write_trace_and_map(const char *out,
 		cli_error("%s: write error: %s", map, strerror(ENOMEM));
 		goto fail;
 	}
-	if (new_file_open(&mf, map))
+	if (rb_new_file_open(&mf, map, &err)) {
+		cli_error("%s", err.text);
 		goto fail;
+	}
 	e = rb_pwrite_all(mf.fd, text, len, 0);
 	if (e) {
 		cli_error("%s: write error: %s", map, strerror(e));
-		new_file_abort(&mf);
 		goto fail;
 	}
-	/*
-	 * Neither goes in place over anything but a regular file (checked again: it may have
-	 * changed since the verb looked), and a termination signal waits until both are in place.
-	 */
-	tmp_block(&mask);
-	if (check_replaceable(out) || check_replaceable(map)) {
-		new_file_abort(&mf);
-		new_file_abort(&tf);
-		sigprocmask(SIG_SETMASK, &mask, NULL);
-		goto fail_res;
+	/* Both in place, or neither (unless the second rename fails after the first). */
+	if (rb_new_files_commit(both, 2, &err)) {
+		cli_error("%s", err.text);
+		goto fail;
 	}
-	if (new_file_commit(&tf)) {
-		new_file_abort(&mf);
-		sigprocmask(SIG_SETMASK, &mask, NULL);
-		goto fail_res;
-	}
-	e = new_file_commit(&mf);
-	sigprocmask(SIG_SETMASK, &mask, NULL);
-	if (e)
-		goto fail_res;
 	free(text);
 	return CLI_OK;
 fail:
-	new_file_abort(&tf);
-fail_res:
+	rb_new_file_abort(&mf);
+	rb_new_file_abort(&tf);
 	free(text);
 	rb_pool_result_free(res);
 	return CLI_FAIL;
