@@ -10,7 +10,7 @@
 #   make bench BENCH_REPS=11 BENCH_EVENTS=4000000 BENCH_PROCS=5
 #   make bench-events                   the per-event table alone (bench-instr, bench-startup, bench-fork,
 #                                       bench-reader, bench-ways, bench-threads, bench-flush,
-#                                       bench-real: each other table alone)
+#                                       bench-real, bench-fidelity: each other table alone)
 #
 # Each row of the per-event table is one program run by bench/run.sh, one after the other. A
 # row is added by building its program and appending its command line to BENCH_RUNS (here,
@@ -138,7 +138,31 @@ bench: all $(BENCH_PROGS) $(BENCH_DIR)/startup $(BENCH_DIR)/fork_cost
 	$(BENCH_FLUSH_CMD) || status=1; \
 	echo; \
 	$(BENCH_REAL_CMD) || status=1; \
+	echo; \
+	$(BENCH_FIDELITY_CMD) || status=1; \
 	exit $$status
+
+# ---- the recorder's time inside the calls it records (bench/fidelity.sh) ----------------------
+# bench/fidelity_prog.c (8 threads x 100 calls of an empty function) with -finstrument-functions
+# and libxfdr.so, recorded BENCH_FIDELITY_REPS times; bench/fidelity_read.c reads each trace.
+# `make bench` prints it last.
+BENCH_FIDELITY_REPS ?= 5
+BENCH_FIDELITY_CMD = sh bench/fidelity.sh $(BENCH_DIR) $(BENCH_FIDELITY_REPS)
+
+$(BENCH_DIR)/fidelity_prog: bench/fidelity_prog.c $(LIBXFDR_LD)
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -finstrument-functions -o $@ bench/fidelity_prog.c \
+		-L$(abspath $(BUILD)/lib) -lxfdr -Wl,-rpath,$(abspath $(BUILD)/lib) -pthread $(SAN_LDFLAGS)
+
+$(BENCH_DIR)/fidelity_read: bench/fidelity_read.c include/xfdr/reader.h $(LIBREADER_A)
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_FLAGS) -o $@ bench/fidelity_read.c $(LIBREADER_A) $(SAN_LDFLAGS)
+
+.PHONY: bench-fidelity
+bench-fidelity: $(BENCH_DIR)/fidelity_prog $(BENCH_DIR)/fidelity_read
+	@$(BENCH_FIDELITY_CMD)
+
+bench: $(BENCH_DIR)/fidelity_prog $(BENCH_DIR)/fidelity_read
 
 bench-startup: $(BENCH_DIR)/startup
 	@$(BENCH_DIR)/startup -r $(BENCH_STARTUP_REPS)

@@ -23,11 +23,20 @@
 #include "xfdr/format.h"
 #include "xfdr/xfdr.h"
 
-/* A function this thread has not met yet (or a nested hook): the id from the hash table. */
+/*
+ * A function this thread has not met yet (or a nested hook): the id from the hash table. That
+ * lookup is the recorder's time (a function's first call in the process creates the map or
+ * inserts into it): an entry is stamped again after it, so that the call starts once its id
+ * is known; an exit keeps the time it was taken at, before the lookup.
+ */
 static XFDR_COLD XFDR_NOINSTR void cyg_record_uncached(uint64_t tsc, unsigned cpu, unsigned action,
 						       void *fn)
 {
-	rec_function_at(tsc, cpu, action, fnmap_id_uncached(fn));
+	uint32_t fid = fnmap_id_uncached(fn);
+
+	if (action == XFDR_FN_ENTER)
+		tsc = clock_read(&cpu);
+	rec_function_at(tsc, cpu, action, fid);
 }
 
 /*

@@ -27,7 +27,9 @@
  *   __return__(frame F): frames below F (lower addresses) were abandoned (longjmp, exception):
  *     Exit each, then Exit the frame at F. No frame at F (entered before recording started, or
  *     in another session): nothing more is recorded.
- * All the events of one hook share its TSC. A recording session that is not the stack's empties
+ * All the events of one hook share its TSC, but for an entry that first had the thread's
+ * shadow stack mapped or its id looked up in the map: it is stamped after that work, which is
+ * the recorder's time and not the call's. A recording session that is not the stack's empties
  * it first, silently: its frames belong to an earlier trace.
  *
  * Depth: FENTRY_STACK_FRAMES (1024, uftrace's default depth limit) frames of 16 bytes, 16 KiB
@@ -325,6 +327,7 @@ XFDR_NOINSTR void fentry_enter(const uint8_t *ret, uintptr_t frame)
 {
 	struct fentry_thread *t = &fentry_self;
 	uint32_t session = session_recording(), d, id;
+	int ready_late = 0;
 	unsigned cpu;
 	uint64_t tsc;
 
@@ -339,11 +342,13 @@ XFDR_NOINSTR void fentry_enter(const uint8_t *ret, uintptr_t frame)
 	/* A signal handler from here on sees the guard. */
 	xfdr_barrier();
 	sync_session(t, session);
-	if (XFDR_UNLIKELY(t->state != STACK_READY) &&
-	    (t->state == STACK_GONE || !stack_create(t))) {
-		t->deeper++;
-		rec_function_at(tsc, cpu, XFDR_FN_ENTER, fnmap_refuse(FNMAP_NO_STACK));
-		goto out;
+	if (XFDR_UNLIKELY(t->state != STACK_READY)) {
+		if (t->state == STACK_GONE || !stack_create(t)) {
+			t->deeper++;
+			rec_function_at(tsc, cpu, XFDR_FN_ENTER, fnmap_refuse(FNMAP_NO_STACK));
+			goto out;
+		}
+		ready_late = 1;
 	}
 	d = t->depth;
 	if (XFDR_UNLIKELY(t->deeper)) {
@@ -367,10 +372,16 @@ XFDR_NOINSTR void fentry_enter(const uint8_t *ret, uintptr_t frame)
 		rec_function_at(tsc, cpu, XFDR_FN_ENTER, fnmap_refuse(FNMAP_TOO_DEEP));
 		goto out;
 	}
-	id = fnmap_id((const void *)fn_start(ret));
+	if (XFDR_UNLIKELY(!fnmap_id_cached((const void *)fn_start(ret), &id))) {
+		id = fnmap_id_uncached((const void *)fn_start(ret));
+		ready_late = 1;
+	}
 	t->frames[d].frame = frame;
 	t->frames[d].id = id;
 	t->depth = d + 1;
+	/* The stack mapped or the id looked up is the recorder's time: the call starts after. */
+	if (XFDR_UNLIKELY(ready_late))
+		tsc = clock_read(&cpu);
 	rec_function_at(tsc, cpu, XFDR_FN_ENTER, id);
 out:
 	xfdr_barrier();

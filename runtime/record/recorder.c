@@ -174,20 +174,34 @@ static XFDR_NOINSTR size_t write_stack_context(uint8_t *p, size_t room, uint32_t
 	return XFDR_MD_RECORD_BYTES + payload;
 }
 
+/* Set by tests that drive the clock through the *_at forms (rec_inspect_clock_given()). */
+static uint32_t clock_given;
+
+void rec_inspect_clock_given(int given)
+{
+	xfdr_store_relaxed(&clock_given, given ? 1u : 0u);
+}
+
 /*
  * Take a buffer and write its preamble, and the stack context when the thread is inside
  * calls (depth: open when the buffer begins, before the event that asked for it) or lost an
  * exit since its last buffer began, leaving room for the `need` bytes of that event.
- * Returns 0 or -ENOBUFS.
+ * restamp (the event is a function entry): the claim, the pages and the wall clock are the
+ * recorder's time, not the call's, so *tsc and *cpu are read again after them and the call
+ * starts when its buffer is ready (an exit keeps the time it was taken at: the work comes
+ * after it). Returns 0 or -ENOBUFS.
  */
 static XFDR_NOINSTR int take_buffer(struct rec_thread *t, struct thread_slot *s, uint32_t session,
-				    uint64_t tsc, unsigned cpu, size_t need, uint32_t depth)
+				    uint64_t *tsc_io, unsigned *cpu_io, size_t need, uint32_t depth,
+				    int restamp)
 {
 	struct pool_reused reused;
 	struct pool_desc *d = pool_claim(&reused);
 	size_t bytes = rt_pool.buffer_bytes;
 	uint32_t thread_id;
 	struct timespec wall;
+	uint64_t tsc;
+	unsigned cpu;
 	uint8_t *p;
 
 	if (!d)
@@ -199,8 +213,12 @@ static XFDR_NOINSTR int take_buffer(struct rec_thread *t, struct thread_slot *s,
 	xfdr_store_relaxed(&d->owner_slot, s->index);
 	xfdr_store_relaxed(&d->owner_tid, xfdr_load_relaxed(&s->tid));
 	xfdr_store_relaxed(&d->owner_thread_id, thread_id);
-	xfdr_store_relaxed(&d->first_tsc, tsc);
 	clock_gettime(CLOCK_REALTIME, &wall);
+	if (restamp && !xfdr_load_relaxed(&clock_given))
+		*tsc_io = clock_read(cpu_io);
+	tsc = *tsc_io;
+	cpu = *cpu_io;
+	xfdr_store_relaxed(&d->first_tsc, tsc);
 	p = d->data;
 	p += wr_new_buffer(p, (uint16_t)thread_id);
 	p += wr_wall_clock_time(p, (uint64_t)wall.tv_sec, (uint32_t)(wall.tv_nsec / 1000));
@@ -467,7 +485,8 @@ static XFDR_NOINSTR int write_group(struct rec_thread *t, struct thread_slot *s,
 			return drop_function(t, s, session, ev, open_calls, DROP_TOO_LARGE);
 		if (t->buf)
 			rec_thread_close_buffer(t);
-		if (take_buffer(t, s, session, tsc, cpu, need, open_calls))
+		if (take_buffer(t, s, session, &tsc, &cpu, need, open_calls,
+				ev->kind == REC_EV_FUNCTION && rec_action_is_entry(ev->action)))
 			return drop_function(t, s, session, ev, open_calls, DROP_NO_BUFFER);
 	}
 	append_group(t, s, tsc, cpu, ev, need);
