@@ -327,7 +327,6 @@ XFDR_NOINSTR void fentry_enter(const uint8_t *ret, uintptr_t frame)
 {
 	struct fentry_thread *t = &fentry_self;
 	uint32_t session = session_recording(), d, id;
-	int ready_late = 0;
 	unsigned cpu;
 	uint64_t tsc;
 
@@ -348,7 +347,8 @@ XFDR_NOINSTR void fentry_enter(const uint8_t *ret, uintptr_t frame)
 			rec_function_at(tsc, cpu, XFDR_FN_ENTER, fnmap_refuse(FNMAP_NO_STACK));
 			goto out;
 		}
-		ready_late = 1;
+		/* A new stack: no frame to exit below; the entry starts once it is mapped. */
+		tsc = clock_read(&cpu);
 	}
 	d = t->depth;
 	if (XFDR_UNLIKELY(t->deeper)) {
@@ -374,14 +374,12 @@ XFDR_NOINSTR void fentry_enter(const uint8_t *ret, uintptr_t frame)
 	}
 	if (XFDR_UNLIKELY(!fnmap_id_cached((const void *)fn_start(ret), &id))) {
 		id = fnmap_id_uncached((const void *)fn_start(ret));
-		ready_late = 1;
+		/* The lookup is the recorder's time: the call starts once its id is known. */
+		tsc = clock_read(&cpu);
 	}
 	t->frames[d].frame = frame;
 	t->frames[d].id = id;
 	t->depth = d + 1;
-	/* The stack mapped or the id looked up is the recorder's time: the call starts after. */
-	if (XFDR_UNLIKELY(ready_late))
-		tsc = clock_read(&cpu);
 	rec_function_at(tsc, cpu, XFDR_FN_ENTER, id);
 out:
 	xfdr_barrier();
