@@ -67,8 +67,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "runtime/hooks/fentry.h"
 #include "runtime/base/compiler.h"
+#include "runtime/hooks/fentry.h"
 #include "runtime/record/record_fast.h"
 #include "runtime/record/session.h"
 #include "runtime/symbols/fnmap.h"

@@ -25,10 +25,10 @@
 
 #include <stdint.h>
 
-struct cds_lfht;
-
 #include "runtime/symbols/fnmap_fast.h"
 #include "xfdr/format.h"
+
+struct cds_lfht;
 
 /* The largest 28-bit id: recorded when no id can be given. Never given to a function. */
 #define FNMAP_ID_NONE XFDR_FUNCTION_ID_MAX
