@@ -46,13 +46,6 @@ static int fail_io(const struct rb_core *c, uint64_t off, struct xfdr_error *err
 			    strerror(errno));
 }
 
-static int fail_no_memory(const struct rb_core *c, struct xfdr_error *err)
-{
-	err->offset = 0;
-	snprintf(err->text, sizeof(err->text), "%s: %s", c->name, strerror(ENOMEM));
-	return -1;
-}
-
 /* ---- The core file ------------------------------------------------------------------------ */
 
 static int cmp_seg(const void *a, const void *b)
@@ -169,7 +162,7 @@ static int read_segments(struct rb_core *c, uint64_t phoff, uint32_t phnum, stru
 
 	c->segs = calloc(phnum ? phnum : 1, sizeof(*c->segs));
 	if (!c->segs)
-		return fail_no_memory(c, err);
+		return rb_fail_no_memory(c->name, err);
 	for (i = 0; i < phnum; i++) {
 		if (rb_pread_all(c->fd, ph, PH_BYTES, phoff + i * PH_BYTES))
 			return fail_io(c, phoff + i * PH_BYTES, err);
@@ -337,7 +330,7 @@ static int add_pool(struct search *s, uint64_t addr, const struct rb_pool_locato
 
 		v = realloc(o->v, cap * sizeof(*v));
 		if (!v)
-			return fail_no_memory(s->c, s->err);
+			return rb_fail_no_memory(s->c->name, s->err);
 		o->v = v;
 		s->cap = cap;
 	}
@@ -432,7 +425,7 @@ int rb_core_find_pools(const struct rb_core *c, const struct rb_core_search_hook
 	memset(out, 0, sizeof(*out));
 	chunk = malloc(CORE_CHUNK);
 	if (!chunk)
-		return fail_no_memory(c, err);
+		return rb_fail_no_memory(c->name, err);
 	for (i = 0; i < c->nsegs && !rc; i++)
 		rc = search_segment(&s, &c->segs[i], chunk, &done);
 	free(chunk);

@@ -2,6 +2,7 @@
  * rebuild/file_io.c - whole reads and writes at an offset (file_io.h).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -66,4 +67,24 @@ int rb_file_read(void *ctx, uint64_t at, void *buf, size_t n, struct xfdr_error 
 		return rd_fail_name(f->name, err, at, "expected %zu readable bytes, found %s", n,
 				    strerror(errno));
 	return rc;
+}
+
+int rb_file_read_all(const struct rb_file *f, uint64_t at, void *buf, size_t n,
+		     struct xfdr_error *err)
+{
+	int rc = rb_file_read((void *)f, at, buf, n, err);
+
+	if (rc > 0)
+		return rd_fail_name(f->name, err, at,
+				    "expected %zu bytes, found fewer (the file shrank while it was "
+				    "read)",
+				    n);
+	return rc ? -1 : 0;
+}
+
+int rb_fail_no_memory(const char *name, struct xfdr_error *err)
+{
+	err->offset = 0;
+	snprintf(err->text, sizeof(err->text), "%s: %s", name, strerror(ENOMEM));
+	return -1;
 }

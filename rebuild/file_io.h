@@ -39,4 +39,15 @@ struct rb_file {
  */
 int rb_file_read(void *ctx, uint64_t at, void *buf, size_t n, struct xfdr_error *err);
 
+/*
+ * rb_file_read_all - all of n bytes of f at at, which the file held when it was opened: its end
+ * first is an error too ("NAME: offset AT: expected N bytes, found fewer (the file shrank while
+ * it was read)"). Returns 0, or -1 with err filled.
+ */
+int rb_file_read_all(const struct rb_file *f, uint64_t at, void *buf, size_t n,
+		     struct xfdr_error *err);
+
+/* err filled with "NAME: Cannot allocate memory" (offset 0). Returns -1. */
+int rb_fail_no_memory(const char *name, struct xfdr_error *err);
+
 #endif /* XFDR_REBUILD_FILE_IO_H */

@@ -11,13 +11,8 @@ int rb_live_header_read(const struct rb_file *live, struct xfdr_header *h, struc
 	uint8_t b[XFDR_FILE_HEADER_BYTES];
 	size_t n = live->bytes < sizeof(b) ? (size_t)live->bytes : sizeof(b);
 	struct xfdr_trace *t;
-	int rc;
 
-	rc = rb_file_read((void *)live, 0, b, n, err);
-	if (rc > 0)
-		return rd_fail_name(live->name, err, 0,
-				    "expected %zu bytes, found fewer (the file shrank)", n);
-	if (rc)
+	if (rb_file_read_all(live, 0, b, n, err))
 		return -1;
 	/* A header-only image: the library checks the header and nothing past it. */
 	if (xfdr_trace_open_memory(b, n, live->name, &t, err) < 0)
@@ -45,7 +40,6 @@ int rb_live_locator_read(const struct rb_file *pool, const struct xfdr_header *h
 	uint8_t b[XFDR_POOL_HEADER_BYTES];
 	struct xfdr_error why;
 	uint64_t need;
-	int rc;
 
 	if (!pool->bytes)
 		return rd_fail_name(pool->name, err, 0,
@@ -55,12 +49,7 @@ int rb_live_locator_read(const struct rb_file *pool, const struct xfdr_header *h
 		return rd_fail_name(pool->name, err, pool->bytes,
 				    "expected a %d-byte pool locator, found %llu bytes",
 				    XFDR_POOL_HEADER_BYTES, (unsigned long long)pool->bytes);
-	rc = rb_file_read((void *)pool, 0, b, sizeof(b), err);
-	if (rc > 0)
-		return rd_fail_name(pool->name, err, 0,
-				    "expected %d bytes, found fewer (the file shrank)",
-				    XFDR_POOL_HEADER_BYTES);
-	if (rc)
+	if (rb_file_read_all(pool, 0, b, sizeof(b), err))
 		return -1;
 	if (rb_pool_locator_parse(b, loc, &why) < 0)
 		return rd_fail_name(pool->name, err, why.offset, "%s", why.text);

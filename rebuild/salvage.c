@@ -2,12 +2,10 @@
  * rebuild/salvage.c - the whole valid buffers of a cut trace file (salvage.h).
  */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "reader/error.h"
 #include "rebuild/salvage.h"
 
 struct rb_salvage_plan rb_salvage_plan(const struct rb_file *in, const struct xfdr_header *h)
@@ -74,14 +72,7 @@ static int take(struct walk *w, uint64_t i, uint64_t at)
 	const char *words;
 	int rc;
 
-	rc = rb_file_read((void *)w->in, at, w->img + XFDR_FILE_HEADER_BYTES, (size_t)bs, w->err);
-	if (rc > 0)
-		return rd_fail_name(
-		    w->in->name, w->err, at,
-		    "expected %llu bytes, found fewer (the file shrank while it was "
-		    "read)",
-		    (unsigned long long)bs);
-	if (rc)
+	if (rb_file_read_all(w->in, at, w->img + XFDR_FILE_HEADER_BYTES, (size_t)bs, w->err))
 		return -1;
 	rc = xfdr_trace_open_memory(w->img, img_bytes, w->in->name, &t, &why);
 	if (rc == 0) {
@@ -139,17 +130,9 @@ int64_t rb_salvage(const struct rb_file *in, const struct rb_salvage_plan *plan,
 
 	w.img = malloc(plan->whole ? (size_t)(XFDR_FILE_HEADER_BYTES + plan->buffer_size)
 				   : XFDR_FILE_HEADER_BYTES);
-	if (!w.img) {
-		err->offset = 0;
-		snprintf(err->text, sizeof(err->text), "%s: %s", in->name, strerror(ENOMEM));
-		return -1;
-	}
-	rc = rb_file_read((void *)in, 0, w.img, XFDR_FILE_HEADER_BYTES, err);
-	if (rc > 0)
-		rc = rd_fail_name(
-		    in->name, err, 0,
-		    "expected %d bytes, found fewer (the file shrank while it was read)",
-		    XFDR_FILE_HEADER_BYTES);
+	if (!w.img)
+		return rb_fail_no_memory(in->name, err);
+	rc = rb_file_read_all(in, 0, w.img, XFDR_FILE_HEADER_BYTES, err);
 	if (!rc)
 		rc = walk_buffers(&w);
 	if (!rc)
