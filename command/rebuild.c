@@ -110,10 +110,8 @@ int cli_write_trace_and_map(const char *out,
 	FILE *f;
 	int e;
 
-	if ((size_t)snprintf(map, sizeof(map), "%s.map", out) >= sizeof(map)) {
-		cli_error("%s.map: cannot create: %s", out, strerror(ENAMETOOLONG));
+	if (cli_map_name(out, map, sizeof(map)))
 		return CLI_FAIL;
-	}
 	if (rb_new_file_open(&tf, out, &err)) {
 		cli_error("%s", err.text);
 		return CLI_FAIL;
