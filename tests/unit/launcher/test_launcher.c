@@ -123,20 +123,6 @@ static void trace_names(void **state)
 	assert_false(launch_trace_name_parse("p-10000000000000000000-1.xray", &t)); /* 20 digits */
 }
 
-static void touch(const char *dir, const char *name, size_t bytes)
-{
-	char path[4096], *zeros = calloc(1, bytes + 1);
-	int fd;
-
-	assert_non_null(zeros);
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, zeros, bytes), (ssize_t)bytes);
-	close(fd);
-	free(zeros);
-}
-
 static void listing_sorted_and_compared(void **state)
 {
 	struct launch_listing before = {0}, after = {0};
@@ -145,12 +131,12 @@ static void listing_sorted_and_compared(void **state)
 	size_t i;
 
 	(void)state;
-	touch(dir, "app-7-1.xray", 8);
-	touch(dir, "app-7-2-t30.xray", 8);
-	touch(dir, "app-7-2-t10.xray", 8);
-	touch(dir, "app-3-5.xray", 8);
-	touch(dir, "app-7-2.map", 8); /* a sidecar: not listed */
-	touch(dir, "notes.txt", 8);   /* not a trace */
+	scratch_write_text("app-7-1.xray", "8 bytes.");
+	scratch_write_text("app-7-2-t30.xray", "8 bytes.");
+	scratch_write_text("app-7-2-t10.xray", "8 bytes.");
+	scratch_write_text("app-3-5.xray", "8 bytes.");
+	scratch_write_text("app-7-2.map", "8 bytes."); /* a sidecar: not listed */
+	scratch_write_text("notes.txt", "8 bytes.");   /* not a trace */
 	snprintf(sub, sizeof(sub), "%s/app-8-1.xray", dir);
 	assert_int_equal(mkdir(sub, 0700), 0); /* a directory with a trace's name */
 
@@ -164,8 +150,8 @@ static void listing_sorted_and_compared(void **state)
 	assert_string_equal(before.v[3].name, "app-7-1.xray");
 
 	/* A run rewrites one file (another size) and adds one; the rest are unchanged. */
-	touch(dir, "app-7-1.xray", 16);
-	touch(dir, "app-7-3.xray", 8);
+	scratch_write_text("app-7-1.xray", "now 16 bytes of.");
+	scratch_write_text("app-7-3.xray", "8 bytes.");
 	assert_int_equal(launch_list_traces(dir, &after), 0);
 	assert_int_equal(after.n, 5);
 	for (i = 0; i < after.n; i++) {

@@ -4,6 +4,7 @@
  * its name only when committed, mode 0600, a link replaced and never written through, and a
  * path that turned into a FIFO before the commit. The temporary files' removal on SIGINT,
  * SIGTERM and SIGHUP is tested through `xfdr recover` in tests/system/test_cli_recover.c.
+ * The tests run in the scratch directory and name files relative to it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,15 +23,6 @@
 #include "rebuild/output_files.h"
 #include "tests/support/scratch.h"
 
-static void write_file(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	close(fd);
-}
-
 static void assert_file_is(const char *path, const char *text)
 {
 	char buf[256];
@@ -48,19 +40,18 @@ static void assert_file_is(const char *path, const char *text)
 static void what_may_be_replaced(void **state)
 {
 	struct xfdr_error err;
-	char *file = scratch_path("file"), *fifo = scratch_path("fifo"), *dir = scratch_path("dir"),
-	     *to_fifo = scratch_path("to-fifo"), *dangling = scratch_path("dangling"),
-	     *to_file = scratch_path("to-file");
+	const char *file = "file", *fifo = "fifo", *dir = "dir", *to_fifo = "to-fifo",
+		   *dangling = "dangling", *to_file = "to-file";
 
 	(void)state;
-	write_file(file, "x");
+	scratch_write_text(file, "x");
 	assert_int_equal(mkfifo(fifo, 0600), 0);
 	assert_int_equal(mkdir(dir, 0700), 0);
 	assert_int_equal(symlink(fifo, to_fifo), 0);
-	assert_int_equal(symlink(scratch_path("nothing"), dangling), 0);
+	assert_int_equal(symlink("nothing", dangling), 0);
 	assert_int_equal(symlink(file, to_file), 0);
 
-	assert_int_equal(rb_output_check(scratch_path("new"), 0, &err), 0);
+	assert_int_equal(rb_output_check("new", 0, &err), 0);
 	assert_int_equal(rb_output_check(file, 0, &err), 1);
 	assert_int_equal(rb_output_check(file, 1, &err), 0);
 	assert_int_equal(rb_output_check(to_file, 0, &err), 1);
@@ -85,11 +76,11 @@ static void committed_in_place(void **state)
 	struct rb_new_file a, b;
 	struct rb_new_file *const both[] = {&a, &b};
 	struct xfdr_error err;
-	char *pa = scratch_path("a.xray"), *pb = scratch_path("a.xray.map");
+	const char *pa = "a.xray", *pb = "a.xray.map";
 	struct stat st;
 
 	(void)state;
-	write_file(pa, "old trace");
+	scratch_write_text(pa, "old trace");
 	assert_int_equal(rb_new_file_open(&a, pa, &err), 0);
 	assert_int_equal(rb_new_file_open(&b, pb, &err), 0);
 	assert_int_equal(write(a.fd, "trace", 5), 5);
@@ -116,11 +107,11 @@ static void link_replaced_not_followed(void **state)
 	struct rb_new_file f;
 	struct rb_new_file *const one[] = {&f};
 	struct xfdr_error err;
-	char *victim = scratch_path("victim"), *out = scratch_path("link.xray");
+	const char *victim = "victim", *out = "link.xray";
 	struct stat st;
 
 	(void)state;
-	write_file(victim, "keep me");
+	scratch_write_text(victim, "keep me");
 	assert_int_equal(symlink(victim, out), 0);
 	assert_int_equal(rb_new_file_open(&f, out, &err), 0);
 	assert_int_equal(write(f.fd, "new", 3), 3);
@@ -135,7 +126,7 @@ static void aborted_leaves_nothing(void **state)
 {
 	struct rb_new_file f;
 	struct xfdr_error err;
-	char *out = scratch_path("aborted.xray");
+	const char *out = "aborted.xray";
 
 	(void)state;
 	assert_int_equal(rb_new_file_open(&f, out, &err), 0);
@@ -151,7 +142,7 @@ static void path_changed_before_commit(void **state)
 	struct rb_new_file a, b;
 	struct rb_new_file *const both[] = {&a, &b};
 	struct xfdr_error err;
-	char *pa = scratch_path("c.xray"), *pb = scratch_path("c.xray.map");
+	const char *pa = "c.xray", *pb = "c.xray.map";
 
 	(void)state;
 	assert_int_equal(rb_new_file_open(&a, pa, &err), 0);
@@ -184,5 +175,5 @@ int main(void)
 	    cmocka_unit_test(path_changed_before_commit), cmocka_unit_test(cannot_create),
 	};
 
-	return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);
+	return cmocka_run_group_tests(tests, scratch_setup_cwd, scratch_teardown);
 }
