@@ -9,6 +9,8 @@
 #ifndef XFDR_RUNTIME_BASE_COMPILER_H
 #define XFDR_RUNTIME_BASE_COMPILER_H
 
+#include <stdint.h>
+
 /* The runtime is never instrumented: a hook inside a hook would recurse. */
 #if defined(__clang__)
 #define XFDR_NO_XRAY __attribute__((xray_never_instrument))
@@ -30,9 +32,39 @@
 #define xfdr_barrier() __asm__ __volatile__("" ::: "memory")
 
 #define xfdr_load_relaxed(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+/*
+ * Is a 32-bit word nonzero? For words only the calling thread (or a signal handler on it)
+ * writes, such as its recursion guard, where a relaxed load is what is needed: on x86 one
+ * compare with the word in memory, which the compiler does not make of an atomic load.
+ */
+static inline int xfdr_own_nonzero(const uint32_t *p)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	int nonzero;
+
+	__asm__("cmpl $0, %1" : "=@ccnz"(nonzero) : "m"(*p));
+	return nonzero;
+#else
+	return __atomic_load_n(p, __ATOMIC_RELAXED) != 0;
+#endif
+}
 #define xfdr_load_acquire(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define xfdr_store_relaxed(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
 #define xfdr_store_release(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+/*
+ * Add 1 to a counter only the calling thread (and signal handlers on it) adds to, others only
+ * read: one read-modify-write instruction, which a signal cannot split, without the lock
+ * prefix an atomic add pays for (other CPUs never write the counter).
+ */
+static inline void xfdr_add_own(uint64_t *p)
+{
+#if defined(__x86_64__)
+	__asm__ __volatile__("addq $1, %0" : "+m"(*p));
+#else
+	__atomic_fetch_add(p, (uint64_t)1, __ATOMIC_RELAXED);
+#endif
+}
+
 /* Counters that a signal handler may bump on the same thread: a read-modify-write is needed. */
 #define xfdr_add_relaxed(p, v) __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
 #define xfdr_cas(p, expected, desired)                                                             \

@@ -39,25 +39,42 @@ static XFDR_COLD XFDR_NOINSTR void cyg_record_uncached(uint64_t tsc, unsigned cp
 	rec_function_at(tsc, cpu, action, fid);
 }
 
+/* Where the clock is read with a call (clock_now_inline() says so): all of it out of line. */
+static XFDR_COLD XFDR_NOINSTR void cyg_record_clock_call(unsigned action, void *fn)
+{
+	unsigned cpu;
+	uint64_t tsc = clock_read(&cpu);
+	uint32_t fid;
+
+	if (!fnmap_id_cached(fn, &fid)) {
+		cyg_record_uncached(tsc, cpu, action, fn);
+		return;
+	}
+	rec_function_at(tsc, cpu, action, fid);
+}
+
 /*
- * Context: any thread, signal handlers included; errno is preserved. The miss leaves by a
- * tail call, so nothing live has to survive a call and the fast path saves no register.
+ * Context: any thread, signal handlers included; errno is preserved. A miss (or a clock read
+ * with a call) leaves by a tail call, so nothing live has to survive a call and the fast path
+ * saves no register.
  */
 static inline XFDR_NOINSTR __attribute__((always_inline)) void cyg_record(unsigned action, void *fn)
 {
-	unsigned cpu;
-	uint64_t tsc;
+	struct clock_now now;
 	uint32_t fid;
 
 	/* Not recording: leave before the clock, so a linked but idle xfdr costs a load. */
 	if (XFDR_UNLIKELY(session_recording() == SESSION_OFF))
 		return;
-	tsc = clock_read(&cpu);
-	if (XFDR_UNLIKELY(!fnmap_id_cached(fn, &fid))) {
-		cyg_record_uncached(tsc, cpu, action, fn);
+	if (XFDR_UNLIKELY(!clock_now_inline(&now))) {
+		cyg_record_clock_call(action, fn);
 		return;
 	}
-	rec_function_at(tsc, cpu, action, fid);
+	if (XFDR_UNLIKELY(!fnmap_id_cached(fn, &fid))) {
+		cyg_record_uncached(clock_now_tsc(&now), now.cpu, action, fn);
+		return;
+	}
+	rec_function_now(now, action, fid);
 }
 
 XFDR_API XFDR_NOINSTR void __cyg_profile_func_enter(void *this_fn, void *call_site)

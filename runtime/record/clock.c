@@ -22,7 +22,8 @@
 #include "runtime/base/print.h"
 #include "xfdr/xfdr.h"
 
-int clock_use_rdtscp;
+int clock_how;
+long clock_rseq_offset;
 
 static int clock_src;
 static uint64_t exact_hz;   /* CPUID 0x15 or the portable 1 GHz; 0 = calibrate */
@@ -138,7 +139,14 @@ int clock_init(int requested)
 	exact_hz = 1000000000u;
 #endif
 	clock_src = src;
-	xfdr_store_relaxed(&clock_use_rdtscp, src == CLOCK_SRC_RDTSCP);
+#if CLOCK_RSEQ
+	if (src == CLOCK_SRC_RDTSC && clock_cpu_from_rseq()) {
+		xfdr_store_relaxed(&clock_rseq_offset, (long)__rseq_offset);
+		xfdr_store_relaxed(&clock_how, (int)CLOCK_HOW_RSEQ);
+	} else
+#endif
+		xfdr_store_relaxed(&clock_how, src == CLOCK_SRC_RDTSCP ? (int)CLOCK_HOW_RDTSCP
+								       : (int)CLOCK_HOW_SLOW);
 	if (!xfdr_load_acquire(&anchored)) {
 		clock_pair(&anchor_tsc, &anchor_ns);
 		/* pairs with the acquire in clock_tsc_hz() */

@@ -3,11 +3,12 @@
  *
  * The fast case is: the thread has a slot and is not already inside the runtime, its buffer
  * belongs to the session being recorded, the CPU is the one of its last record, the TSC
- * delta fits 32 bits and the 8-byte record fits (wr_fits: room for the EndOfBuffer stays);
- * an entry has room for its id on the shadow stack; an exit cannot erase its entry (elision
- * off, or something was recorded since). Then: the shadow stack moves, one record is
+ * delta fits 32 bits and the 8-byte record fits below fast_end (room for the EndOfBuffer
+ * stays);
+ * an entry has room for its id on the shadow stack. Then: the shadow stack moves, one record is
  * written, its length published with a release store (with elision on, an exit also publishes
- * the erase floor it moves: stable_bytes). No lock, no atomic read-modify-write, no system
+ * the erase floor it moves: stable_bytes; or, when its entry is the last record and the call
+ * was short, erases that entry instead). No lock, no atomic read-modify-write, no system
  * call. Everything else goes to rec_function_slow().
  */
 #ifndef XFDR_RUNTIME_RECORD_RECORD_FAST_H
@@ -32,50 +33,37 @@ static inline XFDR_NOINSTR __attribute__((always_inline)) void rec_leave(struct 
 }
 
 /*
- * rec_exit_final - the fast path's exit with elision on: the exit ends what may be erased, so
- * everything up to it is final and the flusher may copy it (stable_bytes). Releases the guard.
- */
-static inline XFDR_NOINSTR __attribute__((always_inline)) void
-rec_exit_final(struct rec_thread *t, struct thread_slot *s, size_t used, uint64_t tsc,
-	       uint64_t word)
-{
-	t->erase_floor = used + XFDR_FN_RECORD_BYTES;
-	t->depth--;
-	/* as rec_function_at() writes a record */
-	t->used = used + XFDR_FN_RECORD_BYTES;
-	t->last_tsc = tsc;
-	xfdr_store_relaxed((uint64_t *)(void *)(t->buf + used), word);
-	/* pairs with the acquire of used_bytes and stable_bytes in the flusher */
-	xfdr_store_release(&t->desc->used_bytes, used + XFDR_FN_RECORD_BYTES);
-	xfdr_store_release(&t->desc->stable_bytes, used + XFDR_FN_RECORD_BYTES);
-	rec_leave(s);
-}
-
-/*
- * Record a function event taken at (tsc, cpu). Context: see recorder.h.
+ * Record a function event taken at `now` (its CPU may be one clock_now_inline() knows none for:
+ * it matches no thread's). Context: see recorder.h.
  * Everything but the common case leaves through rec_function_slow(), the one door out: with
  * the guard taken here (held = the slot) when the thread has a slot and was not inside the
- * runtime, without it (held = NULL) when it has no slot yet or is re-entering.
+ * runtime, without it (held = NULL) when it has no slot yet (thread_no_slot) or is
+ * re-entering.
+ * The delta: a TSC whose high half is last_hi's and whose low half is not below last_lo is
+ * lo - last_lo, which fits the record's 32 bits; anything else (the clock went backwards, or
+ * 2^32 ticks or more since the last record, or only across a multiple of 2^32, once in seconds)
+ * is the slow path's, which writes a TSCWrap where it must.
  */
 static inline XFDR_NOINSTR __attribute__((always_inline)) void
-rec_function_at(uint64_t tsc, unsigned cpu, unsigned action, uint32_t fid)
+rec_function_now(struct clock_now now, unsigned action, uint32_t fid)
 {
 	struct rec_thread *t = &rec_self;
 	struct thread_slot *s = t->slot, *held = NULL;
-	uint64_t delta;
+	uint32_t lo = now.lo, hi = now.hi, cpu = now.cpu, delta;
 	size_t used;
+	uint64_t word;
 
-	if (XFDR_UNLIKELY(!s || xfdr_load_relaxed(&s->busy)))
+	if (XFDR_UNLIKELY(xfdr_own_nonzero(&s->busy)))
 		goto slow_path;
 	xfdr_store_relaxed(&s->busy, 1u);
 	held = s;
 	/* A signal handler that runs from here on sees the guard; we see its records after. */
 	xfdr_barrier();
-	delta = tsc - t->last_tsc; /* huge when the clock went backwards: TSCWrap */
 	used = t->used;
-	if (XFDR_UNLIKELY(t->session != session_recording() || cpu != t->cpu ||
-			  delta > UINT32_MAX || !wr_fits(t->size - used, XFDR_FN_RECORD_BYTES)))
+	if (XFDR_UNLIKELY(session_recording() != t->session || cpu != t->cpu || hi != t->last_hi ||
+			  __builtin_sub_overflow(lo, t->last_lo, &delta) || used >= t->fast_end))
 		goto slow_path;
+	word = wr_function_word(action, fid, delta);
 	if (rec_action_is_entry(action)) {
 		/* deeper than the ids kept, or below 0 after unmatched exits: the slow path */
 		if (XFDR_UNLIKELY((uint32_t)t->depth >= XFDR_STACK_IDS_MAX))
@@ -83,36 +71,45 @@ rec_function_at(uint64_t tsc, unsigned cpu, unsigned action, uint32_t fid)
 		s->stack[t->depth++] = fid;
 	} else {
 		if (XFDR_UNLIKELY(t->elide_ticks)) {
-			if (used >= t->erase_floor + XFDR_FN_RECORD_BYTES)
-				goto slow_path;
-			rec_exit_final(t, s, used, tsc,
-				       wr_function_word(action, fid, (uint32_t)delta));
+			/* a tail call: this path stays a leaf that saves no register */
+			rec_exit_elide(s, used, clock_now_tsc(&now), cpu, word);
 			return;
 		}
 		t->depth--;
 	}
 	/* used is kept in a register: the record store may alias the TLS block for the compiler */
 	t->used = used + XFDR_FN_RECORD_BYTES;
-	t->last_tsc = tsc;
+	t->last_lo = lo;
 	/* one word store, atomic for the sake of readers of a live process (put_words()) */
-	xfdr_store_relaxed((uint64_t *)(void *)(t->buf + used),
-			   wr_function_word(action, fid, (uint32_t)delta));
+	xfdr_store_relaxed((uint64_t *)(void *)(t->buf + used), word);
 	/* pairs with the acquire of used_bytes in the flusher */
 	xfdr_store_release(&t->desc->used_bytes, used + XFDR_FN_RECORD_BYTES);
 	rec_leave(s);
 	return;
 slow_path:
-	rec_function_slow(t, held, tsc, cpu, action, fid);
+	rec_function_slow(t, held, clock_now_tsc(&now), cpu, action, fid);
+}
+
+/* The same, the event taken at (tsc, cpu). */
+static inline XFDR_NOINSTR __attribute__((always_inline)) void
+rec_function_at(uint64_t tsc, unsigned cpu, unsigned action, uint32_t fid)
+{
+	struct clock_now now = {.lo = (uint32_t)tsc, .hi = (uint32_t)(tsc >> 32), .cpu = cpu};
+
+	rec_function_now(now, action, fid);
 }
 
 /* Record a function event now: the clock is read first, before any state is touched. */
 static inline XFDR_NOINSTR __attribute__((always_inline)) void rec_function(unsigned action,
 									    uint32_t fid)
 {
-	unsigned cpu;
-	uint64_t tsc = clock_read(&cpu);
+	struct clock_now now;
 
-	rec_function_at(tsc, cpu, action, fid);
+	if (XFDR_UNLIKELY(!clock_now_inline(&now))) {
+		rec_function_clock_call(action, fid);
+		return;
+	}
+	rec_function_now(now, action, fid);
 }
 
 #endif /* XFDR_RUNTIME_RECORD_RECORD_FAST_H */

@@ -238,6 +238,7 @@ static XFDR_NOINSTR int take_buffer(struct rec_thread *t, struct thread_slot *s,
 	t->desc = d;
 	t->desc_gen = POOL_GEN(xfdr_load_relaxed(&d->ctl));
 	t->size = bytes;
+	t->fast_end = rec_fast_end(bytes);
 	t->used = (size_t)(p - d->data);
 	t->erase_floor = t->used;
 	t->session = session;
@@ -279,6 +280,72 @@ static XFDR_NOINSTR int try_elide(struct rec_thread *t, uint64_t tsc, uint32_t f
 	/* for `xfdr recover` and `core`, which read a dead owner's buffers up to used_bytes */
 	xfdr_store_release(&d->used_bytes, t->used);
 	return 1;
+}
+
+/*
+ * exit_final - an exit with elision on that erases nothing: it ends what may be erased, so
+ * everything up to it is final and the flusher may copy it (stable_bytes). As the fast path
+ * writes a record; releases the guard.
+ */
+static inline XFDR_NOINSTR void exit_final(struct rec_thread *t, struct thread_slot *s, size_t used,
+					   uint32_t lo, uint64_t word)
+{
+	t->erase_floor = used + XFDR_FN_RECORD_BYTES;
+	t->depth--;
+	t->used = used + XFDR_FN_RECORD_BYTES;
+	t->last_lo = lo;
+	xfdr_store_relaxed((uint64_t *)(void *)(t->buf + used), word);
+	/* pairs with the acquire of used_bytes and stable_bytes in the flusher */
+	xfdr_store_release(&t->desc->used_bytes, used + XFDR_FN_RECORD_BYTES);
+	xfdr_store_release(&t->desc->stable_bytes, used + XFDR_FN_RECORD_BYTES);
+	rec_leave(s);
+}
+
+/*
+ * erase_entry - a short call: its entry, the buffer's last record (at used - 8), is erased as
+ * try_elide() erases one, and the exit is not written. Releases the guard.
+ */
+static inline XFDR_NOINSTR void erase_entry(struct rec_thread *t, struct thread_slot *s,
+					    size_t used)
+{
+	uint32_t entry_delta;
+
+	memcpy(&entry_delta, t->buf + used - XFDR_FN_RECORD_BYTES + XFDR_FN_DELTA_OFF,
+	       sizeof(entry_delta));
+	t->last_tsc -= entry_delta;
+	t->used = used - XFDR_FN_RECORD_BYTES;
+	t->depth--;
+	/* one instruction: a signal handler that elides on this thread cannot lose a count */
+	xfdr_add_own(&s->noted[NOTE_ELIDED]);
+	/* for `xfdr recover` and `core`, which read a dead owner's buffers up to used_bytes */
+	xfdr_store_release(&t->desc->used_bytes, used - XFDR_FN_RECORD_BYTES);
+	rec_leave(s);
+}
+
+XFDR_NOINSTR void rec_exit_elide(struct thread_slot *s, size_t used, uint64_t tsc, unsigned cpu,
+				 uint64_t word)
+{
+	struct rec_thread *t = &rec_self;
+	uint8_t record[XFDR_FN_RECORD_BYTES];
+	uint32_t fid, delta, entry_word;
+	unsigned action;
+
+	memcpy(record, &word, sizeof(record));
+	wr_function_read(record, &action, &fid, &delta);
+	if (used >= t->erase_floor + XFDR_FN_RECORD_BYTES) {
+		memcpy(&entry_word, t->buf + used - XFDR_FN_RECORD_BYTES + XFDR_FN_WORD_OFF,
+		       sizeof(entry_word));
+		if (XFDR_UNLIKELY(entry_word != wr_fn_word(XFDR_FN_ENTER, fid))) {
+			/* the last record is another function's entry: an unbalanced trace */
+			rec_function_slow(t, s, tsc, cpu, action, fid);
+			return;
+		}
+		if (delta <= t->elide_ticks) {
+			erase_entry(t, s, used);
+			return;
+		}
+	}
+	exit_final(t, s, used, (uint32_t)tsc, word);
 }
 
 /*
@@ -325,7 +392,7 @@ static XFDR_NOINSTR int drop_function(struct rec_thread *t, struct thread_slot *
 XFDR_NOINSTR void rec_seal_self(void)
 {
 	struct rec_thread *t = &rec_self;
-	struct thread_slot *s = t->slot;
+	struct thread_slot *s = rec_slot(t);
 
 	if (!s || xfdr_load_relaxed(&s->busy))
 		return;
@@ -547,6 +614,7 @@ XFDR_COLD XFDR_NOINSTR void rec_function_slow(struct rec_thread *t, struct threa
 	int saved = errno;
 	uint32_t session;
 
+	cpu = clock_cpu_known(cpu);
 	if (!held) {
 		rec_event_at(tsc, cpu, &ev);
 		return;
@@ -560,10 +628,18 @@ XFDR_COLD XFDR_NOINSTR void rec_function_slow(struct rec_thread *t, struct threa
 	errno = saved;
 }
 
+XFDR_COLD XFDR_NOINSTR void rec_function_clock_call(unsigned action, uint32_t fid)
+{
+	unsigned cpu;
+	uint64_t tsc = clock_read(&cpu);
+
+	rec_function_at(tsc, cpu, action, fid);
+}
+
 /* The thread's slot, registering it first if needed; NULL with *rc set when there is none. */
 static XFDR_NOINSTR struct thread_slot *thread_slot(struct rec_thread *t, int *rc)
 {
-	struct thread_slot *s = t->slot;
+	struct thread_slot *s = rec_slot(t);
 
 	if (XFDR_LIKELY(s))
 		return s;

@@ -92,6 +92,21 @@ void rec_function_slow(struct rec_thread *t, struct thread_slot *held, uint64_t 
 		       unsigned action, uint32_t fid) XFDR_COLD;
 
 /*
+ * rec_exit_elide - the fast path's exit with elision on (rec_function_at(), guard held, every
+ * fast-path test passed; word: the exit's record): erases the entry of a short call when it is
+ * the buffer's last record, writes the exit otherwise; an exit whose last record is another
+ * function's entry goes to rec_function_slow(). Releases the guard.
+ */
+void rec_exit_elide(struct thread_slot *s, size_t used, uint64_t tsc, unsigned cpu, uint64_t word);
+
+/*
+ * rec_function_clock_call - rec_function() where the clock is read with a call (no rdtscp and
+ * no rseq area, or not x86): the clock read, then the event. Out of line, so that the hooks'
+ * fast paths make no call. Context: as rec_function().
+ */
+void rec_function_clock_call(unsigned action, uint32_t fid) XFDR_COLD;
+
+/*
  * rec_inspect_clock_given - for the runtime's tests that drive the clock through the *_at forms
  * (hidden like every runtime symbol): while given is set, an entry that takes a buffer keeps
  * the TSC and CPU it was given, instead of reading the clock again once the buffer is ready.

@@ -29,8 +29,11 @@
 #include "runtime/record/session.h"
 #include "runtime/record/thread.h"
 
+struct thread_slot thread_no_slot = {.busy = 1};
+
 __thread struct rec_thread rec_self __attribute__((tls_model("initial-exec"))) = {
     .cpu = REC_NO_CPU,
+    .slot = &thread_no_slot,
 };
 
 struct thread_table thread_table;
@@ -262,7 +265,7 @@ XFDR_NOINSTR uint32_t thread_id_in_session(struct thread_slot *s, uint32_t sessi
 static XFDR_NOINSTR void thread_exit(void *arg)
 {
 	struct rec_thread *t = &rec_self;
-	struct thread_slot *s = t->slot;
+	struct thread_slot *s = rec_slot(t);
 
 	(void)arg;
 	if (!s || xfdr_load_relaxed(&s->busy))
@@ -276,7 +279,7 @@ static XFDR_NOINSTR void thread_exit(void *arg)
 	thread_tell_watcher(s);
 	/* Before the slot, and with it the stack, can go to another thread. */
 	altstack_thread_stop(s->index);
-	t->slot = NULL;
+	t->slot = &thread_no_slot;
 	xfdr_barrier();
 	/* pairs with the acquire in thread_quiesce() */
 	xfdr_store_release(&s->busy, 0u);

@@ -39,6 +39,7 @@ static inline XFDR_NOINSTR void rec_thread_forget_buffer(struct rec_thread *t)
 	t->buf = NULL;
 	t->desc = NULL;
 	t->size = 0;
+	t->fast_end = 0;
 	t->used = 0;
 	t->session = 0;
 	t->cpu = REC_NO_CPU;

@@ -13,7 +13,7 @@
 
 void thread_before_fork(void)
 {
-	struct thread_slot *mine = rec_self.slot;
+	struct thread_slot *mine = rec_slot(&rec_self);
 
 	/* Written only when it changes: after a fork() the page is copy-on-write (a page fault). */
 	if (xfdr_load_relaxed(&thread_table.forking) != mine)
@@ -47,7 +47,8 @@ XFDR_API XFDR_NOINSTR pid_t _Fork(void)
 void thread_table_after_fork(void)
 {
 	struct rec_thread *t = &rec_self;
-	struct thread_slot *mine = t->slot ? t->slot : xfdr_load_relaxed(&thread_table.forking);
+	struct thread_slot *mine =
+	    rec_slot(t) ? rec_slot(t) : xfdr_load_relaxed(&thread_table.forking);
 	struct thread_slot *slots;
 	uint32_t i, n;
 

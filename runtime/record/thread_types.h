@@ -46,8 +46,11 @@ enum thread_note {
 	THREAD_NOTES = 4,
 };
 
-/* A CPU number no query returns: forces NewCPUId on the first event of a buffer. */
-#define REC_NO_CPU 0xffffffffu
+/*
+ * A CPU number no read returns (clock_read_fast()'s "unknown" values are above it): forces
+ * the slow path, and NewCPUId on the first event of a buffer.
+ */
+#define REC_NO_CPU 0x7fffffffu
 
 /*
  * Shadow stack ids: bit 31 marks a call whose entry was dropped, bits 28-29 the drop cause;
@@ -93,10 +96,29 @@ struct rec_thread {
 	uint8_t *buf; /* current buffer's data, NULL when none */
 	size_t used;  /* bytes written to buf (published in desc->used_bytes) */
 	size_t size;  /* bytes of buf; 0 when none, so nothing fits */
+	/*
+	 * The fast path writes a function record while used < fast_end: it then leaves room for
+	 * the EndOfBuffer (rec_fast_end()); 0 without a buffer.
+	 */
+	size_t fast_end;
 	struct pool_desc *desc;
-	uint64_t last_tsc; /* absolute TSC the next delta counts from */
-	uint32_t cpu;	   /* CPU of the current delta base, REC_NO_CPU without a buffer */
-	uint32_t session;  /* session of buf; 0 (never a session) without one */
+	/*
+	 * The absolute TSC the next delta counts from; the fast path reads its halves: a TSC with
+	 * the same high half and a low half not below last_lo gives a delta that fits 32 bits.
+	 */
+	union {
+		uint64_t last_tsc;
+		struct {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+			uint32_t last_lo, last_hi;
+#else
+			uint32_t last_hi, last_lo;
+#endif
+		};
+	};
+	uint32_t cpu;	  /* CPU of the current delta base, REC_NO_CPU without a buffer */
+	uint32_t session; /* session of buf; 0 (never a session) without one */
+	/* thread_no_slot (never a slot: its guard is always taken) until it registers */
 	struct thread_slot *slot;
 	/*
 	 * Short-call elision: records at or past erase_floor are plain entries that an exit

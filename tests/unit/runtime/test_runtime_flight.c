@@ -299,6 +299,40 @@ static void elision_keeps_exact_times(void **state)
 }
 
 /*
+ * Elision erases an entry only for its own exit: an exit whose buffer ends with another
+ * function's entry (a trace made unbalanced by the program, e.g. a longjmp) leaves that entry
+ * and is written itself; the exit of the entry's own function, later and short, still erases
+ * nothing it should not (its entry is no longer the last record).
+ */
+static void elision_erases_only_its_own_entry(void **state)
+{
+	struct fev ev[8];
+	size_t n, custom;
+	uint64_t s;
+	char *map;
+
+	(void)state;
+	start_eliding(4096);
+	s = elide_ticks / 4;
+	rec_function_at(1000, 0, XFDR_FN_ENTER, 1);
+	rec_function_at(1001, 0, XFDR_FN_ENTER, 2);
+	rec_function_at(1002, 0, XFDR_FN_EXIT, 3);     /* not 2's exit: 2's entry stays */
+	rec_function_at(1002 + s, 0, XFDR_FN_EXIT, 2); /* short, but its entry is not last */
+	rec_function_at(1003 + s, 0, XFDR_FN_EXIT, 1);
+	assert_int_equal(xfdr_flush(path, sizeof(path)), 0);
+	n = file_events(path, ev, 8, &custom);
+	assert_int_equal(n, 5);
+	expect_fev(&ev[0], XFDR_FN_ENTER, 1, 1000, 0);
+	expect_fev(&ev[1], XFDR_FN_ENTER, 2, 1001, 0);
+	expect_fev(&ev[2], XFDR_FN_EXIT, 3, 1002, 0);
+	expect_fev(&ev[3], XFDR_FN_EXIT, 2, 1002 + s, 0);
+	expect_fev(&ev[4], XFDR_FN_EXIT, 1, 1003 + s, 0);
+	map = map_of(path);
+	assert_int_equal(map_u64(map, "elided"), 0);
+	free(map);
+}
+
+/*
  * Buffer boundaries, 128-byte buffers: 48 bytes of preamble, then 8 function records (the
  * 16 bytes of EndOfBuffer stay free). Seven nested entries and P's fill buffer 0. Q's entry
  * opens buffer 1: preamble, the stack context of the 8 open calls (16 + 56 bytes), Q: exactly
@@ -457,6 +491,7 @@ int main(void)
 	    cmocka_unit_test(bounded_keeps_the_oldest_events),
 	    cmocka_unit_test(stack_context_survives_overwrite),
 	    cmocka_unit_test(elision_keeps_exact_times),
+	    cmocka_unit_test(elision_erases_only_its_own_entry),
 	    cmocka_unit_test(elision_stops_at_buffer_boundary),
 	    cmocka_unit_test(snapshot_since_a_timestamp),
 	    cmocka_unit_test(now_is_the_recorders_clock),

@@ -448,6 +448,70 @@ static void tsc_wrap_paths(void **state)
 }
 
 /*
+ * The fast path takes a delta only within one high half of the TSC; the slow path takes the
+ * rest: a delta that fits across a multiple of 2^32 is an ordinary record (no TSCWrap), and a
+ * clock one tick back in the same high half is written at the thread's time.
+ */
+static void delta_across_a_high_half(void **state)
+{
+	const uint64_t b = 0x1fffffff0ull, t1 = 0x200000010ull, t2 = t1 + 5, t3 = t2 - 1;
+	const uint64_t want[4] = {b, t1, t2, t2};
+	uint8_t *data, *p;
+
+	(void)state;
+	start_session(256, 4);
+	rec_function_at(b, 4, XFDR_FN_ENTER, 1);
+	rec_function_at(t1, 4, XFDR_FN_ENTER, 2); /* across 2^33: delta 0x20 */
+	rec_function_at(t2, 4, XFDR_FN_EXIT, 2);  /* the fast path again */
+	rec_function_at(t3, 4, XFDR_FN_EXIT, 1);  /* backwards by one */
+	data = flush_read(256, 1);
+	p = data + HDR;
+	expect_preamble(p, 4, b);
+	p += PRE;
+	expect_fn(p, 0, 1, 0);
+	expect_fn(p + 8, 0, 2, 0x20);
+	expect_fn(p + 16, 1, 2, 5);
+	expect_fn(p + 24, 1, 1, 0);
+	expect_eob(p + 32, 256 - PRE - 32);
+	free(data);
+	expect_event_times(want, 4, 4);
+}
+
+static int pin(int cpu);
+static void unpin(void);
+
+/*
+ * The hooks' clock read gives a CPU of CLOCK_CPU_UNKNOWN and up when the thread's rseq area has
+ * none (cpu_id -1: not registered, -2: registration failed). Such a value matches no thread's
+ * CPU, and the slow path records the CPU sched_getcpu() gives: the pinned one, never 0xfffe.
+ */
+static void unknown_cpu_takes_the_real_one(void **state)
+{
+	uint8_t *data, *p;
+
+	(void)state;
+	if (pin(0))
+		skip();
+	start_session(256, 4);
+	rec_function_at(100, 0xfffffffeu, XFDR_FN_ENTER, 1);
+	rec_function_at(110, 0xffffffffu, XFDR_FN_ENTER, 2);
+	rec_function_at(120, 0, XFDR_FN_EXIT, 2);
+	rec_function_at(130, CLOCK_CPU_UNKNOWN, XFDR_FN_EXIT, 1);
+	unpin();
+	data = flush_read(256, 1);
+	p = data + HDR;
+	expect_preamble(p, 0, 100);
+	p += PRE;
+	expect_fn(p, 0, 1, 0);
+	expect_fn(p + 8, 0, 2, 10);
+	expect_fn(p + 16, 1, 2, 10);
+	expect_fn(p + 24, 1, 1, 10);
+	expect_eob(p + 32, 256 - PRE - 32);
+	free(data);
+	reader_ok();
+}
+
+/*
  * A signal handler records between an event's clock read and its record (the hooks read the
  * clock before their guard): the interrupted event, written after the handler's, takes their
  * time; no TSCWrap back to its own (a negative self time in every reader before).
@@ -638,12 +702,21 @@ static void check_clock_source(int requested, int expect_source)
 	assert_int_equal(clock_source(), expect_source);
 	for (c = 0; c < cpus && c < 4; c++) {
 		unsigned cpu = 9999;
+		struct clock_now now;
 		uint64_t tsc;
 
 		if (pin(c))
 			continue;
 		tsc = clock_read(&cpu);
 		assert_int_equal(cpu, (unsigned)c);
+		/* the hooks' read: inline where rdtscp or the rseq area gives the CPU */
+		if (clock_now_inline(&now)) {
+			assert_true(expect_source != CLOCK_SRC_RDTSC || clock_cpu_from_rseq());
+			assert_int_equal(now.cpu, (unsigned)c);
+			assert_true(clock_now_tsc(&now) > tsc);
+		} else {
+			assert_true(expect_source == CLOCK_SRC_RDTSC && !clock_cpu_from_rseq());
+		}
 		assert_int_equal(clock_getcpu(), (unsigned)c);
 		assert_int_equal(clock_getcpu_slow(), (unsigned)c);
 		assert_true(tsc > last);
@@ -1019,6 +1092,8 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(groups_never_straddle),
 	    cmocka_unit_test(too_large_dropped_and_counted),
 	    cmocka_unit_test(tsc_wrap_paths),
+	    cmocka_unit_test(delta_across_a_high_half),
+	    cmocka_unit_test(unknown_cpu_takes_the_real_one),
 	    cmocka_unit_test(handler_inside_an_event_keeps_time),
 	    cmocka_unit_test(cpu_change),
 	    cmocka_unit_test(pool_exhaustion_counted),
