@@ -32,25 +32,45 @@
 #define xfdr_barrier() __asm__ __volatile__("" ::: "memory")
 
 #define xfdr_load_relaxed(p) __atomic_load_n((p), __ATOMIC_RELAXED)
-/*
- * Is a 32-bit word nonzero? For words only the calling thread (or a signal handler on it)
- * writes, such as its recursion guard, where a relaxed load is what is needed: on x86 one
- * compare with the word in memory, which the compiler does not make of an atomic load.
- */
-static inline int xfdr_own_nonzero(const uint32_t *p)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	int nonzero;
-
-	__asm__("cmpl $0, %1" : "=@ccnz"(nonzero) : "m"(*p));
-	return nonzero;
-#else
-	return __atomic_load_n(p, __ATOMIC_RELAXED) != 0;
-#endif
-}
 #define xfdr_load_acquire(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define xfdr_store_relaxed(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
 #define xfdr_store_release(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+/*
+ * Set bit 0 of a 32-bit word and say whether it was set already: one read-modify-write
+ * instruction (bts) on x86, which a signal cannot split. For words only the calling thread (or
+ * a signal handler on it) writes, such as its recursion guard; others may read them.
+ */
+static inline int xfdr_own_test_and_set(uint32_t *p)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	int was_set;
+
+	__asm__ __volatile__("btsl $0, %0" : "+m"(*p), "=@ccc"(was_set));
+	return was_set;
+#else
+	if (__atomic_load_n(p, __ATOMIC_RELAXED) & 1u)
+		return 1;
+	__atomic_store_n(p, __atomic_load_n(p, __ATOMIC_RELAXED) | 1u, __ATOMIC_RELAXED);
+	return 0;
+#endif
+}
+
+/*
+ * Does a word set once (before the threads that read it need it) equal v? On x86 one compare
+ * with the word in memory, which the compiler does not make of an atomic load.
+ */
+static inline int xfdr_settled_equals(const int *p, int v)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	int equal;
+
+	__asm__("cmpl %2, %1" : "=@ccz"(equal) : "m"(*p), "ir"(v));
+	return equal;
+#else
+	return __atomic_load_n(p, __ATOMIC_RELAXED) == v;
+#endif
+}
+
 /*
  * Add 1 to a counter only the calling thread (and signal handlers on it) adds to, others only
  * read: one read-modify-write instruction, which a signal cannot split, without the lock

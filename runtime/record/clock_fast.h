@@ -178,17 +178,16 @@ static inline XFDR_NOINSTR uint64_t clock_now_tsc(const struct clock_now *n)
 static inline XFDR_NOINSTR int clock_now_inline(struct clock_now *n)
 {
 #if CLOCK_X86
-	int how = xfdr_load_relaxed(&clock_how);
 	uint32_t aux;
 
 #if CLOCK_RSEQ
-	if (XFDR_LIKELY(how == CLOCK_HOW_RSEQ)) {
+	if (XFDR_LIKELY(xfdr_settled_equals(&clock_how, CLOCK_HOW_RSEQ))) {
 		__asm__ __volatile__("rdtsc" : "=a"(n->lo), "=d"(n->hi));
 		n->cpu = clock_rseq_cpu(xfdr_load_relaxed(&clock_rseq_offset));
 		return 1;
 	}
 #endif
-	if (XFDR_LIKELY(how == CLOCK_HOW_RDTSCP)) {
+	if (XFDR_LIKELY(xfdr_settled_equals(&clock_how, CLOCK_HOW_RDTSCP))) {
 		__asm__ __volatile__("rdtscp" : "=a"(n->lo), "=d"(n->hi), "=c"(aux));
 		n->cpu = aux & CLOCK_TSC_AUX_CPU_MASK;
 		return 1;

@@ -53,9 +53,8 @@ rec_function_now(struct clock_now now, unsigned action, uint32_t fid)
 	size_t used;
 	uint64_t word;
 
-	if (XFDR_UNLIKELY(xfdr_own_nonzero(&s->busy)))
+	if (XFDR_UNLIKELY(xfdr_own_test_and_set(&s->busy)))
 		goto slow_path;
-	xfdr_store_relaxed(&s->busy, 1u);
 	held = s;
 	/* A signal handler that runs from here on sees the guard; we see its records after. */
 	xfdr_barrier();
