@@ -23,7 +23,7 @@ ifeq ($(DEBUG),1)
 BASE_CFLAGS += -g3
 endif
 ifneq ($(SAN),)
-BASE_CFLAGS += -fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all
+BASE_CFLAGS += -fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all -DXFDR_SANITIZED
 SAN_LDFLAGS := -fsanitize=$(SAN)
 endif
 
@@ -131,6 +131,8 @@ $(OBJ)/rt/%.o: %.c
 # (perf --call-graph=fp) that samples inside one misses the instrumented caller, as with any
 # leaf function built so.
 $(OBJ)/rt/runtime/hooks/%.o: RUNTIME_CFLAGS += -fomit-frame-pointer
+# The fentry stubs' common case runs with only the general registers saved (fentry.c).
+$(OBJ)/rt/runtime/hooks/fentry_fast.o: RUNTIME_CFLAGS += -mgeneral-regs-only
 
 $(OBJ)/rd/%.o: %.c
 	@mkdir -p $(@D)

@@ -4,10 +4,10 @@
 
 .PHONY: check check-build check-exports check-headers check-format check-layers check-clang \
 	check-san check-tsan check-unit check-system check-install check-man check-fuzz check-bench \
-	check-examples check-functions
+	check-examples check-functions check-fentry-fast
 
 # cmocka's summaries come last: the plain runs are the final steps.
-check: check-format check-layers check-functions check-build check-exports check-headers check-clang check-san \
+check: check-format check-layers check-functions check-build check-exports check-fentry-fast check-headers check-clang check-san \
 	check-tsan check-examples check-man check-install check-fuzz check-bench
 	$(MAKE) --no-print-directory check-unit
 	$(MAKE) --no-print-directory check-system
@@ -32,6 +32,11 @@ check-exports: $(LIBXFDR_SO) $(LIBREADER_A)
 
 check-headers:
 	sh tests/check_headers.sh "$(CC)"
+
+# The fentry stubs' common case runs with the vector registers unsaved: it may use none and
+# call nothing (tests/check_fentry_fast.sh). Not in sanitizer builds, whose stubs save them.
+check-fentry-fast: $(OBJ)/rt/runtime/hooks/fentry_fast.o
+	sh tests/check_fentry_fast.sh $<
 
 # Warning-free under clang as well as gcc.
 check-clang:

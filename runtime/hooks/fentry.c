@@ -52,8 +52,10 @@
  * calls are then recorded as "nested" (as rec_function_at()'s own guard drops them).
  *
  * Cost when not recording: the stubs compare the session word with SESSION_OFF and return: one
- * load and a branch. When recording: 9 GPR and 8 xmm saves, the clock, the stack, the id cache
- * (fnmap_fast.h) and the inline record path (record_fast.h). A thread's first recorded entry
+ * load and a branch. When recording: 9 GPR saves, the clock, the stack, the id cache
+ * (fnmap_fast.h) and the inline record path (record_fast.h), in fentry_fast.c; the 8 xmm saves
+ * only when that declines (a thread's first entry, a function's first call, frames abandoned,
+ * a full stack, the record's own slow path). A thread's first recorded entry
  * maps its stack; a function's first call may allocate (fnmap_id()).
  *
  * x86-64 only (the TSC is needed anyway); elsewhere this file is empty.
@@ -69,6 +71,7 @@
 
 #include "runtime/base/compiler.h"
 #include "runtime/hooks/fentry.h"
+#include "runtime/hooks/fentry_thread.h"
 #include "runtime/record/record_fast.h"
 #include "runtime/record/session.h"
 #include "runtime/symbols/fnmap.h"
@@ -76,37 +79,12 @@
 #include "xfdr/format.h"
 #include "xfdr/xfdr.h"
 
-#define FENTRY_STACK_FRAMES 1024u
-
 /* The stubs test the session word's low half (little-endian: its first 4 bytes). */
 _Static_assert(SESSION_OFF == 0xffffffffu, "the stubs compare with $-1");
 _Static_assert(sizeof(rt_state.ctl) == 8 && __builtin_offsetof(struct rt_state, ctl) == 0,
 	       "the stubs read the session at rt_state + 0");
 
-struct fentry_frame {
-	uintptr_t frame; /* address of the slot holding the function's return address */
-	uint32_t id;
-	uint32_t unused;
-};
-
-#define STACK_BYTES (FENTRY_STACK_FRAMES * sizeof(struct fentry_frame))
-
-enum stack_state {
-	STACK_NONE = 0,	 /* not mapped yet */
-	STACK_READY = 1, /* frames points to FENTRY_STACK_FRAMES frames */
-	STACK_GONE = 2,	 /* could not be mapped, or released at thread exit: stackless */
-};
-
-struct fentry_thread {
-	struct fentry_frame *frames;
-	uint32_t depth;	  /* frames in use */
-	uint32_t session; /* the session they belong to */
-	uint64_t deeper; /* open calls recorded as FNMAP_ID_NONE above the stack (or without one) */
-	uint32_t busy;	 /* inside a hook on this thread */
-	uint32_t state;	 /* enum stack_state */
-};
-
-static __thread struct fentry_thread fentry_self __attribute__((tls_model("initial-exec")));
+__thread struct fentry_thread fentry_self __attribute__((tls_model("initial-exec")));
 
 /* key_state's low half; while RUNNING its high half is the creator's pid (key_ready()). */
 enum key_state {
@@ -128,6 +106,9 @@ void fentry_return(uintptr_t frame) XFDR_HIDDEN;
  * frame-pointer walkers through rbp), then 16-byte aligned room for 9 GPRs and xmm0-7:
  *   0..127 xmm0-7 | 128 rax rcx rdx rsi rdi r8 r9 r10 r11 (..199) | 200 pad
  * 8(%rbp) is the address the stub returns to, 16(%rbp) the instrumented function's frame.
+ * The GPRs are saved on every event; xmm0-7 only when the common case (fentry_fast.c, which
+ * uses no vector register) declines and the full hook runs, or on every event in sanitizer
+ * builds (whose checks may call code that uses them).
  */
 #if defined(__CET__) && (__CET__ & 1)
 #define FENTRY_ENDBR "endbr64\n\t"
@@ -135,7 +116,7 @@ void fentry_return(uintptr_t frame) XFDR_HIDDEN;
 #define FENTRY_ENDBR ""
 #endif
 
-#define FENTRY_SAVE                                                                                \
+#define FENTRY_SAVE_GPRS                                                                           \
 	"push %rbp\n\t"                                                                            \
 	".cfi_adjust_cfa_offset 8\n\t"                                                             \
 	".cfi_rel_offset %rbp, 0\n\t"                                                              \
@@ -143,14 +124,6 @@ void fentry_return(uintptr_t frame) XFDR_HIDDEN;
 	".cfi_def_cfa_register %rbp\n\t"                                                           \
 	"and $-16, %rsp\n\t"                                                                       \
 	"sub $208, %rsp\n\t"                                                                       \
-	"movaps %xmm0, 0(%rsp)\n\t"                                                                \
-	"movaps %xmm1, 16(%rsp)\n\t"                                                               \
-	"movaps %xmm2, 32(%rsp)\n\t"                                                               \
-	"movaps %xmm3, 48(%rsp)\n\t"                                                               \
-	"movaps %xmm4, 64(%rsp)\n\t"                                                               \
-	"movaps %xmm5, 80(%rsp)\n\t"                                                               \
-	"movaps %xmm6, 96(%rsp)\n\t"                                                               \
-	"movaps %xmm7, 112(%rsp)\n\t"                                                              \
 	"mov %rax, 128(%rsp)\n\t"                                                                  \
 	"mov %rcx, 136(%rsp)\n\t"                                                                  \
 	"mov %rdx, 144(%rsp)\n\t"                                                                  \
@@ -161,7 +134,17 @@ void fentry_return(uintptr_t frame) XFDR_HIDDEN;
 	"mov %r10, 184(%rsp)\n\t"                                                                  \
 	"mov %r11, 192(%rsp)\n\t"
 
-#define FENTRY_RESTORE                                                                             \
+#define FENTRY_SAVE_XMM                                                                            \
+	"movaps %xmm0, 0(%rsp)\n\t"                                                                \
+	"movaps %xmm1, 16(%rsp)\n\t"                                                               \
+	"movaps %xmm2, 32(%rsp)\n\t"                                                               \
+	"movaps %xmm3, 48(%rsp)\n\t"                                                               \
+	"movaps %xmm4, 64(%rsp)\n\t"                                                               \
+	"movaps %xmm5, 80(%rsp)\n\t"                                                               \
+	"movaps %xmm6, 96(%rsp)\n\t"                                                               \
+	"movaps %xmm7, 112(%rsp)\n\t"
+
+#define FENTRY_RESTORE_XMM                                                                         \
 	"movaps 0(%rsp), %xmm0\n\t"                                                                \
 	"movaps 16(%rsp), %xmm1\n\t"                                                               \
 	"movaps 32(%rsp), %xmm2\n\t"                                                               \
@@ -169,7 +152,9 @@ void fentry_return(uintptr_t frame) XFDR_HIDDEN;
 	"movaps 64(%rsp), %xmm4\n\t"                                                               \
 	"movaps 80(%rsp), %xmm5\n\t"                                                               \
 	"movaps 96(%rsp), %xmm6\n\t"                                                               \
-	"movaps 112(%rsp), %xmm7\n\t"                                                              \
+	"movaps 112(%rsp), %xmm7\n\t"
+
+#define FENTRY_RESTORE_GPRS                                                                        \
 	"mov 128(%rsp), %rax\n\t"                                                                  \
 	"mov 136(%rsp), %rcx\n\t"                                                                  \
 	"mov 144(%rsp), %rdx\n\t"                                                                  \
@@ -184,21 +169,45 @@ void fentry_return(uintptr_t frame) XFDR_HIDDEN;
 	".cfi_def_cfa %rsp, 8\n\t"                                                                 \
 	".cfi_restore %rbp\n\t"
 
-/* Not recording (the session is SESSION_OFF): return before touching anything. */
-#define FENTRY_STUB(name, args, handler)                                                           \
+/*
+ * Not recording (the session is SESSION_OFF): return before touching anything. Recording: the
+ * common case without the vector registers (fast, 1 when it did the event), else they are saved
+ * and the full hook runs.
+ */
+#ifdef XFDR_SANITIZED
+#define FENTRY_STUB(name, args, fast, handler)                                                     \
 	".pushsection .text\n\t"                                                                   \
 	".globl " name "\n\t"                                                                      \
 	".type " name ", @function\n\t"                                                            \
 	".p2align 4\n" name ":\n\t"                                                                \
 	".cfi_startproc\n\t" FENTRY_ENDBR "cmpl $-1, rt_state(%rip)\n\t"                           \
-	"je 1f\n\t" FENTRY_SAVE args "call " handler "\n\t" FENTRY_RESTORE "1:\n\t"                \
+	"je 1f\n\t" FENTRY_SAVE_GPRS FENTRY_SAVE_XMM args "call " handler                          \
+	"\n\t" FENTRY_RESTORE_XMM FENTRY_RESTORE_GPRS "1:\n\t"                                     \
 	"ret\n\t"                                                                                  \
 	".cfi_endproc\n\t"                                                                         \
 	".size " name ", .-" name "\n\t"                                                           \
 	".popsection\n\t"
+#else
+#define FENTRY_STUB(name, args, fast, handler)                                                     \
+	".pushsection .text\n\t"                                                                   \
+	".globl " name "\n\t"                                                                      \
+	".type " name ", @function\n\t"                                                            \
+	".p2align 4\n" name ":\n\t"                                                                \
+	".cfi_startproc\n\t" FENTRY_ENDBR "cmpl $-1, rt_state(%rip)\n\t"                           \
+	"je 1f\n\t" FENTRY_SAVE_GPRS args "call " fast "\n\t"                                      \
+	"test %eax, %eax\n\t"                                                                      \
+	"jnz 2f\n\t" FENTRY_SAVE_XMM args "call " handler "\n\t" FENTRY_RESTORE_XMM                \
+	"2:\n\t" FENTRY_RESTORE_GPRS "1:\n\t"                                                      \
+	"ret\n\t"                                                                                  \
+	".cfi_endproc\n\t"                                                                         \
+	".size " name ", .-" name "\n\t"                                                           \
+	".popsection\n\t"
+#endif
 
-__asm__(FENTRY_STUB("__fentry__", "mov 8(%rbp), %rdi\n\tlea 16(%rbp), %rsi\n\t", "fentry_enter")
-	    FENTRY_STUB("__return__", "lea 16(%rbp), %rdi\n\t", "fentry_return"));
+__asm__(FENTRY_STUB("__fentry__", "mov 8(%rbp), %rdi\n\tlea 16(%rbp), %rsi\n\t",
+		    "fentry_enter_fast", "fentry_enter")
+	    FENTRY_STUB("__return__", "lea 16(%rbp), %rdi\n\t", "fentry_return_fast",
+			"fentry_return"));
 
 /* Thread exit: unmap the stack; a later hook of the thread goes stackless. */
 static XFDR_NOINSTR void stack_release(void *frames)
@@ -210,7 +219,7 @@ static XFDR_NOINSTR void stack_release(void *frames)
 	t->depth = 0;
 	/* A signal handler after this point sees no stack before the memory goes. */
 	xfdr_barrier();
-	munmap(frames, STACK_BYTES);
+	munmap(frames, FENTRY_STACK_BYTES);
 }
 
 /*
@@ -256,11 +265,12 @@ static XFDR_COLD XFDR_NOINSTR int stack_create(struct fentry_thread *t)
 	t->state = STACK_GONE;
 	if (!key_ready())
 		goto out;
-	p = mmap(NULL, STACK_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	p = mmap(NULL, FENTRY_STACK_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		 0);
 	if (p == MAP_FAILED)
 		goto out;
 	if (pthread_setspecific(stack_key, p)) {
-		munmap(p, STACK_BYTES);
+		munmap(p, FENTRY_STACK_BYTES);
 		goto out;
 	}
 	t->frames = p;
@@ -269,25 +279,6 @@ static XFDR_COLD XFDR_NOINSTR int stack_create(struct fentry_thread *t)
 out:
 	errno = saved;
 	return t->state == STACK_READY;
-}
-
-/*
- * The function's first byte from __fentry__'s return address: the call is ff 15 disp32 (PIC,
- * through the GOT), 67 e8 rel32 (ld's relaxation of it) or e8 rel32; an endbr64 may precede it.
- * A 5-byte call preceded by 0x67 would be misread, but the byte before a function is padding
- * or the end of a ret, jmp or call whose rel32 would have to be about +1.7 GB.
- */
-static inline XFDR_NOINSTR uintptr_t fn_start(const uint8_t *ret)
-{
-	const uint8_t *p = ret - 5;
-
-	if (ret[-6] == 0xff && ret[-5] == 0x15)
-		p = ret - 6;
-	else if (ret[-6] == 0x67 && ret[-5] == 0xe8)
-		p = ret - 6;
-	if (p[-4] == 0xf3 && p[-3] == 0x0f && p[-2] == 0x1e && p[-1] == 0xfa)
-		p -= 4;
-	return (uintptr_t)p;
 }
 
 /* Empty the stack of an earlier session: its frames are not in this trace. */

@@ -34,7 +34,11 @@ static inline XFDR_NOINSTR __attribute__((always_inline)) void rec_leave(struct 
 
 /*
  * Record a function event taken at `now` (its CPU may be one clock_now_inline() knows none for:
- * it matches no thread's). Context: see recorder.h.
+ * it matches no thread's). Context: see recorder.h. Returns 1 when the event was dealt with.
+ * may_call (a constant): 1, the uncommon cases go to rec_function_slow() (and elision's exit to
+ * rec_exit_elide()); 0, the function makes no call: it returns 0 for them, having changed
+ * nothing, and the caller records the event some other way (fentry_fast.c, whose code has no
+ * vector registers saved for a call).
  * Everything but the common case leaves through rec_function_slow(), the one door out: with
  * the guard taken here (held = the slot) when the thread has a slot and was not inside the
  * runtime, without it (held = NULL) when it has no slot yet (thread_no_slot) or is
@@ -44,8 +48,8 @@ static inline XFDR_NOINSTR __attribute__((always_inline)) void rec_leave(struct 
  * 2^32 ticks or more since the last record, or only across a multiple of 2^32, once in seconds)
  * is the slow path's, which writes a TSCWrap where it must.
  */
-static inline XFDR_NOINSTR __attribute__((always_inline)) void
-rec_function_now(struct clock_now now, unsigned action, uint32_t fid)
+static inline XFDR_NOINSTR __attribute__((always_inline)) int
+rec_function_fast(struct clock_now now, unsigned action, uint32_t fid, int may_call)
 {
 	struct rec_thread *t = &rec_self;
 	struct thread_slot *s = t->slot, *held = NULL;
@@ -70,9 +74,11 @@ rec_function_now(struct clock_now now, unsigned action, uint32_t fid)
 		s->stack[t->depth++] = fid;
 	} else {
 		if (XFDR_UNLIKELY(t->elide_ticks)) {
+			if (!may_call)
+				goto slow_path;
 			/* a tail call: this path stays a leaf that saves no register */
 			rec_exit_elide(s, used, clock_now_tsc(&now), cpu, word);
-			return;
+			return 1;
 		}
 		t->depth--;
 	}
@@ -84,9 +90,22 @@ rec_function_now(struct clock_now now, unsigned action, uint32_t fid)
 	/* pairs with the acquire of used_bytes in the flusher */
 	xfdr_store_release(&t->desc->used_bytes, used + XFDR_FN_RECORD_BYTES);
 	rec_leave(s);
-	return;
+	return 1;
 slow_path:
+	if (!may_call) {
+		if (held)
+			rec_leave(held);
+		return 0;
+	}
 	rec_function_slow(t, held, clock_now_tsc(&now), cpu, action, fid);
+	return 1;
+}
+
+/* rec_function_fast() that takes the slow path where it must: the event is always recorded. */
+static inline XFDR_NOINSTR __attribute__((always_inline)) void
+rec_function_now(struct clock_now now, unsigned action, uint32_t fid)
+{
+	(void)rec_function_fast(now, action, fid, 1);
 }
 
 /* The same, the event taken at (tsc, cpu). */
