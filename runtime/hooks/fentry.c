@@ -175,34 +175,27 @@ void fentry_return(uintptr_t frame) XFDR_HIDDEN;
  * and the full hook runs.
  */
 #ifdef XFDR_SANITIZED
-#define FENTRY_STUB(name, args, fast, handler)                                                     \
-	".pushsection .text\n\t"                                                                   \
-	".globl " name "\n\t"                                                                      \
-	".type " name ", @function\n\t"                                                            \
-	".p2align 4\n" name ":\n\t"                                                                \
-	".cfi_startproc\n\t" FENTRY_ENDBR "cmpl $-1, rt_state(%rip)\n\t"                           \
-	"je 1f\n\t" FENTRY_SAVE_GPRS FENTRY_SAVE_XMM args "call " handler                          \
-	"\n\t" FENTRY_RESTORE_XMM FENTRY_RESTORE_GPRS "1:\n\t"                                     \
-	"ret\n\t"                                                                                  \
-	".cfi_endproc\n\t"                                                                         \
-	".size " name ", .-" name "\n\t"                                                           \
-	".popsection\n\t"
+#define FENTRY_CALLS(args, fast, handler)                                                          \
+	FENTRY_SAVE_XMM args "call " handler "\n\t" FENTRY_RESTORE_XMM
 #else
+#define FENTRY_CALLS(args, fast, handler)                                                          \
+	args "call " fast "\n\t"                                                                   \
+	     "test %eax, %eax\n\t"                                                                 \
+	     "jnz 2f\n\t" FENTRY_SAVE_XMM args "call " handler "\n\t" FENTRY_RESTORE_XMM "2:\n\t"
+#endif
+
 #define FENTRY_STUB(name, args, fast, handler)                                                     \
 	".pushsection .text\n\t"                                                                   \
 	".globl " name "\n\t"                                                                      \
 	".type " name ", @function\n\t"                                                            \
 	".p2align 4\n" name ":\n\t"                                                                \
 	".cfi_startproc\n\t" FENTRY_ENDBR "cmpl $-1, rt_state(%rip)\n\t"                           \
-	"je 1f\n\t" FENTRY_SAVE_GPRS args "call " fast "\n\t"                                      \
-	"test %eax, %eax\n\t"                                                                      \
-	"jnz 2f\n\t" FENTRY_SAVE_XMM args "call " handler "\n\t" FENTRY_RESTORE_XMM                \
-	"2:\n\t" FENTRY_RESTORE_GPRS "1:\n\t"                                                      \
-	"ret\n\t"                                                                                  \
-	".cfi_endproc\n\t"                                                                         \
-	".size " name ", .-" name "\n\t"                                                           \
-	".popsection\n\t"
-#endif
+	"je 1f\n\t" FENTRY_SAVE_GPRS                                                               \
+	FENTRY_CALLS(args, fast, handler) FENTRY_RESTORE_GPRS "1:\n\t"                             \
+							      "ret\n\t"                            \
+							      ".cfi_endproc\n\t"                   \
+							      ".size " name ", .-" name "\n\t"     \
+							      ".popsection\n\t"
 
 __asm__(FENTRY_STUB("__fentry__", "mov 8(%rbp), %rdi\n\tlea 16(%rbp), %rsi\n\t",
 		    "fentry_enter_fast", "fentry_enter")

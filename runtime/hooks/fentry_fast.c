@@ -24,6 +24,24 @@
 #include "runtime/symbols/fnmap_fast.h"
 #include "xfdr/format.h"
 
+/* The clock read inline and the hooks' guard taken; 0 (nothing changed) when either fails. */
+static inline XFDR_NOINSTR int fast_begin(struct fentry_thread *t, struct clock_now *now)
+{
+	if (XFDR_UNLIKELY(!clock_now_inline(now) || xfdr_load_relaxed(&t->busy)))
+		return 0;
+	xfdr_store_relaxed(&t->busy, 1u);
+	/* A signal handler from here on sees the guard. */
+	xfdr_barrier();
+	return 1;
+}
+
+static inline XFDR_NOINSTR int fast_end(struct fentry_thread *t, int done)
+{
+	xfdr_barrier();
+	xfdr_store_relaxed(&t->busy, 0u);
+	return done;
+}
+
 XFDR_NOINSTR int fentry_enter_fast(const uint8_t *ret, uintptr_t frame)
 {
 	struct fentry_thread *t = &fentry_self;
@@ -31,11 +49,8 @@ XFDR_NOINSTR int fentry_enter_fast(const uint8_t *ret, uintptr_t frame)
 	uint32_t d, id;
 	int done = 0;
 
-	if (XFDR_UNLIKELY(!clock_now_inline(&now) || xfdr_load_relaxed(&t->busy)))
+	if (!fast_begin(t, &now))
 		return 0;
-	xfdr_store_relaxed(&t->busy, 1u);
-	/* A signal handler from here on sees the guard. */
-	xfdr_barrier();
 	d = t->depth;
 	/* frames at or below this one are gone (the full hook closes them), or a full stack */
 	if (XFDR_LIKELY(t->session == session_recording() && t->state == STACK_READY &&
@@ -48,9 +63,7 @@ XFDR_NOINSTR int fentry_enter_fast(const uint8_t *ret, uintptr_t frame)
 		t->depth = d + 1;
 		done = 1;
 	}
-	xfdr_barrier();
-	xfdr_store_relaxed(&t->busy, 0u);
-	return done;
+	return fast_end(t, done);
 }
 
 XFDR_NOINSTR int fentry_return_fast(uintptr_t frame)
@@ -60,10 +73,8 @@ XFDR_NOINSTR int fentry_return_fast(uintptr_t frame)
 	uint32_t d;
 	int done = 0;
 
-	if (XFDR_UNLIKELY(!clock_now_inline(&now) || xfdr_load_relaxed(&t->busy)))
+	if (!fast_begin(t, &now))
 		return 0;
-	xfdr_store_relaxed(&t->busy, 1u);
-	xfdr_barrier();
 	d = t->depth;
 	/* the top frame is this function's: no frame below it was abandoned */
 	if (XFDR_LIKELY(t->session == session_recording() && t->state == STACK_READY &&
@@ -72,9 +83,7 @@ XFDR_NOINSTR int fentry_return_fast(uintptr_t frame)
 		t->depth = d - 1;
 		done = 1;
 	}
-	xfdr_barrier();
-	xfdr_store_relaxed(&t->busy, 0u);
-	return done;
+	return fast_end(t, done);
 }
 
 #endif

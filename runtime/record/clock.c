@@ -142,7 +142,8 @@ int clock_init(int requested)
 #if CLOCK_RSEQ
 	if (src == CLOCK_SRC_RDTSC && clock_cpu_from_rseq()) {
 		xfdr_store_relaxed(&clock_rseq_offset, (long)__rseq_offset);
-		xfdr_store_relaxed(&clock_how, (int)CLOCK_HOW_RSEQ);
+		/* the offset before the choice that reads it */
+		xfdr_store_release(&clock_how, (int)CLOCK_HOW_RSEQ);
 	} else
 #endif
 		xfdr_store_relaxed(&clock_how, src == CLOCK_SRC_RDTSCP ? (int)CLOCK_HOW_RDTSCP

@@ -104,7 +104,7 @@ static inline XFDR_NOINSTR unsigned clock_getcpu(void)
 	return clock_getcpu_slow();
 }
 
-/* A CPU clock_read_fast() gave, as a number. */
+/* A CPU clock_now_inline() gave, as a number. */
 static inline XFDR_NOINSTR unsigned clock_cpu_known(unsigned cpu)
 {
 	return XFDR_LIKELY(cpu < CLOCK_CPU_UNKNOWN) ? cpu : clock_getcpu_slow();

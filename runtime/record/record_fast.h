@@ -4,12 +4,12 @@
  * The fast case is: the thread has a slot and is not already inside the runtime, its buffer
  * belongs to the session being recorded, the CPU is the one of its last record, the TSC
  * delta fits 32 bits and the 8-byte record fits below fast_end (room for the EndOfBuffer
- * stays);
- * an entry has room for its id on the shadow stack. Then: the shadow stack moves, one record is
- * written, its length published with a release store (with elision on, an exit also publishes
- * the erase floor it moves: stable_bytes; or, when its entry is the last record and the call
- * was short, erases that entry instead). No lock, no atomic read-modify-write, no system
- * call. Everything else goes to rec_function_slow().
+ * stays); an entry has room for its id on the shadow stack. Then: the shadow stack moves, one
+ * record is written, its length published with a release store (with elision on, an exit also
+ * publishes the erase floor it moves: stable_bytes; or, when its entry is the last record and
+ * the call was short, erases that entry instead). No lock, no atomic read-modify-write (the
+ * guard is one bts on the thread's own slot), no system call. Everything else goes to
+ * rec_function_slow().
  */
 #ifndef XFDR_RUNTIME_RECORD_RECORD_FAST_H
 #define XFDR_RUNTIME_RECORD_RECORD_FAST_H
