@@ -118,15 +118,6 @@ static inline XFDR_NOINSTR uint64_t clock_rdtsc(void)
 	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
 	return (uint64_t)hi << 32 | lo;
 }
-
-static inline XFDR_NOINSTR uint64_t clock_rdtscp(unsigned *cpu)
-{
-	uint32_t lo, hi, aux;
-
-	__asm__ __volatile__("rdtscp" : "=a"(lo), "=d"(hi), "=c"(aux));
-	*cpu = aux & CLOCK_TSC_AUX_CPU_MASK;
-	return (uint64_t)hi << 32 | lo;
-}
 #endif
 
 static inline XFDR_NOINSTR uint64_t clock_ns_raw(void)
@@ -135,26 +126,6 @@ static inline XFDR_NOINSTR uint64_t clock_ns_raw(void)
 
 	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* Every read but the rseq one. */
-static inline XFDR_NOINSTR uint64_t clock_read_other(int how, unsigned *cpu)
-{
-#if CLOCK_X86
-	uint64_t tsc;
-
-	if (XFDR_LIKELY(how == CLOCK_HOW_RDTSCP))
-		return clock_rdtscp(cpu);
-	tsc = clock_rdtsc();
-	*cpu = clock_getcpu();
-	return tsc;
-#else
-	uint64_t ns = clock_ns_raw();
-
-	(void)how;
-	*cpu = clock_getcpu();
-	return ns;
-#endif
 }
 
 /* A timestamp in the halves rdtsc gives it, and the CPU it was read on. */
@@ -199,21 +170,26 @@ static inline XFDR_NOINSTR int clock_now_inline(struct clock_now *n)
 }
 
 /*
- * clock_read - the timestamp now and the CPU it was read on.
+ * clock_read - the timestamp now and the CPU it was read on: clock_now_inline()'s read where it
+ * has one, else rdtsc (or the portable clock) and clock_getcpu().
  * Context: any, signal handlers included; no lock, no allocation.
  */
 static inline XFDR_NOINSTR uint64_t clock_read(unsigned *cpu)
 {
-	int how = xfdr_load_relaxed(&clock_how);
-#if CLOCK_X86 && CLOCK_RSEQ
-	if (XFDR_LIKELY(how == CLOCK_HOW_RSEQ)) {
-		uint64_t tsc = clock_rdtsc();
+	struct clock_now now;
+	uint64_t tsc;
 
-		*cpu = clock_cpu_known(clock_rseq_cpu(xfdr_load_relaxed(&clock_rseq_offset)));
-		return tsc;
+	if (XFDR_LIKELY(clock_now_inline(&now))) {
+		*cpu = clock_cpu_known(now.cpu);
+		return clock_now_tsc(&now);
 	}
+#if CLOCK_X86
+	tsc = clock_rdtsc();
+#else
+	tsc = clock_ns_raw();
 #endif
-	return clock_read_other(how, cpu);
+	*cpu = clock_getcpu();
+	return tsc;
 }
 
 /* The timestamp alone (calibration, flush). */

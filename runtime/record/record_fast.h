@@ -33,6 +33,23 @@ static inline XFDR_NOINSTR __attribute__((always_inline)) void rec_leave(struct 
 }
 
 /*
+ * rec_put_record - the function record `word` goes at used, its TSC's low half (lo, the high
+ * half being last_hi) becomes the delta base, and its length is published. Context: the owner,
+ * guard held, every fast-path test passed.
+ */
+static inline XFDR_NOINSTR __attribute__((always_inline)) void
+rec_put_record(struct rec_thread *t, size_t used, uint32_t lo, uint64_t word)
+{
+	/* used is kept in a register: the record store may alias the TLS block for the compiler */
+	t->used = used + XFDR_FN_RECORD_BYTES;
+	t->last_lo = lo;
+	/* one word store, atomic for the sake of readers of a live process (put_words()) */
+	xfdr_store_relaxed((uint64_t *)(void *)(t->buf + used), word);
+	/* pairs with the acquire of used_bytes in the flusher */
+	xfdr_store_release(&t->desc->used_bytes, used + XFDR_FN_RECORD_BYTES);
+}
+
+/*
  * Record a function event taken at `now` (its CPU may be one clock_now_inline() knows none for:
  * it matches no thread's). Context: see recorder.h. Returns 1 when the event was dealt with.
  * may_call (a constant): 1, the uncommon cases go to rec_function_slow() (and elision's exit to
@@ -82,13 +99,7 @@ rec_function_fast(struct clock_now now, unsigned action, uint32_t fid, int may_c
 		}
 		t->depth--;
 	}
-	/* used is kept in a register: the record store may alias the TLS block for the compiler */
-	t->used = used + XFDR_FN_RECORD_BYTES;
-	t->last_lo = lo;
-	/* one word store, atomic for the sake of readers of a live process (put_words()) */
-	xfdr_store_relaxed((uint64_t *)(void *)(t->buf + used), word);
-	/* pairs with the acquire of used_bytes in the flusher */
-	xfdr_store_release(&t->desc->used_bytes, used + XFDR_FN_RECORD_BYTES);
+	rec_put_record(t, used, lo, word);
 	rec_leave(s);
 	return 1;
 slow_path:

@@ -257,15 +257,30 @@ static XFDR_NOINSTR size_t event_bytes(const struct rec_event *ev)
 }
 
 /*
- * try_elide - an exit of fid at tsc: when the buffer's last record is fid's entry (nothing
- * recorded since), no older than the threshold, erase it and move the delta base back to
- * the record before it. Returns 1 when erased (the exit is then not written).
+ * erase_last_entry - a short call's entry, the buffer's last record, is erased: the delta base
+ * moves back to the record before it (entry_delta earlier) and the call counts as elided.
  * The entry lies above the erase floor, so no flusher ever copied it (stable_bytes): erasing
  * it, and rewriting its bytes with the next record, races with nobody.
  */
-static XFDR_NOINSTR int try_elide(struct rec_thread *t, uint64_t tsc, uint32_t fid)
+static inline XFDR_NOINSTR void erase_last_entry(struct rec_thread *t, struct thread_slot *s,
+						 uint32_t entry_delta)
 {
-	struct pool_desc *d = t->desc;
+	t->used -= XFDR_FN_RECORD_BYTES;
+	t->last_tsc -= entry_delta;
+	/* one instruction: a signal handler that elides on this thread cannot lose a count */
+	xfdr_add_own(&s->noted[NOTE_ELIDED]);
+	/* for `xfdr recover` and `core`, which read a dead owner's buffers up to used_bytes */
+	xfdr_store_release(&t->desc->used_bytes, t->used);
+}
+
+/*
+ * try_elide - an exit of fid at tsc: when the buffer's last record is fid's entry (nothing
+ * recorded since), no older than the threshold, erase it (erase_last_entry()). Returns 1 when
+ * erased (the exit is then not written).
+ */
+static XFDR_NOINSTR int try_elide(struct rec_thread *t, struct thread_slot *s, uint64_t tsc,
+				  uint32_t fid)
+{
 	unsigned action;
 	uint32_t efid, delta;
 
@@ -275,10 +290,7 @@ static XFDR_NOINSTR int try_elide(struct rec_thread *t, uint64_t tsc, uint32_t f
 	if (action != XFDR_FN_ENTER || efid != (fid & XFDR_FUNCTION_ID_MAX) || tsc < t->last_tsc ||
 	    tsc - t->last_tsc > t->elide_ticks)
 		return 0;
-	t->used -= XFDR_FN_RECORD_BYTES;
-	t->last_tsc -= delta;
-	/* for `xfdr recover` and `core`, which read a dead owner's buffers up to used_bytes */
-	xfdr_store_release(&d->used_bytes, t->used);
+	erase_last_entry(t, s, delta);
 	return 1;
 }
 
@@ -292,33 +304,9 @@ static inline XFDR_NOINSTR void exit_final(struct rec_thread *t, struct thread_s
 {
 	t->erase_floor = used + XFDR_FN_RECORD_BYTES;
 	t->depth--;
-	t->used = used + XFDR_FN_RECORD_BYTES;
-	t->last_lo = lo;
-	xfdr_store_relaxed((uint64_t *)(void *)(t->buf + used), word);
-	/* pairs with the acquire of used_bytes and stable_bytes in the flusher */
-	xfdr_store_release(&t->desc->used_bytes, used + XFDR_FN_RECORD_BYTES);
+	rec_put_record(t, used, lo, word);
+	/* pairs with the acquire of stable_bytes in the flusher */
 	xfdr_store_release(&t->desc->stable_bytes, used + XFDR_FN_RECORD_BYTES);
-	rec_leave(s);
-}
-
-/*
- * erase_entry - a short call: its entry, the buffer's last record (at used - 8), is erased as
- * try_elide() erases one, and the exit is not written. Releases the guard.
- */
-static inline XFDR_NOINSTR void erase_entry(struct rec_thread *t, struct thread_slot *s,
-					    size_t used)
-{
-	uint32_t entry_delta;
-
-	memcpy(&entry_delta, t->buf + used - XFDR_FN_RECORD_BYTES + XFDR_FN_DELTA_OFF,
-	       sizeof(entry_delta));
-	t->last_tsc -= entry_delta;
-	t->used = used - XFDR_FN_RECORD_BYTES;
-	t->depth--;
-	/* one instruction: a signal handler that elides on this thread cannot lose a count */
-	xfdr_add_own(&s->noted[NOTE_ELIDED]);
-	/* for `xfdr recover` and `core`, which read a dead owner's buffers up to used_bytes */
-	xfdr_store_release(&t->desc->used_bytes, used - XFDR_FN_RECORD_BYTES);
 	rec_leave(s);
 }
 
@@ -341,7 +329,14 @@ XFDR_NOINSTR void rec_exit_elide(struct thread_slot *s, size_t used, uint64_t ts
 			return;
 		}
 		if (delta <= t->elide_ticks) {
-			erase_entry(t, s, used);
+			uint32_t entry_delta;
+
+			memcpy(&entry_delta,
+			       t->buf + used - XFDR_FN_RECORD_BYTES + XFDR_FN_DELTA_OFF,
+			       sizeof(entry_delta));
+			erase_last_entry(t, s, entry_delta);
+			t->depth--;
+			rec_leave(s);
 			return;
 		}
 	}
@@ -535,10 +530,8 @@ static XFDR_NOINSTR int write_group(struct rec_thread *t, struct thread_slot *s,
 		}
 	}
 	if (ev->kind == REC_EV_FUNCTION && !rec_action_is_entry(ev->action) && t->buf &&
-	    try_elide(t, tsc, ev->fid)) {
-		xfdr_add_relaxed(&s->noted[NOTE_ELIDED], (uint64_t)1);
+	    try_elide(t, s, tsc, ev->fid))
 		return 0;
-	}
 	if (ev->kind == REC_EV_CUSTOM && ev->bytes > buffer_bytes)
 		return drop_function(t, s, session, ev, open_calls, DROP_TOO_LARGE);
 	need = event_bytes(ev);

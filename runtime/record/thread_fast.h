@@ -25,8 +25,10 @@ static inline XFDR_NOINSTR struct thread_slot *rec_slot(const struct rec_thread 
 	return t->slot == &thread_no_slot ? NULL : t->slot;
 }
 
-/* The fast path's end of a buffer of size bytes: a record written below it leaves room for the
- * EndOfBuffer after it (wr_fits()). */
+/*
+ * The fast path's end of a buffer of size bytes: a record written below it leaves room for the
+ * EndOfBuffer after it (wr_fits()).
+ */
 static inline XFDR_NOINSTR size_t rec_fast_end(size_t size)
 {
 	return size >= XFDR_FN_RECORD_BYTES + XFDR_MD_RECORD_BYTES

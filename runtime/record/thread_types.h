@@ -47,7 +47,7 @@ enum thread_note {
 };
 
 /*
- * A CPU number no read returns (clock_read_fast()'s "unknown" values are above it): forces
+ * A CPU number no read returns (clock_now_inline()'s "unknown" values are above it): forces
  * the slow path, and NewCPUId on the first event of a buffer.
  */
 #define REC_NO_CPU 0x7fffffffu
