@@ -3,6 +3,7 @@
  * FDR v1 file image (see trace_gen.h).
  */
 #include "tests/support/trace_gen.h"
+#include "tests/support/scratch.h"
 
 struct tg_enc {
 	const struct tg_trace *tr;
@@ -73,6 +74,21 @@ struct tg_event *tg_push(struct tg_thread *t)
 	}
 	memset(&t->ev[t->n], 0, sizeof(t->ev[0]));
 	return &t->ev[t->n++];
+}
+
+struct tg_thread *tg_thread_of(struct tg_trace *tr, uint16_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < tr->threads; i++) {
+		if (tr->th[i].tid == tid)
+			return &tr->th[i];
+	}
+	tr->th = realloc(tr->th, (tr->threads + 1) * sizeof(*tr->th));
+	assert_non_null(tr->th);
+	memset(&tr->th[tr->threads], 0, sizeof(tr->th[0]));
+	tr->th[tr->threads].tid = tid;
+	return &tr->th[tr->threads++];
 }
 
 void tg_free(struct tg_trace *tr)
@@ -537,4 +553,19 @@ int tg_check_image(struct tg_trace *tr, const struct tg_file *f)
 	rc = tg_check_trace(t, tr, f->buffers);
 	xfdr_trace_close(t);
 	return rc;
+}
+
+const char *tg_write_scratch(struct tg_trace *tr, size_t buffer_bytes, const char *name,
+			     uint64_t seed)
+{
+	struct tg_file f;
+	const char *path;
+
+	tr->p.buffer_bytes = buffer_bytes;
+	tr->p.threads = tr->threads;
+	tg_encode(tr, &f, &seed);
+	path = scratch_write(name, f.data, f.bytes);
+	free(f.data);
+	tg_free(tr);
+	return path;
 }

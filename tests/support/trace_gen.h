@@ -105,6 +105,9 @@ void tg_stats_add(struct tg_stats *a, const struct tg_stats *b);
 
 struct tg_event *tg_push(struct tg_thread *t);
 
+/* The thread of tr with this tid, appended (empty) when tr has none yet. */
+struct tg_thread *tg_thread_of(struct tg_trace *tr, uint16_t tid);
+
 void tg_free(struct tg_trace *tr);
 
 /* Bytes a fresh buffer offers to its body: everything after the preamble. */
@@ -130,6 +133,13 @@ struct tg_file {
  * buffer of every thread in a shuffled order.
  */
 void tg_encode(const struct tg_trace *tr, struct tg_file *f, uint64_t *s);
+
+/*
+ * tg_write_scratch - a hand-built tr encoded (buffers of buffer_bytes, shuffled by seed) into
+ * the scratch file `name` (scratch.h); frees tr. Returns the file's path.
+ */
+const char *tg_write_scratch(struct tg_trace *tr, size_t buffer_bytes, const char *name,
+			     uint64_t seed);
 
 /* ---- comparing with the reader ------------------------------------------------------------ */
 

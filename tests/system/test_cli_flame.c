@@ -37,24 +37,12 @@
 
 /* ---- building traces ---------------------------------------------------------------------- */
 
-static struct tg_thread *thread_of(struct tg_trace *tr, uint16_t tid)
-{
-	size_t i;
-
-	for (i = 0; i < tr->threads; i++) {
-		if (tr->th[i].tid == tid)
-			return &tr->th[i];
-	}
-	tr->th = realloc(tr->th, (tr->threads + 1) * sizeof(*tr->th));
-	assert_non_null(tr->th);
-	memset(&tr->th[tr->threads], 0, sizeof(tr->th[0]));
-	tr->th[tr->threads].tid = tid;
-	return &tr->th[tr->threads++];
-}
+/* The buffers' order in the files this test writes. */
+#define SHUFFLE_SEED 7
 
 static void fn(struct tg_trace *tr, uint16_t tid, unsigned action, uint32_t fid, uint64_t t)
 {
-	struct tg_event *e = tg_push(thread_of(tr, tid));
+	struct tg_event *e = tg_push(tg_thread_of(tr, tid));
 
 	e->action = action;
 	e->fid = fid;
@@ -63,21 +51,6 @@ static void fn(struct tg_trace *tr, uint16_t tid, unsigned action, uint32_t fid,
 
 #define IN(tid, fid, t) fn(&tr, tid, XFDR_FN_ENTER, fid, t)
 #define OUT(tid, fid, t) fn(&tr, tid, XFDR_FN_EXIT, fid, t)
-
-static const char *write_trace(struct tg_trace *tr, size_t buffer_bytes, const char *name)
-{
-	struct tg_file f;
-	uint64_t seed = 7;
-	const char *path;
-
-	tr->p.buffer_bytes = buffer_bytes;
-	tr->p.threads = tr->threads;
-	tg_encode(tr, &f, &seed);
-	path = scratch_write(name, f.data, f.bytes);
-	free(f.data);
-	tg_free(tr);
-	return path;
-}
 
 /*
  * The trace of test_cli_stack.c: subtree times (thousands of ticks) main 300 (self 130, 2
@@ -100,7 +73,7 @@ static const char *known_trace(void)
 					     "function\t2\ta\t0x1010\t-\t-\n"
 					     "function\t3\tb\t0x1020\t-\t-\n"
 					     "function\t4\tc<&>\"'\xff\t0x1030\t-\t-\n");
-	return write_trace(&tr, 256, "known.xray");
+	return tg_write_scratch(&tr, 256, "known.xray", SHUFFLE_SEED);
 }
 
 /* ---- reading the SVG back ----------------------------------------------------------------- */
@@ -398,7 +371,7 @@ static void test_ten_thousand_stacks(void **state)
 		OUT(1, i, ++t);
 	}
 	OUT(1, 0, ++t);
-	path = write_trace(&tr, 4096, "big.xray");
+	path = tg_write_scratch(&tr, 4096, "big.xray", SHUFFLE_SEED);
 	assert_int_equal(child_xfdr(&r, "stack", "--no-map", path, NULL), 0);
 	assert_int_equal(text_count_lines(r.out), 1 + 100 + 10000); /* every stack has self time */
 	child_result_free(&r);

@@ -32,24 +32,12 @@
 
 /* ---- building traces ---------------------------------------------------------------------- */
 
-static struct tg_thread *thread_of(struct tg_trace *tr, uint16_t tid)
-{
-	size_t i;
-
-	for (i = 0; i < tr->threads; i++) {
-		if (tr->th[i].tid == tid)
-			return &tr->th[i];
-	}
-	tr->th = realloc(tr->th, (tr->threads + 1) * sizeof(*tr->th));
-	assert_non_null(tr->th);
-	memset(&tr->th[tr->threads], 0, sizeof(tr->th[0]));
-	tr->th[tr->threads].tid = tid;
-	return &tr->th[tr->threads++];
-}
+/* The buffers' order in the files this test writes. */
+#define SHUFFLE_SEED 42
 
 static void fn(struct tg_trace *tr, uint16_t tid, unsigned action, uint32_t fid, uint64_t t)
 {
-	struct tg_event *e = tg_push(thread_of(tr, tid));
+	struct tg_event *e = tg_push(tg_thread_of(tr, tid));
 
 	e->action = action;
 	e->fid = fid;
@@ -58,22 +46,6 @@ static void fn(struct tg_trace *tr, uint16_t tid, unsigned action, uint32_t fid,
 
 #define IN(tid, fid, t) fn(&tr, tid, XFDR_FN_ENTER, fid, t)
 #define OUT(tid, fid, t) fn(&tr, tid, XFDR_FN_EXIT, fid, t)
-
-/* Encode tr (buffers of buffer_bytes, shuffled) into the scratch file name; frees tr. */
-static const char *write_trace(struct tg_trace *tr, size_t buffer_bytes, const char *name)
-{
-	struct tg_file f;
-	uint64_t seed = 42;
-	const char *path;
-
-	tr->p.buffer_bytes = buffer_bytes;
-	tr->p.threads = tr->threads;
-	tg_encode(tr, &f, &seed);
-	path = scratch_write(name, f.data, f.bytes);
-	free(f.data);
-	tg_free(tr);
-	return path;
-}
 
 /*
  * Thread 1 (main 1, a 2, b 3, c 4):
@@ -107,7 +79,7 @@ static const char *known_trace(void)
 						   "function\t4\tc\t0x1030\t-\t-\n"
 						   "function\t5\t<unknown>\t0x1040\t-\t-\n");
 	(void)map;
-	return write_trace(&tr, 256, "known.xray");
+	return tg_write_scratch(&tr, 256, "known.xray", SHUFFLE_SEED);
 }
 
 /* Run `xfdr stack ARGS...` expecting exit 0; returns its stdout (caller frees), stderr in err. */
@@ -232,7 +204,7 @@ static void test_context_unknown(void **state)
 
 	(void)state;
 	memset(&tr, 0, sizeof(tr));
-	e = tg_push(thread_of(&tr, 4));
+	e = tg_push(tg_thread_of(&tr, 4));
 	e->custom = 1;
 	e->tsc = BASE;
 	e->payload_bytes = XFDR_STACK_PAYLOAD_BYTES(1);
@@ -243,7 +215,7 @@ static void test_context_unknown(void **state)
 	scratch_write_text("ctx.xray.map",
 			   "function\t1\tmain;x\t0x1\t-\t-\n"
 			   "function\t2\ta\t0x2\t-\t-\nfunction\t3\tb\t0x3\t-\t-\n");
-	path = write_trace(&tr, 512, "ctx.xray");
+	path = tg_write_scratch(&tr, 512, "ctx.xray", SHUFFLE_SEED);
 	out = stack_ok(&err, path, NULL);
 	/* ';' in a name would split the frame: it is written ':'. */
 	text_assert_equal(out, "main:x;[unknown];a 20000\nmain:x;[unknown];b 30000\n");
@@ -373,7 +345,7 @@ static void test_random_nested(void **state)
 	(void)state;
 	memset(&tr, 0, sizeof(tr));
 	for (i = 0; i < threads; i++) {
-		struct tg_thread *th = thread_of(&tr, (uint16_t)(100 + i * 7));
+		struct tg_thread *th = tg_thread_of(&tr, (uint16_t)(100 + i * 7));
 		uint64_t tsc = tg_next(&s) >> 8;
 
 		for (calls = 1 + (size_t)tg_below(&s, 20); calls; calls--) {
@@ -387,7 +359,7 @@ static void test_random_nested(void **state)
 			   "function\t0\tf0\t0x1\t-\t-\nfunction\t1\tf1\t0x2\t-\t-\n"
 			   "function\t2\tf2\t0x3\t-\t-\nfunction\t3\tf3\t0x4\t-\t-\n"
 			   "function\t4\tf4\t0x5\t-\t-\nfunction\t5\tf5\t0x6\t-\t-\n");
-	path = write_trace(&tr, 1024, "rand.xray");
+	path = tg_write_scratch(&tr, 1024, "rand.xray", SHUFFLE_SEED);
 	out = stack_ok(NULL, path, NULL);
 	check_folded(out, &wm, 0, time_all);
 	free(out);
@@ -453,8 +425,10 @@ static void test_errors(void **state)
 
 	/* A trace with no calls: nothing to print, and that is fine. */
 	memset(&tr, 0, sizeof(tr));
-	thread_of(&tr, 9);
-	assert_int_equal(child_xfdr(&r, "stack", write_trace(&tr, 256, "empty.xray"), NULL), 0);
+	tg_thread_of(&tr, 9);
+	assert_int_equal(
+	    child_xfdr(&r, "stack", tg_write_scratch(&tr, 256, "empty.xray", SHUFFLE_SEED), NULL),
+	    0);
 	assert_string_equal(r.out, "");
 	assert_string_equal(r.err, "");
 	child_result_free(&r);
