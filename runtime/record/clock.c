@@ -9,11 +9,20 @@
  * 1e-4, well inside the 0.1% the file needs.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdint.h>
+#include <string.h>
+#include <unistd.h>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
+#endif
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#define CLOCK_ON_VALGRIND() RUNNING_ON_VALGRIND
+#else
+#define CLOCK_ON_VALGRIND() 0 /* built without valgrind's header: see host_has_rdtscp() */
 #endif
 
 #include "runtime/record/clock.h"
@@ -42,6 +51,44 @@ static int cpuid_max(unsigned leaf, unsigned *max)
 	return 1;
 }
 
+/*
+ * host_has_rdtscp - the kernel lists rdtscp among the CPU's flags in /proc/cpuinfo. Read with
+ * open()/read() in small pieces (the token may straddle two); 0 when the file cannot be read.
+ */
+static int host_has_rdtscp(void)
+{
+	static const char token[] = " rdtscp";
+	enum { KEEP = sizeof(token) - 1 }; /* a whole token, to be judged by the byte after it */
+	char buf[512 + KEEP + 1];
+	size_t have = 0;
+	int fd = open("/proc/cpuinfo", O_RDONLY | O_CLOEXEC), found = 0;
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	while (!found && (n = read(fd, buf + have, sizeof(buf) - 1 - have)) > 0) {
+		char *p;
+
+		have += (size_t)n;
+		buf[have] = '\0';
+		for (p = strstr(buf, token); p && !found; p = strstr(p + 1, token))
+			found = p[sizeof(token) - 1] == ' ' || p[sizeof(token) - 1] == '\n';
+		/* the last bytes may begin the token, or be one whose next byte is still unread */
+		if (have > KEEP) {
+			memmove(buf, buf + have - KEEP, KEEP);
+			have = KEEP;
+		}
+	}
+	close(fd);
+	return found;
+}
+
+/*
+ * Under valgrind, CPUID is valgrind's own (a fixed Intel model that has rdtscp) while its
+ * decoder runs rdtscp only where the host CPU has it: on a host without it (an AMD EPYC VM),
+ * the first event would end the program with SIGILL. There the kernel's view of the real CPU
+ * decides. RUNNING_ON_VALGRIND is a few instructions that do nothing outside valgrind.
+ */
 int clock_cpu_has_rdtscp(void)
 {
 	unsigned max, a, b, c, d;
@@ -49,7 +96,9 @@ int clock_cpu_has_rdtscp(void)
 	if (!cpuid_max(0x80000001u, &max) || max < 0x80000001u)
 		return 0;
 	__cpuid(0x80000001u, a, b, c, d);
-	return (d >> 27) & 1;
+	if (!((d >> 27) & 1))
+		return 0;
+	return CLOCK_ON_VALGRIND() ? host_has_rdtscp() : 1;
 }
 
 int clock_invariant_tsc(void)

@@ -25,7 +25,7 @@ enum clock_source {
  */
 int clock_init(int requested);
 
-/* CPUID says rdtscp exists (always 0 off x86). */
+/* CPUID says rdtscp exists, and under valgrind the host has it too (always 0 off x86). */
 int clock_cpu_has_rdtscp(void);
 /* CPUID 0x80000007 EDX[8]: the TSC is invariant (constant rate, keeps counting when idle). */
 int clock_invariant_tsc(void);

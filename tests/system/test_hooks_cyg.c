@@ -5,7 +5,9 @@
  * gcc and clang at -O0 and -O2, run under xfdr and its trace read back. The expected calls
  * come from the program's source; the names from the .map sidecar; the ids must be in the
  * order the functions were first called. Each program is recorded unmodified through
- * LD_PRELOAD=libxfdr.so, one more is linked with libxfdr.a.
+ * LD_PRELOAD=libxfdr.so, one more is linked with libxfdr.a, and that one again under
+ * valgrind's memcheck (whose CPUID is not the host's: see clock_cpu_has_rdtscp()), which must
+ * find no error but libunwind's own (tests/system/valgrind.supp).
  */
 #include "tests/support/e2e_calls.h"
 
@@ -28,6 +30,7 @@ struct variant {
 	const char *opt;
 	enum link_mode mode;
 	const char *dir; /* under the test root */
+	int valgrind;	 /* run under valgrind's memcheck (LINKED only: nothing to preload) */
 };
 
 /* Compile the library and the program of v into dir; returns through prog. */
@@ -93,9 +96,14 @@ static void record(const struct variant *v, const char *dir, const char *prog, c
 {
 	char out[TH_PATH_BYTES], log[TH_PATH_BYTES], options[TH_PATH_BYTES + 32];
 	char preload[TH_PATH_BYTES + 16], so[TH_PATH_BYTES];
+	char supp[TH_PATH_BYTES], supp_flag[TH_PATH_BYTES + 16];
 	char *argv[] = {(char *)prog, "3", NULL};
+	char *valgrind_argv[] = {"valgrind", "-q", "--error-exitcode=99", supp_flag, (char *)prog,
+				 "3",	     NULL};
 	char *env[] = {options, preload, NULL};
 
+	th_src_file(supp, "tests/system/valgrind.supp");
+	snprintf(supp_flag, sizeof(supp_flag), "--suppressions=%s", supp);
 	th_join(out, dir, "/out");
 	assert_int_equal(mkdir(out, 0755), 0);
 	th_join(log, dir, "/run.log");
@@ -106,7 +114,7 @@ static void record(const struct variant *v, const char *dir, const char *prog, c
 	} else {
 		env[1] = NULL;
 	}
-	th_run_ok(argv, env, log);
+	th_run_ok(v->valgrind ? valgrind_argv : argv, env, log);
 	th_find_one(out, ".xray", trace);
 }
 
@@ -159,7 +167,7 @@ static void run_variant(const struct variant *v)
 
 static void gcc_O0_preload(void **state)
 {
-	static const struct variant v = {"gcc", "-O0", PRELOAD, "gcc-O0"};
+	static const struct variant v = {"gcc", "-O0", PRELOAD, "gcc-O0", 0};
 
 	(void)state;
 	run_variant(&v);
@@ -167,7 +175,7 @@ static void gcc_O0_preload(void **state)
 
 static void gcc_O2_preload(void **state)
 {
-	static const struct variant v = {"gcc", "-O2", PRELOAD, "gcc-O2"};
+	static const struct variant v = {"gcc", "-O2", PRELOAD, "gcc-O2", 0};
 
 	(void)state;
 	run_variant(&v);
@@ -175,7 +183,7 @@ static void gcc_O2_preload(void **state)
 
 static void clang_O0_preload(void **state)
 {
-	static const struct variant v = {"clang", "-O0", PRELOAD, "clang-O0"};
+	static const struct variant v = {"clang", "-O0", PRELOAD, "clang-O0", 0};
 
 	(void)state;
 	run_variant(&v);
@@ -183,7 +191,7 @@ static void clang_O0_preload(void **state)
 
 static void clang_O2_preload(void **state)
 {
-	static const struct variant v = {"clang", "-O2", PRELOAD, "clang-O2"};
+	static const struct variant v = {"clang", "-O2", PRELOAD, "clang-O2", 0};
 
 	(void)state;
 	run_variant(&v);
@@ -191,7 +199,15 @@ static void clang_O2_preload(void **state)
 
 static void gcc_O2_linked(void **state)
 {
-	static const struct variant v = {"gcc", "-O2", LINKED, "gcc-O2-linked"};
+	static const struct variant v = {"gcc", "-O2", LINKED, "gcc-O2-linked", 0};
+
+	(void)state;
+	run_variant(&v);
+}
+
+static void gcc_O2_linked_under_valgrind(void **state)
+{
+	static const struct variant v = {"gcc", "-O2", LINKED, "gcc-O2-valgrind", 1};
 
 	(void)state;
 	run_variant(&v);
@@ -200,7 +216,7 @@ static void gcc_O2_linked(void **state)
 /* Without start=1 the preloaded library records nothing and writes no file. */
 static void idle_writes_nothing(void **state)
 {
-	static const struct variant v = {"gcc", "-O2", PRELOAD, "idle"};
+	static const struct variant v = {"gcc", "-O2", PRELOAD, "idle", 0};
 	char dir[TH_PATH_BYTES], prog[TH_PATH_BYTES], so[TH_PATH_BYTES], log[TH_PATH_BYTES];
 	char preload[TH_PATH_BYTES + 16];
 	char *argv[] = {prog, "3", NULL};
@@ -227,9 +243,10 @@ static void idle_writes_nothing(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(gcc_O0_preload),	cmocka_unit_test(gcc_O2_preload),
-	    cmocka_unit_test(clang_O0_preload), cmocka_unit_test(clang_O2_preload),
-	    cmocka_unit_test(gcc_O2_linked),	cmocka_unit_test(idle_writes_nothing),
+	    cmocka_unit_test(gcc_O0_preload),	   cmocka_unit_test(gcc_O2_preload),
+	    cmocka_unit_test(clang_O0_preload),	   cmocka_unit_test(clang_O2_preload),
+	    cmocka_unit_test(gcc_O2_linked),	   cmocka_unit_test(gcc_O2_linked_under_valgrind),
+	    cmocka_unit_test(idle_writes_nothing),
 	};
 
 	return cmocka_run_group_tests(tests, th_group_setup, th_group_teardown);
