@@ -8,14 +8,17 @@
  * miss creates its cache) happens before the entry's timestamp too.
  *
  * The recorder's work is made slow on purpose, not hoped to be: clock_gettime(CLOCK_REALTIME),
- * which take_buffer() calls once per buffer for its WallClockTime, and pthread_setspecific(),
- * which the function map calls when it creates a thread's cache, are interposed and sleep
- * SLOW_MS on the thread that armed them. An empty call recorded around that work must then last
- * less than a tenth of it: without the fix it lasts at least SLOW_MS.
+ * which take_buffer() calls once per buffer for its WallClockTime, pthread_setspecific(),
+ * which the function map calls when it creates a thread's cache, and prctl(PR_GET_NAME), which
+ * backing=file's live map calls for the thread's line each time it takes a buffer, are
+ * interposed and sleep SLOW_MS on the thread that armed them. An empty call recorded around
+ * that work must then last less than a tenth of it: without the fix it lasts at least SLOW_MS.
  */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdarg.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 #include "tests/support/runtime_test.h"
@@ -27,8 +30,11 @@
 #define FID_EMPTY 7
 #define FID_OUTER 8
 
-/* The next CLOCK_REALTIME read, pthread_setspecific() on this thread sleeps SLOW_MS first. */
-static __thread int slow_next_wall_clock, slow_next_setspecific;
+/*
+ * The next CLOCK_REALTIME read, pthread_setspecific(), prctl(PR_GET_NAME) on this thread sleeps
+ * SLOW_MS first.
+ */
+static __thread int slow_next_wall_clock, slow_next_setspecific, slow_next_get_name;
 
 static void nap(void)
 {
@@ -58,6 +64,23 @@ int pthread_setspecific(pthread_key_t key, const void *value)
 		nap();
 	}
 	return real(key, value);
+}
+
+int prctl(int option, ...)
+{
+	unsigned long arg[4];
+	va_list ap;
+	int i;
+
+	va_start(ap, option);
+	for (i = 0; i < 4; i++)
+		arg[i] = va_arg(ap, unsigned long);
+	va_end(ap);
+	if (option == PR_GET_NAME && slow_next_get_name) {
+		slow_next_get_name = 0;
+		nap();
+	}
+	return (int)syscall(SYS_prctl, option, arg[0], arg[1], arg[2], arg[3]);
 }
 
 /* The recorded calls on thread_id of fid (0: of any function but FID_OUTER): entry and exit TSCs.
@@ -203,6 +226,34 @@ static void entry_that_switches_buffers(void **state)
 	xfdr_stop();
 }
 
+/* backing=file: the live map's line of the thread, written as it takes a buffer, is before too. */
+static void entry_that_switches_buffers_live_map(void **state)
+{
+	struct xfdr_options o;
+	uint32_t thread_id;
+	int outer_open;
+	double ms;
+
+	(void)state;
+	ts_options(&o, 4096, 16, XFDR_MODE_BOUNDED);
+	o.backing = XFDR_BACKING_FILE;
+	assert_int_equal(xfdr_init(&o), 0);
+	assert_int_equal(xfdr_start(), 0);
+	outer_open = fill_until_switch_at(0);
+	assert_false(next_fits());
+	thread_id = rec_self.slot->thread_id;
+	slow_next_get_name = 1;
+	xfdr_enter(FID_EMPTY); /* takes the next buffer */
+	xfdr_exit(FID_EMPTY);
+	assert_int_equal(slow_next_get_name, 0);
+	if (outer_open)
+		xfdr_exit(FID_OUTER + 1);
+	ms = recorded_ms(FID_EMPTY, thread_id);
+	if (ms >= SLOW_MS / 10.0)
+		fail_msg("a call whose entry took a new buffer (backing=file) lasted %.3f ms", ms);
+	xfdr_stop();
+}
+
 static void exit_that_switches_buffers(void **state)
 {
 	uint32_t thread_id;
@@ -275,6 +326,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(thread_first_call_is_empty),
 	    cmocka_unit_test(entry_that_switches_buffers),
+	    cmocka_unit_test(entry_that_switches_buffers_live_map),
 	    cmocka_unit_test(exit_that_switches_buffers),
 	    cmocka_unit_test(cyg_first_lookup_outside_the_call),
 	};
