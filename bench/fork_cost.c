@@ -18,7 +18,14 @@
  * Each repetition times ROUNDS rounds of fork() + _exit(0) in the child + waitpid(), and of
  * fork() + execv("/bin/true") + waitpid(); the table shows the median microseconds of a round
  * over REPS repetitions, and the files the children left beyond the parent's live files (there
- * must be none: a nonzero count fails the run).
+ * must be none: a nonzero count fails the run). Everything runs on one CPU, the one the
+ * program starts on: with the child free to run on another, the same row moved by 100 us and
+ * more between repetitions on the 2-vCPU VMs, pinned by about 10.
+ * What a fork() copies, the same on every machine, from /proc/self/smaps just before the
+ * rounds: the mappings (all but MADV_DONTFORK ones) and the kB of anonymous pages whose page
+ * table entries it copies and write-protects (all but MADV_WIPEONFORK ones, which the child
+ * gets zeroed): each costs a fork a fraction of a microsecond, and the parent a page fault at
+ * its next write.
  *
  *   fork_cost [-r REPS] [-n ROUNDS]        the table on stdout
  *   fork_cost --row NAME ROUNDS            one repetition of a row (internal)
@@ -26,6 +33,7 @@
  */
 #include <dirent.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +106,39 @@ static int dir_entries(const char *dir)
 	return n;
 }
 
+/*
+ * What fork() copies of this process (see the top): *mappings and *anon_kb, or -1 and -1 when
+ * /proc/self/smaps cannot be read.
+ */
+static void fork_copies(int *mappings, long *anon_kb)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	unsigned long start, end;
+	long kb = 0, anon = 0;
+	char line[512];
+	int n = 0;
+
+	*mappings = -1;
+	*anon_kb = -1;
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &start, &end) == 2 &&
+		    strchr(line, '-') < strchr(line, ' ')) {
+			kb = 0;
+		} else if (sscanf(line, "Anonymous: %ld kB", &kb) == 1) {
+			continue;
+		} else if (!strncmp(line, "VmFlags:", 8) && !strstr(line, " dc")) {
+			n++;
+			if (!strstr(line, " wf"))
+				anon += kb;
+		}
+	}
+	fclose(f);
+	*mappings = n;
+	*anon_kb = anon;
+}
+
 /* A thread that has come and gone: glibc's fork() then takes its multi-threaded path for good. */
 static void *no_work(void *arg)
 {
@@ -105,7 +146,8 @@ static void *no_work(void *arg)
 }
 
 /*
- * One repetition of a row: ROUNDS rounds of each kind; prints "<exit us> <exec us> <files left>".
+ * One repetition of a row: ROUNDS rounds of each kind; prints "<exit us> <exec us> <files left>
+ * <mappings> <anonymous kB>" (fork_copies()).
  * Returns 0, or 1 when a round failed or a child left a file.
  */
 static int run_row(const char *name, int rounds)
@@ -114,7 +156,8 @@ static int run_row(const char *name, int rounds)
 	const char *kind = name;
 	struct xfdr_options o;
 	double t0, exit_us, exec_us;
-	int k, before, left, cyg = 0;
+	int k, before, left, cyg = 0, mappings;
+	long anon_kb;
 
 	if (!mkdtemp(dir))
 		return 1;
@@ -148,6 +191,7 @@ static int run_row(const char *name, int rounds)
 		__cyg_profile_func_exit((void *)(0x100000000000ul + 16ul * (unsigned)k), NULL);
 	}
 	before = dir_entries(dir);
+	fork_copies(&mappings, &anon_kb);
 	t0 = now_us();
 	for (k = 0; k < rounds; k++)
 		if (one_round(0))
@@ -159,7 +203,7 @@ static int run_row(const char *name, int rounds)
 			return 1;
 	exec_us = (now_us() - t0) / rounds;
 	left = dir_entries(dir) - before;
-	printf("%.3f %.3f %d\n", exit_us, exec_us, left);
+	printf("%.3f %.3f %d %d %ld\n", exit_us, exec_us, left, mappings, anon_kb);
 	if (strcmp(kind, "no-xfdr"))
 		xfdr_stop();
 	snprintf(out, sizeof(out), "rm -rf %s", dir);
@@ -181,7 +225,10 @@ int main(int argc, char **argv)
 	};
 	enum { ROWS = sizeof(rows) / sizeof(rows[0]) };
 	double exit_us[ROWS][MAX_REPS], exec_us[ROWS][MAX_REPS];
-	int reps = 5, rounds = 200, opt, status = 0, r, left[ROWS] = {0};
+	int reps = 5, rounds = 200, opt, status = 0, r, left[ROWS] = {0}, mappings[ROWS] = {0};
+	long anon_kb[ROWS] = {0};
+	int cpu = sched_getcpu();
+	cpu_set_t one;
 	char cmd[4096];
 	unsigned i;
 
@@ -197,6 +244,13 @@ int main(int argc, char **argv)
 	}
 	if (reps < 1 || reps > MAX_REPS || rounds < 1)
 		return 2;
+	/* Every row process and its children inherit it. */
+	CPU_ZERO(&one);
+	if (cpu >= 0) {
+		CPU_SET(cpu, &one);
+		if (sched_setaffinity(0, sizeof(one), &one))
+			cpu = -1;
+	}
 	/* The rows take turns, so that the machine's drift falls on all of them alike. */
 	for (r = 0; r < reps; r++)
 		for (i = 0; i < ROWS; i++) {
@@ -205,8 +259,10 @@ int main(int argc, char **argv)
 
 			snprintf(cmd, sizeof(cmd), "'%s' --row %s %d", argv[0], rows[i], rounds);
 			f = popen(cmd, "r");
-			n = f ? fscanf(f, "%lf %lf %d", &exit_us[i][r], &exec_us[i][r], &files) : 0;
-			if (!f || pclose(f) || n != 3) {
+			n = f ? fscanf(f, "%lf %lf %d %d %ld", &exit_us[i][r], &exec_us[i][r],
+				       &files, &mappings[i], &anon_kb[i])
+			      : 0;
+			if (!f || pclose(f) || n != 5) {
 				fprintf(stderr, "fork_cost: row %s failed\n", rows[i]);
 				status = 1;
 				exit_us[i][r] = exec_us[i][r] = 0;
@@ -215,9 +271,17 @@ int main(int argc, char **argv)
 		}
 	printf("fork children that record nothing: us per round (median of %d x %d rounds)\n", reps,
 	       rounds);
-	printf("%-20s %12s %14s %12s\n", "parent", "fork+_exit", "fork+exec true", "files left");
+	if (cpu >= 0)
+		printf("pinned:   every process on CPU %d\n", cpu);
+	else
+		printf("pinned:   no (sched_setaffinity failed): expect wide variation\n");
+	printf(
+	    "copied:   what fork() copies: mappings, and kB of anonymous pages whose page table\n"
+	    "          entries it copies and write-protects (/proc/self/smaps)\n");
+	printf("%-20s %12s %14s %12s %9s %9s\n", "parent", "fork+_exit", "fork+exec true",
+	       "files left", "mappings", "anon kB");
 	for (i = 0; i < ROWS; i++)
-		printf("%-20s %12.1f %14.1f %12d\n", rows[i], median(exit_us[i], reps),
-		       median(exec_us[i], reps), left[i]);
+		printf("%-20s %12.1f %14.1f %12d %9d %9ld\n", rows[i], median(exit_us[i], reps),
+		       median(exec_us[i], reps), left[i], mappings[i], anon_kb[i]);
 	return status;
 }
