@@ -411,25 +411,13 @@ static void on_sanitizer_death(void (*callback)(void))
 		set_callback(callback);
 }
 
-/*
- * atexit, and a sanitizer's death: stop, and write what was recorded since the last complete
- * flush. Once: LeakSanitizer's check at exit runs after our atexit handler and may die.
- */
-static void rt_exit_flush(void)
+/* The flush at exit proper, and its line on stderr. */
+static __attribute__((noinline)) void exit_flush(void)
 {
-	static uint32_t done;
 	char path[PATH_MAX], text[PATH_MAX + 64];
 	struct pr_buf b = PR_BUF_INIT(text);
 	int rc;
 
-	/* A fork child that recorded nothing has nothing to write, and no file of its own. */
-	if (rt_forked() || __atomic_exchange_n(&done, 1u, __ATOMIC_ACQ_REL))
-		return;
-	/* exit() inside the program's crash handler: the crash, flushed as a crash. */
-	if (signals_exit_in_crash_handler())
-		return;
-	if (!rt_cfg.flush_at_exit)
-		return;
 	xfdr_stop();
 	/* Everything is in complete files now: backing=file's live files are not needed. */
 	if (!xfdr_load_relaxed(&rt_state.unflushed)) {
@@ -448,6 +436,28 @@ static void rt_exit_flush(void)
 		pr_str(&b, path);
 	}
 	pr_line(&b);
+}
+
+/*
+ * atexit, and a sanitizer's death: stop, and write what was recorded since the last complete
+ * flush. Once: LeakSanitizer's check at exit runs after our atexit handler and may die.
+ */
+static void rt_exit_flush(void)
+{
+	static uint32_t done;
+
+	/* A fork child that recorded nothing has nothing to write, and no file of its own. */
+	if (rt_forked() || __atomic_exchange_n(&done, 1u, __ATOMIC_ACQ_REL))
+		return;
+	/*
+	 * exit() inside the program's crash handler: the crash, flushed as a crash. On whatever
+	 * stack that handler had (a sanitizer's report runs on its own small alternate stack):
+	 * nothing of ours is on it below the crash path's own frames.
+	 */
+	if (signals_exit_in_crash_handler())
+		return;
+	if (rt_cfg.flush_at_exit)
+		exit_flush();
 }
 
 /*

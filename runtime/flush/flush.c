@@ -578,11 +578,18 @@ static void report_reused(uint64_t buffers, const char *map_path)
 	pr_line(&b);
 }
 
+/*
+ * The names a flush builds, one pair per flush context (one flush at a time in each): not on
+ * the stack, which on the fatal path may be a program's small alternate stack (or a
+ * sanitizer's, under its report).
+ */
+static char flush_names[POOL_FLUSH_CONTEXTS][2][PATH_MAX];
+
 int flush_run(enum pool_flush_id ctx, uint64_t since, char *path_out, size_t path_bytes)
 {
 	struct pool_flush_ctx *x = &rt_pool.flush[ctx];
-	char trace[PATH_MAX], map[PATH_MAX];
-	struct pr_buf tb = PR_BUF_INIT(trace), mb = PR_BUF_INIT(map);
+	char *trace = flush_names[ctx][0], *map = flush_names[ctx][1];
+	struct pr_buf tb = {.text = trace, .cap = PATH_MAX}, mb = {.text = map, .cap = PATH_MAX};
 	uint64_t pid = (uint64_t)getpid();
 	uint64_t tsc_hz = clock_tsc_hz();
 	struct map_flush st = {.since_tsc = since};

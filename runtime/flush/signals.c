@@ -367,17 +367,22 @@ static XFDR_NOINSTR void flush_now(int sig)
 	report_line(sig, NULL, rc, path);
 }
 
+/*
+ * The fatal path's file name: one thread at a time is on it (fatal_enter()), and its stack may
+ * be a program's small alternate stack, or a sanitizer's under its report.
+ */
+static char fatal_path[PATH_MAX];
+
 static XFDR_NOINSTR void terminate(int sig)
 {
-	char path[PATH_MAX];
 	int rc;
 
 	if (fatal_enter(sig)) {
 		watchdog_arm(sig);
 		if (plan_stop)
 			plan_stop();
-		rc = flush_once(plan_flush_fatal, path, sizeof(path));
-		report_line(sig, NULL, rc, path);
+		rc = flush_once(plan_flush_fatal, fatal_path, sizeof(fatal_path));
+		report_line(sig, NULL, rc, fatal_path);
 		watchdog_disarm();
 		fatal_leave();
 	}
@@ -402,7 +407,6 @@ static XFDR_NOINSTR int comes_again(int sig, const siginfo_t *si)
 static XFDR_NOINSTR void crash_flush(int sig, siginfo_t *si, void *uc)
 {
 	int crash_sig = sig;
-	char path[PATH_MAX];
 	int rc;
 
 	if (!fatal_enter(sig))
@@ -420,8 +424,8 @@ static XFDR_NOINSTR void crash_flush(int sig, siginfo_t *si, void *uc)
 		report_line(crash_sig, "not flushed: the crash is inside a flush of this thread", 0,
 			    NULL);
 	} else {
-		rc = flush_once(plan_flush_fatal, path, sizeof(path));
-		report_line(crash_sig, NULL, rc, path);
+		rc = flush_once(plan_flush_fatal, fatal_path, sizeof(fatal_path));
+		report_line(crash_sig, NULL, rc, fatal_path);
 	}
 	map_set_crash(NULL);
 	watchdog_disarm();
