@@ -188,9 +188,8 @@ void rec_inspect_clock_given(int given)
  * exit since its last buffer began, leaving room for the `need` bytes of that event.
  * restamp (the event is a function entry): the claim, the pages, the live map's line, the wall
  * clock and the first writes into the buffer are the recorder's time, not the call's, so *tsc
- * and *cpu are read again after them and the call
- * starts when its buffer is ready (an exit keeps the time it was taken at: the work comes
- * after it). Returns 0 or -ENOBUFS.
+ * and *cpu are read again after them and the call starts when its buffer is ready (an exit
+ * keeps the time it was taken at: the work comes after it). Returns 0 or -ENOBUFS.
  */
 static XFDR_NOINSTR int take_buffer(struct rec_thread *t, struct thread_slot *s, uint32_t session,
 				    uint64_t *tsc_io, unsigned *cpu_io, size_t need, uint32_t depth,

@@ -739,17 +739,23 @@ static void segfault_three_calls_deep(void **state)
 	child_result_free(&c.r);
 }
 
-/* The same on a program's own small alternate stack: the crash flush fits on it. */
-static void segfault_on_a_small_alternate_stack(void **state)
+/* The child of mode crashes by sig (code) in crash_c, three calls deep: ended and recorded so. */
+static void expect_three_calls_crash(const char *mode, int sig, int code)
 {
 	struct crashed c;
 	struct crash_payload p;
 
-	(void)state;
-	run_crash("small_altstack", &c);
-	ts_expect_crash_end(&c.r, SIGSEGV);
-	expect_recorded_crash(&c, SIGSEGV, SEGV_MAPERR, three_calls, 3, "crash_c", &p);
+	run_crash(mode, &c);
+	ts_expect_crash_end(&c.r, sig);
+	expect_recorded_crash(&c, sig, code, three_calls, 3, "crash_c", &p);
 	child_result_free(&c.r);
+}
+
+/* The same on a program's own small alternate stack: the crash flush fits on it. */
+static void segfault_on_a_small_alternate_stack(void **state)
+{
+	(void)state;
+	expect_three_calls_crash("small_altstack", SIGSEGV, SEGV_MAPERR);
 }
 
 static void abort_three_calls_deep(void **state)
@@ -772,14 +778,8 @@ static void abort_three_calls_deep(void **state)
 
 static void raised_sigbus(void **state)
 {
-	struct crashed c;
-	struct crash_payload p;
-
 	(void)state;
-	run_crash("raise", &c);
-	ts_expect_crash_end(&c.r, SIGBUS);
-	expect_recorded_crash(&c, SIGBUS, SI_TKILL, three_calls, 3, "crash_c", &p);
-	child_result_free(&c.r);
+	expect_three_calls_crash("raise", SIGBUS, SI_TKILL);
 }
 
 static void stack_overflow_on_the_alternate_stack(void **state)
