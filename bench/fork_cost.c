@@ -21,17 +21,23 @@
  * must be none: a nonzero count fails the run). Everything runs on one CPU, the one the
  * program starts on: with the child free to run on another, the same row moved by 100 us and
  * more between repetitions on the 2-vCPU VMs, pinned by about 10.
- * What a fork() copies, the same on every machine, from /proc/self/smaps just before the
- * rounds: the mappings (all but MADV_DONTFORK ones) and the kB of anonymous pages whose page
- * table entries it copies and write-protects (all but MADV_WIPEONFORK ones, which the child
- * gets zeroed): each costs a fork a fraction of a microsecond, and the parent a page fault at
- * its next write.
+ * What a fork() copies, the same on every machine, from /proc/self/smaps and pagemap just
+ * before the rounds: the mappings (all but MADV_DONTFORK ones); the kB of anonymous pages whose
+ * page table entries it copies and write-protects (all but MADV_WIPEONFORK ones, which the
+ * child gets zeroed); and the page-table pages the child gets (one for each 2 MiB, 1 GiB and
+ * 512 GiB span that holds such a page or a guard marker). A page-table page is the largest of
+ * these costs on the 2-vCPU VMs: the kernel allocates and zeroes it, about 7 us each on the
+ * AMD EPYC VM (perf: clear_page under copy_page_range()), where a mapping costs a fraction of
+ * a microsecond. Every row first writes to the heap, as a program does before it forks: the
+ * heap's page table is the program's, not xfdr's.
  *
  *   fork_cost [-r REPS] [-n ROUNDS]        the table on stdout
  *   fork_cost --row NAME ROUNDS            one repetition of a row (internal)
  * Exit status: 0, 1 when a row failed, 2 on bad usage.
  */
 #include <dirent.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -106,37 +112,96 @@ static int dir_entries(const char *dir)
 	return n;
 }
 
+/* Distinct spans at one level of the page tables (see the top); at most SPANS are told apart. */
+#define SPANS 256
+struct spans {
+	uint64_t at[SPANS];
+	int n;
+};
+
+static void spans_add(struct spans *s, uint64_t span)
+{
+	int i;
+
+	for (i = 0; i < s->n; i++)
+		if (s->at[i] == span)
+			return;
+	if (s->n < SPANS)
+		s->at[s->n++] = span;
+}
+
 /*
- * What fork() copies of this process (see the top): *mappings and *anon_kb, or -1 and -1 when
- * /proc/self/smaps cannot be read.
+ * The pages of [start, end) that fork() copies the page table entries of (present, swapped or
+ * a guard marker: /proc/self/pagemap bits 63, 62, 58), added to the spans of each level.
  */
-static void fork_copies(int *mappings, long *anon_kb)
+static void spans_of_pages(int pagemap, unsigned long start, unsigned long end,
+			   struct spans level[3])
+{
+	uint64_t e[512];
+	unsigned long page = start;
+
+	while (page < end) {
+		size_t want = (end - page) / 4096 < 512 ? (end - page) / 4096 : 512, i;
+		ssize_t got = pread(pagemap, e, want * 8, (off_t)(page / 4096 * 8));
+
+		if (got <= 0)
+			return;
+		for (i = 0; i < (size_t)got / 8; i++, page += 4096)
+			if (e[i] >> 62 || (e[i] >> 58 & 1)) {
+				spans_add(&level[0], page >> 21);
+				spans_add(&level[1], page >> 30);
+				spans_add(&level[2], page >> 39);
+			}
+	}
+}
+
+/*
+ * What fork() copies of this process (see the top): *mappings, *anon_kb and *tables, or -1
+ * each when /proc/self/smaps cannot be read (*tables -1 alone when pagemap cannot).
+ */
+static void fork_copies(int *mappings, long *anon_kb, int *tables)
 {
 	FILE *f = fopen("/proc/self/smaps", "r");
-	unsigned long start, end;
+	int pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	struct spans level[3] = {{{0}, 0}, {{0}, 0}, {{0}, 0}};
+	unsigned long start = 0, end = 0;
 	long kb = 0, anon = 0;
 	char line[512];
 	int n = 0;
 
-	*mappings = -1;
+	*mappings = *tables = -1;
 	*anon_kb = -1;
-	if (!f)
+	if (!f) {
+		if (pagemap >= 0)
+			close(pagemap);
 		return;
+	}
 	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx ", &start, &end) == 2 &&
-		    strchr(line, '-') < strchr(line, ' ')) {
+		unsigned long a, b;
+
+		if (sscanf(line, "%lx-%lx ", &a, &b) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+			start = a;
+			end = b;
 			kb = 0;
 		} else if (sscanf(line, "Anonymous: %ld kB", &kb) == 1) {
 			continue;
 		} else if (!strncmp(line, "VmFlags:", 8) && !strstr(line, " dc")) {
 			n++;
-			if (!strstr(line, " wf"))
-				anon += kb;
+			if (strstr(line, " wf"))
+				continue;
+			anon += kb;
+			/* the kernel copies page tables of mappings with anonymous pages or markers */
+			if (pagemap >= 0 && (kb || strstr(line, " gu")))
+				spans_of_pages(pagemap, start, end, level);
 		}
 	}
 	fclose(f);
 	*mappings = n;
 	*anon_kb = anon;
+	if (pagemap >= 0) {
+		*tables = level[0].n + level[1].n + level[2].n;
+		close(pagemap);
+	}
 }
 
 /* A thread that has come and gone: glibc's fork() then takes its multi-threaded path for good. */
@@ -147,7 +212,7 @@ static void *no_work(void *arg)
 
 /*
  * One repetition of a row: ROUNDS rounds of each kind; prints "<exit us> <exec us> <files left>
- * <mappings> <anonymous kB>" (fork_copies()).
+ * <mappings> <anonymous kB> <page tables>" (fork_copies()).
  * Returns 0, or 1 when a round failed or a child left a file.
  */
 static int run_row(const char *name, int rounds)
@@ -156,11 +221,13 @@ static int run_row(const char *name, int rounds)
 	const char *kind = name;
 	struct xfdr_options o;
 	double t0, exit_us, exec_us;
-	int k, before, left, cyg = 0, mappings;
+	int k, before, left, cyg = 0, mappings, tables;
 	long anon_kb;
+	char *heap = malloc(64);
 
-	if (!mkdtemp(dir))
+	if (!heap || !mkdtemp(dir))
 		return 1;
+	heap[0] = 1; /* see the top */
 	if (!strncmp(name, "threaded-", 9)) {
 		pthread_t t;
 
@@ -191,7 +258,7 @@ static int run_row(const char *name, int rounds)
 		__cyg_profile_func_exit((void *)(0x100000000000ul + 16ul * (unsigned)k), NULL);
 	}
 	before = dir_entries(dir);
-	fork_copies(&mappings, &anon_kb);
+	fork_copies(&mappings, &anon_kb, &tables);
 	t0 = now_us();
 	for (k = 0; k < rounds; k++)
 		if (one_round(0))
@@ -203,7 +270,8 @@ static int run_row(const char *name, int rounds)
 			return 1;
 	exec_us = (now_us() - t0) / rounds;
 	left = dir_entries(dir) - before;
-	printf("%.3f %.3f %d %d %ld\n", exit_us, exec_us, left, mappings, anon_kb);
+	printf("%.3f %.3f %d %d %ld %d\n", exit_us, exec_us, left, mappings, anon_kb, tables);
+	free(heap);
 	if (strcmp(kind, "no-xfdr"))
 		xfdr_stop();
 	snprintf(out, sizeof(out), "rm -rf %s", dir);
@@ -225,7 +293,8 @@ int main(int argc, char **argv)
 	};
 	enum { ROWS = sizeof(rows) / sizeof(rows[0]) };
 	double exit_us[ROWS][MAX_REPS], exec_us[ROWS][MAX_REPS];
-	int reps = 5, rounds = 200, opt, status = 0, r, left[ROWS] = {0}, mappings[ROWS] = {0};
+	int reps = 5, rounds = 200, opt, status = 0, r, left[ROWS] = {0}, mappings[ROWS] = {0},
+	    tables[ROWS] = {0};
 	long anon_kb[ROWS] = {0};
 	int cpu = sched_getcpu();
 	cpu_set_t one;
@@ -259,10 +328,10 @@ int main(int argc, char **argv)
 
 			snprintf(cmd, sizeof(cmd), "'%s' --row %s %d", argv[0], rows[i], rounds);
 			f = popen(cmd, "r");
-			n = f ? fscanf(f, "%lf %lf %d %d %ld", &exit_us[i][r], &exec_us[i][r],
-				       &files, &mappings[i], &anon_kb[i])
+			n = f ? fscanf(f, "%lf %lf %d %d %ld %d", &exit_us[i][r], &exec_us[i][r],
+				       &files, &mappings[i], &anon_kb[i], &tables[i])
 			      : 0;
-			if (!f || pclose(f) || n != 5) {
+			if (!f || pclose(f) || n != 6) {
 				fprintf(stderr, "fork_cost: row %s failed\n", rows[i]);
 				status = 1;
 				exit_us[i][r] = exec_us[i][r] = 0;
@@ -275,13 +344,13 @@ int main(int argc, char **argv)
 		printf("pinned:   every process on CPU %d\n", cpu);
 	else
 		printf("pinned:   no (sched_setaffinity failed): expect wide variation\n");
-	printf(
-	    "copied:   what fork() copies: mappings, and kB of anonymous pages whose page table\n"
-	    "          entries it copies and write-protects (/proc/self/smaps)\n");
-	printf("%-20s %12s %14s %12s %9s %9s\n", "parent", "fork+_exit", "fork+exec true",
-	       "files left", "mappings", "anon kB");
+	printf("copied:   what fork() copies: mappings, kB of anonymous pages whose page table\n"
+	       "          entries it copies and write-protects, and the page-table pages the\n"
+	       "          child gets for them (/proc/self/smaps and pagemap; -1: unreadable)\n");
+	printf("%-20s %12s %14s %12s %9s %9s %12s\n", "parent", "fork+_exit", "fork+exec true",
+	       "files left", "mappings", "anon kB", "page tables");
 	for (i = 0; i < ROWS; i++)
-		printf("%-20s %12.1f %14.1f %12d %9d %9ld\n", rows[i], median(exit_us[i], reps),
-		       median(exec_us[i], reps), left[i], mappings[i], anon_kb[i]);
+		printf("%-20s %12.1f %14.1f %12d %9d %9ld %12d\n", rows[i], median(exit_us[i], reps),
+		       median(exec_us[i], reps), left[i], mappings[i], anon_kb[i], tables[i]);
 	return status;
 }
