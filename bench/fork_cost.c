@@ -26,7 +26,7 @@
  * page table entries it copies and write-protects (all but MADV_WIPEONFORK ones, which the
  * child gets zeroed); and the page-table pages the child gets (one for each 2 MiB, 1 GiB and
  * 512 GiB span that holds such a page or a guard marker). A page-table page is the largest of
- * these costs on the 2-vCPU VMs: the kernel allocates and zeroes it, about 7 us each on the
+ * these costs on the 2-vCPU VMs: the kernel allocates and zeroes it, 7 to 15 us each on the
  * AMD EPYC VM (perf: clear_page under copy_page_range()), where a mapping costs a fraction of
  * a microsecond. Every row first writes to the heap, as a program does before it forks: the
  * heap's page table is the program's, not xfdr's.
@@ -179,7 +179,8 @@ static void fork_copies(int *mappings, long *anon_kb, int *tables)
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long a, b;
 
-		if (sscanf(line, "%lx-%lx ", &a, &b) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+		if (sscanf(line, "%lx-%lx ", &a, &b) == 2 &&
+		    strchr(line, '-') < strchr(line, ' ')) {
 			start = a;
 			end = b;
 			kb = 0;
@@ -190,7 +191,8 @@ static void fork_copies(int *mappings, long *anon_kb, int *tables)
 			if (strstr(line, " wf"))
 				continue;
 			anon += kb;
-			/* the kernel copies page tables of mappings with anonymous pages or markers */
+			/* the kernel copies page tables of mappings with anonymous pages or markers
+			 */
 			if (pagemap >= 0 && (kb || strstr(line, " gu")))
 				spans_of_pages(pagemap, start, end, level);
 		}
@@ -350,7 +352,8 @@ int main(int argc, char **argv)
 	printf("%-20s %12s %14s %12s %9s %9s %12s\n", "parent", "fork+_exit", "fork+exec true",
 	       "files left", "mappings", "anon kB", "page tables");
 	for (i = 0; i < ROWS; i++)
-		printf("%-20s %12.1f %14.1f %12d %9d %9ld %12d\n", rows[i], median(exit_us[i], reps),
-		       median(exec_us[i], reps), left[i], mappings[i], anon_kb[i], tables[i]);
+		printf("%-20s %12.1f %14.1f %12d %9d %9ld %12d\n", rows[i],
+		       median(exit_us[i], reps), median(exec_us[i], reps), left[i], mappings[i],
+		       anon_kb[i], tables[i]);
 	return status;
 }

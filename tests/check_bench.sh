@@ -12,7 +12,10 @@
 #   3. the table itself on made-up rows: a recorder whose file misses events, one that drops,
 #      one whose missing events are all accounted for (elision, ring mode), and a program that
 #      dies without a row; only the accounted one may pass;
-#   4. instructions per event under callgrind: the floor's, a handful.
+#   4. instructions per event under callgrind: the floor's, a handful;
+#   5. the fork table (bench/fork_cost.c): every kind of parent, no file left by a child,
+#      and what fork() copies read: every process has at least two spans of its own at each
+#      level of the page tables (its stack and its program are far apart), so 6 page tables.
 # Exit 1 with one line per problem; 2 on bad usage.
 set -u
 
@@ -98,9 +101,18 @@ else
 	echo "check_bench: valgrind is not installed: instructions per event not checked"
 fi
 
+# ---- 5. the fork table ----------------------------------------------------------------------
+"$build/bench/fork_cost" -r 1 -n 5 >"$tmp/fork" 2>&1 ||
+	fail "fork_cost -r 1 -n 5 failed: $(tail -n 1 "$tmp/fork")"
+# rows: parent fork+_exit fork+exec files mappings anon_kB page_tables
+awk '$1 ~ /^(threaded-)?(cyg-)?(no-xfdr|memory|file)$/ { n++
+	if ($4 != 0 || $5 < 10 || $6 < 1 || $7 < 6) bad = bad " " $0 }
+	END { if (n != 7 || bad != "") { print n " rows;" bad; exit 1 } }' "$tmp/fork" >"$tmp/fork.bad" ||
+	fail "the fork table: $(cat "$tmp/fork.bad")"
+
 if [ $fails -gt 0 ]; then
 	echo "check_bench: $fails problems; the table was:"
 	sed 's/^/  /' "$tmp/table"
 	exit 1
 fi
-echo "check_bench: the per-event table (33 rows), trace_count against llvm-xray, the table's checks and instr.sh all hold"
+echo "check_bench: the per-event table (33 rows), trace_count against llvm-xray, the table's checks, instr.sh and the fork table all hold"
