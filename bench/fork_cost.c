@@ -191,8 +191,7 @@ static void fork_copies(int *mappings, long *anon_kb, int *tables)
 			if (strstr(line, " wf"))
 				continue;
 			anon += kb;
-			/* the kernel copies page tables of mappings with anonymous pages or markers
-			 */
+			/* page tables are copied for anonymous pages and guard markers */
 			if (pagemap >= 0 && (kb || strstr(line, " gu")))
 				spans_of_pages(pagemap, start, end, level);
 		}
