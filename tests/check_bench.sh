@@ -102,7 +102,9 @@ else
 fi
 
 # ---- 5. the fork table ----------------------------------------------------------------------
-"$build/bench/fork_cost" -r 1 -n 5 >"$tmp/fork" 2>&1 ||
+# bench-events does not build it
+$make --no-print-directory BUILD="$build" "$build/bench/fork_cost" >"$tmp/fork" 2>&1 &&
+	"$build/bench/fork_cost" -r 1 -n 5 >"$tmp/fork" 2>&1 ||
 	fail "fork_cost -r 1 -n 5 failed: $(tail -n 1 "$tmp/fork")"
 # rows: parent fork+_exit fork+exec files mappings anon_kB page_tables
 awk '$1 ~ /^(threaded-)?(cyg-)?(no-xfdr|memory|file)$/ { n++
