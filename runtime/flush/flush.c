@@ -588,8 +588,8 @@ static char flush_names[POOL_FLUSH_CONTEXTS][2][PATH_MAX];
 int flush_run(enum pool_flush_id ctx, uint64_t since, char *path_out, size_t path_bytes)
 {
 	struct pool_flush_ctx *x = &rt_pool.flush[ctx];
-	char *trace = flush_names[ctx][0], *map = flush_names[ctx][1];
-	struct pr_buf tb = {.text = trace, .cap = PATH_MAX}, mb = {.text = map, .cap = PATH_MAX};
+	struct pr_buf tb = PR_BUF_INIT(flush_names[ctx][0]), mb = PR_BUF_INIT(flush_names[ctx][1]);
+	char *trace = tb.text, *map = mb.text;
 	uint64_t pid = (uint64_t)getpid();
 	uint64_t tsc_hz = clock_tsc_hz();
 	struct map_flush st = {.since_tsc = since};
