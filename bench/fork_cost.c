@@ -26,9 +26,9 @@
  * page table entries it copies and write-protects (all but MADV_WIPEONFORK ones, which the
  * child gets zeroed); and the page-table pages the child gets (one for each 2 MiB, 1 GiB and
  * 512 GiB span that holds such a page or a guard marker). A page-table page is the largest of
- * these costs on the 2-vCPU VMs: the kernel allocates and zeroes it, 7 to 15 us each on the
- * AMD EPYC VM (perf: clear_page under copy_page_range()), where a mapping costs a fraction of
- * a microsecond. Every row first writes to the heap, as a program does before it forks: the
+ * these costs: the kernel allocates and zeroes it, 1 to 3 us each on the AMD EPYC VM (a
+ * program mapping 50 of them itself), where a mapping costs 0.1 to 0.4 us. Every row first
+ * writes to the heap, as a program does before it forks: the
  * heap's page table is the program's, not xfdr's.
  *
  *   fork_cost [-r REPS] [-n ROUNDS]        the table on stdout

@@ -16,6 +16,7 @@
 #include "runtime/base/compiler.h"
 #include "runtime/control/options.h"
 #include "runtime/base/print.h"
+#include "runtime/record/thread_slots.h"
 #include "runtime/record/thread_types.h"
 
 enum opt_type {
@@ -48,6 +49,9 @@ static int valid_buffer_max(size_t v)
 {
 	return v >= 1 && v <= OPT_MAX_BUFFER_MAX;
 }
+
+_Static_assert(OPT_DEFAULT_THREAD_MAX <= THREAD_SLOTS_BSS,
+	       "the default thread table is the one in .bss (thread_slots.h)");
 
 static int valid_thread_max(size_t v)
 {

@@ -1,12 +1,12 @@
 /*
  * runtime/record/thread.c - thread registration and exit, the thread table, quiescence.
  *
- * The thread table is one mapping of thread_max slots, each populated when first taken. A thread
- * claims a slot on its first event: first the never-used slots (a bump index), then, when those are
- * gone, slots freed when a session began, then slots of threads that exited (their drop counts are
- * folded into thread_table.recycled, so totals stay exact; only the name of the recycled
- * thread leaves the .map file). A full table means the thread's events are dropped and
- * counted as no_thread_slot.
+ * The thread table is an array of thread_max slots (in .bss up to the default thread_max, else a
+ * mapping of its own), each populated when first taken. A thread claims a slot on its first event:
+ * first the never-used slots (a bump index), then, when those are gone, slots freed when a session
+ * began, then slots of threads that exited (their drop counts are folded into
+ * thread_table.recycled, so totals stay exact; only the name of the recycled thread leaves the .map
+ * file). A full table means the thread's events are dropped and counted as no_thread_slot.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +26,7 @@
 #include "runtime/pool/pool.h"
 #include "runtime/base/print.h"
 #include "runtime/record/altstack.h"
+#include "runtime/record/thread_slots.h"
 #include "runtime/record/session.h"
 #include "runtime/record/thread.h"
 
@@ -78,10 +79,15 @@ int thread_table_setup(uint32_t thread_max)
 	/*
 	 * Not populated: a slot's pages are touched when a thread first takes it
 	 * (thread_register()), so that a process with few threads has few pages here for fork()
-	 * to copy, and a thread's events never fault on its slot.
+	 * to copy, and a thread's events never fault on its slot. Up to the default thread_max,
+	 * the table in .bss (thread_slots.h): a mapping of its own would cost every fork child a
+	 * mapping and a page-table page.
 	 */
-	p = mmap(NULL, sizeof(struct thread_slot) * thread_max, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (thread_max <= THREAD_SLOTS_BSS)
+		p = thread_slots_bss;
+	else
+		p = mmap(NULL, sizeof(struct thread_slot) * thread_max, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return -ENOMEM;
 	membarrier_setup();

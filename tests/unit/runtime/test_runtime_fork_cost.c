@@ -29,6 +29,8 @@
 
 #include "runtime/record/altstack.h"
 #include "runtime/record/session.h"
+#include "runtime/record/thread.h"
+#include "runtime/record/thread_slots.h"
 #include "runtime/symbols/fnmap.h"
 #include "runtime/symbols/fork_page.h"
 #include "tests/support/runtime_test.h"
@@ -330,6 +332,36 @@ static void alt_stacks_span_the_slots_in_use(void **state)
 }
 
 /*
+ * The thread table of the default thread_max adds no mapping for fork() to copy, nor a
+ * page-table page of its own: it lies in .bss (thread_slots.h), which fork() copies anyway.
+ * It was a mapping of its own, with a page-table page for its first slots.
+ */
+static void thread_table_lives_in_bss(void **state)
+{
+	extern char _end[]; /* the linker's: the end of .bss */
+	struct xfdr_options o;
+	uintptr_t start, end, bss_end = ((uintptr_t)_end + 4095) & ~(uintptr_t)4095;
+
+	(void)state;
+	xfdr_options_default(&o);
+	o.output = ts_dir;
+	o.flush_at_exit = 0;
+	assert_true(o.thread_max <= THREAD_SLOTS_BSS);
+	assert_int_equal(xfdr_init(&o), 0);
+	assert_int_equal(xfdr_start(), 0);
+	xfdr_enter(FID); /* this thread has its slot */
+	xfdr_exit(FID);
+	assert_ptr_equal(thread_table.slots, thread_slots_bss);
+	assert_true(rec_self.slot >= thread_slots_bss &&
+		    rec_self.slot < thread_slots_bss + THREAD_SLOTS_BSS);
+	assert_int_equal(proc_maps_find(rec_self.slot, &start, &end), 0);
+	print_message("slot %u in [%#lx, %#lx), .bss ends at %#lx\n", rec_self.slot->index,
+		      (unsigned long)start, (unsigned long)end, (unsigned long)bss_end);
+	assert_int_equal(end, bss_end);
+	xfdr_stop();
+}
+
+/*
  * The pages fork children get zeroed, the session word's and the symbol layer's (advised at
  * init), are one mapping: each page advised alone splits .bss around it, two more mappings for
  * every fork() to copy.
@@ -373,6 +405,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(threaded_silent_child_faults),
 	    cmocka_unit_test(recording_threads_add_no_mappings),
 	    cmocka_unit_test(alt_stacks_span_the_slots_in_use),
+	    cmocka_unit_test(thread_table_lives_in_bss),
 	    cmocka_unit_test(wiped_pages_are_one_mapping),
 	};
 
