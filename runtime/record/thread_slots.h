@@ -4,12 +4,12 @@
  *
  * Why not a mapping of its own: fork() copies each mapping a process has, and for every 2 MiB
  * of address space that holds a page of a copied mapping the child gets a page-table page the
- * kernel allocates and zeroes. A table mapped apart cost every fork child a mapping and such a
- * page for the one or two pages of it a process with few threads touches. Here it costs
- * neither: .bss is copied anyway, and its untouched pages cost address space only. The table
- * is a common symbol, which linkers place at the end of .bss, after the program's and the
- * runtime's other variables: slot 0 is next to them, in the 2 MiB span that holds them or the
- * next one.
+ * kernel allocates and zeroes. A table mapped apart cost every fork child such a page for the
+ * one or two pages of it a process with few threads touches, and a mapping unless it merged
+ * with a neighbour. Here it costs neither: .bss is copied anyway, and its untouched pages cost
+ * address space only. The table is a common symbol, which linkers place at the end of .bss, after
+ * the program's and the runtime's other variables: slot 0 is next to them, in the 2 MiB span that
+ * holds them or the next one.
  *
  * The alternate stacks stay in mappings of their own (altstack.c): their guard pages would
  * fault whatever scans .bss whole (LeakSanitizer does, as a conservative garbage collector
