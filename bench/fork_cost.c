@@ -28,8 +28,8 @@
  * 512 GiB span that holds such a page or a guard marker). A page-table page is the largest of
  * these costs: the kernel allocates and zeroes it, 1 to 3 us each on the AMD EPYC VM (a
  * program mapping 50 of them itself), where a mapping costs 0.1 to 0.4 us. Every row first
- * writes to the heap, as a program does before it forks: the
- * heap's page table is the program's, not xfdr's.
+ * writes to the heap, as a program does before it forks: the heap's page table is the
+ * program's, not xfdr's.
  *
  *   fork_cost [-r REPS] [-n ROUNDS]        the table on stdout
  *   fork_cost --row NAME ROUNDS            one repetition of a row (internal)

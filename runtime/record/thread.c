@@ -26,9 +26,9 @@
 #include "runtime/pool/pool.h"
 #include "runtime/base/print.h"
 #include "runtime/record/altstack.h"
-#include "runtime/record/thread_slots.h"
 #include "runtime/record/session.h"
 #include "runtime/record/thread.h"
+#include "runtime/record/thread_slots.h"
 
 struct thread_slot thread_no_slot = {.busy = 1};
 
