@@ -94,6 +94,17 @@ static inline uint64_t wr_function_word(unsigned action, uint32_t fid, uint32_t 
 	return w;
 }
 
+/* The TSC delta of a word wr_function_word() made. */
+static inline uint32_t wr_function_word_delta(uint64_t w)
+{
+	uint8_t b[XFDR_FN_RECORD_BYTES];
+	uint32_t tsc_delta;
+
+	memcpy(b, &w, sizeof(b));
+	memcpy(&tsc_delta, b + XFDR_FN_DELTA_OFF, sizeof(tsc_delta));
+	return tsc_delta;
+}
+
 static inline size_t wr_function(uint8_t *p, unsigned action, uint32_t fid, uint32_t tsc_delta)
 {
 	wr_put64(p, wr_function_word(action, fid, tsc_delta));

@@ -6,10 +6,10 @@
  * delta fits 32 bits and the 8-byte record fits below fast_end (room for the EndOfBuffer
  * stays); an entry has room for its id on the shadow stack. Then: the shadow stack moves, one
  * record is written, its length published with a release store (with elision on, an exit also
- * publishes the erase floor it moves: stable_bytes; or, when its entry is the last record and
- * the call was short, erases that entry instead). No lock, no atomic read-modify-write (the
- * guard is one bts on the thread's own slot), no system call. Everything else goes to
- * rec_function_slow().
+ * publishes the erase floor it moves: stable_bytes; or, when the call was short and its entry
+ * may be the last record, goes to rec_exit_elide(), which erases that entry). No lock, no atomic
+ * read-modify-write (the guard is one bts on the thread's own slot), no system call. Everything
+ * else goes to rec_function_slow().
  */
 #ifndef XFDR_RUNTIME_RECORD_RECORD_FAST_H
 #define XFDR_RUNTIME_RECORD_RECORD_FAST_H
@@ -34,19 +34,41 @@ static inline XFDR_NOINSTR __attribute__((always_inline)) void rec_leave(struct 
 
 /*
  * rec_put_record - the function record `word` goes at used, its TSC's low half (lo, the high
- * half being last_hi) becomes the delta base, and its length is published. Context: the owner,
- * guard held, every fast-path test passed.
+ * half being last_hi) becomes the delta base, and its length is published. Returns the
+ * buffer's descriptor. Context: the owner, guard held, every fast-path test passed.
  */
-static inline XFDR_NOINSTR __attribute__((always_inline)) void
+static inline XFDR_NOINSTR __attribute__((always_inline)) struct pool_desc *
 rec_put_record(struct rec_thread *t, size_t used, uint32_t lo, uint64_t word)
 {
-	/* used is kept in a register: the record store may alias the TLS block for the compiler */
+	/* read before the record store, which may alias the TLS block for the compiler */
+	struct pool_desc *d = t->desc;
+
+	/* used is kept in a register for the same reason */
 	t->used = used + XFDR_FN_RECORD_BYTES;
 	t->last_lo = lo;
 	/* one word store, atomic for the sake of readers of a live process (put_words()) */
 	xfdr_store_relaxed((uint64_t *)(void *)(t->buf + used), word);
 	/* pairs with the acquire of used_bytes in the flusher */
-	xfdr_store_release(&t->desc->used_bytes, used + XFDR_FN_RECORD_BYTES);
+	xfdr_store_release(&d->used_bytes, used + XFDR_FN_RECORD_BYTES);
+	return d;
+}
+
+/*
+ * rec_exit_final - an exit with elision on that erases nothing: it ends what may be erased, so
+ * everything up to it is final and the flusher may copy it (stable_bytes). Writes the record
+ * as rec_put_record() does and releases the guard. Context: as rec_put_record().
+ */
+static inline XFDR_NOINSTR __attribute__((always_inline)) void
+rec_exit_final(struct rec_thread *t, struct thread_slot *s, size_t used, uint32_t lo, uint64_t word)
+{
+	struct pool_desc *d;
+
+	t->erase_floor = used + XFDR_FN_RECORD_BYTES;
+	t->depth--;
+	d = rec_put_record(t, used, lo, word);
+	/* pairs with the acquire of stable_bytes in the flusher */
+	xfdr_store_release(&d->stable_bytes, used + XFDR_FN_RECORD_BYTES);
+	rec_leave(s);
 }
 
 /*
@@ -91,6 +113,16 @@ rec_function_fast(struct clock_now now, unsigned action, uint32_t fid, int may_c
 		s->stack[t->depth++] = fid;
 	} else {
 		if (XFDR_UNLIKELY(t->elide_ticks)) {
+			/*
+			 * Only a call that ended within the threshold with a record above the
+			 * erase floor may be erased; every other exit is final, here.
+			 */
+			/* read again, from the word: the plain exit keeps no copy of either */
+			if (wr_function_word_delta(word) > xfdr_load_relaxed(&t->elide_ticks) ||
+			    used < t->erase_floor + XFDR_FN_RECORD_BYTES) {
+				rec_exit_final(t, s, used, lo, word);
+				return 1;
+			}
 			if (!may_call)
 				goto slow_path;
 			/* a tail call: this path stays a leaf that saves no register */

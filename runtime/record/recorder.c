@@ -299,53 +299,28 @@ static XFDR_NOINSTR int try_elide(struct rec_thread *t, struct thread_slot *s, u
 	return 1;
 }
 
-/*
- * exit_final - an exit with elision on that erases nothing: it ends what may be erased, so
- * everything up to it is final and the flusher may copy it (stable_bytes). As the fast path
- * writes a record; releases the guard.
- */
-static inline XFDR_NOINSTR void exit_final(struct rec_thread *t, struct thread_slot *s, size_t used,
-					   uint32_t lo, uint64_t word)
-{
-	t->erase_floor = used + XFDR_FN_RECORD_BYTES;
-	t->depth--;
-	rec_put_record(t, used, lo, word);
-	/* pairs with the acquire of stable_bytes in the flusher */
-	xfdr_store_release(&t->desc->stable_bytes, used + XFDR_FN_RECORD_BYTES);
-	rec_leave(s);
-}
-
 XFDR_NOINSTR void rec_exit_elide(struct thread_slot *s, size_t used, uint64_t tsc, unsigned cpu,
 				 uint64_t word)
 {
 	struct rec_thread *t = &rec_self;
 	uint8_t record[XFDR_FN_RECORD_BYTES];
-	uint32_t fid, delta, entry_word;
+	uint32_t fid, delta, entry_word, entry_delta;
 	unsigned action;
 
 	memcpy(record, &word, sizeof(record));
 	wr_function_read(record, &action, &fid, &delta);
-	if (used >= t->erase_floor + XFDR_FN_RECORD_BYTES) {
-		memcpy(&entry_word, t->buf + used - XFDR_FN_RECORD_BYTES + XFDR_FN_WORD_OFF,
-		       sizeof(entry_word));
-		if (XFDR_UNLIKELY(entry_word != wr_fn_word(XFDR_FN_ENTER, fid))) {
-			/* the last record is another function's entry: an unbalanced trace */
-			rec_function_slow(t, s, tsc, cpu, action, fid);
-			return;
-		}
-		if (delta <= t->elide_ticks) {
-			uint32_t entry_delta;
-
-			memcpy(&entry_delta,
-			       t->buf + used - XFDR_FN_RECORD_BYTES + XFDR_FN_DELTA_OFF,
-			       sizeof(entry_delta));
-			erase_last_entry(t, s, entry_delta);
-			t->depth--;
-			rec_leave(s);
-			return;
-		}
+	memcpy(&entry_word, t->buf + used - XFDR_FN_RECORD_BYTES + XFDR_FN_WORD_OFF,
+	       sizeof(entry_word));
+	if (XFDR_UNLIKELY(entry_word != wr_fn_word(XFDR_FN_ENTER, fid))) {
+		/* the last record is another function's entry: an unbalanced trace */
+		rec_function_slow(t, s, tsc, cpu, action, fid);
+		return;
 	}
-	exit_final(t, s, used, (uint32_t)tsc, word);
+	memcpy(&entry_delta, t->buf + used - XFDR_FN_RECORD_BYTES + XFDR_FN_DELTA_OFF,
+	       sizeof(entry_delta));
+	erase_last_entry(t, s, entry_delta);
+	t->depth--;
+	rec_leave(s);
 }
 
 /*

@@ -92,10 +92,11 @@ void rec_function_slow(struct rec_thread *t, struct thread_slot *held, uint64_t 
 		       unsigned action, uint32_t fid) XFDR_COLD;
 
 /*
- * rec_exit_elide - the fast path's exit with elision on (rec_function_at(), guard held, every
- * fast-path test passed; word: the exit's record): erases the entry of a short call when it is
- * the buffer's last record, writes the exit otherwise; an exit whose last record is another
- * function's entry goes to rec_function_slow(). Releases the guard.
+ * rec_exit_elide - the fast path's exit of a short call with elision on (rec_function_fast():
+ * guard held, every fast-path test passed, the call within the threshold, a record above the
+ * erase floor; word: the exit's record): erases the call's entry, the buffer's last record;
+ * an exit whose last record is another function's entry goes to rec_function_slow().
+ * Releases the guard.
  */
 void rec_exit_elide(struct thread_slot *s, size_t used, uint64_t tsc, unsigned cpu, uint64_t word);
 
