@@ -31,7 +31,7 @@
  * writes to the heap, as a program does before it forks: the heap's page table is the
  * program's, not xfdr's.
  *
- *   fork_cost [-r REPS] [-n ROUNDS]        the table on stdout
+ *   fork_cost [-r REPS] [-n ROUNDS]        the table on stdout (-h: the usage)
  *   fork_cost --row NAME ROUNDS            one repetition of a row (internal)
  * Exit status: 0, 1 when a row failed, 2 on bad usage.
  */
@@ -294,8 +294,8 @@ int main(int argc, char **argv)
 	};
 	enum { ROWS = sizeof(rows) / sizeof(rows[0]) };
 	double exit_us[ROWS][MAX_REPS], exec_us[ROWS][MAX_REPS];
-	int reps = 5, rounds = 200, opt, status = 0, r, left[ROWS] = {0}, mappings[ROWS] = {0},
-	    tables[ROWS] = {0};
+	int reps = 5, rounds = 200, opt, help = 0, status = 0, r, left[ROWS] = {0},
+	    mappings[ROWS] = {0}, tables[ROWS] = {0};
 	long anon_kb[ROWS] = {0};
 	int cpu = sched_getcpu();
 	cpu_set_t one;
@@ -304,16 +304,23 @@ int main(int argc, char **argv)
 
 	if (argc == 4 && !strcmp(argv[1], "--row"))
 		return run_row(argv[2], atoi(argv[3]));
-	while ((opt = getopt(argc, argv, "r:n:")) != -1) {
+	while ((opt = getopt(argc, argv, "hr:n:")) != -1) {
 		if (opt == 'r')
 			reps = atoi(optarg);
 		else if (opt == 'n')
 			rounds = atoi(optarg);
+		else if (opt == 'h')
+			help = 1;
 		else
-			return 2;
+			reps = 0; /* an unknown option: the usage, on stderr */
 	}
-	if (reps < 1 || reps > MAX_REPS || rounds < 1)
-		return 2;
+	if (help || reps < 1 || reps > MAX_REPS || rounds < 1 || optind != argc) {
+		fprintf(help ? stdout : stderr,
+			"usage: %s [-r REPS (1..%d, default 5)] [-n ROUNDS (default 200)]\n"
+			"       %s --row NAME ROUNDS   (one repetition of a row; internal)\n",
+			argv[0], MAX_REPS, argv[0]);
+		return help ? 0 : 2;
+	}
 	/* Every row process and its children inherit it. */
 	CPU_ZERO(&one);
 	if (cpu >= 0) {
