@@ -115,9 +115,9 @@ rec_function_fast(struct clock_now now, unsigned action, uint32_t fid, int may_c
 		if (XFDR_UNLIKELY(t->elide_ticks)) {
 			/*
 			 * Only a call that ended within the threshold with a record above the
-			 * erase floor may be erased; every other exit is final, here.
+			 * erase floor may be erased; every other exit is final, here. The delta
+			 * and the threshold are read again so that the plain exit keeps no copy.
 			 */
-			/* read again, from the word: the plain exit keeps no copy of either */
 			if (wr_function_word_delta(word) > xfdr_load_relaxed(&t->elide_ticks) ||
 			    used < t->erase_floor + XFDR_FN_RECORD_BYTES) {
 				rec_exit_final(t, s, used, lo, word);
