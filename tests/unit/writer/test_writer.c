@@ -97,6 +97,23 @@ static void test_function_max_id_max_delta(void **state)
 	CHECK_ENCODING(wr_function(p, XFDR_FN_ENTER, 0x0fffffffu, 0), entry);
 }
 
+/* The delta read back from the record's word (short-call elision's exit test). */
+static void test_function_word_delta(void **state)
+{
+	/* Exit of fid 1, delta 0x12345678: bytes 02 00 00 00 then 78 56 34 12 (spec: u32 at 4) */
+	static const uint8_t exit_[8] = {0x12, 0x00, 0x00, 0x00, 0x78, 0x56, 0x34, 0x12};
+	uint64_t w;
+
+	(void)state;
+	memcpy(&w, exit_, sizeof(w));
+	assert_int_equal(wr_function_word_delta(w), 0x12345678u);
+	assert_int_equal(wr_function_word_delta(wr_function_word(XFDR_FN_EXIT, 0x0fffffffu, 0u)),
+			 0u);
+	assert_int_equal(
+	    wr_function_word_delta(wr_function_word(XFDR_FN_ENTER, 0x0fffffffu, 0xffffffffu)),
+	    0xffffffffu);
+}
+
 static void test_function_id_too_wide_is_masked(void **state)
 {
 	/*
@@ -247,6 +264,7 @@ static void test_call_argument(void **state)
 #define wr_fits be_wr_fits
 #define wr_function_read be_wr_function_read
 #define wr_function_word be_wr_function_word
+#define wr_function_word_delta be_wr_function_word_delta
 #define wr_put16_order be_wr_put16_order
 #define wr_put32_order be_wr_put32_order
 #define wr_put64_order be_wr_put64_order
@@ -270,6 +288,7 @@ static void test_call_argument(void **state)
 #undef wr_fits
 #undef wr_function_read
 #undef wr_function_word
+#undef wr_function_word_delta
 #undef wr_put16_order
 #undef wr_put32_order
 #undef wr_put64_order
@@ -1090,6 +1109,7 @@ int main(void)
 	    cmocka_unit_test(test_function_entry_zero),
 	    cmocka_unit_test(test_function_every_action),
 	    cmocka_unit_test(test_function_max_id_max_delta),
+	    cmocka_unit_test(test_function_word_delta),
 	    cmocka_unit_test(test_function_id_too_wide_is_masked),
 	    cmocka_unit_test(test_new_buffer),
 	    cmocka_unit_test(test_end_of_buffer),
