@@ -94,17 +94,6 @@ static inline uint64_t wr_function_word(unsigned action, uint32_t fid, uint32_t 
 	return w;
 }
 
-/* The TSC delta of a word wr_function_word() made. */
-static inline uint32_t wr_function_word_delta(uint64_t w)
-{
-	uint8_t b[XFDR_FN_RECORD_BYTES];
-	uint32_t tsc_delta;
-
-	memcpy(b, &w, sizeof(b));
-	memcpy(&tsc_delta, b + XFDR_FN_DELTA_OFF, sizeof(tsc_delta));
-	return tsc_delta;
-}
-
 static inline size_t wr_function(uint8_t *p, unsigned action, uint32_t fid, uint32_t tsc_delta)
 {
 	wr_put64(p, wr_function_word(action, fid, tsc_delta));
@@ -129,6 +118,18 @@ static inline void wr_function_read(const uint8_t *p, unsigned *action, uint32_t
 	*action = (w >> 1) & 7u;
 	*fid = (w >> 4) & XFDR_FUNCTION_ID_MAX;
 #endif
+}
+
+/* The TSC delta of a word wr_function_word() made (wr_function_read() of its bytes). */
+static inline uint32_t wr_function_word_delta(uint64_t w)
+{
+	uint8_t b[XFDR_FN_RECORD_BYTES];
+	uint32_t fid, tsc_delta;
+	unsigned action;
+
+	memcpy(b, &w, sizeof(b));
+	wr_function_read(b, &action, &fid, &tsc_delta);
+	return tsc_delta;
 }
 
 /* Zeroes the whole record and sets the kind byte; the caller fills the data fields. */

@@ -100,7 +100,7 @@ static void test_function_max_id_max_delta(void **state)
 /* The delta read back from the record's word (short-call elision's exit test). */
 static void test_function_word_delta(void **state)
 {
-	/* Exit of fid 1, delta 0x12345678: bytes 02 00 00 00 then 78 56 34 12 (spec: u32 at 4) */
+	/* Exit (1 << 1) of fid 1 (<< 4): 12 00 00 00, then delta 0x12345678 as a u32 at 4 */
 	static const uint8_t exit_[8] = {0x12, 0x00, 0x00, 0x00, 0x78, 0x56, 0x34, 0x12};
 	uint64_t w;
 
