@@ -33,50 +33,16 @@
  *   - Strings are escaped for JSON: quotes, backslashes and control characters; bytes that are
  *     not valid UTF-8 (in names, payloads) become U+FFFD.
  *
- * Pairing: every "B" gets its "E", on its thread, innermost first, with non-decreasing times.
- * Each thread is walked on its own (xfdr_events_begin_thread(), the thread's buffers by
- * WallClockTime) with a stack of its open calls:
- *   Entry, Entry_Args of F   "B" F; push.
- *   Exit, Tail_Exit of F     pop down to the innermost open F: the calls above it never had
- *                            their exit recorded and get their "E" first, at this exit's time
- *                            (args.xfdr_end "unwound"). When F is not open, its entry was
- *                            before the thread's first event (the trace began inside F, or the
- *                            buffers with its entry were overwritten or dropped): F gets a "B"
- *                            at the thread's first timestamp (args.xfdr_begin "before
- *                            trace"), below every other call (so all open calls are closed
- *                            first, as above), and this "E".
- *   XFDRSTAK stack context   (the runtime's shadow stack at the start of a buffer; ring mode
- *                            and snapshots leave out the buffers before it) compared with the
- *                            open calls from the outermost: calls it does not name (deeper
- *                            than it holds ids for) agree with any call. When the open calls
- *                            are what it says, nothing changes. Else events are missing in
- *                            between: the calls above the part that agrees are closed ("E" at
- *                            the context's time, args.xfdr_end "stack context") and the calls
- *                            of the context above it opened ("B" at the context's time,
- *                            args.xfdr_begin "stack context"). Calls the context counts but
- *                            does not name are "(unknown)"; an exit that reaches one (no open
- *                            call of its function above it) closes it, its "E" carrying
- *                            args.exit_function. Up to 128 of them in a row are a slice
- *                            each; more are one slice (args.unnamed_calls: how many), whose
- *                            "E" comes with the last of them. A context that does not decode,
- *                            or counts more than CALLSTACK_UNNAMED_MAX unnamed calls,
- *                            changes nothing.
- *   end of the thread        calls still open get their "E" at the thread's last event's time
- *                            (args.xfdr_end "trace edge").
- * To put the "B" of an exit without entry at the thread's first timestamp, each thread is
- * walked twice: the first walk only finds those exits (their function ids, innermost first).
+ * Pairing and windows are analysis/timeline.h's: every "B" gets its "E", on its thread,
+ * innermost first, with non-decreasing times. A slice that did not begin or end with its own
+ * entry or exit says how in args.xfdr_begin ("stack context", "before trace", "before window")
+ * or args.xfdr_end ("tail exit", "unwound", "stack context", "trace edge"). Calls a stack
+ * context counts but does not name are "(unknown)" (args.reason; args.unnamed_calls for a run
+ * shown as one slice), whose "E" carries args.exit_function when an exit named it. --since
+ * keeps the same ts base as without it.
  *
- * --since (since_tsc): a thread's output begins at its first event with a TSC of at least
- * since_tsc (the window); everything after it in the thread's order is kept, so B/E stay
- * balanced. The events before are still walked, without output, so that the calls open when
- * the window begins are known: they get their "B" at the window's first event's time
- * (args.xfdr_begin "before window"). ts keeps the same base as without --since. A thread with
- * no event in the window is left out.
- *
- * Memory: per thread, a stack of the open calls (a run of unnamed calls is one entry) and the
- * function ids of the exits without entry (the calls open when the thread's first event was
- * recorded: a stack depth too); both are reused from thread to thread. Nothing grows with the
- * number of records.
+ * Memory: the timeline's (the open calls of one thread) and the output buffer. Nothing grows
+ * with the number of records.
  */
 #include <inttypes.h>
 #include <signal.h>
@@ -84,72 +50,23 @@
 #include <string.h>
 
 #include "command/cli.h"
-#include "analysis/callstack.h"
+#include "analysis/timeline.h"
 
-#define TE_UNNAMED UINT32_MAX	  /* the function id of a run of unnamed calls */
 #define TE_TEXT_BYTES 256u	  /* of an arbitrary payload, shown as text */
 #define TE_HEX_BYTES 64u	  /* of an arbitrary payload, shown in hex */
 #define TE_EXACT_MAX (1ull << 53) /* larger numbers are written as strings */
 #define TE_NS_PER_S 1000000000u
 
-enum te_begin {
-	TE_BEGIN_ENTRY,
-	TE_BEGIN_CONTEXT,
-	TE_BEGIN_BEFORE_TRACE,
-	TE_BEGIN_BEFORE_WINDOW,
-};
-
-enum te_end {
-	TE_END_EXIT,
-	TE_END_TAIL_EXIT,
-	TE_END_UNWOUND,
-	TE_END_CONTEXT,
-	TE_END_EDGE,
-};
-
-/*
- * An open call, or (fid TE_UNNAMED) a run of count calls a stack context did not name. A run
- * of up to TE_UNNAMED_SLICES_MAX calls is shown as that many nested "(unknown)" slices; a
- * longer one as one slice standing for all of them (args.unnamed_calls), so that a context of
- * millions of unnamed calls cannot turn a few bytes of trace into gigabytes of JSON. slices:
- * the slices open for the entry, count while it is shown one per call, else 1 until the last
- * of its calls closes.
- */
-#define TE_UNNAMED_SLICES_MAX 128u
-
-struct te_frame {
-	uint32_t fid;
-	uint32_t count;
-	uint32_t slices;
-};
-
-struct te_counts {
-	uint64_t calls, unwound, no_entry, no_exit, from_context, before_window, contexts_applied,
-	    contexts_invalid, tsc_backwards;
-};
-
 struct te {
 	struct xfdr_trace *t;
 	const struct xfdr_names *names;
 	struct cli_out *o;
-	struct cli_progress *prog;
 	uint64_t since, base, hz;
+	uint16_t version;
 	int any; /* an event is written: the next one needs a comma */
 	int have_pid;
 	uint32_t named_pid; /* the last pid a process_name was written for */
-
-	/* The thread being walked. */
-	int writing; /* second walk: write */
-	int open;    /* second walk: the window began, events are written */
-	uint32_t pid, tid;
-	uint64_t first_tsc, last_tsc;
-	struct te_frame *stack;
-	uint32_t depth, cap; /* entries */
-	uint32_t *before;    /* fids of the exits without entry, innermost first */
-	size_t nbefore, before_cap, before_closed;
-
-	uint64_t bufs_done, bufs_total, last_buf;
-	struct te_counts n;
+	uint32_t pid, tid;  /* of the thread being written */
 };
 
 /* ---- JSON ------------------------------------------------------------------------------- */
@@ -300,7 +217,7 @@ static void put_fname(struct te *s, uint32_t fid)
 {
 	const char *name;
 
-	if (fid == TE_UNNAMED) {
+	if (fid == TIMELINE_UNNAMED) {
 		cli_puts(s->o, "\"(unknown)\"");
 		return;
 	}
@@ -340,35 +257,21 @@ static void event_head(struct te *s, uint32_t fid, const char *name, const char 
 
 /* ---- Writing calls ------------------------------------------------------------------------- */
 
-static const char *const begin_name[] = {
-    [TE_BEGIN_ENTRY] = NULL,
-    [TE_BEGIN_CONTEXT] = "stack context",
-    [TE_BEGIN_BEFORE_TRACE] = "before trace",
-    [TE_BEGIN_BEFORE_WINDOW] = "before window",
-};
-
-static const char *const end_name[] = {
-    [TE_END_EXIT] = NULL,	  [TE_END_TAIL_EXIT] = "tail exit",
-    [TE_END_UNWOUND] = "unwound", [TE_END_CONTEXT] = "stack context",
-    [TE_END_EDGE] = "trace edge",
-};
-
-/* "B" of fid at tsc; ev: the Entry_Args event whose arguments it shows, or NULL. */
-static void put_begin(struct te *s, uint32_t fid, uint64_t tsc, enum te_begin how,
-		      const struct xfdr_event *ev, uint32_t calls)
+/* "B" of a slice (timeline_ops.begin). */
+static void te_begin(void *ctx, uint32_t fid, uint64_t tsc, enum tl_begin how,
+		     const struct xfdr_event *ev, uint32_t calls)
 {
+	struct te *s = ctx;
 	struct cli_out *o = s->o;
 	int n = 0;
 	uint32_t i;
 
-	if (!s->open)
-		return;
 	event_head(s, fid, NULL, "function", "B", tsc);
-	if (how != TE_BEGIN_ENTRY || (ev && ev->arg_count)) {
+	if (how != TL_BEGIN_ENTRY || (ev && ev->arg_count)) {
 		cli_puts(o, ",\"args\":{");
-		if (how != TE_BEGIN_ENTRY)
-			arg_str(o, &n, "xfdr_begin", begin_name[how]);
-		if (fid == TE_UNNAMED)
+		if (how != TL_BEGIN_ENTRY)
+			arg_str(o, &n, "xfdr_begin", timeline_begin_name[how]);
+		if (fid == TIMELINE_UNNAMED)
 			arg_str(o, &n, "reason", "deeper than the ids the stack context holds");
 		if (calls > 1)
 			arg_u64(o, &n, "unnamed_calls", calls);
@@ -381,187 +284,27 @@ static void put_begin(struct te *s, uint32_t fid, uint64_t tsc, enum te_begin ho
 		cli_putc(o, '}');
 	}
 	cli_putc(o, '}');
-	if (how == TE_BEGIN_CONTEXT)
-		s->n.from_context++;
-	else if (how == TE_BEGIN_BEFORE_TRACE)
-		s->n.no_entry++;
-	else if (how == TE_BEGIN_BEFORE_WINDOW)
-		s->n.before_window++;
 }
 
-/* "E" of fid at tsc; exit_fid: the function of the exit that closed an unnamed call. */
-static void put_end(struct te *s, uint32_t fid, uint64_t tsc, enum te_end how, uint32_t exit_fid)
+/* "E" of a slice (timeline_ops.end). */
+static void te_end(void *ctx, uint32_t fid, uint64_t tsc, enum tl_end how, uint32_t exit_fid)
 {
+	struct te *s = ctx;
 	struct cli_out *o = s->o;
 	int n = 0;
 
-	if (!s->open)
-		return;
 	event_head(s, fid, NULL, "function", "E", tsc);
-	if (how != TE_END_EXIT || fid == TE_UNNAMED) {
+	if (how != TL_END_EXIT || fid == TIMELINE_UNNAMED) {
 		cli_puts(o, ",\"args\":{");
-		if (how != TE_END_EXIT)
-			arg_str(o, &n, "xfdr_end", end_name[how]);
-		if (fid == TE_UNNAMED && how <= TE_END_TAIL_EXIT) {
+		if (how != TL_END_EXIT)
+			arg_str(o, &n, "xfdr_end", timeline_end_name[how]);
+		if (fid == TIMELINE_UNNAMED && how <= TL_END_TAIL_EXIT) {
 			json_key(o, &n, "exit_function");
 			put_fname(s, exit_fid);
 		}
 		cli_putc(o, '}');
 	}
 	cli_putc(o, '}');
-	s->n.calls++;
-	if (how == TE_END_UNWOUND)
-		s->n.unwound++;
-	else if (how == TE_END_EDGE)
-		s->n.no_exit++;
-}
-
-/* Close the open calls of stack entries keep.. (innermost first) at tsc. */
-static void close_above(struct te *s, uint32_t keep, uint64_t tsc, enum te_end how)
-{
-	while (s->depth > keep) {
-		struct te_frame *f = &s->stack[s->depth - 1];
-		uint32_t k;
-
-		for (k = 0; k < f->slices && s->open; k++)
-			put_end(s, f->fid, tsc, how, TE_UNNAMED);
-		s->depth--;
-	}
-}
-
-/* Returns 0, or -1 when out of memory. */
-static int push(struct te *s, uint32_t fid, uint32_t count)
-{
-	if (s->depth == s->cap) {
-		uint32_t cap = s->cap ? s->cap * 2 : 64;
-		struct te_frame *v;
-
-		if (cap < s->cap || !(v = realloc(s->stack, (size_t)cap * sizeof(*v))))
-			return -1;
-		s->stack = v;
-		s->cap = cap;
-	}
-	s->stack[s->depth].fid = fid;
-	s->stack[s->depth].count = count;
-	s->stack[s->depth].slices = count > TE_UNNAMED_SLICES_MAX ? 1 : count;
-	s->depth++;
-	return 0;
-}
-
-/* ---- The walk ------------------------------------------------------------------------------ */
-
-static int on_fn_entry(struct te *s, const struct xfdr_event *ev, uint64_t tsc)
-{
-	if (push(s, ev->function_id, 1))
-		return -1;
-	put_begin(s, ev->function_id, tsc, TE_BEGIN_ENTRY,
-		  ev->action == XFDR_FN_ENTER_ARGS ? ev : NULL, 1);
-	return 0;
-}
-
-static int on_fn_exit(struct te *s, const struct xfdr_event *ev, uint64_t tsc)
-{
-	enum te_end how = ev->action == XFDR_FN_TAIL_EXIT ? TE_END_TAIL_EXIT : TE_END_EXIT;
-	uint32_t fid = ev->function_id, i = s->depth;
-
-	while (i > 0 && s->stack[i - 1].fid != fid && s->stack[i - 1].fid != TE_UNNAMED)
-		i--;
-	if (i > 0) {
-		struct te_frame *f = &s->stack[i - 1];
-
-		close_above(s, i, tsc, TE_END_UNWOUND);
-		/* A run shown as one slice ends with its last call. */
-		if (f->slices == f->count) {
-			put_end(s, f->fid, tsc, how, fid);
-			f->slices--;
-		}
-		if (--f->count == 0)
-			s->depth--;
-		return 0;
-	}
-	/* Entered before the thread's first event: below every open call. */
-	close_above(s, 0, tsc, TE_END_UNWOUND);
-	if (!s->writing) {
-		if (s->nbefore == s->before_cap) {
-			size_t cap = s->before_cap ? s->before_cap * 2 : 64;
-			uint32_t *v = realloc(s->before, cap * sizeof(*v));
-
-			if (!v)
-				return -1;
-			s->before = v;
-			s->before_cap = cap;
-		}
-		s->before[s->nbefore++] = fid;
-	} else if (s->before_closed < s->nbefore) {
-		/* The first walk found this very exit: before[before_closed] is fid. */
-		put_end(s, s->before[s->before_closed++], tsc, how, fid);
-	}
-	return 0;
-}
-
-/*
- * Make the open calls what context c says at its time tsc (ids[j] for j < id_count, unnamed
- * calls below). Returns 0 when they agreed, 1 when calls were closed or opened, -1 when out of
- * memory.
- */
-static int apply_context(struct te *s, const struct xfdr_stack_context *c, uint64_t tsc)
-{
-	uint32_t keep = 0, j = 0, partial = 0, named_end;
-
-	for (keep = 0; keep < s->depth; keep++) {
-		const struct te_frame *f = &s->stack[keep];
-
-		if (f->fid != TE_UNNAMED) {
-			if (j < c->depth && (j >= c->id_count || c->ids[j] == f->fid)) {
-				j++;
-				continue;
-			}
-			break;
-		}
-		if (c->depth - j >= f->count) {
-			j += f->count;
-			continue;
-		}
-		partial = c->depth - j;
-		break;
-	}
-	if (keep == s->depth && j == c->depth)
-		return 0;
-	s->n.contexts_applied += (uint64_t)s->open;
-	if (partial) {
-		struct te_frame *f = &s->stack[keep];
-		uint32_t k;
-
-		close_above(s, keep + 1, tsc, TE_END_CONTEXT);
-		if (f->slices == f->count) {
-			for (k = partial; k < f->count && s->open; k++)
-				put_end(s, TE_UNNAMED, tsc, TE_END_CONTEXT, TE_UNNAMED);
-			f->slices = partial;
-		}
-		f->count = partial;
-		s->depth = keep + 1;
-		j += partial;
-	} else {
-		close_above(s, keep, tsc, TE_END_CONTEXT);
-	}
-	named_end = c->id_count;
-	for (; j < named_end; j++) {
-		if (push(s, c->ids[j], 1))
-			return -1;
-		put_begin(s, c->ids[j], tsc, TE_BEGIN_CONTEXT, NULL, 1);
-	}
-	if (j < c->depth) {
-		const struct te_frame *f;
-		uint32_t k;
-
-		if (push(s, TE_UNNAMED, c->depth - j))
-			return -1;
-		f = &s->stack[s->depth - 1];
-		for (k = 0; k < f->slices && s->open; k++)
-			put_begin(s, TE_UNNAMED, tsc, TE_BEGIN_CONTEXT, NULL,
-				  f->slices == f->count ? 1 : f->count);
-	}
-	return 1;
 }
 
 /* ---- Custom and typed events --------------------------------------------------------------- */
@@ -701,10 +444,11 @@ static void put_crash(struct te *s, const struct xfdr_crash_event *ce, uint64_t 
 	cli_puts(o, "}}");
 }
 
-/* An XFDRSTAK event: the stack it holds, and what it did to the open calls. */
-static void put_context(struct te *s, const struct xfdr_stack_context *c, uint64_t tsc,
-			int replaced)
+/* An XFDRSTAK event: the stack it holds, and what it did to the open calls (timeline_ops.context).
+ */
+static void te_context(void *ctx, const struct xfdr_stack_context *c, uint64_t tsc, int replaced)
 {
+	struct te *s = ctx;
 	struct cli_out *o = s->o;
 	uint32_t i;
 	int n = 0;
@@ -741,53 +485,32 @@ static void put_payload(struct te *s, const char *title, const char *cat,
 	payload_args(o, &n, ev->payload ? ev->payload : (const uint8_t *)"", ev->payload_bytes);
 	cli_puts(o, "}}");
 }
-
-static int on_custom(struct te *s, const struct xfdr_event *ev, uint64_t tsc)
+/* Any other custom or typed event (timeline_ops.event). */
+static void te_event(void *ctx, const struct xfdr_event *ev, uint64_t tsc, const char *why)
 {
+	struct te *s = ctx;
 	const uint8_t *p = ev->payload;
 	uint32_t bytes = ev->payload_bytes;
 	struct xfdr_error err;
-	const char *why = NULL;
 	int big = ev->big_endian;
 
 	if (ev->type == XFDR_EVENT_TYPED) {
-		if (s->open)
-			put_payload(s, "typed event", "typed", ev, tsc, NULL);
-		return 0;
+		put_payload(s, "typed event", "typed", ev, tsc, NULL);
+		return;
 	}
-	if (xfdr_payload_has_tag(p, bytes, XFDR_STACK_MAGIC)) {
-		struct xfdr_stack_context c;
-		int rc;
-
-		if (xfdr_stack_context_decode(p, bytes, big, &c, &err) == 0 &&
-		    c.depth - c.id_count <= CALLSTACK_UNNAMED_MAX) {
-			/* Closing and opening calls first: they happen at the context's time. */
-			rc = apply_context(s, &c, tsc);
-			if (rc < 0)
-				return -1;
-			if (s->open)
-				put_context(s, &c, tsc, rc);
-			return 0;
-		}
-		s->n.contexts_invalid += (uint64_t)s->open;
-		why = err.text;
-		if (!xfdr_stack_context_decode(p, bytes, big, &c, NULL))
-			why = "XFDRSTAK with more unnamed calls than taken";
-		if (s->open)
-			put_payload(s, "stack context (invalid)", "xfdr", ev, tsc, why);
-		return 0;
+	if (why) {
+		put_payload(s, "stack context (invalid)", "xfdr", ev, tsc, why);
+		return;
 	}
-	if (!s->open)
-		return 0;
 	if (xfdr_payload_has_tag(p, bytes, XFDR_CRASH_MAGIC)) {
 		struct xfdr_crash_event ce;
 
 		if (xfdr_crash_event_decode(p, bytes, big, &ce, &err) == 0) {
 			put_crash(s, &ce, tsc);
-			return 0;
+			return;
 		}
 		put_payload(s, "crash (invalid)", "xfdr", ev, tsc, err.text);
-		return 0;
+		return;
 	}
 	if (xfdr_payload_has_tag(p, bytes, XFDR_DROP_MAGIC)) {
 		struct xfdr_drop_event d;
@@ -795,31 +518,19 @@ static int on_custom(struct te *s, const struct xfdr_event *ev, uint64_t tsc)
 
 		if (xfdr_drop_event_decode(p, bytes, big, &d, &err)) {
 			put_payload(s, "xfdr drops (invalid)", "xfdr", ev, tsc, err.text);
-			return 0;
+			return;
 		}
 		event_head(s, 0, "xfdr drops", "xfdr", "i", tsc);
 		cli_puts(s->o, ",\"s\":\"t\",\"args\":{");
 		drop_args(s->o, &n, &d);
 		cli_puts(s->o, "}}");
-		return 0;
+		return;
 	}
 	put_payload(s, "custom event", "custom", ev, tsc, NULL);
-	return 0;
 }
 
 /* ---- Threads -------------------------------------------------------------------------------- */
 
-static void progress(struct te *s, const struct xfdr_event *ev)
-{
-	if (ev->buffer_index == s->last_buf)
-		return;
-	s->last_buf = ev->buffer_index;
-	s->bufs_done++;
-	if (s->prog)
-		cli_progress_update(s->prog, s->bufs_done, s->bufs_total);
-}
-
-/* The names of the process (once) and of the thread, as "M" events. */
 static void put_metadata(struct te *s)
 {
 	struct cli_out *o = s->o;
@@ -852,110 +563,26 @@ static void put_metadata(struct te *s)
 	cli_puts(o, "}}");
 }
 
-/* The window begins at the thread's event at tsc: the calls open by then begin there. */
-static void open_window(struct te *s, uint64_t tsc)
+/* A thread's events begin (timeline_ops.thread_begin). */
+static void te_thread_begin(void *ctx, const struct xfdr_thread_info *ti, uint64_t tsc)
 {
-	size_t i;
-	uint32_t k, d;
+	struct te *s = ctx;
 
-	s->open = 1;
-	s->first_tsc = s->last_tsc = tsc;
+	(void)tsc;
+	/* As llvm-xray: a Pid record's pid, else 1 (version 2's pid is a thread id). */
+	s->pid = s->version >= 3 ? ti->pid : 1;
+	s->tid = ti->thread_id;
 	put_metadata(s);
-	for (i = s->nbefore; i > s->before_closed; i--)
-		put_begin(s, s->before[i - 1], tsc, TE_BEGIN_BEFORE_TRACE, NULL, 1);
-	for (d = 0; d < s->depth; d++) {
-		const struct te_frame *f = &s->stack[d];
-
-		for (k = 0; k < f->slices && !s->o->err; k++)
-			put_begin(s, f->fid, tsc, TE_BEGIN_BEFORE_WINDOW, NULL,
-				  f->slices == f->count ? 1 : f->count);
-	}
 }
 
-enum { WALK_OK = 0, WALK_FAILED = -1, WALK_NO_MEMORY = -2, WALK_WRITE_ERROR = -3 };
-
-/*
- * walk_thread - walk thread i: the first time (writing 0) to find its exits without entry, the
- * second time to write it. Returns a WALK_ code; WALK_FAILED after printing the reader's line.
- */
-static int walk_thread(struct te *s, uint64_t i, int writing)
+static int te_failed(void *ctx)
 {
-	struct xfdr_event_iter it;
-	struct xfdr_event ev;
-	struct xfdr_error err;
-	int rc, r = 0;
+	const struct te *s = ctx;
 
-	s->writing = writing;
-	s->open = 0;
-	s->depth = 0;
-	s->before_closed = 0;
-	if (!writing)
-		s->nbefore = 0;
-	if (xfdr_events_begin_thread(s->t, i, &it, &err)) {
-		fprintf(stderr, "%s\n", err.text);
-		return WALK_FAILED;
-	}
-	while ((rc = xfdr_events_next(&it, &ev, &err)) == 1) {
-		uint64_t tsc = ev.tsc;
-
-		progress(s, &ev);
-		if (writing && !s->open && ev.tsc >= s->since)
-			open_window(s, ev.tsc);
-		if (s->open) {
-			if (tsc < s->last_tsc) {
-				tsc = s->last_tsc;
-				s->n.tsc_backwards++;
-			}
-			s->last_tsc = tsc;
-		}
-		if (ev.type != XFDR_EVENT_FUNCTION)
-			r = on_custom(s, &ev, tsc);
-		else if (ev.action == XFDR_FN_ENTER || ev.action == XFDR_FN_ENTER_ARGS)
-			r = on_fn_entry(s, &ev, tsc);
-		else if (ev.action == XFDR_FN_EXIT || ev.action == XFDR_FN_TAIL_EXIT)
-			r = on_fn_exit(s, &ev, tsc);
-		if (r)
-			return WALK_NO_MEMORY;
-		if (s->o->err)
-			return WALK_WRITE_ERROR;
-	}
-	if (rc < 0) {
-		fprintf(stderr, "%s\n", err.text);
-		return WALK_FAILED;
-	}
-	if (s->open) {
-		close_above(s, 0, s->last_tsc, TE_END_EDGE);
-		while (s->before_closed < s->nbefore)
-			put_end(s, s->before[s->before_closed++], s->last_tsc, TE_END_EDGE, 0);
-	}
-	return s->o->err ? WALK_WRITE_ERROR : WALK_OK;
+	return s->o->err != 0;
 }
 
-/* The lowest TSC of the threads' first events (0 for a trace without events). */
-static int first_tsc(struct te *s, uint64_t threads, uint64_t *base)
-{
-	struct xfdr_event_iter it;
-	struct xfdr_event ev;
-	struct xfdr_error err;
-	uint64_t i;
-	int rc, have = 0;
-
-	*base = 0;
-	for (i = 0; i < threads; i++) {
-		if (xfdr_events_begin_thread(s->t, i, &it, &err) ||
-		    (rc = xfdr_events_next(&it, &ev, &err)) < 0) {
-			fprintf(stderr, "%s\n", err.text);
-			return -1;
-		}
-		if (rc == 1 && (!have || ev.tsc < *base)) {
-			*base = ev.tsc;
-			have = 1;
-		}
-	}
-	return 0;
-}
-
-static void put_other_data(struct te *s, int hz_assumed)
+static void put_other_data(struct te *s, const struct timeline_counts *c, int hz_assumed)
 {
 	struct cli_out *o = s->o;
 	int n = 0;
@@ -971,17 +598,26 @@ static void put_other_data(struct te *s, int hz_assumed)
 	arg_str(o, &n, "ts", "microseconds since tsc_base");
 	if (s->since)
 		arg_u64(o, &n, "since_tsc", s->since);
-	arg_u64(o, &n, "calls", s->n.calls);
-	arg_u64(o, &n, "calls_without_entry", s->n.no_entry);
-	arg_u64(o, &n, "calls_without_exit", s->n.no_exit);
-	arg_u64(o, &n, "calls_unwound", s->n.unwound);
-	arg_u64(o, &n, "calls_from_stack_context", s->n.from_context);
-	arg_u64(o, &n, "calls_open_before_window", s->n.before_window);
-	arg_u64(o, &n, "stack_contexts_applied", s->n.contexts_applied);
-	arg_u64(o, &n, "stack_contexts_invalid", s->n.contexts_invalid);
-	arg_u64(o, &n, "tsc_backwards", s->n.tsc_backwards);
+	arg_u64(o, &n, "calls", c->calls);
+	arg_u64(o, &n, "calls_without_entry", c->no_entry);
+	arg_u64(o, &n, "calls_without_exit", c->no_exit);
+	arg_u64(o, &n, "calls_unwound", c->unwound);
+	arg_u64(o, &n, "calls_from_stack_context", c->from_context);
+	arg_u64(o, &n, "calls_open_before_window", c->before_window);
+	arg_u64(o, &n, "stack_contexts_applied", c->contexts_applied);
+	arg_u64(o, &n, "stack_contexts_invalid", c->contexts_invalid);
+	arg_u64(o, &n, "tsc_backwards", c->tsc_backwards);
 	cli_puts(o, "}}\n");
 }
+
+static const struct timeline_ops te_ops = {
+    .thread_begin = te_thread_begin,
+    .begin = te_begin,
+    .end = te_end,
+    .context = te_context,
+    .event = te_event,
+    .failed = te_failed,
+};
 
 int convert_trace_event(struct xfdr_trace *t, const struct xfdr_names *names, uint64_t since_tsc,
 			struct cli_out *out, struct cli_progress *prog)
@@ -991,43 +627,30 @@ int convert_trace_event(struct xfdr_trace *t, const struct xfdr_names *names, ui
 	    .t = t,
 	    .names = names,
 	    .o = out,
-	    .prog = prog,
 	    .since = since_tsc,
 	    .hz = h->cycle_frequency ? h->cycle_frequency : TE_NS_PER_S,
-	    .last_buf = UINT64_MAX,
+	    .version = h->version,
 	};
-	struct xfdr_thread_info ti;
+	struct progress sink = cli_progress_sink(prog);
+	struct timeline_counts counts = {0};
 	struct xfdr_error err;
-	uint64_t threads, i;
-	int rc = WALK_OK;
+	int rc;
 
-	if (xfdr_trace_threads(t, &threads, &err)) {
+	if (timeline_base_tsc(t, &s.base, &err)) {
 		fprintf(stderr, "%s\n", err.text);
 		return CLI_FAIL;
 	}
-	if (first_tsc(&s, threads, &s.base))
-		return CLI_FAIL;
 	if (!h->cycle_frequency)
 		cli_error("%s: the header's cycle_frequency is 0: times assume 1 GHz",
 			  xfdr_trace_name(t));
-	s.bufs_total = 2 * xfdr_trace_buffer_count(t);
 	cli_puts(out, "{\"traceEvents\":[\n");
-	for (i = 0; i < threads && rc == WALK_OK; i++) {
-		if (xfdr_trace_thread(t, i, &ti))
-			break;
-		/* As llvm-xray: a Pid record's pid, else 1 (version 2's pid is a thread id). */
-		s.pid = h->version >= 3 ? ti.pid : 1;
-		s.tid = ti.thread_id;
-		rc = walk_thread(&s, i, 0);
-		if (rc == WALK_OK)
-			rc = walk_thread(&s, i, 1);
-	}
-	free(s.stack);
-	free(s.before);
-	if (rc == WALK_NO_MEMORY)
+	rc = timeline_walk(t, since_tsc, &te_ops, &s, &sink, &counts, &err);
+	if (rc == TIMELINE_FAILED)
+		fprintf(stderr, "%s\n", err.text);
+	else if (rc == TIMELINE_NO_MEMORY)
 		cli_error("%s: out of memory", xfdr_trace_name(t));
-	if (rc != WALK_OK)
+	if (rc != TIMELINE_OK)
 		return CLI_FAIL;
-	put_other_data(&s, !h->cycle_frequency);
+	put_other_data(&s, &counts, !h->cycle_frequency);
 	return out->err ? CLI_FAIL : CLI_OK;
 }
