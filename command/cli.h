@@ -313,6 +313,36 @@ int cli_map_generated(FILE *f, const struct cli_map_facts *facts, const struct r
 int convert_trace_event(struct xfdr_trace *t, const struct xfdr_names *names, uint64_t since_tsc,
 			struct cli_out *out, struct cli_progress *prog);
 
+/* ---- What a trace holds, in words (event_text.c) --------------------------------------- */
+
+/* Length of the valid UTF-8 sequence at p (n > 0 bytes there), 0 when it is not one. */
+size_t cli_utf8_len(const uint8_t *p, size_t n);
+
+/*
+ * cli_function_name - the name of function fid: the sidecar's (names), else "#ID" (an id the
+ * sidecar does not name), else (no sidecar) "ID", as llvm-xray prints it; the last two are
+ * written into buf (n bytes, 16 are enough). Returns the name.
+ */
+const char *cli_function_name(const struct xfdr_names *names, uint32_t fid, char *buf, size_t n);
+
+/* The name of a signal: the sidecar's for the crash it records, else the host's (in buf), else "".
+ */
+const char *cli_signal_name(const struct xfdr_names *names, uint32_t signal, char *buf, size_t n);
+
+/*
+ * One frame of a crash as "#I 0xPC SYMBOL (MODULE+0xVADDR)": head is "#I 0xPC"; symbol and
+ * module are the sidecar's (NULL: not named), valid while names is.
+ */
+struct cli_frame_text {
+	char head[48];
+	const char *symbol, *module;
+	int have_module_vaddr;
+	uint64_t module_vaddr;
+};
+
+void cli_crash_frame(const struct xfdr_names *names, const struct xfdr_crash_event *ce, uint32_t i,
+		     struct cli_frame_text *out);
+
 /* ---- YAML scalars as LLVM's YAML writer prints them (yaml.c) ---------------------- */
 
 void cli_yaml_scalar(struct cli_out *o, const uint8_t *s, size_t n);

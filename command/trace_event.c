@@ -45,7 +45,6 @@
  * with the number of records.
  */
 #include <inttypes.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,40 +69,6 @@ struct te {
 };
 
 /* ---- JSON ------------------------------------------------------------------------------- */
-
-/* Length of the valid UTF-8 sequence at p (at most n bytes), 0 when it is not one. */
-static size_t utf8_len(const uint8_t *p, size_t n)
-{
-	uint8_t c = p[0], lo = 0x80, hi = 0xbf;
-	size_t len, i;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		len = 2;
-	else if (c >= 0xe0 && c <= 0xef)
-		len = 3;
-	else if (c >= 0xf0 && c <= 0xf4)
-		len = 4;
-	else
-		return 0;
-	/* No overlong forms, no UTF-16 surrogates, nothing above U+10FFFF. */
-	if (c == 0xe0)
-		lo = 0xa0;
-	else if (c == 0xed)
-		hi = 0x9f;
-	else if (c == 0xf0)
-		lo = 0x90;
-	else if (c == 0xf4)
-		hi = 0x8f;
-	if (n < len || p[1] < lo || p[1] > hi)
-		return 0;
-	for (i = 2; i < len; i++) {
-		if (p[i] < 0x80 || p[i] > 0xbf)
-			return 0;
-	}
-	return len;
-}
 
 /* The bytes s[0, n) inside a JSON string (no quotes). */
 static void json_esc(struct cli_out *o, const uint8_t *s, size_t n)
@@ -132,7 +97,7 @@ static void json_esc(struct cli_out *o, const uint8_t *s, size_t n)
 
 			cli_put(o, u, sizeof(u));
 			i++;
-		} else if ((len = utf8_len(s + i, n - i)) != 0) {
+		} else if ((len = cli_utf8_len(s + i, n - i)) != 0) {
 			cli_put(o, s + i, len);
 			i += len;
 		} else {
@@ -215,20 +180,11 @@ static void put_ts(struct te *s, uint64_t tsc)
 /* A function's name as a JSON string (see the top of the file). */
 static void put_fname(struct te *s, uint32_t fid)
 {
-	const char *name;
+	char buf[16];
 
-	if (fid == TIMELINE_UNNAMED) {
-		cli_puts(s->o, "\"(unknown)\"");
-		return;
-	}
-	name = xfdr_names_get(s->names, fid);
-	if (name) {
-		json_str(s->o, name);
-		return;
-	}
-	cli_puts(s->o, s->names ? "\"#" : "\"");
-	cli_put_u64(s->o, fid);
-	cli_putc(s->o, '"');
+	json_str(s->o, fid == TIMELINE_UNNAMED
+			   ? "(unknown)"
+			   : cli_function_name(s->names, fid, buf, sizeof(buf)));
 }
 
 /* `{"name":NAME,"cat":CAT,"ph":PH,"pid":P,"tid":T,"ts":TS` of one event (after a comma). */
@@ -364,46 +320,23 @@ static void drop_args(struct cli_out *o, int *n, const struct xfdr_drop_event *d
 	cli_putc(o, ']');
 }
 
-/* The name of a signal: the sidecar's for the crash it records, else the host's, else "". */
-static const char *signal_name(const struct xfdr_names *names, uint32_t signal, char *buf, size_t n)
-{
-	struct xfdr_map_crash mc;
-	const char *abbrev = NULL;
-
-	if (xfdr_names_crash(names, &mc) && mc.signal == signal)
-		return mc.signal_name;
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
-	if (signal <= (uint32_t)INT32_MAX)
-		abbrev = sigabbrev_np((int)signal);
-#endif
-	if (!abbrev)
-		return "";
-	snprintf(buf, n, "SIG%s", abbrev);
-	return buf;
-}
-
 /* The frames of a crash, innermost first, each "#I 0xPC SYMBOL (MODULE+0xVADDR)". */
 static void crash_frames(struct te *s, const struct xfdr_crash_event *ce)
 {
 	struct cli_out *o = s->o;
-	struct xfdr_map_frame f;
+	struct cli_frame_text f;
 	uint32_t i;
-	int have;
-	char text[64];
 
 	cli_putc(o, '[');
 	for (i = 0; i < ce->frame_count; i++) {
-		have = xfdr_names_frame(s->names, i, &f) && f.pc == ce->pcs[i];
-		if (!have)
-			have = xfdr_names_frame_at_pc(s->names, ce->pcs[i], &f);
-		snprintf(text, sizeof(text), "#%" PRIu32 " 0x%" PRIx64, i, ce->pcs[i]);
+		cli_crash_frame(s->names, ce, i, &f);
 		cli_puts(o, i ? ",\"" : "\"");
-		cli_puts(o, text);
-		if (have && f.symbol) {
+		cli_puts(o, f.head);
+		if (f.symbol) {
 			cli_putc(o, ' ');
 			json_esc(o, (const uint8_t *)f.symbol, strlen(f.symbol));
 		}
-		if (have && f.module) {
+		if (f.module) {
 			cli_puts(o, " (");
 			json_esc(o, (const uint8_t *)f.module, strlen(f.module));
 			if (f.have_module_vaddr)
@@ -420,7 +353,7 @@ static void put_crash(struct te *s, const struct xfdr_crash_event *ce, uint64_t 
 {
 	struct cli_out *o = s->o;
 	char buf[32], title[64];
-	const char *sig = signal_name(s->names, ce->signal, buf, sizeof(buf));
+	const char *sig = cli_signal_name(s->names, ce->signal, buf, sizeof(buf));
 	int n = 0;
 
 	if (*sig)

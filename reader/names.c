@@ -94,6 +94,9 @@ struct xfdr_names {
 	uint64_t tsc_hz; /* its value, 0 when it is not a number */
 	int seen_tsc_hz_method;
 	char tsc_hz_method[64]; /* the first tsc_hz_method line's value, up to a TAB */
+	int seen_pid;		/* the first pid line was read */
+	uint32_t pid;		/* its value, 0 when it is not a pid */
+	char *program;		/* the first program line's value, NULL: none */
 	int have_crash;
 	struct xfdr_map_crash crash; /* crash.signal_name is crash_signal_name */
 	char *crash_signal_name;
@@ -374,6 +377,27 @@ static void parse_tsc_hz_line(struct xfdr_names *n, const char *line)
 		return;
 	n->seen_tsc_hz = 1;
 	n->tsc_hz = parse_dec(&f, UINT64_MAX, &v) ? 0 : v;
+}
+
+/* `pid<TAB>PID`, leniently as tsc_hz: a pid is 1..2^31-1. */
+static void parse_pid_line(struct xfdr_names *n, const char *line)
+{
+	struct field f = {line + sizeof("pid"), strlen(line + sizeof("pid"))};
+	uint64_t v;
+
+	if (n->seen_pid)
+		return;
+	n->seen_pid = 1;
+	n->pid = parse_dec(&f, INT32_MAX, &v) ? 0 : (uint32_t)v;
+}
+
+/* `program<TAB>PATH`: the first line only, the whole rest of it. Returns 0 or -2 (no memory). */
+static int parse_program_line(struct xfdr_names *n, const char *line)
+{
+	if (n->program)
+		return 0;
+	n->program = strdup(line + sizeof("program"));
+	return n->program ? 0 : -2;
 }
 
 /* `tsc_hz_method<TAB>WORD`: the first line only, its value up to a TAB (cut to 63 bytes). */
@@ -774,6 +798,10 @@ static int names_read(FILE *f, const char *path, struct rd_drops *d, struct xfdr
 			parse_tsc_hz_line(n, line);
 		else if (!strncmp(line, "tsc_hz_method\t", sizeof("tsc_hz_method")))
 			parse_tsc_hz_method_line(n, line);
+		else if (!strncmp(line, "pid\t", sizeof("pid")))
+			parse_pid_line(n, line);
+		else if (!strncmp(line, "program\t", sizeof("program")))
+			rc = parse_program_line(n, line);
 		else if (strchr(line, '\t'))
 			rc = parse_pool_line(n, line);
 		if (!rc)
@@ -855,6 +883,13 @@ int xfdr_names_tsc_hz(const struct xfdr_names *n, uint64_t *hz)
 const char *xfdr_names_tsc_hz_method(const struct xfdr_names *n)
 {
 	return n && n->seen_tsc_hz_method ? n->tsc_hz_method : NULL;
+}
+
+uint32_t xfdr_names_pid(const struct xfdr_names *n, const char **program)
+{
+	if (program)
+		*program = n ? n->program : NULL;
+	return n ? n->pid : 0;
 }
 
 void xfdr_names_pool(const struct xfdr_names *n, struct xfdr_map_pool *out)
@@ -939,6 +974,7 @@ void xfdr_names_free(struct xfdr_names *n)
 	free_frames(n);
 	free(n->frames);
 	free(n->crash_signal_name);
+	free(n->program);
 	free(n->mode);
 	for (i = 0; i < n->thread_count; i++)
 		free(n->threads[i].name);

@@ -388,6 +388,13 @@ int xfdr_names_tsc_hz(const struct xfdr_names *n, uint64_t *hz);
 const char *xfdr_names_tsc_hz_method(const struct xfdr_names *n);
 
 /*
+ * xfdr_names_pid - the recorded process: the pid of the sidecar's first `pid` line (0 when it
+ * has none, or its value is not a pid, or n is NULL), and in *program (when not NULL) the value
+ * of its first `program` line (NULL: none), which lives until xfdr_names_free(n).
+ */
+uint32_t xfdr_names_pid(const struct xfdr_names *n, const char **program);
+
+/*
  * The crash the sidecar records: its `crash` line (doc/map-format.md), written by the crash
  * flush beside the XFDRCRSH event, and the `frame` lines after it, which name the event's
  * program counters. Strings point into n and live until xfdr_names_free(n).

@@ -1,0 +1,85 @@
+/*
+ * command/event_text.c - the words the timeline formats (trace_event.c, perfetto.c) share for
+ * what a trace holds: function names, signal names, crash frames, valid UTF-8 (cli.h).
+ */
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "command/cli.h"
+
+size_t cli_utf8_len(const uint8_t *p, size_t n)
+{
+	uint8_t c = p[0], lo = 0x80, hi = 0xbf;
+	size_t len, i;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		len = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		len = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		len = 4;
+	else
+		return 0;
+	/* No overlong forms, no UTF-16 surrogates, nothing above U+10FFFF. */
+	if (c == 0xe0)
+		lo = 0xa0;
+	else if (c == 0xed)
+		hi = 0x9f;
+	else if (c == 0xf0)
+		lo = 0x90;
+	else if (c == 0xf4)
+		hi = 0x8f;
+	if (n < len || p[1] < lo || p[1] > hi)
+		return 0;
+	for (i = 2; i < len; i++) {
+		if (p[i] < 0x80 || p[i] > 0xbf)
+			return 0;
+	}
+	return len;
+}
+
+const char *cli_function_name(const struct xfdr_names *names, uint32_t fid, char *buf, size_t n)
+{
+	const char *name = xfdr_names_get(names, fid);
+
+	if (name)
+		return name;
+	snprintf(buf, n, "%s%" PRIu32, names ? "#" : "", fid);
+	return buf;
+}
+
+const char *cli_signal_name(const struct xfdr_names *names, uint32_t signal, char *buf, size_t n)
+{
+	struct xfdr_map_crash mc;
+	const char *abbrev = NULL;
+
+	if (xfdr_names_crash(names, &mc) && mc.signal == signal)
+		return mc.signal_name;
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
+	if (signal <= (uint32_t)INT32_MAX)
+		abbrev = sigabbrev_np((int)signal);
+#endif
+	if (!abbrev)
+		return "";
+	snprintf(buf, n, "SIG%s", abbrev);
+	return buf;
+}
+
+void cli_crash_frame(const struct xfdr_names *names, const struct xfdr_crash_event *ce, uint32_t i,
+		     struct cli_frame_text *out)
+{
+	struct xfdr_map_frame f;
+	int have = xfdr_names_frame(names, i, &f) && f.pc == ce->pcs[i];
+
+	if (!have)
+		have = xfdr_names_frame_at_pc(names, ce->pcs[i], &f);
+	snprintf(out->head, sizeof(out->head), "#%" PRIu32 " 0x%" PRIx64, i, ce->pcs[i]);
+	out->symbol = have ? f.symbol : NULL;
+	out->module = have ? f.module : NULL;
+	out->have_module_vaddr = have && f.module && f.have_module_vaddr;
+	out->module_vaddr = f.module_vaddr;
+}
