@@ -34,6 +34,8 @@ BENCH_CFLAGS   ?= -O2 -fno-omit-frame-pointer
 
 RUNTIME_LIBS := -lurcu-bp -lurcu-cds -lurcu-common -lunwind -lpthread -ldl
 TEST_LIBS    := -lcmocka
+# What the xfdr command needs beyond libc: libdeflate for Perfetto's compressed packets.
+COMMAND_LIBS := -ldeflate
 
 # ---- sources -----------------------------------------------------------------------------
 WRITER_SRCS  := $(sort $(wildcard writer/*.c))
@@ -112,7 +114,7 @@ all: $(LIBXFDR_A) $(LIBXFDR_SO) $(LIBXFDR_LD) $(LIBXFDR_XRAY_A) $(LIBREADER_A) $
 # ---- dependencies --------------------------------------------------------------------------
 DEB_PACKAGES := build-essential clang clang-format llvm libclang-rt-14-dev liburcu-dev libcmocka-dev \
 	libunwind-dev liblzma-dev xz-utils pkg-config gdb valgrind chromium python3 fonts-dejavu-core \
-	man-db mandoc
+	man-db mandoc libdeflate-dev protobuf-compiler python3-protobuf
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 deps:
 	@if dpkg-query -W -f='$${Status}\n' $(DEB_PACKAGES) 2>/dev/null | grep -vq 'install ok installed' \
@@ -202,7 +204,7 @@ XFDR_LIBS := $(LIBCOMMAND_A) $(LIBLAUNCHER_A) $(LIBREBUILD_A) $(LIBANALYSIS_A) $
 	$(LIBWRITER_A)
 $(XFDR_BIN): $(OBJ)/rd/command/xfdr.o $(XFDR_LIBS)
 	@mkdir -p $(@D)
-	$(CC) -pthread -o $@ $< $(XFDR_LIBS) $(SAN_LDFLAGS) -lm
+	$(CC) -pthread -o $@ $< $(XFDR_LIBS) $(SAN_LDFLAGS) $(COMMAND_LIBS) -lm
 
 # ---- tests ---------------------------------------------------------------------------------
 $(SUPPORT_A): $(SUPPORT_OBJS) Makefile
@@ -217,7 +219,7 @@ $(BUILD)/tests/%: $(SUPPORT_A) $(LIBCOMMAND_A) $(LIBLAUNCHER_A) $(LIBREBUILD_A) 
 	@mkdir -p $(@D)
 	$(CC) -pthread -o $@ $(filter $(OBJ)/test/tests/%.o,$^) $(SUPPORT_A) $(LIBCOMMAND_A) $(LIBLAUNCHER_A) $(LIBREBUILD_A) \
 		$(LIBANALYSIS_A) $(LIBREADER_A) $(LIBXFDR_A) $(SAN_LDFLAGS) \
-		$(TEST_LIBS) $(RUNTIME_LIBS) -lm
+		$(TEST_LIBS) $(RUNTIME_LIBS) $(COMMAND_LIBS) -lm
 
 TEST_ENV := XFDR_BIN=$(abspath $(XFDR_BIN)) XFDR_BUILD=$(abspath $(BUILD)) \
 	XFDR_LLVM_XRAY=$(LLVM_XRAY) XFDR_SRC=$(CURDIR)

@@ -170,6 +170,14 @@ rm -f "$tmp/out"
 row "" llvm-xray "$xreps" "$tmp/out" "" "$xray" convert --output-format=trace_event "$trace"
 rm -f "$tmp/out"
 
+# Perfetto's protobuf, as written by default (zlib-compressed chunks) and as it is (none).
+row "convert perfetto" xfdr "$reps" "$tmp/out" "" \
+	"$xfdr" convert --output-format=perfetto "$trace"
+rm -f "$tmp/out"
+row "" xfdr "$reps" "$tmp/out" "--compress=none" \
+	"$xfdr" convert --output-format=perfetto --compress=none "$trace"
+rm -f "$tmp/out"
+
 row account xfdr "$reps" "$tmp/out" "" "$xfdr" account "$trace"
 row "" llvm-xray "$xreps" "$tmp/out" "" "$xray" account "$trace"
 rm -f "$tmp/out"

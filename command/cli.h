@@ -313,6 +313,17 @@ int cli_map_generated(FILE *f, const struct cli_map_facts *facts, const struct r
 int convert_trace_event(struct xfdr_trace *t, const struct xfdr_names *names, uint64_t since_tsc,
 			struct cli_out *out, struct cli_progress *prog);
 
+/* ---- convert --output-format=perfetto (perfetto.c) -------------------------------------- */
+
+/*
+ * convert_perfetto - the verified trace t as Perfetto's protobuf trace into out, as
+ * convert_trace_event() writes JSON (same names, since_tsc and prog); compress: 1 to gather the
+ * packets into zlib-compressed chunks, 0 to write them as they are. Returns CLI_OK, or CLI_FAIL
+ * after reporting (the caller still closes out).
+ */
+int convert_perfetto(struct xfdr_trace *t, const struct xfdr_names *names, uint64_t since_tsc,
+		     int compress, struct cli_out *out, struct cli_progress *prog);
+
 /* ---- What a trace holds, in words (event_text.c) --------------------------------------- */
 
 /* Length of the valid UTF-8 sequence at p (n > 0 bytes there), 0 when it is not one. */

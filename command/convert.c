@@ -58,10 +58,11 @@ struct convert_opts {
 	int since; /* 0: every record; SINCE_TSC: from since_tsc; SINCE_SNAPSHOT: the map's */
 	uint64_t since_tsc;
 	int format; /* enum convert_format */
+	int compress; /* perfetto: -1 not given, 0 none, 1 deflate */
 };
 
 enum { SINCE_TSC = 1, SINCE_SNAPSHOT = 2 };
-enum convert_format { FORMAT_YAML = 0, FORMAT_TRACE_EVENT = 1 };
+enum convert_format { FORMAT_YAML = 0, FORMAT_TRACE_EVENT = 1, FORMAT_PERFETTO = 2 };
 
 /* ---- YAML ---------------------------------------------------------------------------------- */
 
@@ -145,11 +146,12 @@ static void put_record(struct cli_out *o, const struct xfdr_trace *t, const stru
 /* ---- The verb ---------------------------------------------------------------------------- */
 
 static const char convert_head[] =
-    "usage: xfdr convert [--output-format=yaml|trace_event] [-o OUT] [--sort[=BOOL]]\n"
-    "                    [--map MAP | --no-map] [--since=TSC|snapshot] FILE\n"
+    "usage: xfdr convert [--output-format=yaml|trace_event|perfetto] [-o OUT]\n"
+    "                    [--sort[=BOOL]] [--compress=deflate|none] [--map MAP | --no-map]\n"
+    "                    [--since=TSC|snapshot] FILE\n"
     "\n"
     "Print a trace as the YAML document `llvm-xray convert --output-format=yaml FILE`\n"
-    "prints, byte for byte, or as a timeline (trace_event). The whole file is verified\n"
+    "prints, byte for byte, or as a timeline (trace_event, perfetto). The whole file is verified\n"
     "first: an invalid trace prints nothing but one line on stderr naming the offset and\n"
     "what was wrong. Memory grows with the threads, not with the records.\n";
 
@@ -180,9 +182,22 @@ static int parse_format(void *format, const char *arg)
 		*(int *)format = FORMAT_YAML;
 	else if (!strcmp(arg, "trace_event"))
 		*(int *)format = FORMAT_TRACE_EVENT;
+	else if (!strcmp(arg, "perfetto"))
+		*(int *)format = FORMAT_PERFETTO;
 	else
-		return cli_usage("unsupported output format '%s' (supported: yaml, trace_event)",
-				 arg);
+		return cli_usage(
+		    "unsupported output format '%s' (supported: yaml, trace_event, perfetto)", arg);
+	return 0;
+}
+
+static int parse_compress(void *compress, const char *arg)
+{
+	if (!strcmp(arg, "deflate"))
+		*(int *)compress = 1;
+	else if (!strcmp(arg, "none"))
+		*(int *)compress = 0;
+	else
+		return cli_usage("'--compress' takes deflate or none, not '%s'", arg);
 	return 0;
 }
 
@@ -218,10 +233,16 @@ static int parse_since(void *opts, const char *arg)
 /* Returns 0 with *o filled, -1 after --help, or a status after a usage error. */
 static int parse_convert_opts(int argc, char **argv, struct convert_opts *o)
 {
+	int rc;
 	const struct cli_option options[] = {
 	    CLI_OPT_CALL('f', "output-format", &o->format, parse_format, "FMT",
-			 "'yaml' (the default) or 'trace_event': Chrome Trace Event\n"
-			 "JSON for ui.perfetto.dev and chrome://tracing"),
+			 "'yaml' (the default); 'trace_event': Chrome Trace Event\n"
+			 "JSON for ui.perfetto.dev and chrome://tracing; 'perfetto':\n"
+			 "Perfetto's own protobuf trace, for ui.perfetto.dev and\n"
+			 "trace_processor (binary: needs -o OUT or a pipe)"),
+	    CLI_OPT_CALL(0, "compress", &o->compress, parse_compress, "deflate|none",
+			 "perfetto: the packets in zlib-compressed chunks, which\n"
+			 "Perfetto inflates (deflate, the default), or as they are"),
 	    CLI_OPT_STRING('o', "output", &o->output, "OUT",
 			   "write to OUT instead of standard output ('-')"),
 	    {.kind = CLI_OPTION_CALL,
@@ -260,7 +281,13 @@ static int parse_convert_opts(int argc, char **argv, struct convert_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->sort = 1;
 	o->format = FORMAT_YAML;
-	return cli_options_parse_one(&cmd, argc, argv, &o->input);
+	o->compress = -1;
+	rc = cli_options_parse_one(&cmd, argc, argv, &o->input);
+	if (!rc && o->compress >= 0 && o->format != FORMAT_PERFETTO)
+		return cli_usage("'--compress' is an option of --output-format=perfetto");
+	if (o->compress < 0)
+		o->compress = 1;
+	return rc;
 }
 
 /*
@@ -379,8 +406,14 @@ int cmd_convert(int argc, char **argv)
 		prog.on = 0;
 	}
 	cli_progress_phase(&prog, "writing");
-	if (opt.format == FORMAT_TRACE_EVENT) {
-		status = convert_trace_event(t, names, opt.since_tsc, out, &prog);
+	if (opt.format == FORMAT_PERFETTO && isatty(fileno(out->f))) {
+		cli_error("refusing to write a binary trace to a terminal: give -o OUT or a pipe");
+		status = CLI_USAGE;
+		cli_out_close(out);
+	} else if (opt.format != FORMAT_YAML) {
+		status = opt.format == FORMAT_TRACE_EVENT
+			     ? convert_trace_event(t, names, opt.since_tsc, out, &prog)
+			     : convert_perfetto(t, names, opt.since_tsc, opt.compress, out, &prog);
 		cli_progress_end(&prog);
 		if (cli_out_close(out) != CLI_OK)
 			status = CLI_FAIL;

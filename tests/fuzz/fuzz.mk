@@ -25,7 +25,7 @@ FUZZ_BINS    := $(patsubst %,$(FUZZ_DIR)/fuzz_%,$(FUZZ_TARGETS))
 FUZZ_CFLAGS  := -std=gnu11 $(WARN) -D_GNU_SOURCE -Iinclude -I. -pthread -g -O1 \
 	-fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
 	-fno-sanitize-recover=all -DXFDR_VERSION_STRING='"$(VERSION)"'
-FUZZ_LDFLAGS := -fsanitize=fuzzer,address,undefined -pthread -lm
+FUZZ_LDFLAGS := -fsanitize=fuzzer,address,undefined -pthread -lm $(COMMAND_LIBS)
 # Every run: one input at most 10 s, quiet targets (the report still reaches the log).
 FUZZ_RUN_FLAGS := -timeout=10 -close_fd_mask=3 -rss_limit_mb=2048 -print_final_stats=0
 

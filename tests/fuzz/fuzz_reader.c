@@ -4,7 +4,7 @@
  *
  * The input is a trace file, optionally followed by FUZZ_MAP_MARK and a .map sidecar. Both are
  * written to memfds and handed to the verbs by their /proc/self/fd names, as a user would
- * name files: verify, dump (plain and --stacks), convert (yaml, sorted, trace_event),
+ * name files: verify, dump (plain and --stacks), convert (yaml, sorted, trace_event, perfetto compressed and not),
  * account (plain, --deduce-sibling-calls, --recursive-calls-only, --keep-going), stack
  * (self and total, per thread) and flame. Then `recover --salvage` on the same bytes, and the
  * library's API directly (both event orders, every thread's iterator). Output goes to
@@ -143,6 +143,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	verb(cmd_convert, "convert", "--output-format=yaml", m, trace_path, NULL);
 	verb(cmd_convert, "convert", "--output-format=yaml", "--sort", m, trace_path);
 	verb(cmd_convert, "convert", "--output-format=trace_event", m, trace_path, NULL);
+	verb(cmd_convert, "convert", "--output-format=perfetto", m, trace_path, NULL);
+	verb(cmd_convert, "convert", "--output-format=perfetto", "--compress=none", m, trace_path);
 	if (deep)
 		goto recover;
 	verb(cmd_account, "account", m, trace_path, NULL, NULL);

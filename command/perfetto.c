@@ -1,0 +1,859 @@
+/*
+ * command/perfetto.c - `xfdr convert --output-format=perfetto`: a verified trace as Perfetto's
+ * own protobuf trace (perfetto.protos.Trace), which ui.perfetto.dev and trace_processor open
+ * natively, at a fraction of the JSON's size.
+ *
+ * Field numbers are those of Perfetto's published .proto files (protos/perfetto/trace/:
+ * trace.proto, trace_packet.proto, trace_packet_defaults.proto, clock_snapshot.proto,
+ * interned_data/interned_data.proto, track_event/{track_event,track_descriptor,
+ * process_descriptor,thread_descriptor,debug_annotation}.proto); the tests decode the output
+ * with protoc against a schema carrying them (tests/system/perfetto_subset.proto).
+ *
+ * The output is a Trace: a stream of TracePacket fields, so it is written as it is made.
+ *   - Each process (the sidecar's pid, else the buffers' Pid, else 1, as the JSON) is a track
+ *     (TrackDescriptor with a ProcessDescriptor: its pid and name, the sidecar's program, else
+ *     the trace file's name), on sequence 1.
+ *   - Each thread is a track of its own (TrackDescriptor with a ThreadDescriptor: pid, its
+ *     kernel tid from the sidecar's `thread` line, else the trace's thread id, and its name)
+ *     and a packet sequence of its own (trusted_packet_sequence_id 2, 3, ... in the timeline's
+ *     thread order). The sequence's first packet clears its incremental state and sets its
+ *     defaults: the thread's track, and clock 64, a sequence-scoped incremental clock in
+ *     nanoseconds that the next packet (ClockSnapshot) ties to BOOTTIME at the thread's first
+ *     event. Every later timestamp on the sequence is the nanoseconds since the previous one.
+ *   - Times: nanoseconds since the trace's first TSC (as the JSON's ts, not divided by 1000),
+ *     at the header's cycle_frequency (1 GHz when it says 0), rounded to the nearest.
+ *   - A call is a TrackEvent TYPE_SLICE_BEGIN with its name interned once per sequence
+ *     (InternedData.event_names: the .map's name, "#ID" for an id it does not name, "ID"
+ *     without a sidecar, "(unknown)" for calls a stack context counts but does not name) and a
+ *     TYPE_SLICE_END, paired as analysis/timeline.h pairs them. What the JSON says in args is
+ *     said in debug annotations: xfdr_begin, xfdr_end, reason, unnamed_calls, exit_function
+ *     and arg0, arg1, ... (Entry_Args arguments); their names are interned in the sequence's
+ *     first packet.
+ *   - xfdr's custom events are TYPE_INSTANT events on the thread's track with the JSON's names
+ *     and annotations: "stack context" (depth, ids_known, open_calls, stack), "crash SIGNAME"
+ *     (signal, signal_name, code, tid, fault_addr, frame_count, truncated, backtrace), "xfdr
+ *     drops" (the counts, threads: one dictionary per thread); any other payload (and one of
+ *     ours that does not decode, with "error") as "custom event" / "typed event" with size,
+ *     text and hex.
+ *   - Compression (--compress, default deflate): the packets are gathered into chunks of
+ *     PF_CHUNK_BYTES, each written as one TracePacket.compressed_packets (zlib's format,
+ *     made by libdeflate), which trace_processor inflates into the packets it holds. With --compress=none the packets
+ *     are written as they are.
+ *
+ * Memory: the timeline's, the chunk and its compressed form, and per thread the function
+ * names it has interned (a hash of the distinct functions it calls).
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <libdeflate.h>
+
+#include "analysis/timeline.h"
+#include "command/cli.h"
+#include "command/protobuf.h"
+
+#define PF_NS_PER_S 1000000000u
+#define PF_CHUNK_BYTES (256u << 10) /* packets per compressed chunk (Perfetto: under 512 KB) */
+#define PF_TEXT_BYTES 256u	    /* of an arbitrary payload, shown as text */
+#define PF_HEX_BYTES 64u	    /* of an arbitrary payload, shown in hex */
+#define PF_CLOCK_INCREMENTAL 64u    /* the first sequence-scoped clock id */
+#define PF_CLOCK_BOOTTIME 6u	    /* BuiltinClock BUILTIN_CLOCK_BOOTTIME */
+#define PF_SEQ_PROCESSES 1u	    /* the sequence of the process tracks */
+#define PF_PROCESS_UUID (1ull << 40) /* + pid: a process track's uuid; a thread's is its sequence */
+
+/* Field numbers, from Perfetto's .proto files (see the top of the file). */
+enum {
+	TRACE_PACKET = 1,
+	/* TracePacket */
+	PKT_CLOCK_SNAPSHOT = 6,
+	PKT_TIMESTAMP = 8,
+	PKT_SEQUENCE_ID = 10, /* trusted_packet_sequence_id */
+	PKT_TRACK_EVENT = 11,
+	PKT_INTERNED_DATA = 12,
+	PKT_SEQUENCE_FLAGS = 13,
+	PKT_COMPRESSED_PACKETS = 50,
+	PKT_DEFAULTS = 59, /* trace_packet_defaults */
+	PKT_TRACK_DESCRIPTOR = 60,
+	SEQ_INCREMENTAL_STATE_CLEARED = 1,
+	/* TracePacketDefaults */
+	DEFAULTS_TRACK_EVENT = 11,
+	DEFAULTS_CLOCK_ID = 58,
+	TRACK_EVENT_DEFAULTS_TRACK_UUID = 11,
+	/* ClockSnapshot, ClockSnapshot.Clock */
+	CLOCKS = 1,
+	CLOCK_ID = 1,
+	CLOCK_TIMESTAMP = 2,
+	CLOCK_IS_INCREMENTAL = 3,
+	/* TrackDescriptor, ProcessDescriptor, ThreadDescriptor */
+	TRACK_UUID = 1,
+	TRACK_PROCESS = 3,
+	TRACK_THREAD = 4,
+	TRACK_PARENT_UUID = 5,
+	PROCESS_PID = 1,
+	PROCESS_NAME = 6,
+	THREAD_PID = 1,
+	THREAD_TID = 2,
+	THREAD_NAME = 5,
+	/* TrackEvent */
+	EVENT_ANNOTATIONS = 4,
+	EVENT_TYPE = 9,
+	EVENT_NAME_IID = 10,
+	EVENT_NAME = 23,
+	TYPE_SLICE_BEGIN = 1,
+	TYPE_SLICE_END = 2,
+	TYPE_INSTANT = 3,
+	/* InternedData; EventName and DebugAnnotationName */
+	INTERNED_EVENT_NAMES = 2,
+	INTERNED_ANNOTATION_NAMES = 3,
+	INTERNED_IID = 1,
+	INTERNED_NAME = 2,
+	/* DebugAnnotation */
+	ANN_NAME_IID = 1,
+	ANN_UINT = 3,
+	ANN_INT = 4,
+	ANN_STRING = 6,
+	ANN_POINTER = 7,
+	ANN_NAME = 10,
+	ANN_DICT = 11,
+	ANN_ARRAY = 12,
+};
+
+/* The annotations of slices, interned in each sequence's first packet: iid = index. */
+enum pf_key {
+	KEY_BEGIN = 1,
+	KEY_END,
+	KEY_REASON,
+	KEY_UNNAMED_CALLS,
+	KEY_EXIT_FUNCTION,
+	KEY_ARG0, /* arg0 .. arg7; later arguments are named in place */
+	KEY_COUNT = KEY_ARG0 + 8,
+};
+
+static const char *const pf_key_name[KEY_COUNT] = {
+    [KEY_BEGIN] = "xfdr_begin",	      [KEY_END] = "xfdr_end",
+    [KEY_REASON] = "reason",	      [KEY_UNNAMED_CALLS] = "unnamed_calls",
+    [KEY_EXIT_FUNCTION] = "exit_function", [KEY_ARG0] = "arg0",
+    [KEY_ARG0 + 1] = "arg1",	      [KEY_ARG0 + 2] = "arg2",
+    [KEY_ARG0 + 3] = "arg3",	      [KEY_ARG0 + 4] = "arg4",
+    [KEY_ARG0 + 5] = "arg5",	      [KEY_ARG0 + 6] = "arg6",
+    [KEY_ARG0 + 7] = "arg7",
+};
+
+/* The names a sequence has interned: function id -> iid, open addressing; gen marks a slot
+   as used by the current sequence, so a new sequence starts empty without clearing. */
+struct pf_interned {
+	uint32_t *fid, *iid, *gen;
+	uint32_t cap, count, generation, next_iid;
+};
+
+struct pf {
+	struct xfdr_trace *t;
+	const struct xfdr_names *names;
+	struct cli_out *o;
+	uint64_t base, hz;
+	uint16_t version;
+	uint32_t map_pid;
+	const char *process_name;
+	int compress;
+	int failed; /* out of memory or a compression error, reported */
+
+	struct pb_buf pkt;   /* the packet being built */
+	struct pb_buf chunk; /* packets waiting to be compressed */
+	uint8_t *z;	     /* the chunk compressed */
+	size_t z_cap;
+	struct libdeflate_compressor *zc;
+
+	uint32_t *pids; /* processes with a track */
+	size_t npids, pids_cap;
+
+	/* The thread being written. */
+	uint32_t seq;
+	uint64_t last_ns;
+	struct pf_interned in;
+};
+
+/* ---- Output: packets, chunks ------------------------------------------------------------ */
+
+static void pf_oom(struct pf *s)
+{
+	if (!s->failed)
+		cli_error("%s: out of memory", xfdr_trace_name(s->t));
+	s->failed = 1;
+}
+
+/* The chunk as one compressed_packets packet (zlib's format, which Perfetto inflates). */
+static void flush_chunk(struct pf *s)
+{
+	uint8_t head[24], *h;
+	size_t zlen;
+
+	if (!s->chunk.len || s->failed)
+		return;
+	zlen = libdeflate_zlib_compress_bound(s->zc, s->chunk.len);
+	if (zlen > s->z_cap) {
+		uint8_t *z = realloc(s->z, zlen);
+
+		if (!z) {
+			pf_oom(s);
+			return;
+		}
+		s->z = z;
+		s->z_cap = zlen;
+	}
+	zlen = libdeflate_zlib_compress(s->zc, s->chunk.p, s->chunk.len, s->z, s->z_cap);
+	if (!zlen) {
+		/* cannot be: the room is the library's own bound */
+		cli_error("%s: libdeflate failed to compress %zu bytes", xfdr_trace_name(s->t),
+			  s->chunk.len);
+		s->failed = 1;
+		return;
+	}
+	/* Trace.packet { compressed_packets: Z } */
+	h = pb_put_varint(head + 1, 2 + pb_varint_size(zlen) + zlen);
+	head[0] = TRACE_PACKET << 3 | PB_LEN;
+	h = pb_put_varint(h, PKT_COMPRESSED_PACKETS << 3 | PB_LEN);
+	h = pb_put_varint(h, zlen);
+	cli_put(s->o, head, (size_t)(h - head));
+	cli_put(s->o, s->z, zlen);
+	s->chunk.len = 0;
+}
+
+/* The packet body p (n bytes) goes out as a Trace.packet (into the chunk when compressing). */
+static void emit_body(struct pf *s, const uint8_t *p, size_t n)
+{
+	uint8_t head[16], *h;
+	size_t hn;
+
+	head[0] = TRACE_PACKET << 3 | PB_LEN;
+	h = pb_put_varint(head + 1, n);
+	hn = (size_t)(h - head);
+	if (!s->compress) {
+		cli_put(s->o, head, hn);
+		cli_put(s->o, p, n);
+		return;
+	}
+	if (s->chunk.len && s->chunk.len + hn + n > PF_CHUNK_BYTES)
+		flush_chunk(s);
+	if (pb_room(&s->chunk, hn + n)) {
+		pf_oom(s);
+		return;
+	}
+	memcpy(s->chunk.p + s->chunk.len, head, hn);
+	memcpy(s->chunk.p + s->chunk.len + hn, p, n);
+	s->chunk.len += hn + n;
+}
+
+/* The packet built in s->pkt goes out, and pkt is reset. */
+static void emit(struct pf *s)
+{
+	if (s->pkt.oom)
+		pf_oom(s);
+	if (!s->failed)
+		emit_body(s, s->pkt.p, s->pkt.len);
+	pb_reset(&s->pkt);
+}
+
+/* ---- Names and times ------------------------------------------------------------------------ */
+
+/* Nanoseconds since the trace's first TSC, rounded to the nearest. */
+static uint64_t to_ns(const struct pf *s, uint64_t tsc)
+{
+	uint64_t ticks = tsc - s->base;
+
+	/* in 64 bits while they fit (the first seconds of the trace): a 128-bit division is slow */
+	if (ticks < UINT64_MAX / PF_NS_PER_S - 1 && s->hz < UINT64_MAX / 2)
+		return (ticks * PF_NS_PER_S + s->hz / 2) / s->hz;
+	return (uint64_t)(((unsigned __int128)ticks * PF_NS_PER_S + s->hz / 2) / s->hz);
+}
+
+/* A string field, its invalid UTF-8 bytes as U+FFFD (protobuf strings are UTF-8). */
+static void put_text(struct pb_buf *b, unsigned field, const uint8_t *p, size_t n)
+{
+	size_t i, len, at;
+
+	for (i = 0; i < n; i += len)
+		if (!(len = cli_utf8_len(p + i, n - i)))
+			break;
+	if (i == n) {
+		pb_bytes(b, field, p, n);
+		return;
+	}
+	/* The rare name or payload that is not UTF-8: written through a copy. */
+	pb_open(b, field);
+	for (i = 0; i < n && !pb_room(b, 4); i += len) {
+		at = b->len;
+		len = cli_utf8_len(p + i, n - i);
+		if (len) {
+			memcpy(b->p + at, p + i, len);
+			b->len += len;
+		} else {
+			memcpy(b->p + at, "\xef\xbf\xbd", 3);
+			b->len += 3;
+			len = 1;
+		}
+	}
+	pb_close(b);
+}
+
+static void put_str(struct pb_buf *b, unsigned field, const char *s)
+{
+	put_text(b, field, (const uint8_t *)s, strlen(s));
+}
+
+static const char *fname(const struct pf *s, uint32_t fid, char *buf, size_t n)
+{
+	return fid == TIMELINE_UNNAMED ? "(unknown)" : cli_function_name(s->names, fid, buf, n);
+}
+
+/* Returns the slot of fid in the sequence's table (grown as needed), or NULL out of memory. */
+static uint32_t *intern_slot(struct pf_interned *in, uint32_t fid)
+{
+	uint32_t i, mask;
+
+	if (2 * (in->count + 1) > in->cap) {
+		struct pf_interned g = {.cap = in->cap ? 2 * in->cap : 1024,
+					.generation = 1,
+					.count = in->count,
+					.next_iid = in->next_iid};
+		uint32_t j;
+
+		g.fid = malloc((size_t)g.cap * sizeof(uint32_t));
+		g.iid = malloc((size_t)g.cap * sizeof(uint32_t));
+		g.gen = calloc(g.cap, sizeof(uint32_t));
+		if (!g.fid || !g.iid || !g.gen || g.cap < in->cap) {
+			free(g.fid);
+			free(g.iid);
+			free(g.gen);
+			return NULL;
+		}
+		for (j = 0; j < in->cap; j++) {
+			if (in->gen[j] != in->generation)
+				continue;
+			for (i = (in->fid[j] * 2654435761u) & (g.cap - 1); g.gen[i];
+			     i = (i + 1) & (g.cap - 1))
+				;
+			g.gen[i] = 1;
+			g.fid[i] = in->fid[j];
+			g.iid[i] = in->iid[j];
+		}
+		free(in->fid);
+		free(in->iid);
+		free(in->gen);
+		*in = g;
+	}
+	mask = in->cap - 1;
+	for (i = (fid * 2654435761u) & mask; in->gen[i] == in->generation; i = (i + 1) & mask)
+		if (in->fid[i] == fid)
+			return &in->iid[i];
+	in->gen[i] = in->generation;
+	in->fid[i] = fid;
+	in->iid[i] = 0;
+	in->count++;
+	return &in->iid[i];
+}
+
+/* The iid of fid's name on this sequence; a new one is interned into the packet being built. */
+static uint64_t name_iid(struct pf *s, uint32_t fid)
+{
+	uint32_t *iid = intern_slot(&s->in, fid);
+	char buf[16];
+
+	if (!iid) {
+		s->pkt.oom = 1;
+		return 0;
+	}
+	if (*iid)
+		return *iid;
+	*iid = ++s->in.next_iid;
+	pb_open(&s->pkt, PKT_INTERNED_DATA);
+	pb_open(&s->pkt, INTERNED_EVENT_NAMES);
+	pb_varint(&s->pkt, INTERNED_IID, *iid);
+	put_str(&s->pkt, INTERNED_NAME, fname(s, fid, buf, sizeof(buf)));
+	pb_close(&s->pkt);
+	pb_close(&s->pkt);
+	return *iid;
+}
+
+/* ---- Debug annotations ------------------------------------------------------------------ */
+
+static void ann_open(struct pb_buf *b, enum pf_key key, const char *name)
+{
+	pb_open(b, EVENT_ANNOTATIONS);
+	if (name)
+		put_str(b, ANN_NAME, name);
+	else
+		pb_varint(b, ANN_NAME_IID, key);
+}
+
+static void ann_u64(struct pb_buf *b, enum pf_key key, const char *name, uint64_t v)
+{
+	ann_open(b, key, name);
+	pb_varint(b, ANN_UINT, v);
+	pb_close(b);
+}
+
+static void ann_str(struct pb_buf *b, enum pf_key key, const char *name, const char *v)
+{
+	ann_open(b, key, name);
+	put_str(b, ANN_STRING, v);
+	pb_close(b);
+}
+
+/* ---- Slices ------------------------------------------------------------------------------ */
+
+/* TracePacket's timestamp and sequence, and the TrackEvent opened, of an event at tsc. */
+static void event_head(struct pf *s, uint64_t tsc, unsigned type)
+{
+	uint64_t ns = to_ns(s, tsc);
+
+	pb_varint(&s->pkt, PKT_TIMESTAMP, ns - s->last_ns);
+	pb_varint(&s->pkt, PKT_SEQUENCE_ID, s->seq);
+	s->last_ns = ns;
+	pb_open(&s->pkt, PKT_TRACK_EVENT);
+	pb_varint(&s->pkt, EVENT_TYPE, type);
+}
+
+/*
+ * A slice's begin (name_iid: its interned name) or end with nothing more to say: the packet
+ * written at once, as the general path would write it.
+ */
+static void plain_slice(struct pf *s, uint64_t tsc, unsigned type, uint64_t name_iid)
+{
+	uint8_t p[48], *q = p, *te;
+	uint64_t ns = to_ns(s, tsc);
+
+	*q++ = PKT_TIMESTAMP << 3 | PB_VARINT;
+	q = pb_put_varint(q, ns - s->last_ns);
+	*q++ = PKT_SEQUENCE_ID << 3 | PB_VARINT;
+	q = pb_put_varint(q, s->seq);
+	*q++ = PKT_TRACK_EVENT << 3 | PB_LEN;
+	te = q++; /* the TrackEvent's length: under 128 bytes */
+	*q++ = EVENT_TYPE << 3 | PB_VARINT;
+	*q++ = (uint8_t)type;
+	if (name_iid) {
+		*q++ = EVENT_NAME_IID << 3 | PB_VARINT;
+		q = pb_put_varint(q, name_iid);
+	}
+	*te = (uint8_t)(q - te - 1);
+	s->last_ns = ns;
+	emit_body(s, p, (size_t)(q - p));
+}
+
+static void pf_begin(void *ctx, uint32_t fid, uint64_t tsc, enum tl_begin how,
+		     const struct xfdr_event *ev, uint32_t calls)
+{
+	struct pf *s = ctx;
+	struct pb_buf *b = &s->pkt;
+	uint64_t iid = name_iid(s, fid); /* its interned data goes before the event */
+	uint32_t i;
+
+	if (how == TL_BEGIN_ENTRY && !(ev && ev->arg_count) && !b->len && iid) {
+		plain_slice(s, tsc, TYPE_SLICE_BEGIN, iid);
+		return;
+	}
+	event_head(s, tsc, TYPE_SLICE_BEGIN);
+	pb_varint(b, EVENT_NAME_IID, iid);
+	if (how != TL_BEGIN_ENTRY)
+		ann_str(b, KEY_BEGIN, NULL, timeline_begin_name[how]);
+	if (fid == TIMELINE_UNNAMED)
+		ann_str(b, KEY_REASON, NULL, "deeper than the ids the stack context holds");
+	if (calls > 1)
+		ann_u64(b, KEY_UNNAMED_CALLS, NULL, calls);
+	for (i = 0; ev && i < ev->arg_count; i++) {
+		char key[24];
+
+		snprintf(key, sizeof(key), "arg%" PRIu32, i);
+		ann_u64(b, KEY_ARG0 + i, i < KEY_COUNT - KEY_ARG0 ? NULL : key,
+			xfdr_event_arg(s->t, ev, i));
+	}
+	pb_close(b);
+	emit(s);
+}
+
+static void pf_end(void *ctx, uint32_t fid, uint64_t tsc, enum tl_end how, uint32_t exit_fid)
+{
+	struct pf *s = ctx;
+	struct pb_buf *b = &s->pkt;
+	char buf[16];
+
+	if (how == TL_END_EXIT && fid != TIMELINE_UNNAMED) {
+		plain_slice(s, tsc, TYPE_SLICE_END, 0);
+		return;
+	}
+	event_head(s, tsc, TYPE_SLICE_END);
+	if (how != TL_END_EXIT)
+		ann_str(b, KEY_END, NULL, timeline_end_name[how]);
+	if (fid == TIMELINE_UNNAMED && how <= TL_END_TAIL_EXIT)
+		ann_str(b, KEY_EXIT_FUNCTION, NULL, fname(s, exit_fid, buf, sizeof(buf)));
+	pb_close(b);
+	emit(s);
+}
+
+/* ---- Instants ---------------------------------------------------------------------------- */
+
+static void instant_head(struct pf *s, uint64_t tsc, const char *name)
+{
+	event_head(s, tsc, TYPE_INSTANT);
+	put_str(&s->pkt, EVENT_NAME, name);
+}
+
+static void pf_context(void *ctx, const struct xfdr_stack_context *c, uint64_t tsc, int replaced)
+{
+	struct pf *s = ctx;
+	struct pb_buf *b = &s->pkt;
+	char buf[16];
+	uint32_t i;
+
+	instant_head(s, tsc, "stack context");
+	ann_u64(b, 0, "depth", c->depth);
+	ann_u64(b, 0, "ids_known", c->id_count);
+	ann_str(b, 0, "open_calls",
+		replaced ? "rebuilt from the context" : "agree with the context");
+	ann_open(b, 0, "stack");
+	for (i = 0; i < c->id_count; i++) {
+		pb_open(b, ANN_ARRAY);
+		put_str(b, ANN_STRING, fname(s, c->ids[i], buf, sizeof(buf)));
+		pb_close(b);
+	}
+	pb_close(b);
+	pb_close(b);
+	emit(s);
+}
+
+static void put_crash(struct pf *s, const struct xfdr_crash_event *ce, uint64_t tsc)
+{
+	struct pb_buf *b = &s->pkt;
+	struct cli_frame_text f;
+	char buf[32], title[64], *text = NULL;
+	const char *sig = cli_signal_name(s->names, ce->signal, buf, sizeof(buf));
+	size_t cap = 0;
+	uint32_t i;
+
+	if (*sig)
+		snprintf(title, sizeof(title), "crash %s", sig);
+	else
+		snprintf(title, sizeof(title), "crash signal %" PRIu32, ce->signal);
+	instant_head(s, tsc, title);
+	ann_u64(b, 0, "signal", ce->signal);
+	ann_str(b, 0, "signal_name", sig);
+	ann_open(b, 0, "code");
+	pb_varint(b, ANN_INT, (uint64_t)(int64_t)ce->code);
+	pb_close(b);
+	ann_u64(b, 0, "tid", ce->tid);
+	ann_open(b, 0, "fault_addr");
+	pb_varint(b, ANN_POINTER, ce->fault_addr);
+	pb_close(b);
+	ann_u64(b, 0, "frame_count", ce->frame_count);
+	if (ce->flags & XFDR_CRASH_TRUNCATED)
+		ann_str(b, 0, "truncated", "yes (the stack had more frames)");
+	ann_open(b, 0, "backtrace");
+	for (i = 0; i < ce->frame_count; i++) {
+		FILE *m;
+
+		cli_crash_frame(s->names, ce, i, &f);
+		m = open_memstream(&text, &cap);
+		if (!m) {
+			b->oom = 1;
+			break;
+		}
+		fputs(f.head, m);
+		if (f.symbol)
+			fprintf(m, " %s", f.symbol);
+		if (f.module)
+			fprintf(m, " (%s", f.module);
+		if (f.module && f.have_module_vaddr)
+			fprintf(m, "+0x%" PRIx64, f.module_vaddr);
+		if (f.module)
+			fputc(')', m);
+		if (fclose(m)) {
+			b->oom = 1;
+			break;
+		}
+		pb_open(b, ANN_ARRAY);
+		put_str(b, ANN_STRING, text);
+		pb_close(b);
+	}
+	free(text);
+	pb_close(b);
+	pb_close(b);
+	emit(s);
+}
+
+static void put_drops(struct pf *s, const struct xfdr_drop_event *d, uint64_t tsc)
+{
+	struct pb_buf *b = &s->pkt;
+	struct xfdr_drop_thread e;
+	uint32_t i;
+
+	instant_head(s, tsc, "xfdr drops");
+	ann_u64(b, 0, "no_buffer", d->no_buffer);
+	ann_u64(b, 0, "reentrant", d->reentrant);
+	ann_u64(b, 0, "too_large", d->too_large);
+	ann_u64(b, 0, "no_thread_slot", d->no_thread_slot);
+	ann_u64(b, 0, "threads_omitted", d->threads_omitted);
+	ann_u64(b, 0, "overwritten", d->overwritten);
+	ann_open(b, 0, "threads");
+	for (i = 0; i < d->thread_count; i++) {
+		xfdr_drop_event_thread(d, i, &e);
+		pb_open(b, ANN_ARRAY);
+		pb_open(b, ANN_DICT);
+		put_str(b, ANN_NAME, "tid");
+		pb_varint(b, ANN_UINT, e.tid);
+		pb_close(b);
+		pb_open(b, ANN_DICT);
+		put_str(b, ANN_NAME, "thread_id");
+		pb_varint(b, ANN_UINT, e.thread_id);
+		pb_close(b);
+		pb_open(b, ANN_DICT);
+		put_str(b, ANN_NAME, "no_buffer");
+		pb_varint(b, ANN_UINT, e.no_buffer);
+		pb_close(b);
+		pb_open(b, ANN_DICT);
+		put_str(b, ANN_NAME, "reentrant");
+		pb_varint(b, ANN_UINT, e.reentrant);
+		pb_close(b);
+		pb_open(b, ANN_DICT);
+		put_str(b, ANN_NAME, "too_large");
+		pb_varint(b, ANN_UINT, e.too_large);
+		pb_close(b);
+		pb_open(b, ANN_DICT);
+		put_str(b, ANN_NAME, "overwritten");
+		pb_varint(b, ANN_UINT, e.overwritten);
+		pb_close(b);
+		pb_close(b);
+	}
+	pb_close(b);
+	pb_close(b);
+	emit(s);
+}
+
+/* A payload shown as size, text and hex, with why it was not decoded (NULL: not ours). */
+static void put_payload(struct pf *s, const char *title, const struct xfdr_event *ev, uint64_t tsc,
+			const char *why)
+{
+	static const char hex[] = "0123456789abcdef";
+	struct pb_buf *b = &s->pkt;
+	const uint8_t *p = ev->payload ? ev->payload : (const uint8_t *)"";
+	uint32_t bytes = ev->payload_bytes;
+	uint32_t text = bytes < PF_TEXT_BYTES ? bytes : PF_TEXT_BYTES;
+	uint32_t nhex = bytes < PF_HEX_BYTES ? bytes : PF_HEX_BYTES, i;
+	char digits[2 * PF_HEX_BYTES];
+
+	instant_head(s, tsc, title);
+	if (ev->type == XFDR_EVENT_TYPED)
+		ann_u64(b, 0, "type", ev->event_type);
+	if (why)
+		ann_str(b, 0, "error", why);
+	ann_u64(b, 0, "size", bytes);
+	while (text && !p[text - 1])
+		text--;
+	ann_open(b, 0, "text");
+	put_text(b, ANN_STRING, p, text);
+	pb_close(b);
+	for (i = 0; i < nhex; i++) {
+		digits[2 * i] = hex[p[i] >> 4];
+		digits[2 * i + 1] = hex[p[i] & 15];
+	}
+	ann_open(b, 0, "hex");
+	pb_bytes(b, ANN_STRING, digits, 2 * nhex);
+	pb_close(b);
+	if (bytes > PF_TEXT_BYTES)
+		ann_str(b, 0, "truncated", "yes");
+	pb_close(b);
+	emit(s);
+}
+
+static void pf_event(void *ctx, const struct xfdr_event *ev, uint64_t tsc, const char *why)
+{
+	struct pf *s = ctx;
+	const uint8_t *p = ev->payload;
+	uint32_t bytes = ev->payload_bytes;
+	struct xfdr_error err;
+	int big = ev->big_endian;
+
+	if (ev->type == XFDR_EVENT_TYPED) {
+		put_payload(s, "typed event", ev, tsc, NULL);
+	} else if (why) {
+		put_payload(s, "stack context (invalid)", ev, tsc, why);
+	} else if (xfdr_payload_has_tag(p, bytes, XFDR_CRASH_MAGIC)) {
+		struct xfdr_crash_event ce;
+
+		if (xfdr_crash_event_decode(p, bytes, big, &ce, &err) == 0)
+			put_crash(s, &ce, tsc);
+		else
+			put_payload(s, "crash (invalid)", ev, tsc, err.text);
+	} else if (xfdr_payload_has_tag(p, bytes, XFDR_DROP_MAGIC)) {
+		struct xfdr_drop_event d;
+
+		if (xfdr_drop_event_decode(p, bytes, big, &d, &err) == 0)
+			put_drops(s, &d, tsc);
+		else
+			put_payload(s, "xfdr drops (invalid)", ev, tsc, err.text);
+	} else {
+		put_payload(s, "custom event", ev, tsc, NULL);
+	}
+}
+
+/* ---- Tracks and sequences ------------------------------------------------------------------ */
+
+/* The process track of pid, once. */
+static void put_process(struct pf *s, uint32_t pid)
+{
+	const char *trace = xfdr_trace_name(s->t), *slash = strrchr(trace, '/');
+	size_t i;
+
+	for (i = 0; i < s->npids; i++)
+		if (s->pids[i] == pid)
+			return;
+	if (s->npids == s->pids_cap) {
+		size_t cap = s->pids_cap ? 2 * s->pids_cap : 8;
+		uint32_t *v = realloc(s->pids, cap * sizeof(*v));
+
+		if (!v) {
+			pf_oom(s);
+			return;
+		}
+		s->pids = v;
+		s->pids_cap = cap;
+	}
+	s->pids[s->npids++] = pid;
+	pb_varint(&s->pkt, PKT_SEQUENCE_ID, PF_SEQ_PROCESSES);
+	pb_open(&s->pkt, PKT_TRACK_DESCRIPTOR);
+	pb_varint(&s->pkt, TRACK_UUID, PF_PROCESS_UUID + pid);
+	pb_open(&s->pkt, TRACK_PROCESS);
+	pb_varint(&s->pkt, PROCESS_PID, pid);
+	put_str(&s->pkt, PROCESS_NAME,
+		pid == s->map_pid && s->process_name ? s->process_name
+						     : (slash ? slash + 1 : trace));
+	pb_close(&s->pkt);
+	pb_close(&s->pkt);
+	emit(s);
+}
+
+/* A thread's track and sequence: its first packets, at its first event (tsc). */
+static void pf_thread_begin(void *ctx, const struct xfdr_thread_info *ti, uint64_t tsc)
+{
+	struct pf *s = ctx;
+	struct pb_buf *b = &s->pkt;
+	uint32_t pid = s->map_pid ? s->map_pid : s->version >= 3 ? ti->pid : 1, ktid = 0;
+	const char *name = xfdr_names_thread(s->names, ti->thread_id, &ktid);
+	unsigned k;
+
+	put_process(s, pid);
+	s->seq++;
+	s->in.generation++;
+	s->in.count = 0;
+	s->in.next_iid = 0;
+	s->last_ns = to_ns(s, tsc);
+
+	pb_varint(b, PKT_SEQUENCE_ID, s->seq);
+	pb_varint(b, PKT_SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
+	pb_open(b, PKT_TRACK_DESCRIPTOR);
+	pb_varint(b, TRACK_UUID, s->seq);
+	pb_varint(b, TRACK_PARENT_UUID, PF_PROCESS_UUID + pid);
+	pb_open(b, TRACK_THREAD);
+	pb_varint(b, THREAD_PID, pid);
+	pb_varint(b, THREAD_TID, ktid ? ktid : ti->thread_id);
+	if (name)
+		put_str(b, THREAD_NAME, name);
+	pb_close(b);
+	pb_close(b);
+	pb_open(b, PKT_DEFAULTS);
+	pb_varint(b, DEFAULTS_CLOCK_ID, PF_CLOCK_INCREMENTAL);
+	pb_open(b, DEFAULTS_TRACK_EVENT);
+	pb_varint(b, TRACK_EVENT_DEFAULTS_TRACK_UUID, s->seq);
+	pb_close(b);
+	pb_close(b);
+	pb_open(b, PKT_INTERNED_DATA);
+	for (k = 1; k < KEY_COUNT; k++) {
+		pb_open(b, INTERNED_ANNOTATION_NAMES);
+		pb_varint(b, INTERNED_IID, k);
+		put_str(b, INTERNED_NAME, pf_key_name[k]);
+		pb_close(b);
+	}
+	pb_close(b);
+	emit(s);
+
+	/* Clock 64 is BOOTTIME's nanoseconds from the thread's first event on, in steps. */
+	pb_varint(b, PKT_SEQUENCE_ID, s->seq);
+	pb_open(b, PKT_CLOCK_SNAPSHOT);
+	pb_open(b, CLOCKS);
+	pb_varint(b, CLOCK_ID, PF_CLOCK_BOOTTIME);
+	pb_varint(b, CLOCK_TIMESTAMP, s->last_ns);
+	pb_close(b);
+	pb_open(b, CLOCKS);
+	pb_varint(b, CLOCK_ID, PF_CLOCK_INCREMENTAL);
+	pb_varint(b, CLOCK_TIMESTAMP, s->last_ns);
+	pb_varint(b, CLOCK_IS_INCREMENTAL, 1);
+	pb_close(b);
+	pb_close(b);
+	emit(s);
+}
+
+static int pf_failed(void *ctx)
+{
+	const struct pf *s = ctx;
+
+	return s->failed || s->o->err;
+}
+
+static const struct timeline_ops pf_ops = {
+    .thread_begin = pf_thread_begin,
+    .begin = pf_begin,
+    .end = pf_end,
+    .context = pf_context,
+    .event = pf_event,
+    .failed = pf_failed,
+};
+
+int convert_perfetto(struct xfdr_trace *t, const struct xfdr_names *names, uint64_t since_tsc,
+		     int compress, struct cli_out *out, struct cli_progress *prog)
+{
+	const struct xfdr_header *h = xfdr_trace_header(t);
+	struct pf s = {
+	    .t = t,
+	    .names = names,
+	    .o = out,
+	    .hz = h->cycle_frequency ? h->cycle_frequency : PF_NS_PER_S,
+	    .version = h->version,
+	    .compress = compress,
+	    .seq = PF_SEQ_PROCESSES,
+	};
+	struct progress sink = cli_progress_sink(prog);
+	struct xfdr_error err;
+	int rc = TIMELINE_OK;
+
+	s.map_pid = xfdr_names_pid(names, &s.process_name);
+	if (timeline_base_tsc(t, &s.base, &err)) {
+		fprintf(stderr, "%s\n", err.text);
+		return CLI_FAIL;
+	}
+	if (!h->cycle_frequency)
+		cli_error("%s: the header's cycle_frequency is 0: times assume 1 GHz",
+			  xfdr_trace_name(t));
+	/*
+	 * libdeflate at level 1: three times zlib's speed at the same size on these packets
+	 * (level 6 is a quarter smaller and four times slower).
+	 */
+	if (compress && !(s.zc = libdeflate_alloc_compressor(1))) {
+		pf_oom(&s);
+		return CLI_FAIL;
+	}
+	rc = timeline_walk(t, since_tsc, &pf_ops, &s, &sink, NULL, &err);
+	if (rc == TIMELINE_FAILED)
+		fprintf(stderr, "%s\n", err.text);
+	else if (rc == TIMELINE_NO_MEMORY)
+		pf_oom(&s);
+	if (rc == TIMELINE_OK)
+		flush_chunk(&s);
+	if (s.zc)
+		libdeflate_free_compressor(s.zc);
+	pb_free(&s.pkt);
+	pb_free(&s.chunk);
+	free(s.z);
+	free(s.pids);
+	free(s.in.fid);
+	free(s.in.iid);
+	free(s.in.gen);
+	return rc != TIMELINE_OK || s.failed || out->err ? CLI_FAIL : CLI_OK;
+}
