@@ -14,8 +14,9 @@
  *     (TrackDescriptor with a ProcessDescriptor: its pid and name, the sidecar's program, else
  *     the trace file's name), on sequence 1.
  *   - Each thread is a track of its own (TrackDescriptor with a ThreadDescriptor: pid, its
- *     kernel tid from the sidecar's `thread` line, else the trace's thread id, and its name)
- *     and a packet sequence of its own (trusted_packet_sequence_id 2, 3, ... in the timeline's
+ *     kernel tid from the sidecar's `thread` line, else the trace's thread id, and its name;
+ *     thread id 0, where the runtime puts its process-wide drop counts, is the process's
+ *     track) and a packet sequence of its own (trusted_packet_sequence_id 2, 3, ... in the timeline's
  *     thread order). The sequence's first packet clears its incremental state and sets its
  *     defaults: the thread's track, and clock 64, a sequence-scoped incremental clock in
  *     nanoseconds that the next packet (ClockSnapshot) ties to BOOTTIME at the thread's first
@@ -730,13 +731,18 @@ static void put_process(struct pf *s, uint32_t pid)
 	emit(s);
 }
 
-/* A thread's track and sequence: its first packets, at its first event (tsc). */
+/*
+ * A thread's track and sequence: its first packets, at its first event (tsc). Thread id 0 (the
+ * runtime's process-wide events: the drop counts) is no thread: its events go on the process's
+ * track.
+ */
 static void pf_thread_begin(void *ctx, const struct xfdr_thread_info *ti, uint64_t tsc)
 {
 	struct pf *s = ctx;
 	struct pb_buf *b = &s->pkt;
 	uint32_t pid = s->map_pid ? s->map_pid : s->version >= 3 ? ti->pid : 1, ktid = 0;
 	const char *name = xfdr_names_thread(s->names, ti->thread_id, &ktid);
+	uint64_t track = PF_PROCESS_UUID + pid;
 	unsigned k;
 
 	put_process(s, pid);
@@ -748,20 +754,23 @@ static void pf_thread_begin(void *ctx, const struct xfdr_thread_info *ti, uint64
 
 	pb_varint(b, PKT_SEQUENCE_ID, s->seq);
 	pb_varint(b, PKT_SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
-	pb_open(b, PKT_TRACK_DESCRIPTOR);
-	pb_varint(b, TRACK_UUID, s->seq);
-	pb_varint(b, TRACK_PARENT_UUID, PF_PROCESS_UUID + pid);
-	pb_open(b, TRACK_THREAD);
-	pb_varint(b, THREAD_PID, pid);
-	pb_varint(b, THREAD_TID, ktid ? ktid : ti->thread_id);
-	if (name)
-		put_str(b, THREAD_NAME, name);
-	pb_close(b);
-	pb_close(b);
+	if (ti->thread_id || name) {
+		track = s->seq;
+		pb_open(b, PKT_TRACK_DESCRIPTOR);
+		pb_varint(b, TRACK_UUID, track);
+		pb_varint(b, TRACK_PARENT_UUID, PF_PROCESS_UUID + pid);
+		pb_open(b, TRACK_THREAD);
+		pb_varint(b, THREAD_PID, pid);
+		pb_varint(b, THREAD_TID, ktid ? ktid : ti->thread_id);
+		if (name)
+			put_str(b, THREAD_NAME, name);
+		pb_close(b);
+		pb_close(b);
+	}
 	pb_open(b, PKT_DEFAULTS);
 	pb_varint(b, DEFAULTS_CLOCK_ID, PF_CLOCK_INCREMENTAL);
 	pb_open(b, DEFAULTS_TRACK_EVENT);
-	pb_varint(b, TRACK_EVENT_DEFAULTS_TRACK_UUID, s->seq);
+	pb_varint(b, TRACK_EVENT_DEFAULTS_TRACK_UUID, track);
 	pb_close(b);
 	pb_close(b);
 	pb_open(b, PKT_INTERNED_DATA);

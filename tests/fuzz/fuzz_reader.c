@@ -4,11 +4,11 @@
  *
  * The input is a trace file, optionally followed by FUZZ_MAP_MARK and a .map sidecar. Both are
  * written to memfds and handed to the verbs by their /proc/self/fd names, as a user would
- * name files: verify, dump (plain and --stacks), convert (yaml, sorted, trace_event, perfetto compressed and not),
- * account (plain, --deduce-sibling-calls, --recursive-calls-only, --keep-going), stack
- * (self and total, per thread) and flame. Then `recover --salvage` on the same bytes, and the
- * library's API directly (both event orders, every thread's iterator). Output goes to
- * /dev/null; what matters is that nothing crashes, hangs, leaks or reads out of bounds.
+ * name files: verify, dump (plain and --stacks), convert (yaml, sorted, trace_event, perfetto
+ * compressed and not), account (plain, --deduce-sibling-calls, --recursive-calls-only,
+ * --keep-going), stack (self and total, per thread) and flame. Then `recover --salvage` on the same
+ * bytes, and the library's API directly (both event orders, every thread's iterator). Output goes
+ * to /dev/null; what matters is that nothing crashes, hangs, leaks or reads out of bounds.
  */
 #include <fcntl.h>
 #include <stdint.h>

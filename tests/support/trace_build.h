@@ -1,0 +1,46 @@
+/*
+ * tests/support/trace_build.h - FDR version 1 traces built record by record with the writer
+ * (writer/encode.h), for tests that need exact TSCs, threads, contexts and custom events.
+ *
+ * A trace is a header and buffers of buf_bytes; tb_buffer() closes the open buffer (its
+ * EndOfBuffer) and begins the next with its preamble. Every tb_ call fails the test (cmocka)
+ * rather than write a record that does not fit. tb_write() puts the file in the scratch
+ * directory (tests/support/scratch.h).
+ */
+#ifndef XFDR_TESTS_SUPPORT_TRACE_BUILD_H
+#define XFDR_TESTS_SUPPORT_TRACE_BUILD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "xfdr/format.h"
+
+#define ENTER XFDR_FN_ENTER
+#define EXIT XFDR_FN_EXIT
+#define TAIL XFDR_FN_TAIL_EXIT
+#define ARGS XFDR_FN_ENTER_ARGS
+
+struct tb {
+	uint8_t *data;
+	size_t len, buf_bytes, cur, used;
+	int open;
+};
+
+/* A trace of buf_bytes buffers at cycle frequency hz (constant and nonstop TSC). */
+void tb_init(struct tb *b, size_t buf_bytes, uint64_t hz);
+/* A new buffer of thread tid, WallClockTime (1, usec), on CPU 0 at tsc. */
+void tb_buffer(struct tb *b, uint16_t tid, uint32_t usec, uint64_t tsc);
+/* A function record, delta ticks after the previous one. */
+void tb_fn(struct tb *b, unsigned action, uint32_t fid, uint32_t delta);
+/* A CallArgument. */
+void tb_arg(struct tb *b, uint64_t v);
+/* A TSCWrap to tsc. */
+void tb_wrap(struct tb *b, uint64_t tsc);
+/* A custom event of the n bytes at p, at tsc. */
+void tb_custom(struct tb *b, const void *p, uint32_t n, uint64_t tsc);
+/* An XFDRSTAK context of depth calls, the first id_count (<= 8) of them named by ids. */
+void tb_context(struct tb *b, uint32_t depth, const uint32_t *ids, uint32_t id_count, uint64_t tsc);
+/* The open buffer closed and the trace written as scratch file name; returns its path. */
+const char *tb_write(struct tb *b, const char *name);
+
+#endif /* XFDR_TESTS_SUPPORT_TRACE_BUILD_H */

@@ -1,0 +1,507 @@
+/*
+ * tests/system/test_cli_perfetto.c - `xfdr convert --output-format=perfetto`
+ * (command/perfetto.c): Perfetto's protobuf trace.
+ *
+ * Every output is read by tests/system/perfetto_check.py with Debian's python3 and its
+ * python3-protobuf (both installed by `make deps`; without them the tests fail, they do not
+ * skip): `protoc --decode` against tests/system/perfetto_subset.proto, which carries the field
+ * numbers of Perfetto's published .proto files, protobuf's text parser over what protoc
+ * printed, zlib for the compressed chunks. The checker refuses what Perfetto could not use
+ * (see its header) and prints one line per track and event, which the tests compare with
+ * lines worked out by hand from the traces they build (the TSCs and the cycle frequency are
+ * chosen so that the nanoseconds are easy to check in one's head; the comments show the sums).
+ * A recorded program's slices are compared with llvm-xray's own trace_event output.
+ */
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "tests/support/child.h"
+#include "tests/support/scratch.h"
+#include "tests/support/text.h"
+#include "tests/support/trace_build.h"
+#include "writer/payload.h"
+
+/* Debian's python3: the one its python3-protobuf package is installed for. */
+#define PYTHON "/usr/bin/python3"
+
+static const char *src_dir(void)
+{
+	const char *src = getenv("XFDR_SRC");
+
+	if (!src || !*src)
+		fail_msg("XFDR_SRC is not set (run the tests through make check)");
+	return src;
+}
+
+/*
+ * Run the checker: mode "lines" on trace, or "same" on trace and llvm-xray's JSON. Returns what
+ * it printed (free it); a checker that refuses the file fails the test.
+ */
+static char *check(const char *mode, const char *trace, const char *llvm)
+{
+	char script[512], schema[512];
+	char *argv[] = {PYTHON, script, (char *)mode, (char *)trace, schema, (char *)llvm, NULL};
+	struct child_result r;
+	char *out;
+
+	snprintf(script, sizeof(script), "%s/tests/system/perfetto_check.py", src_dir());
+	snprintf(schema, sizeof(schema), "%s/tests/system", src_dir());
+	child_capture(argv, &r);
+	if (r.status == 127)
+		fail_msg("%s is needed to check the output (make deps installs it)", PYTHON);
+	if (r.status != 0)
+		fail_msg("the Perfetto checker refused %s:\n%s%s", trace, r.out, r.err);
+	out = strdup(r.out);
+	assert_non_null(out);
+	child_result_free(&r);
+	return out;
+}
+
+/* `xfdr convert --output-format=perfetto -o OUT TRACE ARGS...`: must succeed silently. */
+static void convert_ok(const char *trace, const char *out, const char *a1, const char *a2)
+{
+	struct child_result r;
+
+	child_xfdr(&r, "convert", "--output-format=perfetto", "-o", out, trace, a1, a2, NULL);
+	if (r.status != 0 || r.err_len)
+		fail_msg("xfdr convert %s: status %d\n%s", trace, r.status, r.err);
+	child_result_free(&r);
+}
+
+/* Convert (compressed unless a1 says otherwise) and check; returns the checker's lines. */
+static char *convert_lines(const char *trace, const char *a1, const char *a2)
+{
+	const char *out = scratch_path("out.perfetto");
+
+	convert_ok(trace, out, a1, a2);
+	return check("lines", out, NULL);
+}
+
+/* The lines without the last one (PACKETS ...), which *tail gets (free both). */
+static char *split_tail(char *lines, char **tail)
+{
+	char *p = strstr(lines, "PACKETS ");
+
+	assert_non_null(p);
+	*tail = strdup(p);
+	assert_non_null(*tail);
+	*p = '\0';
+	return lines;
+}
+
+static size_t count_str(const char *hay, const char *needle)
+{
+	size_t n = 0;
+
+	while ((hay = strstr(hay, needle))) {
+		n++;
+		hay += strlen(needle);
+	}
+	return n;
+}
+
+/* ---- A hand-built trace: names, threads, arguments, times -------------------------------- */
+
+#define T0 1000000000000000ull
+
+/*
+ * 2.5 GHz: a tick is 0.4 ns, so NS = (TSC - T0) * 0.4, rounded to the nearest.
+ * Thread 7 (buffer at T0):
+ *   Entry 1          T0              0
+ *   Entry_Args 2     T0 + 2500       1000        args 5, 2^60
+ *   Exit 2           T0 + 2501       1000.4 -> 1000
+ *   custom "hi"      T0 + 3752       1500.8 -> 1501
+ *   Entry 3          T0 + 5000       2000
+ *   Tail_Exit 3      T0 + 5001       2000.4 -> 2000
+ *   Exit 1           T0 + 25 * 10^9  10^10 (after a TSCWrap)
+ * Thread 9 (buffer at T0 + 1250): Entry 4 at 500, Exit 4 at 500.4 -> 500.
+ * map: the sidecar's text (NULL: none).
+ */
+static const char *hand_trace(const char *map)
+{
+	const char *path;
+	struct tb b;
+
+	tb_init(&b, 256, 2500000000ull);
+	tb_buffer(&b, 7, 1, T0);
+	tb_fn(&b, ENTER, 1, 0);
+	tb_fn(&b, ARGS, 2, 2500);
+	tb_arg(&b, 5);
+	tb_arg(&b, 1ull << 60);
+	tb_fn(&b, EXIT, 2, 1);
+	tb_custom(&b, "hi", 2, T0 + 3752);
+	tb_fn(&b, ENTER, 3, 2499);
+	tb_fn(&b, TAIL, 3, 1);
+	tb_wrap(&b, T0 + 25000000000ull);
+	tb_fn(&b, EXIT, 1, 0);
+	tb_buffer(&b, 9, 2, T0 + 1250);
+	tb_fn(&b, ENTER, 4, 0);
+	tb_fn(&b, EXIT, 4, 1);
+	path = tb_write(&b, "hand.xray");
+	if (map)
+		scratch_write_text("hand.xray.map", map);
+	else
+		unlink(scratch_path("hand.xray.map"));
+	return path;
+}
+
+static const char hand_map[] = "xfdr-map\t1\n"
+			       "thread\t1234\t7\tmain-thread\t0\t0\t0\t0\t0\t0\n"
+			       "thread\t1240\t9\twork\"er\t0\t0\t0\t0\t0\t0\n"
+			       "function\t1\tmain\t0x1\t-\t-\n"
+			       "function\t2\tf\"q\\\x01\xff\xc3\xa9\t0x2\t-\t-\n"
+			       "function\t3\ttail_callee\t0x3\t-\t-\n";
+
+/*
+ * Names from the .map (an id it does not name is "#ID"; the invalid UTF-8 byte as U+FFFD),
+ * threads as tracks with their kernel tids and names, Entry_Args arguments as annotations,
+ * a tail exit, a custom event as an instant, nanoseconds from the cycle frequency. Without a
+ * `pid` line in the sidecar, a version 1 file's process is 1, as in the JSON.
+ */
+static void test_hand_built(void **state)
+{
+	static const char want[] =
+	    "P 1 \"hand.xray\"\n"
+	    "T 1 1234 \"main-thread\"\n"
+	    "B 1 1234 0 \"main\" {}\n"
+	    "B 1 1234 1000 \"f\\\"q\\\\\\u0001\\ufffd\\u00e9\" "
+	    "{\"arg0\":5,\"arg1\":1152921504606846976}\n"
+	    "E 1 1234 1000 \"f\\\"q\\\\\\u0001\\ufffd\\u00e9\" {}\n"
+	    "I 1 1234 1501 \"custom event\" {\"hex\":\"6869\",\"size\":2,\"text\":\"hi\"}\n"
+	    "B 1 1234 2000 \"tail_callee\" {}\n"
+	    "E 1 1234 2000 \"tail_callee\" {\"xfdr_end\":\"tail exit\"}\n"
+	    "E 1 1234 10000000000 \"main\" {}\n"
+	    "T 1 1240 \"work\\\"er\"\n"
+	    "B 1 1240 500 \"#4\" {}\n"
+	    "E 1 1240 500 \"#4\" {}\n";
+	/* Without the sidecar: ids as names, thread ids as tids, no thread names. */
+	static const char want_no_map[] =
+	    "P 1 \"hand.xray\"\n"
+	    "T 1 7 \"\"\n"
+	    "B 1 7 0 \"1\" {}\n"
+	    "B 1 7 1000 \"2\" {\"arg0\":5,\"arg1\":1152921504606846976}\n"
+	    "E 1 7 1000 \"2\" {}\n";
+	const char *path = hand_trace(hand_map);
+	char *lines, *tail;
+
+	(void)state;
+	lines = split_tail(convert_lines(path, NULL, NULL), &tail);
+	text_assert_equal(lines, want);
+	/*
+	 * 14 packets, all in one compressed chunk: the process's track; per thread its first
+	 * packet (track, defaults, annotation names) and its clock snapshot, then its 7 and 2
+	 * events.
+	 */
+	text_assert_equal(tail, "PACKETS 14 CHUNKS 1 PLAIN 0\n");
+	free(lines);
+	free(tail);
+
+	lines = convert_lines(path, "--no-map", NULL);
+	assert_memory_equal(lines, want_no_map, strlen(want_no_map));
+	free(lines);
+}
+
+/* The sidecar's pid and program name the process, and its tracks' pid. */
+static void test_process_from_map(void **state)
+{
+	static const char map[] = "xfdr-map\t1\n"
+				  "pid\t4321\n"
+				  "program\t/usr/bin/some prog\n"
+				  "thread\t4322\t7\tmain-thread\t0\t0\t0\t0\t0\t0\n";
+	const char *path = hand_trace(map);
+	char *lines;
+
+	(void)state;
+	lines = convert_lines(path, NULL, NULL);
+	text_assert_contains(lines, "P 4321 \"/usr/bin/some prog\"\nT 4321 4322 \"main-thread\"\n");
+	text_assert_contains(lines, "B 4321 4322 0 \"#1\" {}\n");
+	/* thread 9 has no `thread` line: its thread id is its tid */
+	text_assert_contains(lines, "T 4321 9 \"\"\nB 4321 9 500 \"#4\" {}\n");
+	assert_int_equal(count_str(lines, "P "), 1);
+	free(lines);
+}
+
+/* The same packets compressed (the default) as written plainly: only the chunks differ. */
+static void test_compressed_same_as_plain(void **state)
+{
+	const char *path = hand_trace(hand_map);
+	char *z, *plain, *zt, *pt;
+
+	(void)state;
+	z = split_tail(convert_lines(path, NULL, NULL), &zt);
+	plain = split_tail(convert_lines(path, "--compress=none", NULL), &pt);
+	text_assert_equal(plain, z);
+	text_assert_equal(zt, "PACKETS 14 CHUNKS 1 PLAIN 0\n");
+	text_assert_equal(pt, "PACKETS 14 CHUNKS 0 PLAIN 14\n");
+	free(z);
+	free(plain);
+	free(zt);
+	free(pt);
+}
+
+/* ---- Unbalanced calls and stack contexts ------------------------------------------------ */
+
+/*
+ * 1 GHz, base 1000: NS = TSC - 1000.
+ * Thread 1, buffer at 1000: Exit 5 @1000 (no entry), Entry 6 @2000, Entry 8 @4000, then a
+ * buffer at 6000 whose stack context says only 6 is open (8's exit was lost), Exit 6 @7000,
+ * Entry 9 @8000 never exited.
+ */
+static void test_unbalanced(void **state)
+{
+	static const char want[] = "T 1 1 \"\"\n"
+				   "B 1 1 0 \"5\" {\"xfdr_begin\":\"before trace\"}\n"
+				   "E 1 1 0 \"5\" {}\n"
+				   "B 1 1 1000 \"6\" {}\n"
+				   "B 1 1 3000 \"8\" {}\n"
+				   "E 1 1 5000 \"8\" {\"xfdr_end\":\"stack context\"}\n"
+				   "I 1 1 5000 \"stack context\" "
+				   "{\"depth\":1,\"ids_known\":1,\"open_calls\":\"rebuilt from the "
+				   "context\",\"stack\":[\"6\"]}\n"
+				   "E 1 1 6000 \"6\" {}\n"
+				   "B 1 1 7000 \"9\" {}\n"
+				   "E 1 1 7000 \"9\" {\"xfdr_end\":\"trace edge\"}\n";
+	static const uint32_t six = 6;
+	struct tb b;
+	const char *path;
+	char *lines, *th;
+
+	(void)state;
+	tb_init(&b, 256, 1000000000ull);
+	tb_buffer(&b, 1, 1, 1000);
+	tb_fn(&b, EXIT, 5, 0);
+	tb_fn(&b, ENTER, 6, 1000);
+	tb_fn(&b, ENTER, 8, 2000);
+	tb_buffer(&b, 1, 2, 6000);
+	tb_context(&b, 1, &six, 1, 6000);
+	tb_fn(&b, EXIT, 6, 1000);
+	tb_fn(&b, ENTER, 9, 1000);
+	path = tb_write(&b, "unbalanced.xray");
+	lines = convert_lines(path, "--no-map", NULL);
+	th = strstr(lines, "T 1 1 ");
+	assert_non_null(th);
+	*strstr(th, "PACKETS") = '\0';
+	text_assert_equal(th, want);
+	free(lines);
+}
+
+/* ---- Size: a call-heavy trace ------------------------------------------------------------- */
+
+/*
+ * 200,000 calls of 50 functions, ticks apart as a real program's: the compressed output is at
+ * most 8 bytes per event (the FDR file's own size) and spans several chunks, each decoded.
+ */
+static void test_call_heavy_size(void **state)
+{
+	enum { CALLS = 200000 };
+	struct tb b;
+	const char *path, *out = scratch_path("heavy.perfetto");
+	struct stat st;
+	char *lines, *tail;
+	unsigned chunks, packets, plain;
+	uint32_t i, x = 1;
+
+	(void)state;
+	tb_init(&b, 1 << 16, 3000000000ull);
+	tb_buffer(&b, 1, 1, 1000);
+	for (i = 0; i < CALLS; i++) {
+		x = x * 1103515245u + 12345u;
+		if ((i + 1) % 4000 == 0)
+			tb_buffer(&b, 1, 1 + i / 4000, 1000 + (uint64_t)i * 200);
+		tb_fn(&b, ENTER, 1 + (x >> 16) % 50, 20 + (x >> 8) % 100);
+		tb_fn(&b, EXIT, 1 + (x >> 16) % 50, 5 + (x >> 4) % 300);
+	}
+	path = tb_write(&b, "heavy.xray");
+	convert_ok(path, out, "--no-map", NULL);
+	assert_int_equal(stat(out, &st), 0);
+	if ((uint64_t)st.st_size > 8ull * 2 * CALLS)
+		fail_msg("%lld bytes for %d events: more than 8 a event", (long long)st.st_size,
+			 2 * CALLS);
+	lines = split_tail(check("lines", out, NULL), &tail);
+	assert_int_equal(sscanf(tail, "PACKETS %u CHUNKS %u PLAIN %u", &packets, &chunks, &plain),
+			 3);
+	assert_true(chunks > 1);
+	assert_int_equal(plain, 0);
+	assert_int_equal(count_str(lines, "\nB 1 1 "), CALLS);
+	assert_int_equal(count_str(lines, "\nE 1 1 "), CALLS);
+	free(lines);
+	free(tail);
+}
+
+/* ---- A recorded program -------------------------------------------------------------------- */
+
+static const char program[] = "#include <pthread.h>\n"
+			      "static volatile int sink;\n"
+			      "static void leaf(int x) { sink = x; }\n"
+			      "static void work(int n) { for (int i = 0; i < n; i++) leaf(i); }\n"
+			      "static void *worker(void *name)\n"
+			      "{\n"
+			      "	pthread_setname_np(pthread_self(), name);\n"
+			      "	work(3);\n"
+			      "	return NULL;\n"
+			      "}\n"
+			      "int main(void)\n"
+			      "{\n"
+			      "	pthread_t a;\n"
+			      "	pthread_setname_np(pthread_self(), \"pf-main\");\n"
+			      "	pthread_create(&a, NULL, worker, \"pf-worker\");\n"
+			      "	pthread_join(a, NULL);\n"
+			      "	work(2);\n"
+			      "	return 0;\n"
+			      "}\n";
+
+/* Build the program, run it under LD_PRELOAD=libxfdr.so; its trace's path into trace. */
+static void record_program(char *trace, size_t n)
+{
+	const char *src = scratch_write_text("prog.c", program), *build = getenv("XFDR_BUILD");
+	char prog[256], dir[256], opts[512], preload[512], cmd[600];
+	char *cc[] = {"gcc", "-O0", "-g", "-finstrument-functions", "-pthread", (char *)src,
+		      "-o",  prog,  NULL};
+	char *argv[] = {prog, NULL};
+	char *env[] = {opts, preload, NULL};
+	struct child_spec spec = {.argv = argv,
+				  .env_add = env,
+				  .out = {.to = CHILD_CAPTURE},
+				  .err = {.to = CHILD_CAPTURE},
+				  .timeout_s = 120};
+	struct child_result r;
+	FILE *ls;
+
+	if (!build || !*build)
+		fail_msg("XFDR_BUILD is not set (run the tests through make check)");
+	snprintf(prog, sizeof(prog), "%s", scratch_path("prog"));
+	child_capture(cc, &r);
+	if (r.status != 0)
+		fail_msg("gcc: status %d\n%s%s", r.status, r.out, r.err);
+	child_result_free(&r);
+	snprintf(dir, sizeof(dir), "%s", scratch_path("rec"));
+	assert_int_equal(mkdir(dir, 0755), 0);
+	snprintf(opts, sizeof(opts), "XFDR_OPTIONS=start=1:output=%s", dir);
+	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s/lib/libxfdr.so.0", build);
+	child_run(&spec, &r);
+	if (r.status != 0)
+		fail_msg("%s: status %d\n%s%s", prog, r.status, r.out, r.err);
+	child_result_free(&r);
+	snprintf(cmd, sizeof(cmd), "ls %s/*.xray", dir);
+	ls = popen(cmd, "r");
+	assert_non_null(ls);
+	assert_non_null(fgets(trace, (int)n, ls));
+	trace[strcspn(trace, "\n")] = '\0';
+	assert_int_equal(pclose(ls), 0);
+}
+
+/*
+ * The process and its threads as the system knew them (the pid in the trace's name, the
+ * threads' kernel tids and names from the sidecar), each thread's calls named, and the same
+ * slices, in the same order and at the same times, as llvm-xray finds in the file.
+ */
+static void test_real_program(void **state)
+{
+	char trace[512], want[128], *lines, *same, *llvm_argv[8];
+	const char *llvm = scratch_path("llvm.json"), *ours = scratch_path("ours.perfetto");
+	unsigned pid, tid_main, tid_worker;
+	struct child_result r;
+	const char *p;
+
+	(void)state;
+	record_program(trace, sizeof(trace));
+	p = strrchr(trace, '/');
+	assert_int_equal(sscanf(p, "/xfdr-prog-%u-", &pid), 1);
+	lines = convert_lines(trace, NULL, NULL);
+	snprintf(want, sizeof(want), "P %u \"", pid);
+	text_assert_contains(lines, want);
+	p = strstr(lines, "\"pf-main\"\n");
+	assert_non_null(p);
+	while (p > lines && p[-1] != '\n')
+		p--;
+	assert_int_equal(sscanf(p, "T %*u %u", &tid_main), 1);
+	assert_int_equal(tid_main, pid); /* the main thread's tid is the pid */
+	p = strstr(lines, "\"pf-worker\"\n");
+	assert_non_null(p);
+	while (p > lines && p[-1] != '\n')
+		p--;
+	assert_int_equal(sscanf(p, "T %*u %u", &tid_worker), 1);
+	assert_int_not_equal(tid_worker, pid);
+	snprintf(want, sizeof(want), "B %u %u ", pid, tid_main);
+	/* main, work and leaf x2 on the main thread; worker, work and leaf x3 on the worker */
+	assert_int_equal(count_str(lines, want), 4);
+	snprintf(want, sizeof(want), "B %u %u ", pid, tid_worker);
+	assert_int_equal(count_str(lines, want), 5);
+	text_assert_contains(lines, "\"leaf\" {}\n");
+	text_assert_contains(lines, "\"xfdr drops\" {\"no_buffer\":0,");
+	free(lines);
+
+	/* Against llvm-xray, both without names: ids, thread ids and pid 1. */
+	convert_ok(trace, ours, "--no-map", NULL);
+	llvm_argv[0] = (char *)child_llvm_xray();
+	llvm_argv[1] = "convert";
+	llvm_argv[2] = "--output-format=trace_event";
+	llvm_argv[3] = "-o";
+	llvm_argv[4] = (char *)llvm;
+	llvm_argv[5] = trace;
+	llvm_argv[6] = NULL;
+	child_capture(llvm_argv, &r);
+	if (r.status != 0)
+		fail_msg("llvm-xray convert %s: status %d\n%s", trace, r.status, r.err);
+	child_result_free(&r);
+	same = check("same", ours, llvm);
+	/* 2 threads: main 2 + work 2 + leaf 4, worker 2 + work 2 + leaf 6 */
+	text_assert_equal(same, "SAME 2 18\n");
+	free(same);
+}
+
+/* ---- The command line and its errors -------------------------------------------------------- */
+
+static void test_usage_and_errors(void **state)
+{
+	const char *path = hand_trace(hand_map);
+	struct child_result r;
+
+	(void)state;
+	/* --compress belongs to perfetto */
+	assert_int_equal(child_xfdr(&r, "convert", "--compress=none", path, NULL), 2);
+	text_assert_contains(r.err, "'--compress' is an option of --output-format=perfetto");
+	child_result_free(&r);
+	assert_int_equal(child_xfdr(&r, "convert", "-f", "perfetto", "--compress=gzip", path, NULL),
+			 2);
+	text_assert_contains(r.err, "'--compress' takes deflate or none, not 'gzip'");
+	child_result_free(&r);
+	assert_int_equal(child_xfdr(&r, "convert", "-f", "protobuf", path, NULL), 2);
+	text_assert_contains(r.err, "(supported: yaml, trace_event, perfetto)");
+	child_result_free(&r);
+	/* a write error is reported and fails */
+	assert_int_equal(child_xfdr(&r, "convert", "-f", "perfetto", "-o", "/dev/full", path, NULL),
+			 1);
+	text_assert_contains(r.err, "/dev/full: write error: ");
+	child_result_free(&r);
+	/* --help names the format and the option */
+	assert_int_equal(child_xfdr(&r, "convert", "--help", NULL), 0);
+	text_assert_contains(r.out, "'perfetto':");
+	text_assert_contains(r.out, "--compress=deflate|none");
+	child_result_free(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_hand_built),
+	    cmocka_unit_test(test_process_from_map),
+	    cmocka_unit_test(test_compressed_same_as_plain),
+	    cmocka_unit_test(test_unbalanced),
+	    cmocka_unit_test(test_call_heavy_size),
+	    cmocka_unit_test(test_real_program),
+	    cmocka_unit_test(test_usage_and_errors),
+	};
+
+	return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);
+}
