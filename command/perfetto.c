@@ -16,8 +16,8 @@
  *   - Each thread is a track of its own (TrackDescriptor with a ThreadDescriptor: pid, its
  *     kernel tid from the sidecar's `thread` line, else the trace's thread id, and its name;
  *     thread id 0, where the runtime puts its process-wide drop counts, is the process's
- *     track) and a packet sequence of its own (trusted_packet_sequence_id 2, 3, ... in the timeline's
- *     thread order). The sequence's first packet clears its incremental state and sets its
+ *     track) and a packet sequence of its own (trusted_packet_sequence_id 2, 3, ... in the
+ * timeline's thread order). The sequence's first packet clears its incremental state and sets its
  *     defaults: the thread's track, and clock 64, a sequence-scoped incremental clock in
  *     nanoseconds that the next packet (ClockSnapshot) ties to BOOTTIME at the thread's first
  *     event. Every later timestamp on the sequence is the nanoseconds since the previous one.
@@ -38,8 +38,8 @@
  *     text and hex.
  *   - Compression (--compress, default deflate): the packets are gathered into chunks of
  *     PF_CHUNK_BYTES, each written as one TracePacket.compressed_packets (zlib's format,
- *     made by libdeflate), which trace_processor inflates into the packets it holds. With --compress=none the packets
- *     are written as they are.
+ *     made by libdeflate), which trace_processor inflates into the packets it holds. With
+ * --compress=none the packets are written as they are.
  *
  * Memory: the timeline's, the chunk and its compressed form, and per thread the function
  * names it has interned (a hash of the distinct functions it calls).
@@ -54,13 +54,14 @@
 #include "command/protobuf.h"
 
 #define PF_NS_PER_S 1000000000u
-#define PF_CHUNK_BYTES (256u << 10) /* packets per compressed chunk (Perfetto: under 512 KB) */
-#define PF_TEXT_BYTES 256u	    /* of an arbitrary payload, shown as text */
-#define PF_HEX_BYTES 64u	    /* of an arbitrary payload, shown in hex */
-#define PF_CLOCK_INCREMENTAL 64u    /* the first sequence-scoped clock id */
-#define PF_CLOCK_BOOTTIME 6u	    /* BuiltinClock BUILTIN_CLOCK_BOOTTIME */
-#define PF_SEQ_PROCESSES 1u	    /* the sequence of the process tracks */
-#define PF_PROCESS_UUID (1ull << 40) /* + pid: a process track's uuid; a thread's is its sequence */
+#define PF_CHUNK_BYTES (256u << 10)  /* packets per compressed chunk (Perfetto: under 512 KB) */
+#define PF_TEXT_BYTES 256u	     /* of an arbitrary payload, shown as text */
+#define PF_HEX_BYTES 64u	     /* of an arbitrary payload, shown in hex */
+#define PF_CLOCK_INCREMENTAL 64u     /* the first sequence-scoped clock id */
+#define PF_CLOCK_BOOTTIME 6u	     /* BuiltinClock BUILTIN_CLOCK_BOOTTIME */
+#define PF_SEQ_PROCESSES 1u	     /* the sequence of the process tracks */
+#define PF_PROCESS_UUID (1ull << 40) /* + pid: a process track's uuid; a thread's is its sequence  \
+				      */
 
 /* Field numbers, from Perfetto's .proto files (see the top of the file). */
 enum {
@@ -131,12 +132,18 @@ enum pf_key {
 };
 
 static const char *const pf_key_name[KEY_COUNT] = {
-    [KEY_BEGIN] = "xfdr_begin",	      [KEY_END] = "xfdr_end",
-    [KEY_REASON] = "reason",	      [KEY_UNNAMED_CALLS] = "unnamed_calls",
-    [KEY_EXIT_FUNCTION] = "exit_function", [KEY_ARG0] = "arg0",
-    [KEY_ARG0 + 1] = "arg1",	      [KEY_ARG0 + 2] = "arg2",
-    [KEY_ARG0 + 3] = "arg3",	      [KEY_ARG0 + 4] = "arg4",
-    [KEY_ARG0 + 5] = "arg5",	      [KEY_ARG0 + 6] = "arg6",
+    [KEY_BEGIN] = "xfdr_begin",
+    [KEY_END] = "xfdr_end",
+    [KEY_REASON] = "reason",
+    [KEY_UNNAMED_CALLS] = "unnamed_calls",
+    [KEY_EXIT_FUNCTION] = "exit_function",
+    [KEY_ARG0] = "arg0",
+    [KEY_ARG0 + 1] = "arg1",
+    [KEY_ARG0 + 2] = "arg2",
+    [KEY_ARG0 + 3] = "arg3",
+    [KEY_ARG0 + 4] = "arg4",
+    [KEY_ARG0 + 5] = "arg5",
+    [KEY_ARG0 + 6] = "arg6",
     [KEY_ARG0 + 7] = "arg7",
 };
 
