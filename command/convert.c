@@ -57,7 +57,7 @@ struct convert_opts {
 	int sort;
 	int since; /* 0: every record; SINCE_TSC: from since_tsc; SINCE_SNAPSHOT: the map's */
 	uint64_t since_tsc;
-	int format; /* enum convert_format */
+	int format;   /* enum convert_format */
 	int compress; /* perfetto: -1 not given, 0 none, 1 deflate */
 };
 

@@ -54,14 +54,14 @@
 #include "command/protobuf.h"
 
 #define PF_NS_PER_S 1000000000u
-#define PF_CHUNK_BYTES (256u << 10)  /* packets per compressed chunk (Perfetto: under 512 KB) */
-#define PF_TEXT_BYTES 256u	     /* of an arbitrary payload, shown as text */
-#define PF_HEX_BYTES 64u	     /* of an arbitrary payload, shown in hex */
-#define PF_CLOCK_INCREMENTAL 64u     /* the first sequence-scoped clock id */
-#define PF_CLOCK_BOOTTIME 6u	     /* BuiltinClock BUILTIN_CLOCK_BOOTTIME */
-#define PF_SEQ_PROCESSES 1u	     /* the sequence of the process tracks */
-#define PF_PROCESS_UUID (1ull << 40) /* + pid: a process track's uuid; a thread's is its sequence  \
-				      */
+#define PF_CHUNK_BYTES (256u << 10) /* packets per compressed chunk (Perfetto: under 512 KB) */
+#define PF_TEXT_BYTES 256u	    /* of an arbitrary payload, shown as text */
+#define PF_HEX_BYTES 64u	    /* of an arbitrary payload, shown in hex */
+#define PF_CLOCK_INCREMENTAL 64u    /* the first sequence-scoped clock id */
+#define PF_CLOCK_BOOTTIME 6u	    /* BuiltinClock BUILTIN_CLOCK_BOOTTIME */
+#define PF_SEQ_PROCESSES 1u	    /* the sequence of the process tracks */
+/* A process track's uuid is this + its pid; a thread track's is its sequence. */
+#define PF_PROCESS_UUID (1ull << 40)
 
 /* Field numbers, from Perfetto's .proto files (see the top of the file). */
 enum {
