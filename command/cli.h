@@ -354,6 +354,16 @@ struct cli_frame_text {
 void cli_crash_frame(const struct xfdr_names *names, const struct xfdr_crash_event *ce, uint32_t i,
 		     struct cli_frame_text *out);
 
+/*
+ * cli_timeline_base - where a timeline's clock starts: timeline_base_tsc() (analysis/
+ * timeline.h) into *base, saying on stderr when the header's rate is 0 (1 GHz is assumed).
+ * Returns 0, or -1 with the reader's line printed.
+ */
+int cli_timeline_base(struct xfdr_trace *t, uint64_t *base);
+
+/* Report a timeline_walk() that returned rc (TIMELINE_FAILED: err's line; out of memory). */
+void cli_timeline_failed(struct xfdr_trace *t, int rc, const struct xfdr_error *err);
+
 /* ---- YAML scalars as LLVM's YAML writer prints them (yaml.c) ---------------------- */
 
 void cli_yaml_scalar(struct cli_out *o, const uint8_t *s, size_t n);

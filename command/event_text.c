@@ -1,12 +1,14 @@
 /*
- * command/event_text.c - the words the timeline formats (trace_event.c, perfetto.c) share for
- * what a trace holds: function names, signal names, crash frames, valid UTF-8 (cli.h).
+ * command/event_text.c - what the timeline formats (trace_event.c, perfetto.c) share: the words
+ * for what a trace holds (function names, signal names, crash frames, valid UTF-8) and the start
+ * and the errors of their walk (cli.h).
  */
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "analysis/timeline.h"
 #include "command/cli.h"
 
 size_t cli_utf8_len(const uint8_t *p, size_t n)
@@ -82,4 +84,26 @@ void cli_crash_frame(const struct xfdr_names *names, const struct xfdr_crash_eve
 	out->module = have ? f.module : NULL;
 	out->have_module_vaddr = have && f.module && f.have_module_vaddr;
 	out->module_vaddr = f.module_vaddr;
+}
+
+int cli_timeline_base(struct xfdr_trace *t, uint64_t *base)
+{
+	struct xfdr_error err;
+
+	if (timeline_base_tsc(t, base, &err)) {
+		fprintf(stderr, "%s\n", err.text);
+		return -1;
+	}
+	if (!xfdr_trace_header(t)->cycle_frequency)
+		cli_error("%s: the header's cycle_frequency is 0: times assume 1 GHz",
+			  xfdr_trace_name(t));
+	return 0;
+}
+
+void cli_timeline_failed(struct xfdr_trace *t, int rc, const struct xfdr_error *err)
+{
+	if (rc == TIMELINE_FAILED)
+		fprintf(stderr, "%s\n", err->text);
+	else if (rc == TIMELINE_NO_MEMORY)
+		cli_error("%s: out of memory", xfdr_trace_name(t));
 }

@@ -407,6 +407,15 @@ static void ann_str(struct pb_buf *b, enum pf_key key, const char *name, const c
 	pb_close(b);
 }
 
+/* One entry of a dictionary annotation. */
+static void dict_u64(struct pb_buf *b, const char *name, uint64_t v)
+{
+	pb_open(b, ANN_DICT);
+	put_str(b, ANN_NAME, name);
+	pb_varint(b, ANN_UINT, v);
+	pb_close(b);
+}
+
 /* ---- Slices ------------------------------------------------------------------------------ */
 
 /* TracePacket's timestamp and sequence, and the TrackEvent opened, of an event at tsc. */
@@ -604,30 +613,12 @@ static void put_drops(struct pf *s, const struct xfdr_drop_event *d, uint64_t ts
 	for (i = 0; i < d->thread_count; i++) {
 		xfdr_drop_event_thread(d, i, &e);
 		pb_open(b, ANN_ARRAY);
-		pb_open(b, ANN_DICT);
-		put_str(b, ANN_NAME, "tid");
-		pb_varint(b, ANN_UINT, e.tid);
-		pb_close(b);
-		pb_open(b, ANN_DICT);
-		put_str(b, ANN_NAME, "thread_id");
-		pb_varint(b, ANN_UINT, e.thread_id);
-		pb_close(b);
-		pb_open(b, ANN_DICT);
-		put_str(b, ANN_NAME, "no_buffer");
-		pb_varint(b, ANN_UINT, e.no_buffer);
-		pb_close(b);
-		pb_open(b, ANN_DICT);
-		put_str(b, ANN_NAME, "reentrant");
-		pb_varint(b, ANN_UINT, e.reentrant);
-		pb_close(b);
-		pb_open(b, ANN_DICT);
-		put_str(b, ANN_NAME, "too_large");
-		pb_varint(b, ANN_UINT, e.too_large);
-		pb_close(b);
-		pb_open(b, ANN_DICT);
-		put_str(b, ANN_NAME, "overwritten");
-		pb_varint(b, ANN_UINT, e.overwritten);
-		pb_close(b);
+		dict_u64(b, "tid", e.tid);
+		dict_u64(b, "thread_id", e.thread_id);
+		dict_u64(b, "no_buffer", e.no_buffer);
+		dict_u64(b, "reentrant", e.reentrant);
+		dict_u64(b, "too_large", e.too_large);
+		dict_u64(b, "overwritten", e.overwritten);
 		pb_close(b);
 	}
 	pb_close(b);
@@ -840,13 +831,8 @@ int convert_perfetto(struct xfdr_trace *t, const struct xfdr_names *names, uint6
 	int rc = TIMELINE_OK;
 
 	s.map_pid = xfdr_names_pid(names, &s.process_name);
-	if (timeline_base_tsc(t, &s.base, &err)) {
-		fprintf(stderr, "%s\n", err.text);
+	if (cli_timeline_base(t, &s.base))
 		return CLI_FAIL;
-	}
-	if (!h->cycle_frequency)
-		cli_error("%s: the header's cycle_frequency is 0: times assume 1 GHz",
-			  xfdr_trace_name(t));
 	/*
 	 * libdeflate at level 1: three times zlib's speed at the same size on these packets
 	 * (level 6 is a quarter smaller and four times slower).
@@ -856,10 +842,8 @@ int convert_perfetto(struct xfdr_trace *t, const struct xfdr_names *names, uint6
 		return CLI_FAIL;
 	}
 	rc = timeline_walk(t, since_tsc, &pf_ops, &s, &sink, NULL, &err);
-	if (rc == TIMELINE_FAILED)
-		fprintf(stderr, "%s\n", err.text);
-	else if (rc == TIMELINE_NO_MEMORY)
-		pf_oom(&s);
+	if (rc == TIMELINE_FAILED || (rc == TIMELINE_NO_MEMORY && !s.failed))
+		cli_timeline_failed(t, rc, &err);
 	if (rc == TIMELINE_OK)
 		flush_chunk(&s);
 	if (s.zc)

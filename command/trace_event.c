@@ -569,19 +569,11 @@ int convert_trace_event(struct xfdr_trace *t, const struct xfdr_names *names, ui
 	struct xfdr_error err;
 	int rc;
 
-	if (timeline_base_tsc(t, &s.base, &err)) {
-		fprintf(stderr, "%s\n", err.text);
+	if (cli_timeline_base(t, &s.base))
 		return CLI_FAIL;
-	}
-	if (!h->cycle_frequency)
-		cli_error("%s: the header's cycle_frequency is 0: times assume 1 GHz",
-			  xfdr_trace_name(t));
 	cli_puts(out, "{\"traceEvents\":[\n");
 	rc = timeline_walk(t, since_tsc, &te_ops, &s, &sink, &counts, &err);
-	if (rc == TIMELINE_FAILED)
-		fprintf(stderr, "%s\n", err.text);
-	else if (rc == TIMELINE_NO_MEMORY)
-		cli_error("%s: out of memory", xfdr_trace_name(t));
+	cli_timeline_failed(t, rc, &err);
 	if (rc != TIMELINE_OK)
 		return CLI_FAIL;
 	put_other_data(&s, &counts, !h->cycle_frequency);
