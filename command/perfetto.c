@@ -10,7 +10,8 @@
  * with protoc against a schema carrying them (tests/system/perfetto_subset.proto).
  *
  * The output is a Trace: a stream of TracePacket fields, so it is written as it is made.
- *   - Each process (the sidecar's pid, else the buffers' Pid, else 1, as the JSON) is a track
+ *   - Each process (the sidecar's pid, else the buffers' Pid, else 1, as the JSON; never 0,
+ *     which Perfetto takes for the idle process its viewers hide) is a track
  *     (TrackDescriptor with a ProcessDescriptor: its pid and name, the sidecar's program, else
  *     the trace file's name), on sequence 1.
  *   - Each thread is a track of its own (TrackDescriptor with a ThreadDescriptor: pid, its
@@ -738,7 +739,8 @@ static void pf_thread_begin(void *ctx, const struct xfdr_thread_info *ti, uint64
 {
 	struct pf *s = ctx;
 	struct pb_buf *b = &s->pkt;
-	uint32_t pid = s->map_pid ? s->map_pid : s->version >= 3 ? ti->pid : 1, ktid = 0;
+	/* never 0: Perfetto takes pid and tid 0 for the idle process, which viewers hide */
+	uint32_t pid = s->map_pid ? s->map_pid : s->version >= 3 && ti->pid ? ti->pid : 1, ktid = 0;
 	const char *name = xfdr_names_thread(s->names, ti->thread_id, &ktid);
 	uint64_t track = PF_PROCESS_UUID + pid;
 	unsigned k;
@@ -752,7 +754,7 @@ static void pf_thread_begin(void *ctx, const struct xfdr_thread_info *ti, uint64
 
 	pb_varint(b, PKT_SEQUENCE_ID, s->seq);
 	pb_varint(b, PKT_SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
-	if (ti->thread_id || name) {
+	if (ti->thread_id) {
 		track = s->seq;
 		pb_open(b, PKT_TRACK_DESCRIPTOR);
 		pb_varint(b, TRACK_UUID, track);

@@ -231,6 +231,34 @@ static void test_process_from_map(void **state)
 	free(lines);
 }
 
+/*
+ * Thread id 0, where the runtime puts its process-wide drop counts, is no thread: its events
+ * go on the process's track (Perfetto would take tid 0 for the idle process, which its viewers
+ * hide). The sidecar's line for it is not a name (the reader skips thread id 0).
+ */
+static void test_thread_zero_is_the_process(void **state)
+{
+	static const char map[] = "xfdr-map\t1\n"
+				  "pid\t4321\n"
+				  "thread\t0\t0\tprocess\t0\t0\t0\t0\t0\t0\n";
+	struct tb b;
+	const char *path;
+	char *lines;
+
+	(void)state;
+	tb_init(&b, 256, 1000000000ull);
+	tb_buffer(&b, 0, 1, 1000);
+	tb_custom(&b, "zero", 4, 1500);
+	path = tb_write(&b, "zero.xray");
+	scratch_write_text("zero.xray.map", map);
+	lines = convert_lines(path, NULL, NULL);
+	text_assert_equal(lines, "P 4321 \"zero.xray\"\n"
+				 "I 4321 - 0 \"custom event\" "
+				 "{\"hex\":\"7a65726f\",\"size\":4,\"text\":\"zero\"}\n"
+				 "PACKETS 4 CHUNKS 1 PLAIN 0\n");
+	free(lines);
+}
+
 /* The same packets compressed (the default) as written plainly: only the chunks differ. */
 static void test_compressed_same_as_plain(void **state)
 {
@@ -496,6 +524,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_hand_built),
 	    cmocka_unit_test(test_process_from_map),
+	    cmocka_unit_test(test_thread_zero_is_the_process),
 	    cmocka_unit_test(test_compressed_same_as_plain),
 	    cmocka_unit_test(test_unbalanced),
 	    cmocka_unit_test(test_call_heavy_size),
