@@ -17,10 +17,10 @@
  *   - Each thread is a track of its own (TrackDescriptor with a ThreadDescriptor: pid, its
  *     kernel tid from the sidecar's `thread` line, else the trace's thread id, and its name;
  *     thread id 0, where the runtime puts its process-wide drop counts, is the process's
- *     track) and a packet sequence of its own (trusted_packet_sequence_id 2, 3, ... in the
- * timeline's thread order). The sequence's first packet clears its incremental state and sets its
- *     defaults: the thread's track, and clock 64, a sequence-scoped incremental clock in
- *     nanoseconds that the next packet (ClockSnapshot) ties to BOOTTIME at the thread's first
+ *     track) and a packet sequence of its own (trusted_packet_sequence_id 2, 3, ... in
+ *     the timeline's thread order). The sequence's first packet clears its incremental
+ *     state and sets its defaults: the thread's track, and clock 64, a sequence-scoped incremental
+ * clock in nanoseconds that the next packet (ClockSnapshot) ties to BOOTTIME at the thread's first
  *     event. Every later timestamp on the sequence is the nanoseconds since the previous one.
  *   - Times: nanoseconds since the trace's first TSC (as the JSON's ts, not divided by 1000),
  *     at the header's cycle_frequency (1 GHz when it says 0), rounded to the nearest.
@@ -39,8 +39,8 @@
  *     text and hex.
  *   - Compression (--compress, default deflate): the packets are gathered into chunks of
  *     PF_CHUNK_BYTES, each written as one TracePacket.compressed_packets (zlib's format,
- *     made by libdeflate), which trace_processor inflates into the packets it holds. With
- * --compress=none the packets are written as they are.
+ *     made by libdeflate), which trace_processor inflates into the packets it holds.
+ *     With --compress=none the packets are written as they are.
  *
  * Memory: the timeline's, the chunk and its compressed form, and per thread the function
  * names it has interned (a hash of the distinct functions it calls).
