@@ -19,9 +19,10 @@
  *     thread id 0, where the runtime puts its process-wide drop counts, is the process's
  *     track) and a packet sequence of its own (trusted_packet_sequence_id 2, 3, ... in
  *     the timeline's thread order). The sequence's first packet clears its incremental
- *     state and sets its defaults: the thread's track, and clock 64, a sequence-scoped incremental
- * clock in nanoseconds that the next packet (ClockSnapshot) ties to BOOTTIME at the thread's first
- *     event. Every later timestamp on the sequence is the nanoseconds since the previous one.
+ *     state and sets its defaults: the thread's track, and clock 64, a sequence-scoped
+ *     incremental clock in nanoseconds that the next packet (ClockSnapshot) ties to BOOTTIME
+ *     at the thread's first event. Every later timestamp on the sequence is the nanoseconds
+ *     since the previous one.
  *   - Times: nanoseconds since the trace's first TSC (as the JSON's ts, not divided by 1000),
  *     at the header's cycle_frequency (1 GHz when it says 0), rounded to the nearest.
  *   - A call is a TrackEvent TYPE_SLICE_BEGIN with its name interned once per sequence
