@@ -326,12 +326,12 @@ static void test_unbalanced(void **state)
 /* ---- Size: a call-heavy trace ------------------------------------------------------------- */
 
 /*
- * 200,000 calls of 50 functions, ticks apart as a real program's: the compressed output is at
+ * 50,000 calls of 50 functions, ticks apart as a real program's: the compressed output is at
  * most 8 bytes per event (the FDR file's own size) and spans several chunks, each decoded.
  */
 static void test_call_heavy_size(void **state)
 {
-	enum { CALLS = 200000 };
+	enum { CALLS = 50000 };
 	struct tb b;
 	const char *path, *out = scratch_path("heavy.perfetto");
 	struct stat st;
