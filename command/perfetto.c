@@ -591,6 +591,9 @@ static void put_crash(struct pf *s, const struct xfdr_crash_event *ce, uint64_t 
 		pb_open(b, ANN_ARRAY);
 		put_str(b, ANN_STRING, text);
 		pb_close(b);
+		/* each open_memstream() makes a new buffer */
+		free(text);
+		text = NULL;
 	}
 	free(text);
 	pb_close(b);

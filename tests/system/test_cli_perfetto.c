@@ -323,6 +323,58 @@ static void test_unbalanced(void **state)
 	free(lines);
 }
 
+/* ---- xfdr's own events -------------------------------------------------------------------- */
+
+/*
+ * The drop counts with a thread's entry (a dictionary in an array), a crash with its frames
+ * named from the sidecar (an array of strings; the signal's name; the fault address as a
+ * pointer), and a crash payload that does not decode (its error, size, text and hex).
+ * 1 GHz, base 1000: NS = TSC - 1000.
+ */
+static void test_xfdr_events(void **state)
+{
+	static const char map[] = "crash\t11\tSIGSEGV\t1\t0x10\t777\n"
+				  "frame\t0\t0x1000\tcrash_c\t/bin/p\t0x100\n"
+				  "frame\t1\t0x2000\t<unknown>\t/lib/x.so\t-\n";
+	static const char want[] =
+	    "I 1 1 0 \"xfdr drops\" {\"no_buffer\":1,\"no_thread_slot\":4,\"overwritten\":6,"
+	    "\"reentrant\":2,\"threads\":[{\"no_buffer\":7,\"overwritten\":10,\"reentrant\":8,"
+	    "\"thread_id\":1,\"tid\":777,\"too_large\":9}],\"threads_omitted\":5,\"too_large\":3}\n"
+	    "I 1 1 1 \"crash SIGSEGV\" {\"backtrace\":[\"#0 0x1000 crash_c (/bin/p+0x100)\","
+	    "\"#1 0x2000 (/lib/x.so)\",\"#2 0x3000\"],\"code\":-1,\"fault_addr\":\"0x10\","
+	    "\"frame_count\":3,\"signal\":11,\"signal_name\":\"SIGSEGV\",\"tid\":777,"
+	    "\"truncated\":\"yes (the stack had more frames)\"}\n"
+	    "I 1 1 2 \"crash (invalid)\" {\"error\":\"payload offset 8: expected XFDRCRSH layout "
+	    "version 1, found 2\",\"hex\":\"";
+	static const uint64_t pcs[] = {0x1000, 0x2000, 0x3000};
+	const struct wr_drop_totals totals = {1, 2, 3, 4, 5, 6};
+	const struct wr_drop_entry entry = {777, 1, 7, 8, 9, 10};
+	const struct wr_crash_info crash = {11, -1, 777, 0x10, XFDR_CRASH_TRUNCATED, 3, pcs};
+	uint8_t drop[XFDR_DROP_FIXED_BYTES + XFDR_DROP_ENTRY_BYTES],
+	    crsh[XFDR_CRASH_PAYLOAD_BYTES(3)];
+	const char *path;
+	char *lines, *th;
+	struct tb b;
+
+	(void)state;
+	assert_int_equal(wr_drop_head(drop, &totals, 1), XFDR_DROP_FIXED_BYTES);
+	wr_drop_entry(drop + XFDR_DROP_FIXED_BYTES, &entry);
+	assert_int_equal(wr_crash(crsh, &crash), sizeof(crsh));
+	tb_init(&b, 1024, 1000000000ull);
+	tb_buffer(&b, 1, 1, 1000);
+	tb_custom(&b, drop, sizeof(drop), 1000);
+	tb_custom(&b, crsh, sizeof(crsh), 1001);
+	crsh[XFDR_CRASH_VERSION_OFF] = 2;
+	tb_custom(&b, crsh, sizeof(crsh), 1002);
+	path = tb_write(&b, "xfdr_events.xray");
+	scratch_write_text("xfdr_events.xray.map", map);
+	lines = convert_lines(path, NULL, NULL);
+	th = strstr(lines, "I 1 1 0 ");
+	assert_non_null(th);
+	assert_memory_equal(th, want, strlen(want));
+	free(lines);
+}
+
 /* ---- Size: a call-heavy trace ------------------------------------------------------------- */
 
 /*
@@ -527,6 +579,7 @@ int main(void)
 	    cmocka_unit_test(test_thread_zero_is_the_process),
 	    cmocka_unit_test(test_compressed_same_as_plain),
 	    cmocka_unit_test(test_unbalanced),
+	    cmocka_unit_test(test_xfdr_events),
 	    cmocka_unit_test(test_call_heavy_size),
 	    cmocka_unit_test(test_real_program),
 	    cmocka_unit_test(test_usage_and_errors),
