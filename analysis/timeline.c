@@ -401,16 +401,7 @@ int timeline_walk(struct xfdr_trace *t, uint64_t since_tsc, const struct timelin
 	}
 	free(s.stack);
 	free(s.before);
-	if (counts) {
-		counts->calls += s.n.calls;
-		counts->unwound += s.n.unwound;
-		counts->no_entry += s.n.no_entry;
-		counts->no_exit += s.n.no_exit;
-		counts->from_context += s.n.from_context;
-		counts->before_window += s.n.before_window;
-		counts->contexts_applied += s.n.contexts_applied;
-		counts->contexts_invalid += s.n.contexts_invalid;
-		counts->tsc_backwards += s.n.tsc_backwards;
-	}
+	if (counts)
+		*counts = s.n;
 	return rc;
 }

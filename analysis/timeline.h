@@ -149,7 +149,8 @@ enum {
 /*
  * timeline_walk - walk every thread of the verified trace t in turn (xfdr_trace_thread()
  * order), reporting its timeline to ops (see the top of the file), events before since_tsc
- * left out (0: none). Progress is by buffers, each walked twice. counts (may be NULL): added to.
+ * left out (0: none). Progress is by buffers, each walked twice. counts (may be NULL): what was
+ * reported, filled.
  * Returns a TIMELINE_ code.
  */
 int timeline_walk(struct xfdr_trace *t, uint64_t since_tsc, const struct timeline_ops *ops,

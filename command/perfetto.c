@@ -276,10 +276,33 @@ static uint64_t to_ns(const struct pf *s, uint64_t tsc)
 	return (uint64_t)(((unsigned __int128)ticks * PF_NS_PER_S + s->hz / 2) / s->hz);
 }
 
+/* The bytes p[0, n) appended to a string being written, invalid UTF-8 bytes as U+FFFD. */
+static void append_text(struct pb_buf *b, const uint8_t *p, size_t n)
+{
+	size_t i, len;
+
+	for (i = 0; i < n && !pb_room(b, 4); i += len) {
+		len = cli_utf8_len(p + i, n - i);
+		if (len) {
+			memcpy(b->p + b->len, p + i, len);
+			b->len += len;
+		} else {
+			memcpy(b->p + b->len, "\xef\xbf\xbd", 3);
+			b->len += 3;
+			len = 1;
+		}
+	}
+}
+
+static void append_str(struct pb_buf *b, const char *s)
+{
+	append_text(b, (const uint8_t *)s, strlen(s));
+}
+
 /* A string field, its invalid UTF-8 bytes as U+FFFD (protobuf strings are UTF-8). */
 static void put_text(struct pb_buf *b, unsigned field, const uint8_t *p, size_t n)
 {
-	size_t i, len, at;
+	size_t i, len;
 
 	for (i = 0; i < n; i += len)
 		if (!(len = cli_utf8_len(p + i, n - i)))
@@ -288,20 +311,9 @@ static void put_text(struct pb_buf *b, unsigned field, const uint8_t *p, size_t 
 		pb_bytes(b, field, p, n);
 		return;
 	}
-	/* The rare name or payload that is not UTF-8: written through a copy. */
+	/* the rare name or payload that is not UTF-8 */
 	pb_open(b, field);
-	for (i = 0; i < n && !pb_room(b, 4); i += len) {
-		at = b->len;
-		len = cli_utf8_len(p + i, n - i);
-		if (len) {
-			memcpy(b->p + at, p + i, len);
-			b->len += len;
-		} else {
-			memcpy(b->p + at, "\xef\xbf\xbd", 3);
-			b->len += 3;
-			len = 1;
-		}
-	}
+	append_text(b, p, n);
 	pb_close(b);
 }
 
@@ -543,9 +555,8 @@ static void put_crash(struct pf *s, const struct xfdr_crash_event *ce, uint64_t 
 {
 	struct pb_buf *b = &s->pkt;
 	struct cli_frame_text f;
-	char buf[32], title[64], *text = NULL;
+	char buf[32], title[64], vaddr[24];
 	const char *sig = cli_signal_name(s->names, ce->signal, buf, sizeof(buf));
-	size_t cap = 0;
 	uint32_t i;
 
 	if (*sig)
@@ -567,35 +578,27 @@ static void put_crash(struct pf *s, const struct xfdr_crash_event *ce, uint64_t 
 		ann_str(b, 0, "truncated", "yes (the stack had more frames)");
 	ann_open(b, 0, "backtrace");
 	for (i = 0; i < ce->frame_count; i++) {
-		FILE *m;
-
+		/* "#I 0xPC SYMBOL (MODULE+0xVADDR)", as the JSON's */
 		cli_crash_frame(s->names, ce, i, &f);
-		m = open_memstream(&text, &cap);
-		if (!m) {
-			b->oom = 1;
-			break;
-		}
-		fputs(f.head, m);
-		if (f.symbol)
-			fprintf(m, " %s", f.symbol);
-		if (f.module)
-			fprintf(m, " (%s", f.module);
-		if (f.module && f.have_module_vaddr)
-			fprintf(m, "+0x%" PRIx64, f.module_vaddr);
-		if (f.module)
-			fputc(')', m);
-		if (fclose(m)) {
-			b->oom = 1;
-			break;
-		}
 		pb_open(b, ANN_ARRAY);
-		put_str(b, ANN_STRING, text);
+		pb_open(b, ANN_STRING);
+		append_str(b, f.head);
+		if (f.symbol) {
+			append_str(b, " ");
+			append_str(b, f.symbol);
+		}
+		if (f.module) {
+			append_str(b, " (");
+			append_str(b, f.module);
+			if (f.have_module_vaddr) {
+				snprintf(vaddr, sizeof(vaddr), "+0x%" PRIx64, f.module_vaddr);
+				append_str(b, vaddr);
+			}
+			append_str(b, ")");
+		}
 		pb_close(b);
-		/* each open_memstream() makes a new buffer */
-		free(text);
-		text = NULL;
+		pb_close(b);
 	}
-	free(text);
 	pb_close(b);
 	pb_close(b);
 	emit(s);
