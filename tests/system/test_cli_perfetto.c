@@ -30,6 +30,7 @@
 #include "tests/support/scratch.h"
 #include "tests/support/text.h"
 #include "tests/support/trace_build.h"
+#include "tests/support/version_enc.h"
 #include "writer/payload.h"
 
 /* Debian's python3: the one its python3-protobuf package is installed for. */
@@ -257,6 +258,41 @@ static void test_thread_zero_is_the_process(void **state)
 				 "I 4321 - 0 \"custom event\" "
 				 "{\"hex\":\"7a65726f\",\"size\":4,\"text\":\"zero\"}\n"
 				 "PACKETS 4 CHUNKS 1 PLAIN 0\n");
+	free(lines);
+}
+
+/*
+ * Without a sidecar, a version 3+ file's process is its buffers' Pid; a Pid of 0 becomes 1
+ * (Perfetto takes pid 0 for the idle process, which its viewers hide). 2 GHz: 0.5 ns a tick.
+ */
+static void test_pid_from_buffers(void **state)
+{
+	struct enc e = {0};
+	const char *path;
+	size_t at;
+	char *lines;
+
+	(void)state;
+	e_header(&e, 3, 0);
+	at = e_buffer(&e, 5, 4242, 5, 7, 1, 1000);
+	e_fn(&e, ENTER, 1, 0);
+	e_fn(&e, EXIT, 1, 10);
+	e_extents_end(&e, at);
+	at = e_buffer(&e, 6, 0, 5, 8, 1, 2000);
+	e_fn(&e, ENTER, 2, 0);
+	e_fn(&e, EXIT, 2, 20);
+	e_extents_end(&e, at);
+	path = scratch_write("v3.xray", e.b, e.len);
+	lines = convert_lines(path, NULL, NULL);
+	text_assert_equal(lines, "P 1 \"v3.xray\"\n"
+				 "T 1 6 \"\"\n"
+				 "B 1 6 500 \"2\" {}\n"
+				 "E 1 6 510 \"2\" {}\n"
+				 "P 4242 \"v3.xray\"\n"
+				 "T 4242 5 \"\"\n"
+				 "B 4242 5 0 \"1\" {}\n"
+				 "E 4242 5 5 \"1\" {}\n"
+				 "PACKETS 10 CHUNKS 1 PLAIN 0\n");
 	free(lines);
 }
 
@@ -598,6 +634,7 @@ int main(void)
 	    cmocka_unit_test(test_hand_built),
 	    cmocka_unit_test(test_process_from_map),
 	    cmocka_unit_test(test_thread_zero_is_the_process),
+	    cmocka_unit_test(test_pid_from_buffers),
 	    cmocka_unit_test(test_compressed_same_as_plain),
 	    cmocka_unit_test(test_unbalanced),
 	    cmocka_unit_test(test_xfdr_events),
