@@ -190,4 +190,8 @@ rm -f "$tmp/out"
 
 row flame xfdr "$reps" "$tmp/out" "(llvm-xray has no SVG output)" "$xfdr" flame "$trace"
 rm -f "$tmp/out"
+
+row "convert pprof" xfdr "$reps" "$tmp/out" "(llvm-xray has no pprof output)" \
+	"$xfdr" convert --output-format=pprof "$trace"
+rm -f "$tmp/out"
 exit $status

@@ -324,6 +324,16 @@ int convert_trace_event(struct xfdr_trace *t, const struct xfdr_names *names, ui
 int convert_perfetto(struct xfdr_trace *t, const struct xfdr_names *names, uint64_t since_tsc,
 		     int compress, struct cli_out *out, struct cli_progress *prog);
 
+/* ---- convert --output-format=pprof (pprof.c) -------------------------------------------- */
+
+/*
+ * convert_pprof - the calls of the verified trace t as a gzipped pprof profile into out: a
+ * sample per distinct call stack with its calls and self time. names: the .map sidecar's names
+ * (NULL: none). Returns CLI_OK, or CLI_FAIL after reporting (the caller still closes out).
+ */
+int convert_pprof(struct xfdr_trace *t, const struct xfdr_names *names, struct cli_out *out,
+		  struct cli_progress *prog);
+
 /* ---- What a trace holds, in words (event_text.c) --------------------------------------- */
 
 /* Length of the valid UTF-8 sequence at p (n > 0 bytes there), 0 when it is not one. */

@@ -62,7 +62,12 @@ struct convert_opts {
 };
 
 enum { SINCE_TSC = 1, SINCE_SNAPSHOT = 2 };
-enum convert_format { FORMAT_YAML = 0, FORMAT_TRACE_EVENT = 1, FORMAT_PERFETTO = 2 };
+enum convert_format {
+	FORMAT_YAML = 0,
+	FORMAT_TRACE_EVENT = 1,
+	FORMAT_PERFETTO = 2,
+	FORMAT_PPROF = 3
+};
 
 /* ---- YAML ---------------------------------------------------------------------------------- */
 
@@ -146,12 +151,13 @@ static void put_record(struct cli_out *o, const struct xfdr_trace *t, const stru
 /* ---- The verb ---------------------------------------------------------------------------- */
 
 static const char convert_head[] =
-    "usage: xfdr convert [--output-format=yaml|trace_event|perfetto] [-o OUT]\n"
+    "usage: xfdr convert [--output-format=yaml|trace_event|perfetto|pprof] [-o OUT]\n"
     "                    [--sort[=BOOL]] [--compress=deflate|none] [--map MAP | --no-map]\n"
     "                    [--since=TSC|snapshot] FILE\n"
     "\n"
     "Print a trace as the YAML document `llvm-xray convert --output-format=yaml FILE`\n"
-    "prints, byte for byte, or as a timeline (trace_event, perfetto). The whole file is verified\n"
+    "prints, byte for byte, as a timeline (trace_event, perfetto) or as a profile of its\n"
+    "call stacks (pprof). The whole file is verified\n"
     "first: an invalid trace prints nothing but one line on stderr naming the offset and\n"
     "what was wrong. Memory grows with the threads, not with the records.\n";
 
@@ -184,9 +190,12 @@ static int parse_format(void *format, const char *arg)
 		*(int *)format = FORMAT_TRACE_EVENT;
 	else if (!strcmp(arg, "perfetto"))
 		*(int *)format = FORMAT_PERFETTO;
+	else if (!strcmp(arg, "pprof"))
+		*(int *)format = FORMAT_PPROF;
 	else
-		return cli_usage(
-		    "unsupported output format '%s' (supported: yaml, trace_event, perfetto)", arg);
+		return cli_usage("unsupported output format '%s' (supported: yaml, trace_event, "
+				 "perfetto, pprof)",
+				 arg);
 	return 0;
 }
 
@@ -239,7 +248,9 @@ static int parse_convert_opts(int argc, char **argv, struct convert_opts *o)
 			 "'yaml' (the default); 'trace_event': Chrome Trace Event\n"
 			 "JSON for ui.perfetto.dev and chrome://tracing; 'perfetto':\n"
 			 "Perfetto's own protobuf trace, for ui.perfetto.dev and\n"
-			 "trace_processor (binary: needs -o OUT or a pipe)"),
+			 "trace_processor; 'pprof': a gzipped profile.proto of the\n"
+			 "call stacks (calls and self time), for go tool pprof,\n"
+			 "Pyroscope, Parca (both binary: need -o OUT or a pipe)"),
 	    CLI_OPT_CALL(0, "compress", &o->compress, parse_compress, "deflate|none",
 			 "perfetto: the packets in zlib-compressed chunks, which\n"
 			 "Perfetto inflates (deflate, the default), or as they are"),
@@ -264,7 +275,7 @@ static int parse_convert_opts(int argc, char **argv, struct convert_opts *o)
 			 "leave out the records with a TSC below TSC (a call that\n"
 			 "began before keeps its exit); 'snapshot': the since_tsc\n"
 			 "that a snapshot flush wrote into the .map sidecar (MAP,\n"
-			 "or FILE.map even with --no-map)"),
+			 "or FILE.map even with --no-map); not with pprof"),
 	    CLI_OPT_HELP,
 	    CLI_OPT_END,
 	};
@@ -285,6 +296,10 @@ static int parse_convert_opts(int argc, char **argv, struct convert_opts *o)
 	rc = cli_options_parse_one(&cmd, argc, argv, &o->input);
 	if (!rc && o->compress >= 0 && o->format != FORMAT_PERFETTO)
 		return cli_usage("'--compress' is an option of --output-format=perfetto");
+	/* A profile sums whole calls; cutting them at a window is the stack tree's to learn. */
+	if (!rc && o->since && o->format == FORMAT_PPROF)
+		return cli_usage("'--since' is not supported with --output-format=pprof (a profile "
+				 "sums every call of the trace)");
 	if (o->compress < 0)
 		o->compress = 1;
 	return rc;
@@ -406,14 +421,20 @@ int cmd_convert(int argc, char **argv)
 		prog.on = 0;
 	}
 	cli_progress_phase(&prog, "writing");
-	if (opt.format == FORMAT_PERFETTO && isatty(fileno(out->f))) {
-		cli_error("refusing to write a binary trace to a terminal: give -o OUT or a pipe");
+	if ((opt.format == FORMAT_PERFETTO || opt.format == FORMAT_PPROF) &&
+	    isatty(fileno(out->f))) {
+		cli_error("refusing to write a binary %s to a terminal: give -o OUT or a pipe",
+			  opt.format == FORMAT_PPROF ? "profile" : "trace");
 		status = CLI_USAGE;
 		cli_out_close(out);
 	} else if (opt.format != FORMAT_YAML) {
-		status = opt.format == FORMAT_TRACE_EVENT
-			     ? convert_trace_event(t, names, opt.since_tsc, out, &prog)
-			     : convert_perfetto(t, names, opt.since_tsc, opt.compress, out, &prog);
+		if (opt.format == FORMAT_TRACE_EVENT)
+			status = convert_trace_event(t, names, opt.since_tsc, out, &prog);
+		else if (opt.format == FORMAT_PERFETTO)
+			status =
+			    convert_perfetto(t, names, opt.since_tsc, opt.compress, out, &prog);
+		else
+			status = convert_pprof(t, names, out, &prog);
 		cli_progress_end(&prog);
 		if (cli_out_close(out) != CLI_OK)
 			status = CLI_FAIL;

@@ -72,6 +72,14 @@ static inline void pb_varint(struct pb_buf *b, unsigned field, uint64_t v)
 			  b->p);
 }
 
+/* A varint without a tag: an element of a packed repeated field opened with pb_open(). */
+static inline void pb_packed_varint(struct pb_buf *b, uint64_t v)
+{
+	if (pb_room(b, 10))
+		return;
+	b->len = (size_t)(pb_put_varint(b->p + b->len, v) - b->p);
+}
+
 /* A length-delimited field of n bytes (bytes, string). */
 void pb_bytes(struct pb_buf *b, unsigned field, const void *p, size_t n);
 /* A string field: s up to its NUL. */

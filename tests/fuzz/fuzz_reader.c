@@ -6,9 +6,10 @@
  * written to memfds and handed to the verbs by their /proc/self/fd names, as a user would
  * name files: verify, dump (plain and --stacks), convert (yaml, sorted, trace_event, perfetto
  * compressed and not), account (plain, --deduce-sibling-calls, --recursive-calls-only,
- * --keep-going), stack (self and total, per thread) and flame. Then `recover --salvage` on the same
- * bytes, and the library's API directly (both event orders, every thread's iterator). Output goes
- * to /dev/null; what matters is that nothing crashes, hangs, leaks or reads out of bounds.
+ * --keep-going), stack (self and total, per thread), flame and convert to pprof. Then `recover
+ * --salvage` on the same bytes, and the library's API directly (both event orders, every thread's
+ * iterator). Output goes to /dev/null; what matters is that nothing crashes, hangs, leaks or reads
+ * out of bounds.
  */
 #include <fcntl.h>
 #include <stdint.h>
@@ -155,6 +156,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	verb(cmd_stack, "stack", m, trace_path, NULL, NULL);
 	verb(cmd_stack, "stack", "--value=total", "--per-thread", m, trace_path);
 	verb(cmd_flame, "flame", "--per-thread", m, trace_path, NULL);
+	verb(cmd_convert, "convert", "--output-format=pprof", m, trace_path, NULL);
 
 recover:
 	/* recover --salvage: the complete buffers of a cut file. */

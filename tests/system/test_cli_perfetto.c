@@ -27,6 +27,7 @@
 #include <cmocka.h>
 
 #include "tests/support/child.h"
+#include "tests/support/preload_record.h"
 #include "tests/support/scratch.h"
 #include "tests/support/text.h"
 #include "tests/support/trace_build.h"
@@ -477,46 +478,6 @@ static const char program[] = "#include <pthread.h>\n"
 			      "	return 0;\n"
 			      "}\n";
 
-/* Build the program, run it under LD_PRELOAD=libxfdr.so; its trace's path into trace. */
-static void record_program(char *trace, size_t n)
-{
-	const char *src = scratch_write_text("prog.c", program), *build = getenv("XFDR_BUILD");
-	char prog[256], dir[256], opts[512], preload[512], cmd[600];
-	char *cc[] = {"gcc", "-O0", "-g", "-finstrument-functions", "-pthread", (char *)src,
-		      "-o",  prog,  NULL};
-	char *argv[] = {prog, NULL};
-	char *env[] = {opts, preload, NULL};
-	struct child_spec spec = {.argv = argv,
-				  .env_add = env,
-				  .out = {.to = CHILD_CAPTURE},
-				  .err = {.to = CHILD_CAPTURE},
-				  .timeout_s = 120};
-	struct child_result r;
-	FILE *ls;
-
-	if (!build || !*build)
-		fail_msg("XFDR_BUILD is not set (run the tests through make check)");
-	snprintf(prog, sizeof(prog), "%s", scratch_path("prog"));
-	child_capture(cc, &r);
-	if (r.status != 0)
-		fail_msg("gcc: status %d\n%s%s", r.status, r.out, r.err);
-	child_result_free(&r);
-	snprintf(dir, sizeof(dir), "%s", scratch_path("rec"));
-	assert_int_equal(mkdir(dir, 0755), 0);
-	snprintf(opts, sizeof(opts), "XFDR_OPTIONS=start=1:output=%s", dir);
-	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s/lib/libxfdr.so.0", build);
-	child_run(&spec, &r);
-	if (r.status != 0)
-		fail_msg("%s: status %d\n%s%s", prog, r.status, r.out, r.err);
-	child_result_free(&r);
-	snprintf(cmd, sizeof(cmd), "ls %s/*.xray", dir);
-	ls = popen(cmd, "r");
-	assert_non_null(ls);
-	assert_non_null(fgets(trace, (int)n, ls));
-	trace[strcspn(trace, "\n")] = '\0';
-	assert_int_equal(pclose(ls), 0);
-}
-
 /*
  * The process and its threads as the system knew them (the pid in the trace's name, the
  * threads' kernel tids and names from the sidecar), each thread's calls named, and the same
@@ -524,14 +485,15 @@ static void record_program(char *trace, size_t n)
  */
 static void test_real_program(void **state)
 {
-	char trace[512], want[128], *lines, *same, *llvm_argv[8];
+	char prog[256], trace[512], want[128], *lines, *same, *llvm_argv[8];
 	const char *llvm = scratch_path("llvm.json"), *ours = scratch_path("ours.perfetto");
 	unsigned pid, tid_main, tid_worker;
 	struct child_result r;
 	const char *p;
 
 	(void)state;
-	record_program(trace, sizeof(trace));
+	preload_build(program, prog, sizeof(prog));
+	preload_record(prog, NULL, "rec", "", trace, sizeof(trace));
 	p = strrchr(trace, '/');
 	assert_int_equal(sscanf(p, "/xfdr-prog-%u-", &pid), 1);
 	lines = convert_lines(trace, NULL, NULL);
@@ -594,7 +556,7 @@ static void test_usage_and_errors(void **state)
 	text_assert_contains(r.err, "'--compress' takes deflate or none, not 'gzip'");
 	child_result_free(&r);
 	assert_int_equal(child_xfdr(&r, "convert", "-f", "protobuf", path, NULL), 2);
-	text_assert_contains(r.err, "(supported: yaml, trace_event, perfetto)");
+	text_assert_contains(r.err, "(supported: yaml, trace_event, perfetto, pprof)");
 	child_result_free(&r);
 	/* a write error is reported and fails */
 	assert_int_equal(child_xfdr(&r, "convert", "-f", "perfetto", "-o", "/dev/full", path, NULL),

@@ -37,6 +37,7 @@
 #include "tests/support/trace_build.h"
 #include "tests/support/trace_gen.h"
 #include "tests/support/child.h"
+#include "tests/support/preload_record.h"
 #include "tests/support/scratch.h"
 #include "tests/support/text.h"
 #include "writer/encode.h"
@@ -956,56 +957,6 @@ static const char program[] = "#include <pthread.h>\n"
 			      "	return 0;\n"
 			      "}\n";
 
-static void build_program(char *prog, size_t n)
-{
-	const char *src = scratch_write_text("prog.c", program);
-	char *argv[] = {"gcc", "-O0", "-g", "-finstrument-functions", "-pthread", (char *)src,
-			"-o",  prog,  NULL};
-	struct child_result r;
-
-	snprintf(prog, n, "%s", scratch_path("prog"));
-	child_capture(argv, &r);
-	if (r.status != 0)
-		fail_msg("gcc: status %d\n%s%s", r.status, r.out, r.err);
-	child_result_free(&r);
-}
-
-/* Run prog with argument arg under LD_PRELOAD=libxfdr.so and options; the trace in trace. */
-static void record(const char *prog, const char *arg, const char *dir_name, const char *options,
-		   char *trace, size_t n)
-{
-	char dir[256], opts[512], preload[512], cmd[600];
-	char *argv[] = {(char *)prog, (char *)arg, NULL};
-	char *env[] = {opts, preload, NULL};
-	struct child_spec spec = {
-	    .argv = argv,
-	    .env_add = env,
-	    .out = {.to = CHILD_CAPTURE},
-	    .err = {.to = CHILD_CAPTURE},
-	    .timeout_s = 120,
-	};
-	struct child_result r;
-	FILE *ls;
-	const char *build = getenv("XFDR_BUILD");
-
-	if (!build || !*build)
-		fail_msg("XFDR_BUILD is not set (run the tests through make check)");
-	snprintf(dir, sizeof(dir), "%s", scratch_path(dir_name));
-	assert_int_equal(mkdir(dir, 0755), 0);
-	snprintf(opts, sizeof(opts), "XFDR_OPTIONS=start=1:output=%s/%s", dir, options);
-	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s/lib/libxfdr.so.0", build);
-	child_run(&spec, &r);
-	if (r.status != 0)
-		fail_msg("%s: status %d\n%s%s", prog, r.status, r.out, r.err);
-	child_result_free(&r);
-	snprintf(cmd, sizeof(cmd), "ls %s/*.xray", dir);
-	ls = popen(cmd, "r");
-	assert_non_null(ls);
-	assert_non_null(fgets(trace, (int)n, ls));
-	trace[strcspn(trace, "\n")] = '\0';
-	assert_int_equal(pclose(ls), 0);
-}
-
 /* The tid of the thread_name line naming name in lines, or fail. */
 static uint32_t tid_named(const char *lines, const char *name)
 {
@@ -1045,8 +996,8 @@ static void test_real_program(void **state)
 	uint32_t tid;
 
 	(void)state;
-	build_program(prog, sizeof(prog));
-	record(prog, "0", "plain", "", trace, sizeof(trace));
+	preload_build(program, prog, sizeof(prog));
+	preload_record(prog, "0", "plain", "", trace, sizeof(trace));
 	lines = convert_lines(trace, NULL, NULL);
 	tid = tid_named(lines, "te-main");
 	expect_calls(lines, tid, "main", 1);
@@ -1078,9 +1029,9 @@ static void test_real_program_ring(void **state)
 	uint32_t tid;
 
 	(void)state;
-	build_program(prog, sizeof(prog));
-	record(prog, "20000", "ring", ":mode=ring:buffer_size=1024:buffer_max=4", trace,
-	       sizeof(trace));
+	preload_build(program, prog, sizeof(prog));
+	preload_record(prog, "20000", "ring", ":mode=ring:buffer_size=1024:buffer_max=4", trace,
+		       sizeof(trace));
 	lines = convert_lines(trace, NULL, NULL);
 	tid = tid_named(lines, "te-main");
 	th = thread_of(lines, 1, tid);

@@ -1,0 +1,230 @@
+/*
+ * command/pprof.c - `xfdr convert --output-format=pprof`: the calls of a trace as a pprof
+ * profile, the format `go tool pprof`, Pyroscope, Parca and the cloud profilers ingest.
+ *
+ * The profile is profile.proto (github.com/google/pprof, proto/profile.proto; the field numbers
+ * below are that file's), gzipped as pprof writes it. It is drawn from the same call-stack tree
+ * as `xfdr stack` (analysis/stacktree.h): one sample per distinct call stack, leaf first, with
+ * two values,
+ *   calls/count          the calls whose stack is exactly that one,
+ *   wall/nanoseconds     their self time (callees excluded; the header's cycle_frequency),
+ * so that pprof's flat column is each function's self time and call count, and its cum column
+ * its time with callees, as `xfdr account` sums it for a function that does not recurse.
+ * wall is the default sample type. The threads are merged, as in a CPU profile.
+ *
+ * A function is one per distinct frame name (the tree keys frames by name: two ids the .map
+ * names alike are one function, and "#ID" and "[unknown]" are frames of their own), with one
+ * location each, in one mapping that says the functions are already named (so that pprof does
+ * not try to symbolize addresses it was never given). Names are the tree's: a ';' in a name is
+ * ':' and a control character '?'.
+ *
+ * Memory: the tree grows with the distinct stacks, the profile with the stacks times their
+ * depth; both are built whole and then compressed in one go.
+ */
+#include <libdeflate.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/stacktree.h"
+#include "command/cli.h"
+#include "command/protobuf.h"
+
+/* profile.proto: Profile */
+enum {
+	PROFILE_SAMPLE_TYPE = 1,
+	PROFILE_SAMPLE = 2,
+	PROFILE_MAPPING = 3,
+	PROFILE_LOCATION = 4,
+	PROFILE_FUNCTION = 5,
+	PROFILE_STRING_TABLE = 6,
+	PROFILE_PERIOD_TYPE = 11,
+	PROFILE_PERIOD = 12,
+	PROFILE_COMMENT = 13,
+	PROFILE_DEFAULT_SAMPLE_TYPE = 14,
+};
+/* ValueType */
+enum { VALUE_TYPE_TYPE = 1, VALUE_TYPE_UNIT = 2 };
+/* Sample */
+enum { SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2 };
+/* Mapping */
+enum { MAPPING_ID = 1, MAPPING_FILENAME = 5, MAPPING_HAS_FUNCTIONS = 7 };
+/* Location, Line */
+enum { LOCATION_ID = 1, LOCATION_MAPPING_ID = 2, LOCATION_LINE = 4 };
+enum { LINE_FUNCTION_ID = 1 };
+/* Function */
+enum { FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_SYSTEM_NAME = 3 };
+
+/*
+ * The string table: these first, in this order (index 0 must be ""), then the program's name
+ * and the comments, then the tree's names (name k at names_at + k).
+ */
+enum { STR_EMPTY, STR_CALLS, STR_COUNT, STR_WALL, STR_NANOSECONDS, STR_FIXED };
+static const char *const fixed_strings[STR_FIXED] = {"", "calls", "count", "wall", "nanoseconds"};
+
+static void value_type(struct pb_buf *b, unsigned field, uint64_t type, uint64_t unit)
+{
+	pb_open(b, field);
+	pb_varint(b, VALUE_TYPE_TYPE, type);
+	pb_varint(b, VALUE_TYPE_UNIT, unit);
+	pb_close(b);
+}
+
+/* A sample per node with calls or time: its frames leaf first, then [calls, self ns]. */
+static void put_samples(struct pb_buf *b, const struct stree *t, uint64_t hz, uint8_t *used)
+{
+	uint32_t id, up;
+
+	for (id = 1; id < t->nodes && !b->oom; id++) {
+		const struct stree_node *n = &t->node[id];
+		uint64_t ns = stree_ticks_to(n->self_tsc, hz, 1000000000);
+
+		if (!n->calls && !ns)
+			continue;
+		pb_open(b, PROFILE_SAMPLE);
+		pb_open(b, SAMPLE_LOCATION_ID);
+		for (up = id; up && up != STREE_NONE; up = t->node[up].parent) {
+			pb_packed_varint(b, (uint64_t)t->node[up].name + 1);
+			used[t->node[up].name] = 1;
+		}
+		pb_close(b);
+		pb_open(b, SAMPLE_VALUE);
+		pb_packed_varint(b, n->calls > INT64_MAX ? INT64_MAX : n->calls);
+		pb_packed_varint(b, ns > INT64_MAX ? INT64_MAX : ns);
+		pb_close(b);
+		pb_close(b);
+	}
+}
+
+/* One function and one location (both numbered name + 1) per name a sample uses. */
+static void put_functions(struct pb_buf *b, const struct stree *t, const uint8_t *used,
+			  uint64_t names_at)
+{
+	uint32_t k;
+
+	for (k = 0; k < t->name_count && !b->oom; k++) {
+		if (!used[k])
+			continue;
+		pb_open(b, PROFILE_LOCATION);
+		pb_varint(b, LOCATION_ID, (uint64_t)k + 1);
+		pb_varint(b, LOCATION_MAPPING_ID, 1);
+		pb_open(b, LOCATION_LINE);
+		pb_varint(b, LINE_FUNCTION_ID, (uint64_t)k + 1);
+		pb_close(b);
+		pb_close(b);
+		pb_open(b, PROFILE_FUNCTION);
+		pb_varint(b, FUNCTION_ID, (uint64_t)k + 1);
+		pb_varint(b, FUNCTION_NAME, names_at + k);
+		pb_varint(b, FUNCTION_SYSTEM_NAME, names_at + k);
+		pb_close(b);
+	}
+}
+
+/*
+ * The profile of t into b. program: the mapping's file name ("" when unknown); comments: lines
+ * pprof shows with -comments.
+ */
+static void put_profile(struct pb_buf *b, const struct stree *t, uint64_t hz, uint8_t *used,
+			const char *program, const char *const *comments, unsigned ncomments)
+{
+	uint64_t str_program = STR_FIXED, names_at = STR_FIXED + 1 + ncomments;
+	unsigned i;
+	uint32_t k;
+
+	value_type(b, PROFILE_SAMPLE_TYPE, STR_CALLS, STR_COUNT);
+	value_type(b, PROFILE_SAMPLE_TYPE, STR_WALL, STR_NANOSECONDS);
+	put_samples(b, t, hz, used);
+	pb_open(b, PROFILE_MAPPING);
+	pb_varint(b, MAPPING_ID, 1);
+	pb_varint(b, MAPPING_FILENAME, str_program);
+	pb_varint(b, MAPPING_HAS_FUNCTIONS, 1);
+	pb_close(b);
+	put_functions(b, t, used, names_at);
+	for (i = 0; i < STR_FIXED; i++)
+		pb_string(b, PROFILE_STRING_TABLE, fixed_strings[i]);
+	pb_string(b, PROFILE_STRING_TABLE, program);
+	for (i = 0; i < ncomments; i++)
+		pb_string(b, PROFILE_STRING_TABLE, comments[i]);
+	for (k = 0; k < t->name_count; k++) {
+		size_t len;
+		const char *name = stree_name(t, k, &len);
+
+		pb_bytes(b, PROFILE_STRING_TABLE, name, len);
+	}
+	value_type(b, PROFILE_PERIOD_TYPE, STR_WALL, STR_NANOSECONDS);
+	pb_varint(b, PROFILE_PERIOD, 1);
+	for (i = 0; i < ncomments; i++)
+		pb_varint(b, PROFILE_COMMENT, str_program + 1 + i);
+	pb_varint(b, PROFILE_DEFAULT_SAMPLE_TYPE, STR_WALL);
+}
+
+/* b gzipped into out. Returns CLI_OK, or CLI_FAIL after reporting. */
+static int put_gzip(const struct pb_buf *b, const char *name, struct cli_out *out)
+{
+	struct libdeflate_compressor *zc = libdeflate_alloc_compressor(6);
+	size_t cap, zlen;
+	uint8_t *z = NULL;
+
+	if (zc) {
+		cap = libdeflate_gzip_compress_bound(zc, b->len);
+		z = malloc(cap);
+	}
+	if (!zc || !z) {
+		cli_error("%s: out of memory", name);
+		libdeflate_free_compressor(zc);
+		return CLI_FAIL;
+	}
+	zlen = libdeflate_gzip_compress(zc, b->p, b->len, z, cap);
+	libdeflate_free_compressor(zc);
+	if (!zlen) {
+		/* cannot be: the room is the library's own bound */
+		cli_error("%s: libdeflate failed to compress %zu bytes", name, b->len);
+		free(z);
+		return CLI_FAIL;
+	}
+	cli_put(out, z, zlen);
+	free(z);
+	return CLI_OK;
+}
+
+int convert_pprof(struct xfdr_trace *tr, const struct xfdr_names *names, struct cli_out *out,
+		  struct cli_progress *prog)
+{
+	const char *name = xfdr_trace_name(tr), *program = NULL;
+	uint64_t hz = xfdr_trace_header(tr)->cycle_frequency;
+	const char *comments[2];
+	char source[4200], note[640];
+	unsigned ncomments = 0;
+	struct pb_buf b = {0};
+	uint8_t *used = NULL;
+	struct stree t;
+	int status;
+
+	if (!hz) {
+		cli_error("%s: the header's cycle_frequency is 0: no times for pprof's "
+			  "wall/nanoseconds",
+			  name);
+		return CLI_FAIL;
+	}
+	if (cli_stree_build(&t, tr, names, 0, prog))
+		return CLI_FAIL;
+	snprintf(source, sizeof(source), "xfdr convert --output-format=pprof %s", name);
+	comments[ncomments++] = source;
+	if (stree_incomplete_note(&t, note, sizeof(note))) {
+		cli_error("%s", note);
+		comments[ncomments++] = note;
+	}
+	xfdr_names_pid(names, &program);
+	used = calloc(t.name_count + 1, 1);
+	if (used)
+		put_profile(&b, &t, hz, used, program ? program : "", comments, ncomments);
+	if (!used || b.oom) {
+		cli_error("%s: out of memory", name);
+		status = CLI_FAIL;
+	} else {
+		status = put_gzip(&b, name, out);
+	}
+	free(used);
+	pb_free(&b);
+	stree_free(&t);
+	return status;
+}
