@@ -213,6 +213,21 @@ static uint32_t function_name(struct stree *t, uint32_t fid)
 	return id;
 }
 
+void stree_name_functions(const struct stree *t, uint32_t *fid)
+{
+	uint32_t i, k;
+
+	for (k = 0; k < t->name_count; k++)
+		fid[k] = STREE_NONE;
+	for (i = 0; t->fid_mask && i <= t->fid_mask; i++) {
+		if (t->fid_key[i] == UINT64_MAX)
+			continue;
+		k = t->fid_name[i];
+		if (fid[k] == STREE_NONE || t->fid_key[i] < fid[k])
+			fid[k] = (uint32_t)t->fid_key[i];
+	}
+}
+
 const char *stree_name(const struct stree *t, uint32_t name, size_t *len)
 {
 	if (len)

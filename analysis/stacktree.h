@@ -110,6 +110,12 @@ int stree_finish(struct stree *t);
 const char *stree_name(const struct stree *t, uint32_t name, size_t *len);
 
 /*
+ * stree_name_functions - for each name k (< t->name_count), the lowest function id the tree
+ * gave that name, into fid[k]; STREE_NONE for a name no id has ("[unknown]", thread frames).
+ */
+void stree_name_functions(const struct stree *t, uint32_t *fid);
+
+/*
  * stree_incomplete_note - when calls were incomplete, the line to tell it into note (size
  * bytes): "note: N of M calls are incomplete and kept with the time seen: ...", and 1.
  * 0 (note untouched) when every call was complete.

@@ -16,7 +16,9 @@
  * names alike are one function, and "#ID" and "[unknown]" are frames of their own), with one
  * location each, in one mapping that says the functions are already named (so that pprof does
  * not try to symbolize addresses it was never given). Names are the tree's: a ';' in a name is
- * ':' and a control character '?'.
+ * ':' and a control character '?'. A function's file and line are those of its first
+ * instruction in its module's DWARF (analysis/srcline.h; for a name of several ids, the lowest
+ * id's), as addr2line gives them: the function's start line and its location's line.
  *
  * Memory: the tree grows with the distinct stacks, the profile with the stacks times their
  * depth; both are built whole and then compressed in one go.
@@ -25,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/srcline.h"
 #include "analysis/stacktree.h"
 #include "command/cli.h"
 #include "command/protobuf.h"
@@ -47,12 +50,31 @@ enum { VALUE_TYPE_TYPE = 1, VALUE_TYPE_UNIT = 2 };
 /* Sample */
 enum { SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2 };
 /* Mapping */
-enum { MAPPING_ID = 1, MAPPING_FILENAME = 5, MAPPING_HAS_FUNCTIONS = 7 };
+enum {
+	MAPPING_ID = 1,
+	MAPPING_FILENAME = 5,
+	MAPPING_HAS_FUNCTIONS = 7,
+	MAPPING_HAS_FILENAMES = 8,
+	MAPPING_HAS_LINE_NUMBERS = 9,
+};
 /* Location, Line */
 enum { LOCATION_ID = 1, LOCATION_MAPPING_ID = 2, LOCATION_LINE = 4 };
-enum { LINE_FUNCTION_ID = 1 };
+enum { LINE_FUNCTION_ID = 1, LINE_LINE = 2 };
 /* Function */
-enum { FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_SYSTEM_NAME = 3 };
+enum {
+	FUNCTION_ID = 1,
+	FUNCTION_NAME = 2,
+	FUNCTION_SYSTEM_NAME = 3,
+	FUNCTION_FILENAME = 4,
+	FUNCTION_START_LINE = 5
+};
+
+/* Where each name of the tree is defined: file[k] and line[k] (NULL and 0: not known). */
+struct pp_sources {
+	const char **file;
+	int *line;
+	int any; /* some name has a line */
+};
 
 /*
  * The string table: these first, in this order (index 0 must be ""), then the program's name
@@ -69,8 +91,24 @@ static void value_type(struct pb_buf *b, unsigned field, uint64_t type, uint64_t
 	pb_close(b);
 }
 
+/* used[k] = 1 for each name k in the stack of a node with calls or time (a sample). */
+static void mark_used(const struct stree *t, uint64_t hz, uint8_t *used)
+{
+	uint32_t id, up;
+
+	for (id = 1; id < t->nodes; id++) {
+		const struct stree_node *n = &t->node[id];
+
+		if (!n->calls && !stree_ticks_to(n->self_tsc, hz, 1000000000))
+			continue;
+		for (up = id; up && up != STREE_NONE && !used[t->node[up].name];
+		     up = t->node[up].parent)
+			used[t->node[up].name] = 1;
+	}
+}
+
 /* A sample per node with calls or time: its frames leaf first, then [calls, self ns]. */
-static void put_samples(struct pb_buf *b, const struct stree *t, uint64_t hz, uint8_t *used)
+static void put_samples(struct pb_buf *b, const struct stree *t, uint64_t hz)
 {
 	uint32_t id, up;
 
@@ -82,10 +120,8 @@ static void put_samples(struct pb_buf *b, const struct stree *t, uint64_t hz, ui
 			continue;
 		pb_open(b, PROFILE_SAMPLE);
 		pb_open(b, SAMPLE_LOCATION_ID);
-		for (up = id; up && up != STREE_NONE; up = t->node[up].parent) {
+		for (up = id; up && up != STREE_NONE; up = t->node[up].parent)
 			pb_packed_varint(b, (uint64_t)t->node[up].name + 1);
-			used[t->node[up].name] = 1;
-		}
 		pb_close(b);
 		pb_open(b, SAMPLE_VALUE);
 		pb_packed_varint(b, n->calls > INT64_MAX ? INT64_MAX : n->calls);
@@ -95,9 +131,12 @@ static void put_samples(struct pb_buf *b, const struct stree *t, uint64_t hz, ui
 	}
 }
 
-/* One function and one location (both numbered name + 1) per name a sample uses. */
+/*
+ * One function and one location (both numbered name + 1) per name a sample uses; name k is
+ * string names_at + k, its file files_at + k.
+ */
 static void put_functions(struct pb_buf *b, const struct stree *t, const uint8_t *used,
-			  uint64_t names_at)
+			  const struct pp_sources *src, uint64_t names_at, uint64_t files_at)
 {
 	uint32_t k;
 
@@ -109,12 +148,18 @@ static void put_functions(struct pb_buf *b, const struct stree *t, const uint8_t
 		pb_varint(b, LOCATION_MAPPING_ID, 1);
 		pb_open(b, LOCATION_LINE);
 		pb_varint(b, LINE_FUNCTION_ID, (uint64_t)k + 1);
+		if (src->line[k])
+			pb_varint(b, LINE_LINE, (uint64_t)src->line[k]);
 		pb_close(b);
 		pb_close(b);
 		pb_open(b, PROFILE_FUNCTION);
 		pb_varint(b, FUNCTION_ID, (uint64_t)k + 1);
 		pb_varint(b, FUNCTION_NAME, names_at + k);
 		pb_varint(b, FUNCTION_SYSTEM_NAME, names_at + k);
+		if (src->file[k]) {
+			pb_varint(b, FUNCTION_FILENAME, files_at + k);
+			pb_varint(b, FUNCTION_START_LINE, (uint64_t)src->line[k]);
+		}
 		pb_close(b);
 	}
 }
@@ -123,22 +168,26 @@ static void put_functions(struct pb_buf *b, const struct stree *t, const uint8_t
  * The profile of t into b. program: the mapping's file name ("" when unknown); comments: lines
  * pprof shows with -comments.
  */
-static void put_profile(struct pb_buf *b, const struct stree *t, uint64_t hz, uint8_t *used,
-			const char *program, const char *const *comments, unsigned ncomments)
+static void put_profile(struct pb_buf *b, const struct stree *t, uint64_t hz, const uint8_t *used,
+			const struct pp_sources *src, const char *program,
+			const char *const *comments, unsigned ncomments)
 {
 	uint64_t str_program = STR_FIXED, names_at = STR_FIXED + 1 + ncomments;
+	uint64_t files_at = names_at + t->name_count;
 	unsigned i;
 	uint32_t k;
 
 	value_type(b, PROFILE_SAMPLE_TYPE, STR_CALLS, STR_COUNT);
 	value_type(b, PROFILE_SAMPLE_TYPE, STR_WALL, STR_NANOSECONDS);
-	put_samples(b, t, hz, used);
+	put_samples(b, t, hz);
 	pb_open(b, PROFILE_MAPPING);
 	pb_varint(b, MAPPING_ID, 1);
 	pb_varint(b, MAPPING_FILENAME, str_program);
 	pb_varint(b, MAPPING_HAS_FUNCTIONS, 1);
+	pb_varint(b, MAPPING_HAS_FILENAMES, (uint64_t)src->any);
+	pb_varint(b, MAPPING_HAS_LINE_NUMBERS, (uint64_t)src->any);
 	pb_close(b);
-	put_functions(b, t, used, names_at);
+	put_functions(b, t, used, src, names_at, files_at);
 	for (i = 0; i < STR_FIXED; i++)
 		pb_string(b, PROFILE_STRING_TABLE, fixed_strings[i]);
 	pb_string(b, PROFILE_STRING_TABLE, program);
@@ -150,11 +199,42 @@ static void put_profile(struct pb_buf *b, const struct stree *t, uint64_t hz, ui
 
 		pb_bytes(b, PROFILE_STRING_TABLE, name, len);
 	}
+	for (k = 0; k < t->name_count; k++)
+		pb_string(b, PROFILE_STRING_TABLE, src->file[k] ? src->file[k] : "");
 	value_type(b, PROFILE_PERIOD_TYPE, STR_WALL, STR_NANOSECONDS);
 	pb_varint(b, PROFILE_PERIOD, 1);
 	for (i = 0; i < ncomments; i++)
 		pb_varint(b, PROFILE_COMMENT, str_program + 1 + i);
 	pb_varint(b, PROFILE_DEFAULT_SAMPLE_TYPE, STR_WALL);
+}
+
+/*
+ * The file and line of each name a sample uses, from the DWARF of the module the .map puts its
+ * (lowest) function id in. A module that gives no lines is told in one note. 0, or -1 when out
+ * of memory.
+ */
+static int find_sources(struct pp_sources *src, const struct stree *t, const uint8_t *used,
+			const struct xfdr_names *names, struct srcline *lines)
+{
+	uint32_t *fid = malloc(((size_t)t->name_count + 1) * sizeof(*fid)), k;
+	const char *module, *why;
+	uint64_t vaddr;
+	size_t i;
+
+	if (!fid)
+		return -1;
+	stree_name_functions(t, fid);
+	for (k = 0; k < t->name_count; k++) {
+		if (!used[k] || fid[k] == STREE_NONE ||
+		    !xfdr_names_function_site(names, fid[k], &module, &vaddr))
+			continue;
+		if (srcline_lookup(lines, module, vaddr, &src->file[k], &src->line[k]))
+			src->any = 1;
+	}
+	free(fid);
+	for (i = 0; srcline_failed(lines, i, &module, &why); i++)
+		cli_error("note: no source lines from %s: %s", module, why);
+	return 0;
 }
 
 /* b gzipped into out. Returns CLI_OK, or CLI_FAIL after reporting. */
@@ -195,9 +275,11 @@ int convert_pprof(struct xfdr_trace *tr, const struct xfdr_names *names, struct 
 	char source[4200], note[640];
 	unsigned ncomments = 0;
 	struct pb_buf b = {0};
+	struct pp_sources src = {0};
+	struct srcline *lines = NULL;
 	uint8_t *used = NULL;
 	struct stree t;
-	int status;
+	int status = CLI_FAIL;
 
 	if (!hz) {
 		cli_error("%s: the header's cycle_frequency is 0: no times for pprof's "
@@ -215,14 +297,25 @@ int convert_pprof(struct xfdr_trace *tr, const struct xfdr_names *names, struct 
 	}
 	xfdr_names_pid(names, &program);
 	used = calloc(t.name_count + 1, 1);
-	if (used)
-		put_profile(&b, &t, hz, used, program ? program : "", comments, ncomments);
-	if (!used || b.oom) {
-		cli_error("%s: out of memory", name);
-		status = CLI_FAIL;
-	} else {
-		status = put_gzip(&b, name, out);
-	}
+	src.file = calloc(t.name_count + 1, sizeof(*src.file));
+	src.line = calloc(t.name_count + 1, sizeof(*src.line));
+	lines = srcline_new();
+	if (!used || !src.file || !src.line || !lines)
+		goto oom;
+	mark_used(&t, hz, used);
+	if (find_sources(&src, &t, used, names, lines) < 0)
+		goto oom;
+	put_profile(&b, &t, hz, used, &src, program ? program : "", comments, ncomments);
+	if (b.oom)
+		goto oom;
+	status = put_gzip(&b, name, out);
+	goto out;
+oom:
+	cli_error("%s: out of memory", name);
+out:
+	srcline_free(lines);
+	free(src.file);
+	free(src.line);
 	free(used);
 	pb_free(&b);
 	stree_free(&t);

@@ -58,6 +58,8 @@ struct rd_name {
 	uint32_t id;
 	char *name; /* NULL: left out (lenient), a later line naming an id again */
 	size_t line;
+	const char *module; /* the `function` line's module (one of xfdr_names.modules); NULL: - */
+	uint64_t vaddr;	    /* its module_vaddr */
 };
 
 struct rd_frame {
@@ -108,6 +110,10 @@ struct xfdr_names {
 	char *mode;
 	int seen_pool_key[POOL_KEYS]; /* of the numbers: the first line of each key counts */
 	int seen_drop[XFDR_MAP_DROP_CAUSES];
+	/* The modules of the function lines, each once (a program has a handful, its functions
+	 * many). */
+	char **modules;
+	size_t module_count, module_cap;
 };
 
 static int fail(struct xfdr_error *err, int rc, uint64_t offset, const char *fmt, ...)
@@ -214,6 +220,8 @@ static int add(struct xfdr_names *n, uint32_t id, const char *name, size_t len, 
 	}
 	n->v[n->count].id = id;
 	n->v[n->count].line = line;
+	n->v[n->count].module = NULL;
+	n->v[n->count].vaddr = 0;
 	n->v[n->count].name = strndup(name, len);
 	if (!n->v[n->count].name)
 		return -1;
@@ -322,13 +330,38 @@ static int parse_hex(const struct field *f, uint64_t *v)
  * -1 with what was wrong in *why (the state is as before the line), or -2 when out of memory.
  */
 
-/* `function<TAB>ID<TAB>NAME<TAB>...`: a NAME in angle brackets leaves the id unnamed. */
+/* The module path of f, kept once in n->modules; NULL when out of memory. */
+static const char *module_interned(struct xfdr_names *n, const struct field *f)
+{
+	size_t i = n->module_count;
+
+	while (i--) /* the latest first: a module's functions are listed together */
+		if (strlen(n->modules[i]) == f->len && !memcmp(n->modules[i], f->p, f->len))
+			return n->modules[i];
+	if (n->module_count == n->module_cap) {
+		size_t cap = n->module_cap ? n->module_cap * 2 : 8;
+		char **v = realloc(n->modules, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		n->modules = v;
+		n->module_cap = cap;
+	}
+	n->modules[n->module_count] = strndup(f->p, f->len);
+	return n->modules[n->module_count] ? n->modules[n->module_count++] : NULL;
+}
+
+/*
+ * `function<TAB>ID<TAB>NAME<TAB>ADDRESS<TAB>MODULE<TAB>MODULE_VADDR`: a NAME in angle brackets
+ * leaves the id unnamed. The site (MODULE, MODULE_VADDR) is read leniently, as `tsc_hz`: one that
+ * is missing, `-` or malformed is as none, and never makes the line invalid.
+ */
 static int parse_function_line(struct xfdr_names *n, const char *line, size_t lineno,
 			       const char **why)
 {
-	struct field f[2];
-	size_t k = split_fields(line + sizeof("function"), f, 2);
-	uint64_t id;
+	struct field f[5];
+	size_t k = split_fields(line + sizeof("function"), f, 5);
+	uint64_t id, vaddr;
 
 	if (k < 2 || parse_dec(&f[0], XFDR_FUNCTION_ID_MAX, &id)) {
 		*why = "expected a function id (0..268435455) after 'function<TAB>'";
@@ -343,6 +376,15 @@ static int parse_function_line(struct xfdr_names *n, const char *line, size_t li
 	if (add(n, (uint32_t)id, f[1].p, f[1].len, lineno)) {
 		*why = "out of memory";
 		return -2;
+	}
+	if (k == 5 && f[3].len && !(f[3].len == 1 && f[3].p[0] == '-') &&
+	    !parse_hex(&f[4], &vaddr)) {
+		n->v[n->count - 1].module = module_interned(n, &f[3]);
+		n->v[n->count - 1].vaddr = vaddr;
+		if (!n->v[n->count - 1].module) {
+			*why = "out of memory";
+			return -2;
+		}
 	}
 	return 0;
 }
@@ -912,6 +954,22 @@ const char *xfdr_names_get(const struct xfdr_names *n, uint32_t id)
 	return hit ? hit->name : NULL;
 }
 
+int xfdr_names_function_site(const struct xfdr_names *n, uint32_t id, const char **module,
+			     uint64_t *vaddr)
+{
+	struct rd_name key = {.id = id};
+	const struct rd_name *hit;
+
+	if (!n || !n->count)
+		return 0;
+	hit = bsearch(&key, n->v, n->count, sizeof(*n->v), by_id);
+	if (!hit || !hit->module)
+		return 0;
+	*module = hit->module;
+	*vaddr = hit->vaddr;
+	return 1;
+}
+
 int xfdr_names_since_tsc(const struct xfdr_names *n, uint64_t *tsc)
 {
 	if (!n || !n->have_since)
@@ -971,6 +1029,9 @@ void xfdr_names_free(struct xfdr_names *n)
 	for (i = 0; i < n->count; i++)
 		free(n->v[i].name);
 	free(n->v);
+	for (i = 0; i < n->module_count; i++)
+		free(n->modules[i]);
+	free(n->modules);
 	free_frames(n);
 	free(n->frames);
 	free(n->crash_signal_name);

@@ -359,6 +359,16 @@ int xfdr_names_read_lenient(FILE *f, const char *name,
 const char *xfdr_names_get(const struct xfdr_names *n, uint32_t id);
 
 /*
+ * xfdr_names_function_site - where the sidecar's `function` line puts function id: the file
+ * mapped at its address (*module, which lives until xfdr_names_free(n)) and the address inside
+ * that file (*vaddr: what `addr2line -e MODULE` and the file's DWARF take). Returns 1 with both
+ * set, 0 when the line gives no module or no such address (`-`), n does not name id, or n is
+ * NULL. A missing or malformed site never makes a sidecar invalid.
+ */
+int xfdr_names_function_site(const struct xfdr_names *n, uint32_t id, const char **module,
+			     uint64_t *vaddr);
+
+/*
  * The name the sidecar's `thread` line gives the thread whose NewBuffer id is thread_id (the
  * second field), or NULL when no line names it (an empty name counts as none) or n is NULL.
  * *tid (when not NULL) gets the line's kernel tid, or 0.

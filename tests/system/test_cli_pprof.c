@@ -28,17 +28,20 @@
 #include "tests/support/text.h"
 #include "tests/support/trace_build.h"
 
-/* `go tool pprof ARGS... PROFILE` (at most 6 ARGS, NULL-ended); returns its stdout (free it). */
+/*
+ * `go tool pprof ARGS... PROFILE` (at most 6 ARGS, NULL-ended), no node left out for being
+ * small; returns its stdout (free it).
+ */
 static char *pprof(const char *profile, ...)
 {
-	char *argv[12] = {"go", "tool", "pprof"};
+	char *argv[14] = {"go", "tool", "pprof", "-nodefraction=0", "-nodecount=100000"};
 	struct child_result r;
-	size_t n = 3;
+	size_t n = 5;
 	va_list ap;
 	char *a, *out;
 
 	va_start(ap, profile);
-	while ((a = va_arg(ap, char *)) && n < 10)
+	while ((a = va_arg(ap, char *)) && n < 12)
 		argv[n++] = a;
 	va_end(ap);
 	argv[n++] = (char *)profile;
@@ -47,7 +50,7 @@ static char *pprof(const char *profile, ...)
 	if (r.status == 127)
 		fail_msg("go is needed to read the profile (make deps installs golang-go)");
 	if (r.status != 0)
-		fail_msg("go tool pprof %s %s: status %d\n%s%s", argv[3], profile, r.status, r.out,
+		fail_msg("go tool pprof %s %s: status %d\n%s%s", argv[5], profile, r.status, r.out,
 			 r.err);
 	out = strdup(r.out);
 	assert_non_null(out);
@@ -64,11 +67,8 @@ static const char *convert(const char *trace, const char *out_name)
 	return out;
 }
 
-/*
- * The flat and cum values of function name in a -top table ("ns" after them with -unit=ns);
- * 0 when the table has no row for it.
- */
-static int top_row(const char *top, const char *name, uint64_t *flat, uint64_t *cum)
+/* The flat and cum values of function name in a -top table ("ns" after them with -unit=ns). */
+static void top_row(const char *top, const char *name, uint64_t *flat, uint64_t *cum)
 {
 	const char *line;
 	char want[256];
@@ -76,21 +76,19 @@ static int top_row(const char *top, const char *name, uint64_t *flat, uint64_t *
 	snprintf(want, sizeof(want), "%%  %s\n", name);
 	line = strstr(top, want);
 	if (!line)
-		return 0;
+		fail_msg("no row for %s in:\n%s", name, top);
 	while (line > top && line[-1] != '\n')
 		line--;
 	if (sscanf(line, " %" SCNu64 "%*[a-z] %*s %*s %" SCNu64, flat, cum) != 2 &&
 	    sscanf(line, " %" SCNu64 " %*s %*s %" SCNu64, flat, cum) != 2)
 		fail_msg("no numbers in the row of %s:\n%s", name, top);
-	return 1;
 }
 
 static void assert_row(const char *top, const char *name, uint64_t flat, uint64_t cum)
 {
 	uint64_t f, c;
 
-	if (!top_row(top, name, &f, &c))
-		fail_msg("no row for %s in:\n%s", name, top);
+	top_row(top, name, &f, &c);
 	if (f != flat || c != cum)
 		fail_msg("%s: flat %" PRIu64 ", cum %" PRIu64 "; want %" PRIu64 ", %" PRIu64
 			 " in:\n%s",
@@ -315,9 +313,9 @@ static void test_agrees_with_account(void **state)
 
 		account_row(r.out, want[i].name, &count, &sum);
 		assert_int_equal(count, want[i].calls);
-		assert_true(top_row(calls, want[i].name, &flat, &cum));
+		top_row(calls, want[i].name, &flat, &cum);
 		assert_int_equal(flat, want[i].calls);
-		assert_true(top_row(wall, want[i].name, &ns_flat, &ns_cum));
+		top_row(wall, want[i].name, &ns_flat, &ns_cum);
 		diff = (double)ns_cum - sum * 1e9;
 		if (diff < 0)
 			diff = -diff;
@@ -328,6 +326,112 @@ static void test_agrees_with_account(void **state)
 	child_result_free(&r);
 	free(calls);
 	free(wall);
+}
+
+/* The output of `addr2line -e MODULE VADDR` for the function the .map of trace names name. */
+static void addr2line_of(const char *trace, const char *name, char *out, size_t n)
+{
+	char map[600], line[1024], module[512], vaddr[32], want[128], *argv[5];
+	struct child_result r;
+	FILE *f;
+	int found = 0;
+
+	snprintf(map, sizeof(map), "%s.map", trace);
+	snprintf(want, sizeof(want), "\t%s\t", name);
+	f = fopen(map, "r");
+	assert_non_null(f);
+	while (!found && fgets(line, sizeof(line), f))
+		found = !strncmp(line, "function\t", 9) && strstr(line, want) &&
+			sscanf(line, "function\t%*u\t%*s\t%*s\t%511s\t%31s", module, vaddr) == 2;
+	fclose(f);
+	if (!found)
+		fail_msg("%s names no function %s", map, name);
+	argv[0] = "addr2line";
+	argv[1] = "-e";
+	argv[2] = module;
+	argv[3] = vaddr;
+	argv[4] = NULL;
+	child_capture(argv, &r);
+	assert_int_equal(r.status, 0);
+	snprintf(out, n, "%.*s", (int)strcspn(r.out, "\n"), r.out);
+	child_result_free(&r);
+}
+
+/*
+ * Files and lines from the program's DWARF: each function's location is where addr2line puts
+ * its first instruction (leaf, written on one line, is line 3 of the source); a program
+ * stripped of its DWARF and a deleted one give names without lines, and one note each saying
+ * why.
+ */
+static void test_source_lines(void **state)
+{
+	static const char *const fns[] = {"leaf", "work", "worker", "main"};
+	char prog[256], stripped[300], trace[512], site[600], want[700], *raw;
+	char *strip_argv[] = {"strip", "--strip-debug", stripped, NULL};
+	struct child_result r;
+	const char *prof;
+	size_t i;
+
+	(void)state;
+	preload_build(program, prog, sizeof(prog));
+	preload_record(prog, NULL, "lines", "", trace, sizeof(trace));
+	prof = convert(trace, "lines.pb.gz");
+	raw = pprof(prof, "-raw", NULL);
+	text_assert_contains(raw, "[FN][FL][LN]");
+	addr2line_of(trace, "leaf", site, sizeof(site));
+	assert_non_null(strstr(site, "/prog.c:3"));
+	for (i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
+		addr2line_of(trace, fns[i], site, sizeof(site));
+		snprintf(want, sizeof(want), " M=1 %s %s s=%s\n", fns[i], site,
+			 strrchr(site, ':') + 1);
+		text_assert_contains(raw, want);
+	}
+	free(raw);
+
+	snprintf(stripped, sizeof(stripped), "%s-stripped", prog);
+	assert_int_equal(rename(prog, stripped), 0);
+	child_capture(strip_argv, &r);
+	assert_int_equal(r.status, 0);
+	child_result_free(&r);
+	preload_record(stripped, NULL, "stripped", "", trace, sizeof(trace));
+	assert_int_equal(
+	    child_xfdr(&r, "convert", "-f", "pprof", "-o", scratch_path("s.pb.gz"), trace, NULL),
+	    0);
+	snprintf(want, sizeof(want), "xfdr convert: note: no source lines from %s: ", stripped);
+	text_assert_contains(r.err, want);
+	assert_int_equal(text_count_lines(r.err), 1);
+	child_result_free(&r);
+	raw = pprof(scratch_path("s.pb.gz"), "-raw", NULL);
+	text_assert_contains(raw, " M=1 leaf :0 s=0\n");
+	free(raw);
+
+	assert_int_equal(unlink(stripped), 0);
+	assert_int_equal(
+	    child_xfdr(&r, "convert", "-f", "pprof", "-o", scratch_path("s.pb.gz"), trace, NULL),
+	    0);
+	text_assert_contains(r.err, want);
+	text_assert_contains(r.err, "No such file");
+	child_result_free(&r);
+}
+
+/* A sidecar whose module is a device is not read as an ELF file (it would never end). */
+static void test_module_not_a_file(void **state)
+{
+	const char *trace = hand_trace("dev.xray", 1), *out = scratch_path("dev.pb.gz");
+	struct child_result r;
+	char *top;
+
+	(void)state;
+	scratch_write_text("dev.xray.map", "xfdr-map\t1\n"
+					   "function\t1\tmain\t0x1\t/dev/zero\t0x10\n"
+					   "function\t2\ta\t0x2\t/dev/zero\t0x20\n");
+	assert_int_equal(child_xfdr(&r, "convert", "-f", "pprof", "-o", out, trace, NULL), 0);
+	assert_string_equal(
+	    r.err, "xfdr convert: note: no source lines from /dev/zero: not a regular file\n");
+	child_result_free(&r);
+	top = pprof(out, "-top", "-unit=ns", NULL);
+	assert_row(top, "main", 600, 1000);
+	free(top);
 }
 
 /* ---- Usage and errors ------------------------------------------------------------------- */
@@ -389,7 +493,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_hand_built),		cmocka_unit_test(test_without_names),
 	    cmocka_unit_test(test_diff_base),		cmocka_unit_test(test_incomplete),
-	    cmocka_unit_test(test_agrees_with_account), cmocka_unit_test(test_usage_and_errors),
+	    cmocka_unit_test(test_agrees_with_account), cmocka_unit_test(test_source_lines),
+	    cmocka_unit_test(test_module_not_a_file),	cmocka_unit_test(test_usage_and_errors),
 	};
 
 	return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);

@@ -2,7 +2,8 @@
  * tests/unit/reader/test_reader_names.c - the .map function names in the reader library
  * (xfdr_names_load/get/free, reader/names.c), against doc/map-format.md, and the window
  * of a snapshot (the `since_tsc` line, xfdr_names_since_tsc), and the thread names of the
- * `thread` lines (xfdr_names_thread), and the pool's lines (xfdr_names_pool).
+ * `thread` lines (xfdr_names_thread), the pool's lines (xfdr_names_pool) and the functions'
+ * sites (xfdr_names_function_site).
  *
  * Each sidecar is written out literally here; the expected names, return codes, messages and
  * offsets are read off that text by hand (the offsets are byte counts of the lines before).
@@ -46,6 +47,50 @@ static void names_from_function_lines(void **state)
 	assert_null(xfdr_names_get(n, 268435455));
 	assert_null(xfdr_names_get(n, 2));
 	assert_null(xfdr_names_get(NULL, 1));
+	xfdr_names_free(n);
+}
+
+/*
+ * Where a function line puts its function (xfdr_names_function_site): the module and the
+ * address in it, each module kept once; a site that is `-`, malformed or missing is none, and
+ * never costs the name.
+ */
+static void function_sites(void **state)
+{
+	const char *path =
+	    scratch_write_text("sites.map", "xfdr-map\t1\n"
+					    "function\t1\tmain\t0x55aa00001000\t/bin/prog\t0x1000\n"
+					    "function\t2\tf\t0x55aa00002000\t/bin/prog\t0x2a0F\n"
+					    "function\t3\tg\t0x7f0000003000\t/lib/libz.so.1\t0x30\n"
+					    "function\t4\th\t0x4000\t-\t-\n"
+					    "function\t5\ti\t0x5000\t/bin/prog\t-\n"
+					    "function\t6\tj\t0x6000\t/bin/prog\t12\n"
+					    "function\t7\tk\n"
+					    "function\t8\t<unknown>\t0x8000\t/bin/prog\t0x80\n");
+	struct xfdr_names *n = NULL;
+	struct xfdr_error err;
+	const char *module, *first;
+	uint64_t vaddr;
+	uint32_t id;
+
+	(void)state;
+	assert_int_equal(xfdr_names_load(path, &n, &err), 0);
+	assert_int_equal(xfdr_names_function_site(n, 1, &module, &vaddr), 1);
+	assert_string_equal(module, "/bin/prog");
+	assert_int_equal(vaddr, 0x1000);
+	first = module;
+	assert_int_equal(xfdr_names_function_site(n, 2, &module, &vaddr), 1);
+	assert_ptr_equal(module, first); /* one copy per module */
+	assert_int_equal(vaddr, 0x2a0f);
+	assert_int_equal(xfdr_names_function_site(n, 3, &module, &vaddr), 1);
+	assert_string_equal(module, "/lib/libz.so.1");
+	assert_int_equal(vaddr, 0x30);
+	for (id = 4; id <= 8; id++)
+		assert_int_equal(xfdr_names_function_site(n, id, &module, &vaddr), 0);
+	for (id = 4; id <= 7; id++)
+		assert_non_null(xfdr_names_get(n, id));
+	assert_int_equal(xfdr_names_function_site(n, 9, &module, &vaddr), 0);
+	assert_int_equal(xfdr_names_function_site(NULL, 1, &module, &vaddr), 0);
 	xfdr_names_free(n);
 }
 
@@ -344,6 +389,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(names_from_function_lines),
+	    cmocka_unit_test(function_sites),
 	    cmocka_unit_test(pool_facts),
 	    cmocka_unit_test(empty_sidecar),
 	    cmocka_unit_test(missing_file),

@@ -1,0 +1,198 @@
+/*
+ * analysis/srcline.c - source lines of functions from their module's DWARF (srcline.h).
+ *
+ * One libdwfl session per module, reported offline (the file as it is on the disk, at the
+ * addresses it was linked for plus the bias libdwfl gives it), so that a module's addresses are
+ * the ones the sidecar writes (module_vaddr) and modules never overlap one another.
+ */
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "analysis/srcline.h"
+
+struct sl_module {
+	char *path;
+	Dwfl *dwfl;	  /* NULL when the session could not begin */
+	Dwfl_Module *mod; /* NULL when the module gives no lines */
+	Dwarf_Addr bias;  /* module_vaddr + bias = the module's address in the session */
+	char *why;	  /* why mod is NULL */
+};
+
+/* A relative file name of a line table joined to its unit's directory, kept once. */
+struct sl_path {
+	const char *file, *dir; /* libdw's strings it was made of */
+	char *path;
+};
+
+#define SL_RECENT 16 /* joined paths looked at before another is made: a unit's come together */
+
+struct srcline {
+	struct sl_module *m;
+	size_t count, cap;
+	size_t last; /* the module of the previous lookup: a program's functions come together */
+	struct sl_path *paths;
+	size_t path_count, path_cap;
+};
+
+static const Dwfl_Callbacks offline_callbacks = {
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
+};
+
+struct srcline *srcline_new(void)
+{
+	return calloc(1, sizeof(struct srcline));
+}
+
+void srcline_free(struct srcline *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->count; i++) {
+		if (s->m[i].dwfl)
+			dwfl_end(s->m[i].dwfl);
+		free(s->m[i].path);
+		free(s->m[i].why);
+	}
+	free(s->m);
+	for (i = 0; i < s->path_count; i++)
+		free(s->paths[i].path);
+	free(s->paths);
+	free(s);
+}
+
+/* Open m->path: m->mod set, or NULL with m->why (NULL only when out of memory). */
+static void module_open(struct sl_module *m)
+{
+	struct stat st;
+
+	/* A sidecar names what it likes: never read a device or a FIFO as an ELF file. */
+	if (stat(m->path, &st)) {
+		m->why = strdup(strerror(errno));
+		return;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		m->why = strdup("not a regular file");
+		return;
+	}
+	m->dwfl = dwfl_begin(&offline_callbacks);
+	if (m->dwfl) {
+		m->mod = dwfl_report_offline(m->dwfl, m->path, m->path, -1);
+		dwfl_report_end(m->dwfl, NULL, NULL);
+	}
+	/* Without DWARF the module is of no use here, whatever else it has. */
+	if (m->mod && !dwfl_module_getdwarf(m->mod, &m->bias))
+		m->mod = NULL;
+	if (m->mod && !dwfl_module_getelf(m->mod, &m->bias))
+		m->mod = NULL;
+	if (!m->mod)
+		m->why = strdup(dwfl_errmsg(-1));
+}
+
+/* The module of path, opened on first use; NULL when out of memory. */
+static struct sl_module *module_of(struct srcline *s, const char *path)
+{
+	struct sl_module *m;
+	size_t i;
+
+	if (s->count && !strcmp(s->m[s->last].path, path))
+		return &s->m[s->last];
+	for (i = 0; i < s->count; i++) {
+		if (!strcmp(s->m[i].path, path)) {
+			s->last = i;
+			return &s->m[i];
+		}
+	}
+	if (s->count == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 8;
+
+		m = realloc(s->m, cap * sizeof(*m));
+		if (!m)
+			return NULL;
+		s->m = m;
+		s->cap = cap;
+	}
+	m = &s->m[s->count];
+	memset(m, 0, sizeof(*m));
+	m->path = strdup(path);
+	if (!m->path)
+		return NULL;
+	module_open(m);
+	s->last = s->count++;
+	return m;
+}
+
+/* file joined to dir ("dir/file"), made once for each pair seen lately; NULL: out of memory. */
+static const char *joined(struct srcline *s, const char *file, const char *dir)
+{
+	size_t i, n = strlen(dir) + 1 + strlen(file) + 1;
+	struct sl_path *p;
+
+	for (i = s->path_count; i-- > 0 && i + SL_RECENT >= s->path_count;)
+		if (s->paths[i].file == file && s->paths[i].dir == dir)
+			return s->paths[i].path;
+	if (s->path_count == s->path_cap) {
+		size_t cap = s->path_cap ? s->path_cap * 2 : 64;
+
+		p = realloc(s->paths, cap * sizeof(*p));
+		if (!p)
+			return NULL;
+		s->paths = p;
+		s->path_cap = cap;
+	}
+	p = &s->paths[s->path_count];
+	p->file = file;
+	p->dir = dir;
+	p->path = malloc(n);
+	if (!p->path)
+		return NULL;
+	snprintf(p->path, n, "%s/%s", dir, file);
+	s->path_count++;
+	return p->path;
+}
+
+int srcline_lookup(struct srcline *s, const char *module, uint64_t vaddr, const char **file,
+		   int *line)
+{
+	struct sl_module *m = module_of(s, module);
+	Dwfl_Line *l;
+	const char *f;
+	int n;
+
+	if (!m || !m->mod)
+		return 0;
+	l = dwfl_module_getsrc(m->mod, vaddr + m->bias);
+	if (!l)
+		return 0;
+	f = dwfl_lineinfo(l, NULL, &n, NULL, NULL, NULL);
+	if (!f || n <= 0)
+		return 0;
+	/* A name relative to the compilation's directory, as gcc writes the unit's own file. */
+	if (f[0] != '/' && dwfl_line_comp_dir(l) && !(f = joined(s, f, dwfl_line_comp_dir(l))))
+		return 0;
+	*file = f;
+	*line = n;
+	return 1;
+}
+
+int srcline_failed(const struct srcline *s, size_t i, const char **module, const char **why)
+{
+	size_t k;
+
+	for (k = 0; k < s->count; k++) {
+		if (s->m[k].mod)
+			continue;
+		if (i--)
+			continue;
+		*module = s->m[k].path;
+		*why = s->m[k].why ? s->m[k].why : "out of memory";
+		return 1;
+	}
+	return 0;
+}
