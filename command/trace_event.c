@@ -8,10 +8,12 @@
  *     have to be held back; B/E streams with memory bounded by the stack depth).
  *   - "name": the function's name from the .map sidecar; an id it does not name is "#ID"; with
  *     no sidecar every function is its id ("ID", as llvm-xray prints it).
- *   - "pid": the buffer's Pid record (versions 3+ of compiler-rt's writer), 1 for files without
- *     Pid records (version 1, what xfdr writes, and version 2), as llvm-xray prints it. "tid": the
- * thread id of the thread's NewBuffer records (the sidecar's `thread` line gives its kernel tid,
- * shown as the "tid" argument of the thread_name metadata event).
+ *   - "pid" and "tid": the process and thread as the system knew them, where the .map sidecar
+ *     says: its `pid` line, and the kernel tid of the thread's `thread` line. Without them, as
+ *     llvm-xray prints them: the buffer's Pid record (versions 3+ of compiler-rt's writer), else
+ *     1 (version 1, what xfdr writes, and version 2); the thread id of the thread's NewBuffer
+ *     records. The thread_name event's args.xfdr_thread is that NewBuffer id (what --thread
+ *     and `xfdr dump` take).
  *   - "ts": microseconds, a number with three decimals (nanoseconds rounded to the nearest),
  *     since the trace's first TSC, the lowest TSC of the first events of its threads, at the
  *     header's cycle_frequency (1 GHz when the header says 0). Relative times keep the
@@ -20,8 +22,8 @@
  *     TSC: absolute TSC = tsc_base + ts * cycle_frequency / 10^6. Timestamps never go down on
  *     a thread: an event with a lower TSC than the thread's previous event is shown at the
  *     previous one's time, so the calls still nest.
- *   - "M" metadata: process_name (the trace file's name) for each process, thread_name for
- *     each thread the sidecar names.
+ *   - "M" metadata: process_name (the sidecar's `program` for its pid, else the trace file's
+ *     name) for each process, thread_name for each thread the sidecar names.
  *   - Entry_Args arguments: "args":{"arg0":V,...}; V is a number up to 2^53 (what a viewer's
  *     double holds exactly), a string of its decimal digits above.
  *   - Custom events are instant events ("ph":"i","s":"t") on their thread: xfdr's own decoded
@@ -62,10 +64,14 @@ struct te {
 	struct cli_out *o;
 	uint64_t since, base, hz;
 	uint16_t version;
-	int any; /* an event is written: the next one needs a comma */
+	int any;		  /* an event is written: the next one needs a comma */
+	uint32_t map_pid;	  /* the sidecar's pid line; 0: none */
+	const char *process_name; /* its program line; NULL: none */
 	int have_pid;
 	uint32_t named_pid; /* the last pid a process_name was written for */
-	uint32_t pid, tid;  /* of the thread being written */
+	/* The thread being written: its pid and tid as shown, its NewBuffer id and its name. */
+	uint32_t pid, tid, thread_id;
+	const char *thread_name;
 };
 
 /* ---- JSON ------------------------------------------------------------------------------- */
@@ -468,8 +474,6 @@ static void put_metadata(struct te *s)
 {
 	struct cli_out *o = s->o;
 	const char *trace = xfdr_trace_name(s->t), *slash = strrchr(trace, '/');
-	const char *name;
-	uint32_t ktid = 0;
 
 	if (!s->have_pid || s->named_pid != s->pid) {
 		s->have_pid = 1;
@@ -480,31 +484,34 @@ static void put_metadata(struct te *s)
 			   "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%" PRIu32
 			   ",\"tid\":0,\"args\":{\"name\":",
 			   s->pid);
-		json_str(o, slash ? slash + 1 : trace);
+		json_str(o, s->pid == s->map_pid && s->process_name ? s->process_name
+			    : slash				    ? slash + 1
+								    : trace);
 		cli_puts(o, "}}");
 	}
-	name = xfdr_names_thread(s->names, s->tid, &ktid);
-	if (!name)
+	if (!s->thread_name)
 		return;
 	cli_printf(o,
 		   ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32
 		   ",\"args\":{\"name\":",
 		   s->pid, s->tid);
-	json_str(o, name);
-	if (ktid)
-		cli_printf(o, ",\"tid\":%" PRIu32, ktid);
-	cli_puts(o, "}}");
+	json_str(o, s->thread_name);
+	cli_printf(o, ",\"xfdr_thread\":%" PRIu32 "}}", s->thread_id);
 }
 
 /* A thread's events begin (timeline_ops.thread_begin). */
 static void te_thread_begin(void *ctx, const struct xfdr_thread_info *ti, uint64_t tsc)
 {
 	struct te *s = ctx;
+	uint32_t ktid = 0;
 
 	(void)tsc;
-	/* As llvm-xray: a Pid record's pid, else 1 (version 2's pid is a thread id). */
-	s->pid = s->version >= 3 ? ti->pid : 1;
-	s->tid = ti->thread_id;
+	/* Without a sidecar's word, as llvm-xray: a Pid record's pid, else 1 (version 2's pid is a
+	 * thread id), and the NewBuffer thread id. */
+	s->pid = s->map_pid ? s->map_pid : s->version >= 3 ? ti->pid : 1;
+	s->thread_id = ti->thread_id;
+	s->thread_name = xfdr_names_thread(s->names, ti->thread_id, &ktid);
+	s->tid = ktid ? ktid : ti->thread_id;
 	put_metadata(s);
 }
 
@@ -571,6 +578,7 @@ int convert_trace_event(struct xfdr_trace *t, const struct xfdr_names *names, ui
 
 	if (cli_timeline_base(t, &s.base))
 		return CLI_FAIL;
+	s.map_pid = xfdr_names_pid(names, &s.process_name);
 	cli_puts(out, "{\"traceEvents\":[\n");
 	rc = timeline_walk(t, since_tsc, &te_ops, &s, &sink, &counts, &err);
 	cli_timeline_failed(t, rc, &err);

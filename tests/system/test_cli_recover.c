@@ -227,7 +227,8 @@ static void test_recover_appended_live_map(void **state)
 	    "thread\t1001\t1\trenamed\t0\t0\t0\t0\t0\t0\n");
 	child_xfdr(&r, "convert", "--output-format=trace_event", out, NULL);
 	assert_int_equal(r.status, 0);
-	text_assert_contains(r.out, "\"args\":{\"name\":\"renamed\",\"tid\":1001}");
+	text_assert_contains(
+	    r.out, "\"pid\":4242,\"tid\":1001,\"args\":{\"name\":\"renamed\",\"xfdr_thread\":1}");
 	assert_null(strstr(r.out, "\"args\":{\"name\":\"main\""));
 	child_result_free(&r);
 

@@ -284,25 +284,27 @@ static const char *hand_trace(void)
 
 /*
  * Names from the .map (an id it does not name is "#ID"; quotes, backslashes, control bytes
- * and invalid UTF-8 escaped), thread names with their kernel tids, Entry_Args arguments (2^60
- * is above 2^53, so a string), a tail exit, a custom event, and ts from the cycle frequency.
+ * and invalid UTF-8 escaped), threads by the kernel tids of their `thread` lines (the NewBuffer
+ * id in args.xfdr_thread), Entry_Args arguments (2^60 is above 2^53, so a string), a tail exit,
+ * a custom event, and ts from the cycle frequency. The sidecar's pid and program, where it has
+ * them, are the process's.
  */
 static void test_hand_built(void **state)
 {
 	static const char want[] =
 	    "M 1 0 - \"process_name\" {\"name\":\"hand.xray\"}\n"
-	    "M 1 7 - \"thread_name\" {\"name\":\"main-thread\",\"tid\":1234}\n"
-	    "B 1 7 0.000 \"main\" {}\n"
-	    "B 1 7 1.000 \"f\\\"q\\\\\\u0001\\ufffd\\u00e9\" "
+	    "M 1 1234 - \"thread_name\" {\"name\":\"main-thread\",\"xfdr_thread\":7}\n"
+	    "B 1 1234 0.000 \"main\" {}\n"
+	    "B 1 1234 1.000 \"f\\\"q\\\\\\u0001\\ufffd\\u00e9\" "
 	    "{\"arg0\":5,\"arg1\":\"1152921504606846976\"}\n"
-	    "E 1 7 1.000 \"f\\\"q\\\\\\u0001\\ufffd\\u00e9\" {}\n"
-	    "i 1 7 1.501 \"custom event\" {\"hex\":\"6869\",\"size\":2,\"text\":\"hi\"}\n"
-	    "B 1 7 2.000 \"tail_callee\" {}\n"
-	    "E 1 7 2.000 \"tail_callee\" {\"xfdr_end\":\"tail exit\"}\n"
-	    "E 1 7 10000000.000 \"main\" {}\n"
-	    "M 1 9 - \"thread_name\" {\"name\":\"work\\\"er\",\"tid\":1240}\n"
-	    "B 1 9 0.500 \"#4\" {}\n"
-	    "E 1 9 0.500 \"#4\" {}\n";
+	    "E 1 1234 1.000 \"f\\\"q\\\\\\u0001\\ufffd\\u00e9\" {}\n"
+	    "i 1 1234 1.501 \"custom event\" {\"hex\":\"6869\",\"size\":2,\"text\":\"hi\"}\n"
+	    "B 1 1234 2.000 \"tail_callee\" {}\n"
+	    "E 1 1234 2.000 \"tail_callee\" {\"xfdr_end\":\"tail exit\"}\n"
+	    "E 1 1234 10000000.000 \"main\" {}\n"
+	    "M 1 1240 - \"thread_name\" {\"name\":\"work\\\"er\",\"xfdr_thread\":9}\n"
+	    "B 1 1240 0.500 \"#4\" {}\n"
+	    "E 1 1240 0.500 \"#4\" {}\n";
 	static const char want_no_map[] =
 	    "M 1 0 - \"process_name\" {\"name\":\"hand.xray\"}\n"
 	    "B 1 7 0.000 \"1\" {}\n"
@@ -327,6 +329,18 @@ static void test_hand_built(void **state)
 	assert_memory_equal(lines, want_no_map, strlen(want_no_map));
 	assert_null(strstr(lines, "thread_name"));
 	free(lines);
+
+	scratch_write_text("hand.xray.map", "xfdr-map\t1\n"
+					    "pid\t4321\n"
+					    "program\t/usr/bin/hand\n"
+					    "thread\t1234\t7\tmain-thread\t0\t0\t0\t0\t0\t0\n");
+	lines = convert_lines(path, NULL, NULL);
+	text_assert_contains(lines, "M 4321 0 - \"process_name\" {\"name\":\"/usr/bin/hand\"}\n"
+				    "M 4321 1234 - \"thread_name\" {\"name\":\"main-thread\","
+				    "\"xfdr_thread\":7}\n"
+				    "B 4321 1234 0.000 \"#1\" {}\n");
+	text_assert_contains(lines, "B 4321 9 0.500 \"#4\" {}\n"); /* no thread line: its id */
+	free(lines);
 }
 
 /* The raw text: one event per line, strings escaped (checked here without any parser). */
@@ -343,7 +357,7 @@ static void test_raw_text(void **state)
 	assert_memory_equal(r.out, "{\"traceEvents\":[\n", 17);
 	text_assert_contains(r.out,
 			     "\n{\"name\":\"main\",\"cat\":\"function\",\"ph\":\"B\",\"pid\":1,"
-			     "\"tid\":7,\"ts\":0.000},\n");
+			     "\"tid\":1234,\"ts\":0.000},\n");
 	/* Control byte as \u0001, the invalid byte 0xff as U+FFFD, the valid UTF-8 é kept. */
 	text_assert_contains(r.out, "{\"name\":\"f\\\"q\\\\\\u0001\\ufffd\xc3\xa9\",");
 	text_assert_contains(r.out, "\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{");
@@ -957,28 +971,37 @@ static const char program[] = "#include <pthread.h>\n"
 			      "	return 0;\n"
 			      "}\n";
 
-/* The tid of the thread_name line naming name in lines, or fail. */
-static uint32_t tid_named(const char *lines, const char *name)
+/* The pid of the process that recorded trace, from the file's name (xfdr-prog-PID-N.xray). */
+static uint32_t pid_of(const char *trace)
+{
+	unsigned pid;
+
+	assert_int_equal(sscanf(strrchr(trace, '/'), "/xfdr-prog-%u-", &pid), 1);
+	return pid;
+}
+
+/* The tid of the thread_name line of process want_pid naming name in lines, or fail. */
+static uint32_t tid_named(const char *lines, uint32_t want_pid, const char *name)
 {
 	char key[128];
 	const char *p;
 	unsigned pid, tid;
 
-	snprintf(key, sizeof(key), " - \"thread_name\" {\"name\":\"%s\",\"tid\":", name);
+	snprintf(key, sizeof(key), " - \"thread_name\" {\"name\":\"%s\",\"xfdr_thread\":", name);
 	p = strstr(lines, key);
 	if (!p)
 		fail_msg("no thread named %s in:\n%s", name, lines);
 	while (p > lines && p[-1] != '\n')
 		p--;
 	assert_int_equal(sscanf(p, "M %u %u", &pid, &tid), 2);
-	assert_int_equal(pid, 1);
+	assert_int_equal(pid, want_pid);
 	return tid;
 }
 
 /* B and E of a thread: the function's calls (n each), balanced. */
-static void expect_calls(const char *lines, uint32_t tid, const char *fn, size_t n)
+static void expect_calls(const char *lines, uint32_t pid, uint32_t tid, const char *fn, size_t n)
 {
-	char *th = thread_of(lines, 1, tid), b[96];
+	char *th = thread_of(lines, pid, tid), b[96];
 
 	snprintf(b, sizeof(b), " \"%s\" {}\n", fn);
 	if (count_str(th, b) != 2 * n)
@@ -993,22 +1016,26 @@ static void expect_calls(const char *lines, uint32_t tid, const char *fn, size_t
 static void test_real_program(void **state)
 {
 	char prog[256], trace[512], *lines;
-	uint32_t tid;
+	uint32_t pid, tid;
 
 	(void)state;
 	preload_build(program, prog, sizeof(prog));
 	preload_record(prog, "0", "plain", "", trace, sizeof(trace));
 	lines = convert_lines(trace, NULL, NULL);
-	tid = tid_named(lines, "te-main");
-	expect_calls(lines, tid, "main", 1);
-	expect_calls(lines, tid, "work", 1);
-	expect_calls(lines, tid, "leaf", 2);
-	tid = tid_named(lines, "te-worker-a");
-	expect_calls(lines, tid, "worker", 1);
-	expect_calls(lines, tid, "leaf", 3);
-	tid = tid_named(lines, "te-worker-b");
-	expect_calls(lines, tid, "work", 1);
-	expect_calls(lines, tid, "leaf", 3);
+	/* The process and threads as the system knew them: the main thread's tid is the pid. */
+	pid = pid_of(trace);
+	tid = tid_named(lines, pid, "te-main");
+	assert_int_equal(tid, pid);
+	expect_calls(lines, pid, tid, "main", 1);
+	expect_calls(lines, pid, tid, "work", 1);
+	expect_calls(lines, pid, tid, "leaf", 2);
+	tid = tid_named(lines, pid, "te-worker-a");
+	assert_int_not_equal(tid, pid);
+	expect_calls(lines, pid, tid, "worker", 1);
+	expect_calls(lines, pid, tid, "leaf", 3);
+	tid = tid_named(lines, pid, "te-worker-b");
+	expect_calls(lines, pid, tid, "work", 1);
+	expect_calls(lines, pid, tid, "leaf", 3);
 	/* The drop counts, at the end of every file the runtime writes. */
 	text_assert_contains(lines, "\"xfdr drops\" {\"no_buffer\":0,");
 	text_assert_contains(lines, "\"calls_without_entry\":0,");
@@ -1033,8 +1060,8 @@ static void test_real_program_ring(void **state)
 	preload_record(prog, "20000", "ring", ":mode=ring:buffer_size=1024:buffer_max=4", trace,
 		       sizeof(trace));
 	lines = convert_lines(trace, NULL, NULL);
-	tid = tid_named(lines, "te-main");
-	th = thread_of(lines, 1, tid);
+	tid = tid_named(lines, pid_of(trace), "te-main");
+	th = thread_of(lines, pid_of(trace), tid);
 	assert_int_equal(count_str(th, "\"main\" {\"xfdr_begin\":\"stack context\"}"), 1);
 	assert_int_equal(count_str(th, "\"rec\" {\"xfdr_begin\":\"stack context\"}"), 41);
 	assert_int_equal(count_str(th, "\"work\" {\"xfdr_begin\":\"stack context\"}"), 1);
