@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pty.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <spawn.h>
@@ -384,6 +385,29 @@ int child_xfdr_to(struct child_result *r, const struct child_spec *how, ...)
 	xfdr_v(r, how, argv, va_arg(ap, const char *), ap);
 	va_end(ap);
 	return r->status;
+}
+
+size_t child_xfdr_on_terminal(struct child_result *r, ...)
+{
+	struct child_spec how = {.err = {.to = CHILD_CAPTURE}};
+	char *argv[32], seen[256];
+	size_t n = 0;
+	ssize_t got;
+	int master, slave;
+	va_list ap;
+
+	assert_int_equal(openpty(&master, &slave, NULL, NULL, NULL), 0);
+	how.out.to = CHILD_FD;
+	how.out.fd = slave;
+	va_start(ap, r);
+	xfdr_v(r, &how, argv, va_arg(ap, const char *), ap);
+	va_end(ap);
+	close(slave);
+	/* Until EIO: the child's side is closed. What it wrote is counted, not kept. */
+	while ((got = read(master, seen, sizeof(seen))) > 0)
+		n += (size_t)got;
+	close(master);
+	return n;
 }
 
 /* "xfdr ARGS..." of a command that did not end as expected, for the message that follows. */

@@ -93,6 +93,12 @@ int child_xfdr_v(struct child_result *r, const struct child_spec *how, va_list a
 void child_xfdr_ok(const char *arg, ...);
 void child_xfdr_refused(const char *want_err, const char *arg, ...);
 
+/*
+ * child_xfdr_on_terminal - the xfdr command with the arguments (NULL-terminated) and its
+ * stdout on a pseudo-terminal, stderr captured into r (free it with child_result_free());
+ * returns how many bytes reached the terminal.
+ */
+size_t child_xfdr_on_terminal(struct child_result *r, ...);
 /* The llvm-xray to compare with ($XFDR_LLVM_XRAY, else llvm-xray from PATH). */
 const char *child_llvm_xray(void);
 

@@ -13,7 +13,6 @@
  * A recorded program's slices are compared with llvm-xray's own trace_event output.
  */
 #include <inttypes.h>
-#include <pty.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -564,25 +563,10 @@ static void test_usage_and_errors(void **state)
 	text_assert_contains(r.err, "/dev/full: write error: ");
 	child_result_free(&r);
 	/* binary output is refused on a terminal, and nothing reaches it */
-	{
-		char seen[256];
-		ssize_t got, n = 0;
-		int master, slave;
-
-		assert_int_equal(openpty(&master, &slave, NULL, NULL, NULL), 0);
-		child_xfdr_to(&r,
-			      &(struct child_spec){.out = {.to = CHILD_FD, .fd = slave},
-						   .err = {.to = CHILD_CAPTURE}},
-			      "convert", "-f", "perfetto", path, NULL);
-		close(slave);
-		while ((got = read(master, seen + n, sizeof(seen) - (size_t)n)) > 0)
-			n += got; /* EIO once the child's side is closed */
-		close(master);
-		assert_int_equal(r.status, 2);
-		text_assert_contains(r.err, "refusing to write a binary trace to a terminal");
-		assert_int_equal(n, 0);
-		child_result_free(&r);
-	}
+	assert_int_equal(child_xfdr_on_terminal(&r, "convert", "-f", "perfetto", path, NULL), 0);
+	assert_int_equal(r.status, 2);
+	text_assert_contains(r.err, "refusing to write a binary trace to a terminal");
+	child_result_free(&r);
 	/* --help names the format and the option */
 	assert_int_equal(child_xfdr(&r, "convert", "--help", NULL), 0);
 	text_assert_contains(r.out, "'perfetto':");

@@ -10,7 +10,6 @@
  * and with the calls the program is known to make.
  */
 #include <inttypes.h>
-#include <pty.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -464,25 +463,12 @@ static void test_usage_and_errors(void **state)
 	child_result_free(&r);
 
 	/* Binary output is never written to a terminal. */
-	{
-		char seen[256];
-		ssize_t got, n = 0;
-		int master, slave;
-
-		assert_int_equal(openpty(&master, &slave, NULL, NULL, NULL), 0);
-		child_xfdr_to(&r,
-			      &(struct child_spec){.out = {.to = CHILD_FD, .fd = slave},
-						   .err = {.to = CHILD_CAPTURE}},
-			      "convert", "-f", "pprof", hand_trace("tty.xray", 1), NULL);
-		close(slave);
-		while ((got = read(master, seen + n, sizeof(seen) - (size_t)n)) > 0)
-			n += got; /* EIO once the child's side is closed */
-		close(master);
-		assert_int_equal(r.status, 2);
-		text_assert_contains(r.err, "refusing to write a binary profile to a terminal");
-		assert_int_equal(n, 0);
-		child_result_free(&r);
-	}
+	assert_int_equal(
+	    child_xfdr_on_terminal(&r, "convert", "-f", "pprof", hand_trace("tty.xray", 1), NULL),
+	    0);
+	assert_int_equal(r.status, 2);
+	text_assert_contains(r.err, "refusing to write a binary profile to a terminal");
+	child_result_free(&r);
 	assert_int_equal(child_xfdr(&r, "convert", "--help", NULL), 0);
 	text_assert_contains(r.out, "'pprof':");
 	child_result_free(&r);
