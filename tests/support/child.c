@@ -437,6 +437,23 @@ void child_xfdr_ok(const char *arg, ...)
 	child_result_free(&r);
 }
 
+void child_xfdr_silent(const char *arg, ...)
+{
+	struct child_result r;
+	char *argv[32];
+	va_list ap;
+
+	va_start(ap, arg);
+	xfdr_v(&r, &capture_both, argv, arg, ap);
+	va_end(ap);
+	if (r.status || r.err_len) {
+		print_command(argv);
+		print_error(" exited %d, stderr:\n%s", r.status, r.err);
+		fail();
+	}
+	child_result_free(&r);
+}
+
 void child_xfdr_refused(const char *want_err, const char *arg, ...)
 {
 	struct child_result r;

@@ -85,12 +85,14 @@ const char *child_xfdr_bin(void);
  * child_xfdr_v - child_xfdr_to() with the arguments in ap (how NULL: both captured).
  * child_xfdr_ok - the same as child_xfdr(), output captured and freed; fails the test, showing both
  * outputs, unless xfdr exits 0.
+ * child_xfdr_silent - the same, and fails the test unless stderr is empty too.
  * child_xfdr_refused - the same; fails the test unless xfdr exits 1 with stderr exactly want_err.
  */
 int child_xfdr(struct child_result *r, ...);
 int child_xfdr_to(struct child_result *r, const struct child_spec *how, ...);
 int child_xfdr_v(struct child_result *r, const struct child_spec *how, va_list ap);
 void child_xfdr_ok(const char *arg, ...);
+void child_xfdr_silent(const char *arg, ...);
 void child_xfdr_refused(const char *want_err, const char *arg, ...);
 
 /*

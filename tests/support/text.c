@@ -21,6 +21,17 @@ int text_count_lines(const char *s)
 	return n;
 }
 
+size_t text_count(const char *hay, const char *needle)
+{
+	size_t n = 0;
+
+	while ((hay = strstr(hay, needle))) {
+		n++;
+		hay += strlen(needle);
+	}
+	return n;
+}
+
 void text_assert_equal(const char *got, const char *want)
 {
 	if (strcmp(got, want)) {

@@ -5,10 +5,15 @@
 #ifndef XFDR_TESTS_SUPPORT_TEXT_H
 #define XFDR_TESTS_SUPPORT_TEXT_H
 
+#include <stddef.h>
+
 struct child_result;
 
 /* The number of '\n' in s. */
 int text_count_lines(const char *s);
+
+/* How many times needle (not empty) occurs in hay, without overlap. */
+size_t text_count(const char *hay, const char *needle);
 
 /* got equals want, byte for byte; else both are shown with the first byte that differs. */
 void text_assert_equal(const char *got, const char *want);

@@ -72,12 +72,7 @@ static char *check(const char *mode, const char *trace, const char *llvm)
 /* `xfdr convert --output-format=perfetto -o OUT TRACE ARGS...`: must succeed silently. */
 static void convert_ok(const char *trace, const char *out, const char *a1, const char *a2)
 {
-	struct child_result r;
-
-	child_xfdr(&r, "convert", "--output-format=perfetto", "-o", out, trace, a1, a2, NULL);
-	if (r.status != 0 || r.err_len)
-		fail_msg("xfdr convert %s: status %d\n%s", trace, r.status, r.err);
-	child_result_free(&r);
+	child_xfdr_silent("convert", "--output-format=perfetto", "-o", out, trace, a1, a2, NULL);
 }
 
 /* Convert (compressed unless a1 says otherwise) and check; returns the checker's lines. */
@@ -99,17 +94,6 @@ static char *split_tail(char *lines, char **tail)
 	assert_non_null(*tail);
 	*p = '\0';
 	return lines;
-}
-
-static size_t count_str(const char *hay, const char *needle)
-{
-	size_t n = 0;
-
-	while ((hay = strstr(hay, needle))) {
-		n++;
-		hay += strlen(needle);
-	}
-	return n;
 }
 
 /* ---- A hand-built trace: names, threads, arguments, times -------------------------------- */
@@ -229,7 +213,7 @@ static void test_process_from_map(void **state)
 	text_assert_contains(lines, "B 4321 4322 0 \"#1\" {}\n");
 	/* thread 9 has no `thread` line: its thread id is its tid */
 	text_assert_contains(lines, "T 4321 9 \"\"\nB 4321 9 500 \"#4\" {}\n");
-	assert_int_equal(count_str(lines, "P "), 1);
+	assert_int_equal(text_count(lines, "P "), 1);
 	free(lines);
 }
 
@@ -449,8 +433,8 @@ static void test_call_heavy_size(void **state)
 			 3);
 	assert_true(chunks > 1);
 	assert_int_equal(plain, 0);
-	assert_int_equal(count_str(lines, "\nB 1 1 "), CALLS);
-	assert_int_equal(count_str(lines, "\nE 1 1 "), CALLS);
+	assert_int_equal(text_count(lines, "\nB 1 1 "), CALLS);
+	assert_int_equal(text_count(lines, "\nE 1 1 "), CALLS);
 	free(lines);
 	free(tail);
 }
@@ -512,9 +496,9 @@ static void test_real_program(void **state)
 	assert_int_not_equal(tid_worker, pid);
 	snprintf(want, sizeof(want), "B %u %u ", pid, tid_main);
 	/* main, work and leaf x2 on the main thread; worker, work and leaf x3 on the worker */
-	assert_int_equal(count_str(lines, want), 4);
+	assert_int_equal(text_count(lines, want), 4);
 	snprintf(want, sizeof(want), "B %u %u ", pid, tid_worker);
-	assert_int_equal(count_str(lines, want), 5);
+	assert_int_equal(text_count(lines, want), 5);
 	text_assert_contains(lines, "\"leaf\" {}\n");
 	text_assert_contains(lines, "\"xfdr drops\" {\"no_buffer\":0,");
 	free(lines);

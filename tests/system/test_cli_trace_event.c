@@ -167,12 +167,7 @@ static char *check_json(const char *mode, const char *json, const char *llvm)
 /* `xfdr convert --output-format=trace_event ARGS... -o OUT TRACE`: must succeed silently. */
 static void convert_ok(const char *trace, const char *out, const char *a1, const char *a2)
 {
-	struct child_result r;
-
-	child_xfdr(&r, "convert", "--output-format=trace_event", "-o", out, trace, a1, a2, NULL);
-	if (r.status != 0 || r.err_len)
-		fail_msg("xfdr convert %s: status %d\n%s", trace, r.status, r.err);
-	child_result_free(&r);
+	child_xfdr_silent("convert", "--output-format=trace_event", "-o", out, trace, a1, a2, NULL);
 }
 
 /* Convert and check; returns the checker's lines. */
@@ -220,19 +215,6 @@ static char *thread_of(const char *lines, uint32_t pid, uint32_t tid)
 	out[n] = '\0';
 	return out;
 }
-
-static size_t count_str(const char *hay, const char *needle)
-{
-	size_t n = 0;
-
-	while ((hay = strstr(hay, needle))) {
-		n++;
-		hay += strlen(needle);
-	}
-	return n;
-}
-
-/* ---- Building traces with the writer ---------------------------------------------------- */
 
 /* ---- A hand-built trace: names, threads, arguments, times -------------------------------- */
 
@@ -475,23 +457,23 @@ static void test_unnamed_run(void **state)
 
 	/* 128 unnamed calls: a slice each, the exits closing the innermost two. */
 	lines = convert_lines(deep_context_trace("d128.xray", 2 + 128), NULL, NULL);
-	assert_int_equal(count_str(lines, "B 1 1 0.000 \"(unknown)\""), 128);
-	assert_int_equal(count_str(lines, "E 1 1 1.000 \"(unknown)\" {\"exit_function\":\"3\"}"),
+	assert_int_equal(text_count(lines, "B 1 1 0.000 \"(unknown)\""), 128);
+	assert_int_equal(text_count(lines, "E 1 1 1.000 \"(unknown)\" {\"exit_function\":\"3\"}"),
 			 1);
-	assert_int_equal(count_str(lines, "E 1 1 2.000 \"(unknown)\" {\"exit_function\":\"2\"}"),
+	assert_int_equal(text_count(lines, "E 1 1 2.000 \"(unknown)\" {\"exit_function\":\"2\"}"),
 			 1);
 	assert_int_equal(
-	    count_str(lines, "E 1 1 2.000 \"(unknown)\" {\"xfdr_end\":\"trace edge\"}"), 126);
-	assert_int_equal(count_str(lines, "unnamed_calls"), 0);
+	    text_count(lines, "E 1 1 2.000 \"(unknown)\" {\"xfdr_end\":\"trace edge\"}"), 126);
+	assert_int_equal(text_count(lines, "unnamed_calls"), 0);
 	free(lines);
 
 	/* 129: one slice. */
 	lines = convert_lines(deep_context_trace("d129.xray", 2 + 129), NULL, NULL);
-	assert_int_equal(count_str(lines, "B 1 1 0.000 \"(unknown)\""), 1);
-	assert_int_equal(count_str(lines, "\"unnamed_calls\":129"), 1);
+	assert_int_equal(text_count(lines, "B 1 1 0.000 \"(unknown)\""), 1);
+	assert_int_equal(text_count(lines, "\"unnamed_calls\":129"), 1);
 	assert_int_equal(
-	    count_str(lines, "E 1 1 2.000 \"(unknown)\" {\"xfdr_end\":\"trace edge\"}"), 1);
-	assert_int_equal(count_str(lines, "E 1 1 2.000 \"(unknown)\""), 1);
+	    text_count(lines, "E 1 1 2.000 \"(unknown)\" {\"xfdr_end\":\"trace edge\"}"), 1);
+	assert_int_equal(text_count(lines, "E 1 1 2.000 \"(unknown)\""), 1);
 	free(lines);
 }
 
@@ -1004,7 +986,7 @@ static void expect_calls(const char *lines, uint32_t pid, uint32_t tid, const ch
 	char *th = thread_of(lines, pid, tid), b[96];
 
 	snprintf(b, sizeof(b), " \"%s\" {}\n", fn);
-	if (count_str(th, b) != 2 * n)
+	if (text_count(th, b) != 2 * n)
 		fail_msg("thread %u: want %zu calls of %s in:\n%s", tid, n, fn, th);
 	free(th);
 }
@@ -1062,12 +1044,12 @@ static void test_real_program_ring(void **state)
 	lines = convert_lines(trace, NULL, NULL);
 	tid = tid_named(lines, pid_of(trace), "te-main");
 	th = thread_of(lines, pid_of(trace), tid);
-	assert_int_equal(count_str(th, "\"main\" {\"xfdr_begin\":\"stack context\"}"), 1);
-	assert_int_equal(count_str(th, "\"rec\" {\"xfdr_begin\":\"stack context\"}"), 41);
-	assert_int_equal(count_str(th, "\"work\" {\"xfdr_begin\":\"stack context\"}"), 1);
+	assert_int_equal(text_count(th, "\"main\" {\"xfdr_begin\":\"stack context\"}"), 1);
+	assert_int_equal(text_count(th, "\"rec\" {\"xfdr_begin\":\"stack context\"}"), 41);
+	assert_int_equal(text_count(th, "\"work\" {\"xfdr_begin\":\"stack context\"}"), 1);
 	/* Each closed by its own exit. */
-	assert_int_equal(count_str(th, "\"rec\" {}\n"), 41);
-	assert_int_equal(count_str(th, "E 1"), count_str(th, "B 1"));
+	assert_int_equal(text_count(th, "\"rec\" {}\n"), 41);
+	assert_int_equal(text_count(th, "E 1"), text_count(th, "B 1"));
 	text_assert_contains(lines, "\"calls_without_entry\":0,");
 	text_assert_contains(lines, "\"calls_without_exit\":0,");
 	free(th);
