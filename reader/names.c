@@ -943,26 +943,28 @@ void xfdr_names_pool(const struct xfdr_names *n, struct xfdr_map_pool *out)
 	out->mode = n->mode;
 }
 
-const char *xfdr_names_get(const struct xfdr_names *n, uint32_t id)
+/* The loaded entry naming id, or NULL (also when n is NULL). */
+static const struct rd_name *find_name(const struct xfdr_names *n, uint32_t id)
 {
 	struct rd_name key = {.id = id};
-	const struct rd_name *hit;
 
 	if (!n || !n->count)
 		return NULL;
-	hit = bsearch(&key, n->v, n->count, sizeof(*n->v), by_id);
+	return bsearch(&key, n->v, n->count, sizeof(*n->v), by_id);
+}
+
+const char *xfdr_names_get(const struct xfdr_names *n, uint32_t id)
+{
+	const struct rd_name *hit = find_name(n, id);
+
 	return hit ? hit->name : NULL;
 }
 
 int xfdr_names_function_site(const struct xfdr_names *n, uint32_t id, const char **module,
 			     uint64_t *vaddr)
 {
-	struct rd_name key = {.id = id};
-	const struct rd_name *hit;
+	const struct rd_name *hit = find_name(n, id);
 
-	if (!n || !n->count)
-		return 0;
-	hit = bsearch(&key, n->v, n->count, sizeof(*n->v), by_id);
 	if (!hit || !hit->module)
 		return 0;
 	*module = hit->module;
