@@ -91,40 +91,42 @@ static void value_type(struct pb_buf *b, unsigned field, uint64_t type, uint64_t
 	pb_close(b);
 }
 
-/* used[k] = 1 for each name k in the stack of a node with calls or time (a sample). */
+/* Node id's self time in ns into *ns; 1 when the node is a sample (it has calls or time). */
+static int sample_ns(const struct stree *t, uint32_t id, uint64_t hz, uint64_t *ns)
+{
+	*ns = stree_ticks_to(t->node[id].self_tsc, hz, 1000000000);
+	return t->node[id].calls || *ns;
+}
+
+/* used[k] = 1 for each name k in the stack of a sample. */
 static void mark_used(const struct stree *t, uint64_t hz, uint8_t *used)
 {
+	uint64_t ns;
 	uint32_t id, up;
 
-	for (id = 1; id < t->nodes; id++) {
-		const struct stree_node *n = &t->node[id];
-
-		if (!n->calls && !stree_ticks_to(n->self_tsc, hz, 1000000000))
-			continue;
-		for (up = id; up && up != STREE_NONE && !used[t->node[up].name];
-		     up = t->node[up].parent)
-			used[t->node[up].name] = 1;
-	}
+	for (id = 1; id < t->nodes; id++)
+		if (sample_ns(t, id, hz, &ns))
+			for (up = id; up && up != STREE_NONE; up = t->node[up].parent)
+				used[t->node[up].name] = 1;
 }
 
 /* A sample per node with calls or time: its frames leaf first, then [calls, self ns]. */
 static void put_samples(struct pb_buf *b, const struct stree *t, uint64_t hz)
 {
+	uint64_t ns, calls;
 	uint32_t id, up;
 
 	for (id = 1; id < t->nodes && !b->oom; id++) {
-		const struct stree_node *n = &t->node[id];
-		uint64_t ns = stree_ticks_to(n->self_tsc, hz, 1000000000);
-
-		if (!n->calls && !ns)
+		if (!sample_ns(t, id, hz, &ns))
 			continue;
+		calls = t->node[id].calls;
 		pb_open(b, PROFILE_SAMPLE);
 		pb_open(b, SAMPLE_LOCATION_ID);
 		for (up = id; up && up != STREE_NONE; up = t->node[up].parent)
 			pb_packed_varint(b, (uint64_t)t->node[up].name + 1);
 		pb_close(b);
 		pb_open(b, SAMPLE_VALUE);
-		pb_packed_varint(b, n->calls > INT64_MAX ? INT64_MAX : n->calls);
+		pb_packed_varint(b, calls > INT64_MAX ? INT64_MAX : calls);
 		pb_packed_varint(b, ns > INT64_MAX ? INT64_MAX : ns);
 		pb_close(b);
 		pb_close(b);
