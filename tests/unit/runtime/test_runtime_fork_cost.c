@@ -83,6 +83,14 @@ static long faults_of_rounds(void)
 	return minflt(RUSAGE_SELF) - self0 + minflt(RUSAGE_CHILDREN) - kids0;
 }
 
+/* A test that fails leaves no session running for the next one's xfdr_init(). */
+static int stop_session(void **state)
+{
+	(void)state;
+	(void)xfdr_stop(); /* -EINVAL when the test never got to initialize */
+	return 0;
+}
+
 static int task_count(void)
 {
 	return ts_dir_entries("/proc/self/task");
@@ -228,10 +236,13 @@ static void threaded_silent_child_faults(void **state)
 		      ROUNDS, with_map, HOOKED_FUNCTIONS);
 	/*
 	 * urcu-bp's hooks write its own pages and the child runs its code: 4 faults a round
-	 * measured (19 when our locks were on pages fork() copies and the child bound
-	 * urcu_bp_after_fork_child() lazily).
+	 * measured on an AMD EPYC VM, 7 on a CI machine (19 when our locks were on pages fork()
+	 * copies and the child bound urcu_bp_after_fork_child() lazily). Most are the child
+	 * faulting in code pages (fork() copies no page table of a file mapping): how many depends
+	 * on which variants of libc's string functions the CPU selects and on the kernel's
+	 * fault-around, so the bound sits between the measured and the old.
 	 */
-	assert_true(with_map <= without + 6 * ROUNDS);
+	assert_true(with_map <= without + 10 * ROUNDS);
 	xfdr_stop();
 }
 
@@ -396,16 +407,16 @@ static void threaded_program_silent_child(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(silent_child_faults_no_page_of_ours),
+	    cmocka_unit_test_teardown(silent_child_faults_no_page_of_ours, stop_session),
 	    cmocka_unit_test(function_map_keeps_one_thread),
-	    cmocka_unit_test(file_backing_keeps_one_thread),
+	    cmocka_unit_test_teardown(file_backing_keeps_one_thread, stop_session),
 	    cmocka_unit_test(threaded_program_silent_child),
 	};
 	const struct CMUnitTest threaded[] = {
-	    cmocka_unit_test(threaded_silent_child_faults),
-	    cmocka_unit_test(recording_threads_add_no_mappings),
-	    cmocka_unit_test(alt_stacks_span_the_slots_in_use),
-	    cmocka_unit_test(thread_table_lives_in_bss),
+	    cmocka_unit_test_teardown(threaded_silent_child_faults, stop_session),
+	    cmocka_unit_test_teardown(recording_threads_add_no_mappings, stop_session),
+	    cmocka_unit_test_teardown(alt_stacks_span_the_slots_in_use, stop_session),
+	    cmocka_unit_test_teardown(thread_table_lives_in_bss, stop_session),
 	    cmocka_unit_test(wiped_pages_are_one_mapping),
 	};
 
