@@ -123,6 +123,15 @@ deps:
 		$(SUDO) apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(DEB_PACKAGES); \
 	else echo "deps: all packages present"; fi
+	@# Node.js and npm come with the machine; Debian's only where they are missing.
+	@command -v npm >/dev/null || DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq nodejs npm
+	@$(MAKE) -s $(NPM_STAMP)
+
+# The viewers the tests open our output in (tests/npm/package.json), at the lock file's versions.
+NPM_DIR := tests/npm
+NPM_STAMP := $(NPM_DIR)/node_modules/.package-lock.json
+$(NPM_STAMP): $(NPM_DIR)/package.json $(NPM_DIR)/package-lock.json
+	cd $(NPM_DIR) && npm ci --no-audit --no-fund --ignore-scripts
 
 # ---- objects and libraries -----------------------------------------------------------------
 $(OBJ)/rt/%.o: %.c

@@ -36,15 +36,19 @@
  *     not valid UTF-8 (in names, payloads) become U+FFFD.
  *
  * Pairing and windows are analysis/timeline.h's: every "B" gets its "E", on its thread,
- * innermost first, with non-decreasing times. A slice that did not begin or end with its own
- * entry or exit says how in args.xfdr_begin ("stack context", "before trace", "before window")
- * or args.xfdr_end ("tail exit", "unwound", "stack context", "trace edge"). Calls a stack
- * context counts but does not name are "(unknown)" (args.reason; args.unnamed_calls for a run
- * shown as one slice), whose "E" carries args.exit_function when an exit named it. --since
+ * innermost first, with non-decreasing times. Each "E" carries exactly its "B"'s args (or none,
+ * as its "B"): speedscope matches an "E" to the open "B" by name and JSON of its args, and warns
+ * for every one that differs (Perfetto and chrome://tracing merge the two, so nothing is shown
+ * twice). A slice that did not begin with its own entry says how in args.xfdr_begin ("stack
+ * context", "before trace", "before window"). One that did not end with its own exit is
+ * followed, at its end, by an instant "end: HOW" (HOW: "tail exit", "unwound", "stack
+ * context", "trace edge") with args.function. Calls a stack context counts but does not name
+ * are "(unknown)" (args.reason; args.unnamed_calls for a run shown as one slice); when an exit
+ * ends one, an instant "end: exit" or "end: tail exit" names it in args.exit_function. --since
  * keeps the same ts base as without it.
  *
- * Memory: the timeline's (the open calls of one thread) and the output buffer. Nothing grows
- * with the number of records.
+ * Memory: the timeline's (the open calls of one thread), the args of the open calls' "B"
+ * events, and the output buffer. Nothing grows with the number of records.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -72,6 +76,12 @@ struct te {
 	/* The thread being written: its pid and tid as shown, its NewBuffer id and its name. */
 	uint32_t pid, tid, thread_id;
 	const char *thread_name;
+	/* The args objects of the open slices' "B" events, innermost last, for their "E". */
+	char *open_args;
+	size_t open_args_len, open_args_cap;
+	uint32_t *open_bytes; /* each open slice's bytes of open_args (0: no args) */
+	uint32_t open_depth, open_max;
+	int no_memory; /* reported */
 };
 
 /* ---- JSON ------------------------------------------------------------------------------- */
@@ -219,54 +229,135 @@ static void event_head(struct te *s, uint32_t fid, const char *name, const char 
 
 /* ---- Writing calls ------------------------------------------------------------------------- */
 
-/* "B" of a slice (timeline_ops.begin). */
+static void te_no_memory(struct te *s)
+{
+	if (!s->no_memory)
+		cli_error("%s: out of memory", xfdr_trace_name(s->t));
+	s->no_memory = 1;
+}
+
+/* Appends n bytes to the open slices' args (a failure is reported and stops the walk). */
+static void open_args_put(struct te *s, const char *p, size_t n)
+{
+	if (n > s->open_args_cap - s->open_args_len) {
+		size_t cap = s->open_args_cap ? 2 * s->open_args_cap : 4096;
+		char *grown;
+
+		while (cap - s->open_args_len < n)
+			cap *= 2;
+		if (!(grown = realloc(s->open_args, cap))) {
+			te_no_memory(s);
+			return;
+		}
+		s->open_args = grown;
+		s->open_args_cap = cap;
+	}
+	memcpy(s->open_args + s->open_args_len, p, n);
+	s->open_args_len += n;
+}
+
+/* `"key":"v"` or `"key":N` into the args being built; *n counts the members so far. */
+static void open_arg(struct te *s, int *n, const char *key, const char *v, uint64_t u)
+{
+	char num[32];
+	int len;
+
+	open_args_put(s, *n ? ",\"" : "{\"", 2);
+	(*n)++;
+	open_args_put(s, key, strlen(key));
+	open_args_put(s, "\":", 2);
+	if (v) { /* the fixed ASCII texts of this file: nothing to escape */
+		open_args_put(s, "\"", 1);
+		open_args_put(s, v, strlen(v));
+		open_args_put(s, "\"", 1);
+		return;
+	}
+	/* As json_u64(): a number up to 2^53, else a string of its digits. */
+	len = snprintf(num, sizeof(num), u <= TE_EXACT_MAX ? "%" PRIu64 : "\"%" PRIu64 "\"", u);
+	open_args_put(s, num, (size_t)len);
+}
+
+/* "B" of a slice (timeline_ops.begin). Its args are kept for its "E". */
 static void te_begin(void *ctx, uint32_t fid, uint64_t tsc, enum tl_begin how,
 		     const struct xfdr_event *ev, uint32_t calls)
 {
 	struct te *s = ctx;
 	struct cli_out *o = s->o;
+	size_t start = s->open_args_len;
 	int n = 0;
 	uint32_t i;
 
-	event_head(s, fid, NULL, "function", "B", tsc);
-	if (how != TL_BEGIN_ENTRY || (ev && ev->arg_count)) {
-		cli_puts(o, ",\"args\":{");
-		if (how != TL_BEGIN_ENTRY)
-			arg_str(o, &n, "xfdr_begin", timeline_begin_name[how]);
-		if (fid == TIMELINE_UNNAMED)
-			arg_str(o, &n, "reason", "deeper than the ids the stack context holds");
-		if (calls > 1)
-			arg_u64(o, &n, "unnamed_calls", calls);
-		for (i = 0; ev && i < ev->arg_count; i++) {
-			char key[24];
+	if (s->open_depth == s->open_max) {
+		uint32_t max = s->open_max ? 2 * s->open_max : 256;
+		uint32_t *grown = realloc(s->open_bytes, max * sizeof(*grown));
 
-			snprintf(key, sizeof(key), "arg%" PRIu32, i);
-			arg_u64(o, &n, key, xfdr_event_arg(s->t, ev, i));
+		if (!grown) {
+			te_no_memory(s);
+			return;
 		}
-		cli_putc(o, '}');
+		s->open_bytes = grown;
+		s->open_max = max;
+	}
+	if (how != TL_BEGIN_ENTRY)
+		open_arg(s, &n, "xfdr_begin", timeline_begin_name[how], 0);
+	if (fid == TIMELINE_UNNAMED)
+		open_arg(s, &n, "reason", "deeper than the ids the stack context holds", 0);
+	if (calls > 1)
+		open_arg(s, &n, "unnamed_calls", NULL, calls);
+	for (i = 0; ev && i < ev->arg_count; i++) {
+		char key[24];
+
+		snprintf(key, sizeof(key), "arg%" PRIu32, i);
+		open_arg(s, &n, key, NULL, xfdr_event_arg(s->t, ev, i));
+	}
+	if (n)
+		open_args_put(s, "}", 1);
+	if (s->no_memory)
+		return;
+	s->open_bytes[s->open_depth++] = (uint32_t)(s->open_args_len - start);
+	event_head(s, fid, NULL, "function", "B", tsc);
+	if (n) {
+		cli_puts(o, ",\"args\":");
+		cli_put(o, s->open_args + start, s->open_args_len - start);
 	}
 	cli_putc(o, '}');
 }
 
-/* "E" of a slice (timeline_ops.end). */
+/*
+ * "E" of a slice (timeline_ops.end), with its "B"'s args; an end that was not the slice's own
+ * exit, or that named an unnamed call, is said by an instant after it.
+ */
 static void te_end(void *ctx, uint32_t fid, uint64_t tsc, enum tl_end how, uint32_t exit_fid)
 {
 	struct te *s = ctx;
 	struct cli_out *o = s->o;
+	char title[32];
+	uint32_t bytes;
 	int n = 0;
 
+	if (s->no_memory)
+		return; /* its "B" was not written */
+	bytes = s->open_bytes[--s->open_depth];
+	s->open_args_len -= bytes;
 	event_head(s, fid, NULL, "function", "E", tsc);
-	if (how != TL_END_EXIT || fid == TIMELINE_UNNAMED) {
-		cli_puts(o, ",\"args\":{");
-		if (how != TL_END_EXIT)
-			arg_str(o, &n, "xfdr_end", timeline_end_name[how]);
-		if (fid == TIMELINE_UNNAMED && how <= TL_END_TAIL_EXIT) {
-			json_key(o, &n, "exit_function");
-			put_fname(s, exit_fid);
-		}
-		cli_putc(o, '}');
+	if (bytes) {
+		cli_puts(o, ",\"args\":");
+		cli_put(o, s->open_args + s->open_args_len, bytes);
 	}
 	cli_putc(o, '}');
+	if (how == TL_END_EXIT && fid != TIMELINE_UNNAMED)
+		return;
+	snprintf(title, sizeof(title), "end: %s",
+		 how == TL_END_EXIT ? "exit" : timeline_end_name[how]);
+	event_head(s, 0, title, "xfdr", "i", tsc);
+	cli_puts(o, ",\"s\":\"t\",\"args\":{");
+	json_key(o, &n, "function");
+	put_fname(s, fid);
+	if (fid == TIMELINE_UNNAMED && how <= TL_END_TAIL_EXIT) {
+		json_key(o, &n, "exit_function");
+		put_fname(s, exit_fid);
+	}
+	cli_puts(o, "}}");
 }
 
 /* ---- Custom and typed events --------------------------------------------------------------- */
@@ -519,7 +610,7 @@ static int te_failed(void *ctx)
 {
 	const struct te *s = ctx;
 
-	return s->o->err != 0;
+	return s->no_memory || s->o->err != 0;
 }
 
 static void put_other_data(struct te *s, const struct timeline_counts *c, int hz_assumed)
@@ -581,6 +672,8 @@ int convert_trace_event(struct xfdr_trace *t, const struct xfdr_names *names, ui
 	s.map_pid = xfdr_names_pid(names, &s.process_name);
 	cli_puts(out, "{\"traceEvents\":[\n");
 	rc = timeline_walk(t, since_tsc, &te_ops, &s, &sink, &counts, &err);
+	free(s.open_args);
+	free(s.open_bytes);
 	cli_timeline_failed(t, rc, &err);
 	if (rc != TIMELINE_OK)
 		return CLI_FAIL;
