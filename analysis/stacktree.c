@@ -500,6 +500,27 @@ static int no_memory(struct xfdr_trace *tr, struct xfdr_error *err, uint64_t off
 	return -1;
 }
 
+/* Widen the tree's span (struct stree) to an event. */
+static void take_span(struct stree *t, const struct xfdr_event *ev)
+{
+	if (!t->have_span) {
+		t->have_span = 1;
+		t->tsc_lo = t->tsc_hi = ev->tsc;
+		t->wall_seconds = ev->wall_seconds;
+		t->wall_micros = ev->wall_micros;
+		return;
+	}
+	if (ev->tsc < t->tsc_lo)
+		t->tsc_lo = ev->tsc;
+	if (ev->tsc > t->tsc_hi)
+		t->tsc_hi = ev->tsc;
+	if (ev->wall_seconds < t->wall_seconds ||
+	    (ev->wall_seconds == t->wall_seconds && ev->wall_micros < t->wall_micros)) {
+		t->wall_seconds = ev->wall_seconds;
+		t->wall_micros = ev->wall_micros;
+	}
+}
+
 int stree_build(struct stree *t, struct xfdr_trace *tr, const struct progress *prog,
 		struct xfdr_error *err)
 {
@@ -528,6 +549,7 @@ int stree_build(struct stree *t, struct xfdr_trace *tr, const struct progress *p
 			last_buf = ev.buffer_index;
 			progress_update(prog, ++bufs, nbuf);
 		}
+		take_span(t, &ev);
 		rc = callstack_feed(t->cs, &ev);
 		if (rc == -ECANCELED) {
 			err->offset = ev.offset;

@@ -86,6 +86,12 @@ struct stree {
 	int per_thread;
 	int no_memory;
 	uint64_t incomplete; /* calls with an end or a beginning not recorded (one count each) */
+	/* The span of the events: their lowest and highest TSC, and the earliest WallClockTime of
+	   their buffers (when have_span: an event was seen). */
+	int have_span;
+	uint64_t tsc_lo, tsc_hi;
+	uint64_t wall_seconds;
+	uint32_t wall_micros;
 	struct callstack_stats stats;
 	uint32_t max_depth; /* deepest node */
 };

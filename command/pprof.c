@@ -10,7 +10,11 @@
  *   wall/nanoseconds     their self time (callees excluded; the header's cycle_frequency),
  * so that pprof's flat column is each function's self time and call count, and its cum column
  * its time with callees, as `xfdr account` sums it for a function that does not recurse.
- * wall is the default sample type. The threads are merged, as in a CPU profile.
+ * wall is the default sample type. Each thread has samples of its own, labelled
+ * thread="thread N (NAME)" (the tree's per-thread root frame, not a location: "pid P " before it
+ * when the file has Pid records), so that -tagfocus and -tagshow pick threads; the views merge
+ * them, as in a CPU profile. time_nanos is the earliest WallClockTime of the events' buffers,
+ * duration_nanos the span of their TSCs.
  *
  * A function is one per distinct frame name (the tree keys frames by name: two ids the .map
  * names alike are one function, and "#ID" and "[unknown]" are frames of their own), with one
@@ -40,6 +44,8 @@ enum {
 	PROFILE_LOCATION = 4,
 	PROFILE_FUNCTION = 5,
 	PROFILE_STRING_TABLE = 6,
+	PROFILE_TIME_NANOS = 9,
+	PROFILE_DURATION_NANOS = 10,
 	PROFILE_PERIOD_TYPE = 11,
 	PROFILE_PERIOD = 12,
 	PROFILE_COMMENT = 13,
@@ -48,7 +54,9 @@ enum {
 /* ValueType */
 enum { VALUE_TYPE_TYPE = 1, VALUE_TYPE_UNIT = 2 };
 /* Sample */
-enum { SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2 };
+enum { SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2, SAMPLE_LABEL = 3 };
+/* Label */
+enum { LABEL_KEY = 1, LABEL_STR = 2 };
 /* Mapping */
 enum {
 	MAPPING_ID = 1,
@@ -80,8 +88,9 @@ struct pp_sources {
  * The string table: these first, in this order (index 0 must be ""), then the program's name
  * and the comments, then the tree's names (name k at names_at + k).
  */
-enum { STR_EMPTY, STR_CALLS, STR_COUNT, STR_WALL, STR_NANOSECONDS, STR_FIXED };
-static const char *const fixed_strings[STR_FIXED] = {"", "calls", "count", "wall", "nanoseconds"};
+enum { STR_EMPTY, STR_CALLS, STR_COUNT, STR_WALL, STR_NANOSECONDS, STR_THREAD, STR_FIXED };
+static const char *const fixed_strings[STR_FIXED] = {"",     "calls",	    "count",
+						     "wall", "nanoseconds", "thread"};
 
 static void value_type(struct pb_buf *b, unsigned field, uint64_t type, uint64_t unit)
 {
@@ -91,11 +100,20 @@ static void value_type(struct pb_buf *b, unsigned field, uint64_t type, uint64_t
 	pb_close(b);
 }
 
-/* Node id's self time in ns into *ns; 1 when the node is a sample (it has calls or time). */
+/*
+ * Node id's self time in ns into *ns; 1 when the node is a sample: a call stack (not a thread's
+ * root frame) with calls or time.
+ */
 static int sample_ns(const struct stree *t, uint32_t id, uint64_t hz, uint64_t *ns)
 {
 	*ns = stree_ticks_to(t->node[id].self_tsc, hz, 1000000000);
-	return t->node[id].calls || *ns;
+	return t->node[id].kind != STREE_THREAD && (t->node[id].calls || *ns);
+}
+
+/* Is node id a frame of a stack (a location), not the root or a thread's root frame? */
+static int is_frame(const struct stree *t, uint32_t id)
+{
+	return id && id != STREE_NONE && t->node[id].kind != STREE_THREAD;
 }
 
 /* used[k] = 1 for each name k in the stack of a sample. */
@@ -106,12 +124,15 @@ static void mark_used(const struct stree *t, uint64_t hz, uint8_t *used)
 
 	for (id = 1; id < t->nodes; id++)
 		if (sample_ns(t, id, hz, &ns))
-			for (up = id; up && up != STREE_NONE; up = t->node[up].parent)
+			for (up = id; is_frame(t, up); up = t->node[up].parent)
 				used[t->node[up].name] = 1;
 }
 
-/* A sample per node with calls or time: its frames leaf first, then [calls, self ns]. */
-static void put_samples(struct pb_buf *b, const struct stree *t, uint64_t hz)
+/*
+ * A sample per node with calls or time: its frames leaf first, then [calls, self ns], then its
+ * thread's label (the name of its root frame: string names_at + name).
+ */
+static void put_samples(struct pb_buf *b, const struct stree *t, uint64_t hz, uint64_t names_at)
 {
 	uint64_t ns, calls;
 	uint32_t id, up;
@@ -122,15 +143,35 @@ static void put_samples(struct pb_buf *b, const struct stree *t, uint64_t hz)
 		calls = t->node[id].calls;
 		pb_open(b, PROFILE_SAMPLE);
 		pb_open(b, SAMPLE_LOCATION_ID);
-		for (up = id; up && up != STREE_NONE; up = t->node[up].parent)
+		for (up = id; is_frame(t, up); up = t->node[up].parent)
 			pb_packed_varint(b, (uint64_t)t->node[up].name + 1);
 		pb_close(b);
 		pb_open(b, SAMPLE_VALUE);
 		pb_packed_varint(b, calls > INT64_MAX ? INT64_MAX : calls);
 		pb_packed_varint(b, ns > INT64_MAX ? INT64_MAX : ns);
 		pb_close(b);
+		if (up && up != STREE_NONE) {
+			pb_open(b, SAMPLE_LABEL);
+			pb_varint(b, LABEL_KEY, STR_THREAD);
+			pb_varint(b, LABEL_STR, names_at + t->node[up].name);
+			pb_close(b);
+		}
 		pb_close(b);
 	}
+}
+
+/* time_nanos and duration_nanos: when the events began, and how long they lasted. */
+static void put_span(struct pb_buf *b, const struct stree *t, uint64_t hz)
+{
+	uint64_t ns;
+
+	if (!t->have_span)
+		return;
+	if (t->wall_seconds && t->wall_seconds < (uint64_t)INT64_MAX / 1000000000 - 1)
+		pb_varint(b, PROFILE_TIME_NANOS,
+			  t->wall_seconds * 1000000000 + (uint64_t)t->wall_micros * 1000);
+	ns = stree_ticks_to(t->tsc_hi - t->tsc_lo, hz, 1000000000);
+	pb_varint(b, PROFILE_DURATION_NANOS, ns > INT64_MAX ? INT64_MAX : ns);
 }
 
 /*
@@ -181,7 +222,7 @@ static void put_profile(struct pb_buf *b, const struct stree *t, uint64_t hz, co
 
 	value_type(b, PROFILE_SAMPLE_TYPE, STR_CALLS, STR_COUNT);
 	value_type(b, PROFILE_SAMPLE_TYPE, STR_WALL, STR_NANOSECONDS);
-	put_samples(b, t, hz);
+	put_samples(b, t, hz, names_at);
 	pb_open(b, PROFILE_MAPPING);
 	pb_varint(b, MAPPING_ID, 1);
 	pb_varint(b, MAPPING_FILENAME, str_program);
@@ -203,6 +244,7 @@ static void put_profile(struct pb_buf *b, const struct stree *t, uint64_t hz, co
 	}
 	for (k = 0; k < t->name_count; k++)
 		pb_string(b, PROFILE_STRING_TABLE, src->file[k] ? src->file[k] : "");
+	put_span(b, t, hz);
 	value_type(b, PROFILE_PERIOD_TYPE, STR_WALL, STR_NANOSECONDS);
 	pb_varint(b, PROFILE_PERIOD, 1);
 	for (i = 0; i < ncomments; i++)
@@ -289,7 +331,7 @@ int convert_pprof(struct xfdr_trace *tr, const struct xfdr_names *names, struct 
 			  name);
 		return CLI_FAIL;
 	}
-	if (cli_stree_build(&t, tr, names, 0, prog))
+	if (cli_stree_build(&t, tr, names, 1, prog))
 		return CLI_FAIL;
 	snprintf(source, sizeof(source), "xfdr convert --output-format=pprof %s", name);
 	comments[ncomments++] = source;

@@ -177,7 +177,28 @@ static void test_hand_built(void **state)
 	text_assert_contains(raw, "/usr/bin/hand"); /* the mapping: the sidecar's program */
 	text_assert_contains(raw, "[FN]");	    /* named: nothing for pprof to symbolize */
 	text_assert_contains(raw, "Comment: xfdr convert --output-format=pprof ");
+	/* The earliest WallClockTime (1 s and 1 us) and the span of the TSCs (T0 to T0 + 5040). */
+	text_assert_contains(raw, "Time: 1970-01-01 00:00:01.000001 +0000 UTC\n");
+	text_assert_contains(raw, "Duration: 5.04\n"); /* pprof prints 4 characters of 5.04us */
 	free(raw);
+}
+
+/* Each sample is labelled with its thread: -tags sums them, -tagfocus keeps one. */
+static void test_thread_labels(void **state)
+{
+	const char *prof = convert(hand_trace("hand.xray", 1), "hand.pb.gz");
+	char *tags, *top;
+
+	(void)state;
+	tags = pprof(prof, "-tags", "-unit=ns", NULL);
+	text_assert_contains(tags, "thread: Total 1040.0ns\n");
+	text_assert_contains(tags, "1000.0ns (96.15%): thread 1\n");
+	text_assert_contains(tags, "40.0ns ( 3.85%): thread 2\n");
+	free(tags);
+	top = pprof(prof, "-top", "-unit=ns", "-tagfocus=thread=thread 2", NULL);
+	assert_row(top, "b", 40, 40);
+	assert_null(strstr(top, "main"));
+	free(top);
 }
 
 /* Without a sidecar every function is "#ID", as in `xfdr stack`. */
@@ -477,10 +498,11 @@ static void test_usage_and_errors(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_hand_built),		cmocka_unit_test(test_without_names),
-	    cmocka_unit_test(test_diff_base),		cmocka_unit_test(test_incomplete),
-	    cmocka_unit_test(test_agrees_with_account), cmocka_unit_test(test_source_lines),
-	    cmocka_unit_test(test_module_not_a_file),	cmocka_unit_test(test_usage_and_errors),
+	    cmocka_unit_test(test_hand_built),	     cmocka_unit_test(test_thread_labels),
+	    cmocka_unit_test(test_without_names),    cmocka_unit_test(test_diff_base),
+	    cmocka_unit_test(test_incomplete),	     cmocka_unit_test(test_agrees_with_account),
+	    cmocka_unit_test(test_source_lines),     cmocka_unit_test(test_module_not_a_file),
+	    cmocka_unit_test(test_usage_and_errors),
 	};
 
 	return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);
