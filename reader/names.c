@@ -98,6 +98,8 @@ struct xfdr_names {
 	char tsc_hz_method[64]; /* the first tsc_hz_method line's value, up to a TAB */
 	int seen_pid;		/* the first pid line was read */
 	uint32_t pid;		/* its value, 0 when it is not a pid */
+	int seen_ppid;		/* the first ppid line was read */
+	uint32_t ppid;		/* its value, 0 when it is not a pid */
 	char *program;		/* the first program line's value, NULL: none */
 	int have_crash;
 	struct xfdr_map_crash crash; /* crash.signal_name is crash_signal_name */
@@ -422,15 +424,16 @@ static void parse_tsc_hz_line(struct xfdr_names *n, const char *line)
 }
 
 /* `pid<TAB>PID`, leniently as tsc_hz: a pid is 1..2^31-1. */
-static void parse_pid_line(struct xfdr_names *n, const char *line)
+/* `pid<TAB>PID` or `ppid<TAB>PID` (key: the key and its TAB): the first line only. */
+static void parse_pid_line(const char *line, size_t key, int *seen, uint32_t *pid)
 {
-	struct field f = {line + sizeof("pid"), strlen(line + sizeof("pid"))};
+	struct field f = {line + key, strlen(line + key)};
 	uint64_t v;
 
-	if (n->seen_pid)
+	if (*seen)
 		return;
-	n->seen_pid = 1;
-	n->pid = parse_dec(&f, INT32_MAX, &v) ? 0 : (uint32_t)v;
+	*seen = 1;
+	*pid = parse_dec(&f, INT32_MAX, &v) ? 0 : (uint32_t)v;
 }
 
 /* `program<TAB>PATH`: the first line only, the whole rest of it. Returns 0 or -2 (no memory). */
@@ -841,7 +844,9 @@ static int names_read(FILE *f, const char *path, struct rd_drops *d, struct xfdr
 		else if (!strncmp(line, "tsc_hz_method\t", sizeof("tsc_hz_method")))
 			parse_tsc_hz_method_line(n, line);
 		else if (!strncmp(line, "pid\t", sizeof("pid")))
-			parse_pid_line(n, line);
+			parse_pid_line(line, sizeof("pid"), &n->seen_pid, &n->pid);
+		else if (!strncmp(line, "ppid\t", sizeof("ppid")))
+			parse_pid_line(line, sizeof("ppid"), &n->seen_ppid, &n->ppid);
 		else if (!strncmp(line, "program\t", sizeof("program")))
 			rc = parse_program_line(n, line);
 		else if (strchr(line, '\t'))
@@ -932,6 +937,11 @@ uint32_t xfdr_names_pid(const struct xfdr_names *n, const char **program)
 	if (program)
 		*program = n ? n->program : NULL;
 	return n ? n->pid : 0;
+}
+
+uint32_t xfdr_names_ppid(const struct xfdr_names *n)
+{
+	return n ? n->ppid : 0;
 }
 
 void xfdr_names_pool(const struct xfdr_names *n, struct xfdr_map_pool *out)

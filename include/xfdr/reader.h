@@ -405,6 +405,12 @@ const char *xfdr_names_tsc_hz_method(const struct xfdr_names *n);
 uint32_t xfdr_names_pid(const struct xfdr_names *n, const char **program);
 
 /*
+ * xfdr_names_ppid - the recorded process's parent: the pid of the sidecar's first `ppid` line
+ * (0 when it has none, or its value is not a pid, or n is NULL).
+ */
+uint32_t xfdr_names_ppid(const struct xfdr_names *n);
+
+/*
  * The crash the sidecar records: its `crash` line (doc/map-format.md), written by the crash
  * flush beside the XFDRCRSH event, and the `frame` lines after it, which name the event's
  * program counters. Strings point into n and live until xfdr_names_free(n).

@@ -37,6 +37,7 @@
 #include "runtime/control/wiped_pages.h"
 #include "runtime/flush/flush.h"
 #include "runtime/flush/livemap.h"
+#include "runtime/flush/mapfile.h"
 #include "runtime/flush/output.h"
 #include "runtime/flush/signals.h"
 #include "runtime/hooks/xray.h"
@@ -82,6 +83,7 @@ static int exit_registered; /* the atexit handler is installed (init only) */
 static uint32_t cfg_ready;	    /* rt_cfg holds the options of a complete init */
 static uint32_t recording_wanted;   /* xfdr_start() was called last, not xfdr_stop() */
 static uint32_t child_init_pending; /* an adopted child sets its recorder up at xfdr_start() */
+static uint32_t rt_pid; /* the process the recorder was set up in: a fork child's parent */
 
 /* Set flag bits in rt_state.ctl if none of `forbidden` is set and `need` all are. */
 static int ctl_acquire(uint32_t need, uint32_t forbidden, uint32_t set, int want_off,
@@ -318,6 +320,8 @@ static int rt_init(const struct xfdr_options *o, int fork_child)
 	if (rc)
 		goto out;
 	if (!fork_child) {
+		xfdr_store_relaxed(&rt_pid, (uint32_t)getpid());
+		map_note_parent((uint32_t)getppid());
 		rc = output_configure(o->output, o->per_thread_files);
 		if (rc)
 			goto out;
@@ -544,6 +548,8 @@ static uint32_t rt_adopt(int init_now)
 
 	if (__atomic_exchange_n(&rt_state.adopting, 1u, __ATOMIC_ACQUIRE))
 		return SESSION_OFF; /* an event of a signal handler while the child adopts */
+	map_note_parent(xfdr_load_relaxed(&rt_pid));
+	xfdr_store_relaxed(&rt_pid, (uint32_t)getpid());
 	output_after_fork();
 	livemap_forget_after_fork();
 	pool_forget_after_fork();

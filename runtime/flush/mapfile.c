@@ -52,13 +52,24 @@ static int line_ks(int fd, const char *key, const char *s)
 	return pr_flush(&b, fd);
 }
 
+/* The process that started this one (0: not known); see map_note_parent(). */
+static uint32_t map_parent_pid;
+
+void map_note_parent(uint32_t pid)
+{
+	xfdr_store_relaxed(&map_parent_pid, pid);
+}
+
 int map_write_head(int fd)
 {
+	uint32_t ppid = xfdr_load_relaxed(&map_parent_pid);
 	int rc;
 
 	rc = line_kv(fd, "xfdr-map", 1);
 	if (!rc)
 		rc = line_kv(fd, "pid", (uint64_t)getpid());
+	if (!rc && ppid)
+		rc = line_kv(fd, "ppid", ppid);
 	if (!rc)
 		rc = line_ks(fd, "program", program_invocation_name ? program_invocation_name : "");
 	return rc;

@@ -23,8 +23,13 @@ struct map_flush {
 	uint64_t since_tsc;	  /* xfdr_flush_since()'s start; 0: a whole flush */
 };
 
-/* The lines before "trace": the format version, the pid, the program. */
+/* The lines before "trace": the format version, the pid, the parent's pid, the program. */
 int map_write_head(int fd);
+/*
+ * The pid of the process that started this one, for the "ppid" line: getppid() at init, or in
+ * a fork child the process its recorder was set up in (getppid() there may already be a reaper).
+ */
+void map_note_parent(uint32_t pid);
 /* One "trace" line. */
 int map_write_trace(int fd, const char *path);
 /*

@@ -50,6 +50,34 @@ static void names_from_function_lines(void **state)
 	xfdr_names_free(n);
 }
 
+/* The process and its parent: the first `pid` and `ppid` lines; a value that is no pid is 0. */
+static void process_lines(void **state)
+{
+	const char *path = scratch_write_text("proc.map", "xfdr-map\t1\n"
+							  "pid\t42\n"
+							  "ppid\t7\n"
+							  "program\t/bin/prog\n"
+							  "pid\t43\n"
+							  "ppid\t8\n");
+	const char *bad = scratch_write_text("noproc.map", "xfdr-map\t1\n"
+							   "ppid\t2147483648\n");
+	struct xfdr_names *n = NULL;
+	struct xfdr_error err;
+	const char *program;
+
+	(void)state;
+	assert_int_equal(xfdr_names_load(path, &n, &err), 0);
+	assert_int_equal(xfdr_names_pid(n, &program), 42);
+	assert_string_equal(program, "/bin/prog");
+	assert_int_equal(xfdr_names_ppid(n), 7);
+	xfdr_names_free(n);
+	assert_int_equal(xfdr_names_load(bad, &n, &err), 0);
+	assert_int_equal(xfdr_names_pid(n, NULL), 0);
+	assert_int_equal(xfdr_names_ppid(n), 0); /* above INT32_MAX */
+	xfdr_names_free(n);
+	assert_int_equal(xfdr_names_ppid(NULL), 0);
+}
+
 /*
  * Where a function line puts its function (xfdr_names_function_site): the module and the
  * address in it, each module kept once; a site that is `-`, malformed or missing is none, and
@@ -389,6 +417,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(names_from_function_lines),
+	    cmocka_unit_test(process_lines),
 	    cmocka_unit_test(function_sites),
 	    cmocka_unit_test(pool_facts),
 	    cmocka_unit_test(empty_sidecar),

@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <pthread.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 
 #include "runtime/pool/pool.h"
@@ -288,6 +289,80 @@ static void child_thread_adopts_first(void **state)
 	expect_parent_trace_only(1);
 }
 
+/* The map of trace path holds "pid\tPID\nppid\tPPID\n"; fails showing it otherwise. */
+static void expect_process_lines(const char *path, pid_t pid, pid_t ppid)
+{
+	char map_path[600], want[64], *map;
+	size_t n;
+
+	snprintf(map_path, sizeof(map_path), "%s.map", path);
+	map = (char *)ts_slurp(map_path, &n);
+	snprintf(want, sizeof(want), "\npid\t%d\nppid\t%d\n", (int)pid, (int)ppid);
+	if (!strstr(map, want))
+		fail_msg("%s does not say pid %d, ppid %d:\n%s", map_path, (int)pid, (int)ppid,
+			 map);
+	free(map);
+}
+
+/*
+ * Each .map names the process that started its process (`ppid`): the test's parent for the
+ * test, the test for its child, the child for a grandchild that records only once the child
+ * has exited and the grandchild has been handed to a reaper (this test, made a subreaper so
+ * that it can wait for it): getppid() there names the reaper.
+ */
+static void ppid_names_the_forking_process(void **state)
+{
+	char path[512];
+	pid_t child, grandchild;
+	int gate[2], info[2];
+
+	(void)state;
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+	init_backing_file();
+	record_calls(FID_PARENT, 1);
+	assert_int_equal(pipe(gate), 0);
+	assert_int_equal(pipe(info), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		pid_t me = getpid();
+
+		record_calls(FID_CHILD, 1);
+		grandchild = fork();
+		if (grandchild == 0) {
+			char c;
+
+			/* The gate closes when the child has exited; then wait to be reparented. */
+			close(gate[1]);
+			if (read(gate[0], &c, 1) != 0)
+				_exit(4);
+			while (getppid() == me)
+				usleep(1000);
+			record_calls(FID_CHILD, 1);
+			_exit(xfdr_stop() || xfdr_flush(NULL, 0) ? 3 : 0);
+		}
+		if (grandchild < 0 ||
+		    write(info[1], &grandchild, sizeof(grandchild)) != sizeof(grandchild))
+			_exit(2);
+		_exit(xfdr_stop() || xfdr_flush(NULL, 0) ? 3 : 0);
+	}
+	close(gate[1]);
+	close(info[1]);
+	assert_int_equal(read(info[0], &grandchild, sizeof(grandchild)), sizeof(grandchild));
+	wait_exit0(child);
+	wait_exit0(grandchild);
+	close(gate[0]);
+	close(info[0]);
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 0), 0);
+	snprintf(path, sizeof(path), "%sxfdr-test_runtime_fork-%d-0.xray", ts_dir, (int)child);
+	expect_process_lines(path, child, getpid());
+	snprintf(path, sizeof(path), "%sxfdr-test_runtime_fork-%d-0.xray", ts_dir, (int)grandchild);
+	expect_process_lines(path, grandchild, child);
+	assert_int_equal(xfdr_stop(), 0);
+	assert_int_equal(xfdr_flush(path, sizeof(path)), 0);
+	expect_process_lines(path, getpid(), getppid());
+}
+
 /* A thread that records, forks a child that exits, and stays (its slot taken) until released. */
 static void *forks_then_waits(void *arg)
 {
@@ -344,6 +419,7 @@ int main(void)
 	    cmocka_unit_test(child_starts_after_parent_stopped),
 	    cmocka_unit_test(child_thread_adopts_first),
 	    cmocka_unit_test(plain_fork_after_another_threads_fork),
+	    cmocka_unit_test(ppid_names_the_forking_process),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, ts_group_teardown);
