@@ -302,26 +302,35 @@ struct cli_map_facts {
 };
 int cli_map_generated(FILE *f, const struct cli_map_facts *facts, const struct rb_pool_result *res);
 
+/*
+ * One input of a timeline: a verified trace and its .map sidecar's names (NULL: none). The
+ * files of a process tree share the machine's TSC, so their events go on one clock.
+ */
+struct cli_timeline_input {
+	struct xfdr_trace *t;
+	const struct xfdr_names *names;
+};
+
 /* ---- convert --output-format=trace_event (trace_event.c) -------------------------------- */
 
 /*
- * convert_trace_event - the verified trace t as Chrome Trace Event JSON (what ui.perfetto.dev
- * and chrome://tracing open) into out. names: the .map sidecar's names (NULL: none).
+ * convert_trace_event - the n inputs (the files of one process or of a process tree) as one
+ * Chrome Trace Event JSON timeline (what ui.perfetto.dev and chrome://tracing open) into out.
  * since_tsc: leave out events with a lower TSC (0: none), as for the YAML. prog: progress.
  * Returns CLI_OK, or CLI_FAIL after reporting (the caller still closes out).
  */
-int convert_trace_event(struct xfdr_trace *t, const struct xfdr_names *names, uint64_t since_tsc,
+int convert_trace_event(const struct cli_timeline_input *in, size_t n, uint64_t since_tsc,
 			struct cli_out *out, struct cli_progress *prog);
 
 /* ---- convert --output-format=perfetto (perfetto.c) -------------------------------------- */
 
 /*
- * convert_perfetto - the verified trace t as Perfetto's protobuf trace into out, as
- * convert_trace_event() writes JSON (same names, since_tsc and prog); compress: 1 to gather the
+ * convert_perfetto - the n inputs as one Perfetto protobuf trace into out, as
+ * convert_trace_event() writes JSON (same inputs, since_tsc and prog); compress: 1 to gather the
  * packets into zlib-compressed chunks, 0 to write them as they are. Returns CLI_OK, or CLI_FAIL
  * after reporting (the caller still closes out).
  */
-int convert_perfetto(struct xfdr_trace *t, const struct xfdr_names *names, uint64_t since_tsc,
+int convert_perfetto(const struct cli_timeline_input *in, size_t n, uint64_t since_tsc,
 		     int compress, struct cli_out *out, struct cli_progress *prog);
 
 /* ---- convert --output-format=pprof (pprof.c) -------------------------------------------- */
@@ -365,11 +374,11 @@ void cli_crash_frame(const struct xfdr_names *names, const struct xfdr_crash_eve
 		     struct cli_frame_text *out);
 
 /*
- * cli_timeline_base - where a timeline's clock starts: timeline_base_tsc() (analysis/
- * timeline.h) into *base, saying on stderr when the header's rate is 0 (1 GHz is assumed).
- * Returns 0, or -1 with the reader's line printed.
+ * cli_timeline_base - where a timeline of the n inputs starts: the lowest timeline_base_tsc()
+ * (analysis/timeline.h) of those with events, into *base (0: none has), saying on stderr when
+ * a header's rate is 0 (1 GHz is assumed). Returns 0, or -1 with the reader's line printed.
  */
-int cli_timeline_base(struct xfdr_trace *t, uint64_t *base);
+int cli_timeline_base(const struct cli_timeline_input *in, size_t n, uint64_t *base);
 
 /* Report a timeline_walk() that returned rc (TIMELINE_FAILED: err's line; out of memory). */
 void cli_timeline_failed(struct xfdr_trace *t, int rc, const struct xfdr_error *err);

@@ -51,7 +51,9 @@ static const char *const fn_kind_name[] = {
 };
 
 struct convert_opts {
-	const char *input;
+	const char *input; /* the first FILE */
+	char **inputs;	   /* every FILE (NULL-ended); several only for the timelines */
+	size_t ninputs;
 	const char *output;
 	struct cli_map_choice names_from; /* --map FILE; NULL: FILE.map when it exists */
 	int sort;
@@ -153,13 +155,16 @@ static void put_record(struct cli_out *o, const struct xfdr_trace *t, const stru
 static const char convert_head[] =
     "usage: xfdr convert [--output-format=yaml|trace_event|perfetto|pprof] [-o OUT]\n"
     "                    [--sort[=BOOL]] [--compress=deflate|none] [--map MAP | --no-map]\n"
-    "                    [--since=TSC|snapshot] FILE\n"
+    "                    [--since=TSC|snapshot] FILE...\n"
     "\n"
     "Print a trace as the YAML document `llvm-xray convert --output-format=yaml FILE`\n"
     "prints, byte for byte, as a timeline (trace_event, perfetto) or as a profile of its\n"
     "call stacks (pprof). The whole file is verified\n"
     "first: an invalid trace prints nothing but one line on stderr naming the offset and\n"
-    "what was wrong. Memory grows with the threads, not with the records.\n";
+    "what was wrong. Memory grows with the threads, not with the records.\n"
+    "The timelines take several FILEs, such as the traces of a process tree that\n"
+    "`xfdr record` left: one timeline, each process with its name and parent, each\n"
+    "FILE named from its own FILE.map.\n";
 
 static const char convert_tail[] =
     "Options may also be written with one dash, as llvm-xray accepts them (-sort=false).\n"
@@ -285,6 +290,7 @@ static int parse_convert_opts(int argc, char **argv, struct convert_opts *o)
 	    .tail = convert_tail,
 	    .column = 27,
 	    .flags = CLI_LONG_ONLY,
+	    .operands = CLI_SOME_OPERANDS,
 	    .operand = "FILE",
 	    .options = options,
 	};
@@ -293,7 +299,22 @@ static int parse_convert_opts(int argc, char **argv, struct convert_opts *o)
 	o->sort = 1;
 	o->format = FORMAT_YAML;
 	o->compress = -1;
-	rc = cli_options_parse_one(&cmd, argc, argv, &o->input);
+	rc = cli_options_parse(&cmd, argc, argv, &o->inputs);
+	if (rc)
+		return rc;
+	o->input = o->inputs[0];
+	while (o->inputs[o->ninputs])
+		o->ninputs++;
+	if (o->ninputs > 1 && o->format != FORMAT_TRACE_EVENT && o->format != FORMAT_PERFETTO)
+		return cli_usage("one FILE at a time with --output-format=%s (several only with "
+				 "trace_event and perfetto); extra operand '%s'",
+				 o->format == FORMAT_YAML ? "yaml" : "pprof", o->inputs[1]);
+	if (o->ninputs > 1 && o->names_from.map)
+		return cli_usage("'--map' names the functions of one FILE: with several, each is "
+				 "named from its own FILE.map");
+	if (o->ninputs > 1 && o->since == SINCE_SNAPSHOT)
+		return cli_usage("'--since=snapshot' takes the window of one FILE's .map: with "
+				 "several, give --since=TSC");
 	if (!rc && o->compress >= 0 && o->format != FORMAT_PERFETTO)
 		return cli_usage("'--compress' is an option of --output-format=perfetto");
 	/* A profile sums whole calls; cutting them at a window is the stack tree's to learn. */
@@ -378,36 +399,78 @@ static int write_yaml(struct xfdr_trace *t, struct llvm_order *order,
 	return cli_out_close(out);
 }
 
+/* Write the timeline or profile of the n open inputs into out, which is closed. */
+static int write_other(const struct convert_opts *opt, const struct cli_timeline_input *in,
+		       struct cli_out *out, struct cli_progress *prog)
+{
+	int status;
+
+	if (opt->format == FORMAT_TRACE_EVENT)
+		status = convert_trace_event(in, opt->ninputs, opt->since_tsc, out, prog);
+	else if (opt->format == FORMAT_PERFETTO)
+		status =
+		    convert_perfetto(in, opt->ninputs, opt->since_tsc, opt->compress, out, prog);
+	else
+		status = convert_pprof(in[0].t, in[0].names, out, prog);
+	cli_progress_end(prog);
+	if (cli_out_close(out) != CLI_OK)
+		status = CLI_FAIL;
+	return status;
+}
+
+/*
+ * Every input's names (its .map, or --map's) and trace, verified, into in[]. Returns 0, or a
+ * status after reporting.
+ */
+static int open_inputs(struct convert_opts *opt, struct cli_timeline_input *in,
+		       struct xfdr_names **names, struct cli_progress *prog)
+{
+	size_t i;
+	int status = 0;
+
+	for (i = 0; i < opt->ninputs && !status; i++) {
+		status =
+		    cli_prepare_reading(opt->inputs[i], opt->output, &opt->names_from, &names[i]);
+		in[i].names = names[i];
+	}
+	if (!status && opt->since == SINCE_SNAPSHOT)
+		status = snapshot_window(opt, names[0]);
+	if (!status && !opt->since)
+		opt->since_tsc = 0;
+	for (i = 0; i < opt->ninputs && !status; i++)
+		status = cli_open_verified(opt->inputs[i], prog, &in[i].t);
+	return status;
+}
+
 int cmd_convert(int argc, char **argv)
 {
 	struct convert_opts opt;
-	struct xfdr_trace *t = NULL;
+	struct cli_timeline_input *in = NULL;
+	struct xfdr_names **names = NULL;
 	struct llvm_order *order = NULL;
 	struct cli_progress prog;
 	struct progress sink = cli_progress_sink(&prog);
 	struct cli_out *out = NULL;
-	struct xfdr_names *names = NULL;
 	struct xfdr_error err;
+	size_t i;
 	int status;
 
 	status = parse_convert_opts(argc, argv, &opt);
 	if (status)
 		return status < 0 ? CLI_OK : status;
-	status = cli_prepare_reading(opt.input, opt.output, &opt.names_from, &names);
-	if (!status && opt.since == SINCE_SNAPSHOT)
-		status = snapshot_window(&opt, names);
-	if (status) {
-		xfdr_names_free(names);
-		return status;
+	in = calloc(opt.ninputs, sizeof(*in));
+	names = calloc(opt.ninputs, sizeof(*names));
+	if (!in || !names) {
+		cli_error("out of memory");
+		status = CLI_FAIL;
+		goto out;
 	}
-	if (!opt.since)
-		opt.since_tsc = 0;
-
-	status = cli_open_verified(opt.input, &prog, &t);
+	status = open_inputs(&opt, in, names, &prog);
 	if (status)
 		goto out;
 	status = CLI_FAIL;
-	if (opt.format == FORMAT_YAML && llvm_order_open(t, opt.sort, &sink, &order, &err) < 0) {
+	if (opt.format == FORMAT_YAML &&
+	    llvm_order_open(in[0].t, opt.sort, &sink, &order, &err) < 0) {
 		cli_progress_end(&prog);
 		cli_error("%s", err.text);
 		goto out;
@@ -428,25 +491,20 @@ int cmd_convert(int argc, char **argv)
 		status = CLI_USAGE;
 		cli_out_close(out);
 	} else if (opt.format != FORMAT_YAML) {
-		if (opt.format == FORMAT_TRACE_EVENT)
-			status = convert_trace_event(t, names, opt.since_tsc, out, &prog);
-		else if (opt.format == FORMAT_PERFETTO)
-			status =
-			    convert_perfetto(t, names, opt.since_tsc, opt.compress, out, &prog);
-		else
-			status = convert_pprof(t, names, out, &prog);
-		cli_progress_end(&prog);
-		if (cli_out_close(out) != CLI_OK)
-			status = CLI_FAIL;
+		status = write_other(&opt, in, out, &prog);
 	} else {
-		status = write_yaml(t, order, names, opt.since_tsc, out, &prog);
+		status = write_yaml(in[0].t, order, names[0], opt.since_tsc, out, &prog);
 	}
 out:
 	cli_progress_end(&prog);
 	free(out);
 	llvm_order_close(order);
-	xfdr_names_free(names);
-	if (t)
-		xfdr_trace_close(t);
+	for (i = 0; in && names && i < opt.ninputs; i++) {
+		xfdr_names_free(names[i]);
+		if (in[i].t)
+			xfdr_trace_close(in[i].t);
+	}
+	free(in);
+	free(names);
 	return status;
 }

@@ -86,17 +86,27 @@ void cli_crash_frame(const struct xfdr_names *names, const struct xfdr_crash_eve
 	out->module_vaddr = f.module_vaddr;
 }
 
-int cli_timeline_base(struct xfdr_trace *t, uint64_t *base)
+int cli_timeline_base(const struct cli_timeline_input *in, size_t n, uint64_t *base)
 {
 	struct xfdr_error err;
+	uint64_t threads, b;
+	size_t i;
+	int any = 0;
 
-	if (timeline_base_tsc(t, base, &err)) {
-		fprintf(stderr, "%s\n", err.text);
-		return -1;
+	*base = 0;
+	for (i = 0; i < n; i++) {
+		if (xfdr_trace_threads(in[i].t, &threads, &err) ||
+		    timeline_base_tsc(in[i].t, &b, &err)) {
+			fprintf(stderr, "%s\n", err.text);
+			return -1;
+		}
+		if (!xfdr_trace_header(in[i].t)->cycle_frequency)
+			cli_error("%s: the header's cycle_frequency is 0: times assume 1 GHz",
+				  xfdr_trace_name(in[i].t));
+		if (threads && (!any || b < *base))
+			*base = b;
+		any |= threads != 0;
 	}
-	if (!xfdr_trace_header(t)->cycle_frequency)
-		cli_error("%s: the header's cycle_frequency is 0: times assume 1 GHz",
-			  xfdr_trace_name(t));
 	return 0;
 }
 

@@ -13,7 +13,11 @@
  *   - Each process (the sidecar's pid, else the buffers' Pid, else 1, as the JSON; never 0,
  *     which Perfetto takes for the idle process its viewers hide) is a track
  *     (TrackDescriptor with a ProcessDescriptor: its pid and name, the sidecar's program, else
- *     the trace file's name), on sequence 1.
+ *     the trace file's name), on sequence 1; when the sidecar names its parent (`ppid`), a
+ *     ProcessTree packet says so (pid, ppid, cmdline: the program), as traced_probes does.
+ *   - Several files (the processes of a tree `xfdr record` followed): one after the other into
+ *     the same trace, on one clock (the machine's TSC; each file at its own rate), sequences
+ *     numbered on from file to file.
  *   - Each thread is a track of its own (TrackDescriptor with a ThreadDescriptor: pid, its
  *     kernel tid from the sidecar's `thread` line, else the trace's thread id, and its name;
  *     thread id 0, where the runtime puts its process-wide drop counts, is the process's
@@ -69,6 +73,7 @@
 enum {
 	TRACE_PACKET = 1,
 	/* TracePacket */
+	PKT_PROCESS_TREE = 2,
 	PKT_CLOCK_SNAPSHOT = 6,
 	PKT_TIMESTAMP = 8,
 	PKT_SEQUENCE_ID = 10, /* trusted_packet_sequence_id */
@@ -88,6 +93,11 @@ enum {
 	CLOCK_ID = 1,
 	CLOCK_TIMESTAMP = 2,
 	CLOCK_IS_INCREMENTAL = 3,
+	/* ProcessTree, ProcessTree.Process */
+	TREE_PROCESSES = 1,
+	TREE_PID = 1,
+	TREE_PPID = 2,
+	TREE_CMDLINE = 3,
 	/* TrackDescriptor, ProcessDescriptor, ThreadDescriptor */
 	TRACK_UUID = 1,
 	TRACK_PROCESS = 3,
@@ -157,12 +167,15 @@ struct pf_interned {
 };
 
 struct pf {
+	struct cli_out *o;
+	uint64_t base;
+	/* The input being written: its trace, names, rate and version, and its sidecar's process.
+	 */
 	struct xfdr_trace *t;
 	const struct xfdr_names *names;
-	struct cli_out *o;
-	uint64_t base, hz;
+	uint64_t hz;
 	uint16_t version;
-	uint32_t map_pid;
+	uint32_t map_pid, map_ppid;
 	const char *process_name;
 	int compress;
 	int failed; /* out of memory or a compression error, reported */
@@ -735,6 +748,19 @@ static void put_process(struct pf *s, uint32_t pid)
 	pb_close(&s->pkt);
 	pb_close(&s->pkt);
 	emit(s);
+	if (pid != s->map_pid || !s->map_ppid)
+		return;
+	/* Its parent: ProcessDescriptor has no field for it, the process tree has. */
+	pb_varint(&s->pkt, PKT_SEQUENCE_ID, PF_SEQ_PROCESSES);
+	pb_open(&s->pkt, PKT_PROCESS_TREE);
+	pb_open(&s->pkt, TREE_PROCESSES);
+	pb_varint(&s->pkt, TREE_PID, pid);
+	pb_varint(&s->pkt, TREE_PPID, s->map_ppid);
+	if (s->process_name)
+		put_str(&s->pkt, TREE_CMDLINE, s->process_name);
+	pb_close(&s->pkt);
+	pb_close(&s->pkt);
+	emit(s);
 }
 
 /*
@@ -822,26 +848,31 @@ static const struct timeline_ops pf_ops = {
     .failed = pf_failed,
 };
 
-int convert_perfetto(struct xfdr_trace *t, const struct xfdr_names *names, uint64_t since_tsc,
+/* s writes in from now on: its trace, names, rate and process. */
+static void pf_input(struct pf *s, const struct cli_timeline_input *in)
+{
+	const struct xfdr_header *h = xfdr_trace_header(in->t);
+
+	s->t = in->t;
+	s->names = in->names;
+	s->hz = h->cycle_frequency ? h->cycle_frequency : PF_NS_PER_S;
+	s->version = h->version;
+	s->map_pid = xfdr_names_pid(in->names, &s->process_name);
+	s->map_ppid = xfdr_names_ppid(in->names);
+}
+
+int convert_perfetto(const struct cli_timeline_input *in, size_t n, uint64_t since_tsc,
 		     int compress, struct cli_out *out, struct cli_progress *prog)
 {
-	const struct xfdr_header *h = xfdr_trace_header(t);
-	struct pf s = {
-	    .t = t,
-	    .names = names,
-	    .o = out,
-	    .hz = h->cycle_frequency ? h->cycle_frequency : PF_NS_PER_S,
-	    .version = h->version,
-	    .compress = compress,
-	    .seq = PF_SEQ_PROCESSES,
-	};
+	struct pf s = {.o = out, .compress = compress, .seq = PF_SEQ_PROCESSES};
 	struct progress sink = cli_progress_sink(prog);
 	struct xfdr_error err;
 	int rc = TIMELINE_OK;
+	size_t i;
 
-	s.map_pid = xfdr_names_pid(names, &s.process_name);
-	if (cli_timeline_base(t, &s.base))
+	if (cli_timeline_base(in, n, &s.base))
 		return CLI_FAIL;
+	pf_input(&s, &in[0]);
 	/*
 	 * libdeflate at level 1: three times zlib's speed at the same size on these packets
 	 * (level 6 is a quarter smaller and four times slower).
@@ -850,9 +881,12 @@ int convert_perfetto(struct xfdr_trace *t, const struct xfdr_names *names, uint6
 		pf_oom(&s);
 		return CLI_FAIL;
 	}
-	rc = timeline_walk(t, since_tsc, &pf_ops, &s, &sink, NULL, &err);
-	if (rc == TIMELINE_FAILED || (rc == TIMELINE_NO_MEMORY && !s.failed))
-		cli_timeline_failed(t, rc, &err);
+	for (i = 0; i < n && rc == TIMELINE_OK; i++) {
+		pf_input(&s, &in[i]);
+		rc = timeline_walk(in[i].t, since_tsc, &pf_ops, &s, &sink, NULL, &err);
+		if (rc == TIMELINE_FAILED || (rc == TIMELINE_NO_MEMORY && !s.failed))
+			cli_timeline_failed(in[i].t, rc, &err);
+	}
 	if (rc == TIMELINE_OK)
 		flush_chunk(&s);
 	if (s.zc)

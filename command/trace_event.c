@@ -23,7 +23,11 @@
  *     a thread: an event with a lower TSC than the thread's previous event is shown at the
  *     previous one's time, so the calls still nest.
  *   - "M" metadata: process_name (the sidecar's `program` for its pid, else the trace file's
- *     name) for each process, thread_name for each thread the sidecar names.
+ *     name; args.ppid: the sidecar's `ppid`, the parent) for each process, thread_name for each
+ *     thread the sidecar names.
+ *   - Several files (the processes of a tree `xfdr record` followed) are one timeline: one
+ *     after the other, "ts" on one clock (the machine's TSC, since the lowest first TSC of all
+ *     of them, each file at its own rate); otherData.traces lists them.
  *   - Entry_Args arguments: "args":{"arg0":V,...}; V is a number up to 2^53 (what a viewer's
  *     double holds exactly), a string of its decimal digits above.
  *   - Custom events are instant events ("ph":"i","s":"t") on their thread: xfdr's own decoded
@@ -63,14 +67,17 @@
 #define TE_NS_PER_S 1000000000u
 
 struct te {
+	struct cli_out *o;
+	uint64_t since, base;
+	int any; /* an event is written: the next one needs a comma */
+	/* The input being written: its trace, names, rate and version, and its sidecar's process.
+	 */
 	struct xfdr_trace *t;
 	const struct xfdr_names *names;
-	struct cli_out *o;
-	uint64_t since, base, hz;
+	uint64_t hz;
 	uint16_t version;
-	int any;		  /* an event is written: the next one needs a comma */
-	uint32_t map_pid;	  /* the sidecar's pid line; 0: none */
-	const char *process_name; /* its program line; NULL: none */
+	uint32_t map_pid, map_ppid; /* the sidecar's pid and ppid lines; 0: none */
+	const char *process_name;   /* its program line; NULL: none */
 	int have_pid;
 	uint32_t named_pid; /* the last pid a process_name was written for */
 	/* The thread being written: its pid and tid as shown, its NewBuffer id and its name. */
@@ -578,6 +585,8 @@ static void put_metadata(struct te *s)
 		json_str(o, s->pid == s->map_pid && s->process_name ? s->process_name
 			    : slash				    ? slash + 1
 								    : trace);
+		if (s->pid == s->map_pid && s->map_ppid)
+			cli_printf(o, ",\"ppid\":%" PRIu32, s->map_ppid);
 		cli_puts(o, "}}");
 	}
 	if (!s->thread_name)
@@ -613,7 +622,40 @@ static int te_failed(void *ctx)
 	return s->no_memory || s->o->err != 0;
 }
 
-static void put_other_data(struct te *s, const struct timeline_counts *c, int hz_assumed)
+/* The trace names (one: "trace"; several: "traces") and their rates, in otherData. */
+static void put_inputs(struct cli_out *o, int *n, const struct cli_timeline_input *in, size_t count)
+{
+	size_t i;
+
+	if (count == 1) {
+		const struct xfdr_header *h = xfdr_trace_header(in[0].t);
+
+		arg_str(o, n, "trace", xfdr_trace_name(in[0].t));
+		arg_u64(o, n, "cycle_frequency",
+			h->cycle_frequency ? h->cycle_frequency : TE_NS_PER_S);
+		if (!h->cycle_frequency)
+			arg_str(o, n, "cycle_frequency_note", "the header says 0: 1 GHz assumed");
+		return;
+	}
+	json_key(o, n, "traces");
+	cli_putc(o, '[');
+	for (i = 0; i < count; i++) {
+		const struct xfdr_header *h = xfdr_trace_header(in[i].t);
+		int m = 0;
+
+		cli_puts(o, i ? ",{" : "{");
+		arg_str(o, &m, "trace", xfdr_trace_name(in[i].t));
+		arg_u64(o, &m, "cycle_frequency",
+			h->cycle_frequency ? h->cycle_frequency : TE_NS_PER_S);
+		if (!h->cycle_frequency)
+			arg_str(o, &m, "cycle_frequency_note", "the header says 0: 1 GHz assumed");
+		cli_putc(o, '}');
+	}
+	cli_putc(o, ']');
+}
+
+static void put_other_data(struct te *s, const struct cli_timeline_input *in, size_t count,
+			   const struct timeline_counts *c)
 {
 	struct cli_out *o = s->o;
 	int n = 0;
@@ -621,10 +663,7 @@ static void put_other_data(struct te *s, const struct timeline_counts *c, int hz
 	cli_puts(o, "\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{");
 	arg_str(o, &n, "generator",
 		"xfdr " XFDR_VERSION_STRING " convert --output-format=trace_event");
-	arg_str(o, &n, "trace", xfdr_trace_name(s->t));
-	arg_u64(o, &n, "cycle_frequency", s->hz);
-	if (hz_assumed)
-		arg_str(o, &n, "cycle_frequency_note", "the header says 0: 1 GHz assumed");
+	put_inputs(o, &n, in, count);
 	arg_u64(o, &n, "tsc_base", s->base);
 	arg_str(o, &n, "ts", "microseconds since tsc_base");
 	if (s->since)
@@ -650,33 +689,52 @@ static const struct timeline_ops te_ops = {
     .failed = te_failed,
 };
 
-int convert_trace_event(struct xfdr_trace *t, const struct xfdr_names *names, uint64_t since_tsc,
+/* s writes in from now on: its trace, names, rate and process. */
+static void te_input(struct te *s, const struct cli_timeline_input *in)
+{
+	const struct xfdr_header *h = xfdr_trace_header(in->t);
+
+	s->t = in->t;
+	s->names = in->names;
+	s->hz = h->cycle_frequency ? h->cycle_frequency : TE_NS_PER_S;
+	s->version = h->version;
+	s->map_pid = xfdr_names_pid(in->names, &s->process_name);
+	s->map_ppid = xfdr_names_ppid(in->names);
+}
+
+int convert_trace_event(const struct cli_timeline_input *in, size_t n, uint64_t since_tsc,
 			struct cli_out *out, struct cli_progress *prog)
 {
-	const struct xfdr_header *h = xfdr_trace_header(t);
-	struct te s = {
-	    .t = t,
-	    .names = names,
-	    .o = out,
-	    .since = since_tsc,
-	    .hz = h->cycle_frequency ? h->cycle_frequency : TE_NS_PER_S,
-	    .version = h->version,
-	};
+	struct te s = {.o = out, .since = since_tsc};
 	struct progress sink = cli_progress_sink(prog);
-	struct timeline_counts counts = {0};
+	struct timeline_counts all = {0};
 	struct xfdr_error err;
-	int rc;
+	size_t i;
+	int rc = TIMELINE_OK;
 
-	if (cli_timeline_base(t, &s.base))
+	if (cli_timeline_base(in, n, &s.base))
 		return CLI_FAIL;
-	s.map_pid = xfdr_names_pid(names, &s.process_name);
 	cli_puts(out, "{\"traceEvents\":[\n");
-	rc = timeline_walk(t, since_tsc, &te_ops, &s, &sink, &counts, &err);
+	for (i = 0; i < n && rc == TIMELINE_OK; i++) {
+		struct timeline_counts c = {0};
+
+		te_input(&s, &in[i]);
+		rc = timeline_walk(in[i].t, since_tsc, &te_ops, &s, &sink, &c, &err);
+		cli_timeline_failed(in[i].t, rc, &err);
+		all.calls += c.calls;
+		all.unwound += c.unwound;
+		all.no_entry += c.no_entry;
+		all.no_exit += c.no_exit;
+		all.from_context += c.from_context;
+		all.before_window += c.before_window;
+		all.contexts_applied += c.contexts_applied;
+		all.contexts_invalid += c.contexts_invalid;
+		all.tsc_backwards += c.tsc_backwards;
+	}
 	free(s.open_args);
 	free(s.open_bytes);
-	cli_timeline_failed(t, rc, &err);
 	if (rc != TIMELINE_OK)
 		return CLI_FAIL;
-	put_other_data(&s, &counts, !h->cycle_frequency);
+	put_other_data(&s, in, n, &all);
 	return out->err ? CLI_FAIL : CLI_OK;
 }

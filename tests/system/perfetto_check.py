@@ -17,6 +17,7 @@
 # described track (a thread's under its process's); times never going back on a track; every
 # slice begun ended on its track, innermost first, ends carrying no name.
 # Lines:  P PID "NAME"  (a process)   T PID TID "NAME"  (a thread)
+#         PT PID PPID ["CMDLINE"...]  (a process tree entry: the process's parent)
 #         B|E|I PID TID|- NS "NAME" {ANNOTATIONS}  (an event; an end shows its begin's name; -
 #         for the process's own track), then PACKETS N CHUNKS N PLAIN N.
 import json, subprocess, sys, zlib
@@ -110,6 +111,9 @@ for p in packets:
                                        json.dumps(td.thread.thread_name)))
         else:
             fail('a track that is neither a process nor a thread')
+    elif kind == 'process_tree':
+        for pr in p.process_tree.processes:
+            out.append('PT %d %d %s' % (pr.pid, pr.ppid, json.dumps(list(pr.cmdline))))
     elif kind == 'clock_snapshot':
         c = {x.clock_id: x for x in p.clock_snapshot.clocks}
         if 64 not in c or not c[64].is_incremental or 6 not in c \

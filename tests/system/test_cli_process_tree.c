@@ -1,0 +1,267 @@
+/*
+ * tests/system/test_cli_process_tree.c - the traces of a process tree as one timeline:
+ * `xfdr convert --output-format=trace_event|perfetto FILE...` (command/convert.c), and the
+ * `ppid` line of the .map that names each process's parent (runtime/flush/mapfile.c).
+ *
+ * A program built with -finstrument-functions and recorded under LD_PRELOAD forks: the parent
+ * and the child each leave a trace and a .map. Both files go into one JSON timeline (read by
+ * Python's json module) and one Perfetto trace (decoded by protoc against Perfetto's field
+ * numbers, tests/system/perfetto_check.py): each process under its own pid, with its name and
+ * its parent, and the calls each made. YAML and pprof take one file; --map and
+ * --since=snapshot, which name one file's sidecar, are refused with several.
+ */
+#include <dirent.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "tests/support/child.h"
+#include "tests/support/e2e_calls.h"
+#include "tests/support/preload_record.h"
+#include "tests/support/scratch.h"
+#include "tests/support/text.h"
+#include "xfdr/reader.h"
+
+/* Debian's python3: the one its python3-protobuf package is installed for. */
+#define PYTHON "/usr/bin/python3"
+
+/* The parent calls leaf twice, forks, and waits; the child calls work, which calls leaf 3x. */
+static const char program[] = "#include <sys/wait.h>\n"
+			      "#include <unistd.h>\n"
+			      "static int leaf(int x) { return x + 1; }\n"
+			      "static int work(void)\n"
+			      "{\n"
+			      "	int i, s = 0;\n"
+			      "	for (i = 0; i < 3; i++)\n"
+			      "		s += leaf(i);\n"
+			      "	return s;\n"
+			      "}\n"
+			      "int main(void)\n"
+			      "{\n"
+			      "	int st, s = leaf(1) + leaf(2);\n"
+			      "	pid_t pid = fork();\n"
+			      "	if (pid == 0)\n"
+			      "		return work() == 6 ? 0 : 1;\n"
+			      "	if (pid < 0 || waitpid(pid, &st, 0) != pid)\n"
+			      "		return 1;\n"
+			      "	return s == 5 && WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : 1;\n"
+			      "}\n";
+
+struct tree {
+	char parent[1024], child[1024]; /* their traces */
+	uint32_t parent_pid, child_pid;
+};
+
+/* The pid and ppid of a trace's .map. */
+static void process_of(const char *trace, uint32_t *pid, uint32_t *ppid)
+{
+	char map[600];
+	struct xfdr_names *n;
+	struct xfdr_error err;
+
+	snprintf(map, sizeof(map), "%s.map", trace);
+	if (xfdr_names_load(map, &n, &err))
+		fail_msg("%s: %s", map, err.text);
+	*pid = xfdr_names_pid(n, NULL);
+	*ppid = xfdr_names_ppid(n);
+	xfdr_names_free(n);
+}
+
+/* Record the program once; its two traces, told apart by their .map's ppid. */
+static const struct tree *recorded(void)
+{
+	static struct tree t;
+	char prog[256], first[512], dir[256], path[1024];
+	uint32_t pid[2], ppid[2];
+	struct dirent *d;
+	DIR *dp;
+	int n = 0;
+
+	if (t.parent_pid)
+		return &t;
+	preload_build(program, prog, sizeof(prog));
+	preload_record(prog, NULL, "tree", "", first, sizeof(first));
+	snprintf(dir, sizeof(dir), "%s", scratch_path("tree"));
+	assert_non_null(dp = opendir(dir));
+	while ((d = readdir(dp)) != NULL) {
+		size_t len = strlen(d->d_name);
+
+		if (len < 5 || strcmp(d->d_name + len - 5, ".xray"))
+			continue;
+		assert_true(n < 2);
+		snprintf(path, sizeof(path), "%s/%s", dir, d->d_name);
+		process_of(path, &pid[n], &ppid[n]);
+		snprintf(n == 0 ? t.parent : t.child, sizeof(t.parent), "%s", path);
+		n++;
+	}
+	closedir(dp);
+	assert_int_equal(n, 2);
+	if (ppid[0] == pid[1]) { /* the first one found is the child */
+		char keep[1024];
+
+		snprintf(keep, sizeof(keep), "%s", t.parent);
+		snprintf(t.parent, sizeof(t.parent), "%s", t.child);
+		snprintf(t.child, sizeof(t.child), "%s", keep);
+		t.parent_pid = pid[1];
+		t.child_pid = pid[0];
+		ppid[0] = ppid[1];
+	} else {
+		t.parent_pid = pid[0];
+		t.child_pid = pid[1];
+		ppid[1] = ppid[0];
+	}
+	/* The program's parent is this test (child_run() runs it directly). */
+	assert_int_equal(ppid[0], (uint32_t)getpid());
+	process_of(t.child, &pid[0], &ppid[0]);
+	assert_int_equal(ppid[0], t.parent_pid);
+	return &t;
+}
+
+/* python3 -c script args...: its stdout (free it); a failure fails the test. */
+static char *python(const char *script, const char *a1, const char *a2, const char *a3)
+{
+	char *argv[] = {PYTHON, "-c", (char *)script, (char *)a1, (char *)a2, (char *)a3, NULL};
+	struct child_result r;
+	char *out;
+
+	child_capture(argv, &r);
+	if (r.status != 0)
+		fail_msg("python3 failed (%d):\n%s%s", r.status, r.out, r.err);
+	out = strdup(r.out);
+	assert_non_null(out);
+	child_result_free(&r);
+	return out;
+}
+
+/*
+ * Per process of the JSON: "P PID NAME PPID" (its process_name event), and "C PID NAME N" for
+ * each function with N "B" events in that process; then TRACES and the files otherData lists.
+ */
+static const char json_summary[] =
+    "import json, os, sys\n"
+    "doc = json.load(open(sys.argv[1]))\n"
+    "out = []\n"
+    "calls = {}\n"
+    "for e in doc['traceEvents']:\n"
+    "    if e['ph'] == 'M' and e['name'] == 'process_name':\n"
+    "        out.append('P %d %s %s' % (e['pid'], os.path.basename(e['args']['name']),\n"
+    "                                   e['args'].get('ppid', '-')))\n"
+    "    elif e['ph'] == 'B':\n"
+    "        k = (e['pid'], e['name'])\n"
+    "        calls[k] = calls.get(k, 0) + 1\n"
+    "for (pid, name), n in calls.items():\n"
+    "    out.append('C %d %s %d' % (pid, name, n))\n"
+    "print('\\n'.join(out))\n"
+    "print('TRACES', len(doc['otherData']['traces']))\n";
+
+static void test_trace_event(void **state)
+{
+	const struct tree *t = recorded();
+	const char *out = scratch_path("tree.json");
+	char want[8][128], *got;
+	size_t i;
+
+	(void)state;
+	child_xfdr_silent("convert", "--output-format=trace_event", "-o", out, t->parent, t->child,
+			  NULL);
+	got = python(json_summary, out, NULL, NULL);
+	/* Each process named, with its parent; main goes on in the child after fork(). */
+	snprintf(want[0], sizeof(want[0]), "P %" PRIu32 " prog %d\n", t->parent_pid, (int)getpid());
+	snprintf(want[1], sizeof(want[1]), "P %" PRIu32 " prog %" PRIu32 "\n", t->child_pid,
+		 t->parent_pid);
+	snprintf(want[2], sizeof(want[2]), "C %" PRIu32 " leaf 2\n", t->parent_pid);
+	snprintf(want[3], sizeof(want[3]), "C %" PRIu32 " main 1\n", t->parent_pid);
+	snprintf(want[4], sizeof(want[4]), "C %" PRIu32 " leaf 3\n", t->child_pid);
+	snprintf(want[5], sizeof(want[5]), "C %" PRIu32 " work 1\n", t->child_pid);
+	snprintf(want[6], sizeof(want[6]), "C %" PRIu32 " main 1\n", t->child_pid);
+	snprintf(want[7], sizeof(want[7]), "TRACES 2\n");
+	for (i = 0; i < 8; i++)
+		text_assert_contains(got, want[i]);
+	assert_int_equal(text_count_lines(got), 8);
+	free(got);
+}
+
+static void test_perfetto(void **state)
+{
+	const struct tree *t = recorded();
+	const char *out = scratch_path("tree.perfetto");
+	char script[512], schema[512], want[512], *argv[7], *got;
+	struct child_result r;
+
+	(void)state;
+	child_xfdr_silent("convert", "--output-format=perfetto", "-o", out, t->parent, t->child,
+			  NULL);
+	th_src_file(script, "tests/system/perfetto_check.py");
+	th_src_file(schema, "tests/system");
+	argv[0] = PYTHON;
+	argv[1] = script;
+	argv[2] = "lines";
+	argv[3] = (char *)out;
+	argv[4] = schema;
+	argv[5] = NULL;
+	child_capture(argv, &r);
+	if (r.status != 0)
+		fail_msg("the Perfetto checker refused %s:\n%s%s", out, r.out, r.err);
+	got = r.out;
+	/* Each process's track and its parent, in the order of the files. */
+	snprintf(want, sizeof(want), "PT %" PRIu32 " %d [", t->parent_pid, (int)getpid());
+	text_assert_contains(got, want);
+	snprintf(want, sizeof(want), "PT %" PRIu32 " %" PRIu32 " [", t->child_pid, t->parent_pid);
+	text_assert_contains(got, want);
+	snprintf(want, sizeof(want), "\nP %" PRIu32 " ", t->child_pid);
+	text_assert_contains(got, want);
+	/* The child's calls on its own thread track: work once, leaf three times. */
+	snprintf(want, sizeof(want), "B %" PRIu32 " %" PRIu32 " ", t->child_pid, t->child_pid);
+	assert_int_equal(text_count(got, want), 5); /* leaf x3, work, main */
+	snprintf(want, sizeof(want), "B %" PRIu32 " %" PRIu32 " ", t->parent_pid, t->parent_pid);
+	assert_int_equal(text_count(got, want), 3); /* leaf x2, main */
+	child_result_free(&r);
+}
+
+/* YAML and pprof take one file; --map and --since=snapshot name one file's sidecar. */
+static void test_usage(void **state)
+{
+	const struct tree *t = recorded();
+	struct child_result r;
+
+	(void)state;
+	assert_int_equal(child_xfdr(&r, "convert", t->parent, t->child, NULL), 2);
+	text_assert_only_error_line(&r,
+				    "xfdr convert: one FILE at a time with --output-format=yaml");
+	child_result_free(&r);
+	assert_int_equal(child_xfdr(&r, "convert", "-f", "pprof", "-o", scratch_path("p.pb.gz"),
+				    t->parent, t->child, NULL),
+			 2);
+	text_assert_only_error_line(&r,
+				    "xfdr convert: one FILE at a time with --output-format=pprof");
+	child_result_free(&r);
+	assert_int_equal(child_xfdr(&r, "convert", "-f", "trace_event", "--map", t->parent,
+				    t->parent, t->child, NULL),
+			 2);
+	text_assert_only_error_line(&r, "xfdr convert: '--map' names the functions of one FILE");
+	child_result_free(&r);
+	assert_int_equal(child_xfdr(&r, "convert", "-f", "perfetto", "--since=snapshot", "-o",
+				    scratch_path("s.perfetto"), t->parent, t->child, NULL),
+			 2);
+	text_assert_only_error_line(&r, "xfdr convert: '--since=snapshot' takes the window");
+	child_result_free(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_trace_event),
+	    cmocka_unit_test(test_perfetto),
+	    cmocka_unit_test(test_usage),
+	};
+
+	return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);
+}
