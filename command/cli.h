@@ -373,6 +373,18 @@ struct cli_frame_text {
 void cli_crash_frame(const struct xfdr_names *names, const struct xfdr_crash_event *ce, uint32_t i,
 		     struct cli_frame_text *out);
 
+/* What a timeline format knows of the input it is writing (cli_timeline_file_set()). */
+struct cli_timeline_file {
+	struct xfdr_trace *t;
+	const struct xfdr_names *names;
+	uint64_t hz;		    /* the header's cycle_frequency; 1 GHz when it says 0 */
+	uint16_t version;	    /* the header's */
+	uint32_t map_pid, map_ppid; /* the sidecar's pid and ppid lines; 0: none */
+	const char *process_name;   /* its program line; NULL: none */
+};
+
+void cli_timeline_file_set(struct cli_timeline_file *f, const struct cli_timeline_input *in);
+
 /*
  * cli_timeline_base - where a timeline of the n inputs starts: the lowest timeline_base_tsc()
  * (analysis/timeline.h) of those with events, into *base (0: none has), saying on stderr when

@@ -86,6 +86,18 @@ void cli_crash_frame(const struct xfdr_names *names, const struct xfdr_crash_eve
 	out->module_vaddr = f.module_vaddr;
 }
 
+void cli_timeline_file_set(struct cli_timeline_file *f, const struct cli_timeline_input *in)
+{
+	const struct xfdr_header *h = xfdr_trace_header(in->t);
+
+	f->t = in->t;
+	f->names = in->names;
+	f->hz = h->cycle_frequency ? h->cycle_frequency : 1000000000u;
+	f->version = h->version;
+	f->map_pid = xfdr_names_pid(in->names, &f->process_name);
+	f->map_ppid = xfdr_names_ppid(in->names);
+}
+
 int cli_timeline_base(const struct cli_timeline_input *in, size_t n, uint64_t *base)
 {
 	struct xfdr_error err;

@@ -169,14 +169,7 @@ struct pf_interned {
 struct pf {
 	struct cli_out *o;
 	uint64_t base;
-	/* The input being written: its trace, names, rate and version, and its sidecar's process.
-	 */
-	struct xfdr_trace *t;
-	const struct xfdr_names *names;
-	uint64_t hz;
-	uint16_t version;
-	uint32_t map_pid, map_ppid;
-	const char *process_name;
+	struct cli_timeline_file file; /* the input being written */
 	int compress;
 	int failed; /* out of memory or a compression error, reported */
 
@@ -200,7 +193,7 @@ struct pf {
 static void pf_oom(struct pf *s)
 {
 	if (!s->failed)
-		cli_error("%s: out of memory", xfdr_trace_name(s->t));
+		cli_error("%s: out of memory", xfdr_trace_name(s->file.t));
 	s->failed = 1;
 }
 
@@ -226,7 +219,7 @@ static void flush_chunk(struct pf *s)
 	zlen = libdeflate_zlib_compress(s->zc, s->chunk.p, s->chunk.len, s->z, s->z_cap);
 	if (!zlen) {
 		/* cannot be: the room is the library's own bound */
-		cli_error("%s: libdeflate failed to compress %zu bytes", xfdr_trace_name(s->t),
+		cli_error("%s: libdeflate failed to compress %zu bytes", xfdr_trace_name(s->file.t),
 			  s->chunk.len);
 		s->failed = 1;
 		return;
@@ -284,9 +277,9 @@ static uint64_t to_ns(const struct pf *s, uint64_t tsc)
 	uint64_t ticks = tsc - s->base;
 
 	/* in 64 bits while they fit (the first seconds of the trace): a 128-bit division is slow */
-	if (ticks < UINT64_MAX / PF_NS_PER_S - 1 && s->hz < UINT64_MAX / 2)
-		return (ticks * PF_NS_PER_S + s->hz / 2) / s->hz;
-	return (uint64_t)(((unsigned __int128)ticks * PF_NS_PER_S + s->hz / 2) / s->hz);
+	if (ticks < UINT64_MAX / PF_NS_PER_S - 1 && s->file.hz < UINT64_MAX / 2)
+		return (ticks * PF_NS_PER_S + s->file.hz / 2) / s->file.hz;
+	return (uint64_t)(((unsigned __int128)ticks * PF_NS_PER_S + s->file.hz / 2) / s->file.hz);
 }
 
 /* The bytes p[0, n) appended to a string being written, invalid UTF-8 bytes as U+FFFD. */
@@ -337,7 +330,8 @@ static void put_str(struct pb_buf *b, unsigned field, const char *s)
 
 static const char *fname(const struct pf *s, uint32_t fid, char *buf, size_t n)
 {
-	return fid == TIMELINE_UNNAMED ? "(unknown)" : cli_function_name(s->names, fid, buf, n);
+	return fid == TIMELINE_UNNAMED ? "(unknown)"
+				       : cli_function_name(s->file.names, fid, buf, n);
 }
 
 /* Returns the slot of fid in the sequence's table (grown as needed), or NULL out of memory. */
@@ -508,7 +502,7 @@ static void pf_begin(void *ctx, uint32_t fid, uint64_t tsc, enum tl_begin how,
 
 		snprintf(key, sizeof(key), "arg%" PRIu32, i);
 		ann_u64(b, KEY_ARG0 + i, i < KEY_COUNT - KEY_ARG0 ? NULL : key,
-			xfdr_event_arg(s->t, ev, i));
+			xfdr_event_arg(s->file.t, ev, i));
 	}
 	pb_close(b);
 	emit(s);
@@ -569,7 +563,7 @@ static void put_crash(struct pf *s, const struct xfdr_crash_event *ce, uint64_t 
 	struct pb_buf *b = &s->pkt;
 	struct cli_frame_text f;
 	char buf[32], title[64], vaddr[24];
-	const char *sig = cli_signal_name(s->names, ce->signal, buf, sizeof(buf));
+	const char *sig = cli_signal_name(s->file.names, ce->signal, buf, sizeof(buf));
 	uint32_t i;
 
 	if (*sig)
@@ -592,7 +586,7 @@ static void put_crash(struct pf *s, const struct xfdr_crash_event *ce, uint64_t 
 	ann_open(b, 0, "backtrace");
 	for (i = 0; i < ce->frame_count; i++) {
 		/* "#I 0xPC SYMBOL (MODULE+0xVADDR)", as the JSON's */
-		cli_crash_frame(s->names, ce, i, &f);
+		cli_crash_frame(s->file.names, ce, i, &f);
 		pb_open(b, ANN_ARRAY);
 		pb_open(b, ANN_STRING);
 		append_str(b, f.head);
@@ -719,7 +713,7 @@ static void pf_event(void *ctx, const struct xfdr_event *ev, uint64_t tsc, const
 /* The process track of pid, once. */
 static void put_process(struct pf *s, uint32_t pid)
 {
-	const char *trace = xfdr_trace_name(s->t), *slash = strrchr(trace, '/');
+	const char *trace = xfdr_trace_name(s->file.t), *slash = strrchr(trace, '/');
 	size_t i;
 
 	for (i = 0; i < s->npids; i++)
@@ -743,21 +737,21 @@ static void put_process(struct pf *s, uint32_t pid)
 	pb_open(&s->pkt, TRACK_PROCESS);
 	pb_varint(&s->pkt, PROCESS_PID, pid);
 	put_str(&s->pkt, PROCESS_NAME,
-		pid == s->map_pid && s->process_name ? s->process_name
-						     : (slash ? slash + 1 : trace));
+		pid == s->file.map_pid && s->file.process_name ? s->file.process_name
+							       : (slash ? slash + 1 : trace));
 	pb_close(&s->pkt);
 	pb_close(&s->pkt);
 	emit(s);
-	if (pid != s->map_pid || !s->map_ppid)
+	if (pid != s->file.map_pid || !s->file.map_ppid)
 		return;
 	/* Its parent: ProcessDescriptor has no field for it, the process tree has. */
 	pb_varint(&s->pkt, PKT_SEQUENCE_ID, PF_SEQ_PROCESSES);
 	pb_open(&s->pkt, PKT_PROCESS_TREE);
 	pb_open(&s->pkt, TREE_PROCESSES);
 	pb_varint(&s->pkt, TREE_PID, pid);
-	pb_varint(&s->pkt, TREE_PPID, s->map_ppid);
-	if (s->process_name)
-		put_str(&s->pkt, TREE_CMDLINE, s->process_name);
+	pb_varint(&s->pkt, TREE_PPID, s->file.map_ppid);
+	if (s->file.process_name)
+		put_str(&s->pkt, TREE_CMDLINE, s->file.process_name);
 	pb_close(&s->pkt);
 	pb_close(&s->pkt);
 	emit(s);
@@ -773,8 +767,11 @@ static void pf_thread_begin(void *ctx, const struct xfdr_thread_info *ti, uint64
 	struct pf *s = ctx;
 	struct pb_buf *b = &s->pkt;
 	/* never 0: Perfetto takes pid and tid 0 for the idle process, which viewers hide */
-	uint32_t pid = s->map_pid ? s->map_pid : s->version >= 3 && ti->pid ? ti->pid : 1, ktid = 0;
-	const char *name = xfdr_names_thread(s->names, ti->thread_id, &ktid);
+	uint32_t pid = s->file.map_pid			 ? s->file.map_pid
+		       : s->file.version >= 3 && ti->pid ? ti->pid
+							 : 1,
+		 ktid = 0;
+	const char *name = xfdr_names_thread(s->file.names, ti->thread_id, &ktid);
 	uint64_t track = PF_PROCESS_UUID + pid;
 	unsigned k;
 
@@ -848,19 +845,6 @@ static const struct timeline_ops pf_ops = {
     .failed = pf_failed,
 };
 
-/* s writes in from now on: its trace, names, rate and process. */
-static void pf_input(struct pf *s, const struct cli_timeline_input *in)
-{
-	const struct xfdr_header *h = xfdr_trace_header(in->t);
-
-	s->t = in->t;
-	s->names = in->names;
-	s->hz = h->cycle_frequency ? h->cycle_frequency : PF_NS_PER_S;
-	s->version = h->version;
-	s->map_pid = xfdr_names_pid(in->names, &s->process_name);
-	s->map_ppid = xfdr_names_ppid(in->names);
-}
-
 int convert_perfetto(const struct cli_timeline_input *in, size_t n, uint64_t since_tsc,
 		     int compress, struct cli_out *out, struct cli_progress *prog)
 {
@@ -872,7 +856,7 @@ int convert_perfetto(const struct cli_timeline_input *in, size_t n, uint64_t sin
 
 	if (cli_timeline_base(in, n, &s.base))
 		return CLI_FAIL;
-	pf_input(&s, &in[0]);
+	cli_timeline_file_set(&s.file, &in[0]);
 	/*
 	 * libdeflate at level 1: three times zlib's speed at the same size on these packets
 	 * (level 6 is a quarter smaller and four times slower).
@@ -882,7 +866,7 @@ int convert_perfetto(const struct cli_timeline_input *in, size_t n, uint64_t sin
 		return CLI_FAIL;
 	}
 	for (i = 0; i < n && rc == TIMELINE_OK; i++) {
-		pf_input(&s, &in[i]);
+		cli_timeline_file_set(&s.file, &in[i]);
 		rc = timeline_walk(in[i].t, since_tsc, &pf_ops, &s, &sink, NULL, &err);
 		if (rc == TIMELINE_FAILED || (rc == TIMELINE_NO_MEMORY && !s.failed))
 			cli_timeline_failed(in[i].t, rc, &err);

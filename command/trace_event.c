@@ -69,15 +69,8 @@
 struct te {
 	struct cli_out *o;
 	uint64_t since, base;
-	int any; /* an event is written: the next one needs a comma */
-	/* The input being written: its trace, names, rate and version, and its sidecar's process.
-	 */
-	struct xfdr_trace *t;
-	const struct xfdr_names *names;
-	uint64_t hz;
-	uint16_t version;
-	uint32_t map_pid, map_ppid; /* the sidecar's pid and ppid lines; 0: none */
-	const char *process_name;   /* its program line; NULL: none */
+	int any;		       /* an event is written: the next one needs a comma */
+	struct cli_timeline_file file; /* the input being written */
 	int have_pid;
 	uint32_t named_pid; /* the last pid a process_name was written for */
 	/* The thread being written: its pid and tid as shown, its NewBuffer id and its name. */
@@ -182,7 +175,7 @@ static void arg_str(struct cli_out *o, int *n, const char *key, const char *v)
 static void put_ts(struct te *s, uint64_t tsc)
 {
 	unsigned __int128 ns =
-	    ((unsigned __int128)(tsc - s->base) * TE_NS_PER_S + s->hz / 2) / s->hz;
+	    ((unsigned __int128)(tsc - s->base) * TE_NS_PER_S + s->file.hz / 2) / s->file.hz;
 	unsigned __int128 us = ns / 1000;
 	char digits[48];
 	size_t i = sizeof(digits);
@@ -207,7 +200,7 @@ static void put_fname(struct te *s, uint32_t fid)
 
 	json_str(s->o, fid == TIMELINE_UNNAMED
 			   ? "(unknown)"
-			   : cli_function_name(s->names, fid, buf, sizeof(buf)));
+			   : cli_function_name(s->file.names, fid, buf, sizeof(buf)));
 }
 
 /* `{"name":NAME,"cat":CAT,"ph":PH,"pid":P,"tid":T,"ts":TS` of one event (after a comma). */
@@ -239,7 +232,7 @@ static void event_head(struct te *s, uint32_t fid, const char *name, const char 
 static void te_no_memory(struct te *s)
 {
 	if (!s->no_memory)
-		cli_error("%s: out of memory", xfdr_trace_name(s->t));
+		cli_error("%s: out of memory", xfdr_trace_name(s->file.t));
 	s->no_memory = 1;
 }
 
@@ -315,7 +308,7 @@ static void te_begin(void *ctx, uint32_t fid, uint64_t tsc, enum tl_begin how,
 		char key[24];
 
 		snprintf(key, sizeof(key), "arg%" PRIu32, i);
-		open_arg(s, &n, key, NULL, xfdr_event_arg(s->t, ev, i));
+		open_arg(s, &n, key, NULL, xfdr_event_arg(s->file.t, ev, i));
 	}
 	if (n)
 		open_args_put(s, "}", 1);
@@ -433,7 +426,7 @@ static void crash_frames(struct te *s, const struct xfdr_crash_event *ce)
 
 	cli_putc(o, '[');
 	for (i = 0; i < ce->frame_count; i++) {
-		cli_crash_frame(s->names, ce, i, &f);
+		cli_crash_frame(s->file.names, ce, i, &f);
 		cli_puts(o, i ? ",\"" : "\"");
 		cli_puts(o, f.head);
 		if (f.symbol) {
@@ -457,7 +450,7 @@ static void put_crash(struct te *s, const struct xfdr_crash_event *ce, uint64_t 
 {
 	struct cli_out *o = s->o;
 	char buf[32], title[64];
-	const char *sig = cli_signal_name(s->names, ce->signal, buf, sizeof(buf));
+	const char *sig = cli_signal_name(s->file.names, ce->signal, buf, sizeof(buf));
 	int n = 0;
 
 	if (*sig)
@@ -571,7 +564,7 @@ static void te_event(void *ctx, const struct xfdr_event *ev, uint64_t tsc, const
 static void put_metadata(struct te *s)
 {
 	struct cli_out *o = s->o;
-	const char *trace = xfdr_trace_name(s->t), *slash = strrchr(trace, '/');
+	const char *trace = xfdr_trace_name(s->file.t), *slash = strrchr(trace, '/');
 
 	if (!s->have_pid || s->named_pid != s->pid) {
 		s->have_pid = 1;
@@ -582,11 +575,11 @@ static void put_metadata(struct te *s)
 			   "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%" PRIu32
 			   ",\"tid\":0,\"args\":{\"name\":",
 			   s->pid);
-		json_str(o, s->pid == s->map_pid && s->process_name ? s->process_name
-			    : slash				    ? slash + 1
-								    : trace);
-		if (s->pid == s->map_pid && s->map_ppid)
-			cli_printf(o, ",\"ppid\":%" PRIu32, s->map_ppid);
+		json_str(o, s->pid == s->file.map_pid && s->file.process_name ? s->file.process_name
+			    : slash					      ? slash + 1
+									      : trace);
+		if (s->pid == s->file.map_pid && s->file.map_ppid)
+			cli_printf(o, ",\"ppid\":%" PRIu32, s->file.map_ppid);
 		cli_puts(o, "}}");
 	}
 	if (!s->thread_name)
@@ -608,9 +601,9 @@ static void te_thread_begin(void *ctx, const struct xfdr_thread_info *ti, uint64
 	(void)tsc;
 	/* Without a sidecar's word, as llvm-xray: a Pid record's pid, else 1 (version 2's pid is a
 	 * thread id), and the NewBuffer thread id. */
-	s->pid = s->map_pid ? s->map_pid : s->version >= 3 ? ti->pid : 1;
+	s->pid = s->file.map_pid ? s->file.map_pid : s->file.version >= 3 ? ti->pid : 1;
 	s->thread_id = ti->thread_id;
-	s->thread_name = xfdr_names_thread(s->names, ti->thread_id, &ktid);
+	s->thread_name = xfdr_names_thread(s->file.names, ti->thread_id, &ktid);
 	s->tid = ktid ? ktid : ti->thread_id;
 	put_metadata(s);
 }
@@ -622,33 +615,33 @@ static int te_failed(void *ctx)
 	return s->no_memory || s->o->err != 0;
 }
 
-/* The trace names (one: "trace"; several: "traces") and their rates, in otherData. */
+/* "trace" and "cycle_frequency" of one input (with a note when its header says 0). */
+static void put_input(struct cli_out *o, int *n, const struct cli_timeline_input *in)
+{
+	uint64_t hz = xfdr_trace_header(in->t)->cycle_frequency;
+
+	arg_str(o, n, "trace", xfdr_trace_name(in->t));
+	arg_u64(o, n, "cycle_frequency", hz ? hz : TE_NS_PER_S);
+	if (!hz)
+		arg_str(o, n, "cycle_frequency_note", "the header says 0: 1 GHz assumed");
+}
+
+/* The inputs in otherData: one's keys at the top, several as "traces", a list of them. */
 static void put_inputs(struct cli_out *o, int *n, const struct cli_timeline_input *in, size_t count)
 {
 	size_t i;
 
 	if (count == 1) {
-		const struct xfdr_header *h = xfdr_trace_header(in[0].t);
-
-		arg_str(o, n, "trace", xfdr_trace_name(in[0].t));
-		arg_u64(o, n, "cycle_frequency",
-			h->cycle_frequency ? h->cycle_frequency : TE_NS_PER_S);
-		if (!h->cycle_frequency)
-			arg_str(o, n, "cycle_frequency_note", "the header says 0: 1 GHz assumed");
+		put_input(o, n, &in[0]);
 		return;
 	}
 	json_key(o, n, "traces");
 	cli_putc(o, '[');
 	for (i = 0; i < count; i++) {
-		const struct xfdr_header *h = xfdr_trace_header(in[i].t);
 		int m = 0;
 
 		cli_puts(o, i ? ",{" : "{");
-		arg_str(o, &m, "trace", xfdr_trace_name(in[i].t));
-		arg_u64(o, &m, "cycle_frequency",
-			h->cycle_frequency ? h->cycle_frequency : TE_NS_PER_S);
-		if (!h->cycle_frequency)
-			arg_str(o, &m, "cycle_frequency_note", "the header says 0: 1 GHz assumed");
+		put_input(o, &m, &in[i]);
 		cli_putc(o, '}');
 	}
 	cli_putc(o, ']');
@@ -689,19 +682,6 @@ static const struct timeline_ops te_ops = {
     .failed = te_failed,
 };
 
-/* s writes in from now on: its trace, names, rate and process. */
-static void te_input(struct te *s, const struct cli_timeline_input *in)
-{
-	const struct xfdr_header *h = xfdr_trace_header(in->t);
-
-	s->t = in->t;
-	s->names = in->names;
-	s->hz = h->cycle_frequency ? h->cycle_frequency : TE_NS_PER_S;
-	s->version = h->version;
-	s->map_pid = xfdr_names_pid(in->names, &s->process_name);
-	s->map_ppid = xfdr_names_ppid(in->names);
-}
-
 int convert_trace_event(const struct cli_timeline_input *in, size_t n, uint64_t since_tsc,
 			struct cli_out *out, struct cli_progress *prog)
 {
@@ -718,7 +698,7 @@ int convert_trace_event(const struct cli_timeline_input *in, size_t n, uint64_t 
 	for (i = 0; i < n && rc == TIMELINE_OK; i++) {
 		struct timeline_counts c = {0};
 
-		te_input(&s, &in[i]);
+		cli_timeline_file_set(&s.file, &in[i]);
 		rc = timeline_walk(in[i].t, since_tsc, &te_ops, &s, &sink, &c, &err);
 		cli_timeline_failed(in[i].t, rc, &err);
 		all.calls += c.calls;
