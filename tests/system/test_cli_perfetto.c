@@ -27,47 +27,12 @@
 
 #include "tests/support/child.h"
 #include "tests/support/preload_record.h"
+#include "tests/support/perfetto_check.h"
 #include "tests/support/scratch.h"
 #include "tests/support/text.h"
 #include "tests/support/trace_build.h"
 #include "tests/support/version_enc.h"
 #include "writer/payload.h"
-
-/* Debian's python3: the one its python3-protobuf package is installed for. */
-#define PYTHON "/usr/bin/python3"
-
-static const char *src_dir(void)
-{
-	const char *src = getenv("XFDR_SRC");
-
-	if (!src || !*src)
-		fail_msg("XFDR_SRC is not set (run the tests through make check)");
-	return src;
-}
-
-/*
- * Run the checker: mode "lines" on trace, or "same" on trace and llvm-xray's JSON. Returns what
- * it printed (free it); a checker that refuses the file fails the test.
- */
-static char *check(const char *mode, const char *trace, const char *llvm)
-{
-	char script[512], schema[512];
-	char *argv[] = {PYTHON, script, (char *)mode, (char *)trace, schema, (char *)llvm, NULL};
-	struct child_result r;
-	char *out;
-
-	snprintf(script, sizeof(script), "%s/tests/system/perfetto_check.py", src_dir());
-	snprintf(schema, sizeof(schema), "%s/tests/system", src_dir());
-	child_capture(argv, &r);
-	if (r.status == 127)
-		fail_msg("%s is needed to check the output (make deps installs it)", PYTHON);
-	if (r.status != 0)
-		fail_msg("the Perfetto checker refused %s:\n%s%s", trace, r.out, r.err);
-	out = strdup(r.out);
-	assert_non_null(out);
-	child_result_free(&r);
-	return out;
-}
 
 /* `xfdr convert --output-format=perfetto -o OUT TRACE ARGS...`: must succeed silently. */
 static void convert_ok(const char *trace, const char *out, const char *a1, const char *a2)
@@ -81,7 +46,7 @@ static char *convert_lines(const char *trace, const char *a1, const char *a2)
 	const char *out = scratch_path("out.perfetto");
 
 	convert_ok(trace, out, a1, a2);
-	return check("lines", out, NULL);
+	return perfetto_check("lines", out, NULL);
 }
 
 /* The lines without the last one (PACKETS ...), which *tail gets (free both). */
@@ -428,7 +393,7 @@ static void test_call_heavy_size(void **state)
 	if ((uint64_t)st.st_size > 8ull * 2 * CALLS)
 		fail_msg("%lld bytes for %d events: more than 8 a event", (long long)st.st_size,
 			 2 * CALLS);
-	lines = split_tail(check("lines", out, NULL), &tail);
+	lines = split_tail(perfetto_check("lines", out, NULL), &tail);
 	assert_int_equal(sscanf(tail, "PACKETS %u CHUNKS %u PLAIN %u", &packets, &chunks, &plain),
 			 3);
 	assert_true(chunks > 1);
@@ -516,7 +481,7 @@ static void test_real_program(void **state)
 	if (r.status != 0)
 		fail_msg("llvm-xray convert %s: status %d\n%s", trace, r.status, r.err);
 	child_result_free(&r);
-	same = check("same", ours, llvm);
+	same = perfetto_check("same", ours, llvm);
 	/* 2 threads: main 2 + work 2 + leaf 4, worker 2 + work 2 + leaf 6 */
 	text_assert_equal(same, "SAME 2 18\n");
 	free(same);

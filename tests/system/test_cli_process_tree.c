@@ -24,8 +24,8 @@
 #include <cmocka.h>
 
 #include "tests/support/child.h"
-#include "tests/support/e2e_calls.h"
 #include "tests/support/preload_record.h"
+#include "tests/support/perfetto_check.h"
 #include "tests/support/scratch.h"
 #include "tests/support/text.h"
 #include "xfdr/reader.h"
@@ -125,10 +125,10 @@ static const struct tree *recorded(void)
 	return &t;
 }
 
-/* python3 -c script args...: its stdout (free it); a failure fails the test. */
-static char *python(const char *script, const char *a1, const char *a2, const char *a3)
+/* python3 -c script arg: its stdout (free it); a failure fails the test. */
+static char *python(const char *script, const char *arg)
 {
-	char *argv[] = {PYTHON, "-c", (char *)script, (char *)a1, (char *)a2, (char *)a3, NULL};
+	char *argv[] = {PYTHON, "-c", (char *)script, (char *)arg, NULL};
 	struct child_result r;
 	char *out;
 
@@ -172,7 +172,7 @@ static void test_trace_event(void **state)
 	(void)state;
 	child_xfdr_silent("convert", "--output-format=trace_event", "-o", out, t->parent, t->child,
 			  NULL);
-	got = python(json_summary, out, NULL, NULL);
+	got = python(json_summary, out);
 	/* Each process named, with its parent; main goes on in the child after fork(). */
 	snprintf(want[0], sizeof(want[0]), "P %" PRIu32 " prog %d\n", t->parent_pid, (int)getpid());
 	snprintf(want[1], sizeof(want[1]), "P %" PRIu32 " prog %" PRIu32 "\n", t->child_pid,
@@ -193,24 +193,12 @@ static void test_perfetto(void **state)
 {
 	const struct tree *t = recorded();
 	const char *out = scratch_path("tree.perfetto");
-	char script[512], schema[512], want[512], *argv[7], *got;
-	struct child_result r;
+	char want[512], *got;
 
 	(void)state;
 	child_xfdr_silent("convert", "--output-format=perfetto", "-o", out, t->parent, t->child,
 			  NULL);
-	th_src_file(script, "tests/system/perfetto_check.py");
-	th_src_file(schema, "tests/system");
-	argv[0] = PYTHON;
-	argv[1] = script;
-	argv[2] = "lines";
-	argv[3] = (char *)out;
-	argv[4] = schema;
-	argv[5] = NULL;
-	child_capture(argv, &r);
-	if (r.status != 0)
-		fail_msg("the Perfetto checker refused %s:\n%s%s", out, r.out, r.err);
-	got = r.out;
+	got = perfetto_check("lines", out, NULL);
 	/* Each process's track and its parent, in the order of the files. */
 	snprintf(want, sizeof(want), "PT %" PRIu32 " %d [", t->parent_pid, (int)getpid());
 	text_assert_contains(got, want);
@@ -223,7 +211,7 @@ static void test_perfetto(void **state)
 	assert_int_equal(text_count(got, want), 5); /* leaf x3, work, main */
 	snprintf(want, sizeof(want), "B %" PRIu32 " %" PRIu32 " ", t->parent_pid, t->parent_pid);
 	assert_int_equal(text_count(got, want), 3); /* leaf x2, main */
-	child_result_free(&r);
+	free(got);
 }
 
 /* YAML and pprof take one file; --map and --since=snapshot name one file's sidecar. */
