@@ -315,15 +315,15 @@ static int parse_convert_opts(int argc, char **argv, struct convert_opts *o)
 	if (o->ninputs > 1 && o->since == SINCE_SNAPSHOT)
 		return cli_usage("'--since=snapshot' takes the window of one FILE's .map: with "
 				 "several, give --since=TSC");
-	if (!rc && o->compress >= 0 && o->format != FORMAT_PERFETTO)
+	if (o->compress >= 0 && o->format != FORMAT_PERFETTO)
 		return cli_usage("'--compress' is an option of --output-format=perfetto");
 	/* A profile sums whole calls; cutting them at a window is the stack tree's to learn. */
-	if (!rc && o->since && o->format == FORMAT_PPROF)
+	if (o->since && o->format == FORMAT_PPROF)
 		return cli_usage("'--since' is not supported with --output-format=pprof (a profile "
 				 "sums every call of the trace)");
 	if (o->compress < 0)
 		o->compress = 1;
-	return rc;
+	return 0;
 }
 
 /*

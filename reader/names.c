@@ -423,8 +423,10 @@ static void parse_tsc_hz_line(struct xfdr_names *n, const char *line)
 	n->tsc_hz = parse_dec(&f, UINT64_MAX, &v) ? 0 : v;
 }
 
-/* `pid<TAB>PID`, leniently as tsc_hz: a pid is 1..2^31-1. */
-/* `pid<TAB>PID` or `ppid<TAB>PID` (key: the key and its TAB): the first line only. */
+/*
+ * `pid<TAB>PID` or `ppid<TAB>PID` (key: the bytes of the key and its TAB), leniently as tsc_hz:
+ * a pid is 1..2^31-1. The first line only.
+ */
 static void parse_pid_line(const char *line, size_t key, int *seen, uint32_t *pid)
 {
 	struct field f = {line + key, strlen(line + key)};
