@@ -420,38 +420,48 @@ static void print_command(char *const *argv)
 		print_error(" %s", argv[i]);
 }
 
-void child_xfdr_ok(const char *arg, ...)
+/*
+ * Did xfdr with the arguments in ap exit 0 (and with silent, write nothing on stderr)? When not,
+ * says what it did.
+ */
+static int xfdr_succeeded(int silent, const char *arg, va_list ap)
 {
 	struct child_result r;
 	char *argv[32];
-	va_list ap;
+	int ok;
 
-	va_start(ap, arg);
 	xfdr_v(&r, &capture_both, argv, arg, ap);
-	va_end(ap);
-	if (r.status) {
+	ok = !r.status && !(silent && r.err_len);
+	if (!ok) {
 		print_command(argv);
-		print_error(" exited %d:\n%s%s", r.status, r.out, r.err);
-		fail();
+		print_error(" exited %d:\n%s%s", r.status, silent ? "" : r.out, r.err);
 	}
 	child_result_free(&r);
+	return ok;
+}
+
+void child_xfdr_ok(const char *arg, ...)
+{
+	va_list ap;
+	int ok;
+
+	va_start(ap, arg);
+	ok = xfdr_succeeded(0, arg, ap);
+	va_end(ap);
+	if (!ok)
+		fail();
 }
 
 void child_xfdr_silent(const char *arg, ...)
 {
-	struct child_result r;
-	char *argv[32];
 	va_list ap;
+	int ok;
 
 	va_start(ap, arg);
-	xfdr_v(&r, &capture_both, argv, arg, ap);
+	ok = xfdr_succeeded(1, arg, ap);
 	va_end(ap);
-	if (r.status || r.err_len) {
-		print_command(argv);
-		print_error(" exited %d, stderr:\n%s", r.status, r.err);
+	if (!ok)
 		fail();
-	}
-	child_result_free(&r);
 }
 
 void child_xfdr_refused(const char *want_err, const char *arg, ...)

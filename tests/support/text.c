@@ -32,6 +32,15 @@ size_t text_count(const char *hay, const char *needle)
 	return n;
 }
 
+const char *text_line_of(const char *hay, const char *needle)
+{
+	const char *p = strstr(hay, needle);
+
+	while (p && p > hay && p[-1] != '\n')
+		p--;
+	return p;
+}
+
 void text_assert_equal(const char *got, const char *want)
 {
 	if (strcmp(got, want)) {

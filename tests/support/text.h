@@ -15,6 +15,9 @@ int text_count_lines(const char *s);
 /* How many times needle (not empty) occurs in hay, without overlap. */
 size_t text_count(const char *hay, const char *needle);
 
+/* The start of the line of hay that holds needle's first occurrence, or NULL when none does. */
+const char *text_line_of(const char *hay, const char *needle);
+
 /* got equals want, byte for byte; else both are shown with the first byte that differs. */
 void text_assert_equal(const char *got, const char *want);
 

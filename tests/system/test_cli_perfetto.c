@@ -447,16 +447,12 @@ static void test_real_program(void **state)
 	lines = convert_lines(trace, NULL, NULL);
 	snprintf(want, sizeof(want), "P %u \"", pid);
 	text_assert_contains(lines, want);
-	p = strstr(lines, "\"pf-main\"\n");
+	p = text_line_of(lines, "\"pf-main\"\n");
 	assert_non_null(p);
-	while (p > lines && p[-1] != '\n')
-		p--;
 	assert_int_equal(sscanf(p, "T %*u %u", &tid_main), 1);
 	assert_int_equal(tid_main, pid); /* the main thread's tid is the pid */
-	p = strstr(lines, "\"pf-worker\"\n");
+	p = text_line_of(lines, "\"pf-worker\"\n");
 	assert_non_null(p);
-	while (p > lines && p[-1] != '\n')
-		p--;
 	assert_int_equal(sscanf(p, "T %*u %u", &tid_worker), 1);
 	assert_int_not_equal(tid_worker, pid);
 	snprintf(want, sizeof(want), "B %u %u ", pid, tid_main);

@@ -73,11 +73,9 @@ static void top_row(const char *top, const char *name, uint64_t *flat, uint64_t 
 	char want[256];
 
 	snprintf(want, sizeof(want), "%%  %s\n", name);
-	line = strstr(top, want);
+	line = text_line_of(top, want);
 	if (!line)
 		fail_msg("no row for %s in:\n%s", name, top);
-	while (line > top && line[-1] != '\n')
-		line--;
 	if (sscanf(line, " %" SCNu64 "%*[a-z] %*s %*s %" SCNu64, flat, cum) != 2 &&
 	    sscanf(line, " %" SCNu64 " %*s %*s %" SCNu64, flat, cum) != 2)
 		fail_msg("no numbers in the row of %s:\n%s", name, top);
@@ -295,11 +293,9 @@ static void account_row(const char *csv, const char *name, uint64_t *count, doub
 	const char *line;
 
 	snprintf(want, sizeof(want), ",\"%s\"\n", name);
-	line = strstr(csv, want);
+	line = text_line_of(csv, want);
 	if (!line)
 		fail_msg("account has no row for %s:\n%s", name, csv);
-	while (line > csv && line[-1] != '\n')
-		line--;
 	if (sscanf(line, "%*d,%" SCNu64 ",%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%lf", count, sum) != 2)
 		fail_msg("account's row of %s unreadable:\n%s", name, csv);
 }

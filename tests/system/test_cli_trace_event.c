@@ -1038,11 +1038,9 @@ static uint32_t tid_named(const char *lines, uint32_t want_pid, const char *name
 	unsigned pid, tid;
 
 	snprintf(key, sizeof(key), " - \"thread_name\" {\"name\":\"%s\",\"xfdr_thread\":", name);
-	p = strstr(lines, key);
+	p = text_line_of(lines, key);
 	if (!p)
 		fail_msg("no thread named %s in:\n%s", name, lines);
-	while (p > lines && p[-1] != '\n')
-		p--;
 	assert_int_equal(sscanf(p, "M %u %u", &pid, &tid), 2);
 	assert_int_equal(pid, want_pid);
 	return tid;
