@@ -100,6 +100,29 @@ void tb_context(struct tb *b, uint32_t depth, const uint32_t *ids, uint32_t id_c
 	tb_custom(b, p, (uint32_t)n, tsc);
 }
 
+const char *tb_timeline_trace(const char *name)
+{
+	const uint64_t t0 = TB_TIMELINE_T0;
+	struct tb b;
+
+	tb_init(&b, 256, 2500000000ull);
+	tb_buffer(&b, 7, 1, t0);
+	tb_fn(&b, ENTER, 1, 0);
+	tb_fn(&b, ARGS, 2, 2500);
+	tb_arg(&b, 5);
+	tb_arg(&b, 1ull << 60);
+	tb_fn(&b, EXIT, 2, 1);
+	tb_custom(&b, "hi", 2, t0 + 3752);
+	tb_fn(&b, ENTER, 3, 2499);
+	tb_fn(&b, TAIL, 3, 1);
+	tb_wrap(&b, t0 + 25000000000ull);
+	tb_fn(&b, EXIT, 1, 0);
+	tb_buffer(&b, 9, 2, t0 + 1250);
+	tb_fn(&b, ENTER, 4, 0);
+	tb_fn(&b, EXIT, 4, 1);
+	return tb_write(&b, name);
+}
+
 const char *tb_write(struct tb *b, const char *name)
 {
 	const char *path;

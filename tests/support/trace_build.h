@@ -43,4 +43,23 @@ void tb_context(struct tb *b, uint32_t depth, const uint32_t *ids, uint32_t id_c
 /* The open buffer closed and the trace written as scratch file name; returns its path. */
 const char *tb_write(struct tb *b, const char *name);
 
+/* The first TSC of tb_timeline_trace(): 10^15, so that absolute microseconds would be large. */
+#define TB_TIMELINE_T0 1000000000000000ull
+
+/*
+ * tb_timeline_trace - the trace whose times the tests of both timeline formats (trace_event,
+ * perfetto) work out by hand, written as scratch file name; returns its path. 2.5 GHz: a tick
+ * is 0.4 ns, so NS = (TSC - T0) * 0.4, rounded to the nearest (T0: TB_TIMELINE_T0, the base).
+ * Thread 7 (buffer at T0):
+ *   Entry 1          T0              0
+ *   Entry_Args 2     T0 + 2500       1000        args 5, 2^60
+ *   Exit 2           T0 + 2501       1000.4 -> 1000
+ *   custom "hi"      T0 + 3752       1500.8 -> 1501
+ *   Entry 3          T0 + 5000       2000
+ *   Tail_Exit 3      T0 + 5001       2000.4 -> 2000
+ *   Exit 1           T0 + 25 * 10^9  10^10 (after a TSCWrap)
+ * Thread 9 (buffer at T0 + 1250): Entry 4 at 500, Exit 4 at 500.4 -> 500.
+ */
+const char *tb_timeline_trace(const char *name);
+
 #endif /* XFDR_TESTS_SUPPORT_TRACE_BUILD_H */

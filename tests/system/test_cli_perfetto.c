@@ -63,42 +63,11 @@ static char *split_tail(char *lines, char **tail)
 
 /* ---- A hand-built trace: names, threads, arguments, times -------------------------------- */
 
-#define T0 1000000000000000ull
-
-/*
- * 2.5 GHz: a tick is 0.4 ns, so NS = (TSC - T0) * 0.4, rounded to the nearest.
- * Thread 7 (buffer at T0):
- *   Entry 1          T0              0
- *   Entry_Args 2     T0 + 2500       1000        args 5, 2^60
- *   Exit 2           T0 + 2501       1000.4 -> 1000
- *   custom "hi"      T0 + 3752       1500.8 -> 1501
- *   Entry 3          T0 + 5000       2000
- *   Tail_Exit 3      T0 + 5001       2000.4 -> 2000
- *   Exit 1           T0 + 25 * 10^9  10^10 (after a TSCWrap)
- * Thread 9 (buffer at T0 + 1250): Entry 4 at 500, Exit 4 at 500.4 -> 500.
- * map: the sidecar's text (NULL: none).
- */
+/* tb_timeline_trace() with the sidecar's text map (NULL: none). */
 static const char *hand_trace(const char *map)
 {
-	const char *path;
-	struct tb b;
+	const char *path = tb_timeline_trace("hand.xray");
 
-	tb_init(&b, 256, 2500000000ull);
-	tb_buffer(&b, 7, 1, T0);
-	tb_fn(&b, ENTER, 1, 0);
-	tb_fn(&b, ARGS, 2, 2500);
-	tb_arg(&b, 5);
-	tb_arg(&b, 1ull << 60);
-	tb_fn(&b, EXIT, 2, 1);
-	tb_custom(&b, "hi", 2, T0 + 3752);
-	tb_fn(&b, ENTER, 3, 2499);
-	tb_fn(&b, TAIL, 3, 1);
-	tb_wrap(&b, T0 + 25000000000ull);
-	tb_fn(&b, EXIT, 1, 0);
-	tb_buffer(&b, 9, 2, T0 + 1250);
-	tb_fn(&b, ENTER, 4, 0);
-	tb_fn(&b, EXIT, 4, 1);
-	path = tb_write(&b, "hand.xray");
 	if (map)
 		scratch_write_text("hand.xray.map", map);
 	else

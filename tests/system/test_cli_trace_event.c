@@ -226,20 +226,10 @@ static char *thread_of(const char *lines, uint32_t pid, uint32_t tid)
 
 /* ---- A hand-built trace: names, threads, arguments, times -------------------------------- */
 
-#define T0 1000000000000000ull /* 10^15: absolute microseconds would be large numbers */
-
 /*
- * 2.5 GHz: a tick is 0.4 ns, so ts = (TSC - T0) * 0.4 / 1000 us, rounded to the nanosecond.
- * Thread 7 (buffer at T0):
- *   Entry 1          T0              0 ns            0.000
- *   Entry_Args 2     T0 + 2500       1000 ns         1.000   args 5, 2^60
- *   Exit 2           T0 + 2501       1000.4 -> 1000  1.000
- *   custom "hi"      T0 + 3752       1500.8 -> 1501  1.501
- *   Entry 3          T0 + 5000       2000 ns         2.000
- *   Tail_Exit 3      T0 + 5001       2000.4 -> 2000  2.000
- *   Exit 1           T0 + 25 * 10^9  10^10 ns        10000000.000 (after a TSCWrap)
- * Thread 9 (buffer at T0 + 1250): Entry 4 at 500 ns (0.500), Exit 4 at 500.4 ns (0.500).
- * The trace's first TSC, the base, is T0.
+ * tb_timeline_trace() and its sidecar. ts = NS / 1000 us: 0.000, 1.000 (Entry_Args 2 and its
+ * exit), 1.501 (custom), 2.000 (Entry 3 and its tail exit), 10000000.000 (Exit 1); thread 9 at
+ * 0.500.
  */
 static const char *hand_trace(void)
 {
@@ -249,25 +239,8 @@ static const char *hand_trace(void)
 				  "function\t1\tmain\t0x1\t-\t-\n"
 				  "function\t2\tf\"q\\\x01\xff\xc3\xa9\t0x2\t-\t-\n"
 				  "function\t3\ttail_callee\t0x3\t-\t-\n";
-	const char *path;
-	struct tb b;
+	const char *path = tb_timeline_trace("hand.xray");
 
-	tb_init(&b, 256, 2500000000ull);
-	tb_buffer(&b, 7, 1, T0);
-	tb_fn(&b, ENTER, 1, 0);
-	tb_fn(&b, ARGS, 2, 2500);
-	tb_arg(&b, 5);
-	tb_arg(&b, 1ull << 60);
-	tb_fn(&b, EXIT, 2, 1);
-	tb_custom(&b, "hi", 2, T0 + 3752);
-	tb_fn(&b, ENTER, 3, 2499);
-	tb_fn(&b, TAIL, 3, 1);
-	tb_wrap(&b, T0 + 25000000000ull);
-	tb_fn(&b, EXIT, 1, 0);
-	tb_buffer(&b, 9, 2, T0 + 1250);
-	tb_fn(&b, ENTER, 4, 0);
-	tb_fn(&b, EXIT, 4, 1);
-	path = tb_write(&b, "hand.xray");
 	scratch_write_text("hand.xray.map", map);
 	return path;
 }
