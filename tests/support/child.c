@@ -289,6 +289,22 @@ void child_capture(char *const argv[], struct child_result *r)
 	child_run(&spec, r);
 }
 
+char *child_output(char *const argv[], const char *what)
+{
+	struct child_result r;
+	char *out;
+
+	child_capture(argv, &r);
+	if (r.status == 127)
+		fail_msg("%s: %s not found (make deps installs it)", what, argv[0]);
+	if (r.status != 0)
+		fail_msg("%s: %s exited %d:\n%s%s", what, argv[0], r.status, r.out, r.err);
+	out = r.out;
+	r.out = NULL;
+	child_result_free(&r);
+	return out;
+}
+
 void child_result_free(struct child_result *r)
 {
 	free(r->out);

@@ -70,6 +70,13 @@ void child_run(const struct child_spec *spec, struct child_result *r);
 /* child_run() with stdout and stderr captured and nothing else set. */
 void child_capture(char *const argv[], struct child_result *r);
 
+/*
+ * child_output - run argv with stdout and stderr captured; returns its stdout (free it). A
+ * program not found, or one that does not exit 0, fails the test, naming what (e.g. "the JSON
+ * checker on FILE") and showing both outputs.
+ */
+char *child_output(char *const argv[], const char *what);
+
 /* Free the captured text; pid, status and signal stay readable. */
 void child_result_free(struct child_result *r);
 

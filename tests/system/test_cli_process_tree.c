@@ -129,16 +129,8 @@ static const struct tree *recorded(void)
 static char *python(const char *script, const char *arg)
 {
 	char *argv[] = {PYTHON, "-c", (char *)script, (char *)arg, NULL};
-	struct child_result r;
-	char *out;
 
-	child_capture(argv, &r);
-	if (r.status != 0)
-		fail_msg("python3 failed (%d):\n%s%s", r.status, r.out, r.err);
-	out = strdup(r.out);
-	assert_non_null(out);
-	child_result_free(&r);
-	return out;
+	return child_output(argv, "the JSON summary");
 }
 
 /*

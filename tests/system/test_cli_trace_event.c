@@ -158,18 +158,10 @@ static char *check_json(const char *mode, const char *json, const char *llvm)
 {
 	char *argv[] = {"python3",    "-c", (char *)checker, (char *)mode, (char *)json,
 			(char *)llvm, NULL};
-	struct child_result r;
-	char *out;
+	char what[600];
 
-	child_capture(argv, &r);
-	if (r.status == 127)
-		fail_msg("python3 is needed to check the JSON (not found in PATH)");
-	if (r.status != 0)
-		fail_msg("the JSON checker refused %s:\n%s%s", json, r.out, r.err);
-	out = strdup(r.out);
-	assert_non_null(out);
-	child_result_free(&r);
-	return out;
+	snprintf(what, sizeof(what), "the JSON checker on %s", json);
+	return child_output(argv, what);
 }
 
 /* `xfdr convert --output-format=trace_event ARGS... -o OUT TRACE`: must succeed silently. */
