@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/stackruns.h"
 #include "analysis/stacktree.h"
 
 struct stree_seg {
@@ -312,6 +313,7 @@ int stree_init(struct stree *t, const struct xfdr_names *names, int per_thread)
 	memset(t, 0, sizeof(*t));
 	t->names = names;
 	t->per_thread = per_thread;
+	t->node_limit = STREE_NODE_LIMIT;
 	t->node_cap = 1024;
 	t->node = malloc(t->node_cap * sizeof(*t->node));
 	t->slot = slots_new(2048);
@@ -338,6 +340,7 @@ fail:
 
 void stree_free(struct stree *t)
 {
+	stree_runs_free(t);
 	free(t->node);
 	free(t->slot);
 	free(t->pool);
@@ -436,12 +439,59 @@ static int seg_extend(struct stree *t, uint32_t pid, uint32_t tid, uint32_t dept
 	return 0;
 }
 
+/*
+ * The tree in memory written out as a run (stackwalk.c) and begun again with the nodes of the
+ * open frames cached, which the calls still to come hang from. 0, or -1 (t->spill_errno).
+ */
+static int spill(struct stree *t)
+{
+	uint32_t base_name = t->node[t->cur_base].name, parent, i;
+
+	if (stree_finish(t) < 0) {
+		t->spill_errno = ENOMEM;
+		return -1;
+	}
+	if (stree_spill(t) < 0)
+		return -1;
+	/* The segments keep their names in their nodes: take those before the nodes go. */
+	for (i = 0; i < t->segs; i++)
+		t->seg[i].node = t->node[t->seg[i].node].name;
+	t->nodes = 1;
+	t->node[0].child = STREE_NONE;
+	memset(t->slot, 0xff, ((size_t)t->slot_mask + 1) * sizeof(*t->slot));
+	parent = 0;
+	if (t->have_thread && t->cur_base) {
+		parent = t->cur_base = child_of(t, 0, base_name, STREE_THREAD);
+		if (parent == STREE_NONE)
+			goto oom;
+	}
+	for (i = 0; i < t->segs; i++) {
+		parent = t->seg[i].node = child_of(t, parent, t->seg[i].node,
+						   t->seg[i].unknown ? STREE_UNKNOWN : STREE_FUNCTION);
+		if (parent == STREE_NONE)
+			goto oom;
+	}
+	t->spill_floor = t->nodes;
+	return 0;
+oom:
+	t->spill_errno = ENOMEM;
+	return -1;
+}
+
 static int on_call(void *ctx, const struct call *c)
 {
 	struct stree *t = ctx;
 	struct stree_node *n;
 	uint32_t d = c->depth, parent, id;
 
+	/*
+	 * This call adds at most its depth and two nodes (its thread's, its own). A tree that
+	 * is mostly the open frames (a recursion deeper than the limit) grows instead, by half
+	 * the limit between runs, so that it is not written out at every call.
+	 */
+	if ((uint64_t)t->nodes + d + 2 > t->node_limit &&
+	    t->nodes - t->spill_floor > t->node_limit / 2 && spill(t) < 0)
+		goto no_memory;
 	if (!t->have_thread || c->pid != t->cur_pid || c->thread_id != t->cur_tid) {
 		t->have_thread = 1;
 		t->cur_pid = c->pid;
@@ -567,65 +617,20 @@ int stree_build(struct stree *t, struct xfdr_trace *tr, const struct progress *p
 	ret = 0;
 	goto out;
 cancelled:
-	/* on_call() stops the pairer only when out of memory. */
-	no_memory(tr, err, err->offset, "the stack tree");
+	/* on_call() stops the pairer only when out of memory or a run cannot be written. */
+	if (t->spill_errno && t->spill_errno != ENOMEM)
+		snprintf(err->text, sizeof(err->text),
+			 "%s: offset %llu: could not write the stack tree to a temporary file "
+			 "in $TMPDIR (else /tmp): %s",
+			 xfdr_trace_name(tr), (unsigned long long)err->offset,
+			 strerror(t->spill_errno));
+	else
+		no_memory(tr, err, err->offset, "the stack tree");
 out:
 	callstack_get_stats(t->cs, &t->stats);
 	callstack_destroy(t->cs);
 	t->cs = NULL;
 	return ret;
-}
-
-/* ---- finishing -------------------------------------------------------------------------- */
-
-static const struct stree *sort_tree; /* qsort() has no context argument */
-
-static int by_name(const void *a, const void *b)
-{
-	const struct stree_node *x = &sort_tree->node[*(const uint32_t *)a];
-	const struct stree_node *y = &sort_tree->node[*(const uint32_t *)b];
-	size_t lx, ly;
-	const char *sx = stree_name(sort_tree, x->name, &lx);
-	const char *sy = stree_name(sort_tree, y->name, &ly);
-	int c = memcmp(sx, sy, lx < ly ? lx : ly);
-
-	return c ? c : (lx > ly) - (lx < ly);
-}
-
-int stree_finish(struct stree *t)
-{
-	uint32_t *order = malloc((size_t)t->nodes * sizeof(*order)), i, k;
-
-	if (!order)
-		return -1;
-	/*
-	 * Children are made after their parent, so a backwards pass sees every node before its
-	 * parent: incl_tsc adds up bottom-up without recursion.
-	 */
-	for (i = 0; i < t->nodes; i++)
-		t->node[i].incl_tsc = t->node[i].self_tsc;
-	for (i = t->nodes; i-- > 1;) {
-		struct stree_node *p = &t->node[t->node[i].parent];
-
-		p->incl_tsc = stree_add(p->incl_tsc, t->node[i].incl_tsc);
-	}
-	/* Sort all nodes by (parent, name), then relink each parent's children in that order. */
-	for (i = 0; i < t->nodes; i++)
-		order[i] = i;
-	sort_tree = t;
-	qsort(order + 1, t->nodes - 1, sizeof(*order), by_name);
-	sort_tree = NULL;
-	for (i = 0; i < t->nodes; i++)
-		t->node[i].child = STREE_NONE;
-	/* Walk the name order backwards, pushing on each parent's list: it comes out ascending. */
-	for (k = t->nodes; k-- > 1;) {
-		struct stree_node *n = &t->node[order[k]];
-
-		n->sibling = t->node[n->parent].child;
-		t->node[n->parent].child = order[k];
-	}
-	free(order);
-	return 0;
 }
 
 /* Append ", COUNT WHAT" (no comma first) to buf when count is not 0. */

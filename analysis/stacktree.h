@@ -18,6 +18,13 @@
  * ';' in a name becomes ':' and control characters '?', so that a name never breaks a
  * folded line ("frame;frame;frame VALUE").
  *
+ * Memory: the tree in memory holds at most node_limit nodes (STREE_NODE_LIMIT, about 20 MiB
+ * with its hash). When a call would need more, the tree is sorted and written as a run to an
+ * unlinked temporary file in $TMPDIR (else /tmp), and a new tree begins with the open frames
+ * of the thread being paired; at STREE_RUNS_MAX runs they are merged into one. stree_walk()
+ * merges the runs and the tree in memory into one depth-first walk, so the result is the same
+ * whatever the limit, and memory stays flat however many distinct stacks the trace has.
+ *
  * Incomplete calls (no exit, no entry, unwound by a caller's exit, begun before the trace in
  * a stack context) are real time in a flight recorder: they are kept, at the stack where the
  * pairer saw them, with the times the pairer gives them; stree_incomplete_note() says how many
@@ -35,6 +42,8 @@
 #include "xfdr/reader.h"
 
 #define STREE_NONE UINT32_MAX
+#define STREE_NODE_LIMIT (1u << 18) /* nodes in memory before a run is written */
+#define STREE_RUNS_MAX 16	    /* runs kept before they are merged into one */
 
 enum stree_kind {
 	STREE_ROOT = 0,	    /* node 0: no frame, the whole trace */
@@ -56,7 +65,8 @@ struct stree_node {
 	uint64_t incl_tsc;  /* self_tsc of this node and every node below (stree_finish()) */
 };
 
-struct stree_seg; /* the per-thread cache of the open frames' nodes (stacktree.c) */
+struct stree_seg;  /* the per-thread cache of the open frames' nodes (stacktree.c) */
+struct stree_runs; /* the runs written to temporary files (stackwalk.c) */
 
 struct stree {
 	struct stree_node *node; /* node[0] is the root */
@@ -82,6 +92,11 @@ struct stree {
 	uint32_t cur_base; /* the node the thread's stacks hang from */
 	struct callstack *cs;
 
+	uint32_t node_limit; /* STREE_NODE_LIMIT unless the caller lowers it before stree_build() */
+	uint32_t spill_floor; /* nodes left in memory after the last run (the open frames') */
+	struct stree_runs *runs;
+	int spill_errno; /* why writing or reading a run failed (0: it did not) */
+
 	const struct xfdr_names *names;
 	int per_thread;
 	int no_memory;
@@ -94,6 +109,17 @@ struct stree {
 	uint32_t wall_micros;
 	struct callstack_stats stats;
 	uint32_t max_depth; /* deepest node */
+};
+
+/* A node as stree_walk() gives it: what the tree in memory and every run hold of its stack. */
+struct stree_frame {
+	uint32_t depth;	    /* 0 for the root, 1 for the outermost frames */
+	uint32_t name;	    /* stree_name() */
+	uint32_t kind;	    /* enum stree_kind */
+	uint64_t calls;	    /* as struct stree_node's */
+	uint64_t self_tsc;  /* ... */
+	uint64_t total_tsc; /* ... */
+	uint64_t incl_tsc;  /* ... */
 };
 
 /* stree_init - an empty tree naming functions from names (may be NULL). 0, or -1 (no memory). */
@@ -111,6 +137,23 @@ int stree_build(struct stree *t, struct xfdr_trace *tr, const struct progress *p
 
 /* Link each node's callees in name order (bytewise) and fill incl_tsc. 0, or -1 (no memory). */
 int stree_finish(struct stree *t);
+
+#define STREE_SKIP 1 /* a visitor's answer: not the callees of this node */
+
+/*
+ * stree_visit_fn - one node of the walk: path[0] is the root, path[depth] the node, path[1..]
+ * the frames between, outermost first. Returns 0 to go on, STREE_SKIP to leave the node's
+ * callees out, anything else to stop the walk, which then returns it.
+ */
+typedef int (*stree_visit_fn)(void *ctx, const struct stree_frame *path, uint32_t depth);
+
+/*
+ * stree_walk - after stree_finish(), every node depth first: the root, then each caller before
+ * its callees, callees in name order (bytewise). May be called again (a flame graph measures
+ * before it draws). Returns 0, a visitor's stop value, or -1 when a run cannot be read or
+ * memory runs out (why: a line such as "reading a run of the stack tree: Input/output error").
+ */
+int stree_walk(struct stree *t, stree_visit_fn visit, void *ctx, char *why, size_t why_size);
 
 /* The text of an interned name, NUL-terminated; *len (when not NULL) its length. */
 const char *stree_name(const struct stree *t, uint32_t name, size_t *len);

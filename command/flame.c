@@ -215,7 +215,7 @@ static void put_xml_str(struct cli_out *o, const char *s)
 /* ---- colours ---------------------------------------------------------------------------- */
 
 /* A warm colour from the name, the same for the same name in every graph. */
-static void frame_colour(const struct stree *t, const struct stree_node *n, char *buf, size_t sz)
+static void frame_colour(const struct stree *t, const struct stree_frame *n, char *buf, size_t sz)
 {
 	size_t len, i;
 	const char *s = stree_name(t, n->name, &len);
@@ -245,17 +245,19 @@ static void frame_colour(const struct stree *t, const struct stree_node *n, char
 /* ---- drawing ---------------------------------------------------------------------------- */
 
 struct flame {
-	const struct stree *t;
+	struct stree *t;
 	const struct flame_opts *o;
 	uint64_t hz;
 	uint64_t total;	 /* incl_tsc of the root */
 	double scale;	 /* pixels per tick */
 	double *next_x;	 /* per depth: where the next callee starts */
 	uint32_t levels; /* drawn levels, "all" included */
-	uint64_t drawn, left_out;
+	uint64_t drawn, left_out, threads;
+	struct cli_out *out; /* NULL while measuring */
+	double height;
 };
 
-static void put_frame(struct flame *f, struct cli_out *o, const struct stree_node *n, double x,
+static void put_frame(struct flame *f, struct cli_out *o, const struct stree_frame *n, double x,
 		      double w, double height)
 {
 	char buf[160], self[64];
@@ -297,62 +299,72 @@ static void put_frame(struct flame *f, struct cli_out *o, const struct stree_nod
 }
 
 /*
- * Walk the tree as it is drawn: depth first, each callee placed right of the previous one.
- * With o NULL only count (levels, drawn, left out); else write the frames.
+ * One frame as it is drawn (stree_walk(): depth first, each callee placed right of the
+ * previous one). While measuring (f->out NULL) only count levels, frames drawn, left out and
+ * threads; else write the frame. The callees of a frame too narrow to draw are not visited.
  */
-static void walk(struct flame *f, struct cli_out *o, double height)
+static int visit_frame(void *ctx, const struct stree_frame *path, uint32_t depth)
 {
-	const struct stree *t = f->t;
-	uint32_t id = 0;
+	struct flame *f = ctx;
+	const struct stree_frame *n = &path[depth];
+	double x, w;
 
-	f->next_x[0] = XPAD;
-	while (id != STREE_NONE && !(o && o->err)) {
-		const struct stree_node *n = &t->node[id];
-		double x = f->next_x[n->depth];
-		double w = id == 0 ? f->o->width - 2 * XPAD : (double)n->incl_tsc * f->scale;
-
-		f->next_x[n->depth] = x + w;
-		if (id == 0 || (w > 0 && w >= f->o->min_width)) {
-			if (o)
-				put_frame(f, o, n, x, w, height);
-			f->drawn++;
-			if (n->depth + 1 > f->levels)
-				f->levels = n->depth + 1;
-			if (n->child != STREE_NONE) {
-				f->next_x[n->depth + 1] = x;
-				id = n->child;
-				continue;
-			}
-		} else if (w > 0) {
-			f->left_out++; /* a frame of no time has nothing to leave out */
-		}
-		while (id != STREE_NONE && t->node[id].sibling == STREE_NONE)
-			id = t->node[id].parent;
-		if (id == 0 || id == STREE_NONE)
-			break;
-		id = t->node[id].sibling;
+	if (!depth) {
+		f->total = n->incl_tsc;
+		f->scale = f->total ? (f->o->width - 2 * XPAD) / (double)f->total : 0;
+		f->next_x[0] = XPAD;
 	}
+	x = f->next_x[depth];
+	w = !depth ? f->o->width - 2 * XPAD : (double)n->incl_tsc * f->scale;
+	f->next_x[depth] = x + w;
+	if (n->kind == STREE_THREAD)
+		f->threads++;
+	if (!depth || (w > 0 && w >= f->o->min_width)) {
+		if (f->out)
+			put_frame(f, f->out, n, x, w, f->height);
+		f->drawn++;
+		if (depth + 1 > f->levels)
+			f->levels = depth + 1;
+		f->next_x[depth + 1] = x;
+		return f->out && f->out->err ? -2 : 0;
+	}
+	if (w > 0)
+		f->left_out++; /* a frame of no time has nothing to leave out */
+	return STREE_SKIP;
 }
 
-static int draw(const struct stree *t, const struct flame_opts *opt, uint64_t hz, struct cli_out *o)
+/* Walk the tree with visit_frame(). CLI_OK, or CLI_FAIL after reporting. */
+static int walk(struct flame *f)
 {
-	struct flame f = {.t = t, .o = opt, .hz = hz, .total = t->node[0].incl_tsc};
+	char why[256];
+
+	f->drawn = f->left_out = f->threads = 0;
+	if (stree_walk(f->t, visit_frame, f, why, sizeof(why)) == -1) {
+		cli_error("%s", why);
+		return CLI_FAIL;
+	}
+	return CLI_OK;
+}
+
+static int draw(struct stree *t, const struct flame_opts *opt, uint64_t hz, struct cli_out *o)
+{
+	struct flame f = {.t = t, .o = opt, .hz = hz};
 	char when[64];
 	const char *base;
 	double height;
-	uint64_t threads = 0;
-	uint32_t id;
+	uint64_t threads;
 
 	f.next_x = malloc(((size_t)t->max_depth + 2) * sizeof(*f.next_x));
 	if (!f.next_x) {
 		cli_error("out of memory");
 		return CLI_FAIL;
 	}
-	f.scale = f.total ? (opt->width - 2 * XPAD) / (double)f.total : 0;
-	walk(&f, NULL, 0);
+	if (walk(&f) != CLI_OK) {
+		free(f.next_x);
+		return CLI_FAIL;
+	}
 	height = TOP_H + (double)f.levels * FRAME_H + BOTTOM_H;
-	for (id = t->node[0].child; opt->per_thread && id != STREE_NONE; id = t->node[id].sibling)
-		threads++;
+	threads = f.threads;
 
 	cli_printf(o,
 		   "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
@@ -388,8 +400,12 @@ static int draw(const struct stree *t, const struct flame_opts *opt, uint64_t hz
 	if (!f.total)
 		cli_puts(o, "; no time recorded");
 	cli_puts(o, "</text>\n<g>\n");
-	f.drawn = f.left_out = 0;
-	walk(&f, o, height);
+	f.out = o;
+	f.height = height;
+	if (walk(&f) != CLI_OK) {
+		free(f.next_x);
+		return CLI_FAIL;
+	}
 	cli_puts(o, "</g>\n</svg>\n");
 	free(f.next_x);
 	return CLI_OK;

@@ -24,12 +24,13 @@
  * instruction in its module's DWARF (analysis/srcline.h; for a name of several ids, the lowest
  * id's), as addr2line gives them: the function's start line and its location's line.
  *
- * Memory: the tree grows with the distinct stacks, the profile with the stacks times their
- * depth; both are built whole and then compressed in one go.
+ * Memory: flat. The tree keeps what does not fit in memory in runs on disk (stacktree.h), and
+ * the profile is compressed as it is encoded, a megabyte at a time, through zlib's gzip stream
+ * (one gzip member: not every reader of gzip reads a second one).
  */
-#include <libdeflate.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "analysis/srcline.h"
 #include "analysis/stacktree.h"
@@ -101,63 +102,89 @@ static void value_type(struct pb_buf *b, unsigned field, uint64_t type, uint64_t
 }
 
 /*
- * Node id's self time in ns into *ns; 1 when the node is a sample: a call stack (not a thread's
- * root frame) with calls or time.
+ * The profile on its way out: what is encoded but not yet compressed, and the gzip stream
+ * (zlib: one gzip member, as pprof writes it) into the output.
  */
-static int sample_ns(const struct stree *t, uint32_t id, uint64_t hz, uint64_t *ns)
+struct pp_out {
+	const char *name; /* the trace, for messages */
+	struct pb_buf b;
+	z_stream z;
+	int z_ready;
+	struct cli_out *out;
+	uint8_t zbuf[65536];
+};
+
+#define PP_CHUNK_BYTES (1u << 20) /* encoded bytes handed to zlib at a time */
+
+/* Compress what b holds into the output (and end the stream when finish). 0, or -1 reported. */
+static int pp_deflate(struct pp_out *p, int finish)
 {
-	*ns = stree_ticks_to(t->node[id].self_tsc, hz, 1000000000);
-	return t->node[id].kind != STREE_THREAD && (t->node[id].calls || *ns);
+	int rc;
+
+	if (p->b.oom) {
+		cli_error("%s: out of memory", p->name);
+		return -1;
+	}
+	p->z.next_in = p->b.p;
+	p->z.avail_in = (uInt)p->b.len;
+	do {
+		p->z.next_out = p->zbuf;
+		p->z.avail_out = sizeof(p->zbuf);
+		rc = deflate(&p->z, finish ? Z_FINISH : Z_NO_FLUSH);
+		if (rc == Z_STREAM_ERROR) {
+			cli_error("%s: zlib failed to compress the profile", p->name);
+			return -1;
+		}
+		cli_put(p->out, p->zbuf, sizeof(p->zbuf) - p->z.avail_out);
+	} while (p->z.avail_out == 0 || (finish && rc != Z_STREAM_END));
+	pb_reset(&p->b);
+	return 0;
 }
 
-/* Is node id a frame of a stack (a location), not the root or a thread's root frame? */
-static int is_frame(const struct stree *t, uint32_t id)
-{
-	return id && id != STREE_NONE && t->node[id].kind != STREE_THREAD;
-}
-
-/* used[k] = 1 for each name k in the stack of a sample. */
-static void mark_used(const struct stree *t, uint64_t hz, uint8_t *used)
-{
-	uint64_t ns;
-	uint32_t id, up;
-
-	for (id = 1; id < t->nodes; id++)
-		if (sample_ns(t, id, hz, &ns))
-			for (up = id; is_frame(t, up); up = t->node[up].parent)
-				used[t->node[up].name] = 1;
-}
+/* The walk of the tree into samples: a sample per stack with calls or time. */
+struct pp_samples {
+	struct pp_out *p;
+	const struct stree *t;
+	uint64_t hz;
+	uint64_t names_at; /* string of name 0 */
+	uint8_t *used;	   /* used[k] = 1 for each name k in the stack of a sample */
+};
 
 /*
- * A sample per node with calls or time: its frames leaf first, then [calls, self ns], then its
- * thread's label (the name of its root frame: string names_at + name).
+ * A sample per node with calls or time (not the root, not a thread's root frame): its frames
+ * leaf first, then [calls, self ns], then its thread's label (the name of its root frame).
  */
-static void put_samples(struct pb_buf *b, const struct stree *t, uint64_t hz, uint64_t names_at)
+static int put_sample(void *ctx, const struct stree_frame *path, uint32_t depth)
 {
-	uint64_t ns, calls;
-	uint32_t id, up;
+	struct pp_samples *s = ctx;
+	struct pb_buf *b = &s->p->b;
+	const struct stree_frame *n = &path[depth];
+	uint64_t ns = stree_ticks_to(n->self_tsc, s->hz, 1000000000);
+	uint32_t up;
 
-	for (id = 1; id < t->nodes && !b->oom; id++) {
-		if (!sample_ns(t, id, hz, &ns))
-			continue;
-		calls = t->node[id].calls;
-		pb_open(b, PROFILE_SAMPLE);
-		pb_open(b, SAMPLE_LOCATION_ID);
-		for (up = id; is_frame(t, up); up = t->node[up].parent)
-			pb_packed_varint(b, (uint64_t)t->node[up].name + 1);
-		pb_close(b);
-		pb_open(b, SAMPLE_VALUE);
-		pb_packed_varint(b, calls > INT64_MAX ? INT64_MAX : calls);
-		pb_packed_varint(b, ns > INT64_MAX ? INT64_MAX : ns);
-		pb_close(b);
-		if (up && up != STREE_NONE) {
-			pb_open(b, SAMPLE_LABEL);
-			pb_varint(b, LABEL_KEY, STR_THREAD);
-			pb_varint(b, LABEL_STR, names_at + t->node[up].name);
-			pb_close(b);
-		}
+	if (!depth || n->kind == STREE_THREAD || (!n->calls && !ns))
+		return 0;
+	pb_open(b, PROFILE_SAMPLE);
+	pb_open(b, SAMPLE_LOCATION_ID);
+	for (up = depth; up && path[up].kind != STREE_THREAD; up--) {
+		pb_packed_varint(b, (uint64_t)path[up].name + 1);
+		s->used[path[up].name] = 1;
+	}
+	pb_close(b);
+	pb_open(b, SAMPLE_VALUE);
+	pb_packed_varint(b, n->calls > INT64_MAX ? INT64_MAX : n->calls);
+	pb_packed_varint(b, ns > INT64_MAX ? INT64_MAX : ns);
+	pb_close(b);
+	if (up) {
+		pb_open(b, SAMPLE_LABEL);
+		pb_varint(b, LABEL_KEY, STR_THREAD);
+		pb_varint(b, LABEL_STR, s->names_at + path[up].name);
 		pb_close(b);
 	}
+	pb_close(b);
+	if (b->len >= PP_CHUNK_BYTES && pp_deflate(s->p, 0) < 0)
+		return 2;
+	return s->p->out->err ? 3 : 0;
 }
 
 /* time_nanos and duration_nanos: when the events began, and how long they lasted. */
@@ -208,21 +235,18 @@ static void put_functions(struct pb_buf *b, const struct stree *t, const uint8_t
 }
 
 /*
- * The profile of t into b. program: the mapping's file name ("" when unknown); comments: lines
- * pprof shows with -comments.
+ * What follows the samples: the mapping (program: its file name, "" when unknown), the
+ * functions, the string table (comments: lines pprof shows with -comments), the span.
  */
-static void put_profile(struct pb_buf *b, const struct stree *t, uint64_t hz, const uint8_t *used,
-			const struct pp_sources *src, const char *program,
-			const char *const *comments, unsigned ncomments)
+static void put_tail(struct pb_buf *b, const struct stree *t, uint64_t hz, const uint8_t *used,
+		     const struct pp_sources *src, const char *program,
+		     const char *const *comments, unsigned ncomments)
 {
 	uint64_t str_program = STR_FIXED, names_at = STR_FIXED + 1 + ncomments;
 	uint64_t files_at = names_at + t->name_count;
 	unsigned i;
 	uint32_t k;
 
-	value_type(b, PROFILE_SAMPLE_TYPE, STR_CALLS, STR_COUNT);
-	value_type(b, PROFILE_SAMPLE_TYPE, STR_WALL, STR_NANOSECONDS);
-	put_samples(b, t, hz, names_at);
 	pb_open(b, PROFILE_MAPPING);
 	pb_varint(b, MAPPING_ID, 1);
 	pb_varint(b, MAPPING_FILENAME, str_program);
@@ -281,47 +305,61 @@ static int find_sources(struct pp_sources *src, const struct stree *t, const uin
 	return 0;
 }
 
-/* b gzipped into out. Returns CLI_OK, or CLI_FAIL after reporting. */
-static int put_gzip(const struct pb_buf *b, const char *name, struct cli_out *out)
+/*
+ * The profile of t, streamed: the sample types, the samples as the tree's walk gives them, then
+ * the rest (put_tail()). Returns CLI_OK, or CLI_FAIL after reporting.
+ */
+static int put_profile(struct pp_out *p, struct stree *t, uint64_t hz,
+		       const struct xfdr_names *names, const char *const *comments,
+		       unsigned ncomments)
 {
-	struct libdeflate_compressor *zc = libdeflate_alloc_compressor(6);
-	size_t cap, zlen;
-	uint8_t *z = NULL;
+	struct pp_samples smp = {.p = p, .t = t, .hz = hz, .names_at = STR_FIXED + 1 + ncomments};
+	struct pp_sources src = {0};
+	struct srcline *lines = NULL;
+	const char *program = NULL;
+	int status = CLI_FAIL, rc;
+	char why[256];
 
-	if (zc) {
-		cap = libdeflate_gzip_compress_bound(zc, b->len);
-		z = malloc(cap);
+	smp.used = calloc((size_t)t->name_count + 1, 1);
+	src.file = calloc((size_t)t->name_count + 1, sizeof(*src.file));
+	src.line = calloc((size_t)t->name_count + 1, sizeof(*src.line));
+	lines = srcline_new();
+	if (!smp.used || !src.file || !src.line || !lines) {
+		cli_error("%s: out of memory", p->name);
+		goto out;
 	}
-	if (!zc || !z) {
-		cli_error("%s: out of memory", name);
-		libdeflate_free_compressor(zc);
-		return CLI_FAIL;
+	value_type(&p->b, PROFILE_SAMPLE_TYPE, STR_CALLS, STR_COUNT);
+	value_type(&p->b, PROFILE_SAMPLE_TYPE, STR_WALL, STR_NANOSECONDS);
+	rc = stree_walk(t, put_sample, &smp, why, sizeof(why));
+	if (rc == -1)
+		cli_error("%s", why);
+	if (rc)
+		goto out; /* 2: reported; 3: the output's error, reported when it is closed */
+	if (find_sources(&src, t, smp.used, names, lines) < 0) {
+		cli_error("%s: out of memory", p->name);
+		goto out;
 	}
-	zlen = libdeflate_gzip_compress(zc, b->p, b->len, z, cap);
-	libdeflate_free_compressor(zc);
-	if (!zlen) {
-		/* cannot be: the room is the library's own bound */
-		cli_error("%s: libdeflate failed to compress %zu bytes", name, b->len);
-		free(z);
-		return CLI_FAIL;
-	}
-	cli_put(out, z, zlen);
-	free(z);
-	return CLI_OK;
+	xfdr_names_pid(names, &program);
+	put_tail(&p->b, t, hz, smp.used, &src, program ? program : "", comments, ncomments);
+	if (pp_deflate(p, 1) == 0)
+		status = CLI_OK;
+out:
+	srcline_free(lines);
+	free(src.file);
+	free(src.line);
+	free(smp.used);
+	return status;
 }
 
 int convert_pprof(struct xfdr_trace *tr, const struct xfdr_names *names, struct cli_out *out,
 		  struct cli_progress *prog)
 {
-	const char *name = xfdr_trace_name(tr), *program = NULL;
+	const char *name = xfdr_trace_name(tr);
 	uint64_t hz = xfdr_trace_header(tr)->cycle_frequency;
 	const char *comments[2];
 	char source[4200], note[640];
 	unsigned ncomments = 0;
-	struct pb_buf b = {0};
-	struct pp_sources src = {0};
-	struct srcline *lines = NULL;
-	uint8_t *used = NULL;
+	struct pp_out p = {.name = name, .out = out};
 	struct stree t;
 	int status = CLI_FAIL;
 
@@ -339,29 +377,18 @@ int convert_pprof(struct xfdr_trace *tr, const struct xfdr_names *names, struct 
 		cli_error("%s", note);
 		comments[ncomments++] = note;
 	}
-	xfdr_names_pid(names, &program);
-	used = calloc(t.name_count + 1, 1);
-	src.file = calloc(t.name_count + 1, sizeof(*src.file));
-	src.line = calloc(t.name_count + 1, sizeof(*src.line));
-	lines = srcline_new();
-	if (!used || !src.file || !src.line || !lines)
-		goto oom;
-	mark_used(&t, hz, used);
-	if (find_sources(&src, &t, used, names, lines) < 0)
-		goto oom;
-	put_profile(&b, &t, hz, used, &src, program ? program : "", comments, ncomments);
-	if (b.oom)
-		goto oom;
-	status = put_gzip(&b, name, out);
-	goto out;
-oom:
-	cli_error("%s: out of memory", name);
+	/* zlib's default level: a profile is read many times, written once. */
+	if (deflateInit2(&p.z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK) {
+		cli_error("%s: out of memory", name);
+		goto out;
+	}
+	p.z_ready = 1;
+	status = put_profile(&p, &t, hz, names, comments, ncomments);
 out:
-	srcline_free(lines);
-	free(src.file);
-	free(src.line);
-	free(used);
-	pb_free(&b);
+	if (p.z_ready)
+		deflateEnd(&p.z);
+	pb_free(&p.b);
 	stree_free(&t);
 	return status;
 }

@@ -93,69 +93,78 @@ static int parse_stack_opts(int argc, char **argv, struct stack_opts *o)
 	return cli_options_parse_one(&cmd, argc, argv, &o->input);
 }
 
-/*
- * Depth first over the sorted tree, the path of names kept in one growing buffer with the
- * length it had at each depth. Returns CLI_OK, or CLI_FAIL after reporting.
- */
-static int print_folded(const struct stree *t, const struct stack_opts *o, uint64_t hz,
+enum { STOP_WRITE = 2, STOP_NO_MEMORY = 3 }; /* put_line()'s reasons to stop the walk */
+
+/* The folded line of each stack, the path of names kept with the length it had at each depth. */
+struct folded {
+	const struct stree *t;
+	const struct stack_opts *o;
+	uint64_t hz;
+	struct cli_out *out;
+	size_t *at;
+	char *path;
+	size_t cap;
+};
+
+static int put_line(void *ctx, const struct stree_frame *path, uint32_t depth)
+{
+	struct folded *f = ctx;
+	const struct stree_frame *n = &path[depth];
+	size_t nlen, len;
+	const char *name = stree_name(f->t, n->name, &nlen);
+	uint64_t v = f->o->total ? n->total_tsc : n->self_tsc;
+
+	if (!depth) /* the root: no frame */
+		return 0;
+	len = depth > 1 ? f->at[depth - 1] : 0;
+	if (len + nlen + 2 > f->cap) {
+		size_t cap = f->cap;
+		char *p;
+
+		while (len + nlen + 2 > cap)
+			cap *= 2;
+		p = realloc(f->path, cap);
+		if (!p)
+			return STOP_NO_MEMORY;
+		f->path = p;
+		f->cap = cap;
+	}
+	if (depth > 1)
+		f->path[len++] = ';';
+	memcpy(f->path + len, name, nlen);
+	len += nlen;
+	f->at[depth] = len;
+	if (unit_per_second[f->o->unit])
+		v = stree_ticks_to(v, f->hz, unit_per_second[f->o->unit]);
+	if (v) {
+		cli_put(f->out, f->path, len);
+		cli_putc(f->out, ' ');
+		cli_put_u64(f->out, v);
+		cli_putc(f->out, '\n');
+	}
+	return f->out->err ? STOP_WRITE : 0;
+}
+
+/* Depth first over the tree (stree_walk()). Returns CLI_OK, or CLI_FAIL after reporting. */
+static int print_folded(struct stree *t, const struct stack_opts *o, uint64_t hz,
 			struct cli_out *out)
 {
-	size_t *at = malloc(((size_t)t->max_depth + 2) * sizeof(*at)), cap = 4096, len = 0;
-	char *path = malloc(cap);
-	uint32_t id = t->node[0].child;
-	int status = CLI_FAIL;
+	struct folded f = {.t = t, .o = o, .hz = hz, .out = out, .cap = 4096};
+	char why[256];
+	int rc = STOP_NO_MEMORY;
 
-	if (!at || !path) {
+	f.at = malloc(((size_t)t->max_depth + 2) * sizeof(*f.at));
+	f.path = malloc(f.cap);
+	if (f.at && f.path)
+		rc = stree_walk(t, put_line, &f, why, sizeof(why));
+	free(f.at);
+	free(f.path);
+	if (rc == -1)
+		cli_error("%s", why);
+	else if (rc == STOP_NO_MEMORY)
 		cli_error("out of memory");
-		goto out;
-	}
-	while (id != STREE_NONE && !out->err) {
-		const struct stree_node *n = &t->node[id];
-		size_t nlen;
-		const char *name = stree_name(t, n->name, &nlen);
-		uint64_t v = o->total ? n->total_tsc : n->self_tsc;
-
-		len = at[n->depth] = n->depth > 1 ? at[n->depth - 1] : 0;
-		if (len + nlen + 2 > cap) {
-			char *p;
-
-			while (len + nlen + 2 > cap)
-				cap *= 2;
-			p = realloc(path, cap);
-			if (!p) {
-				cli_error("out of memory");
-				goto out;
-			}
-			path = p;
-		}
-		if (n->depth > 1)
-			path[len++] = ';';
-		memcpy(path + len, name, nlen);
-		len += nlen;
-		at[n->depth] = len;
-		if (unit_per_second[o->unit])
-			v = stree_ticks_to(v, hz, unit_per_second[o->unit]);
-		if (v) {
-			cli_put(out, path, len);
-			cli_putc(out, ' ');
-			cli_put_u64(out, v);
-			cli_putc(out, '\n');
-		}
-		if (n->child != STREE_NONE) {
-			id = n->child;
-			continue;
-		}
-		while (id != STREE_NONE && t->node[id].sibling == STREE_NONE)
-			id = t->node[id].parent;
-		if (id == 0 || id == STREE_NONE)
-			break;
-		id = t->node[id].sibling;
-	}
-	status = CLI_OK;
-out:
-	free(at);
-	free(path);
-	return status;
+	/* A write error (STOP_WRITE) is the output's to report when it is closed. */
+	return rc == -1 || rc == STOP_NO_MEMORY ? CLI_FAIL : CLI_OK;
 }
 
 int cmd_stack(int argc, char **argv)

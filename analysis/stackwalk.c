@@ -1,0 +1,556 @@
+/*
+ * analysis/stackwalk.c - the stack tree sorted, written out as runs when memory is full, and
+ * walked as one tree (stacktree.h).
+ *
+ * A run is the tree in memory as it was when it filled up, written depth first with each
+ * node's callees in name order, so that a run is sorted by stack: a node's record (its depth,
+ * name, kind and sums, as varints) comes after its caller's and before its next sibling's
+ * subtree. Every node of a stack is in the run with it, even one no call ended at yet (a frame
+ * still open when the run was written).
+ *
+ * Merging sorted runs: let P be the stack last given out. Each source's next record is a
+ * callee of a frame of P: its caller's record came earlier in the source, hence was given out
+ * (at or before P), and a caller given out that is not on P has all of its subtree before P,
+ * which the record is not. So the next record of every source is a callee of P's frame at its
+ * depth - 1, and of two such records the deeper one comes first (it is inside the subtree of
+ * P's frame at the other's depth, which the other follows as a later sibling); at the same
+ * depth both are callees of the same frame, and the name decides. Records of the same depth
+ * and name from several sources are the same stack: their sums add. The key (depth downwards,
+ * then name) needs nothing but the record itself, so a merge costs one pass over the runs.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analysis/stackruns.h"
+#include "analysis/stacktree.h"
+
+#define RUN_WRITE_BYTES 65536
+#define RUN_READ_BYTES 32768
+#define RUN_RECORD_MAX (7 * 10) /* seven varints of up to 10 bytes */
+
+struct stree_run {
+	int fd; /* an unlinked temporary file */
+	uint64_t bytes;
+};
+
+struct stree_runs {
+	struct stree_run run[STREE_RUNS_MAX];
+	unsigned count;
+};
+
+/* ---- sorting the tree in memory --------------------------------------------------------- */
+
+static const struct stree *sort_tree; /* qsort() has no context argument */
+
+static int name_cmp(const struct stree *t, uint32_t a, uint32_t b)
+{
+	size_t la, lb;
+	const char *sa = stree_name(t, a, &la);
+	const char *sb = stree_name(t, b, &lb);
+	int c = memcmp(sa, sb, la < lb ? la : lb);
+
+	return c ? c : (la > lb) - (la < lb);
+}
+
+static int by_text(const void *a, const void *b)
+{
+	return name_cmp(sort_tree, *(const uint32_t *)a, *(const uint32_t *)b);
+}
+
+/* rank[name] for every name: its place in name order (bytewise). NULL when out of memory. */
+static uint32_t *name_ranks(const struct stree *t)
+{
+	uint32_t *order = malloc(((size_t)t->name_count + 1) * sizeof(*order));
+	uint32_t *rank = malloc(((size_t)t->name_count + 1) * sizeof(*rank)), k;
+
+	if (!order || !rank) {
+		free(order);
+		free(rank);
+		return NULL;
+	}
+	for (k = 0; k < t->name_count; k++)
+		order[k] = k;
+	sort_tree = t;
+	qsort(order, t->name_count, sizeof(*order), by_text);
+	sort_tree = NULL;
+	for (k = 0; k < t->name_count; k++)
+		rank[order[k]] = k;
+	free(order);
+	return rank;
+}
+
+static const uint32_t *sort_rank;
+
+static int by_parent_name(const void *a, const void *b)
+{
+	const struct stree_node *x = &sort_tree->node[*(const uint32_t *)a];
+	const struct stree_node *y = &sort_tree->node[*(const uint32_t *)b];
+
+	if (x->parent != y->parent)
+		return x->parent < y->parent ? -1 : 1;
+	return (sort_rank[x->name] > sort_rank[y->name]) - (sort_rank[x->name] < sort_rank[y->name]);
+}
+
+int stree_finish(struct stree *t)
+{
+	uint32_t *order = malloc((size_t)t->nodes * sizeof(*order)), *rank = name_ranks(t), i, k;
+
+	if (!order || !rank) {
+		free(order);
+		free(rank);
+		return -1;
+	}
+	/*
+	 * Children are made after their parent, so a backwards pass sees every node before its
+	 * parent: incl_tsc adds up bottom-up without recursion.
+	 */
+	for (i = 0; i < t->nodes; i++)
+		t->node[i].incl_tsc = t->node[i].self_tsc;
+	for (i = t->nodes; i-- > 1;) {
+		struct stree_node *p = &t->node[t->node[i].parent];
+
+		p->incl_tsc = stree_add(p->incl_tsc, t->node[i].incl_tsc);
+	}
+	/* Sort all nodes by (parent, name), then relink each parent's children in that order. */
+	for (i = 0; i < t->nodes; i++)
+		order[i] = i;
+	sort_tree = t;
+	sort_rank = rank;
+	qsort(order + 1, t->nodes - 1, sizeof(*order), by_parent_name);
+	sort_tree = NULL;
+	sort_rank = NULL;
+	for (i = 0; i < t->nodes; i++)
+		t->node[i].child = STREE_NONE;
+	/* Walk the name order backwards, pushing on each parent's list: it comes out ascending. */
+	for (k = t->nodes; k-- > 1;) {
+		struct stree_node *n = &t->node[order[k]];
+
+		n->sibling = t->node[n->parent].child;
+		t->node[n->parent].child = order[k];
+	}
+	free(order);
+	free(rank);
+	return 0;
+}
+
+/* ---- sources: the tree in memory and the runs, each depth first ------------------------- */
+
+struct source {
+	struct stree_frame head; /* the next record, when have */
+	int have;
+	/* The tree in memory (tree not NULL): the node to give next. */
+	const struct stree *tree;
+	uint32_t id;
+	/* A run: its file, how far it is read, and what is buffered of it. */
+	const struct stree_run *run;
+	uint64_t pos;
+	uint8_t *buf;
+	size_t len, at;
+};
+
+static void tree_next(struct source *s)
+{
+	const struct stree *t = s->tree;
+	const struct stree_node *n;
+	uint32_t id = s->id;
+
+	s->have = id != STREE_NONE;
+	if (!s->have)
+		return;
+	n = &t->node[id];
+	s->head = (struct stree_frame){n->depth,    n->name,	  n->kind,    n->calls,
+				       n->self_tsc, n->total_tsc, n->incl_tsc};
+	if (n->child != STREE_NONE) {
+		s->id = n->child;
+		return;
+	}
+	while (id != STREE_NONE && t->node[id].sibling == STREE_NONE)
+		id = t->node[id].parent;
+	s->id = id == STREE_NONE ? STREE_NONE : t->node[id].sibling;
+}
+
+static int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	unsigned shift = 0;
+
+	*v = 0;
+	while (*p < end && shift < 64) {
+		uint8_t b = *(*p)++;
+
+		*v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return 0;
+		shift += 7;
+	}
+	return -1;
+}
+
+/* Buffer at least RUN_RECORD_MAX bytes, or the rest of the run. 0, or -1 with errno. */
+static int run_fill(struct source *s)
+{
+	size_t keep = s->len - s->at;
+
+	memmove(s->buf, s->buf + s->at, keep);
+	s->len = keep;
+	s->at = 0;
+	while (s->len < RUN_READ_BYTES && s->pos < s->run->bytes) {
+		size_t want = RUN_READ_BYTES - s->len;
+		ssize_t got;
+
+		if (want > s->run->bytes - s->pos)
+			want = (size_t)(s->run->bytes - s->pos);
+		got = pread(s->run->fd, s->buf + s->len, want, (off_t)s->pos);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0) {
+			if (!got)
+				errno = EIO; /* the file is shorter than what was written to it */
+			return -1;
+		}
+		s->len += (size_t)got;
+		s->pos += (uint64_t)got;
+	}
+	return 0;
+}
+
+/* The next record of a run. 0, or -1 with errno. */
+static int run_next(struct source *s)
+{
+	const uint8_t *p, *end;
+	uint64_t v[7];
+	unsigned i;
+
+	if (s->len - s->at < RUN_RECORD_MAX && s->pos < s->run->bytes && run_fill(s) < 0)
+		return -1;
+	s->have = s->at < s->len;
+	if (!s->have)
+		return 0;
+	p = s->buf + s->at;
+	end = s->buf + s->len;
+	for (i = 0; i < 7; i++)
+		if (get_varint(&p, end, &v[i]) < 0)
+			goto corrupt;
+	if (v[0] > UINT32_MAX || v[1] > UINT32_MAX || v[2] > STREE_THREAD)
+		goto corrupt;
+	s->head = (struct stree_frame){(uint32_t)v[0], (uint32_t)v[1], (uint32_t)v[2], v[3],
+				       v[4],		v[5],		v[6]};
+	s->at = (size_t)(p - s->buf);
+	return 0;
+corrupt:
+	/* Only this process writes the file: a record it cannot read is a damaged file. */
+	errno = EIO;
+	return -1;
+}
+
+static int source_next(struct source *s)
+{
+	if (s->tree) {
+		tree_next(s);
+		return 0;
+	}
+	return run_next(s);
+}
+
+/* ---- merging ---------------------------------------------------------------------------- */
+
+struct merge {
+	struct source *src;
+	unsigned n;
+	uint32_t *rank; /* name_ranks() */
+	uint32_t names; /* how many names rank knows */
+};
+
+/* Does record a come before record b (module comment)? */
+static int before(const struct merge *m, const struct stree_frame *a, const struct stree_frame *b)
+{
+	if (a->depth != b->depth)
+		return a->depth > b->depth;
+	return m->rank[a->name] < m->rank[b->name];
+}
+
+static void merge_end(struct merge *m)
+{
+	unsigned i;
+
+	for (i = 0; m->src && i < m->n; i++)
+		free(m->src[i].buf);
+	free(m->src);
+	free(m->rank);
+	memset(m, 0, sizeof(*m));
+}
+
+/*
+ * Sources for the runs r (may be NULL), and the tree in memory when with_tree, each at its
+ * first record. 0, or -1 with errno.
+ */
+static int merge_begin(struct merge *m, const struct stree *t, const struct stree_runs *r,
+		       int with_tree)
+{
+	unsigned runs = r ? r->count : 0, i;
+
+	memset(m, 0, sizeof(*m));
+	m->src = calloc(runs + 1, sizeof(*m->src));
+	m->rank = name_ranks(t);
+	m->names = t->name_count;
+	if (!m->src || !m->rank)
+		goto oom;
+	for (i = 0; i < runs; i++) {
+		struct source *s = &m->src[m->n++];
+
+		s->run = &r->run[i];
+		s->buf = malloc(RUN_READ_BYTES);
+		if (!s->buf)
+			goto oom;
+		if (run_next(s) < 0)
+			goto fail;
+	}
+	if (with_tree) {
+		struct source *s = &m->src[m->n++];
+
+		s->tree = t;
+		s->id = 0;
+		tree_next(s);
+	}
+	return 0;
+oom:
+	errno = ENOMEM;
+fail:
+	i = (unsigned)errno;
+	merge_end(m);
+	errno = (int)i;
+	return -1;
+}
+
+/* The next stack of the merge, its sums added up. 1, 0 at the end, or -1 with errno. */
+static int merge_next(struct merge *m, struct stree_frame *out)
+{
+	struct source *best = NULL;
+	unsigned i;
+
+	for (i = 0; i < m->n; i++) {
+		struct source *s = &m->src[i];
+
+		if (s->have && s->head.name >= m->names) {
+			errno = EIO; /* a name the tree never had: a damaged run */
+			return -1;
+		}
+		if (s->have && (!best || before(m, &s->head, &best->head)))
+			best = s;
+	}
+	if (!best)
+		return 0;
+	*out = best->head;
+	out->calls = out->self_tsc = out->total_tsc = out->incl_tsc = 0;
+	for (i = 0; i < m->n; i++) {
+		struct source *s = &m->src[i];
+
+		if (!s->have || s->head.depth != out->depth || s->head.name != out->name)
+			continue;
+		out->calls = stree_add(out->calls, s->head.calls);
+		out->self_tsc = stree_add(out->self_tsc, s->head.self_tsc);
+		out->total_tsc = stree_add(out->total_tsc, s->head.total_tsc);
+		out->incl_tsc = stree_add(out->incl_tsc, s->head.incl_tsc);
+		if (source_next(s) < 0)
+			return -1;
+	}
+	return 1;
+}
+
+/* ---- writing runs ----------------------------------------------------------------------- */
+
+struct run_writer {
+	struct stree_run run;
+	uint8_t *buf;
+	size_t len;
+};
+
+/* An unlinked temporary file in $TMPDIR (else /tmp). The fd, or -1 with errno. */
+static int temp_file(void)
+{
+	const char *dir = getenv("TMPDIR");
+	char path[4096];
+	int fd;
+
+	if (!dir || !*dir)
+		dir = "/tmp";
+	if (snprintf(path, sizeof(path), "%s/xfdr-stack-XXXXXX", dir) >= (int)sizeof(path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	fd = mkostemp(path, O_CLOEXEC);
+	if (fd >= 0)
+		unlink(path);
+	return fd;
+}
+
+static int writer_flush(struct run_writer *w)
+{
+	size_t done = 0;
+
+	while (done < w->len) {
+		ssize_t n = write(w->run.fd, w->buf + done, w->len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (!n)
+				errno = ENOSPC;
+			return -1;
+		}
+		done += (size_t)n;
+	}
+	w->run.bytes += w->len;
+	w->len = 0;
+	return 0;
+}
+
+static int writer_put(struct run_writer *w, const struct stree_frame *f)
+{
+	const uint64_t v[7] = {f->depth,    f->name,	  f->kind,   f->calls,
+			       f->self_tsc, f->total_tsc, f->incl_tsc};
+	uint8_t *p;
+	unsigned i;
+
+	if (RUN_WRITE_BYTES - w->len < RUN_RECORD_MAX && writer_flush(w) < 0)
+		return -1;
+	p = w->buf + w->len;
+	for (i = 0; i < 7; i++) {
+		uint64_t x = v[i];
+
+		while (x >= 0x80) {
+			*p++ = (uint8_t)(x | 0x80);
+			x >>= 7;
+		}
+		*p++ = (uint8_t)x;
+	}
+	w->len = (size_t)(p - w->buf);
+	return 0;
+}
+
+/* Write the merge of the runs r (may be NULL) and of the tree in memory as one new run. */
+static int write_run(const struct stree *t, const struct stree_runs *r, struct stree_run *out)
+{
+	struct run_writer w = {.run = {.fd = -1}};
+	struct stree_frame f;
+	struct merge m;
+	int rc, saved;
+
+	if (merge_begin(&m, t, r, 1) < 0)
+		return -1;
+	w.buf = malloc(RUN_WRITE_BYTES);
+	if (!w.buf) {
+		errno = ENOMEM;
+		goto fail;
+	}
+	w.run.fd = temp_file();
+	if (w.run.fd < 0)
+		goto fail;
+	while ((rc = merge_next(&m, &f)) > 0)
+		if (writer_put(&w, &f) < 0)
+			goto fail;
+	if (rc < 0 || writer_flush(&w) < 0)
+		goto fail;
+	merge_end(&m);
+	free(w.buf);
+	*out = w.run;
+	return 0;
+fail:
+	saved = errno;
+	merge_end(&m);
+	free(w.buf);
+	if (w.run.fd >= 0)
+		close(w.run.fd);
+	errno = saved;
+	return -1;
+}
+
+void stree_runs_free(struct stree *t)
+{
+	unsigned i;
+
+	if (!t->runs)
+		return;
+	for (i = 0; i < t->runs->count; i++)
+		close(t->runs->run[i].fd);
+	free(t->runs);
+	t->runs = NULL;
+}
+
+int stree_spill(struct stree *t)
+{
+	struct stree_runs *r = t->runs;
+	struct stree_run run;
+	unsigned i;
+
+	if (!r) {
+		r = t->runs = calloc(1, sizeof(*r));
+		if (!r) {
+			t->spill_errno = ENOMEM;
+			return -1;
+		}
+	}
+	/* The tree alone becomes a run; at the most runs kept, the tree and all of them. */
+	if (r->count + 1 < STREE_RUNS_MAX) {
+		if (write_run(t, NULL, &run) < 0)
+			goto fail;
+	} else {
+		if (write_run(t, r, &run) < 0)
+			goto fail;
+		for (i = 0; i < r->count; i++)
+			close(r->run[i].fd);
+		r->count = 0;
+	}
+	r->run[r->count++] = run;
+	return 0;
+fail:
+	t->spill_errno = errno ? errno : EIO;
+	return -1;
+}
+
+/* ---- the walk --------------------------------------------------------------------------- */
+
+int stree_walk(struct stree *t, stree_visit_fn visit, void *ctx, char *why, size_t why_size)
+{
+	struct stree_frame *path = NULL, f;
+	uint32_t skip_below = UINT32_MAX;
+	struct merge m;
+	int rc, stop = 0;
+
+	if (merge_begin(&m, t, t->runs, 1) < 0)
+		goto fail;
+	path = malloc(((size_t)t->max_depth + 1) * sizeof(*path));
+	if (!path) {
+		errno = ENOMEM;
+		goto fail;
+	}
+	while ((rc = merge_next(&m, &f)) > 0) {
+		if (f.depth > t->max_depth || (f.depth == 0) != (f.kind == STREE_ROOT)) {
+			errno = EIO;
+			goto fail;
+		}
+		if (f.depth > skip_below)
+			continue;
+		skip_below = UINT32_MAX;
+		path[f.depth] = f;
+		stop = visit(ctx, path, f.depth);
+		if (stop == STREE_SKIP)
+			skip_below = f.depth;
+		else if (stop)
+			break;
+	}
+	if (rc < 0)
+		goto fail;
+	merge_end(&m);
+	free(path);
+	return stop == STREE_SKIP ? 0 : stop;
+fail:
+	snprintf(why, why_size, "%s the stack tree: %s",
+		 errno == ENOMEM ? "out of memory for" : "reading a run of", strerror(errno));
+	merge_end(&m);
+	free(path);
+	return -1;
+}
