@@ -27,7 +27,6 @@ int xfdr_trace_verify(struct xfdr_trace *t, struct xfdr_error *err)
 	struct xfdr_record r;
 	struct rd_buffer_info *index = NULL, *b;
 	struct rd_fn f;
-	uint64_t released = 0;
 	int rc;
 
 	if (t->verified > 0)
@@ -57,10 +56,6 @@ int xfdr_trace_verify(struct xfdr_trace *t, struct xfdr_error *err)
 		rc = xfdr_records_next(&c, &r, &t->verify_err);
 		if (rc <= 0)
 			break;
-		if (c.pos - released >= RD_RELEASE_STEP) {
-			rd_release(t, released, c.pos);
-			released = c.pos & ~(RD_RELEASE_STEP - 1);
-		}
 		if (!r.is_metadata)
 			continue;
 		b = &index[r.buffer_index];

@@ -72,6 +72,7 @@ void rd_cursor_seek_buffer(struct xfdr_record_cursor *c, uint64_t buffer)
 	c->thread_id = 0;
 	c->pid = 0;
 	c->done = 0;
+	c->released = b->start;
 }
 
 void xfdr_records_begin(const struct xfdr_trace *t, struct xfdr_record_cursor *c)
@@ -438,6 +439,11 @@ int xfdr_records_next(struct xfdr_record_cursor *c, struct xfdr_record *r, struc
 	struct rd_fn f;
 	char what[64];
 
+	/* A walk holds no more of a large file in memory than the step it is in. */
+	if (pos >= c->released + RD_RELEASE_STEP) {
+		rd_release(t, c->released, pos);
+		c->released = pos & ~(RD_RELEASE_STEP - 1);
+	}
 	if (rd_next_function(c, &f)) {
 		/* One compound literal, not memset: a few vector stores on the hot path. */
 		*r = (struct xfdr_record){

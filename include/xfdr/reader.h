@@ -130,6 +130,7 @@ struct xfdr_record_cursor {
 	uint32_t thread_id;
 	uint32_t pid;
 	int done;
+	uint64_t released; /* the walk has given back the pages of the file before this byte */
 };
 
 void xfdr_records_begin(const struct xfdr_trace *t, struct xfdr_record_cursor *c);
