@@ -466,8 +466,8 @@ static int spill(struct stree *t)
 			goto oom;
 	}
 	for (i = 0; i < t->segs; i++) {
-		parent = t->seg[i].node = child_of(t, parent, t->seg[i].node,
-						   t->seg[i].unknown ? STREE_UNKNOWN : STREE_FUNCTION);
+		parent = t->seg[i].node = child_of(
+		    t, parent, t->seg[i].node, t->seg[i].unknown ? STREE_UNKNOWN : STREE_FUNCTION);
 		if (parent == STREE_NONE)
 			goto oom;
 	}

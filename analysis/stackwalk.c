@@ -92,7 +92,8 @@ static int by_parent_name(const void *a, const void *b)
 
 	if (x->parent != y->parent)
 		return x->parent < y->parent ? -1 : 1;
-	return (sort_rank[x->name] > sort_rank[y->name]) - (sort_rank[x->name] < sort_rank[y->name]);
+	return (sort_rank[x->name] > sort_rank[y->name]) -
+	       (sort_rank[x->name] < sort_rank[y->name]);
 }
 
 int stree_finish(struct stree *t)
@@ -236,8 +237,8 @@ static int run_next(struct source *s)
 			goto corrupt;
 	if (v[0] > UINT32_MAX || v[1] > UINT32_MAX || v[2] > STREE_THREAD)
 		goto corrupt;
-	s->head = (struct stree_frame){(uint32_t)v[0], (uint32_t)v[1], (uint32_t)v[2], v[3],
-				       v[4],		v[5],		v[6]};
+	s->head = (struct stree_frame){
+	    (uint32_t)v[0], (uint32_t)v[1], (uint32_t)v[2], v[3], v[4], v[5], v[6]};
 	s->at = (size_t)(p - s->buf);
 	return 0;
 corrupt:
@@ -410,7 +411,7 @@ static int writer_flush(struct run_writer *w)
 
 static int writer_put(struct run_writer *w, const struct stree_frame *f)
 {
-	const uint64_t v[7] = {f->depth,    f->name,	  f->kind,   f->calls,
+	const uint64_t v[7] = {f->depth,    f->name,	  f->kind,    f->calls,
 			       f->self_tsc, f->total_tsc, f->incl_tsc};
 	uint8_t *p;
 	unsigned i;

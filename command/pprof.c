@@ -239,8 +239,8 @@ static void put_functions(struct pb_buf *b, const struct stree *t, const uint8_t
  * functions, the string table (comments: lines pprof shows with -comments), the span.
  */
 static void put_tail(struct pb_buf *b, const struct stree *t, uint64_t hz, const uint8_t *used,
-		     const struct pp_sources *src, const char *program,
-		     const char *const *comments, unsigned ncomments)
+		     const struct pp_sources *src, const char *program, const char *const *comments,
+		     unsigned ncomments)
 {
 	uint64_t str_program = STR_FIXED, names_at = STR_FIXED + 1 + ncomments;
 	uint64_t files_at = names_at + t->name_count;
@@ -378,8 +378,8 @@ int convert_pprof(struct xfdr_trace *tr, const struct xfdr_names *names, struct 
 		comments[ncomments++] = note;
 	}
 	/* zlib's default level: a profile is read many times, written once. */
-	if (deflateInit2(&p.z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
-			 Z_DEFAULT_STRATEGY) != Z_OK) {
+	if (deflateInit2(&p.z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+	    Z_OK) {
 		cli_error("%s: out of memory", name);
 		goto out;
 	}

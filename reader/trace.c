@@ -86,7 +86,8 @@ void rd_release(const struct xfdr_trace *t, uint64_t from, uint64_t to)
 	 * large folio the kernel maps around it (2 MiB of a buffer not yet read, per buffer).
 	 */
 	lo = from & ~((uint64_t)page - 1);
-	hi = to > t->bytes - (uint64_t)page ? t->bytes : (to + (uint64_t)page - 1) & ~((uint64_t)page - 1);
+	hi = to > t->bytes - (uint64_t)page ? t->bytes
+					    : (to + (uint64_t)page - 1) & ~((uint64_t)page - 1);
 	if (hi > lo)
 		madvise((void *)(t->data + lo), (size_t)(hi - lo), MADV_DONTNEED);
 }

@@ -31,8 +31,8 @@ struct lines {
 	char *text;
 	size_t len, cap;
 	uint32_t visits;
-	uint32_t skip_at;  /* STREE_SKIP at the visit of this number (0: never) */
-	uint32_t stop_at;  /* return 7 at the visit of this number (0: never) */
+	uint32_t skip_at; /* STREE_SKIP at the visit of this number (0: never) */
+	uint32_t stop_at; /* return 7 at the visit of this number (0: never) */
 	const struct stree *t;
 };
 
