@@ -21,7 +21,8 @@
  * Memory: the tree in memory holds at most node_limit nodes (STREE_NODE_LIMIT, about 20 MiB
  * with its hash). When a call would need more, the tree is sorted and written as a run to an
  * unlinked temporary file in $TMPDIR (else /tmp), and a new tree begins with the open frames
- * of the thread being paired; at STREE_RUNS_MAX runs they are merged into one. stree_walk()
+ * of the thread being paired; at STREE_RUNS_MAX runs, the smaller half of them are merged into
+ * the new one (so a record is written again a few times, not once per run). stree_walk()
  * merges the runs and the tree in memory into one depth-first walk, so the result is the same
  * whatever the limit, and memory stays flat however many distinct stacks the trace has.
  *
@@ -43,7 +44,7 @@
 
 #define STREE_NONE UINT32_MAX
 #define STREE_NODE_LIMIT (1u << 18) /* nodes in memory before a run is written */
-#define STREE_RUNS_MAX 16	    /* runs kept before they are merged into one */
+#define STREE_RUNS_MAX 16	    /* runs kept before the smaller half are merged */
 
 enum stree_kind {
 	STREE_ROOT = 0,	    /* node 0: no frame, the whole trace */

@@ -481,9 +481,16 @@ void stree_runs_free(struct stree *t)
 	t->runs = NULL;
 }
 
+static int by_bytes(const void *a, const void *b)
+{
+	const struct stree_run *x = a, *y = b;
+
+	return (x->bytes > y->bytes) - (x->bytes < y->bytes);
+}
+
 int stree_spill(struct stree *t)
 {
-	struct stree_runs *r = t->runs;
+	struct stree_runs *r = t->runs, small = {.count = 0};
 	struct stree_run run;
 	unsigned i;
 
@@ -494,22 +501,26 @@ int stree_spill(struct stree *t)
 			return -1;
 		}
 	}
-	/* The tree alone becomes a run; at the most runs kept, the tree and all of them. */
-	if (r->count + 1 < STREE_RUNS_MAX) {
-		if (write_run(t, NULL, &run) < 0)
-			goto fail;
-	} else {
-		if (write_run(t, r, &run) < 0)
-			goto fail;
-		for (i = 0; i < r->count; i++)
-			close(r->run[i].fd);
-		r->count = 0;
+	/*
+	 * The tree becomes a run. At the most runs kept, the smaller half of them go into it:
+	 * a large run is written again only once enough runs of its size have gathered, so each
+	 * record is rewritten a few times however long the trace, not once per merge.
+	 */
+	if (r->count + 1 >= STREE_RUNS_MAX) {
+		qsort(r->run, r->count, sizeof(*r->run), by_bytes);
+		small.count = r->count / 2;
+		memcpy(small.run, r->run, small.count * sizeof(*r->run));
 	}
+	if (write_run(t, &small, &run) < 0) {
+		t->spill_errno = errno ? errno : EIO;
+		return -1;
+	}
+	for (i = 0; i < small.count; i++)
+		close(small.run[i].fd);
+	memmove(r->run, r->run + small.count, (r->count - small.count) * sizeof(*r->run));
+	r->count -= small.count;
 	r->run[r->count++] = run;
 	return 0;
-fail:
-	t->spill_errno = errno ? errno : EIO;
-	return -1;
 }
 
 /* ---- the walk --------------------------------------------------------------------------- */

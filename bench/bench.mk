@@ -130,6 +130,7 @@ bench: all $(BENCH_PROGS) $(BENCH_DIR)/startup $(BENCH_DIR)/fork_cost
 	$(BENCH_FORK_CMD) || status=1; \
 	echo; \
 	$(BENCH_READER_CMD) || status=1; \
+	$(BENCH_READER_BIG_CMD) || status=1; \
 	echo; \
 	$(BENCH_WAYS_CMD) || status=1; \
 	echo; \
@@ -186,6 +187,11 @@ bench-instr: all $(BENCH_PROGS)
 # generator or libxfdr changes. The defaults give a file every llvm-xray 14 verb reads
 # correctly (see the README): 2 threads, 13 buffers each of 4 MiB, 108 MiB with the drop buffer.
 #
+# A second table follows: xfdr's verbs alone, one run each, on a 1 GiB trace of the same shape
+# (BENCH_BIG_TRACE_BUFS buffers a thread: 128, 1 GiB; kept in $(BENCH_DIR)/reader-big/), where
+# what matters is that memory stays flat (llvm-xray would need about 20 GB). BENCH_BIG_TRACE_BUFS=0
+# leaves it out.
+#
 #   make bench-reader BENCH_READER_REPS=5 BENCH_READER_ROW_S=60   more runs per row
 #   make bench-reader BENCH_TRACE_THREADS=4                        llvm-xray account then fails
 BENCH_TRACE_THREADS ?= 2
@@ -194,6 +200,7 @@ BENCH_TRACE_BUFS    ?= 13
 BENCH_READER_REPS      ?= 3
 BENCH_READER_XRAY_REPS ?= 1
 BENCH_READER_ROW_S     ?= 20
+BENCH_BIG_TRACE_BUFS   ?= 128
 BENCH_TRACE := $(BENCH_DIR)/reader/trace-t$(BENCH_TRACE_THREADS)-b$(BENCH_TRACE_BUF)-n$(BENCH_TRACE_BUFS).xray
 BENCH_TRACE_GEN := $(BENCH_DIR)/gen_big_trace -t $(BENCH_TRACE_THREADS) -b $(BENCH_TRACE_BUF) \
 	-n $(BENCH_TRACE_BUFS)
@@ -214,15 +221,32 @@ $(BENCH_TRACE): $(BENCH_DIR)/gen_big_trace
 	$(BENCH_TRACE_GEN) -o $@.tmp
 	mv $@.tmp.map $@.map && mv $@.tmp $@
 
-BENCH_READER_DEPS := $(XFDR_BIN) $(BENCH_DIR)/reader_time $(BENCH_TRACE)
-BENCH_READER_CMD = sh bench/reader_verbs.sh -x $(XFDR_BIN) -l $(LLVM_XRAY) \
-	-t $(BENCH_DIR)/reader_time -n $(BENCH_READER_REPS) -N $(BENCH_READER_XRAY_REPS) \
-	-s $(BENCH_READER_ROW_S) \
+BENCH_BIG_TRACE := $(BENCH_DIR)/reader-big/trace-t$(BENCH_TRACE_THREADS)-b$(BENCH_TRACE_BUF)-n$(BENCH_BIG_TRACE_BUFS).xray
+BENCH_BIG_TRACE_GEN := $(BENCH_DIR)/gen_big_trace -t $(BENCH_TRACE_THREADS) -b $(BENCH_TRACE_BUF) \
+	-n $(BENCH_BIG_TRACE_BUFS)
+
+$(BENCH_BIG_TRACE): $(BENCH_DIR)/gen_big_trace
+	@mkdir -p $(@D)
+	@rm -f $(@D)/trace-*.xray $(@D)/trace-*.xray.map $(@D)/*.part-gen*
+	$(BENCH_BIG_TRACE_GEN) -o $@.tmp
+	mv $@.tmp.map $@.map && mv $@.tmp $@
+
+BENCH_READER_DEPS := $(XFDR_BIN) $(BENCH_DIR)/reader_time $(BENCH_TRACE) \
+	$(if $(filter-out 0,$(BENCH_BIG_TRACE_BUFS)),$(BENCH_BIG_TRACE))
+BENCH_READER_ARGS = -x $(XFDR_BIN) -l $(LLVM_XRAY) -t $(BENCH_DIR)/reader_time \
+	-s $(BENCH_READER_ROW_S)
+# The two tables; the second (the 1 GiB trace) a command that does nothing when left out.
+BENCH_READER_CMD = sh bench/reader_verbs.sh $(BENCH_READER_ARGS) -n $(BENCH_READER_REPS) \
+	-N $(BENCH_READER_XRAY_REPS) \
 	-d 'recorded by: $(BENCH_TRACE_GEN) (bench/gen_big_trace.c)' $(BENCH_TRACE)
+BENCH_READER_BIG_CMD = $(if $(filter-out 0,$(BENCH_BIG_TRACE_BUFS)),echo && \
+	sh bench/reader_verbs.sh $(BENCH_READER_ARGS) -X -n 1 \
+	-d 'recorded by: $(BENCH_BIG_TRACE_GEN) (bench/gen_big_trace.c)' $(BENCH_BIG_TRACE),true)
 
 .PHONY: bench-reader
 bench-reader: $(BENCH_READER_DEPS)
-	@$(BENCH_READER_CMD)
+	@status=0; $(BENCH_READER_CMD) || status=1; $(BENCH_READER_BIG_CMD) || status=1; \
+	exit $$status
 
 # Run by `make bench` after its two tables (the recipe of `bench` above calls it).
 bench: $(BENCH_READER_DEPS)

@@ -2,7 +2,7 @@
 # bench/reader_verbs.sh - time each xfdr reader verb beside the same llvm-xray verb on one trace.
 #
 # usage: reader_verbs.sh [-x XFDR] [-l LLVM_XRAY] [-t RUNNER] [-n REPS] [-N XRAY_REPS]
-#                        [-s ROW_SECONDS] [-d DESCRIPTION] TRACE
+#                        [-s ROW_SECONDS] [-d DESCRIPTION] [-X] TRACE
 #   XFDR         the xfdr command (default: xfdr)
 #   LLVM_XRAY    llvm-xray 14 (default: llvm-xray)
 #   RUNNER       bench/reader_time.c built: runs a command, prints "STATUS WALL_NS MAXRSS_KB"
@@ -10,6 +10,8 @@
 #   ROW_SECONDS  a row gets one more run only while its runs so far, plus one more of the same
 #                length, stay within ROW_SECONDS (default 20): long rows run once
 #   DESCRIPTION  one line saying how TRACE was made (printed with the table)
+#   -X           xfdr's rows only: for a trace llvm-xray cannot hold in memory (it loads every
+#                record first, about 20 bytes of memory per byte of trace)
 #
 # Prints one table: per row the runs made, the median wall time, input MB/s (TRACE's bytes /
 # 1e6 / median seconds), the largest max RSS of the runs (MB = 1e6 bytes) and the size of
@@ -27,7 +29,8 @@ reps=3
 xreps=1
 row_s=20
 desc=
-while getopts x:l:t:n:N:s:d: opt; do
+xfdr_only=0
+while getopts x:l:t:n:N:s:d:X opt; do
 	case $opt in
 	x) xfdr=$OPTARG ;;
 	l) xray=$OPTARG ;;
@@ -36,12 +39,13 @@ while getopts x:l:t:n:N:s:d: opt; do
 	N) xreps=$OPTARG ;;
 	s) row_s=$OPTARG ;;
 	d) desc=$OPTARG ;;
+	X) xfdr_only=1 ;;
 	*) exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
 if [ $# -ne 1 ] || [ -z "$runner" ]; then
-	echo "usage: reader_verbs.sh -t RUNNER [-x XFDR] [-l LLVM_XRAY] [-n REPS] [-N XRAY_REPS] [-s ROW_SECONDS] [-d DESC] TRACE" >&2
+	echo "usage: reader_verbs.sh -t RUNNER [-x XFDR] [-l LLVM_XRAY] [-n REPS] [-N XRAY_REPS] [-s ROW_SECONDS] [-d DESC] [-X] TRACE" >&2
 	exit 2
 fi
 trace=$1
@@ -121,8 +125,10 @@ show() {
 	}'
 }
 
-# row VERB TOOL REPS OUT NOTE CMD... - measure CMD and print its row.
+# row VERB TOOL REPS OUT NOTE CMD... - measure CMD and print its row (none for llvm-xray
+# with -X).
 row() {
+	[ "$2" = llvm-xray ] && [ "$xfdr_only" = 1 ] && return 0
 	w_verb=$1
 	w_tool=$2
 	w_reps=$3
@@ -133,7 +139,11 @@ row() {
 	show "$w_verb" "$w_tool" "$w_out" "$w_note"
 }
 
-echo "xfdr reader verbs beside llvm-xray: wall time and peak memory on one trace"
+if [ "$xfdr_only" = 1 ]; then
+	echo "xfdr reader verbs: wall time and peak memory on one trace (llvm-xray left out)"
+else
+	echo "xfdr reader verbs beside llvm-xray: wall time and peak memory on one trace"
+fi
 printf 'trace:    %s, %s bytes (%.1f MiB)\n' "$trace" "$bytes" "$(echo "$bytes" | awk '{print $1 / 1048576}')"
 [ -n "$desc" ] && echo "          $desc"
 echo "tools:    $("$xfdr" --version 2>&1 | head -n1); $("$xray" --version 2>&1 | grep -m1 -i 'llvm version' | sed 's/^ *//')"
@@ -146,14 +156,18 @@ printf '%-20s %-9s %4s %9s %8s %9s %8s  %s\n' verb tool runs ms MB/s "RSS MB" "o
 rm -f "$tmp/out"
 row verify xfdr "$reps" "$tmp/out" "" "$xfdr" verify "$trace"
 rm -f "$tmp/out"
+row dump xfdr "$reps" "$tmp/out" "(llvm-xray has no dump)" "$xfdr" dump "$trace"
+rm -f "$tmp/out"
 
 # YAML: --no-map, so that xfdr prints function ids as llvm-xray does without -instr_map.
 measure "$reps" "$tmp/x.yaml" "$xfdr" convert --no-map --output-format=yaml "$trace"
 x_code=$r_code
 show "convert yaml" xfdr "$tmp/x.yaml" "--no-map"
-measure "$xreps" "$tmp/l.yaml" "$xray" convert --output-format=yaml "$trace"
+[ "$xfdr_only" = 1 ] || measure "$xreps" "$tmp/l.yaml" "$xray" convert --output-format=yaml "$trace"
 note=
-if [ "$x_code" -eq 0 ] && [ "$r_code" -eq 0 ]; then
+if [ "$xfdr_only" = 1 ]; then
+	:
+elif [ "$x_code" -eq 0 ] && [ "$r_code" -eq 0 ]; then
 	if cmp -s "$tmp/x.yaml" "$tmp/l.yaml"; then
 		note="output byte-identical to xfdr's (cmp)"
 	else
@@ -161,7 +175,7 @@ if [ "$x_code" -eq 0 ] && [ "$r_code" -eq 0 ]; then
 			sed 's/^[^ ]* [^ ]* //')"
 	fi
 fi
-show "" llvm-xray "$tmp/l.yaml" "$note"
+[ "$xfdr_only" = 1 ] || show "" llvm-xray "$tmp/l.yaml" "$note"
 rm -f "$tmp/x.yaml" "$tmp/l.yaml"
 
 row "convert trace_event" xfdr "$reps" "$tmp/out" "" \
