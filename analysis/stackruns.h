@@ -9,8 +9,9 @@
 
 /*
  * stree_spill - the tree in memory, sorted by stree_finish(), appended as a run; at
- * STREE_RUNS_MAX runs, the runs merged into one. The caller then empties the tree. 0, or -1
- * with t->spill_errno set (ENOMEM, or why a temporary file could not be made or written).
+ * STREE_RUNS_MAX runs, the smaller half of them merged into it. The caller then empties the
+ * tree. 0, or -1 with t->spill_errno set (ENOMEM, or why a temporary file could not be made
+ * or written).
  */
 int stree_spill(struct stree *t);
 
