@@ -314,6 +314,7 @@ int stree_init(struct stree *t, const struct xfdr_names *names, int per_thread)
 	t->names = names;
 	t->per_thread = per_thread;
 	t->node_limit = STREE_NODE_LIMIT;
+	t->proc_name = STREE_NONE;
 	t->node_cap = 1024;
 	t->node = malloc(t->node_cap * sizeof(*t->node));
 	t->slot = slots_new(2048);
@@ -338,6 +339,25 @@ fail:
 	return -1;
 }
 
+int stree_set_input(struct stree *t, const struct xfdr_names *names, const char *process)
+{
+	t->names = names;
+	/* Ids name other functions in another trace: the cache starts again. */
+	if (t->fid_mask)
+		memset(t->fid_key, 0xff, ((size_t)t->fid_mask + 1) * sizeof(*t->fid_key));
+	t->fid_count = 0;
+	t->have_thread = 0;
+	t->segs = 0;
+	t->cur_proc = 0;
+	t->proc_name = STREE_NONE;
+	if (!process)
+		return 0;
+	t->proc_name = intern(t, process, strlen(process));
+	if (t->proc_name != STREE_NONE)
+		t->cur_proc = child_of(t, 0, t->proc_name, STREE_PROCESS);
+	return t->proc_name == STREE_NONE || t->cur_proc == STREE_NONE ? -1 : 0;
+}
+
 void stree_free(struct stree *t)
 {
 	stree_runs_free(t);
@@ -355,7 +375,7 @@ void stree_free(struct stree *t)
 
 /* ---- adding calls ----------------------------------------------------------------------- */
 
-static uint32_t thread_node(struct stree *t, uint32_t pid, uint32_t tid)
+static uint32_t thread_node(struct stree *t, uint32_t parent, uint32_t pid, uint32_t tid)
 {
 	const char *tname = xfdr_names_thread(t->names, tid, NULL);
 	char label[128];
@@ -369,7 +389,7 @@ static uint32_t thread_node(struct stree *t, uint32_t pid, uint32_t tid)
 		n += snprintf(label + n, sizeof(label) - (size_t)n, " (%.*s)", 64, tname);
 	if (n >= (int)sizeof(label))
 		n = sizeof(label) - 1;
-	return child_of(t, 0, intern(t, label, (size_t)n), STREE_THREAD);
+	return child_of(t, parent, intern(t, label, (size_t)n), STREE_THREAD);
 }
 
 static struct stree_seg *seg_push(struct stree *t)
@@ -459,9 +479,15 @@ static int spill(struct stree *t)
 	t->nodes = 1;
 	t->node[0].child = STREE_NONE;
 	memset(t->slot, 0xff, ((size_t)t->slot_mask + 1) * sizeof(*t->slot));
-	parent = 0;
-	if (t->have_thread && t->cur_base) {
-		parent = t->cur_base = child_of(t, 0, base_name, STREE_THREAD);
+	parent = t->cur_proc = 0;
+	if (t->proc_name != STREE_NONE) {
+		parent = t->cur_proc = child_of(t, 0, t->proc_name, STREE_PROCESS);
+		if (parent == STREE_NONE)
+			goto oom;
+	}
+	t->cur_base = parent;
+	if (t->have_thread && t->per_thread) {
+		parent = t->cur_base = child_of(t, parent, base_name, STREE_THREAD);
 		if (parent == STREE_NONE)
 			goto oom;
 	}
@@ -497,7 +523,8 @@ static int on_call(void *ctx, const struct call *c)
 		t->cur_pid = c->pid;
 		t->cur_tid = c->thread_id;
 		t->segs = 0;
-		t->cur_base = t->per_thread ? thread_node(t, c->pid, c->thread_id) : 0;
+		t->cur_base = t->per_thread ? thread_node(t, t->cur_proc, c->pid, c->thread_id)
+					    : t->cur_proc;
 		if (t->cur_base == STREE_NONE) {
 			t->have_thread = 0;
 			goto no_memory;
@@ -571,6 +598,29 @@ static void take_span(struct stree *t, const struct xfdr_event *ev)
 	}
 }
 
+/* The pairer's counts of one more trace added to the tree's (each trace has its pairer). */
+static void add_stats(struct callstack_stats *sum, const struct callstack *cs)
+{
+	struct callstack_stats s;
+
+	callstack_get_stats(cs, &s);
+	sum->function_events += s.function_events;
+	sum->ignored_events += s.ignored_events;
+	sum->calls += s.calls;
+	sum->unwound += s.unwound;
+	sum->no_exit += s.no_exit;
+	sum->no_entry += s.no_entry;
+	sum->from_context += s.from_context;
+	sum->contexts += s.contexts;
+	sum->contexts_seeded += s.contexts_seeded;
+	sum->contexts_differ += s.contexts_differ;
+	sum->contexts_invalid += s.contexts_invalid;
+	sum->tsc_backwards += s.tsc_backwards;
+	sum->threads += s.threads;
+	if (s.max_depth > sum->max_depth)
+		sum->max_depth = s.max_depth;
+}
+
 int stree_build(struct stree *t, struct xfdr_trace *tr, const struct progress *prog,
 		struct xfdr_error *err)
 {
@@ -627,7 +677,7 @@ cancelled:
 	else
 		no_memory(tr, err, err->offset, "the stack tree");
 out:
-	callstack_get_stats(t->cs, &t->stats);
+	add_stats(&t->stats, t->cs);
 	callstack_destroy(t->cs);
 	t->cs = NULL;
 	return ret;

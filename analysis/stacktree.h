@@ -14,7 +14,9 @@
  *   "[unknown]" for calls a stack context counted but did not name: a run of them, however
  *       deep, is one frame (the pairer keeps them as one), the call itself included;
  *   "thread N" / "thread N (NAME)" (with "pid P " before it when the file has Pid records)
- *       as the outermost frame with per_thread.
+ *       as the outermost frame with per_thread;
+ *   the process's own (stree_set_input()) outermost of all when the tree is of several
+ *       traces, such as those of a process tree.
  * ';' in a name becomes ':' and control characters '?', so that a name never breaks a
  * folded line ("frame;frame;frame VALUE").
  *
@@ -51,6 +53,7 @@ enum stree_kind {
 	STREE_FUNCTION = 1, /* a named or numbered function */
 	STREE_UNKNOWN = 2,  /* "[unknown]": calls a stack context did not name */
 	STREE_THREAD = 3,   /* the per-thread root frame */
+	STREE_PROCESS = 4,  /* the per-trace root frame (stree_set_input()) */
 };
 
 struct stree_node {
@@ -91,6 +94,8 @@ struct stree {
 	int have_thread;
 	uint32_t cur_pid, cur_tid;
 	uint32_t cur_base; /* the node the thread's stacks hang from */
+	uint32_t proc_name; /* the name of the trace's process frame (STREE_NONE: none) */
+	uint32_t cur_proc;  /* its node (0, the root, when none) */
 	struct callstack *cs;
 
 	uint32_t node_limit; /* STREE_NODE_LIMIT unless the caller lowers it before stree_build() */
@@ -128,7 +133,15 @@ int stree_init(struct stree *t, const struct xfdr_names *names, int per_thread);
 void stree_free(struct stree *t);
 
 /*
- * stree_build - pair the calls of the trace (verified by the caller, or here) and add them.
+ * stree_set_input - before stree_build() of one more trace: name its functions from names (may
+ * be NULL), and when process is not NULL hang all its stacks from a frame of that name (made
+ * ';'-safe as every name). 0, or -1 (no memory).
+ */
+int stree_set_input(struct stree *t, const struct xfdr_names *names, const char *process);
+
+/*
+ * stree_build - pair the calls of the trace (verified by the caller, or here) and add them;
+ * called again for more traces (stree_set_input() first), their calls and counts add up.
  * prog: progress by buffers read (may be NULL). Returns 0, or -1 with err filled: the
  * reader's line for an invalid trace, or "NAME: offset N: expected memory for ..., found ..."
  * when out of memory.

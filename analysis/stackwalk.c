@@ -235,7 +235,7 @@ static int run_next(struct source *s)
 	for (i = 0; i < 7; i++)
 		if (get_varint(&p, end, &v[i]) < 0)
 			goto corrupt;
-	if (v[0] > UINT32_MAX || v[1] > UINT32_MAX || v[2] > STREE_THREAD)
+	if (v[0] > UINT32_MAX || v[1] > UINT32_MAX || v[2] > STREE_PROCESS)
 		goto corrupt;
 	s->head = (struct stree_frame){
 	    (uint32_t)v[0], (uint32_t)v[1], (uint32_t)v[2], v[3], v[4], v[5], v[6]};

@@ -203,15 +203,51 @@ int cli_prepare_reading(const char *input, const char *output, const struct cli_
  */
 int cli_open_verified(const char *input, struct cli_progress *prog, struct xfdr_trace **out);
 
+/*
+ * One input of a verb that reads several traces: a verified trace and its .map sidecar's
+ * names (NULL: none). The files of a process tree share the machine's TSC, so their events go
+ * on one clock.
+ */
+struct cli_input {
+	struct xfdr_trace *t;
+	struct xfdr_names *names;
+};
+
+/*
+ * cli_count_inputs - how many FILE operands cli_options_parse() left in inputs, into *n. With
+ * several, --map (which names one FILE's functions) is a usage error. 0, or CLI_USAGE reported.
+ */
+int cli_count_inputs(char *const *inputs, const struct cli_map_choice *from, size_t *n);
+
+/*
+ * cli_inputs_open - the n paths' names (cli_prepare_reading(): each its own .map, or from's),
+ * then their traces, verified (cli_open_verified()), into a new array *in. Returns 0, or the
+ * status of the first that failed, reported. Either way *in (NULL when out of memory) goes to
+ * cli_inputs_close().
+ */
+int cli_inputs_open(char *const *paths, size_t n, const char *output,
+		    const struct cli_map_choice *from, struct cli_progress *prog,
+		    struct cli_input **in);
+void cli_inputs_close(struct cli_input *in, size_t n);
+
+/*
+ * cli_process_label - the frame a process's stacks hang from when a tree holds several traces:
+ * "pid P (PROGRAM, parent Q)" from names (the parts the .map has), else the trace's file name
+ * ("run.xray"), into buf of size bytes. Returns buf.
+ */
+const char *cli_process_label(const struct xfdr_names *names, const char *path, char *buf,
+			      size_t size);
+
 struct stree;
 
 /*
- * cli_stree_build - the finished stack tree of the verified trace tr (analysis/stacktree.h),
- * showing "pairing calls" on prog, which is ended after. Returns CLI_OK (the caller frees t
- * with stree_free()), or CLI_FAIL after reporting, with nothing to free.
+ * cli_stree_build - the finished stack tree of the n verified inputs (analysis/stacktree.h;
+ * with several, each process's stacks under its cli_process_label() frame), showing "pairing
+ * calls" on prog, which is ended after. Returns CLI_OK (the caller frees t with stree_free()),
+ * or CLI_FAIL after reporting, with nothing to free.
  */
-int cli_stree_build(struct stree *t, struct xfdr_trace *tr, const struct xfdr_names *names,
-		    int per_thread, struct cli_progress *prog);
+int cli_stree_build(struct stree *t, const struct cli_input *in, size_t n, int per_thread,
+		    struct cli_progress *prog);
 
 /* ---- Rebuilt traces: what `recover` and `core` share ----------------------------------- */
 
@@ -302,15 +338,6 @@ struct cli_map_facts {
 };
 int cli_map_generated(FILE *f, const struct cli_map_facts *facts, const struct rb_pool_result *res);
 
-/*
- * One input of a timeline: a verified trace and its .map sidecar's names (NULL: none). The
- * files of a process tree share the machine's TSC, so their events go on one clock.
- */
-struct cli_timeline_input {
-	struct xfdr_trace *t;
-	const struct xfdr_names *names;
-};
-
 /* ---- convert --output-format=trace_event (trace_event.c) -------------------------------- */
 
 /*
@@ -319,7 +346,7 @@ struct cli_timeline_input {
  * since_tsc: leave out events with a lower TSC (0: none), as for the YAML. prog: progress.
  * Returns CLI_OK, or CLI_FAIL after reporting (the caller still closes out).
  */
-int convert_trace_event(const struct cli_timeline_input *in, size_t n, uint64_t since_tsc,
+int convert_trace_event(const struct cli_input *in, size_t n, uint64_t since_tsc,
 			struct cli_out *out, struct cli_progress *prog);
 
 /* ---- convert --output-format=perfetto (perfetto.c) -------------------------------------- */
@@ -330,18 +357,17 @@ int convert_trace_event(const struct cli_timeline_input *in, size_t n, uint64_t 
  * packets into zlib-compressed chunks, 0 to write them as they are. Returns CLI_OK, or CLI_FAIL
  * after reporting (the caller still closes out).
  */
-int convert_perfetto(const struct cli_timeline_input *in, size_t n, uint64_t since_tsc,
+int convert_perfetto(const struct cli_input *in, size_t n, uint64_t since_tsc,
 		     int compress, struct cli_out *out, struct cli_progress *prog);
 
 /* ---- convert --output-format=pprof (pprof.c) -------------------------------------------- */
 
 /*
- * convert_pprof - the calls of the verified trace t as a gzipped pprof profile into out: a
- * sample per distinct call stack with its calls and self time. names: the .map sidecar's names
+ * convert_pprof - the calls of the verified trace in->t as a gzipped pprof profile into out:
+ * a sample per distinct call stack with its calls and self time, functions named from in->names
  * (NULL: none). Returns CLI_OK, or CLI_FAIL after reporting (the caller still closes out).
  */
-int convert_pprof(struct xfdr_trace *t, const struct xfdr_names *names, struct cli_out *out,
-		  struct cli_progress *prog);
+int convert_pprof(const struct cli_input *in, struct cli_out *out, struct cli_progress *prog);
 
 /* ---- What a trace holds, in words (event_text.c) --------------------------------------- */
 
@@ -383,14 +409,14 @@ struct cli_timeline_file {
 	const char *process_name;   /* its program line; NULL: none */
 };
 
-void cli_timeline_file_set(struct cli_timeline_file *f, const struct cli_timeline_input *in);
+void cli_timeline_file_set(struct cli_timeline_file *f, const struct cli_input *in);
 
 /*
  * cli_timeline_base - where a timeline of the n inputs starts: the lowest timeline_base_tsc()
  * (analysis/timeline.h) of those with events, into *base (0: none has), saying on stderr when
  * a header's rate is 0 (1 GHz is assumed). Returns 0, or -1 with the reader's line printed.
  */
-int cli_timeline_base(const struct cli_timeline_input *in, size_t n, uint64_t *base);
+int cli_timeline_base(const struct cli_input *in, size_t n, uint64_t *base);
 
 /* Report a timeline_walk() that returned rc (TIMELINE_FAILED: err's line; out of memory). */
 void cli_timeline_failed(struct xfdr_trace *t, int rc, const struct xfdr_error *err);

@@ -194,22 +194,119 @@ int cli_open_verified(const char *input, struct cli_progress *prog, struct xfdr_
 	return CLI_OK;
 }
 
-int cli_stree_build(struct stree *t, struct xfdr_trace *tr, const struct xfdr_names *names,
-		    int per_thread, struct cli_progress *prog)
+int cli_count_inputs(char *const *inputs, const struct cli_map_choice *from, size_t *n)
+{
+	for (*n = 0; inputs[*n]; ++*n)
+		;
+	if (*n > 1 && from->map)
+		return cli_usage("'--map' names the functions of one FILE: with several, each is "
+				 "named from its own FILE.map");
+	return 0;
+}
+
+int cli_inputs_open(char *const *paths, size_t n, const char *output,
+		    const struct cli_map_choice *from, struct cli_progress *prog,
+		    struct cli_input **in)
+{
+	size_t i;
+	int status = 0;
+
+	*in = calloc(n ? n : 1, sizeof(**in));
+	if (!*in) {
+		cli_error("out of memory");
+		return CLI_FAIL;
+	}
+	for (i = 0; i < n && !status; i++)
+		status = cli_prepare_reading(paths[i], output, from, &(*in)[i].names);
+	for (i = 0; i < n && !status; i++)
+		status = cli_open_verified(paths[i], prog, &(*in)[i].t);
+	return status;
+}
+
+void cli_inputs_close(struct cli_input *in, size_t n)
+{
+	size_t i;
+
+	for (i = 0; in && i < n; i++) {
+		xfdr_names_free(in[i].names);
+		if (in[i].t)
+			xfdr_trace_close(in[i].t);
+	}
+	free(in);
+}
+
+const char *cli_process_label(const struct xfdr_names *names, const char *path, char *buf,
+			      size_t size)
+{
+	const char *program = NULL, *base = strrchr(path, '/');
+	uint32_t pid = xfdr_names_pid(names, &program), ppid = xfdr_names_ppid(names);
+	int n;
+
+	if (!pid) {
+		snprintf(buf, size, "%s", base ? base + 1 : path);
+		return buf;
+	}
+	n = snprintf(buf, size, "pid %u", pid);
+	if (n < 0 || (size_t)n >= size)
+		return buf;
+	if (program && ppid)
+		snprintf(buf + n, size - (size_t)n, " (%.200s, parent %u)", program, ppid);
+	else if (program)
+		snprintf(buf + n, size - (size_t)n, " (%.200s)", program);
+	else if (ppid)
+		snprintf(buf + n, size - (size_t)n, " (parent %u)", ppid);
+	return buf;
+}
+
+int cli_stree_build(struct stree *t, const struct cli_input *in, size_t n, int per_thread,
+		    struct cli_progress *prog)
 {
 	struct progress sink = cli_progress_sink(prog);
 	struct xfdr_error err;
+	char label[320];
+	size_t i;
 
-	if (stree_init(t, names, per_thread) < 0) {
+	/*
+	 * One tree sums ticks, shown in the first trace's units: the traces must count them on
+	 * one clock (one machine's TSC). Each process measures the rate itself, so a process
+	 * tree's agree to a few parts per million, not exactly: 1% apart is another clock.
+	 */
+	for (i = 1; i < n; i++) {
+		uint64_t hz = xfdr_trace_header(in[i].t)->cycle_frequency;
+		uint64_t hz0 = xfdr_trace_header(in[0].t)->cycle_frequency;
+
+		if ((hz > hz0 ? hz - hz0 : hz0 - hz) > hz0 / 100) {
+			cli_progress_end(prog);
+			cli_error("%s: cycle_frequency %llu, where %s has %llu: traces of one "
+				  "machine's clock only",
+				  xfdr_trace_name(in[i].t), (unsigned long long)hz,
+				  xfdr_trace_name(in[0].t), (unsigned long long)hz0);
+			return CLI_FAIL;
+		}
+	}
+	if (stree_init(t, NULL, per_thread) < 0) {
 		cli_error("out of memory");
 		return CLI_FAIL;
 	}
 	cli_progress_phase(prog, "pairing calls");
-	if (stree_build(t, tr, &sink, &err) < 0) {
-		cli_progress_end(prog);
-		fprintf(stderr, "%s\n", err.text);
-		stree_free(t);
-		return CLI_FAIL;
+	for (i = 0; i < n; i++) {
+		const char *process =
+		    n > 1 ? cli_process_label(in[i].names, xfdr_trace_name(in[i].t), label,
+					      sizeof(label))
+			  : NULL;
+
+		if (stree_set_input(t, in[i].names, process) < 0) {
+			cli_progress_end(prog);
+			cli_error("out of memory");
+			stree_free(t);
+			return CLI_FAIL;
+		}
+		if (stree_build(t, in[i].t, &sink, &err) < 0) {
+			cli_progress_end(prog);
+			fprintf(stderr, "%s\n", err.text);
+			stree_free(t);
+			return CLI_FAIL;
+		}
 	}
 	cli_progress_end(prog);
 	if (stree_finish(t) < 0) {

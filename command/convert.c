@@ -303,15 +303,13 @@ static int parse_convert_opts(int argc, char **argv, struct convert_opts *o)
 	if (rc)
 		return rc;
 	o->input = o->inputs[0];
-	while (o->inputs[o->ninputs])
-		o->ninputs++;
+	rc = cli_count_inputs(o->inputs, &o->names_from, &o->ninputs);
+	if (rc)
+		return rc;
 	if (o->ninputs > 1 && o->format != FORMAT_TRACE_EVENT && o->format != FORMAT_PERFETTO)
 		return cli_usage("one FILE at a time with --output-format=%s (several only with "
 				 "trace_event and perfetto); extra operand '%s'",
 				 o->format == FORMAT_YAML ? "yaml" : "pprof", o->inputs[1]);
-	if (o->ninputs > 1 && o->names_from.map)
-		return cli_usage("'--map' names the functions of one FILE: with several, each is "
-				 "named from its own FILE.map");
 	if (o->ninputs > 1 && o->since == SINCE_SNAPSHOT)
 		return cli_usage("'--since=snapshot' takes the window of one FILE's .map: with "
 				 "several, give --since=TSC");
@@ -400,7 +398,7 @@ static int write_yaml(struct xfdr_trace *t, struct llvm_order *order,
 }
 
 /* Write the timeline or profile of the n open inputs into out, which is closed. */
-static int write_other(const struct convert_opts *opt, const struct cli_timeline_input *in,
+static int write_other(const struct convert_opts *opt, const struct cli_input *in,
 		       struct cli_out *out, struct cli_progress *prog)
 {
 	int status;
@@ -411,61 +409,32 @@ static int write_other(const struct convert_opts *opt, const struct cli_timeline
 		status =
 		    convert_perfetto(in, opt->ninputs, opt->since_tsc, opt->compress, out, prog);
 	else
-		status = convert_pprof(in[0].t, in[0].names, out, prog);
+		status = convert_pprof(&in[0], out, prog);
 	cli_progress_end(prog);
 	if (cli_out_close(out) != CLI_OK)
 		status = CLI_FAIL;
 	return status;
 }
 
-/*
- * Every input's names (its .map, or --map's) and trace, verified, into in[]. Returns 0, or a
- * status after reporting.
- */
-static int open_inputs(struct convert_opts *opt, struct cli_timeline_input *in,
-		       struct xfdr_names **names, struct cli_progress *prog)
-{
-	size_t i;
-	int status = 0;
-
-	for (i = 0; i < opt->ninputs && !status; i++) {
-		status =
-		    cli_prepare_reading(opt->inputs[i], opt->output, &opt->names_from, &names[i]);
-		in[i].names = names[i];
-	}
-	if (!status && opt->since == SINCE_SNAPSHOT)
-		status = snapshot_window(opt, names[0]);
-	if (!status && !opt->since)
-		opt->since_tsc = 0;
-	for (i = 0; i < opt->ninputs && !status; i++)
-		status = cli_open_verified(opt->inputs[i], prog, &in[i].t);
-	return status;
-}
-
 int cmd_convert(int argc, char **argv)
 {
 	struct convert_opts opt;
-	struct cli_timeline_input *in = NULL;
-	struct xfdr_names **names = NULL;
+	struct cli_input *in = NULL;
 	struct llvm_order *order = NULL;
 	struct cli_progress prog;
 	struct progress sink = cli_progress_sink(&prog);
 	struct cli_out *out = NULL;
 	struct xfdr_error err;
-	size_t i;
 	int status;
 
 	status = parse_convert_opts(argc, argv, &opt);
 	if (status)
 		return status < 0 ? CLI_OK : status;
-	in = calloc(opt.ninputs, sizeof(*in));
-	names = calloc(opt.ninputs, sizeof(*names));
-	if (!in || !names) {
-		cli_error("out of memory");
-		status = CLI_FAIL;
-		goto out;
-	}
-	status = open_inputs(&opt, in, names, &prog);
+	status = cli_inputs_open(opt.inputs, opt.ninputs, opt.output, &opt.names_from, &prog, &in);
+	if (!status && opt.since == SINCE_SNAPSHOT)
+		status = snapshot_window(&opt, in[0].names);
+	if (!status && !opt.since)
+		opt.since_tsc = 0;
 	if (status)
 		goto out;
 	status = CLI_FAIL;
@@ -493,18 +462,12 @@ int cmd_convert(int argc, char **argv)
 	} else if (opt.format != FORMAT_YAML) {
 		status = write_other(&opt, in, out, &prog);
 	} else {
-		status = write_yaml(in[0].t, order, names[0], opt.since_tsc, out, &prog);
+		status = write_yaml(in[0].t, order, in[0].names, opt.since_tsc, out, &prog);
 	}
 out:
 	cli_progress_end(&prog);
 	free(out);
 	llvm_order_close(order);
-	for (i = 0; in && names && i < opt.ninputs; i++) {
-		xfdr_names_free(names[i]);
-		if (in[i].t)
-			xfdr_trace_close(in[i].t);
-	}
-	free(in);
-	free(names);
+	cli_inputs_close(in, opt.ninputs);
 	return status;
 }

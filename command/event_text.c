@@ -86,7 +86,7 @@ void cli_crash_frame(const struct xfdr_names *names, const struct xfdr_crash_eve
 	out->module_vaddr = f.module_vaddr;
 }
 
-void cli_timeline_file_set(struct cli_timeline_file *f, const struct cli_timeline_input *in)
+void cli_timeline_file_set(struct cli_timeline_file *f, const struct cli_input *in)
 {
 	const struct xfdr_header *h = xfdr_trace_header(in->t);
 
@@ -98,7 +98,7 @@ void cli_timeline_file_set(struct cli_timeline_file *f, const struct cli_timelin
 	f->map_ppid = xfdr_names_ppid(in->names);
 }
 
-int cli_timeline_base(const struct cli_timeline_input *in, size_t n, uint64_t *base)
+int cli_timeline_base(const struct cli_input *in, size_t n, uint64_t *base)
 {
 	struct xfdr_error err;
 	uint64_t threads, b;

@@ -36,7 +36,8 @@
 #define CHAR_W 7.3
 
 struct flame_opts {
-	const char *input;
+	char **inputs; /* FILE operands, NULL-terminated */
+	size_t ninputs;
 	const char *output;
 	const char *title;
 	struct cli_map_choice names_from;
@@ -47,13 +48,15 @@ struct flame_opts {
 
 static const char flame_head[] =
     "usage: xfdr flame [-o OUT] [--width=PX] [--min-width=PX] [--title=TEXT]\n"
-    "                  [--per-thread] [--map=MAP | --no-map] FILE\n"
+    "                  [--per-thread] [--map=MAP | --no-map] FILE...\n"
     "\n"
     "Draw the calls of a trace as a flame graph, one self-contained SVG file (open it\n"
     "in a browser; hover over a frame for its name, time, share, self time and calls).\n"
     "Each frame is as wide as the time spent in it and its callees; callers below,\n"
     "callees above, by name. Names come from the .map sidecar ('#ID' when it does\n"
-    "not name an id, '[unknown]' for calls a stack context did not name).\n";
+    "not name an id, '[unknown]' for calls a stack context did not name).\n"
+    "Several FILEs (the traces of a process tree) make one graph: each process a\n"
+    "tower on a frame 'pid P (PROGRAM, parent Q)' from its own .map.\n";
 
 static const char flame_tail[] =
     "Calls whose entry or exit is not in the trace are drawn with the time seen, as\n"
@@ -112,14 +115,17 @@ static int parse_flame_opts(int argc, char **argv, struct flame_opts *o)
 	    .head = flame_head,
 	    .tail = flame_tail,
 	    .column = 23,
+	    .operands = CLI_SOME_OPERANDS,
 	    .operand = "FILE",
 	    .options = options,
 	};
+	int rc;
 
 	memset(o, 0, sizeof(*o));
 	o->width = 1200;
 	o->min_width = 0.1;
-	return cli_options_parse_one(&cmd, argc, argv, &o->input);
+	rc = cli_options_parse(&cmd, argc, argv, &o->inputs);
+	return rc ? rc : cli_count_inputs(o->inputs, &o->names_from, &o->ninputs);
 }
 
 /* ---- text ------------------------------------------------------------------------------- */
@@ -234,6 +240,9 @@ static void frame_colour(const struct stree *t, const struct stree_frame *n, cha
 	case STREE_THREAD:
 		snprintf(buf, sz, "rgb(%u,%u,%u)", 90 + a % 60, 140 + b % 60, 200 + c % 55);
 		break;
+	case STREE_PROCESS:
+		snprintf(buf, sz, "rgb(%u,%u,%u)", 90 + a % 50, 180 + b % 50, 120 + c % 50);
+		break;
 	case STREE_UNKNOWN:
 		snprintf(buf, sz, "rgb(175,175,175)");
 		break;
@@ -252,7 +261,7 @@ struct flame {
 	double scale;	 /* pixels per tick */
 	double *next_x;	 /* per depth: where the next callee starts */
 	uint32_t levels; /* drawn levels, "all" included */
-	uint64_t drawn, left_out, threads;
+	uint64_t drawn, left_out, threads, processes;
 	struct cli_out *out; /* NULL while measuring */
 	double height;
 };
@@ -319,6 +328,8 @@ static int visit_frame(void *ctx, const struct stree_frame *path, uint32_t depth
 	f->next_x[depth] = x + w;
 	if (n->kind == STREE_THREAD)
 		f->threads++;
+	if (n->kind == STREE_PROCESS)
+		f->processes++;
 	if (!depth || (w > 0 && w >= f->o->min_width)) {
 		if (f->out)
 			put_frame(f, f->out, n, x, w, f->height);
@@ -338,7 +349,7 @@ static int walk(struct flame *f)
 {
 	char why[256];
 
-	f->drawn = f->left_out = f->threads = 0;
+	f->drawn = f->left_out = f->threads = f->processes = 0;
 	if (stree_walk(f->t, visit_frame, f, why, sizeof(why)) == -1) {
 		cli_error("%s", why);
 		return CLI_FAIL;
@@ -383,9 +394,11 @@ static int draw(struct stree *t, const struct flame_opts *opt, uint64_t hz, stru
 	if (opt->title) {
 		put_xml_str(o, opt->title);
 	} else {
-		base = strrchr(opt->input, '/');
+		base = strrchr(opt->inputs[0], '/');
 		cli_puts(o, "Flame graph: ");
-		put_xml_str(o, base ? base + 1 : opt->input);
+		put_xml_str(o, base ? base + 1 : opt->inputs[0]);
+		if (opt->ninputs > 1)
+			cli_printf(o, " and %zu more", opt->ninputs - 1);
 	}
 	cli_puts(o, "</text>\n");
 	cli_duration(when, sizeof(when), f.total, hz, CLI_DURATION_FULL);
@@ -394,6 +407,9 @@ static int draw(struct stree *t, const struct flame_opts *opt, uint64_t hz, stru
 	if (opt->per_thread)
 		cli_printf(o, " of %llu thread%s", (unsigned long long)threads,
 			   threads == 1 ? "" : "s");
+	if (f.processes)
+		cli_printf(o, "%s %llu processes", opt->per_thread ? " in" : " of",
+			   (unsigned long long)f.processes);
 	if (f.left_out)
 		cli_printf(o, "; %llu frames narrower than %g px not drawn",
 			   (unsigned long long)f.left_out, opt->min_width);
@@ -414,8 +430,7 @@ static int draw(struct stree *t, const struct flame_opts *opt, uint64_t hz, stru
 int cmd_flame(int argc, char **argv)
 {
 	struct flame_opts opt;
-	struct xfdr_names *names = NULL;
-	struct xfdr_trace *tr = NULL;
+	struct cli_input *in = NULL;
 	struct cli_out *out = NULL;
 	struct cli_progress prog;
 	char note[640];
@@ -425,14 +440,11 @@ int cmd_flame(int argc, char **argv)
 	status = parse_flame_opts(argc, argv, &opt);
 	if (status)
 		return status < 0 ? CLI_OK : status;
-	status = cli_prepare_reading(opt.input, opt.output, &opt.names_from, &names);
-	if (status)
-		return status;
-	status = cli_open_verified(opt.input, &prog, &tr);
+	status = cli_inputs_open(opt.inputs, opt.ninputs, opt.output, &opt.names_from, &prog, &in);
 	if (status)
 		goto out;
 	status = CLI_FAIL;
-	if (cli_stree_build(&t, tr, names, opt.per_thread, &prog))
+	if (cli_stree_build(&t, in, opt.ninputs, opt.per_thread, &prog))
 		goto out;
 	have_tree = 1;
 	out = cli_out_new(opt.output);
@@ -441,7 +453,7 @@ int cmd_flame(int argc, char **argv)
 	/* The note only once the output is made: a bad -o gives one error line, nothing else. */
 	if (stree_incomplete_note(&t, note, sizeof(note)))
 		cli_error("%s", note);
-	status = draw(&t, &opt, xfdr_trace_header(tr)->cycle_frequency, out);
+	status = draw(&t, &opt, xfdr_trace_header(in[0].t)->cycle_frequency, out);
 	if (cli_out_close(out) != CLI_OK)
 		status = CLI_FAIL;
 out:
@@ -449,8 +461,6 @@ out:
 	free(out);
 	if (have_tree)
 		stree_free(&t);
-	xfdr_names_free(names);
-	if (tr)
-		xfdr_trace_close(tr);
+	cli_inputs_close(in, opt.ninputs);
 	return status;
 }

@@ -351,11 +351,10 @@ out:
 	return status;
 }
 
-int convert_pprof(struct xfdr_trace *tr, const struct xfdr_names *names, struct cli_out *out,
-		  struct cli_progress *prog)
+int convert_pprof(const struct cli_input *in, struct cli_out *out, struct cli_progress *prog)
 {
-	const char *name = xfdr_trace_name(tr);
-	uint64_t hz = xfdr_trace_header(tr)->cycle_frequency;
+	const char *name = xfdr_trace_name(in->t);
+	uint64_t hz = xfdr_trace_header(in->t)->cycle_frequency;
 	const char *comments[2];
 	char source[4200], note[640];
 	unsigned ncomments = 0;
@@ -369,7 +368,7 @@ int convert_pprof(struct xfdr_trace *tr, const struct xfdr_names *names, struct 
 			  name);
 		return CLI_FAIL;
 	}
-	if (cli_stree_build(&t, tr, names, 1, prog))
+	if (cli_stree_build(&t, in, 1, 1, prog))
 		return CLI_FAIL;
 	snprintf(source, sizeof(source), "xfdr convert --output-format=pprof %s", name);
 	comments[ncomments++] = source;
@@ -384,7 +383,7 @@ int convert_pprof(struct xfdr_trace *tr, const struct xfdr_names *names, struct 
 		goto out;
 	}
 	p.z_ready = 1;
-	status = put_profile(&p, &t, hz, names, comments, ncomments);
+	status = put_profile(&p, &t, hz, in->names, comments, ncomments);
 out:
 	if (p.z_ready)
 		deflateEnd(&p.z);

@@ -25,7 +25,8 @@ static const uint64_t unit_per_second[] = {0, 1000000000, 1000000, 1000};
 static const char *const value_names[] = {"self", "total", NULL};
 
 struct stack_opts {
-	const char *input;
+	char **inputs; /* FILE operands, NULL-terminated */
+	size_t ninputs;
 	const char *output;
 	struct cli_map_choice names_from;
 	int per_thread;
@@ -35,14 +36,16 @@ struct stack_opts {
 
 static const char stack_head[] =
     "usage: xfdr stack [-o OUT] [--value=self|total] [--unit=tsc|ns|us|ms]\n"
-    "                  [--per-thread] [--map=MAP | --no-map] FILE\n"
+    "                  [--per-thread] [--map=MAP | --no-map] FILE...\n"
     "\n"
     "Print the calls of a trace as folded stacks, one line per distinct call stack:\n"
     "  outer;inner;leaf VALUE\n"
     "the input of flamegraph.pl, inferno and speedscope. Frames are named from the .map\n"
     "sidecar; '#ID' is an id it does not name, '[unknown]' calls a stack context\n"
     "counted but did not name. Lines are sorted (callers first, callees by name);\n"
-    "lines with a value of 0 are left out.\n";
+    "lines with a value of 0 are left out.\n"
+    "Several FILEs (the traces of a process tree) make one tree: each process's\n"
+    "stacks hang from a frame 'pid P (PROGRAM, parent Q)' from its own .map.\n";
 
 static const char stack_tail[] =
     "Calls whose entry or exit is not in the trace (a flight recorder's window) are\n"
@@ -85,12 +88,15 @@ static int parse_stack_opts(int argc, char **argv, struct stack_opts *o)
 	    .head = stack_head,
 	    .tail = stack_tail,
 	    .column = 25,
+	    .operands = CLI_SOME_OPERANDS,
 	    .operand = "FILE",
 	    .options = options,
 	};
+	int rc;
 
 	memset(o, 0, sizeof(*o));
-	return cli_options_parse_one(&cmd, argc, argv, &o->input);
+	rc = cli_options_parse(&cmd, argc, argv, &o->inputs);
+	return rc ? rc : cli_count_inputs(o->inputs, &o->names_from, &o->ninputs);
 }
 
 enum { STOP_WRITE = 2, STOP_NO_MEMORY = 3 }; /* put_line()'s reasons to stop the walk */
@@ -170,8 +176,7 @@ static int print_folded(struct stree *t, const struct stack_opts *o, uint64_t hz
 int cmd_stack(int argc, char **argv)
 {
 	struct stack_opts opt;
-	struct xfdr_names *names = NULL;
-	struct xfdr_trace *tr = NULL;
+	struct cli_input *in = NULL;
 	struct cli_out *out = NULL;
 	struct cli_progress prog;
 	char note[640];
@@ -182,20 +187,17 @@ int cmd_stack(int argc, char **argv)
 	status = parse_stack_opts(argc, argv, &opt);
 	if (status)
 		return status < 0 ? CLI_OK : status;
-	status = cli_prepare_reading(opt.input, opt.output, &opt.names_from, &names);
-	if (status)
-		return status;
-	status = cli_open_verified(opt.input, &prog, &tr);
+	status = cli_inputs_open(opt.inputs, opt.ninputs, opt.output, &opt.names_from, &prog, &in);
 	if (status)
 		goto out;
 	status = CLI_FAIL;
-	hz = xfdr_trace_header(tr)->cycle_frequency;
+	hz = xfdr_trace_header(in[0].t)->cycle_frequency;
 	if (unit_per_second[opt.unit] && !hz) {
 		cli_error("%s: the header's cycle_frequency is 0: no times in %s (use --unit=tsc)",
-			  opt.input, unit_names[opt.unit]);
+			  opt.inputs[0], unit_names[opt.unit]);
 		goto out;
 	}
-	if (cli_stree_build(&t, tr, names, opt.per_thread, &prog))
+	if (cli_stree_build(&t, in, opt.ninputs, opt.per_thread, &prog))
 		goto out;
 	have_tree = 1;
 	out = cli_out_new(opt.output);
@@ -212,8 +214,6 @@ out:
 	free(out);
 	if (have_tree)
 		stree_free(&t);
-	xfdr_names_free(names);
-	if (tr)
-		xfdr_trace_close(tr);
+	cli_inputs_close(in, opt.ninputs);
 	return status;
 }

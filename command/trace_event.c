@@ -616,7 +616,7 @@ static int te_failed(void *ctx)
 }
 
 /* "trace" and "cycle_frequency" of one input (with a note when its header says 0). */
-static void put_input(struct cli_out *o, int *n, const struct cli_timeline_input *in)
+static void put_input(struct cli_out *o, int *n, const struct cli_input *in)
 {
 	uint64_t hz = xfdr_trace_header(in->t)->cycle_frequency;
 
@@ -627,7 +627,7 @@ static void put_input(struct cli_out *o, int *n, const struct cli_timeline_input
 }
 
 /* The inputs in otherData: one's keys at the top, several as "traces", a list of them. */
-static void put_inputs(struct cli_out *o, int *n, const struct cli_timeline_input *in, size_t count)
+static void put_inputs(struct cli_out *o, int *n, const struct cli_input *in, size_t count)
 {
 	size_t i;
 
@@ -647,7 +647,7 @@ static void put_inputs(struct cli_out *o, int *n, const struct cli_timeline_inpu
 	cli_putc(o, ']');
 }
 
-static void put_other_data(struct te *s, const struct cli_timeline_input *in, size_t count,
+static void put_other_data(struct te *s, const struct cli_input *in, size_t count,
 			   const struct timeline_counts *c)
 {
 	struct cli_out *o = s->o;
@@ -682,7 +682,7 @@ static const struct timeline_ops te_ops = {
     .failed = te_failed,
 };
 
-int convert_trace_event(const struct cli_timeline_input *in, size_t n, uint64_t since_tsc,
+int convert_trace_event(const struct cli_input *in, size_t n, uint64_t since_tsc,
 			struct cli_out *out, struct cli_progress *prog)
 {
 	struct te s = {.o = out, .since = since_tsc};

@@ -206,6 +206,82 @@ static void test_perfetto(void **state)
 	free(got);
 }
 
+/* The frame a process's stacks hang from: "pid P (PROGRAM, parent Q)", from its .map. */
+static void label_of(const char *trace, char *buf, size_t size)
+{
+	char map[1100];
+	const char *program = NULL;
+	struct xfdr_names *n;
+	struct xfdr_error err;
+	uint32_t pid;
+
+	snprintf(map, sizeof(map), "%s.map", trace);
+	if (xfdr_names_load(map, &n, &err))
+		fail_msg("%s: %s", map, err.text);
+	pid = xfdr_names_pid(n, &program);
+	assert_non_null(program);
+	snprintf(buf, size, "pid %u (%s, parent %u)", pid, program, xfdr_names_ppid(n));
+	xfdr_names_free(n);
+}
+
+/* The folded lines' stacks, values taken off (each checked to be a number above 0). */
+static char *stacks_of(const char *out)
+{
+	char *copy = strdup(out), *line, *save = NULL, *stacks = calloc(1, strlen(out) + 1);
+
+	assert_non_null(copy);
+	assert_non_null(stacks);
+	for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *space = strrchr(line, ' ');
+
+		assert_non_null(space);
+		assert_true(strtoull(space + 1, NULL, 10) > 0);
+		*space = '\0';
+		strcat(stacks, line);
+		strcat(stacks, "\n");
+	}
+	free(copy);
+	return stacks;
+}
+
+/*
+ * stack and flame: one tree of both processes, each under a frame that names it and its parent
+ * (the pids and program read from each .map through the reader). The child's main is open
+ * when it forks: its stack context gives it, begun before the child's trace.
+ */
+static void test_stack_and_flame(void **state)
+{
+	const struct tree *t = recorded();
+	struct child_result r;
+	char lp[600], lc[600], want[4096], *got;
+
+	(void)state;
+	label_of(t->parent, lp, sizeof(lp));
+	label_of(t->child, lc, sizeof(lc));
+	assert_int_equal(child_xfdr(&r, "stack", "--value=total", t->parent, t->child, NULL), 0);
+	snprintf(want, sizeof(want),
+		 "%s;main\n%s;main;leaf\n%s;main\n%s;main;work\n%s;main;work;leaf\n", lp, lp, lc,
+		 lc, lc);
+	got = stacks_of(r.out);
+	text_assert_equal(got, want);
+	free(got);
+	child_result_free(&r);
+	/* Each trace's calls count: 3 in the parent, 5 in the child. */
+	assert_int_equal(child_xfdr(&r, "flame", t->parent, t->child, NULL), 0);
+	got = r.out;
+	assert_non_null(strstr(got, " in 8 calls of 2 processes"));
+	assert_non_null(strstr(got, "Flame graph: "));
+	assert_non_null(strstr(got, " and 1 more</text>"));
+	snprintf(want, sizeof(want), "<title>%s (", lp);
+	assert_non_null(strstr(got, want));
+	snprintf(want, sizeof(want), "<title>%s (", lc);
+	assert_non_null(strstr(got, want));
+	child_result_free(&r);
+	assert_int_equal(child_xfdr(&r, "stack", "--map", t->parent, t->parent, t->child, NULL), 2);
+	text_assert_only_error_line(&r, "xfdr stack: '--map' names the functions of one FILE");
+	child_result_free(&r);
+}
+
 /* YAML and pprof take one file; --map and --since=snapshot name one file's sidecar. */
 static void test_usage(void **state)
 {
@@ -240,6 +316,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_trace_event),
 	    cmocka_unit_test(test_perfetto),
+	    cmocka_unit_test(test_stack_and_flame),
 	    cmocka_unit_test(test_usage),
 	};
 

@@ -206,6 +206,53 @@ static void test_hand_trace_through_runs(void **state)
 	}
 }
 
+/* Two traces, each under its process frame, kept through runs as in memory. */
+static void test_two_processes(void **state)
+{
+	const char *path = hand_trace();
+	static const char want[] = "0 all 0 0 0 228\n"
+				   "1 p1 0 0 0 114\n"
+				   "2 p1;#1 2 63 110 110\n"
+				   "3 p1;#1;#2 2 25 25 25\n"
+				   "3 p1;#1;#3 2 17 22 22\n"
+				   "4 p1;#1;#3;#4 1 5 5 5\n"
+				   "2 p1;#3 1 2 4 4\n"
+				   "3 p1;#3;#4 1 2 2 2\n"
+				   "1 p:2 0 0 0 114\n"
+				   "2 p:2;#1 2 63 110 110\n"
+				   "3 p:2;#1;#2 2 25 25 25\n"
+				   "3 p:2;#1;#3 2 17 22 22\n"
+				   "4 p:2;#1;#3;#4 1 5 5 5\n"
+				   "2 p:2;#3 1 2 4 4\n"
+				   "3 p:2;#3;#4 1 2 2 2\n";
+	struct xfdr_error err;
+	struct xfdr_trace *tr;
+	const uint32_t limits[] = {4, STREE_NODE_LIMIT};
+	unsigned i, k;
+	struct stree t;
+	char *text;
+	int rc;
+
+	(void)state;
+	assert_int_equal(xfdr_trace_open(path, &tr, &err), 0);
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(stree_init(&t, NULL, 0), 0);
+		t.node_limit = limits[i];
+		for (k = 0; k < 2; k++) {
+			/* A ';' in a process's name is made ':', as in any name. */
+			assert_int_equal(stree_set_input(&t, NULL, k ? "p;2" : "p1"), 0);
+			assert_int_equal(stree_build(&t, tr, NULL, &err), 0);
+		}
+		assert_int_equal(stree_finish(&t), 0);
+		assert_int_equal(t.stats.calls, 2 * 9); /* 5 calls on thread 1, 4 on 2 */
+		text = walk_lines(&t, 0, 0, &rc);
+		text_assert_equal(text, want);
+		free(text);
+		stree_free(&t);
+	}
+	xfdr_trace_close(tr);
+}
+
 /* ---- many stacks: more runs than are kept, merged into one on the way ------------------- */
 
 #define OUTER 50u
@@ -391,6 +438,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_hand_trace_in_memory),
 	    cmocka_unit_test(test_hand_trace_through_runs),
+	    cmocka_unit_test(test_two_processes),
 	    cmocka_unit_test(test_many_runs_merge_to_the_same_stacks),
 	    cmocka_unit_test(test_recursion_deeper_than_the_limit),
 	    cmocka_unit_test(test_skip_stop_and_again),
