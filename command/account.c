@@ -222,7 +222,7 @@ int cmd_account(int argc, char **argv)
 	struct account_opts opt;
 	struct xfdr_trace *t = NULL;
 	struct latency_table *lt = NULL;
-	struct cli_progress prog;
+	struct cli_progress prog = {0}; /* ended on every path, begun or not */
 	struct progress sink = cli_progress_sink(&prog);
 	struct cli_out *out = NULL;
 	struct xfdr_names *names = NULL;

@@ -290,10 +290,10 @@ int cli_stree_build(struct stree *t, const struct cli_input *in, size_t n, int p
 	}
 	cli_progress_phase(prog, "pairing calls");
 	for (i = 0; i < n; i++) {
-		const char *process =
-		    n > 1 ? cli_process_label(in[i].names, xfdr_trace_name(in[i].t), label,
-					      sizeof(label))
-			  : NULL;
+		const char *process = n > 1
+					  ? cli_process_label(in[i].names, xfdr_trace_name(in[i].t),
+							      label, sizeof(label))
+					  : NULL;
 
 		if (stree_set_input(t, in[i].names, process) < 0) {
 			cli_progress_end(prog);

@@ -421,7 +421,7 @@ int cmd_convert(int argc, char **argv)
 	struct convert_opts opt;
 	struct cli_input *in = NULL;
 	struct llvm_order *order = NULL;
-	struct cli_progress prog;
+	struct cli_progress prog = {0}; /* ended on every path, begun or not */
 	struct progress sink = cli_progress_sink(&prog);
 	struct cli_out *out = NULL;
 	struct xfdr_error err;

@@ -104,7 +104,7 @@ static const struct rb_core_pool *find_pool(const struct rb_core *c, struct rb_c
 					    int verbose)
 {
 	const struct rb_core_pool *use;
-	struct cli_progress prog;
+	struct cli_progress prog = {0}; /* ended on every path, begun or not */
 	struct xfdr_error err;
 	struct rb_core_search_hooks hooks = {.progress = show_progress, .ctx = &prog};
 	int rc;

@@ -432,7 +432,7 @@ int cmd_flame(int argc, char **argv)
 	struct flame_opts opt;
 	struct cli_input *in = NULL;
 	struct cli_out *out = NULL;
-	struct cli_progress prog;
+	struct cli_progress prog = {0}; /* ended on every path, begun or not */
 	char note[640];
 	struct stree t;
 	int status, have_tree = 0;

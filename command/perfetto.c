@@ -845,8 +845,8 @@ static const struct timeline_ops pf_ops = {
     .failed = pf_failed,
 };
 
-int convert_perfetto(const struct cli_input *in, size_t n, uint64_t since_tsc,
-		     int compress, struct cli_out *out, struct cli_progress *prog)
+int convert_perfetto(const struct cli_input *in, size_t n, uint64_t since_tsc, int compress,
+		     struct cli_out *out, struct cli_progress *prog)
 {
 	struct pf s = {.o = out, .compress = compress, .seq = PF_SEQ_PROCESSES};
 	struct progress sink = cli_progress_sink(prog);

@@ -277,7 +277,7 @@ int cli_rebuild(struct rb_pool_job *job, const char *out,
 		const struct cli_rebuild_show *show)
 {
 	struct rb_pool_result res;
-	struct cli_progress prog;
+	struct cli_progress prog = {0}; /* ended on every path, begun or not */
 	int status;
 
 	cli_progress_begin(&prog, show->progress_bytes, show->progress_what);

@@ -178,7 +178,7 @@ int cmd_stack(int argc, char **argv)
 	struct stack_opts opt;
 	struct cli_input *in = NULL;
 	struct cli_out *out = NULL;
-	struct cli_progress prog;
+	struct cli_progress prog = {0}; /* ended on every path, begun or not */
 	char note[640];
 	struct stree t;
 	uint64_t hz;

@@ -87,6 +87,8 @@ void rd_release(const struct xfdr_trace *t, uint64_t from, uint64_t to);
 
 /* Walks release what they have read in steps of this many bytes (a power of two). */
 #define RD_RELEASE_STEP (4ull << 20)
+/* rd_release() gives back whole regions of this size: a PMD, the largest folio mapped whole. */
+#define RD_RELEASE_REGION (2ull << 20)
 
 /* Fill err with "NAME: offset N: " followed by the formatted text; returns -1. */
 int rd_fail(const struct xfdr_trace *t, struct xfdr_error *err, uint64_t offset, const char *fmt,

@@ -441,8 +441,11 @@ int xfdr_records_next(struct xfdr_record_cursor *c, struct xfdr_record *r, struc
 
 	/* A walk holds no more of a large file in memory than the step it is in. */
 	if (pos >= c->released + RD_RELEASE_STEP) {
-		rd_release(t, c->released, pos);
-		c->released = pos & ~(RD_RELEASE_STEP - 1);
+		/* Up to the region pos is in: rd_release() rounds outwards, past pos otherwise. */
+		uint64_t to = pos & ~(RD_RELEASE_REGION - 1);
+
+		rd_release(t, c->released, to);
+		c->released = to;
 	}
 	if (rd_next_function(c, &f)) {
 		/* One compound literal, not memset: a few vector stores on the hot path. */

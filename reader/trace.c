@@ -72,22 +72,23 @@ int rd_fail_name(const char *name, struct xfdr_error *err, uint64_t offset, cons
 
 void rd_release(const struct xfdr_trace *t, uint64_t from, uint64_t to)
 {
-	static long page;
 	uint64_t lo, hi;
 
 	/* A small file costs less to keep than the system calls that would give it back. */
 	if (!t->mapped || t->bytes < 4 * RD_RELEASE_STEP || to <= from)
 		return;
-	if (!page)
-		page = sysconf(_SC_PAGESIZE);
 	/*
-	 * Outwards to whole pages: a page shared with the next buffer is only unmapped, and
-	 * faults back in when that buffer is read. Rounding inwards kept it, and with it the
-	 * large folio the kernel maps around it (2 MiB of a buffer not yet read, per buffer).
+	 * Outwards to whole 2 MiB regions, clipped to the file. The kernel maps a file's large
+	 * folios (up to 2 MiB, naturally aligned) or its fault-around window whole when one of
+	 * their pages is read, so reading the first or last bytes of [from, to) also maps the
+	 * neighbouring buffers' pages in the same region: another thread's, read much later in
+	 * a walk by thread. Giving back only [from, to) kept those (1 MiB a buffer and more on a
+	 * 1 GiB trace). A neighbour in use faults its pages back in from the page cache.
 	 */
-	lo = from & ~((uint64_t)page - 1);
-	hi = to > t->bytes - (uint64_t)page ? t->bytes
-					    : (to + (uint64_t)page - 1) & ~((uint64_t)page - 1);
+	lo = from & ~(RD_RELEASE_REGION - 1);
+	hi = (to + RD_RELEASE_REGION - 1) & ~(RD_RELEASE_REGION - 1);
+	if (hi > t->bytes)
+		hi = t->bytes;
 	if (hi > lo)
 		madvise((void *)(t->data + lo), (size_t)(hi - lo), MADV_DONTNEED);
 }
