@@ -523,8 +523,8 @@ static int on_call(void *ctx, const struct call *c)
 		t->cur_pid = c->pid;
 		t->cur_tid = c->thread_id;
 		t->segs = 0;
-		t->cur_base = t->per_thread ? thread_node(t, t->cur_proc, c->pid, c->thread_id)
-					    : t->cur_proc;
+		t->cur_base =
+		    t->per_thread ? thread_node(t, t->cur_proc, c->pid, c->thread_id) : t->cur_proc;
 		if (t->cur_base == STREE_NONE) {
 			t->have_thread = 0;
 			goto no_memory;

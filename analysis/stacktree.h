@@ -93,7 +93,7 @@ struct stree {
 	uint32_t segs, seg_cap;
 	int have_thread;
 	uint32_t cur_pid, cur_tid;
-	uint32_t cur_base; /* the node the thread's stacks hang from */
+	uint32_t cur_base;  /* the node the thread's stacks hang from */
 	uint32_t proc_name; /* the name of the trace's process frame (STREE_NONE: none) */
 	uint32_t cur_proc;  /* its node (0, the root, when none) */
 	struct callstack *cs;

@@ -11,6 +11,9 @@
  *    4180); llvm-xray writes it as is, but its "#ID" names never hold one.
  *  - What was not counted (and the calls whose exit was deduced) is told in one summary line
  *    on stderr; when there is nothing to tell, stderr stays empty.
+ *  - Several FILEs: each file's table as above, then all rows sorted together by the field
+ *    (ties: in the files' order, each in its own), each name prefixed with its process's
+ *    cli_process_label(); llvm-xray has no such table to match.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -32,7 +35,8 @@ static const char *const order_names[] = {"asc", "dsc", NULL};
 static const char *const format_names[] = {"text", "csv", NULL};
 
 struct account_opts {
-	const char *input;
+	char **inputs; /* FILE operands, NULL-terminated */
+	size_t ninputs;
 	const char *output;
 	struct cli_map_choice names_from;
 	int csv;	/* index in format_names */
@@ -104,13 +108,15 @@ static void put_csv(struct cli_out *o, const struct latency_row *const *rows, si
 
 static const char account_head[] =
     "usage: xfdr account [-s FIELD] [-r asc|dsc] [-p N] [-f text|csv] [-o OUT]\n"
-    "                    [--thread=TID] [--map MAP | --no-map] FILE\n"
+    "                    [--thread=TID] [--map MAP | --no-map] FILE...\n"
     "\n"
     "Print a latency table of the calls in a trace, one row per function: the number of\n"
     "calls, the minimum, median, 90th and 99th percentile, maximum and total time in\n"
     "seconds (ticks / the header's cycle frequency). The same table as `llvm-xray\n"
     "account FILE`, byte for byte wherever llvm-xray can account the file; unlike it,\n"
-    "xfdr pairs each thread alone, so any number of threads and buffers works.\n";
+    "xfdr pairs each thread alone, so any number of threads and buffers works.\n"
+    "Several FILEs (the traces of a process tree) make one table: a row per function\n"
+    "of each process, named 'pid P (PROGRAM, parent Q): NAME' from its own .map.\n";
 
 static const char account_tail[] =
     "What counts: every call whose entry and exit are in the trace, and every call whose\n"
@@ -208,25 +214,174 @@ static int parse_account_opts(int argc, char **argv, struct account_opts *o)
 	    .tail = account_tail,
 	    .column = 25,
 	    .flags = CLI_LONG_ONLY,
+	    .operands = CLI_SOME_OPERANDS,
 	    .operand = "FILE",
 	    .options = options,
 	};
+	int rc;
 
 	memset(o, 0, sizeof(*o));
 	o->sort = LATENCY_SORT_FUNCID;
-	return cli_options_parse_one(&cmd, argc, argv, &o->input);
+	rc = cli_options_parse(&cmd, argc, argv, &o->inputs);
+	if (!rc)
+		rc = cli_count_inputs(o->inputs, &o->names_from, &o->ninputs);
+	if (!rc && o->ninputs > 1 && o->table.thread_set)
+		rc =
+		    cli_usage("'--thread' picks a thread of one FILE: with several, give one FILE");
+	return rc;
+}
+
+/* ---- Several traces: one table ------------------------------------------------------------ */
+
+/* Every file's table, and the rows of all as one table (rows, of which own the names). */
+struct account_all {
+	struct latency_table **lt;
+	struct latency_row *row;
+	const struct latency_row **rows;
+	size_t nrows;
+	struct latency_left left;
+};
+
+static enum latency_sort sort_field;
+static int sort_descending;
+
+static double sort_key(const struct latency_row *r)
+{
+	switch (sort_field) {
+	case LATENCY_SORT_COUNT:
+		return (double)r->count;
+	case LATENCY_SORT_MIN:
+		return r->min;
+	case LATENCY_SORT_MED:
+		return r->med;
+	case LATENCY_SORT_90P:
+		return r->p90;
+	case LATENCY_SORT_99P:
+		return r->p99;
+	case LATENCY_SORT_MAX:
+		return r->max;
+	case LATENCY_SORT_SUM:
+		return r->sum;
+	default:
+		return (double)r->fid;
+	}
+}
+
+/* By the field (a name, then an id, for func), then in the files' order and each's own. */
+static int by_field(const void *a, const void *b)
+{
+	const struct latency_row *x = *(const struct latency_row *const *)a;
+	const struct latency_row *y = *(const struct latency_row *const *)b;
+	int c;
+
+	if (sort_field == LATENCY_SORT_FUNC) {
+		c = strcmp(x->name, y->name);
+		if (!c)
+			c = (x->fid > y->fid) - (x->fid < y->fid);
+	} else {
+		c = (sort_key(x) > sort_key(y)) - (sort_key(x) < sort_key(y));
+	}
+	if (sort_descending)
+		c = -c;
+	return c ? c : (x > y) - (x < y); /* rows are laid out in the files' order */
+}
+
+/*
+ * The rows of the n files' sorted tables, each named "LABEL: NAME" (cli_process_label()), in
+ * one order by the options' field. Returns 0, or -1 when out of memory.
+ */
+static int join_tables(struct account_all *all, const struct cli_input *in, size_t n,
+		       const struct account_opts *opt)
+{
+	const struct latency_row *const *rows;
+	char label[320];
+	size_t i, k, total = 0;
+
+	for (i = 0; i < n; i++)
+		total += latency_table_rows(all->lt[i], &rows);
+	all->row = calloc(total ? total : 1, sizeof(*all->row));
+	all->rows = calloc(total ? total : 1, sizeof(*all->rows));
+	if (!all->row || !all->rows)
+		return -1;
+	for (i = 0; i < n; i++) {
+		size_t m = latency_table_rows(all->lt[i], &rows);
+
+		cli_process_label(in[i].names, xfdr_trace_name(in[i].t), label, sizeof(label));
+		for (k = 0; k < m; k++) {
+			struct latency_row *r = &all->row[all->nrows];
+			size_t len = strlen(label) + strlen(rows[k]->name) + 3;
+			char *name = malloc(len);
+
+			if (!name)
+				return -1;
+			snprintf(name, len, "%s: %s", label, rows[k]->name);
+			*r = *rows[k];
+			r->name = name;
+			all->rows[all->nrows++] = r;
+		}
+	}
+	sort_field = (enum latency_sort)opt->sort;
+	sort_descending = opt->descending;
+	qsort(all->rows, all->nrows, sizeof(*all->rows), by_field);
+	return 0;
+}
+
+static void free_all(struct account_all *all, size_t n)
+{
+	size_t i;
+
+	for (i = 0; all->row && i < all->nrows; i++)
+		free((char *)all->row[i].name);
+	for (i = 0; all->lt && i < n; i++)
+		latency_table_free(all->lt[i]);
+	free(all->lt);
+	free(all->row);
+	free(all->rows);
+}
+
+/* Each file's table, sorted, its uncounted calls added up. Returns 0, or a status reported. */
+static int build_tables(struct account_all *all, const struct cli_input *in, size_t n,
+			const struct account_opts *opt, struct cli_progress *prog)
+{
+	struct progress sink = cli_progress_sink(prog);
+	struct xfdr_error err;
+	size_t i;
+	int rc;
+
+	all->lt = calloc(n, sizeof(*all->lt));
+	if (!all->lt) {
+		cli_error("out of memory");
+		return CLI_FAIL;
+	}
+	for (i = 0; i < n; i++) {
+		const struct latency_left *l;
+
+		rc = latency_table_build(in[i].t, in[i].names, &opt->table, &sink, &all->lt[i],
+					 &err);
+		cli_progress_end(prog);
+		if (!rc && latency_table_sort(all->lt[i], (enum latency_sort)opt->sort,
+					      opt->descending, &err) < 0)
+			rc = -1;
+		if (rc) {
+			cli_error("%s", err.text);
+			return rc == LATENCY_NO_THREAD ? CLI_USAGE : CLI_FAIL;
+		}
+		l = latency_table_left(all->lt[i]);
+		all->left.no_entry += l->no_entry;
+		all->left.no_exit += l->no_exit;
+		all->left.from_context += l->from_context;
+		all->left.unwound += l->unwound;
+	}
+	return 0;
 }
 
 int cmd_account(int argc, char **argv)
 {
 	struct account_opts opt;
-	struct xfdr_trace *t = NULL;
-	struct latency_table *lt = NULL;
+	struct account_all all = {0};
+	struct cli_input *in = NULL;
 	struct cli_progress prog = {0}; /* ended on every path, begun or not */
-	struct progress sink = cli_progress_sink(&prog);
 	struct cli_out *out = NULL;
-	struct xfdr_names *names = NULL;
-	struct xfdr_error err;
 	char note[512];
 	const struct latency_row *const *rows;
 	size_t shown, total;
@@ -235,26 +390,22 @@ int cmd_account(int argc, char **argv)
 	status = parse_account_opts(argc, argv, &opt);
 	if (status)
 		return status < 0 ? CLI_OK : status;
-	status = cli_prepare_reading(opt.input, opt.output, &opt.names_from, &names);
-	if (status)
-		return status;
-
-	status = cli_open_verified(opt.input, &prog, &t);
+	status = cli_inputs_open(opt.inputs, opt.ninputs, opt.output, &opt.names_from, &prog, &in);
+	if (!status)
+		status = build_tables(&all, in, opt.ninputs, &opt, &prog);
 	if (status)
 		goto out;
-	status = latency_table_build(t, names, &opt.table, &sink, &lt, &err);
-	cli_progress_end(&prog);
-	if (status) {
-		cli_error("%s", err.text);
-		status = status == LATENCY_NO_THREAD ? CLI_USAGE : CLI_FAIL;
-		goto out;
-	}
 	status = CLI_FAIL;
-	if (latency_table_sort(lt, (enum latency_sort)opt.sort, opt.descending, &err) < 0) {
-		cli_error("%s", err.text);
-		goto out;
+	if (opt.ninputs == 1) {
+		total = latency_table_rows(all.lt[0], &rows);
+	} else {
+		if (join_tables(&all, in, opt.ninputs, &opt) < 0) {
+			cli_error("out of memory");
+			goto out;
+		}
+		rows = all.rows;
+		total = all.nrows;
 	}
-	total = latency_table_rows(lt, &rows);
 	shown = total;
 	if (opt.top > 0 && (uint64_t)opt.top < shown)
 		shown = (size_t)opt.top;
@@ -267,13 +418,12 @@ int cmd_account(int argc, char **argv)
 	else
 		put_text(out, rows, shown, total);
 	status = cli_out_close(out);
-	if (latency_left_note(latency_table_left(lt), note, sizeof(note)))
+	if (latency_left_note(&all.left, note, sizeof(note)))
 		cli_error("%s", note);
 out:
+	cli_progress_end(&prog);
 	free(out);
-	latency_table_free(lt);
-	xfdr_names_free(names);
-	if (t)
-		xfdr_trace_close(t);
+	free_all(&all, opt.ninputs);
+	cli_inputs_close(in, opt.ninputs);
 	return status;
 }

@@ -357,8 +357,8 @@ int convert_trace_event(const struct cli_input *in, size_t n, uint64_t since_tsc
  * packets into zlib-compressed chunks, 0 to write them as they are. Returns CLI_OK, or CLI_FAIL
  * after reporting (the caller still closes out).
  */
-int convert_perfetto(const struct cli_input *in, size_t n, uint64_t since_tsc,
-		     int compress, struct cli_out *out, struct cli_progress *prog);
+int convert_perfetto(const struct cli_input *in, size_t n, uint64_t since_tsc, int compress,
+		     struct cli_out *out, struct cli_progress *prog);
 
 /* ---- convert --output-format=pprof (pprof.c) -------------------------------------------- */
 

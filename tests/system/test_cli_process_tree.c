@@ -7,8 +7,10 @@
  * and the child each leave a trace and a .map. Both files go into one JSON timeline (read by
  * Python's json module) and one Perfetto trace (decoded by protoc against Perfetto's field
  * numbers, tests/system/perfetto_check.py): each process under its own pid, with its name and
- * its parent, and the calls each made. YAML and pprof take one file; --map and
- * --since=snapshot, which name one file's sidecar, are refused with several.
+ * its parent, and the calls each made; and into one stack tree (`stack`, `flame`) and one
+ * latency table (`account`), each process's stacks or rows under its name and parent. YAML and
+ * pprof take one file; --map and --since=snapshot, which name one file's sidecar, and
+ * account's --thread are refused with several.
  */
 #include <dirent.h>
 #include <inttypes.h>
@@ -282,6 +284,61 @@ static void test_stack_and_flame(void **state)
 	child_result_free(&r);
 }
 
+/* The count column of the CSV row of the function named name (the row must be there). */
+static unsigned long row_count(const char *csv, const char *name)
+{
+	char want[700];
+	const char *end, *line, *comma;
+
+	snprintf(want, sizeof(want), ",\"%s\"\n", name);
+	end = strstr(csv, want);
+	if (!end)
+		fail_msg("no row for %s in:\n%s", name, csv);
+	for (line = end; line > csv && line[-1] != '\n'; line--)
+		;
+	comma = strchr(line, ',');
+	assert_non_null(comma);
+	return strtoul(comma + 1, NULL, 10);
+}
+
+/* account: one table, a row per function of each process, named with its process. */
+static void test_account(void **state)
+{
+	const struct tree *t = recorded();
+	struct child_result r;
+	char lp[600], lc[600], name[700];
+
+	(void)state;
+	label_of(t->parent, lp, sizeof(lp));
+	label_of(t->child, lc, sizeof(lc));
+	assert_int_equal(child_xfdr(&r, "account", "-f", "csv", t->parent, t->child, NULL), 0);
+	assert_int_equal(text_count(r.out, "\n"), 5); /* the header and four rows */
+	snprintf(name, sizeof(name), "%s: leaf", lp);
+	assert_int_equal(row_count(r.out, name), 2);
+	snprintf(name, sizeof(name), "%s: main", lp);
+	assert_int_equal(row_count(r.out, name), 1);
+	snprintf(name, sizeof(name), "%s: leaf", lc);
+	assert_int_equal(row_count(r.out, name), 3);
+	snprintf(name, sizeof(name), "%s: work", lc);
+	assert_int_equal(row_count(r.out, name), 1);
+	/* The child's main began before its trace (a stack context): told, not counted. */
+	text_assert_one_error_line(&r, "xfdr account: not counted: 1 call begun before the trace");
+	child_result_free(&r);
+	/* Sorted across both: the two leaf rows by count, largest first. */
+	assert_int_equal(child_xfdr(&r, "account", "-s", "count", "-r", "dsc", "-p", "1", "-f",
+				    "csv", t->parent, t->child, NULL),
+			 0);
+	snprintf(name, sizeof(name), ",3,");
+	assert_non_null(strstr(r.out, name));
+	snprintf(name, sizeof(name), "\"%s: leaf\"\n", lc);
+	assert_non_null(strstr(r.out, name));
+	assert_int_equal(text_count(r.out, "\n"), 2);
+	child_result_free(&r);
+	assert_int_equal(child_xfdr(&r, "account", "--thread=1", t->parent, t->child, NULL), 2);
+	text_assert_only_error_line(&r, "xfdr account: '--thread' picks a thread of one FILE");
+	child_result_free(&r);
+}
+
 /* YAML and pprof take one file; --map and --since=snapshot name one file's sidecar. */
 static void test_usage(void **state)
 {
@@ -314,9 +371,8 @@ static void test_usage(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_trace_event),
-	    cmocka_unit_test(test_perfetto),
-	    cmocka_unit_test(test_stack_and_flame),
+	    cmocka_unit_test(test_trace_event),	    cmocka_unit_test(test_perfetto),
+	    cmocka_unit_test(test_stack_and_flame), cmocka_unit_test(test_account),
 	    cmocka_unit_test(test_usage),
 	};
 
