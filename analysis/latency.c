@@ -495,13 +495,12 @@ static double row_key(const struct latency_row *f, enum latency_sort s)
 	}
 }
 
-/* The comparator: "key(l) < key(r)", or ">" for descending. */
-static int row_less(const struct latency_row *l, const struct latency_row *r,
-		    const struct row_order *o)
+int latency_row_cmp(const struct latency_row *l, const struct latency_row *r,
+		    enum latency_sort field)
 {
 	int c;
 
-	switch (o->field) {
+	switch (field) {
 	case LATENCY_SORT_FUNCID:
 		c = (l->fid > r->fid) - (l->fid < r->fid);
 		break;
@@ -515,9 +514,18 @@ static int row_less(const struct latency_row *l, const struct latency_row *r,
 			c = (l->fid > r->fid) - (l->fid < r->fid);
 		break;
 	default:
-		c = (row_key(l, o->field) > row_key(r, o->field)) -
-		    (row_key(l, o->field) < row_key(r, o->field));
+		c = (row_key(l, field) > row_key(r, field)) -
+		    (row_key(l, field) < row_key(r, field));
 	}
+	return c;
+}
+
+/* The comparator: "key(l) < key(r)", or ">" for descending. */
+static int row_less(const struct latency_row *l, const struct latency_row *r,
+		    const struct row_order *o)
+{
+	int c = latency_row_cmp(l, r, o->field);
+
 	return o->descending ? c > 0 : c < 0;
 }
 

@@ -86,6 +86,13 @@ int latency_table_build(struct xfdr_trace *t, const struct xfdr_names *names,
 int latency_table_sort(struct latency_table *lt, enum latency_sort field, int descending,
 		       struct xfdr_error *err);
 
+/*
+ * latency_row_cmp - l against r by field, ascending (the order latency_table_sort() sorts by):
+ * < 0, 0 or > 0. func compares names bytewise, then ids.
+ */
+int latency_row_cmp(const struct latency_row *l, const struct latency_row *r,
+		    enum latency_sort field);
+
 /* The rows, in the order of the last latency_table_sort() (NULL before it). Returns how many. */
 size_t latency_table_rows(const struct latency_table *lt, const struct latency_row *const **rows);
 

@@ -245,42 +245,13 @@ struct account_all {
 static enum latency_sort sort_field;
 static int sort_descending;
 
-static double sort_key(const struct latency_row *r)
-{
-	switch (sort_field) {
-	case LATENCY_SORT_COUNT:
-		return (double)r->count;
-	case LATENCY_SORT_MIN:
-		return r->min;
-	case LATENCY_SORT_MED:
-		return r->med;
-	case LATENCY_SORT_90P:
-		return r->p90;
-	case LATENCY_SORT_99P:
-		return r->p99;
-	case LATENCY_SORT_MAX:
-		return r->max;
-	case LATENCY_SORT_SUM:
-		return r->sum;
-	default:
-		return (double)r->fid;
-	}
-}
-
 /* By the field (a name, then an id, for func), then in the files' order and each's own. */
 static int by_field(const void *a, const void *b)
 {
 	const struct latency_row *x = *(const struct latency_row *const *)a;
 	const struct latency_row *y = *(const struct latency_row *const *)b;
-	int c;
+	int c = latency_row_cmp(x, y, sort_field);
 
-	if (sort_field == LATENCY_SORT_FUNC) {
-		c = strcmp(x->name, y->name);
-		if (!c)
-			c = (x->fid > y->fid) - (x->fid < y->fid);
-	} else {
-		c = (sort_key(x) > sort_key(y)) - (sort_key(x) < sort_key(y));
-	}
 	if (sort_descending)
 		c = -c;
 	return c ? c : (x > y) - (x < y); /* rows are laid out in the files' order */
