@@ -308,10 +308,9 @@ static uint32_t child_of(struct stree *t, uint32_t parent, uint32_t name, uint32
 	return id;
 }
 
-int stree_init(struct stree *t, const struct xfdr_names *names, int per_thread)
+int stree_init(struct stree *t, int per_thread)
 {
 	memset(t, 0, sizeof(*t));
-	t->names = names;
 	t->per_thread = per_thread;
 	t->node_limit = STREE_NODE_LIMIT;
 	t->proc_name = STREE_NONE;

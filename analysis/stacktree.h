@@ -128,8 +128,11 @@ struct stree_frame {
 	uint64_t incl_tsc;  /* ... */
 };
 
-/* stree_init - an empty tree naming functions from names (may be NULL). 0, or -1 (no memory). */
-int stree_init(struct stree *t, const struct xfdr_names *names, int per_thread);
+/*
+ * stree_init - an empty tree, its functions "#ID" until stree_set_input() names them.
+ * 0, or -1 (no memory).
+ */
+int stree_init(struct stree *t, int per_thread);
 void stree_free(struct stree *t);
 
 /*
@@ -175,6 +178,7 @@ const char *stree_name(const struct stree *t, uint32_t name, size_t *len);
 /*
  * stree_name_functions - for each name k (< t->name_count), the lowest function id the tree
  * gave that name, into fid[k]; STREE_NONE for a name no id has ("[unknown]", thread frames).
+ * Ids are those of the last trace built (stree_set_input() forgets the earlier ones).
  */
 void stree_name_functions(const struct stree *t, uint32_t *fid);
 

@@ -263,6 +263,7 @@ int cli_stree_build(struct stree *t, const struct cli_input *in, size_t n, int p
 {
 	struct progress sink = cli_progress_sink(prog);
 	struct xfdr_error err;
+	uint64_t hz0 = n ? xfdr_trace_header(in[0].t)->cycle_frequency : 0;
 	char label[320];
 	size_t i;
 
@@ -273,7 +274,6 @@ int cli_stree_build(struct stree *t, const struct cli_input *in, size_t n, int p
 	 */
 	for (i = 1; i < n; i++) {
 		uint64_t hz = xfdr_trace_header(in[i].t)->cycle_frequency;
-		uint64_t hz0 = xfdr_trace_header(in[0].t)->cycle_frequency;
 
 		if ((hz > hz0 ? hz - hz0 : hz0 - hz) > hz0 / 100) {
 			cli_progress_end(prog);
@@ -284,7 +284,7 @@ int cli_stree_build(struct stree *t, const struct cli_input *in, size_t n, int p
 			return CLI_FAIL;
 		}
 	}
-	if (stree_init(t, NULL, per_thread) < 0) {
+	if (stree_init(t, per_thread) < 0) {
 		cli_error("out of memory");
 		return CLI_FAIL;
 	}

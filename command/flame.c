@@ -363,7 +363,6 @@ static int draw(struct stree *t, const struct flame_opts *opt, uint64_t hz, stru
 	char when[64];
 	const char *base;
 	double height;
-	uint64_t threads;
 
 	f.next_x = malloc(((size_t)t->max_depth + 2) * sizeof(*f.next_x));
 	if (!f.next_x) {
@@ -375,7 +374,6 @@ static int draw(struct stree *t, const struct flame_opts *opt, uint64_t hz, stru
 		return CLI_FAIL;
 	}
 	height = TOP_H + (double)f.levels * FRAME_H + BOTTOM_H;
-	threads = f.threads;
 
 	cli_printf(o,
 		   "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
@@ -405,8 +403,8 @@ static int draw(struct stree *t, const struct flame_opts *opt, uint64_t hz, stru
 	cli_printf(o, "<text class=\"sub\" x=\"%.1f\" y=\"44\">total %s in %llu calls",
 		   opt->width / 2, when, (unsigned long long)t->stats.calls);
 	if (opt->per_thread)
-		cli_printf(o, " of %llu thread%s", (unsigned long long)threads,
-			   threads == 1 ? "" : "s");
+		cli_printf(o, " of %llu thread%s", (unsigned long long)f.threads,
+			   f.threads == 1 ? "" : "s");
 	if (f.processes)
 		cli_printf(o, "%s %llu processes", opt->per_thread ? " in" : " of",
 			   (unsigned long long)f.processes);

@@ -144,7 +144,6 @@ static int pp_deflate(struct pp_out *p, int finish)
 /* The walk of the tree into samples: a sample per stack with calls or time. */
 struct pp_samples {
 	struct pp_out *p;
-	const struct stree *t;
 	uint64_t hz;
 	uint64_t names_at; /* string of name 0 */
 	uint8_t *used;	   /* used[k] = 1 for each name k in the stack of a sample */
@@ -313,7 +312,7 @@ static int put_profile(struct pp_out *p, struct stree *t, uint64_t hz,
 		       const struct xfdr_names *names, const char *const *comments,
 		       unsigned ncomments)
 {
-	struct pp_samples smp = {.p = p, .t = t, .hz = hz, .names_at = STR_FIXED + 1 + ncomments};
+	struct pp_samples smp = {.p = p, .hz = hz, .names_at = STR_FIXED + 1 + ncomments};
 	struct pp_sources src = {0};
 	struct srcline *lines = NULL;
 	const char *program = NULL;

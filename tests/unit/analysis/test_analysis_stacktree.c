@@ -82,7 +82,7 @@ static void build(struct stree *t, struct xfdr_trace **tr, const char *path, uin
 
 	assert_int_equal(xfdr_trace_open(path, tr, &err), 0);
 	assert_int_equal(xfdr_trace_verify(*tr, &err), 0);
-	assert_int_equal(stree_init(t, NULL, per_thread), 0);
+	assert_int_equal(stree_init(t, per_thread), 0);
 	t->node_limit = limit;
 	if (stree_build(t, *tr, NULL, &err) < 0)
 		fail_msg("stree_build: %s", err.text);
@@ -236,7 +236,7 @@ static void test_two_processes(void **state)
 	(void)state;
 	assert_int_equal(xfdr_trace_open(path, &tr, &err), 0);
 	for (i = 0; i < 2; i++) {
-		assert_int_equal(stree_init(&t, NULL, 0), 0);
+		assert_int_equal(stree_init(&t, 0), 0);
 		t.node_limit = limits[i];
 		for (k = 0; k < 2; k++) {
 			/* A ';' in a process's name is made ':', as in any name. */
@@ -417,7 +417,7 @@ static void test_temporary_file_not_made(void **state)
 
 	(void)state;
 	assert_int_equal(xfdr_trace_open(path, &tr, &err), 0);
-	assert_int_equal(stree_init(&t, NULL, 0), 0);
+	assert_int_equal(stree_init(&t, 0), 0);
 	t.node_limit = 4;
 	setenv("TMPDIR", scratch_path("no-such-directory"), 1);
 	assert_int_equal(stree_build(&t, tr, NULL, &err), -1);
