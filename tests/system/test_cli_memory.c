@@ -9,6 +9,7 @@
  *     times the file); `dump` held all of it; the walks kept the page a buffer shares with the
  *     next one, and with it the large folio the kernel maps around that page (2 MiB of another
  *     thread's buffer each);
+ *   - two threads' buffers in turn, 4 MiB and 64 KiB (test_memory_does_not_keep_the_next_buffer);
  *   - many stacks: one thread whose 1.5 million calls walk at random among 32 functions up to
  *     10 deep, so that nearly every call has a stack of its own. Before the stack tree kept its
  *     runs on disk, `stack`, `flame` and pprof held every distinct stack (over 100 MiB).
@@ -50,9 +51,9 @@ extern char **environ;
 #define RANDOM_DEPTH 10u
 #define MIB (1024u * 1024u)
 
-#define ALTERNATING_BUFFERS 32u /* of 4 MiB, the two threads' in turn: 128 MiB */
+#define ALTERNATING_BYTES (128u * MIB) /* two threads' buffers in turn */
 
-static char trace_path[512], stacks_path[512], alternating_path[512];
+static char trace_path[512], stacks_path[512], alternating_path[2][512];
 
 static void nest(uint32_t id, unsigned depth)
 {
@@ -131,26 +132,27 @@ static int record_in_child(int stacks, const char *name)
 }
 
 /*
- * Two threads' 4 MiB buffers in turn, each full to its last byte: its EndOfBuffer ends 32
- * bytes into the next buffer's first page (the file header shifts every buffer by 32).
+ * Two threads' buffers of buf_bytes in turn, ALTERNATING_BYTES in all, each full to its last
+ * byte: its EndOfBuffer ends 32 bytes into the next buffer's first page (the file header
+ * shifts every buffer by 32).
  */
-static int build_alternating_in_child(void)
+static int build_alternating_in_child(size_t buf_bytes, const char *name)
 {
 	struct tb b;
 	uint32_t i, k;
 
-	tb_init(&b, 4 * MIB, 1000000000ull);
-	for (i = 0; i < ALTERNATING_BUFFERS; i++) {
+	tb_init(&b, buf_bytes, 1000000000ull);
+	for (i = 0; i < ALTERNATING_BYTES / buf_bytes; i++) {
 		tb_buffer(&b, (uint16_t)(1 + i % 2), 1, 1000000ull * i);
 		for (k = 0; b.buf_bytes - b.used >= XFDR_FN_RECORD_BYTES + XFDR_MD_RECORD_BYTES;
 		     k++)
 			tb_fn(&b, k % 2 ? EXIT : ENTER, 1 + k / 2 % 8, 1);
 	}
-	tb_write(&b, "alternating.xray");
+	tb_write(&b, name);
 	return 0;
 }
 
-/* stacks: 0 the nested threads, 1 the random stacks, 2 the alternating buffers. */
+/* stacks: 0 the nested threads, 1 the random stacks, 2 and 3 4 MiB and 64 KiB buffers in turn. */
 static int record_one(int stacks, const char *name)
 {
 	pid_t pid = fork();
@@ -159,7 +161,8 @@ static int record_one(int stacks, const char *name)
 	if (pid < 0)
 		return -1;
 	if (pid == 0)
-		_exit(stacks == 2 ? build_alternating_in_child() : record_in_child(stacks, name));
+		_exit(stacks >= 2 ? build_alternating_in_child(stacks == 2 ? 4 * MIB : 65536, name)
+				  : record_in_child(stacks, name));
 	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
 		return -1;
 	return 0;
@@ -171,12 +174,14 @@ static int record_traces(void **state)
 		return -1;
 	snprintf(trace_path, sizeof(trace_path), "%s", scratch_path("big.xray"));
 	snprintf(stacks_path, sizeof(stacks_path), "%s", scratch_path("stacks.xray"));
-	snprintf(alternating_path, sizeof(alternating_path), "%s",
+	snprintf(alternating_path[0], sizeof(alternating_path[0]), "%s",
 		 scratch_path("alternating.xray"));
+	snprintf(alternating_path[1], sizeof(alternating_path[1]), "%s",
+		 scratch_path("alternating64k.xray"));
 	if (getenv("XFDR_SANITIZED"))
 		return 0;
 	return record_one(0, "big.xray") || record_one(1, "stacks.xray") ||
-		       record_one(2, "alternating.xray")
+		       record_one(2, "alternating.xray") || record_one(3, "alternating64k.xray")
 		   ? -1
 		   : 0;
 }
@@ -288,28 +293,41 @@ static void test_memory_does_not_grow_with_the_stacks(void **state)
 }
 
 /*
- * A walk gives back each buffer it has read, the page it shares with the next buffer too:
- * keeping that page kept the large folio the kernel maps around it (readahead fills the page
- * cache with 2 MiB folios on ext4), 2 MiB of the other thread's buffer per buffer read.
+ * A walk gives back each buffer it has read and the pages around it that the kernel mapped
+ * with it: reading a page maps the large folio it is in (readahead fills the page cache with
+ * folios of up to 2 MiB on ext4) or its fault-around window, which hold the neighbouring
+ * buffers, another thread's in a walk by thread. With 4 MiB buffers, keeping the page a buffer
+ * shares with the next kept that folio (31 MiB before); with 64 KiB buffers, giving back only
+ * the buffer's own pages kept the neighbours' (25.6 MiB before the 2 MiB regions).
  */
 static void test_memory_does_not_keep_the_next_buffer(void **state)
 {
-	const char *t = alternating_path;
+	static const char *const what[2][3] = {
+	    {"convert (perfetto, 4 MiB in turn)", "convert (trace_event, 4 MiB in turn)",
+	     "stack (4 MiB in turn)"},
+	    {"convert (perfetto, 64 KiB in turn)", "convert (trace_event, 64 KiB in turn)",
+	     "stack (64 KiB in turn)"},
+	};
+	unsigned i;
 	int fd;
 
 	(void)state;
 	if (getenv("XFDR_SANITIZED"))
 		skip();
-	/* Out of the page cache: the verbs read it back the way a large trace is read. */
-	fd = open(t, O_RDONLY);
-	assert_true(fd >= 0);
-	assert_int_equal(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
-	close(fd);
-	check(t, peak_rss("convert", "--output-format=perfetto", t, NULL), 16 * MIB,
-	      "convert (perfetto, alternating)");
-	check(t, peak_rss("convert", "--output-format=trace_event", t, NULL), 16 * MIB,
-	      "convert (trace_event, alternating)");
-	check(t, peak_rss("stack", t, NULL), 16 * MIB, "stack (alternating)");
+	for (i = 0; i < 2; i++) {
+		const char *t = alternating_path[i];
+
+		/* Out of the page cache: the verbs read it back the way a large trace is read. */
+		fd = open(t, O_RDONLY);
+		assert_true(fd >= 0);
+		assert_int_equal(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+		close(fd);
+		check(t, peak_rss("convert", "--output-format=perfetto", t, NULL), 16 * MIB,
+		      what[i][0]);
+		check(t, peak_rss("convert", "--output-format=trace_event", t, NULL), 16 * MIB,
+		      what[i][1]);
+		check(t, peak_rss("stack", t, NULL), 16 * MIB, what[i][2]);
+	}
 }
 
 int main(void)
