@@ -36,7 +36,7 @@ RUNTIME_LIBS := -lurcu-bp -lurcu-cds -lurcu-common -lunwind -lpthread -ldl
 TEST_LIBS    := -lcmocka
 # What the xfdr command needs beyond libc: libdeflate for Perfetto's compressed packets, zlib
 # for pprof's gzip stream, libdw for source lines.
-COMMAND_LIBS := -ldeflate -lz -ldw -lelf
+COMMAND_LIBS := -ldeflate -lz -ldw -lelf -lpthread
 
 # ---- sources -----------------------------------------------------------------------------
 WRITER_SRCS  := $(sort $(wildcard writer/*.c))

@@ -19,7 +19,6 @@
  * then name) needs nothing but the record itself, so a merge costs one pass over the runs.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +26,7 @@
 
 #include "analysis/stackruns.h"
 #include "analysis/stacktree.h"
+#include "analysis/tempfile.h"
 
 #define RUN_WRITE_BYTES 65536
 #define RUN_READ_BYTES 32768
@@ -369,25 +369,6 @@ struct run_writer {
 	size_t len;
 };
 
-/* An unlinked temporary file in $TMPDIR (else /tmp). The fd, or -1 with errno. */
-static int temp_file(void)
-{
-	const char *dir = getenv("TMPDIR");
-	char path[4096];
-	int fd;
-
-	if (!dir || !*dir)
-		dir = "/tmp";
-	if (snprintf(path, sizeof(path), "%s/xfdr-stack-XXXXXX", dir) >= (int)sizeof(path)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	fd = mkostemp(path, O_CLOEXEC);
-	if (fd >= 0)
-		unlink(path);
-	return fd;
-}
-
 static int writer_flush(struct run_writer *w)
 {
 	size_t done = 0;
@@ -447,7 +428,7 @@ static int write_run(const struct stree *t, const struct stree_runs *r, struct s
 		errno = ENOMEM;
 		goto fail;
 	}
-	w.run.fd = temp_file();
+	w.run.fd = temp_file_open("stack");
 	if (w.run.fd < 0)
 		goto fail;
 	while ((rc = merge_next(&m, &f)) > 0)

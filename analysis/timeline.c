@@ -1,6 +1,7 @@
 /*
  * analysis/timeline.c - a trace as a timeline of slices and instants (timeline.h).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -306,7 +307,7 @@ static void open_window(struct tl *s, uint64_t tsc)
 static int walk_thread(struct tl *s, uint64_t i, int writing, struct xfdr_error *err)
 {
 	struct xfdr_event_iter it;
-	struct xfdr_event ev;
+	struct xfdr_event ev = {0}; /* the first walk leaves most of it untouched */
 	int rc, r = 0;
 
 	s->writing = writing;
@@ -317,7 +318,9 @@ static int walk_thread(struct tl *s, uint64_t i, int writing, struct xfdr_error 
 		s->nbefore = 0;
 	if (xfdr_events_begin_thread(s->t, i, &it, err))
 		return TIMELINE_FAILED;
-	while ((rc = xfdr_events_next(&it, &ev, err)) == 1) {
+	/* The first walk follows calls only: no times, arguments or payloads but contexts'. */
+	while ((rc = writing ? xfdr_events_next(&it, &ev, err)
+			     : xfdr_events_next_call(&it, &ev, err)) == 1) {
 		uint64_t tsc = ev.tsc;
 
 		progress(s, &ev);
@@ -374,6 +377,14 @@ int timeline_base_tsc(struct xfdr_trace *t, uint64_t *base, struct xfdr_error *e
 	return 0;
 }
 
+/* Both walks of thread i (s->ti filled). Returns a TIMELINE_ code. */
+static int walk_twice(struct tl *s, uint64_t i, struct xfdr_error *err)
+{
+	int rc = walk_thread(s, i, 0, err);
+
+	return rc == TIMELINE_OK ? walk_thread(s, i, 1, err) : rc;
+}
+
 int timeline_walk(struct xfdr_trace *t, uint64_t since_tsc, const struct timeline_ops *ops,
 		  void *ctx, const struct progress *prog, struct timeline_counts *counts,
 		  struct xfdr_error *err)
@@ -395,10 +406,41 @@ int timeline_walk(struct xfdr_trace *t, uint64_t since_tsc, const struct timelin
 	for (i = 0; i < threads && rc == TIMELINE_OK; i++) {
 		if (xfdr_trace_thread(t, i, &s.ti))
 			break;
-		rc = walk_thread(&s, i, 0, err);
-		if (rc == TIMELINE_OK)
-			rc = walk_thread(&s, i, 1, err);
+		rc = walk_twice(&s, i, err);
 	}
+	free(s.stack);
+	free(s.before);
+	if (counts)
+		*counts = s.n;
+	return rc;
+}
+
+int timeline_walk_thread(struct xfdr_trace *t, uint64_t i, uint64_t since_tsc,
+			 const struct timeline_ops *ops, void *ctx, const struct progress *prog,
+			 struct timeline_counts *counts, struct xfdr_error *err)
+{
+	struct tl s = {
+	    .t = t,
+	    .ops = ops,
+	    .ctx = ctx,
+	    .prog = prog,
+	    .since = since_tsc,
+	    .last_buf = UINT64_MAX,
+	};
+	uint64_t threads;
+	int rc;
+
+	if (xfdr_trace_threads(t, &threads, err))
+		return TIMELINE_FAILED;
+	if (xfdr_trace_thread(t, i, &s.ti)) {
+		err->offset = 0;
+		snprintf(err->text, sizeof(err->text),
+			 "%s: expected a thread number below %llu, found %llu", xfdr_trace_name(t),
+			 (unsigned long long)threads, (unsigned long long)i);
+		return TIMELINE_FAILED;
+	}
+	s.bufs_total = 2 * s.ti.buffers;
+	rc = walk_twice(&s, i, err);
 	free(s.stack);
 	free(s.before);
 	if (counts)

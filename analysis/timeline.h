@@ -157,4 +157,16 @@ int timeline_walk(struct xfdr_trace *t, uint64_t since_tsc, const struct timelin
 		  void *ctx, const struct progress *prog, struct timeline_counts *counts,
 		  struct xfdr_error *err);
 
+/*
+ * timeline_walk_thread - timeline_walk() of thread i alone (xfdr_trace_thread() order), so that
+ * several threads of one trace can be walked at once, each by a thread of the caller's with
+ * its own ops context: once xfdr_trace_threads() has returned (it verifies the trace and
+ * orders its buffers), the walks only read the trace. Progress is by the thread's buffers,
+ * each walked twice.
+ * Returns a TIMELINE_ code.
+ */
+int timeline_walk_thread(struct xfdr_trace *t, uint64_t i, uint64_t since_tsc,
+			 const struct timeline_ops *ops, void *ctx, const struct progress *prog,
+			 struct timeline_counts *counts, struct xfdr_error *err);
+
 #endif /* XFDR_ANALYSIS_TIMELINE_H */

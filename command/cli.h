@@ -354,11 +354,13 @@ int convert_trace_event(const struct cli_input *in, size_t n, uint64_t since_tsc
 /*
  * convert_perfetto - the n inputs as one Perfetto protobuf trace into out, as
  * convert_trace_event() writes JSON (same inputs, since_tsc and prog); compress: 1 to gather the
- * packets into zlib-compressed chunks, 0 to write them as they are. Returns CLI_OK, or CLI_FAIL
- * after reporting (the caller still closes out).
+ * packets into zlib-compressed chunks, 0 to write them as they are; jobs: how many of a trace's
+ * threads are written at once (1 to CONVERT_PERFETTO_JOBS_MAX; the bytes are the same). Returns
+ * CLI_OK, or CLI_FAIL after reporting (the caller still closes out).
  */
+#define CONVERT_PERFETTO_JOBS_MAX 64u
 int convert_perfetto(const struct cli_input *in, size_t n, uint64_t since_tsc, int compress,
-		     struct cli_out *out, struct cli_progress *prog);
+		     unsigned jobs, struct cli_out *out, struct cli_progress *prog);
 
 /* ---- convert --output-format=pprof (pprof.c) -------------------------------------------- */
 

@@ -61,6 +61,7 @@ struct convert_opts {
 	uint64_t since_tsc;
 	int format;   /* enum convert_format */
 	int compress; /* perfetto: -1 not given, 0 none, 1 deflate */
+	long jobs;    /* perfetto: threads writing at once; 0 not given */
 };
 
 enum { SINCE_TSC = 1, SINCE_SNAPSHOT = 2 };
@@ -154,7 +155,8 @@ static void put_record(struct cli_out *o, const struct xfdr_trace *t, const stru
 
 static const char convert_head[] =
     "usage: xfdr convert [--output-format=yaml|trace_event|perfetto|pprof] [-o OUT]\n"
-    "                    [--sort[=BOOL]] [--compress=deflate|none] [--map MAP | --no-map]\n"
+    "                    [--sort[=BOOL]] [--compress=deflate|none] [--jobs=N]\n"
+    "                    [--map MAP | --no-map]\n"
     "                    [--since=TSC|snapshot] FILE...\n"
     "\n"
     "Print a trace as the YAML document `llvm-xray convert --output-format=yaml FILE`\n"
@@ -244,6 +246,20 @@ static int parse_since(void *opts, const char *arg)
 	return 0;
 }
 
+static int parse_jobs(void *jobs, const char *arg)
+{
+	unsigned long u;
+	char *end;
+
+	errno = 0;
+	u = strtoul(arg, &end, 10);
+	if (*arg < '1' || *arg > '9' || *end || errno || u > CONVERT_PERFETTO_JOBS_MAX)
+		return cli_usage("'--jobs' takes a number of threads from 1 to %u, not '%s'",
+				 CONVERT_PERFETTO_JOBS_MAX, arg);
+	*(long *)jobs = (long)u;
+	return 0;
+}
+
 /* Returns 0 with *o filled, -1 after --help, or a status after a usage error. */
 static int parse_convert_opts(int argc, char **argv, struct convert_opts *o)
 {
@@ -259,6 +275,9 @@ static int parse_convert_opts(int argc, char **argv, struct convert_opts *o)
 	    CLI_OPT_CALL(0, "compress", &o->compress, parse_compress, "deflate|none",
 			 "perfetto: the packets in zlib-compressed chunks, which\n"
 			 "Perfetto inflates (deflate, the default), or as they are"),
+	    CLI_OPT_CALL('j', "jobs", &o->jobs, parse_jobs, "N",
+			 "perfetto: write N of the trace's threads at once (default:\n"
+			 "the CPUs online); the output is the same bytes whatever N"),
 	    CLI_OPT_STRING('o', "output", &o->output, "OUT",
 			   "write to OUT instead of standard output ('-')"),
 	    {.kind = CLI_OPTION_CALL,
@@ -315,12 +334,21 @@ static int parse_convert_opts(int argc, char **argv, struct convert_opts *o)
 				 "several, give --since=TSC");
 	if (o->compress >= 0 && o->format != FORMAT_PERFETTO)
 		return cli_usage("'--compress' is an option of --output-format=perfetto");
+	if (o->jobs && o->format != FORMAT_PERFETTO)
+		return cli_usage("'--jobs' is an option of --output-format=perfetto");
 	/* A profile sums whole calls; cutting them at a window is the stack tree's to learn. */
 	if (o->since && o->format == FORMAT_PPROF)
 		return cli_usage("'--since' is not supported with --output-format=pprof (a profile "
 				 "sums every call of the trace)");
 	if (o->compress < 0)
 		o->compress = 1;
+	if (!o->jobs) {
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+		o->jobs = cpus < 1			     ? 1
+			  : cpus > CONVERT_PERFETTO_JOBS_MAX ? CONVERT_PERFETTO_JOBS_MAX
+							     : cpus;
+	}
 	return 0;
 }
 
@@ -406,8 +434,8 @@ static int write_other(const struct convert_opts *opt, const struct cli_input *i
 	if (opt->format == FORMAT_TRACE_EVENT)
 		status = convert_trace_event(in, opt->ninputs, opt->since_tsc, out, prog);
 	else if (opt->format == FORMAT_PERFETTO)
-		status =
-		    convert_perfetto(in, opt->ninputs, opt->since_tsc, opt->compress, out, prog);
+		status = convert_perfetto(in, opt->ninputs, opt->since_tsc, opt->compress,
+					  (unsigned)opt->jobs, out, prog);
 	else
 		status = convert_pprof(&in[0], out, prog);
 	cli_progress_end(prog);

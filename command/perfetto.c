@@ -21,8 +21,9 @@
  *   - Each thread is a track of its own (TrackDescriptor with a ThreadDescriptor: pid, its
  *     kernel tid from the sidecar's `thread` line, else the trace's thread id, and its name;
  *     thread id 0, where the runtime puts its process-wide drop counts, is the process's
- *     track) and a packet sequence of its own (trusted_packet_sequence_id 2, 3, ... in
- *     the timeline's thread order). The sequence's first packet clears its incremental
+ *     track) and a packet sequence of its own (trusted_packet_sequence_id 2 + its number
+ *     in the timeline's thread order; a thread without events in the window leaves its
+ *     number unused). The sequence's first packet clears its incremental
  *     state and sets its defaults: the thread's track, and clock 64, a sequence-scoped
  *     incremental clock in nanoseconds that the next packet (ClockSnapshot) ties to BOOTTIME
  *     at the thread's first event. Every later timestamp on the sequence is the nanoseconds
@@ -42,25 +43,34 @@
  *     drops" (the counts, threads: one dictionary per thread); any other payload (and one of
  *     ours that does not decode, with "error") as "custom event" / "typed event" with size,
  *     text and hex.
- *   - Compression (--compress, default deflate): the packets are gathered into chunks of
- *     PF_CHUNK_BYTES, each written as one TracePacket.compressed_packets (zlib's format,
- *     made by libdeflate), which trace_processor inflates into the packets it holds.
+ *   - Compression (--compress, default deflate): each thread's packets are gathered into
+ *     chunks of PF_CHUNK_BYTES, each written as one TracePacket.compressed_packets (zlib's
+ *     format, made by libdeflate), which trace_processor inflates into the packets it holds.
  *     With --compress=none the packets are written as they are.
+ *   - Several threads at once (--jobs, default the CPUs online): workers take the trace's
+ *     threads in turn, each walking and writing its thread (packets, compression) into that
+ *     thread's part of the output (command/ordered_out.h), so the file is the same bytes
+ *     whatever the number of jobs. A process's track is described in the part of its first
+ *     thread in the trace, whether or not that thread has events in the window.
  *
- * Memory: the timeline's, the chunk and its compressed form, and per thread the function
- * names it has interned (a hash of the distinct functions it calls).
+ * Memory: per job, the timeline's, the chunk and its compressed form, and the function names
+ * its thread has interned (a hash of the distinct functions it calls). The parts written ahead
+ * of their turn wait in $TMPDIR.
  */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <libdeflate.h>
 
 #include "analysis/timeline.h"
 #include "command/cli.h"
+#include "command/ordered_out.h"
 #include "command/protobuf.h"
 
 #define PF_NS_PER_S 1000000000u
 #define PF_CHUNK_BYTES (256u << 10) /* packets per compressed chunk (Perfetto: under 512 KB) */
+#define PF_CHUNK_HEAD 16u	    /* room before a compressed chunk for its packet's head */
 #define PF_TEXT_BYTES 256u	    /* of an arbitrary payload, shown as text */
 #define PF_HEX_BYTES 64u	    /* of an arbitrary payload, shown in hex */
 #define PF_CLOCK_INCREMENTAL 64u    /* the first sequence-scoped clock id */
@@ -166,46 +176,102 @@ struct pf_interned {
 	uint32_t cap, count, generation, next_iid;
 };
 
+/* What the writers of one input share. */
+struct pf_input {
+	struct cli_timeline_file file;
+	uint64_t base;
+	uint64_t since;
+	int compress;
+	uint32_t seq0;		   /* thread i's sequence is seq0 + 1 + i */
+	uint64_t threads;	   /* of the trace */
+	uint32_t *pid;		   /* thread i's process */
+	uint8_t *announce;	   /* thread i's part describes its process's track first */
+	struct ordered_out *parts; /* thread i's packets are part i of the output */
+	pthread_mutex_t lock;	   /* the fields below, and stderr */
+	uint64_t next;		   /* the next thread to write */
+	uint64_t done, total;	   /* progress: buffers walked, each twice */
+	struct progress sink;
+	struct cli_progress *prog;
+};
+
+/* A writer of threads, one after the other, each into its part of the output. */
 struct pf {
-	struct cli_out *o;
+	struct pf_input *input;
 	uint64_t base;
 	struct cli_timeline_file file; /* the input being written */
 	int compress;
 	int failed; /* out of memory or a compression error, reported */
 
 	struct pb_buf pkt;   /* the packet being built */
-	struct pb_buf chunk; /* packets waiting to be compressed */
-	uint8_t *z;	     /* the chunk compressed */
+	struct pb_buf chunk; /* packets waiting to be written (compressed first, if so) */
+	uint8_t *z;	     /* PF_CHUNK_HEAD bytes, then the chunk compressed */
 	size_t z_cap;
 	struct libdeflate_compressor *zc;
 
-	uint32_t *pids; /* processes with a track */
-	size_t npids, pids_cap;
-
 	/* The thread being written. */
+	uint64_t part; /* its number, and its part of the output */
 	uint32_t seq;
 	uint64_t last_ns;
 	struct pf_interned in;
+	uint64_t reported; /* of its progress */
+	struct progress progress;
+	int rc; /* its walk's TIMELINE_ code */
+	struct xfdr_error err;
 };
 
 /* ---- Output: packets, chunks ------------------------------------------------------------ */
 
+/* Lines on stderr from the workers come one at a time, between progress updates. */
+static void pf_lock(struct pf *s)
+{
+	pthread_mutex_lock(&s->input->lock);
+}
+
+static void pf_unlock(struct pf *s)
+{
+	pthread_mutex_unlock(&s->input->lock);
+}
+
 static void pf_oom(struct pf *s)
 {
-	if (!s->failed)
+	if (!s->failed) {
+		pf_lock(s);
 		cli_error("%s: out of memory", xfdr_trace_name(s->file.t));
+		pf_unlock(s);
+	}
 	s->failed = 1;
 }
 
-/* The chunk as one compressed_packets packet (zlib's format, which Perfetto inflates). */
+static int pf_failed(void *ctx)
+{
+	const struct pf *s = ctx;
+
+	return s->failed || ordered_failed(s->input->parts);
+}
+
+static void pf_write(struct pf *s, const void *p, size_t n)
+{
+	if (ordered_put(s->input->parts, s->part, p, n))
+		s->failed = 1; /* reported, or the output's error closing it reports */
+}
+
+/*
+ * The chunk's packets go out: as they are, or as one compressed_packets packet (zlib's format,
+ * which Perfetto inflates).
+ */
 static void flush_chunk(struct pf *s)
 {
-	uint8_t head[24], *h;
-	size_t zlen;
+	uint8_t head[PF_CHUNK_HEAD], *h;
+	size_t zlen, hn;
 
 	if (!s->chunk.len || s->failed)
 		return;
-	zlen = libdeflate_zlib_compress_bound(s->zc, s->chunk.len);
+	if (!s->compress) {
+		pf_write(s, s->chunk.p, s->chunk.len);
+		s->chunk.len = 0;
+		return;
+	}
+	zlen = PF_CHUNK_HEAD + libdeflate_zlib_compress_bound(s->zc, s->chunk.len);
 	if (zlen > s->z_cap) {
 		uint8_t *z = realloc(s->z, zlen);
 
@@ -216,25 +282,29 @@ static void flush_chunk(struct pf *s)
 		s->z = z;
 		s->z_cap = zlen;
 	}
-	zlen = libdeflate_zlib_compress(s->zc, s->chunk.p, s->chunk.len, s->z, s->z_cap);
+	zlen = libdeflate_zlib_compress(s->zc, s->chunk.p, s->chunk.len, s->z + PF_CHUNK_HEAD,
+					s->z_cap - PF_CHUNK_HEAD);
 	if (!zlen) {
 		/* cannot be: the room is the library's own bound */
+		pf_lock(s);
 		cli_error("%s: libdeflate failed to compress %zu bytes", xfdr_trace_name(s->file.t),
 			  s->chunk.len);
+		pf_unlock(s);
 		s->failed = 1;
 		return;
 	}
-	/* Trace.packet { compressed_packets: Z } */
+	/* Trace.packet { compressed_packets: Z }, its head right before Z */
 	h = pb_put_varint(head + 1, 2 + pb_varint_size(zlen) + zlen);
 	head[0] = TRACE_PACKET << 3 | PB_LEN;
 	h = pb_put_varint(h, PKT_COMPRESSED_PACKETS << 3 | PB_LEN);
 	h = pb_put_varint(h, zlen);
-	cli_put(s->o, head, (size_t)(h - head));
-	cli_put(s->o, s->z, zlen);
+	hn = (size_t)(h - head);
+	memcpy(s->z + PF_CHUNK_HEAD - hn, head, hn);
+	pf_write(s, s->z + PF_CHUNK_HEAD - hn, hn + zlen);
 	s->chunk.len = 0;
 }
 
-/* The packet body p (n bytes) goes out as a Trace.packet (into the chunk when compressing). */
+/* The packet body p (n bytes) goes into the chunk as a Trace.packet. */
 static void emit_body(struct pf *s, const uint8_t *p, size_t n)
 {
 	uint8_t head[16], *h;
@@ -243,11 +313,6 @@ static void emit_body(struct pf *s, const uint8_t *p, size_t n)
 	head[0] = TRACE_PACKET << 3 | PB_LEN;
 	h = pb_put_varint(head + 1, n);
 	hn = (size_t)(h - head);
-	if (!s->compress) {
-		cli_put(s->o, head, hn);
-		cli_put(s->o, p, n);
-		return;
-	}
 	if (s->chunk.len && s->chunk.len + hn + n > PF_CHUNK_BYTES)
 		flush_chunk(s);
 	if (pb_room(&s->chunk, hn + n)) {
@@ -710,27 +775,11 @@ static void pf_event(void *ctx, const struct xfdr_event *ev, uint64_t tsc, const
 
 /* ---- Tracks and sequences ------------------------------------------------------------------ */
 
-/* The process track of pid, once. */
+/* The process track of pid, and its parent if the sidecar names it. */
 static void put_process(struct pf *s, uint32_t pid)
 {
 	const char *trace = xfdr_trace_name(s->file.t), *slash = strrchr(trace, '/');
-	size_t i;
 
-	for (i = 0; i < s->npids; i++)
-		if (s->pids[i] == pid)
-			return;
-	if (s->npids == s->pids_cap) {
-		size_t cap = s->pids_cap ? 2 * s->pids_cap : 8;
-		uint32_t *v = realloc(s->pids, cap * sizeof(*v));
-
-		if (!v) {
-			pf_oom(s);
-			return;
-		}
-		s->pids = v;
-		s->pids_cap = cap;
-	}
-	s->pids[s->npids++] = pid;
 	pb_varint(&s->pkt, PKT_SEQUENCE_ID, PF_SEQ_PROCESSES);
 	pb_open(&s->pkt, PKT_TRACK_DESCRIPTOR);
 	pb_varint(&s->pkt, TRACK_UUID, PF_PROCESS_UUID + pid);
@@ -758,6 +807,15 @@ static void put_process(struct pf *s, uint32_t pid)
 }
 
 /*
+ * The pid of a thread's track, as its events show it: never 0, which Perfetto takes for the
+ * idle process its viewers hide.
+ */
+static uint32_t thread_pid(const struct cli_timeline_file *f, const struct xfdr_thread_info *ti)
+{
+	return f->map_pid ? f->map_pid : f->version >= 3 && ti->pid ? ti->pid : 1;
+}
+
+/*
  * A thread's track and sequence: its first packets, at its first event (tsc). Thread id 0 (the
  * runtime's process-wide events: the drop counts) is no thread: its events go on the process's
  * track.
@@ -767,16 +825,11 @@ static void pf_thread_begin(void *ctx, const struct xfdr_thread_info *ti, uint64
 	struct pf *s = ctx;
 	struct pb_buf *b = &s->pkt;
 	/* never 0: Perfetto takes pid and tid 0 for the idle process, which viewers hide */
-	uint32_t pid = s->file.map_pid			 ? s->file.map_pid
-		       : s->file.version >= 3 && ti->pid ? ti->pid
-							 : 1,
-		 ktid = 0;
+	uint32_t pid = thread_pid(&s->file, ti), ktid = 0;
 	const char *name = xfdr_names_thread(s->file.names, ti->thread_id, &ktid);
 	uint64_t track = PF_PROCESS_UUID + pid;
 	unsigned k;
 
-	put_process(s, pid);
-	s->seq++;
 	s->in.generation++;
 	s->in.count = 0;
 	s->in.next_iid = 0;
@@ -829,13 +882,6 @@ static void pf_thread_begin(void *ctx, const struct xfdr_thread_info *ti, uint64
 	emit(s);
 }
 
-static int pf_failed(void *ctx)
-{
-	const struct pf *s = ctx;
-
-	return s->failed || s->o->err;
-}
-
 static const struct timeline_ops pf_ops = {
     .thread_begin = pf_thread_begin,
     .begin = pf_begin,
@@ -845,42 +891,191 @@ static const struct timeline_ops pf_ops = {
     .failed = pf_failed,
 };
 
-int convert_perfetto(const struct cli_input *in, size_t n, uint64_t since_tsc, int compress,
-		     struct cli_out *out, struct cli_progress *prog)
-{
-	struct pf s = {.o = out, .compress = compress, .seq = PF_SEQ_PROCESSES};
-	struct progress sink = cli_progress_sink(prog);
-	struct xfdr_error err;
-	int rc = TIMELINE_OK;
-	size_t i;
+/* ---- Workers ------------------------------------------------------------------------------ */
 
-	if (cli_timeline_base(in, n, &s.base))
+/* A worker's progress through its thread's buffers, added to the input's. */
+static void pf_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	struct pf *s = ctx;
+	struct pf_input *in = s->input;
+
+	(void)total;
+	pthread_mutex_lock(&in->lock);
+	in->done += done - s->reported;
+	s->reported = done;
+	progress_update(&in->sink, in->done, in->total);
+	pthread_mutex_unlock(&in->lock);
+}
+
+/* Write the input's threads, each the next not taken, until none is left or one fails. */
+static void *pf_worker(void *arg)
+{
+	struct pf *s = arg;
+	struct pf_input *in = s->input;
+	uint64_t i;
+
+	s->file = in->file;
+	s->progress = (struct progress){NULL, pf_progress, s};
+	while (!pf_failed(s)) {
+		pthread_mutex_lock(&in->lock);
+		i = in->next++;
+		pthread_mutex_unlock(&in->lock);
+		if (i >= in->threads)
+			break;
+		s->part = i;
+		s->seq = in->seq0 + 1 + (uint32_t)i;
+		s->reported = 0;
+		if (in->announce[i])
+			put_process(s, in->pid[i]);
+		s->rc = timeline_walk_thread(s->file.t, i, in->since, &pf_ops, s, &s->progress,
+					     NULL, &s->err);
+		if (s->rc == TIMELINE_OK)
+			flush_chunk(s);
+		if (s->rc != TIMELINE_OK || s->failed) {
+			if (s->rc == TIMELINE_FAILED ||
+			    (s->rc == TIMELINE_NO_MEMORY && !s->failed)) {
+				pf_lock(s);
+				cli_timeline_failed(s->file.t, s->rc, &s->err);
+				pf_unlock(s);
+			}
+			s->failed = 1;
+			ordered_abandon(in->parts);
+			break;
+		}
+		if (ordered_end(in->parts, i))
+			s->failed = 1;
+	}
+	return NULL;
+}
+
+/*
+ * Each thread's process, and which thread describes it: the first of the process's threads
+ * in this input, unless an earlier input had the pid (seen, *nseen of them, grown). Returns
+ * 0, or -1 out of memory.
+ */
+static int find_processes(struct pf_input *in, uint32_t **seen, size_t *nseen)
+{
+	struct xfdr_thread_info ti;
+	uint64_t i;
+	size_t k;
+
+	if (in->threads > SIZE_MAX / sizeof(uint32_t) ||
+	    !(in->pid = malloc((size_t)in->threads * sizeof(uint32_t))) ||
+	    !(in->announce = calloc((size_t)in->threads, 1)))
+		return -1;
+	for (i = 0; i < in->threads && !xfdr_trace_thread(in->file.t, i, &ti); i++) {
+		uint32_t *v;
+
+		in->pid[i] = thread_pid(&in->file, &ti);
+		for (k = 0; k < *nseen && (*seen)[k] != in->pid[i]; k++)
+			;
+		if (k < *nseen)
+			continue;
+		if (!(v = realloc(*seen, (*nseen + 1) * sizeof(*v))))
+			return -1;
+		*seen = v;
+		v[(*nseen)++] = in->pid[i];
+		in->announce[i] = 1;
+	}
+	return 0;
+}
+
+/* The threads of input `in` written by `jobs` workers at once (the calling thread one of them). */
+static int put_threads(struct pf_input *in, struct pf *workers, unsigned jobs, struct cli_out *out)
+{
+	pthread_t tid[CONVERT_PERFETTO_JOBS_MAX];
+	unsigned started = 0, k;
+	int failed = 0;
+
+	if (!in->threads)
+		return 0;
+	if (!(in->parts = ordered_out_new(out, in->threads)))
+		return -1;
+	for (k = 0; k < jobs; k++)
+		workers[k].input = in;
+	/* Fewer threads than asked for, if the system gives fewer: each takes more of the work. */
+	while (started + 1 < jobs &&
+	       !pthread_create(&tid[started], NULL, pf_worker, &workers[started + 1]))
+		started++;
+	pf_worker(&workers[0]);
+	for (k = 0; k < started; k++)
+		pthread_join(tid[k], NULL);
+	for (k = 0; k < jobs; k++)
+		failed |= workers[k].failed;
+	failed |= ordered_failed(in->parts);
+	ordered_out_free(in->parts);
+	in->parts = NULL;
+	return failed ? -1 : 0;
+}
+
+static void pf_free(struct pf *s)
+{
+	if (s->zc)
+		libdeflate_free_compressor(s->zc);
+	pb_free(&s->pkt);
+	pb_free(&s->chunk);
+	free(s->z);
+	free(s->in.fid);
+	free(s->in.iid);
+	free(s->in.gen);
+}
+
+int convert_perfetto(const struct cli_input *in, size_t n, uint64_t since_tsc, int compress,
+		     unsigned jobs, struct cli_out *out, struct cli_progress *prog)
+{
+	struct pf workers[CONVERT_PERFETTO_JOBS_MAX] = {{0}};
+	struct pf_input input = {.since = since_tsc, .compress = compress, .prog = prog};
+	struct xfdr_error err;
+	uint32_t *seen = NULL; /* the processes described */
+	size_t nseen = 0, i;
+	uint64_t base;
+	unsigned k;
+	int rc = CLI_OK;
+
+	if (cli_timeline_base(in, n, &base))
 		return CLI_FAIL;
-	cli_timeline_file_set(&s.file, &in[0]);
+	jobs = jobs < 1 ? 1 : jobs > CONVERT_PERFETTO_JOBS_MAX ? CONVERT_PERFETTO_JOBS_MAX : jobs;
+	pthread_mutex_init(&input.lock, NULL);
+	input.sink = cli_progress_sink(prog);
+	input.seq0 = PF_SEQ_PROCESSES;
 	/*
 	 * libdeflate at level 1: three times zlib's speed at the same size on these packets
-	 * (level 6 is a quarter smaller and four times slower).
+	 * (level 6 is a quarter smaller and four times slower). A compressor per writer.
 	 */
-	if (compress && !(s.zc = libdeflate_alloc_compressor(1))) {
-		pf_oom(&s);
-		return CLI_FAIL;
+	for (k = 0; k < jobs && rc == CLI_OK; k++) {
+		workers[k] = (struct pf){.input = &input, .base = base, .compress = compress};
+		cli_timeline_file_set(&workers[k].file, &in[0]);
+		if (compress && !(workers[k].zc = libdeflate_alloc_compressor(1))) {
+			cli_error("out of memory");
+			rc = CLI_FAIL;
+		}
 	}
-	for (i = 0; i < n && rc == TIMELINE_OK; i++) {
-		cli_timeline_file_set(&s.file, &in[i]);
-		rc = timeline_walk(in[i].t, since_tsc, &pf_ops, &s, &sink, NULL, &err);
-		if (rc == TIMELINE_FAILED || (rc == TIMELINE_NO_MEMORY && !s.failed))
-			cli_timeline_failed(in[i].t, rc, &err);
+	for (i = 0; i < n && rc == CLI_OK; i++) {
+		cli_timeline_file_set(&input.file, &in[i]);
+		input.next = 0;
+		input.done = 0;
+		input.total = 2 * xfdr_trace_buffer_count(in[i].t);
+		if (xfdr_trace_threads(in[i].t, &input.threads, &err)) {
+			cli_timeline_failed(in[i].t, TIMELINE_FAILED, &err);
+			rc = CLI_FAIL;
+		} else if (find_processes(&input, &seen, &nseen)) {
+			cli_error("out of memory");
+			rc = CLI_FAIL;
+		} else if (put_threads(&input, workers,
+				       jobs < input.threads ? jobs : (unsigned)input.threads,
+				       out)) {
+			rc = CLI_FAIL;
+		}
+		free(input.pid);
+		free(input.announce);
+		input.pid = NULL;
+		input.announce = NULL;
+		/* Sequences number on from file to file. */
+		input.seq0 += (uint32_t)input.threads;
 	}
-	if (rc == TIMELINE_OK)
-		flush_chunk(&s);
-	if (s.zc)
-		libdeflate_free_compressor(s.zc);
-	pb_free(&s.pkt);
-	pb_free(&s.chunk);
-	free(s.z);
-	free(s.pids);
-	free(s.in.fid);
-	free(s.in.iid);
-	free(s.in.gen);
-	return rc != TIMELINE_OK || s.failed || out->err ? CLI_FAIL : CLI_OK;
+	for (k = 0; k < jobs; k++)
+		pf_free(&workers[k]);
+	free(seen);
+	pthread_mutex_destroy(&input.lock);
+	return rc != CLI_OK || out->err ? CLI_FAIL : CLI_OK;
 }

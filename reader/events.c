@@ -75,7 +75,32 @@ static uint32_t count_args(const struct xfdr_trace *t, uint64_t offset, uint64_t
  * it->in_buffer: 0 = take the next buffer of the order; 1 = the cursor was just put at a
  * buffer's start; 2 = inside it. The cursor is back at RD_ST_BUFFER_START once the buffer is
  * over (EndOfBuffer, or exactly full), which ends the buffer for the iterator too.
+ * Returns 1 with the cursor in a buffer of the order, 0 past the last one.
  */
+static inline int in_buffer(struct xfdr_event_iter *it)
+{
+	struct xfdr_trace *t = it->trace;
+	const struct rd_buffer_info *info;
+	uint64_t buffer;
+
+	if (it->in_buffer == 2 && it->cursor.state == RD_ST_BUFFER_START) {
+		/* The cursor has moved on to the next buffer's number. */
+		info = &t->index[it->cursor.buffer_index - 1];
+		rd_release(t, info->start, info->end);
+		it->in_buffer = 0;
+	}
+	if (!it->in_buffer) {
+		if (it->next_slot >= it->end_slot)
+			return 0;
+		buffer =
+		    it->order == XFDR_ORDER_THREAD ? t->thread_order[it->next_slot] : it->next_slot;
+		it->next_slot++;
+		rd_cursor_seek_buffer(&it->cursor, buffer);
+		it->in_buffer = 1;
+	}
+	return 1;
+}
+
 int xfdr_events_next(struct xfdr_event_iter *it, struct xfdr_event *ev, struct xfdr_error *err)
 {
 	struct xfdr_trace *t = it->trace;
@@ -86,21 +111,8 @@ int xfdr_events_next(struct xfdr_event_iter *it, struct xfdr_event *ev, struct x
 	int rc;
 
 	for (;;) {
-		if (it->in_buffer == 2 && it->cursor.state == RD_ST_BUFFER_START) {
-			/* The cursor has moved on to the next buffer's number. */
-			info = &t->index[it->cursor.buffer_index - 1];
-			rd_release(t, info->start, info->end);
-			it->in_buffer = 0;
-		}
-		if (!it->in_buffer) {
-			if (it->next_slot >= it->end_slot)
-				return 0;
-			buffer = it->order == XFDR_ORDER_THREAD ? t->thread_order[it->next_slot]
-								: it->next_slot;
-			it->next_slot++;
-			rd_cursor_seek_buffer(&it->cursor, buffer);
-			it->in_buffer = 1;
-		}
+		if (!in_buffer(it))
+			return 0;
 		buffer = it->cursor.buffer_index;
 		if (rd_next_function(&it->cursor, &f)) {
 			it->in_buffer = 2;
@@ -157,6 +169,24 @@ int xfdr_events_next(struct xfdr_event_iter *it, struct xfdr_event *ev, struct x
 		};
 		return 1;
 	}
+}
+
+int xfdr_events_next_call(struct xfdr_event_iter *it, struct xfdr_event *ev, struct xfdr_error *err)
+{
+	uint64_t buffer;
+	struct rd_fn f;
+
+	if (!in_buffer(it))
+		return 0;
+	buffer = it->cursor.buffer_index;
+	if (!rd_next_function(&it->cursor, &f))
+		return xfdr_events_next(it, ev, err);
+	it->in_buffer = 2;
+	ev->type = XFDR_EVENT_FUNCTION;
+	ev->action = f.action;
+	ev->function_id = f.function_id;
+	ev->buffer_index = buffer;
+	return 1;
 }
 
 uint64_t xfdr_event_arg(const struct xfdr_trace *t, const struct xfdr_event *ev, uint32_t i)

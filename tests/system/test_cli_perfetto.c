@@ -118,11 +118,12 @@ static void test_hand_built(void **state)
 	lines = split_tail(convert_lines(path, NULL, NULL), &tail);
 	text_assert_equal(lines, want);
 	/*
-	 * 14 packets, all in one compressed chunk: the process's track; per thread its first
+	 * 14 packets in two compressed chunks, one per thread (each thread's packets are chunks
+	 * of their own): the process's track, before its first thread's; per thread its first
 	 * packet (track, defaults, annotation names) and its clock snapshot, then its 7 and 2
 	 * events.
 	 */
-	text_assert_equal(tail, "PACKETS 14 CHUNKS 1 PLAIN 0\n");
+	text_assert_equal(tail, "PACKETS 14 CHUNKS 2 PLAIN 0\n");
 	free(lines);
 	free(tail);
 
@@ -210,7 +211,7 @@ static void test_pid_from_buffers(void **state)
 				 "T 4242 5 \"\"\n"
 				 "B 4242 5 0 \"1\" {}\n"
 				 "E 4242 5 5 \"1\" {}\n"
-				 "PACKETS 10 CHUNKS 1 PLAIN 0\n");
+				 "PACKETS 10 CHUNKS 2 PLAIN 0\n");
 	free(lines);
 }
 
@@ -224,7 +225,7 @@ static void test_compressed_same_as_plain(void **state)
 	z = split_tail(convert_lines(path, NULL, NULL), &zt);
 	plain = split_tail(convert_lines(path, "--compress=none", NULL), &pt);
 	text_assert_equal(plain, z);
-	text_assert_equal(zt, "PACKETS 14 CHUNKS 1 PLAIN 0\n");
+	text_assert_equal(zt, "PACKETS 14 CHUNKS 2 PLAIN 0\n");
 	text_assert_equal(pt, "PACKETS 14 CHUNKS 0 PLAIN 14\n");
 	free(z);
 	free(plain);

@@ -1,0 +1,144 @@
+/*
+ * Perfetto's writers at once (command/perfetto.c, convert_perfetto()): with several jobs, the
+ * threads of a trace are walked and written by several threads, each into its own part of
+ * the output, and the file is the same bytes as one job writes, compressed or not, for one
+ * trace and for several. In this process, so that ThreadSanitizer (make check-tsan) sees the
+ * workers share the trace, the progress and the output. The Perfetto output itself is checked
+ * against the schema by tests/system/test_cli_perfetto.c.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "command/cli.h"
+#include "tests/support/pool_layout.h"
+#include "tests/support/scratch.h"
+#include "tests/support/trace_build.h"
+#include "xfdr/format.h"
+#include "xfdr/reader.h"
+
+enum { THREADS = 5 };
+
+/*
+ * THREADS threads whose buffers alternate in the file, thread 1 the longest (its walk ends
+ * last), each with calls whose entries are before the trace, arguments and a stack context,
+ * as scratch file name. seed varies the calls.
+ */
+static const char *many_threads(const char *name, uint32_t seed)
+{
+	static const uint32_t ids[] = {7, 8};
+	struct tb b;
+	uint32_t x = seed, round, t, i, calls;
+
+	tb_init(&b, 4096, 2000000000ull);
+	for (round = 0; round < 4; round++) {
+		for (t = 0; t < THREADS; t++) {
+			tb_buffer(&b, (uint16_t)(1 + t), 10 * round + t,
+				  1000000 * (uint64_t)round + 1000 * t);
+			if (round == 0)
+				tb_fn(&b, XFDR_FN_EXIT, 9, 3); /* entered before the trace */
+			if (round == 1)
+				tb_context(&b, 3, ids, 2, 1000000 + 1000 * t + 1);
+			calls = t == 1 ? 80 : 10 + 5 * t;
+			for (i = 0; i < calls; i++) {
+				x = x * 1103515245u + 12345u;
+				if (i % 7 == 0) {
+					tb_fn(&b, XFDR_FN_ENTER_ARGS, 1 + (x >> 16) % 20, 11);
+					tb_arg(&b, x);
+				} else {
+					tb_fn(&b, XFDR_FN_ENTER, 1 + (x >> 16) % 20, 13);
+				}
+				tb_fn(&b, XFDR_FN_EXIT, 1 + (x >> 16) % 20, 2 + (x >> 8) % 50);
+			}
+		}
+	}
+	return tb_write(&b, name);
+}
+
+static void open_input(const char *path, struct cli_input *in)
+{
+	struct xfdr_error err;
+
+	in->names = NULL;
+	if (xfdr_trace_open(path, &in->t, &err) || xfdr_trace_verify(in->t, &err))
+		fail_msg("%s", err.text);
+}
+
+/* The n inputs converted with jobs writers; returns the output's bytes (free them). */
+static uint8_t *convert(const struct cli_input *in, size_t n, int compress, unsigned jobs,
+			size_t *bytes)
+{
+	char name[64];
+	const char *path;
+	struct cli_out *o;
+	struct cli_progress prog = {0};
+
+	snprintf(name, sizeof(name), "out-%zu-%d-%u.perfetto", n, compress, jobs);
+	path = scratch_path(name);
+	o = cli_out_new(path);
+	assert_non_null(o);
+	assert_int_equal(convert_perfetto(in, n, 0, compress, jobs, o, &prog), CLI_OK);
+	assert_int_equal(cli_out_close(o), CLI_OK);
+	free(o);
+	return pl_read_file(path, bytes);
+}
+
+static void expect_same_for_any_jobs(const struct cli_input *in, size_t n, int compress)
+{
+	static const unsigned jobs[] = {2, 3, THREADS, 64};
+	size_t one_bytes, k_bytes, k;
+	uint8_t *one = convert(in, n, compress, 1, &one_bytes), *out;
+
+	assert_non_null(one);
+	assert_true(one_bytes > 1000);
+	for (k = 0; k < sizeof(jobs) / sizeof(jobs[0]); k++) {
+		out = convert(in, n, compress, jobs[k], &k_bytes);
+		assert_non_null(out);
+		if (k_bytes != one_bytes || memcmp(out, one, one_bytes))
+			fail_msg("%u jobs wrote %zu bytes, 1 job %zu (compress %d, %zu inputs), "
+				 "not the same",
+				 jobs[k], k_bytes, one_bytes, compress, n);
+		free(out);
+	}
+	free(one);
+}
+
+static void test_one_trace(void **state)
+{
+	struct cli_input in;
+
+	(void)state;
+	open_input(many_threads("one.xray", 1), &in);
+	expect_same_for_any_jobs(&in, 1, 1);
+	expect_same_for_any_jobs(&in, 1, 0);
+	xfdr_trace_close(in.t);
+}
+
+/* Two traces (a process tree): sequences number on, each trace's threads in parallel. */
+static void test_two_traces(void **state)
+{
+	struct cli_input in[2];
+
+	(void)state;
+	open_input(many_threads("a.xray", 2), &in[0]);
+	open_input(many_threads("b.xray", 3), &in[1]);
+	expect_same_for_any_jobs(in, 2, 1);
+	xfdr_trace_close(in[0].t);
+	xfdr_trace_close(in[1].t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_one_trace),
+	    cmocka_unit_test(test_two_traces),
+	};
+
+	return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);
+}
