@@ -271,13 +271,15 @@ static int on_custom(struct tl *s, const struct xfdr_event *ev, uint64_t tsc)
 
 /* ---- Threads -------------------------------------------------------------------------------- */
 
-static void progress(struct tl *s, const struct xfdr_event *ev)
+/* At each new buffer: progress, and whether the output has failed (1: stop). */
+static int next_buffer(struct tl *s, const struct xfdr_event *ev)
 {
 	if (ev->buffer_index == s->last_buf)
-		return;
+		return 0;
 	s->last_buf = ev->buffer_index;
 	s->bufs_done++;
 	progress_update(s->prog, s->bufs_done, s->bufs_total);
+	return failed(s);
 }
 
 /* The window begins at the thread's event at tsc: the calls open by then begin there. */
@@ -323,7 +325,8 @@ static int walk_thread(struct tl *s, uint64_t i, int writing, struct xfdr_error 
 			     : xfdr_events_next_call(&it, &ev, err)) == 1) {
 		uint64_t tsc = ev.tsc;
 
-		progress(s, &ev);
+		if (next_buffer(s, &ev))
+			return TIMELINE_STOPPED;
 		if (writing && !s->open && ev.tsc >= s->since)
 			open_window(s, ev.tsc);
 		if (s->open) {
@@ -341,8 +344,6 @@ static int walk_thread(struct tl *s, uint64_t i, int writing, struct xfdr_error 
 			r = on_fn_exit(s, &ev, tsc);
 		if (r)
 			return TIMELINE_NO_MEMORY;
-		if (failed(s))
-			return TIMELINE_STOPPED;
 	}
 	if (rc < 0)
 		return TIMELINE_FAILED;

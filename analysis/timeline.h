@@ -128,7 +128,8 @@ struct timeline_ops {
 	/* Any other custom or typed event; why: the reason a stack context was not taken (its
 	   payload is shown instead), else NULL. */
 	void (*event)(void *ctx, const struct xfdr_event *ev, uint64_t tsc, const char *why);
-	/* Has the output failed (stop walking)? NULL: never. */
+	/* Has the output failed (stop walking)? Asked at each buffer and at the end, so a
+	   failed output stops the walk within a buffer. NULL: never. */
 	int (*failed)(void *ctx);
 };
 

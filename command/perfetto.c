@@ -518,19 +518,28 @@ static void event_head(struct pf *s, uint64_t tsc, unsigned type)
 
 /*
  * A slice's begin (name_iid: its interned name) or end with nothing more to say: the packet
- * written at once, as the general path would write it.
+ * made in place in the chunk, as the general path would make it. Most of a trace's packets.
  */
 static void plain_slice(struct pf *s, uint64_t tsc, unsigned type, uint64_t name_iid)
 {
-	uint8_t p[48], *q = p, *te;
+	enum { MAX = 2 + 11 + 6 + 2 + 2 + 11 }; /* the longest packet, with its head */
+	uint8_t *p, *q, *te;
 	uint64_t ns = to_ns(s, tsc);
 
+	if (s->chunk.len && s->chunk.len + MAX > PF_CHUNK_BYTES)
+		flush_chunk(s);
+	if (pb_room(&s->chunk, MAX)) {
+		pf_oom(s);
+		return;
+	}
+	p = s->chunk.p + s->chunk.len;
+	q = p + 2; /* Trace.packet's head: its length is under 128 bytes */
 	*q++ = PKT_TIMESTAMP << 3 | PB_VARINT;
 	q = pb_put_varint(q, ns - s->last_ns);
 	*q++ = PKT_SEQUENCE_ID << 3 | PB_VARINT;
 	q = pb_put_varint(q, s->seq);
 	*q++ = PKT_TRACK_EVENT << 3 | PB_LEN;
-	te = q++; /* the TrackEvent's length: under 128 bytes */
+	te = q++; /* the TrackEvent's length: under 128 bytes too */
 	*q++ = EVENT_TYPE << 3 | PB_VARINT;
 	*q++ = (uint8_t)type;
 	if (name_iid) {
@@ -538,8 +547,10 @@ static void plain_slice(struct pf *s, uint64_t tsc, unsigned type, uint64_t name
 		q = pb_put_varint(q, name_iid);
 	}
 	*te = (uint8_t)(q - te - 1);
+	p[0] = TRACE_PACKET << 3 | PB_LEN;
+	p[1] = (uint8_t)(q - p - 2);
 	s->last_ns = ns;
-	emit_body(s, p, (size_t)(q - p));
+	s->chunk.len += (size_t)(q - p);
 }
 
 static void pf_begin(void *ctx, uint32_t fid, uint64_t tsc, enum tl_begin how,
@@ -565,7 +576,9 @@ static void pf_begin(void *ctx, uint32_t fid, uint64_t tsc, enum tl_begin how,
 	for (i = 0; ev && i < ev->arg_count; i++) {
 		char key[24];
 
-		snprintf(key, sizeof(key), "arg%" PRIu32, i);
+		/* arg0 .. arg7 are interned; later ones are named in place */
+		if (i >= KEY_COUNT - KEY_ARG0)
+			snprintf(key, sizeof(key), "arg%" PRIu32, i);
 		ann_u64(b, KEY_ARG0 + i, i < KEY_COUNT - KEY_ARG0 ? NULL : key,
 			xfdr_event_arg(s->file.t, ev, i));
 	}

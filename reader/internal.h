@@ -153,6 +153,13 @@ static inline int rd_next_function(struct xfdr_record_cursor *c, struct rd_fn *f
 }
 
 /*
+ * rd_skip_call_arguments - move the cursor, right after an Entry_Args that rd_next_function()
+ * took, past the n CallArgument records that follow it (n as counted in the buffer), as n
+ * steps of xfdr_records_next() would: only on a trace xfdr_trace_verify() accepted.
+ */
+void rd_skip_call_arguments(struct xfdr_record_cursor *c, uint32_t n);
+
+/*
  * Put the cursor at the first byte of the given buffer, in the state a buffer starts in, with
  * the buffer's extent from the index: only once xfdr_trace_verify() has succeeded.
  */

@@ -333,6 +333,12 @@ static void step_to(struct xfdr_record_cursor *c, uint64_t end, int state)
 	}
 }
 
+void rd_skip_call_arguments(struct xfdr_record_cursor *c, uint32_t n)
+{
+	if (n)
+		step_to(c, c->pos + (uint64_t)n * XFDR_MD_RECORD_BYTES, RD_ST_CALL_ARGUMENT);
+}
+
 /*
  * The metadata record of kind at p (checked: the kind, the grammar, the room for its 16 bytes)
  * into r, and the cursor past it. Returns 1, or -1 with err filled.
