@@ -309,7 +309,7 @@ static void open_window(struct tl *s, uint64_t tsc)
 static int walk_thread(struct tl *s, uint64_t i, int writing, struct xfdr_error *err)
 {
 	struct xfdr_event_iter it;
-	struct xfdr_event ev = {0}; /* the first walk leaves most of it untouched */
+	struct xfdr_event ev = {0}; /* what a function event leaves untouched too */
 	int rc, r = 0;
 
 	s->writing = writing;
@@ -320,9 +320,7 @@ static int walk_thread(struct tl *s, uint64_t i, int writing, struct xfdr_error 
 		s->nbefore = 0;
 	if (xfdr_events_begin_thread(s->t, i, &it, err))
 		return TIMELINE_FAILED;
-	/* The first walk follows calls only: no times, arguments or payloads but contexts'. */
-	while ((rc = writing ? xfdr_events_next(&it, &ev, err)
-			     : xfdr_events_next_call(&it, &ev, err)) == 1) {
+	while ((rc = xfdr_events_next_call(&it, &ev, err)) == 1) {
 		uint64_t tsc = ev.tsc;
 
 		if (next_buffer(s, &ev))

@@ -173,7 +173,8 @@ int xfdr_events_next(struct xfdr_event_iter *it, struct xfdr_event *ev, struct x
 	}
 }
 
-int xfdr_events_next_call(struct xfdr_event_iter *it, struct xfdr_event *ev, struct xfdr_error *err)
+int xfdr_events_next_call(struct xfdr_event_iter *it, struct xfdr_event *ev,
+			  struct xfdr_error *err)
 {
 	uint64_t buffer;
 	struct rd_fn f;
@@ -184,12 +185,17 @@ int xfdr_events_next_call(struct xfdr_event_iter *it, struct xfdr_event *ev, str
 	if (!rd_next_function(&it->cursor, &f))
 		return xfdr_events_next(it, ev, err);
 	it->in_buffer = 2;
-	if (f.action == XFDR_FN_ENTER_ARGS)
-		rd_skip_call_arguments(&it->cursor, count_args(it->trace, f.offset, buffer));
 	ev->type = XFDR_EVENT_FUNCTION;
 	ev->action = f.action;
 	ev->function_id = f.function_id;
+	ev->tsc = f.tsc;
 	ev->buffer_index = buffer;
+	ev->arg_count = 0;
+	if (f.action == XFDR_FN_ENTER_ARGS) {
+		ev->arg_count = count_args(it->trace, f.offset, buffer);
+		ev->args = it->trace->data + f.offset + XFDR_FN_RECORD_BYTES;
+		rd_skip_call_arguments(&it->cursor, ev->arg_count);
+	}
 	return 1;
 }
 

@@ -96,6 +96,8 @@ int rd_fail(const struct xfdr_trace *t, struct xfdr_error *err, uint64_t offset,
 
 /* Same, before a trace exists (open): rd_fail_name() in reader/error.h. */
 
+/* How far ahead of the record it decodes rd_next_function() prefetches. */
+#define RD_PREFETCH_BYTES 1024
 /* A function record as the fast path decodes it. */
 struct rd_fn {
 	uint64_t offset;
@@ -130,6 +132,8 @@ static inline int rd_next_function(struct xfdr_record_cursor *c, struct rd_fn *f
 	if (end - pos < XFDR_FN_RECORD_BYTES)
 		return 0;
 	p = t->data + pos;
+	/* a walk outruns the hardware's prefetch at each new page: ask for the next lines */
+	__builtin_prefetch(p + RD_PREFETCH_BYTES);
 	if (rd_is_metadata(p[0], big))
 		return 0;
 	action = rd_fn_action(p[0], big);

@@ -200,10 +200,11 @@ int xfdr_events_begin(struct xfdr_trace *t, enum xfdr_order order, struct xfdr_e
 /* Returns 1 and fills ev, 0 at the end, -1 on error (err filled). */
 int xfdr_events_next(struct xfdr_event_iter *it, struct xfdr_event *ev, struct xfdr_error *err);
 /*
- * xfdr_events_next_call - xfdr_events_next() for a walk that only follows calls (which function
- * is entered and left): a function event fills only type, action, function_id and
- * buffer_index, the rest of ev keeps what it had; custom and typed events are filled whole.
- * About four times faster per function record. Returns as xfdr_events_next().
+ * xfdr_events_next_call - xfdr_events_next() for a walk that follows calls (which function is
+ * entered and left, when, with which arguments): a function event fills only type, action,
+ * function_id, tsc, buffer_index and arg_count (and the arguments, for xfdr_event_arg()); the
+ * rest of ev keeps what it had. Custom and typed events are filled whole. Returns as
+ * xfdr_events_next().
  */
 int xfdr_events_next_call(struct xfdr_event_iter *it, struct xfdr_event *ev,
 			  struct xfdr_error *err);
