@@ -9,6 +9,12 @@
  * events need, so every later reader of a buffer goes straight to it through the index and
  * never works out an extent again.
  *
+ * A large file is verified by several threads at once, each walking a range of whole buffers:
+ * where each buffer starts is known before the walk (see cut_ranges()), a buffer's walk
+ * depends on nothing before it (its state begins at RD_ST_BUFFER_START), and the file's first
+ * violation is the first range's. So the outcome, the message and the index are those of one
+ * walk from the start.
+ *
  * Thread order: threads by ascending (process id, thread id), and each thread's buffers by
  * (seconds, microseconds, file offset). The process id is the Pid record's (versions 3+), the
  * thread id in version 2 (as llvm-xray's expander), 0 in version 1. That is the order llvm-xray
@@ -16,49 +22,49 @@
  * e.g. {1 s, 900 us} and {2 s, 100 us}; this one is a plain lexicographic one.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "reader/internal.h"
 
-int xfdr_trace_verify(struct xfdr_trace *t, struct xfdr_error *err)
+/* Buffers first .. end-1, which start at byte start, walked by one thread into the index. */
+struct verify_range {
+	struct xfdr_trace *t;
+	struct rd_buffer_info *index;
+	uint64_t first, end, start;
+	int rc; /* 0, or -1 with err filled at the range's first violation */
+	struct xfdr_error err;
+};
+
+static void *verify_range(void *arg)
 {
+	struct verify_range *v = arg;
+	struct xfdr_trace *t = v->t;
 	struct xfdr_record_cursor c;
 	struct xfdr_record r;
-	struct rd_buffer_info *index = NULL, *b;
+	struct rd_buffer_info *b;
 	struct rd_fn f;
 	int rc;
 
-	if (t->verified > 0)
-		return 0;
-	if (t->verified < 0) {
-		if (err)
-			*err = t->verify_err;
-		return -1;
-	}
-	/*
-	 * The count is bounded by the file size / 48 (v2+: / 64), so this is at most two thirds of
-	 * the file.
-	 */
-	if (t->buffer_count) {
-		if (t->buffer_count > SIZE_MAX / sizeof(*index) ||
-		    !(index = calloc((size_t)t->buffer_count, sizeof(*index))))
-			return rd_fail(t, err, 0,
-				       "expected memory for %llu buffer index entries, "
-				       "found %s",
-				       (unsigned long long)t->buffer_count, strerror(ENOMEM));
-	}
 	xfdr_records_begin(t, &c);
+	c.pos = c.released = v->start;
+	c.buffer_index = v->first;
 	for (;;) {
 		/* Function records need no index work: take them on the fast path. */
 		while (rd_next_function(&c, &f))
 			;
-		rc = xfdr_records_next(&c, &r, &t->verify_err);
+		if (c.state == RD_ST_BUFFER_START && c.buffer_index >= v->end) {
+			rc = 0;
+			break;
+		}
+		rc = xfdr_records_next(&c, &r, &v->err);
 		if (rc <= 0)
 			break;
 		if (!r.is_metadata)
 			continue;
-		b = &index[r.buffer_index];
+		b = &v->index[r.buffer_index];
 		switch (r.kind) {
 		case XFDR_MD_BUFFER_EXTENTS:
 			/* Versions 2+: this record entered the buffer, the cursor knows its end. */
@@ -83,8 +89,105 @@ int xfdr_trace_verify(struct xfdr_trace *t, struct xfdr_error *err)
 			break;
 		}
 	}
-	if (rc < 0) {
+	v->rc = rc < 0 ? -1 : 0;
+	return NULL;
+}
+
+/*
+ * How many threads verify t: one per RD_VERIFY_RANGE_BYTES of the file, up to the CPUs online
+ * and RD_VERIFY_THREADS_MAX, and never more than its buffers.
+ */
+static unsigned verify_threads(const struct xfdr_trace *t)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	uint64_t n = t->bytes / RD_VERIFY_RANGE_BYTES;
+
+	if (cpus < 1)
+		cpus = 1;
+	if (n > (uint64_t)cpus)
+		n = (uint64_t)cpus;
+	if (n > RD_VERIFY_THREADS_MAX)
+		n = RD_VERIFY_THREADS_MAX;
+	if (n > t->buffer_count)
+		n = t->buffer_count;
+	return n ? (unsigned)n : 1;
+}
+
+/*
+ * Cut the buffers into n ranges of about equal bytes: range k begins with the first buffer
+ * that starts at or past k n-ths of the file (ranges may be empty). Where buffers start is
+ * known before the walk: version 1 every buffer_size bytes after the header, versions 2+ along
+ * the BufferExtents chain that open followed.
+ */
+static void cut_ranges(struct xfdr_trace *t, struct verify_range *v, unsigned n)
+{
+	uint64_t pos = XFDR_FILE_HEADER_BYTES, next, i = 0;
+	unsigned k;
+
+	for (k = 0; k < n; k++) {
+		while (i < t->buffer_count && pos < t->bytes / n * k) {
+			if (t->hdr.version == 1)
+				next = pos + t->hdr.buffer_size;
+			else if (rd_buffer_extents(t->name, t->data, t->bytes, &t->hdr, pos, i,
+						   &next, NULL))
+				break; /* cannot be (open followed the chain): the rest is one range
+					*/
+			pos = next;
+			i++;
+		}
+		v[k].first = i;
+		v[k].start = pos;
+	}
+	for (k = 0; k + 1 < n; k++)
+		v[k].end = v[k + 1].first;
+	v[n - 1].end = t->buffer_count;
+}
+
+int xfdr_trace_verify(struct xfdr_trace *t, struct xfdr_error *err)
+{
+	struct verify_range v[RD_VERIFY_THREADS_MAX];
+	pthread_t tid[RD_VERIFY_THREADS_MAX];
+	struct rd_buffer_info *index = NULL;
+	unsigned n, k, started = 0;
+
+	if (t->verified > 0)
+		return 0;
+	if (t->verified < 0) {
+		if (err)
+			*err = t->verify_err;
+		return -1;
+	}
+	/*
+	 * The count is bounded by the file size / 48 (v2+: / 64), so this is at most two thirds of
+	 * the file.
+	 */
+	if (t->buffer_count) {
+		if (t->buffer_count > SIZE_MAX / sizeof(*index) ||
+		    !(index = calloc((size_t)t->buffer_count, sizeof(*index))))
+			return rd_fail(t, err, 0,
+				       "expected memory for %llu buffer index entries, "
+				       "found %s",
+				       (unsigned long long)t->buffer_count, strerror(ENOMEM));
+	}
+	n = verify_threads(t);
+	for (k = 0; k < n; k++)
+		v[k] = (struct verify_range){.t = t, .index = index};
+	cut_ranges(t, v, n);
+	/* The ranges at once; if the system gives fewer threads, this one walks the rest. */
+	while (started + 1 < n &&
+	       !pthread_create(&tid[started], NULL, verify_range, &v[started + 1]))
+		started++;
+	verify_range(&v[0]);
+	for (k = started + 1; k < n; k++)
+		verify_range(&v[k]);
+	for (k = 0; k < started; k++)
+		pthread_join(tid[k], NULL);
+	/* The file's first violation is the first range's that has one. */
+	for (k = 0; k < n && !v[k].rc; k++)
+		;
+	if (k < n) {
 		free(index);
+		t->verify_err = v[k].err;
 		t->verified = -1;
 		if (err)
 			*err = t->verify_err;

@@ -98,6 +98,10 @@ int rd_fail(const struct xfdr_trace *t, struct xfdr_error *err, uint64_t offset,
 
 /* How far ahead of the record it decodes rd_next_function() prefetches. */
 #define RD_PREFETCH_BYTES 1024
+/* xfdr_trace_verify() walks a file in ranges of at least this many bytes, each by a thread. */
+#define RD_VERIFY_RANGE_BYTES (32ull << 20)
+#define RD_VERIFY_THREADS_MAX 8u
+
 /* A function record as the fast path decodes it. */
 struct rd_fn {
 	uint64_t offset;
