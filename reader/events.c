@@ -173,8 +173,7 @@ int xfdr_events_next(struct xfdr_event_iter *it, struct xfdr_event *ev, struct x
 	}
 }
 
-int xfdr_events_next_call(struct xfdr_event_iter *it, struct xfdr_event *ev,
-			  struct xfdr_error *err)
+int xfdr_events_next_call(struct xfdr_event_iter *it, struct xfdr_event *ev, struct xfdr_error *err)
 {
 	uint64_t buffer;
 	struct rd_fn f;
