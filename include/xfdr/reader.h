@@ -76,6 +76,9 @@ uint64_t xfdr_trace_buffer_count(const struct xfdr_trace *t);
 /*
  * Walk every record of every buffer and check the grammar. Builds the buffer index used by
  * XFDR_ORDER_THREAD. Returns 0 if the whole file is valid, -1 at the first violation.
+ * A file of 64 MiB or more is walked by several threads at once (one per 32 MiB of it, up to
+ * the CPUs online and 8), each a range of whole buffers; the outcome, the first violation
+ * included, is that of one walk from the start.
  */
 int xfdr_trace_verify(struct xfdr_trace *t, struct xfdr_error *err);
 
