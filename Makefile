@@ -35,7 +35,7 @@ BENCH_CFLAGS   ?= -O2 -fno-omit-frame-pointer
 RUNTIME_LIBS := -lurcu-bp -lurcu-cds -lurcu-common -lunwind -lpthread -ldl
 TEST_LIBS    := -lcmocka
 # What the xfdr command needs beyond libc: libdeflate for Perfetto's compressed packets, zlib
-# for pprof's gzip stream, libdw for source lines.
+# for pprof's gzip stream, libdw for source lines, threads for Perfetto's writers and verify.
 COMMAND_LIBS := -ldeflate -lz -ldw -lelf -lpthread
 
 # ---- sources -----------------------------------------------------------------------------

@@ -384,50 +384,57 @@ static int walk_twice(struct tl *s, uint64_t i, struct xfdr_error *err)
 	return rc == TIMELINE_OK ? walk_thread(s, i, 1, err) : rc;
 }
 
-int timeline_walk(struct xfdr_trace *t, uint64_t since_tsc, const struct timeline_ops *ops,
-		  void *ctx, const struct progress *prog, struct timeline_counts *counts,
-		  struct xfdr_error *err)
+static struct tl tl_new(struct xfdr_trace *t, uint64_t since_tsc, const struct timeline_ops *ops,
+			void *ctx, const struct progress *prog)
 {
-	struct tl s = {
+	return (struct tl){
 	    .t = t,
 	    .ops = ops,
 	    .ctx = ctx,
 	    .prog = prog,
 	    .since = since_tsc,
 	    .last_buf = UINT64_MAX,
-	    .bufs_total = 2 * xfdr_trace_buffer_count(t),
 	};
-	uint64_t threads, i;
+}
+
+/* Walk threads first .. end-1 in turn, then free what s holds. Returns a TIMELINE_ code. */
+static int walk_threads(struct tl *s, uint64_t first, uint64_t end, struct timeline_counts *counts,
+			struct xfdr_error *err)
+{
+	uint64_t i;
 	int rc = TIMELINE_OK;
+
+	for (i = first; i < end && rc == TIMELINE_OK; i++) {
+		if (xfdr_trace_thread(s->t, i, &s->ti))
+			break;
+		rc = walk_twice(s, i, err);
+	}
+	free(s->stack);
+	free(s->before);
+	if (counts)
+		*counts = s->n;
+	return rc;
+}
+
+int timeline_walk(struct xfdr_trace *t, uint64_t since_tsc, const struct timeline_ops *ops,
+		  void *ctx, const struct progress *prog, struct timeline_counts *counts,
+		  struct xfdr_error *err)
+{
+	struct tl s = tl_new(t, since_tsc, ops, ctx, prog);
+	uint64_t threads;
 
 	if (xfdr_trace_threads(t, &threads, err))
 		return TIMELINE_FAILED;
-	for (i = 0; i < threads && rc == TIMELINE_OK; i++) {
-		if (xfdr_trace_thread(t, i, &s.ti))
-			break;
-		rc = walk_twice(&s, i, err);
-	}
-	free(s.stack);
-	free(s.before);
-	if (counts)
-		*counts = s.n;
-	return rc;
+	s.bufs_total = 2 * xfdr_trace_buffer_count(t);
+	return walk_threads(&s, 0, threads, counts, err);
 }
 
 int timeline_walk_thread(struct xfdr_trace *t, uint64_t i, uint64_t since_tsc,
 			 const struct timeline_ops *ops, void *ctx, const struct progress *prog,
 			 struct timeline_counts *counts, struct xfdr_error *err)
 {
-	struct tl s = {
-	    .t = t,
-	    .ops = ops,
-	    .ctx = ctx,
-	    .prog = prog,
-	    .since = since_tsc,
-	    .last_buf = UINT64_MAX,
-	};
+	struct tl s = tl_new(t, since_tsc, ops, ctx, prog);
 	uint64_t threads;
-	int rc;
 
 	if (xfdr_trace_threads(t, &threads, err))
 		return TIMELINE_FAILED;
@@ -439,10 +446,5 @@ int timeline_walk_thread(struct xfdr_trace *t, uint64_t i, uint64_t since_tsc,
 		return TIMELINE_FAILED;
 	}
 	s.bufs_total = 2 * s.ti.buffers;
-	rc = walk_twice(&s, i, err);
-	free(s.stack);
-	free(s.before);
-	if (counts)
-		*counts = s.n;
-	return rc;
+	return walk_threads(&s, i, i + 1, counts, err);
 }
