@@ -972,6 +972,8 @@ static int find_processes(struct pf_input *in, uint32_t **seen, size_t *nseen)
 	uint64_t i;
 	size_t k;
 
+	if (!in->threads)
+		return 0;
 	if (in->threads > SIZE_MAX / sizeof(uint32_t) ||
 	    !(in->pid = malloc((size_t)in->threads * sizeof(uint32_t))) ||
 	    !(in->announce = calloc((size_t)in->threads, 1)))
