@@ -42,6 +42,15 @@ static char *close_and_read(struct cli_out *o, const char *path)
 	return text;
 }
 
+/* The file out was opened on, once closed, must hold exactly want. */
+static void expect_output(struct cli_out *o, const char *path, const char *want)
+{
+	char *got = close_and_read(o, path);
+
+	text_assert_equal(got, want);
+	free(got);
+}
+
 /* Parts written and ended in every order but their own: the output is still 0, 1, 2. */
 static void test_parts_out_in_order(void **state)
 {
@@ -65,7 +74,7 @@ static void test_parts_out_in_order(void **state)
 	assert_int_equal(ordered_end(s, 0), 0);
 	assert_int_equal(ordered_failed(s), 0);
 	ordered_out_free(s);
-	text_assert_equal(close_and_read(o, path), "a1 a2 a3 b1 b2 c1 ");
+	expect_output(o, path, "a1 a2 a3 b1 b2 c1 ");
 }
 
 /*
@@ -88,7 +97,7 @@ static void test_turn_comes_midway(void **state)
 	assert_int_equal(ordered_put(s, 1, "through", 7), 0);
 	assert_int_equal(ordered_end(s, 1), 0);
 	ordered_out_free(s);
-	text_assert_equal(close_and_read(o, path), "first ahead through");
+	expect_output(o, path, "first ahead through");
 }
 
 /* ---- Threads ---------------------------------------------------------------------------- */
@@ -221,7 +230,7 @@ static void test_no_temporary_file(void **state)
 				   "No such file or directory\n");
 	assert_int_equal(text_count(text, "\n"), 1);
 	/* Nothing of either part was written. */
-	text_assert_equal(close_and_read(o, path), "");
+	expect_output(o, path, "");
 }
 
 int main(void)
