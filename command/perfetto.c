@@ -178,29 +178,26 @@ struct pf_interned {
 
 /* What the writers of one input share. */
 struct pf_input {
-	struct cli_timeline_file file;
-	uint64_t base;
-	uint64_t since;
-	int compress;
-	uint32_t seq0;		   /* thread i's sequence is seq0 + 1 + i */
-	uint64_t threads;	   /* of the trace */
-	uint32_t *pid;		   /* thread i's process */
-	uint8_t *announce;	   /* thread i's part describes its process's track first */
-	struct ordered_out *parts; /* thread i's packets are part i of the output */
-	pthread_mutex_t lock;	   /* the fields below, and stderr */
-	uint64_t next;		   /* the next thread to write */
-	uint64_t done, total;	   /* progress: buffers walked, each twice */
+	struct cli_timeline_file file; /* the input being written */
+	uint64_t base;		       /* the first TSC of all inputs: time 0 */
+	uint64_t since;		       /* the window (0: none) */
+	int compress;		       /* 1: deflate, 0: none */
+	uint32_t seq0;		       /* thread i's sequence is seq0 + 1 + i */
+	uint64_t threads;	       /* of the trace */
+	uint32_t *pid;		       /* thread i's process */
+	uint8_t *announce;	       /* thread i's part describes its process's track first */
+	struct ordered_out *parts;     /* thread i's packets are part i of the output */
+	pthread_mutex_t lock;	       /* the fields below, and stderr */
+	uint64_t next;		       /* the next thread to write */
+	uint64_t done, total;	       /* progress: buffers walked, each twice */
 	struct progress sink;
-	struct cli_progress *prog;
 };
 
 /* A writer of threads, one after the other, each into its part of the output. */
 struct pf {
 	struct pf_input *input;
-	uint64_t base;
-	struct cli_timeline_file file; /* the input being written */
-	int compress;
-	int failed; /* out of memory or a compression error, reported */
+	struct cli_timeline_file file; /* the input being written: its copy, read on every event */
+	int failed;		       /* out of memory or a compression error, reported */
 
 	struct pb_buf pkt;   /* the packet being built */
 	struct pb_buf chunk; /* packets waiting to be written (compressed first, if so) */
@@ -214,9 +211,6 @@ struct pf {
 	uint64_t last_ns;
 	struct pf_interned in;
 	uint64_t reported; /* of its progress */
-	struct progress progress;
-	int rc; /* its walk's TIMELINE_ code */
-	struct xfdr_error err;
 };
 
 /* ---- Output: packets, chunks ------------------------------------------------------------ */
@@ -266,7 +260,7 @@ static void flush_chunk(struct pf *s)
 
 	if (!s->chunk.len || s->failed)
 		return;
-	if (!s->compress) {
+	if (!s->input->compress) {
 		pf_write(s, s->chunk.p, s->chunk.len);
 		s->chunk.len = 0;
 		return;
@@ -339,7 +333,7 @@ static void emit(struct pf *s)
 /* Nanoseconds since the trace's first TSC, rounded to the nearest. */
 static uint64_t to_ns(const struct pf *s, uint64_t tsc)
 {
-	uint64_t ticks = tsc - s->base;
+	uint64_t ticks = tsc - s->input->base;
 
 	/* in 64 bits while they fit (the first seconds of the trace): a 128-bit division is slow */
 	if (ticks < UINT64_MAX / PF_NS_PER_S - 1 && s->file.hz < UINT64_MAX / 2)
@@ -925,10 +919,12 @@ static void *pf_worker(void *arg)
 {
 	struct pf *s = arg;
 	struct pf_input *in = s->input;
+	const struct progress prog = {NULL, pf_progress, s};
+	struct xfdr_error err;
 	uint64_t i;
+	int rc;
 
 	s->file = in->file;
-	s->progress = (struct progress){NULL, pf_progress, s};
 	while (!pf_failed(s)) {
 		pthread_mutex_lock(&in->lock);
 		i = in->next++;
@@ -940,15 +936,13 @@ static void *pf_worker(void *arg)
 		s->reported = 0;
 		if (in->announce[i])
 			put_process(s, in->pid[i]);
-		s->rc = timeline_walk_thread(s->file.t, i, in->since, &pf_ops, s, &s->progress,
-					     NULL, &s->err);
-		if (s->rc == TIMELINE_OK)
+		rc = timeline_walk_thread(s->file.t, i, in->since, &pf_ops, s, &prog, NULL, &err);
+		if (rc == TIMELINE_OK)
 			flush_chunk(s);
-		if (s->rc != TIMELINE_OK || s->failed) {
-			if (s->rc == TIMELINE_FAILED ||
-			    (s->rc == TIMELINE_NO_MEMORY && !s->failed)) {
+		if (rc != TIMELINE_OK || s->failed) {
+			if (rc == TIMELINE_FAILED || (rc == TIMELINE_NO_MEMORY && !s->failed)) {
 				pf_lock(s);
-				cli_timeline_failed(s->file.t, s->rc, &s->err);
+				cli_timeline_failed(s->file.t, rc, &err);
 				pf_unlock(s);
 			}
 			s->failed = 1;
@@ -1006,8 +1000,6 @@ static int put_threads(struct pf_input *in, struct pf *workers, unsigned jobs, s
 		return 0;
 	if (!(in->parts = ordered_out_new(out, in->threads)))
 		return -1;
-	for (k = 0; k < jobs; k++)
-		workers[k].input = in;
 	/* Fewer threads than asked for, if the system gives fewer: each takes more of the work. */
 	while (started + 1 < jobs &&
 	       !pthread_create(&tid[started], NULL, pf_worker, &workers[started + 1]))
@@ -1039,15 +1031,14 @@ int convert_perfetto(const struct cli_input *in, size_t n, uint64_t since_tsc, i
 		     unsigned jobs, struct cli_out *out, struct cli_progress *prog)
 {
 	struct pf workers[CONVERT_PERFETTO_JOBS_MAX] = {{0}};
-	struct pf_input input = {.since = since_tsc, .compress = compress, .prog = prog};
+	struct pf_input input = {.since = since_tsc, .compress = compress};
 	struct xfdr_error err;
 	uint32_t *seen = NULL; /* the processes described */
 	size_t nseen = 0, i;
-	uint64_t base;
 	unsigned k;
 	int rc = CLI_OK;
 
-	if (cli_timeline_base(in, n, &base))
+	if (cli_timeline_base(in, n, &input.base))
 		return CLI_FAIL;
 	jobs = jobs < 1 ? 1 : jobs > CONVERT_PERFETTO_JOBS_MAX ? CONVERT_PERFETTO_JOBS_MAX : jobs;
 	pthread_mutex_init(&input.lock, NULL);
@@ -1058,8 +1049,7 @@ int convert_perfetto(const struct cli_input *in, size_t n, uint64_t since_tsc, i
 	 * (level 6 is a quarter smaller and four times slower). A compressor per writer.
 	 */
 	for (k = 0; k < jobs && rc == CLI_OK; k++) {
-		workers[k] = (struct pf){.input = &input, .base = base, .compress = compress};
-		cli_timeline_file_set(&workers[k].file, &in[0]);
+		workers[k] = (struct pf){.input = &input};
 		if (compress && !(workers[k].zc = libdeflate_alloc_compressor(1))) {
 			cli_error("out of memory");
 			rc = CLI_FAIL;

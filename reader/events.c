@@ -72,6 +72,18 @@ static uint32_t count_args(const struct xfdr_trace *t, uint64_t offset, uint64_t
 }
 
 /*
+ * The CallArguments after the Entry_Args record at offset in buffer go with its event ev, and
+ * the cursor steps over them at once: the event has them.
+ */
+static void take_args(struct xfdr_event_iter *it, struct xfdr_event *ev, uint64_t offset,
+		      uint64_t buffer)
+{
+	ev->arg_count = count_args(it->trace, offset, buffer);
+	ev->args = it->trace->data + offset + XFDR_FN_RECORD_BYTES;
+	rd_skip_call_arguments(&it->cursor, ev->arg_count);
+}
+
+/*
  * it->in_buffer: 0 = take the next buffer of the order; 1 = the cursor was just put at a
  * buffer's start; 2 = inside it. The cursor is back at RD_ST_BUFFER_START once the buffer is
  * over (EndOfBuffer, or exactly full), which ends the buffer for the iterator too.
@@ -130,12 +142,8 @@ int xfdr_events_next(struct xfdr_event_iter *it, struct xfdr_event *ev, struct x
 			    .wall_seconds = info->wall_seconds,
 			    .wall_micros = info->wall_micros,
 			};
-			if (f.action == XFDR_FN_ENTER_ARGS) {
-				ev->arg_count = count_args(t, f.offset, buffer);
-				ev->args = t->data + f.offset + XFDR_FN_RECORD_BYTES;
-				/* the event has them: no need to step through them */
-				rd_skip_call_arguments(&it->cursor, ev->arg_count);
-			}
+			if (f.action == XFDR_FN_ENTER_ARGS)
+				take_args(it, ev, f.offset, buffer);
 			return 1;
 		}
 		rc = xfdr_records_next(&it->cursor, r, err);
@@ -190,11 +198,8 @@ int xfdr_events_next_call(struct xfdr_event_iter *it, struct xfdr_event *ev, str
 	ev->tsc = f.tsc;
 	ev->buffer_index = buffer;
 	ev->arg_count = 0;
-	if (f.action == XFDR_FN_ENTER_ARGS) {
-		ev->arg_count = count_args(it->trace, f.offset, buffer);
-		ev->args = it->trace->data + f.offset + XFDR_FN_RECORD_BYTES;
-		rd_skip_call_arguments(&it->cursor, ev->arg_count);
-	}
+	if (f.action == XFDR_FN_ENTER_ARGS)
+		take_args(it, ev, f.offset, buffer);
 	return 1;
 }
 

@@ -472,10 +472,30 @@ static void test_usage_and_errors(void **state)
 	assert_int_equal(child_xfdr(&r, "convert", "-f", "protobuf", path, NULL), 2);
 	text_assert_contains(r.err, "(supported: yaml, trace_event, perfetto, pprof)");
 	child_result_free(&r);
-	/* a write error is reported and fails */
-	assert_int_equal(child_xfdr(&r, "convert", "-f", "perfetto", "-o", "/dev/full", path, NULL),
-			 1);
+	/* --jobs too, from 1 to 64 */
+	assert_int_equal(child_xfdr(&r, "convert", "--jobs=2", path, NULL), 2);
+	text_assert_contains(r.err, "'--jobs' is an option of --output-format=perfetto");
+	child_result_free(&r);
+	assert_int_equal(child_xfdr(&r, "convert", "-f", "perfetto", "--jobs=0", path, NULL), 2);
+	text_assert_contains(r.err, "'--jobs' takes a number of threads from 1 to 64, not '0'");
+	child_result_free(&r);
+	assert_int_equal(child_xfdr(&r, "convert", "-f", "perfetto", "-j", "65", path, NULL), 2);
+	text_assert_contains(r.err, "'--jobs' takes a number of threads from 1 to 64, not '65'");
+	child_result_free(&r);
+	assert_int_equal(child_xfdr(&r, "convert", "-f", "perfetto", "--jobs=two", path, NULL), 2);
+	text_assert_contains(r.err, "'--jobs' takes a number of threads from 1 to 64, not 'two'");
+	child_result_free(&r);
+	/* a write error is reported and fails, with one job or with both threads at once */
+	assert_int_equal(
+	    child_xfdr(&r, "convert", "-f", "perfetto", "-o", "/dev/full", "--jobs=1", path, NULL),
+	    1);
 	text_assert_contains(r.err, "/dev/full: write error: ");
+	child_result_free(&r);
+	assert_int_equal(
+	    child_xfdr(&r, "convert", "-f", "perfetto", "-o", "/dev/full", "--jobs=2", path, NULL),
+	    1);
+	text_assert_contains(r.err, "/dev/full: write error: ");
+	assert_int_equal(text_count(r.err, "\n"), 1);
 	child_result_free(&r);
 	/* binary output is refused on a terminal, and nothing reaches it */
 	assert_int_equal(child_xfdr_on_terminal(&r, "convert", "-f", "perfetto", path, NULL), 0);
@@ -486,6 +506,7 @@ static void test_usage_and_errors(void **state)
 	assert_int_equal(child_xfdr(&r, "convert", "--help", NULL), 0);
 	text_assert_contains(r.out, "'perfetto':");
 	text_assert_contains(r.out, "--compress=deflate|none");
+	text_assert_contains(r.out, "-j, --jobs=N");
 	child_result_free(&r);
 }
 
