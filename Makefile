@@ -34,9 +34,9 @@ BENCH_CFLAGS   ?= -O2 -fno-omit-frame-pointer
 
 RUNTIME_LIBS := -lurcu-bp -lurcu-cds -lurcu-common -lunwind -lpthread -ldl
 TEST_LIBS    := -lcmocka
-# What the xfdr command needs beyond libc: libdeflate for Perfetto's compressed packets, zlib
+# What the xfdr command needs beyond libc: ISA-L (igzip) for Perfetto's compressed packets, zlib
 # for pprof's gzip stream, libdw for source lines, threads for Perfetto's writers and verify.
-COMMAND_LIBS := -ldeflate -lz -ldw -lelf -lpthread
+COMMAND_LIBS := -lisal -lz -ldw -lelf -lpthread
 
 # ---- sources -----------------------------------------------------------------------------
 WRITER_SRCS  := $(sort $(wildcard writer/*.c))
@@ -115,7 +115,7 @@ all: $(LIBXFDR_A) $(LIBXFDR_SO) $(LIBXFDR_LD) $(LIBXFDR_XRAY_A) $(LIBREADER_A) $
 # ---- dependencies --------------------------------------------------------------------------
 DEB_PACKAGES := build-essential clang clang-format llvm libclang-rt-14-dev liburcu-dev libcmocka-dev \
 	libunwind-dev liblzma-dev xz-utils pkg-config gdb valgrind chromium python3 fonts-dejavu-core \
-	man-db mandoc libdeflate-dev zlib1g-dev protobuf-compiler python3-protobuf golang-go libdw-dev
+	man-db mandoc libisal-dev zlib1g-dev protobuf-compiler python3-protobuf golang-go libdw-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 deps:
 	@if dpkg-query -W -f='$${Status}\n' $(DEB_PACKAGES) 2>/dev/null | grep -vq 'install ok installed' \

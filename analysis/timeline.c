@@ -42,9 +42,10 @@ struct tl {
 
 	/* The thread being walked. */
 	struct xfdr_thread_info ti;
-	int writing; /* second walk: report */
-	int open;    /* second walk: the window began, events are reported */
-	uint64_t last_tsc;
+	int one_walk; /* ops->before_trace: each thread is walked once */
+	int writing;  /* the walk that reports (the second, or the only one) */
+	int open;     /* that walk: the window began, events are reported */
+	uint64_t open_tsc, last_tsc;
 	struct tl_frame *stack;
 	uint32_t depth, cap; /* entries */
 	uint32_t *before;    /* fids of the exits without entry, innermost first */
@@ -120,6 +121,22 @@ static int push(struct tl *s, uint32_t fid, uint32_t count)
 
 /* ---- Function events ----------------------------------------------------------------------- */
 
+/* fid's exit came without its entry: noted, innermost first. Returns 0, or -1 out of memory. */
+static int note_before(struct tl *s, uint32_t fid)
+{
+	if (s->nbefore == s->before_cap) {
+		size_t cap = s->before_cap ? s->before_cap * 2 : 64;
+		uint32_t *v = realloc(s->before, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		s->before = v;
+		s->before_cap = cap;
+	}
+	s->before[s->nbefore++] = fid;
+	return 0;
+}
+
 static int on_fn_entry(struct tl *s, const struct xfdr_event *ev, uint64_t tsc)
 {
 	if (push(s, ev->function_id, 1))
@@ -151,17 +168,17 @@ static int on_fn_exit(struct tl *s, const struct xfdr_event *ev, uint64_t tsc)
 	}
 	/* Entered before the thread's first event: below every open call. */
 	close_above(s, 0, tsc, TL_END_UNWOUND);
-	if (!s->writing) {
-		if (s->nbefore == s->before_cap) {
-			size_t cap = s->before_cap ? s->before_cap * 2 : 64;
-			uint32_t *v = realloc(s->before, cap * sizeof(*v));
-
-			if (!v)
-				return -1;
-			s->before = v;
-			s->before_cap = cap;
-		}
-		s->before[s->nbefore++] = fid;
+	if (s->one_walk) {
+		/* Its begin goes to ops->before_trace at the end; one ended before the window
+		   opened is not shown. */
+		if (!s->open)
+			return 0;
+		if (note_before(s, fid))
+			return -1;
+		s->before_closed = s->nbefore;
+		put_end(s, fid, tsc, how, fid);
+	} else if (!s->writing) {
+		return note_before(s, fid);
 	} else if (s->before_closed < s->nbefore) {
 		/* The first walk found this very exit: before[before_closed] is fid. */
 		put_end(s, s->before[s->before_closed++], tsc, how, fid);
@@ -289,7 +306,7 @@ static void open_window(struct tl *s, uint64_t tsc)
 	uint32_t k, d;
 
 	s->open = 1;
-	s->last_tsc = tsc;
+	s->open_tsc = s->last_tsc = tsc;
 	s->ops->thread_begin(s->ctx, &s->ti, tsc);
 	for (i = s->nbefore; i > s->before_closed; i--)
 		put_begin(s, s->before[i - 1], tsc, TL_BEGIN_BEFORE_TRACE, NULL, 1);
@@ -302,9 +319,24 @@ static void open_window(struct tl *s, uint64_t tsc)
 	}
 }
 
+/* One walk's end: the calls that began before the thread's first event, outermost first. */
+static void report_before(struct tl *s)
+{
+	size_t i, j;
+
+	for (i = 0, j = s->nbefore; i + 1 < j; i++, j--) {
+		uint32_t fid = s->before[i];
+
+		s->before[i] = s->before[j - 1];
+		s->before[j - 1] = fid;
+	}
+	s->ops->before_trace(s->ctx, s->before, s->nbefore, s->open_tsc);
+	s->n.no_entry += s->nbefore;
+}
+
 /*
  * walk_thread - walk thread i: the first time (writing 0) to find its exits without entry, the
- * second time to report it. Returns a TIMELINE_ code.
+ * second time to report it; with ops->before_trace, once, reporting. Returns a TIMELINE_ code.
  */
 static int walk_thread(struct tl *s, uint64_t i, int writing, struct xfdr_error *err)
 {
@@ -316,7 +348,7 @@ static int walk_thread(struct tl *s, uint64_t i, int writing, struct xfdr_error 
 	s->open = 0;
 	s->depth = 0;
 	s->before_closed = 0;
-	if (!writing)
+	if (!writing || s->one_walk)
 		s->nbefore = 0;
 	if (xfdr_events_begin_thread(s->t, i, &it, err))
 		return TIMELINE_FAILED;
@@ -350,6 +382,8 @@ static int walk_thread(struct tl *s, uint64_t i, int writing, struct xfdr_error 
 		while (s->before_closed < s->nbefore)
 			put_end(s, s->before[s->before_closed++], s->last_tsc, TL_END_EDGE,
 				TIMELINE_UNNAMED);
+		if (s->one_walk)
+			report_before(s);
 	}
 	return failed(s) ? TIMELINE_STOPPED : TIMELINE_OK;
 }
@@ -376,10 +410,10 @@ int timeline_base_tsc(struct xfdr_trace *t, uint64_t *base, struct xfdr_error *e
 	return 0;
 }
 
-/* Both walks of thread i (s->ti filled). Returns a TIMELINE_ code. */
-static int walk_twice(struct tl *s, uint64_t i, struct xfdr_error *err)
+/* Both walks of thread i (s->ti filled), or the only one. Returns a TIMELINE_ code. */
+static int walk_all(struct tl *s, uint64_t i, struct xfdr_error *err)
 {
-	int rc = walk_thread(s, i, 0, err);
+	int rc = s->one_walk ? TIMELINE_OK : walk_thread(s, i, 0, err);
 
 	return rc == TIMELINE_OK ? walk_thread(s, i, 1, err) : rc;
 }
@@ -393,6 +427,7 @@ static struct tl tl_new(struct xfdr_trace *t, uint64_t since_tsc, const struct t
 	    .ctx = ctx,
 	    .prog = prog,
 	    .since = since_tsc,
+	    .one_walk = ops->before_trace != NULL,
 	    .last_buf = UINT64_MAX,
 	};
 }
@@ -407,7 +442,7 @@ static int walk_threads(struct tl *s, uint64_t first, uint64_t end, struct timel
 	for (i = first; i < end && rc == TIMELINE_OK; i++) {
 		if (xfdr_trace_thread(s->t, i, &s->ti))
 			break;
-		rc = walk_twice(s, i, err);
+		rc = walk_all(s, i, err);
 	}
 	free(s->stack);
 	free(s->before);
@@ -425,7 +460,7 @@ int timeline_walk(struct xfdr_trace *t, uint64_t since_tsc, const struct timelin
 
 	if (xfdr_trace_threads(t, &threads, err))
 		return TIMELINE_FAILED;
-	s.bufs_total = 2 * xfdr_trace_buffer_count(t);
+	s.bufs_total = (s.one_walk ? 1 : 2) * xfdr_trace_buffer_count(t);
 	return walk_threads(&s, 0, threads, counts, err);
 }
 
@@ -445,6 +480,6 @@ int timeline_walk_thread(struct xfdr_trace *t, uint64_t i, uint64_t since_tsc,
 			 (unsigned long long)threads, (unsigned long long)i);
 		return TIMELINE_FAILED;
 	}
-	s.bufs_total = 2 * s.ti.buffers;
+	s.bufs_total = (s.one_walk ? 1 : 2) * s.ti.buffers;
 	return walk_threads(&s, i, i + 1, counts, err);
 }

@@ -37,7 +37,10 @@
  *   end of the thread        calls still open end at the thread's last event's time
  *                            (TL_END_EDGE).
  * To begin an exit without entry at the thread's first timestamp, each thread is walked twice:
- * the first walk only finds those exits (their function ids, innermost first).
+ * the first walk only finds those exits (their function ids, innermost first). A format that
+ * can put those begins ahead of the thread's other output once the thread is done (Perfetto:
+ * in a part of its file written before the thread's) saves the first walk: it gives
+ * timeline_ops.before_trace, and each thread is walked once (see there).
  *
  * A window (since_tsc): a thread's output begins at its first event with a TSC of at least
  * since_tsc; everything after it in the thread's order is kept, so begins and ends stay
@@ -56,6 +59,7 @@
 #ifndef XFDR_ANALYSIS_TIMELINE_H
 #define XFDR_ANALYSIS_TIMELINE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "analysis/progress.h"
@@ -131,6 +135,17 @@ struct timeline_ops {
 	/* Has the output failed (stop walking)? Asked at each buffer and at the end, so a
 	   failed output stops the walk within a buffer. NULL: never. */
 	int (*failed)(void *ctx);
+	/*
+	 * NULL: each thread is walked twice, and the calls that began before its first event are
+	 * begun (TL_BEGIN_BEFORE_TRACE) right after thread_begin, as the other begins are.
+	 * Else each thread is walked once and those calls are found only at their exits: their
+	 * ends are reported as the others' are, but not their begins. Instead, at the end of a
+	 * thread whose window opened, after its last end, before_trace gets their function ids
+	 * (n of them, outermost first): the format must put their begins (TL_BEGIN_BEFORE_TRACE,
+	 * at tsc: thread_begin's) right after the thread_begin's output, before anything else of
+	 * the thread.
+	 */
+	void (*before_trace)(void *ctx, const uint32_t *fids, size_t n, uint64_t tsc);
 };
 
 /*
@@ -150,9 +165,8 @@ enum {
 /*
  * timeline_walk - walk every thread of the verified trace t in turn (xfdr_trace_thread()
  * order), reporting its timeline to ops (see the top of the file), events before since_tsc
- * left out (0: none). Progress is by buffers, each walked twice. counts (may be NULL): what was
- * reported, filled.
- * Returns a TIMELINE_ code.
+ * left out (0: none). Progress is by buffers, each walked twice (once with before_trace). counts
+ * (may be NULL): what was reported, filled. Returns a TIMELINE_ code.
  */
 int timeline_walk(struct xfdr_trace *t, uint64_t since_tsc, const struct timeline_ops *ops,
 		  void *ctx, const struct progress *prog, struct timeline_counts *counts,
@@ -163,7 +177,7 @@ int timeline_walk(struct xfdr_trace *t, uint64_t since_tsc, const struct timelin
  * several threads of one trace can be walked at once, each by a thread of the caller's with
  * its own ops context: once xfdr_trace_threads() has returned (it verifies the trace and
  * orders its buffers), the walks only read the trace. Progress is by the thread's buffers,
- * each walked twice.
+ * each walked twice (once with before_trace).
  * Returns a TIMELINE_ code.
  */
 int timeline_walk_thread(struct xfdr_trace *t, uint64_t i, uint64_t since_tsc,

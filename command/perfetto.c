@@ -45,7 +45,7 @@
  *     text and hex.
  *   - Compression (--compress, default deflate): each thread's packets are gathered into
  *     chunks of PF_CHUNK_BYTES, each written as one TracePacket.compressed_packets (zlib's
- *     format, made by libdeflate), which trace_processor inflates into the packets it holds.
+ *     format, made by ISA-L's igzip), which trace_processor inflates into the packets it holds.
  *     With --compress=none the packets are written as they are.
  *   - Several threads at once (--jobs, default the CPUs online): workers take the trace's
  *     threads in turn, each walking and writing its thread (packets, compression) into that
@@ -61,7 +61,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <libdeflate.h>
+#include <isa-l/igzip_lib.h>
 
 #include "analysis/timeline.h"
 #include "command/cli.h"
@@ -169,6 +169,19 @@ static const char *const pf_key_name[KEY_COUNT] = {
     [KEY_ARG0 + 7] = "arg7",
 };
 
+/*
+ * ISA-L's igzip at level 1, a chunk at a time: on these packets it makes zlib's format at
+ * 2.8 times libdeflate's level-1 speed and 5% smaller (588 against 212 MB/s on an AMD EPYC,
+ * 0.215 against 0.225 of the input), and it picks its code by the CPU's features at run time.
+ * Its state and work space are 360 KiB: one per writer, on the heap.
+ */
+#define PF_ZIP_LEVEL 1
+#define PF_ZIP_LEVEL_BUF ISAL_DEF_LVL1_DEFAULT
+struct pf_zip {
+	struct isal_zstream z;
+	uint8_t level_buf[PF_ZIP_LEVEL_BUF];
+};
+
 /* The names a sequence has interned: function id -> iid, open addressing; gen marks a slot
    as used by the current sequence, so a new sequence starts empty without clearing. */
 struct pf_interned {
@@ -186,10 +199,10 @@ struct pf_input {
 	uint64_t threads;	       /* of the trace */
 	uint32_t *pid;		       /* thread i's process */
 	uint8_t *announce;	       /* thread i's part describes its process's track first */
-	struct ordered_out *parts;     /* thread i's packets are part i of the output */
+	struct ordered_out *parts;     /* thread i's packets: parts 2i (head) and 2i+1 (body) */
 	pthread_mutex_t lock;	       /* the fields below, and stderr */
 	uint64_t next;		       /* the next thread to write */
-	uint64_t done, total;	       /* progress: buffers walked, each twice */
+	uint64_t done, total;	       /* progress: buffers walked */
 	struct progress sink;
 };
 
@@ -199,14 +212,17 @@ struct pf {
 	struct cli_timeline_file file; /* the input being written: its copy, read on every event */
 	int failed;		       /* out of memory or a compression error, reported */
 
-	struct pb_buf pkt;   /* the packet being built */
-	struct pb_buf chunk; /* packets waiting to be written (compressed first, if so) */
-	uint8_t *z;	     /* PF_CHUNK_HEAD bytes, then the chunk compressed */
+	struct pb_buf pkt; /* the packet being built */
+	struct pb_buf
+	    chunk;	    /* the body's packets waiting to be written (compressed first, if so) */
+	struct pb_buf head; /* the thread's head: its first packets, one chunk */
+	int to_head;	    /* packets go to the head, not the body */
+	uint8_t *z;	    /* PF_CHUNK_HEAD bytes, then the chunk compressed */
 	size_t z_cap;
-	struct libdeflate_compressor *zc;
+	struct pf_zip *zip; /* the compressor (NULL: --compress=none) */
 
 	/* The thread being written. */
-	uint64_t part; /* its number, and its part of the output */
+	uint64_t part; /* its body's part of the output; its head's is the one before */
 	uint32_t seq;
 	uint64_t last_ns;
 	struct pf_interned in;
@@ -243,29 +259,33 @@ static int pf_failed(void *ctx)
 	return s->failed || ordered_failed(s->input->parts);
 }
 
-static void pf_write(struct pf *s, const void *p, size_t n)
+static void pf_write(struct pf *s, uint64_t part, const void *p, size_t n)
 {
-	if (ordered_put(s->input->parts, s->part, p, n))
+	if (ordered_put(s->input->parts, part, p, n))
 		s->failed = 1; /* reported, or the output's error closing it reports */
 }
 
 /*
- * The chunk's packets go out: as they are, or as one compressed_packets packet (zlib's format,
- * which Perfetto inflates).
+ * The packets of c go out to part, and c is emptied: as they are, or as one compressed_packets
+ * packet (zlib's format, which Perfetto inflates).
  */
-static void flush_chunk(struct pf *s)
+static void put_chunk(struct pf *s, struct pb_buf *c, uint64_t part)
 {
 	uint8_t head[PF_CHUNK_HEAD], *h;
+	struct isal_zstream *z;
 	size_t zlen, hn;
+	int rc;
 
-	if (!s->chunk.len || s->failed)
+	if (!c->len || s->failed)
 		return;
 	if (!s->input->compress) {
-		pf_write(s, s->chunk.p, s->chunk.len);
-		s->chunk.len = 0;
+		pf_write(s, part, c->p, c->len);
+		c->len = 0;
 		return;
 	}
-	zlen = PF_CHUNK_HEAD + libdeflate_zlib_compress_bound(s->zc, s->chunk.len);
+	/* igzip's bound: the input as stored blocks (5 bytes of head per 64 KiB), with the
+	   largest block head and zlib's own 6 bytes */
+	zlen = PF_CHUNK_HEAD + c->len + 5 * (c->len / 65535 + 1) + ISAL_DEF_MAX_HDR_SIZE + 6;
 	if (zlen > s->z_cap) {
 		uint8_t *z = realloc(s->z, zlen);
 
@@ -276,17 +296,28 @@ static void flush_chunk(struct pf *s)
 		s->z = z;
 		s->z_cap = zlen;
 	}
-	zlen = libdeflate_zlib_compress(s->zc, s->chunk.p, s->chunk.len, s->z + PF_CHUNK_HEAD,
-					s->z_cap - PF_CHUNK_HEAD);
-	if (!zlen) {
+	z = &s->zip->z;
+	isal_deflate_stateless_init(z);
+	z->level = PF_ZIP_LEVEL;
+	z->level_buf = s->zip->level_buf;
+	z->level_buf_size = PF_ZIP_LEVEL_BUF;
+	z->gzip_flag = IGZIP_ZLIB;
+	z->end_of_stream = 1;
+	z->flush = NO_FLUSH;
+	z->next_in = c->p;
+	z->avail_in = (uint32_t)c->len; /* a chunk: under PF_CHUNK_BYTES and a packet */
+	z->next_out = s->z + PF_CHUNK_HEAD;
+	z->avail_out = (uint32_t)(s->z_cap - PF_CHUNK_HEAD);
+	if ((rc = isal_deflate_stateless(z)) != COMP_OK) {
 		/* cannot be: the room is the library's own bound */
 		pf_lock(s);
-		cli_error("%s: libdeflate failed to compress %zu bytes", xfdr_trace_name(s->file.t),
-			  s->chunk.len);
+		cli_error("%s: igzip failed to compress %zu bytes (error %d)",
+			  xfdr_trace_name(s->file.t), c->len, rc);
 		pf_unlock(s);
 		s->failed = 1;
 		return;
 	}
+	zlen = z->total_out;
 	/* Trace.packet { compressed_packets: Z }, its head right before Z */
 	h = pb_put_varint(head + 1, 2 + pb_varint_size(zlen) + zlen);
 	head[0] = TRACE_PACKET << 3 | PB_LEN;
@@ -294,28 +325,35 @@ static void flush_chunk(struct pf *s)
 	h = pb_put_varint(h, zlen);
 	hn = (size_t)(h - head);
 	memcpy(s->z + PF_CHUNK_HEAD - hn, head, hn);
-	pf_write(s, s->z + PF_CHUNK_HEAD - hn, hn + zlen);
-	s->chunk.len = 0;
+	pf_write(s, part, s->z + PF_CHUNK_HEAD - hn, hn + zlen);
+	c->len = 0;
 }
 
-/* The packet body p (n bytes) goes into the chunk as a Trace.packet. */
+/* The body's chunk goes out. */
+static void flush_chunk(struct pf *s)
+{
+	put_chunk(s, &s->chunk, s->part);
+}
+
+/* The packet body p (n bytes) goes into the chunk (or the head) as a Trace.packet. */
 static void emit_body(struct pf *s, const uint8_t *p, size_t n)
 {
+	struct pb_buf *to = s->to_head ? &s->head : &s->chunk;
 	uint8_t head[16], *h;
 	size_t hn;
 
 	head[0] = TRACE_PACKET << 3 | PB_LEN;
 	h = pb_put_varint(head + 1, n);
 	hn = (size_t)(h - head);
-	if (s->chunk.len && s->chunk.len + hn + n > PF_CHUNK_BYTES)
+	if (!s->to_head && s->chunk.len && s->chunk.len + hn + n > PF_CHUNK_BYTES)
 		flush_chunk(s);
-	if (pb_room(&s->chunk, hn + n)) {
+	if (pb_room(to, hn + n)) {
 		pf_oom(s);
 		return;
 	}
-	memcpy(s->chunk.p + s->chunk.len, head, hn);
-	memcpy(s->chunk.p + s->chunk.len + hn, p, n);
-	s->chunk.len += hn + n;
+	memcpy(to->p + to->len, head, hn);
+	memcpy(to->p + to->len + hn, p, n);
+	to->len += hn + n;
 }
 
 /* The packet built in s->pkt goes out, and pkt is reset. */
@@ -841,6 +879,7 @@ static void pf_thread_begin(void *ctx, const struct xfdr_thread_info *ti, uint64
 	s->in.count = 0;
 	s->in.next_iid = 0;
 	s->last_ns = to_ns(s, tsc);
+	s->to_head = 1;
 
 	pb_varint(b, PKT_SEQUENCE_ID, s->seq);
 	pb_varint(b, PKT_SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
@@ -887,6 +926,27 @@ static void pf_thread_begin(void *ctx, const struct xfdr_thread_info *ti, uint64
 	pb_close(b);
 	pb_close(b);
 	emit(s);
+	s->to_head = 0;
+}
+
+/*
+ * The calls open when the thread's first event was recorded (fids, outermost first), found
+ * by the walk at their exits: begun at that first event (tsc) in the thread's head, after
+ * its first packets and before its body. Their names are interned anew, with iids above the
+ * body's: the body defines its own later in the file, and an iid is used after it is defined.
+ */
+static void pf_before_trace(void *ctx, const uint32_t *fids, size_t n, uint64_t tsc)
+{
+	struct pf *s = ctx;
+	size_t i;
+
+	s->in.generation++;
+	s->in.count = 0;
+	s->last_ns = to_ns(s, tsc);
+	s->to_head = 1;
+	for (i = 0; i < n; i++)
+		pf_begin(s, fids[i], tsc, TL_BEGIN_BEFORE_TRACE, NULL, 1);
+	s->to_head = 0;
 }
 
 static const struct timeline_ops pf_ops = {
@@ -896,6 +956,7 @@ static const struct timeline_ops pf_ops = {
     .context = pf_context,
     .event = pf_event,
     .failed = pf_failed,
+    .before_trace = pf_before_trace,
 };
 
 /* ---- Workers ------------------------------------------------------------------------------ */
@@ -931,14 +992,20 @@ static void *pf_worker(void *arg)
 		pthread_mutex_unlock(&in->lock);
 		if (i >= in->threads)
 			break;
-		s->part = i;
+		s->part = 2 * i + 1;
 		s->seq = in->seq0 + 1 + (uint32_t)i;
 		s->reported = 0;
-		if (in->announce[i])
+		pb_reset(&s->head);
+		if (in->announce[i]) {
+			s->to_head = 1;
 			put_process(s, in->pid[i]);
+			s->to_head = 0;
+		}
 		rc = timeline_walk_thread(s->file.t, i, in->since, &pf_ops, s, &prog, NULL, &err);
-		if (rc == TIMELINE_OK)
+		if (rc == TIMELINE_OK) {
 			flush_chunk(s);
+			put_chunk(s, &s->head, s->part - 1);
+		}
 		if (rc != TIMELINE_OK || s->failed) {
 			if (rc == TIMELINE_FAILED || (rc == TIMELINE_NO_MEMORY && !s->failed)) {
 				pf_lock(s);
@@ -949,7 +1016,8 @@ static void *pf_worker(void *arg)
 			ordered_abandon(in->parts);
 			break;
 		}
-		if (ordered_end(in->parts, i))
+		/* The body waited in $TMPDIR for its head: now both go out. */
+		if (ordered_end(in->parts, s->part - 1) || ordered_end(in->parts, s->part))
 			s->failed = 1;
 	}
 	return NULL;
@@ -998,7 +1066,7 @@ static int put_threads(struct pf_input *in, struct pf *workers, unsigned jobs, s
 
 	if (!in->threads)
 		return 0;
-	if (!(in->parts = ordered_out_new(out, in->threads)))
+	if (!(in->parts = ordered_out_new(out, 2 * in->threads)))
 		return -1;
 	/* Fewer threads than asked for, if the system gives fewer: each takes more of the work. */
 	while (started + 1 < jobs &&
@@ -1017,10 +1085,10 @@ static int put_threads(struct pf_input *in, struct pf *workers, unsigned jobs, s
 
 static void pf_free(struct pf *s)
 {
-	if (s->zc)
-		libdeflate_free_compressor(s->zc);
+	free(s->zip);
 	pb_free(&s->pkt);
 	pb_free(&s->chunk);
+	pb_free(&s->head);
 	free(s->z);
 	free(s->in.fid);
 	free(s->in.iid);
@@ -1044,13 +1112,9 @@ int convert_perfetto(const struct cli_input *in, size_t n, uint64_t since_tsc, i
 	pthread_mutex_init(&input.lock, NULL);
 	input.sink = cli_progress_sink(prog);
 	input.seq0 = PF_SEQ_PROCESSES;
-	/*
-	 * libdeflate at level 1: three times zlib's speed at the same size on these packets
-	 * (level 6 is a quarter smaller and four times slower). A compressor per writer.
-	 */
 	for (k = 0; k < jobs && rc == CLI_OK; k++) {
 		workers[k] = (struct pf){.input = &input};
-		if (compress && !(workers[k].zc = libdeflate_alloc_compressor(1))) {
+		if (compress && !(workers[k].zip = malloc(sizeof(*workers[k].zip)))) {
 			cli_error("out of memory");
 			rc = CLI_FAIL;
 		}
@@ -1059,7 +1123,7 @@ int convert_perfetto(const struct cli_input *in, size_t n, uint64_t since_tsc, i
 		cli_timeline_file_set(&input.file, &in[i]);
 		input.next = 0;
 		input.done = 0;
-		input.total = 2 * xfdr_trace_buffer_count(in[i].t);
+		input.total = xfdr_trace_buffer_count(in[i].t);
 		if (xfdr_trace_threads(in[i].t, &input.threads, &err)) {
 			cli_timeline_failed(in[i].t, TIMELINE_FAILED, &err);
 			rc = CLI_FAIL;

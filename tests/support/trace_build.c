@@ -123,6 +123,24 @@ const char *tb_timeline_trace(const char *name)
 	return tb_write(&b, name);
 }
 
+const char *tb_unbalanced_trace(const char *name)
+{
+	struct tb b;
+
+	tb_init(&b, 256, 1000000000ull);
+	tb_buffer(&b, 1, 1, 1000);
+	tb_fn(&b, EXIT, 5, 0);
+	tb_fn(&b, ENTER, 6, 1000);
+	tb_fn(&b, EXIT, 7, 1000);
+	tb_fn(&b, ENTER, 8, 1000);
+	tb_custom(&b, "tail", 4, 5000);
+	tb_buffer(&b, 2, 2, 10000);
+	tb_fn(&b, ENTER, 9, 0);
+	tb_wrap(&b, 9000);
+	tb_fn(&b, EXIT, 9, 0);
+	return tb_write(&b, name);
+}
+
 const char *tb_write(struct tb *b, const char *name)
 {
 	const char *path;

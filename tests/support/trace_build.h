@@ -62,4 +62,13 @@ const char *tb_write(struct tb *b, const char *name);
  */
 const char *tb_timeline_trace(const char *name);
 
+/*
+ * tb_unbalanced_trace - calls without entry or exit, written as scratch file name; returns its
+ * path. 1 GHz, base 1000.
+ * Thread 1: Exit 5 @1000 (no entry), Entry 6 @2000, Exit 7 @3000 (no entry; 6 is open and
+ * never exited), Entry 8 @4000 (never exited), custom "tail" @5000.
+ * Thread 2: Entry 9 @10000, Exit 9 @9000 (the clock went back: a TSCWrap to 9000).
+ */
+const char *tb_unbalanced_trace(const char *name);
+
 #endif /* XFDR_TESTS_SUPPORT_TRACE_BUILD_H */

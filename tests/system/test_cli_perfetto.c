@@ -118,12 +118,12 @@ static void test_hand_built(void **state)
 	lines = split_tail(convert_lines(path, NULL, NULL), &tail);
 	text_assert_equal(lines, want);
 	/*
-	 * 14 packets in two compressed chunks, one per thread (each thread's packets are chunks
-	 * of their own): the process's track, before its first thread's; per thread its first
-	 * packet (track, defaults, annotation names) and its clock snapshot, then its 7 and 2
-	 * events.
+	 * 14 packets in four compressed chunks, two per thread (each thread's packets are chunks
+	 * of their own: its head, then its body): the process's track, before its first thread's;
+	 * per thread its first packet (track, defaults, annotation names) and its clock snapshot,
+	 * then its 7 and 2 events.
 	 */
-	text_assert_equal(tail, "PACKETS 14 CHUNKS 2 PLAIN 0\n");
+	text_assert_equal(tail, "PACKETS 14 CHUNKS 4 PLAIN 0\n");
 	free(lines);
 	free(tail);
 
@@ -176,7 +176,7 @@ static void test_thread_zero_is_the_process(void **state)
 	text_assert_equal(lines, "P 4321 \"zero.xray\"\n"
 				 "I 4321 - 0 \"custom event\" "
 				 "{\"hex\":\"7a65726f\",\"size\":4,\"text\":\"zero\"}\n"
-				 "PACKETS 4 CHUNKS 1 PLAIN 0\n");
+				 "PACKETS 4 CHUNKS 2 PLAIN 0\n");
 	free(lines);
 }
 
@@ -211,7 +211,7 @@ static void test_pid_from_buffers(void **state)
 				 "T 4242 5 \"\"\n"
 				 "B 4242 5 0 \"1\" {}\n"
 				 "E 4242 5 5 \"1\" {}\n"
-				 "PACKETS 10 CHUNKS 2 PLAIN 0\n");
+				 "PACKETS 10 CHUNKS 4 PLAIN 0\n");
 	free(lines);
 }
 
@@ -225,7 +225,7 @@ static void test_compressed_same_as_plain(void **state)
 	z = split_tail(convert_lines(path, NULL, NULL), &zt);
 	plain = split_tail(convert_lines(path, "--compress=none", NULL), &pt);
 	text_assert_equal(plain, z);
-	text_assert_equal(zt, "PACKETS 14 CHUNKS 2 PLAIN 0\n");
+	text_assert_equal(zt, "PACKETS 14 CHUNKS 4 PLAIN 0\n");
 	text_assert_equal(pt, "PACKETS 14 CHUNKS 0 PLAIN 14\n");
 	free(z);
 	free(plain);
@@ -276,6 +276,61 @@ static void test_unbalanced(void **state)
 	assert_non_null(th);
 	*strstr(th, "PACKETS") = '\0';
 	text_assert_equal(th, want);
+	free(lines);
+}
+
+/*
+ * Calls entered before the trace, found only at their exits by the one walk Perfetto makes,
+ * begin at the thread's first event in the thread's head, before its body: outermost first,
+ * as trace_event (which walks twice) begins them. With --since, one that ended before the
+ * window is left out, one still open when it opens begins there, below the calls open by
+ * then. tb_unbalanced_trace(): 1 GHz, base 1000, so NS = TSC - 1000.
+ */
+static void test_before_trace(void **state)
+{
+	static const char want[] =
+	    "T 1 1 \"\"\n"
+	    "B 1 1 0 \"7\" {\"xfdr_begin\":\"before trace\"}\n"
+	    "B 1 1 0 \"5\" {\"xfdr_begin\":\"before trace\"}\n"
+	    "E 1 1 0 \"5\" {}\n"
+	    "B 1 1 1000 \"6\" {}\n"
+	    "E 1 1 2000 \"6\" {\"xfdr_end\":\"unwound\"}\n"
+	    "E 1 1 2000 \"7\" {}\n"
+	    "B 1 1 3000 \"8\" {}\n"
+	    "I 1 1 4000 \"custom event\" {\"hex\":\"7461696c\",\"size\":4,\"text\":\"tail\"}\n"
+	    "E 1 1 4000 \"8\" {\"xfdr_end\":\"trace edge\"}\n"
+	    "T 1 2 \"\"\n"
+	    "B 1 2 9000 \"9\" {}\n"
+	    "E 1 2 9000 \"9\" {}\n";
+	/* 2500: the window opens at Exit 7 (3000), 7 (entered before the trace) and 6 open. */
+	static const char want_2500[] =
+	    "T 1 1 \"\"\n"
+	    "B 1 1 2000 \"7\" {\"xfdr_begin\":\"before trace\"}\n"
+	    "B 1 1 2000 \"6\" {\"xfdr_begin\":\"before window\"}\n"
+	    "E 1 1 2000 \"6\" {\"xfdr_end\":\"unwound\"}\n"
+	    "E 1 1 2000 \"7\" {}\n"
+	    "B 1 1 3000 \"8\" {}\n"
+	    "I 1 1 4000 \"custom event\" {\"hex\":\"7461696c\",\"size\":4,\"text\":\"tail\"}\n"
+	    "E 1 1 4000 \"8\" {\"xfdr_end\":\"trace edge\"}\n"
+	    "T 1 2 \"\"\n"
+	    "B 1 2 9000 \"9\" {}\n"
+	    "E 1 2 9000 \"9\" {}\n";
+	const char *path = tb_unbalanced_trace("unbalanced.xray");
+	char *lines, *th;
+
+	(void)state;
+	lines = convert_lines(path, "--no-map", NULL);
+	th = strstr(lines, "T 1 1 ");
+	assert_non_null(th);
+	*strstr(th, "PACKETS") = '\0';
+	text_assert_equal(th, want);
+	free(lines);
+
+	lines = convert_lines(path, "--no-map", "--since=2500");
+	th = strstr(lines, "T 1 1 ");
+	assert_non_null(th);
+	*strstr(th, "PACKETS") = '\0';
+	text_assert_equal(th, want_2500);
 	free(lines);
 }
 
@@ -519,6 +574,7 @@ int main(void)
 	    cmocka_unit_test(test_pid_from_buffers),
 	    cmocka_unit_test(test_compressed_same_as_plain),
 	    cmocka_unit_test(test_unbalanced),
+	    cmocka_unit_test(test_before_trace),
 	    cmocka_unit_test(test_xfdr_events),
 	    cmocka_unit_test(test_call_heavy_size),
 	    cmocka_unit_test(test_real_program),

@@ -324,28 +324,10 @@ static void test_raw_text(void **state)
 
 /* ---- Unbalanced calls and --since --------------------------------------------------------- */
 
-/*
- * 1 GHz, base 1000: ts = (TSC - 1000) / 1000 us.
- * Thread 1: Exit 5 @1000 (no entry), Entry 6 @2000, Exit 7 @3000 (no entry; 6 is open and
- * never exited), Entry 8 @4000 (never exited), custom "tail" @5000.
- * Thread 2: Entry 9 @10000, Exit 9 @9000 (the clock went back: a TSCWrap to 9000).
- */
+/* tb_unbalanced_trace(): 1 GHz, base 1000, so ts = (TSC - 1000) / 1000 us. */
 static const char *unbalanced_trace(void)
 {
-	struct tb b;
-
-	tb_init(&b, 256, 1000000000ull);
-	tb_buffer(&b, 1, 1, 1000);
-	tb_fn(&b, EXIT, 5, 0);
-	tb_fn(&b, ENTER, 6, 1000);
-	tb_fn(&b, EXIT, 7, 1000);
-	tb_fn(&b, ENTER, 8, 1000);
-	tb_custom(&b, "tail", 4, 5000);
-	tb_buffer(&b, 2, 2, 10000);
-	tb_fn(&b, ENTER, 9, 0);
-	tb_wrap(&b, 9000);
-	tb_fn(&b, EXIT, 9, 0);
-	return tb_write(&b, "unbalanced.xray");
+	return tb_unbalanced_trace("unbalanced.xray");
 }
 
 /*
