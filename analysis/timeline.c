@@ -13,13 +13,42 @@ const char *const timeline_begin_name[] = {
     [TL_BEGIN_CONTEXT] = "stack context",
     [TL_BEGIN_BEFORE_TRACE] = "before trace",
     [TL_BEGIN_BEFORE_WINDOW] = "before window",
+    [TL_BEGIN_SPLIT] = "split",
 };
 
 const char *const timeline_end_name[] = {
     [TL_END_EXIT] = NULL,	  [TL_END_TAIL_EXIT] = "tail exit",
     [TL_END_UNWOUND] = "unwound", [TL_END_CONTEXT] = "stack context",
-    [TL_END_EDGE] = "trace edge",
+    [TL_END_EDGE] = "trace edge", [TL_END_SPLIT] = "split",
 };
+
+void timeline_counts_add(struct timeline_counts *to, const struct timeline_counts *c)
+{
+	to->calls += c->calls;
+	to->unwound += c->unwound;
+	to->no_entry += c->no_entry;
+	to->no_exit += c->no_exit;
+	to->from_context += c->from_context;
+	to->before_window += c->before_window;
+	to->contexts_applied += c->contexts_applied;
+	to->contexts_invalid += c->contexts_invalid;
+	to->tsc_backwards += c->tsc_backwards;
+	to->split += c->split;
+}
+
+void timeline_counts_sub(struct timeline_counts *to, const struct timeline_counts *c)
+{
+	to->calls -= c->calls;
+	to->unwound -= c->unwound;
+	to->no_entry -= c->no_entry;
+	to->no_exit -= c->no_exit;
+	to->from_context -= c->from_context;
+	to->before_window -= c->before_window;
+	to->contexts_applied -= c->contexts_applied;
+	to->contexts_invalid -= c->contexts_invalid;
+	to->tsc_backwards -= c->tsc_backwards;
+	to->split -= c->split;
+}
 
 /*
  * An open call, or (fid TIMELINE_UNNAMED) a run of count calls a stack context did not name.
@@ -32,11 +61,17 @@ struct tl_frame {
 	uint32_t slices;
 };
 
+/* Buffers walked, of all the threads walked (together or in turn). */
+struct tl_progress {
+	const struct progress *prog;
+	uint64_t done, total;
+};
+
 struct tl {
 	struct xfdr_trace *t;
 	const struct timeline_ops *ops;
 	void *ctx;
-	const struct progress *prog;
+	struct tl_progress *pg;
 	uint64_t since;
 	struct timeline_counts n;
 
@@ -45,13 +80,13 @@ struct tl {
 	int one_walk; /* ops->before_trace: each thread is walked once */
 	int writing;  /* the walk that reports (the second, or the only one) */
 	int open;     /* that walk: the window began, events are reported */
+	int opened;   /* it began once: after a cut it begins again (timeline_walk_by_time()) */
 	uint64_t open_tsc, last_tsc;
 	struct tl_frame *stack;
 	uint32_t depth, cap; /* entries */
 	uint32_t *before;    /* fids of the exits without entry, innermost first */
 	size_t nbefore, before_cap, before_closed;
-
-	uint64_t bufs_done, bufs_total, last_buf;
+	uint64_t last_buf;
 };
 
 static int failed(const struct tl *s)
@@ -85,6 +120,8 @@ static void put_end(struct tl *s, uint32_t fid, uint64_t tsc, enum tl_end how, u
 		s->n.unwound++;
 	else if (how == TL_END_EDGE)
 		s->n.no_exit++;
+	else if (how == TL_END_SPLIT)
+		s->n.split++;
 }
 
 /* End the open calls of stack entries keep.. (innermost first) at tsc. */
@@ -294,29 +331,53 @@ static int next_buffer(struct tl *s, const struct xfdr_event *ev)
 	if (ev->buffer_index == s->last_buf)
 		return 0;
 	s->last_buf = ev->buffer_index;
-	s->bufs_done++;
-	progress_update(s->prog, s->bufs_done, s->bufs_total);
+	s->pg->done++;
+	progress_update(s->pg->prog, s->pg->done, s->pg->total);
 	return failed(s);
 }
 
-/* The window begins at the thread's event at tsc: the calls open by then begin there. */
+/*
+ * The window begins at the thread's event at tsc: the calls open by then begin there. After a
+ * cut (s->opened), the thread begins again in the new output, its open calls with it.
+ */
 static void open_window(struct tl *s, uint64_t tsc)
 {
+	enum tl_begin before = s->opened ? TL_BEGIN_SPLIT : TL_BEGIN_BEFORE_TRACE;
+	enum tl_begin open = s->opened ? TL_BEGIN_SPLIT : TL_BEGIN_BEFORE_WINDOW;
 	size_t i;
 	uint32_t k, d;
 
-	s->open = 1;
+	s->open = s->opened = 1;
 	s->open_tsc = s->last_tsc = tsc;
 	s->ops->thread_begin(s->ctx, &s->ti, tsc);
 	for (i = s->nbefore; i > s->before_closed; i--)
-		put_begin(s, s->before[i - 1], tsc, TL_BEGIN_BEFORE_TRACE, NULL, 1);
+		put_begin(s, s->before[i - 1], tsc, before, NULL, 1);
 	for (d = 0; d < s->depth; d++) {
 		const struct tl_frame *f = &s->stack[d];
 
 		for (k = 0; k < f->slices && !failed(s); k++)
-			put_begin(s, f->fid, tsc, TL_BEGIN_BEFORE_WINDOW, NULL,
-				  f->slices == f->count ? 1 : f->count);
+			put_begin(s, f->fid, tsc, open, NULL, f->slices == f->count ? 1 : f->count);
 	}
+}
+
+/* Are calls open (begun and not ended, in the walk)? */
+static int has_open_calls(const struct tl *s)
+{
+	return s->depth > 0 || s->before_closed < s->nbefore;
+}
+
+/* A cut: the open calls' slices end in this output at tsc, innermost first; they stay open. */
+static void cut_thread(struct tl *s, uint64_t tsc)
+{
+	uint32_t d, k;
+	size_t i;
+
+	for (d = s->depth; d > 0; d--)
+		for (k = 0; k < s->stack[d - 1].slices; k++)
+			put_end(s, s->stack[d - 1].fid, tsc, TL_END_SPLIT, TIMELINE_UNNAMED);
+	for (i = s->before_closed; i < s->nbefore; i++)
+		put_end(s, s->before[i], tsc, TL_END_SPLIT, TIMELINE_UNNAMED);
+	s->open = 0;
 }
 
 /* One walk's end: the calls that began before the thread's first event, outermost first. */
@@ -334,49 +395,55 @@ static void report_before(struct tl *s)
 	s->n.no_entry += s->nbefore;
 }
 
-/*
- * walk_thread - walk thread i: the first time (writing 0) to find its exits without entry, the
- * second time to report it; with ops->before_trace, once, reporting. Returns a TIMELINE_ code.
- */
-static int walk_thread(struct tl *s, uint64_t i, int writing, struct xfdr_error *err)
+/* A walk of thread i begins (the first: writing 0). Returns a TIMELINE_ code. */
+static int walk_begin(struct tl *s, uint64_t i, int writing, struct xfdr_event_iter *it,
+		      struct xfdr_error *err)
 {
-	struct xfdr_event_iter it;
-	struct xfdr_event ev = {0}; /* what a function event leaves untouched too */
-	int rc, r = 0;
-
 	s->writing = writing;
-	s->open = 0;
+	s->open = s->opened = 0;
+	s->last_tsc = 0;
 	s->depth = 0;
 	s->before_closed = 0;
 	if (!writing || s->one_walk)
 		s->nbefore = 0;
-	if (xfdr_events_begin_thread(s->t, i, &it, err))
-		return TIMELINE_FAILED;
-	while ((rc = xfdr_events_next_call(&it, &ev, err)) == 1) {
-		uint64_t tsc = ev.tsc;
+	return xfdr_events_begin_thread(s->t, i, it, err) ? TIMELINE_FAILED : TIMELINE_OK;
+}
 
-		if (next_buffer(s, &ev))
-			return TIMELINE_STOPPED;
-		if (writing && !s->open && ev.tsc >= s->since)
-			open_window(s, ev.tsc);
-		if (s->open) {
-			if (tsc < s->last_tsc) {
-				tsc = s->last_tsc;
-				s->n.tsc_backwards++;
-			}
-			s->last_tsc = tsc;
+/* Will the walk report ev (the window is open, or opens at it)? */
+static int reports(const struct tl *s, const struct xfdr_event *ev)
+{
+	return s->writing && (s->open || s->opened || ev->tsc >= s->since);
+}
+
+/* The walk's next event. Returns a TIMELINE_ code. */
+static int walk_event(struct tl *s, const struct xfdr_event *ev)
+{
+	uint64_t tsc = ev->tsc;
+	int r = 0;
+
+	if (next_buffer(s, ev))
+		return TIMELINE_STOPPED;
+	if (!s->open && reports(s, ev))
+		open_window(s, s->opened && tsc < s->last_tsc ? s->last_tsc : tsc);
+	if (s->open) {
+		if (tsc < s->last_tsc) {
+			tsc = s->last_tsc;
+			s->n.tsc_backwards++;
 		}
-		if (ev.type != XFDR_EVENT_FUNCTION)
-			r = on_custom(s, &ev, tsc);
-		else if (ev.action == XFDR_FN_ENTER || ev.action == XFDR_FN_ENTER_ARGS)
-			r = on_fn_entry(s, &ev, tsc);
-		else if (ev.action == XFDR_FN_EXIT || ev.action == XFDR_FN_TAIL_EXIT)
-			r = on_fn_exit(s, &ev, tsc);
-		if (r)
-			return TIMELINE_NO_MEMORY;
+		s->last_tsc = tsc;
 	}
-	if (rc < 0)
-		return TIMELINE_FAILED;
+	if (ev->type != XFDR_EVENT_FUNCTION)
+		r = on_custom(s, ev, tsc);
+	else if (ev->action == XFDR_FN_ENTER || ev->action == XFDR_FN_ENTER_ARGS)
+		r = on_fn_entry(s, ev, tsc);
+	else if (ev->action == XFDR_FN_EXIT || ev->action == XFDR_FN_TAIL_EXIT)
+		r = on_fn_exit(s, ev, tsc);
+	return r ? TIMELINE_NO_MEMORY : TIMELINE_OK;
+}
+
+/* The thread has no event left: the calls still open end. Returns a TIMELINE_ code. */
+static int walk_end(struct tl *s)
+{
 	if (s->open) {
 		close_above(s, 0, s->last_tsc, TL_END_EDGE);
 		while (s->before_closed < s->nbefore)
@@ -386,6 +453,21 @@ static int walk_thread(struct tl *s, uint64_t i, int writing, struct xfdr_error 
 			report_before(s);
 	}
 	return failed(s) ? TIMELINE_STOPPED : TIMELINE_OK;
+}
+
+/*
+ * walk_thread - walk thread i: the first time (writing 0) to find its exits without entry, the
+ * second time to report it; with ops->before_trace, once, reporting. Returns a TIMELINE_ code.
+ */
+static int walk_thread(struct tl *s, uint64_t i, int writing, struct xfdr_error *err)
+{
+	struct xfdr_event_iter it;
+	struct xfdr_event ev = {0}; /* what a function event leaves untouched too */
+	int rc = walk_begin(s, i, writing, &it, err), r;
+
+	while (rc == TIMELINE_OK && (r = xfdr_events_next_call(&it, &ev, err)) != 0)
+		rc = r < 0 ? TIMELINE_FAILED : walk_event(s, &ev);
+	return rc == TIMELINE_OK ? walk_end(s) : rc;
 }
 
 int timeline_base_tsc(struct xfdr_trace *t, uint64_t *base, struct xfdr_error *err)
@@ -419,13 +501,13 @@ static int walk_all(struct tl *s, uint64_t i, struct xfdr_error *err)
 }
 
 static struct tl tl_new(struct xfdr_trace *t, uint64_t since_tsc, const struct timeline_ops *ops,
-			void *ctx, const struct progress *prog)
+			void *ctx, struct tl_progress *pg)
 {
 	return (struct tl){
 	    .t = t,
 	    .ops = ops,
 	    .ctx = ctx,
-	    .prog = prog,
+	    .pg = pg,
 	    .since = since_tsc,
 	    .one_walk = ops->before_trace != NULL,
 	    .last_buf = UINT64_MAX,
@@ -455,12 +537,13 @@ int timeline_walk(struct xfdr_trace *t, uint64_t since_tsc, const struct timelin
 		  void *ctx, const struct progress *prog, struct timeline_counts *counts,
 		  struct xfdr_error *err)
 {
-	struct tl s = tl_new(t, since_tsc, ops, ctx, prog);
+	struct tl_progress pg = {.prog = prog};
+	struct tl s = tl_new(t, since_tsc, ops, ctx, &pg);
 	uint64_t threads;
 
 	if (xfdr_trace_threads(t, &threads, err))
 		return TIMELINE_FAILED;
-	s.bufs_total = (s.one_walk ? 1 : 2) * xfdr_trace_buffer_count(t);
+	pg.total = (s.one_walk ? 1 : 2) * xfdr_trace_buffer_count(t);
 	return walk_threads(&s, 0, threads, counts, err);
 }
 
@@ -468,7 +551,8 @@ int timeline_walk_thread(struct xfdr_trace *t, uint64_t i, uint64_t since_tsc,
 			 const struct timeline_ops *ops, void *ctx, const struct progress *prog,
 			 struct timeline_counts *counts, struct xfdr_error *err)
 {
-	struct tl s = tl_new(t, since_tsc, ops, ctx, prog);
+	struct tl_progress pg = {.prog = prog};
+	struct tl s = tl_new(t, since_tsc, ops, ctx, &pg);
 	uint64_t threads;
 
 	if (xfdr_trace_threads(t, &threads, err))
@@ -480,6 +564,175 @@ int timeline_walk_thread(struct xfdr_trace *t, uint64_t i, uint64_t since_tsc,
 			 (unsigned long long)threads, (unsigned long long)i);
 		return TIMELINE_FAILED;
 	}
-	s.bufs_total = (s.one_walk ? 1 : 2) * s.ti.buffers;
+	pg.total = (s.one_walk ? 1 : 2) * s.ti.buffers;
 	return walk_threads(&s, i, i + 1, counts, err);
+}
+
+/* ---- Threads walked together ------------------------------------------------------------- */
+
+/* The threads of timeline_walk_by_time(): a binary heap of their next events, by time. */
+struct tl_merge {
+	struct tl *th;
+	uint64_t *index; /* th[k] is thread index[k] of its trace */
+	struct xfdr_event_iter *it;
+	struct xfdr_event *ev; /* th[k]'s next event */
+	uint64_t *key;	       /* its time: its TSC, never below its thread's previous one */
+	size_t *heap, n;       /* the threads with events left, the next first */
+};
+
+static int heap_less(const struct tl_merge *m, size_t a, size_t b)
+{
+	return m->key[a] < m->key[b] || (m->key[a] == m->key[b] && a < b);
+}
+
+/* The heap's entry at i, which may come later than its children, moved down. */
+static void heap_down(struct tl_merge *m, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, least = i, v;
+
+		if (l < m->n && heap_less(m, m->heap[l], m->heap[least]))
+			least = l;
+		if (l + 1 < m->n && heap_less(m, m->heap[l + 1], m->heap[least]))
+			least = l + 1;
+		if (least == i)
+			return;
+		v = m->heap[i];
+		m->heap[i] = m->heap[least];
+		m->heap[least] = v;
+		i = least;
+	}
+}
+
+/*
+ * th[k]'s next event into ev[k] and its place in the heap (top: k is there; else a new entry):
+ * with none left, its walk ends and it leaves the heap. Returns a TIMELINE_ code.
+ */
+static int next_of(struct tl_merge *m, size_t k, int top, struct xfdr_error *err)
+{
+	struct tl *s = &m->th[k];
+	int r = xfdr_events_next_call(&m->it[k], &m->ev[k], err);
+	size_t i;
+
+	if (r < 0)
+		return TIMELINE_FAILED;
+	if (r == 0) {
+		if (top) {
+			m->heap[0] = m->heap[--m->n];
+			heap_down(m, 0);
+		}
+		return walk_end(s);
+	}
+	m->key[k] = s->open && m->ev[k].tsc < s->last_tsc ? s->last_tsc : m->ev[k].tsc;
+	if (top) {
+		heap_down(m, 0);
+		return TIMELINE_OK;
+	}
+	/* a new entry, moved up */
+	for (i = m->n++; i > 0 && heap_less(m, k, m->heap[(i - 1) / 2]); i = (i - 1) / 2)
+		m->heap[i] = m->heap[(i - 1) / 2];
+	m->heap[i] = k;
+	return TIMELINE_OK;
+}
+
+/* The output is cut at tsc, before th[k]'s event (see timeline_ops.cut). */
+static void cut_all(struct tl_merge *m, size_t total, size_t k, uint64_t tsc)
+{
+	struct timeline_counts sum = {0};
+	size_t j;
+
+	for (j = 0; j < total; j++)
+		if (m->th[j].open)
+			cut_thread(&m->th[j], tsc);
+	for (j = 0; j < total; j++)
+		timeline_counts_add(&sum, &m->th[j].n);
+	m->th[k].ops->next_output(m->th[k].ctx, &sum);
+	for (j = 0; j < total; j++)
+		if (m->th[j].opened && has_open_calls(&m->th[j]))
+			open_window(&m->th[j], tsc);
+}
+
+/* The walk of every thread at once, once each has had its first. Returns a TIMELINE_ code. */
+static int walk_merged(struct tl_merge *m, size_t total, struct xfdr_error *err)
+{
+	int rc = TIMELINE_OK, reported = 0;
+	size_t k;
+
+	for (k = 0; k < total && rc == TIMELINE_OK; k++) {
+		rc = walk_begin(&m->th[k], m->index[k], 1, &m->it[k], err);
+		if (rc == TIMELINE_OK)
+			rc = next_of(m, k, 0, err);
+	}
+	while (rc == TIMELINE_OK && m->n) {
+		struct tl *s = &m->th[k = m->heap[0]];
+
+		if (reports(s, &m->ev[k])) {
+			/* at least one event between two cuts, whatever a cut costs */
+			if (reported && s->ops->cut && s->ops->cut(s->ctx)) {
+				cut_all(m, total, k, m->key[k]);
+				reported = 0;
+			}
+			reported = 1;
+		}
+		rc = walk_event(s, &m->ev[k]);
+		if (rc == TIMELINE_OK)
+			rc = next_of(m, k, 1, err);
+	}
+	return rc;
+}
+
+int timeline_walk_by_time(struct xfdr_trace *const *t, size_t ntraces, uint64_t since_tsc,
+			  const struct timeline_ops *ops, void *const *ctxs,
+			  const struct progress *prog, struct timeline_counts *counts,
+			  struct xfdr_error *err)
+{
+	struct tl_progress pg = {.prog = prog};
+	struct tl_merge m = {0};
+	uint64_t threads, i;
+	size_t total = 0, j, k;
+	int rc = TIMELINE_OK;
+
+	for (j = 0; j < ntraces; j++) {
+		if (xfdr_trace_threads(t[j], &threads, err))
+			return TIMELINE_FAILED;
+		total += (size_t)threads;
+		pg.total += 2 * xfdr_trace_buffer_count(t[j]);
+	}
+	m.th = calloc(total + 1, sizeof(*m.th));
+	m.index = calloc(total + 1, sizeof(*m.index));
+	m.it = calloc(total + 1, sizeof(*m.it));
+	m.ev = calloc(total + 1, sizeof(*m.ev));
+	m.key = calloc(total + 1, sizeof(*m.key));
+	m.heap = calloc(total + 1, sizeof(*m.heap));
+	if (!m.th || !m.index || !m.it || !m.ev || !m.key || !m.heap)
+		rc = TIMELINE_NO_MEMORY;
+	for (j = k = 0; j < ntraces && rc == TIMELINE_OK; j++) {
+		xfdr_trace_threads(t[j], &threads, err);
+		for (i = 0; i < threads; i++, k++) {
+			m.th[k] = tl_new(t[j], since_tsc, ops, ctxs[k], &pg);
+			m.th[k].one_walk = 0; /* the begins must come first: two walks */
+			m.index[k] = i;
+			xfdr_trace_thread(t[j], i, &m.th[k].ti);
+		}
+	}
+	/* The first walks, each thread's alone: which exits had no entry. */
+	for (k = 0; k < total && rc == TIMELINE_OK; k++)
+		rc = walk_thread(&m.th[k], m.index[k], 0, err);
+	if (rc == TIMELINE_OK)
+		rc = walk_merged(&m, total, err);
+	if (counts)
+		*counts = (struct timeline_counts){0};
+	for (k = 0; m.th && k < total; k++) {
+		if (counts)
+			timeline_counts_add(counts, &m.th[k].n);
+		free(m.th[k].stack);
+		free(m.th[k].before);
+	}
+	free(m.th);
+	free(m.index);
+	free(m.it);
+	free(m.ev);
+	free(m.key);
+	free(m.heap);
+	return rc;
 }

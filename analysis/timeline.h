@@ -81,6 +81,7 @@ enum tl_begin {
 	TL_BEGIN_BEFORE_TRACE,	/* its exit came with no entry: it began before the thread's
 				   first event, shown at that event's time */
 	TL_BEGIN_BEFORE_WINDOW, /* it was open when the window began */
+	TL_BEGIN_SPLIT,		/* it was open when the output was cut: it goes on in the next */
 };
 
 /* How a slice ended. */
@@ -90,6 +91,7 @@ enum tl_end {
 	TL_END_UNWOUND,	  /* a caller's exit: its own was not recorded */
 	TL_END_CONTEXT,	  /* a stack context said it was no longer open */
 	TL_END_EDGE,	  /* still open at the thread's last event */
+	TL_END_SPLIT,	  /* open when the output was cut: it goes on in the next */
 };
 
 /* What each kind of begin and end is called in the formats' annotations (NULL: the plain one). */
@@ -106,7 +108,12 @@ struct timeline_counts {
 	uint64_t contexts_applied; /* stack contexts that changed the open calls */
 	uint64_t contexts_invalid; /* stack contexts not taken */
 	uint64_t tsc_backwards;	   /* events shown at their thread's previous time */
+	uint64_t split;		   /* slices ended TL_END_SPLIT (and begun again after) */
 };
+
+/* to += c and to -= c, count by count. */
+void timeline_counts_add(struct timeline_counts *to, const struct timeline_counts *c);
+void timeline_counts_sub(struct timeline_counts *to, const struct timeline_counts *c);
 
 /*
  * What a format does with the timeline. Every callback gets the ctx given to timeline_walk();
@@ -146,6 +153,18 @@ struct timeline_ops {
 	 * the thread.
 	 */
 	void (*before_trace)(void *ctx, const uint32_t *fids, size_t n, uint64_t tsc);
+	/*
+	 * timeline_walk_by_time() only; NULL: one output. Asked before each event that will be
+	 * reported (not before the first, nor right after a cut), with the ctx of the event's
+	 * thread: end the output here, and go on in a new one? If so, at that event's time
+	 * (never below any thread's previous one): every thread's open slices end (TL_END_SPLIT,
+	 * innermost first), next_output() is called with the counts so far (of all threads, the
+	 * split ends included), and each thread with open slices begins again in the new output:
+	 * thread_begin(), then its slices (TL_BEGIN_SPLIT, outermost first). A thread with none
+	 * open begins again at its next event. So every output opens alone.
+	 */
+	int (*cut)(void *ctx);
+	void (*next_output)(void *ctx, const struct timeline_counts *so_far);
 };
 
 /*
@@ -183,5 +202,21 @@ int timeline_walk(struct xfdr_trace *t, uint64_t since_tsc, const struct timelin
 int timeline_walk_thread(struct xfdr_trace *t, uint64_t i, uint64_t since_tsc,
 			 const struct timeline_ops *ops, void *ctx, const struct progress *prog,
 			 struct timeline_counts *counts, struct xfdr_error *err);
+
+/*
+ * timeline_walk_by_time - the threads of the verified traces t[0, ntraces) walked together, in
+ * the order of their events' TSCs (one clock: the machine's), ties to the earlier thread, each
+ * reporting its timeline to its own ctx: ctxs[k] for the k-th thread of all (trace 0's threads
+ * first, each trace's in xfdr_trace_thread() order). Each thread reports what timeline_walk()
+ * reports of it, in the same order, but for the cuts that ops->cut asks for (see there);
+ * ops->before_trace must be NULL (each thread is walked twice: first alone, then all of them
+ * together). Progress is by buffers, each walked twice. counts (may be NULL): of all threads.
+ * Memory: per thread, what timeline_walk() holds for one, and its next event.
+ * Returns a TIMELINE_ code.
+ */
+int timeline_walk_by_time(struct xfdr_trace *const *t, size_t ntraces, uint64_t since_tsc,
+			  const struct timeline_ops *ops, void *const *ctxs,
+			  const struct progress *prog, struct timeline_counts *counts,
+			  struct xfdr_error *err);
 
 #endif /* XFDR_ANALYSIS_TIMELINE_H */

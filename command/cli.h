@@ -108,10 +108,17 @@ struct cli_out {
 	FILE *f;
 	const char *name; /* for messages: the path, or "standard output" */
 	int is_stdout;
-	int err; /* first errno seen, 0 if none */
+	int err;	  /* first errno seen, 0 if none */
+	uint64_t flushed; /* bytes handed to f */
 	size_t len;
 	char buf[1 << 16];
 };
+
+/* The bytes written to o so far. */
+static inline uint64_t cli_out_bytes(const struct cli_out *o)
+{
+	return o->flushed + o->len;
+}
 
 /* Opens path for writing ("-" or NULL: stdout). Returns 0, or reports and returns CLI_FAIL. */
 int cli_out_open(struct cli_out *o, const char *path);
@@ -340,27 +347,33 @@ int cli_map_generated(FILE *f, const struct cli_map_facts *facts, const struct r
 
 /* ---- convert --output-format=trace_event (trace_event.c) -------------------------------- */
 
+struct split_out;
+
 /*
  * convert_trace_event - the n inputs (the files of one process or of a process tree) as one
- * Chrome Trace Event JSON timeline (what ui.perfetto.dev and chrome://tracing open) into out.
+ * Chrome Trace Event JSON timeline (what ui.perfetto.dev and chrome://tracing open) into out,
+ * or (split not NULL, out NULL) into consecutive files of about split->size bytes, each a
+ * timeline of its own (command/split_out.h: part 1 open; the caller closes the last).
  * since_tsc: leave out events with a lower TSC (0: none), as for the YAML. prog: progress.
  * Returns CLI_OK, or CLI_FAIL after reporting (the caller still closes out).
  */
 int convert_trace_event(const struct cli_input *in, size_t n, uint64_t since_tsc,
-			struct cli_out *out, struct cli_progress *prog);
+			struct cli_out *out, struct split_out *split, struct cli_progress *prog);
 
 /* ---- convert --output-format=perfetto (perfetto.c) -------------------------------------- */
 
 /*
- * convert_perfetto - the n inputs as one Perfetto protobuf trace into out, as
- * convert_trace_event() writes JSON (same inputs, since_tsc and prog); compress: 1 to gather the
- * packets into zlib-compressed chunks, 0 to write them as they are; jobs: how many of a trace's
- * threads are written at once (1 to CONVERT_PERFETTO_JOBS_MAX; the bytes are the same). Returns
- * CLI_OK, or CLI_FAIL after reporting (the caller still closes out).
+ * convert_perfetto - the n inputs as one Perfetto protobuf trace into out, or split into
+ * parts, as convert_trace_event() writes JSON (same inputs, since_tsc, split and prog);
+ * compress: 1 to gather the packets into zlib-compressed chunks, 0 to write them as they are;
+ * jobs: how many of a trace's threads are written at once (1 to CONVERT_PERFETTO_JOBS_MAX; the
+ * bytes are the same; split: one). Returns CLI_OK, or CLI_FAIL after reporting (the caller
+ * still closes out).
  */
 #define CONVERT_PERFETTO_JOBS_MAX 64u
 int convert_perfetto(const struct cli_input *in, size_t n, uint64_t since_tsc, int compress,
-		     unsigned jobs, struct cli_out *out, struct cli_progress *prog);
+		     unsigned jobs, struct cli_out *out, struct split_out *split,
+		     struct cli_progress *prog);
 
 /* ---- convert --output-format=pprof (pprof.c) -------------------------------------------- */
 

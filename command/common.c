@@ -323,6 +323,7 @@ int cli_out_open(struct cli_out *o, const char *path)
 {
 	o->len = 0;
 	o->err = 0;
+	o->flushed = 0;
 	if (!path || !strcmp(path, "-")) {
 		o->f = stdout;
 		o->name = "standard output";
@@ -360,6 +361,7 @@ void cli_out_flush(struct cli_out *o)
 		if (fwrite(o->buf, 1, o->len, o->f) != o->len)
 			o->err = errno ? errno : EIO;
 	}
+	o->flushed += o->len;
 	o->len = 0;
 }
 

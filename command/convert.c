@@ -41,6 +41,7 @@
 
 #include "command/cli.h"
 #include "command/option_table.h"
+#include "command/split_out.h"
 #include "analysis/llvm_order.h"
 
 static const char *const fn_kind_name[] = {
@@ -59,9 +60,10 @@ struct convert_opts {
 	int sort;
 	int since; /* 0: every record; SINCE_TSC: from since_tsc; SINCE_SNAPSHOT: the map's */
 	uint64_t since_tsc;
-	int format;   /* enum convert_format */
-	int compress; /* perfetto: -1 not given, 0 none, 1 deflate */
-	long jobs;    /* perfetto: threads writing at once; 0 not given */
+	int format;	     /* enum convert_format */
+	int compress;	     /* perfetto: -1 not given, 0 none, 1 deflate */
+	long jobs;	     /* perfetto: threads writing at once; 0 not given */
+	uint64_t split_size; /* timelines: the bytes of each file; 0: one file */
 };
 
 enum { SINCE_TSC = 1, SINCE_SNAPSHOT = 2 };
@@ -156,6 +158,7 @@ static void put_record(struct cli_out *o, const struct xfdr_trace *t, const stru
 static const char convert_head[] =
     "usage: xfdr convert [--output-format=yaml|trace_event|perfetto|pprof] [-o OUT]\n"
     "                    [--sort[=BOOL]] [--compress=deflate|none] [--jobs=N]\n"
+    "                    [--split-size=BYTES]\n"
     "                    [--map MAP | --no-map]\n"
     "                    [--since=TSC|snapshot] FILE...\n"
     "\n"
@@ -260,6 +263,59 @@ static int parse_jobs(void *jobs, const char *arg)
 	return 0;
 }
 
+/* BYTES: a number, K, M or G after it for KiB, MiB or GiB; at least SPLIT_OUT_MIN_BYTES. */
+static int parse_split_size(void *size, const char *arg)
+{
+	unsigned long long v;
+	unsigned shift = 0;
+	char *end;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (*end && !end[1])
+		shift = *end == 'K' || *end == 'k'   ? 10
+			: *end == 'M' || *end == 'm' ? 20
+			: *end == 'G' || *end == 'g' ? 30
+						     : 64;
+	if (*arg < '0' || *arg > '9' || errno || shift == 64 || (*end && !shift) ||
+	    v > (UINT64_MAX >> shift) || (v << shift) < SPLIT_OUT_MIN_BYTES)
+		return cli_usage("'--split-size' takes a size of at least %uK (a number, K, M or G "
+				 "after it for KiB, MiB or GiB), not '%s'",
+				 SPLIT_OUT_MIN_BYTES >> 10, arg);
+	*(uint64_t *)size = (uint64_t)v << shift;
+	return 0;
+}
+
+/* The options that do not go together, or not with the format. Returns 0 or a status. */
+static int check_combinations(const struct convert_opts *o)
+{
+	if (o->ninputs > 1 && o->format != FORMAT_TRACE_EVENT && o->format != FORMAT_PERFETTO)
+		return cli_usage("one FILE at a time with --output-format=%s (several only with "
+				 "trace_event and perfetto); extra operand '%s'",
+				 o->format == FORMAT_YAML ? "yaml" : "pprof", o->inputs[1]);
+	if (o->ninputs > 1 && o->since == SINCE_SNAPSHOT)
+		return cli_usage("'--since=snapshot' takes the window of one FILE's .map: with "
+				 "several, give --since=TSC");
+	if (o->compress >= 0 && o->format != FORMAT_PERFETTO)
+		return cli_usage("'--compress' is an option of --output-format=perfetto");
+	if (o->jobs && o->format != FORMAT_PERFETTO)
+		return cli_usage("'--jobs' is an option of --output-format=perfetto");
+	if (o->split_size && o->format != FORMAT_TRACE_EVENT && o->format != FORMAT_PERFETTO)
+		return cli_usage("'--split-size' is an option of the timelines (--output-format="
+				 "trace_event or perfetto)");
+	if (o->split_size && o->jobs)
+		return cli_usage("'--jobs' and '--split-size' do not go together: the parts are "
+				 "written in time order, by one thread");
+	if (o->split_size && (!o->output || !strcmp(o->output, "-")))
+		return cli_usage("'--split-size' writes files: give -o OUT (the parts are named "
+				 "after it)");
+	/* A profile sums whole calls; cutting them at a window is the stack tree's to learn. */
+	if (o->since && o->format == FORMAT_PPROF)
+		return cli_usage("'--since' is not supported with --output-format=pprof (a profile "
+				 "sums every call of the trace)");
+	return 0;
+}
+
 /* Returns 0 with *o filled, -1 after --help, or a status after a usage error. */
 static int parse_convert_opts(int argc, char **argv, struct convert_opts *o)
 {
@@ -280,6 +336,12 @@ static int parse_convert_opts(int argc, char **argv, struct convert_opts *o)
 			 "the CPUs online); the output is the same bytes whatever N"),
 	    CLI_OPT_STRING('o', "output", &o->output, "OUT",
 			   "write to OUT instead of standard output ('-')"),
+	    CLI_OPT_CALL(0, "split-size", &o->split_size, parse_split_size, "BYTES",
+			 "timelines: files of about BYTES (K, M, G: KiB, MiB,\n"
+			 "GiB) instead of one, OUT.0001.json, OUT.0002.json, ...,\n"
+			 "consecutive in time, each a timeline of its own: a call\n"
+			 "open at a cut ends there and begins again in the next\n"
+			 "(xfdr_end, xfdr_begin: split)"),
 	    {.kind = CLI_OPTION_CALL,
 	     .short_name = 's',
 	     .long_name = "sort",
@@ -325,21 +387,9 @@ static int parse_convert_opts(int argc, char **argv, struct convert_opts *o)
 	rc = cli_count_inputs(o->inputs, &o->names_from, &o->ninputs);
 	if (rc)
 		return rc;
-	if (o->ninputs > 1 && o->format != FORMAT_TRACE_EVENT && o->format != FORMAT_PERFETTO)
-		return cli_usage("one FILE at a time with --output-format=%s (several only with "
-				 "trace_event and perfetto); extra operand '%s'",
-				 o->format == FORMAT_YAML ? "yaml" : "pprof", o->inputs[1]);
-	if (o->ninputs > 1 && o->since == SINCE_SNAPSHOT)
-		return cli_usage("'--since=snapshot' takes the window of one FILE's .map: with "
-				 "several, give --since=TSC");
-	if (o->compress >= 0 && o->format != FORMAT_PERFETTO)
-		return cli_usage("'--compress' is an option of --output-format=perfetto");
-	if (o->jobs && o->format != FORMAT_PERFETTO)
-		return cli_usage("'--jobs' is an option of --output-format=perfetto");
-	/* A profile sums whole calls; cutting them at a window is the stack tree's to learn. */
-	if (o->since && o->format == FORMAT_PPROF)
-		return cli_usage("'--since' is not supported with --output-format=pprof (a profile "
-				 "sums every call of the trace)");
+	rc = check_combinations(o);
+	if (rc)
+		return rc;
 	if (o->compress < 0)
 		o->compress = 1;
 	if (!o->jobs) {
@@ -425,21 +475,24 @@ static int write_yaml(struct xfdr_trace *t, struct llvm_order *order,
 	return cli_out_close(out);
 }
 
-/* Write the timeline or profile of the n open inputs into out, which is closed. */
+/*
+ * Write the timeline or profile of the n open inputs into out, or into split's parts (out
+ * NULL), which is closed.
+ */
 static int write_other(const struct convert_opts *opt, const struct cli_input *in,
-		       struct cli_out *out, struct cli_progress *prog)
+		       struct cli_out *out, struct split_out *split, struct cli_progress *prog)
 {
 	int status;
 
 	if (opt->format == FORMAT_TRACE_EVENT)
-		status = convert_trace_event(in, opt->ninputs, opt->since_tsc, out, prog);
+		status = convert_trace_event(in, opt->ninputs, opt->since_tsc, out, split, prog);
 	else if (opt->format == FORMAT_PERFETTO)
 		status = convert_perfetto(in, opt->ninputs, opt->since_tsc, opt->compress,
-					  (unsigned)opt->jobs, out, prog);
+					  (unsigned)opt->jobs, out, split, prog);
 	else
 		status = convert_pprof(&in[0], out, prog);
 	cli_progress_end(prog);
-	if (cli_out_close(out) != CLI_OK)
+	if ((split ? split_out_close(split) : cli_out_close(out)) != CLI_OK)
 		status = CLI_FAIL;
 	return status;
 }
@@ -451,7 +504,8 @@ int cmd_convert(int argc, char **argv)
 	struct llvm_order *order = NULL;
 	struct cli_progress prog = {0}; /* ended on every path, begun or not */
 	struct progress sink = cli_progress_sink(&prog);
-	struct cli_out *out = NULL;
+	struct cli_out *out = NULL, *first;
+	struct split_out *split = NULL;
 	struct xfdr_error err;
 	int status;
 
@@ -472,29 +526,44 @@ int cmd_convert(int argc, char **argv)
 		cli_error("%s", err.text);
 		goto out;
 	}
-	out = cli_out_new(opt.output);
-	if (!out)
+	if (opt.split_size) {
+		split = malloc(sizeof(*split));
+		if (!split) {
+			cli_error("out of memory");
+			goto out;
+		}
+		if (split_out_open(split, opt.output, opt.split_size))
+			goto out;
+	} else if (!(out = cli_out_new(opt.output))) {
 		goto out;
+	}
+	first = split ? split->o : out;
 	/* Progress and a stream on the same terminal would garble each other. */
-	if (isatty(fileno(out->f))) {
+	if (isatty(fileno(first->f))) {
 		cli_progress_end(&prog);
 		prog.on = 0;
 	}
 	cli_progress_phase(&prog, "writing");
 	if ((opt.format == FORMAT_PERFETTO || opt.format == FORMAT_PPROF) &&
-	    isatty(fileno(out->f))) {
+	    isatty(fileno(first->f))) {
 		cli_error("refusing to write a binary %s to a terminal: give -o OUT or a pipe",
 			  opt.format == FORMAT_PPROF ? "profile" : "trace");
 		status = CLI_USAGE;
-		cli_out_close(out);
+		if (split)
+			split_out_close(split);
+		else
+			cli_out_close(out);
 	} else if (opt.format != FORMAT_YAML) {
-		status = write_other(&opt, in, out, &prog);
+		status = write_other(&opt, in, out, split, &prog);
 	} else {
 		status = write_yaml(in[0].t, order, in[0].names, opt.since_tsc, out, &prog);
 	}
 out:
 	cli_progress_end(&prog);
 	free(out);
+	if (split)
+		free(split->o); /* NULL once closed */
+	free(split);
 	llvm_order_close(order);
 	cli_inputs_close(in, opt.ninputs);
 	return status;

@@ -47,35 +47,23 @@
  *     chunks of PF_CHUNK_BYTES, each written as one TracePacket.compressed_packets (zlib's
  *     format, made by ISA-L's igzip), which trace_processor inflates into the packets it holds.
  *     With --compress=none the packets are written as they are.
- *   - Several threads at once (--jobs, default the CPUs online): workers take the trace's
- *     threads in turn, each walking and writing its thread (packets, compression) into that
- *     thread's part of the output (command/ordered_out.h), so the file is the same bytes
- *     whatever the number of jobs. A process's track is described in the part of its first
- *     thread in the trace, whether or not that thread has events in the window.
- *
- * Memory: per job, the timeline's, the chunk and its compressed form, and the function names
- * its thread has interned (a hash of the distinct functions it calls). The parts written ahead
- * of their turn wait in $TMPDIR.
+ *   - Split (--split-size): each part describes the tracks of the processes and threads it
+ *     has events of, and each thread's sequence begins anew in it (its incremental state
+ *     cleared, its names interned again); a call open at a cut ends there ("xfdr_end":
+ *     "split") and begins again in the next part ("xfdr_begin": "split").
+ * How the threads are written (several at once, or split) is perfetto_write.c's.
  */
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <isa-l/igzip_lib.h>
 
-#include "analysis/timeline.h"
-#include "command/cli.h"
-#include "command/ordered_out.h"
-#include "command/protobuf.h"
+#include "command/perfetto.h"
 
 #define PF_NS_PER_S 1000000000u
-#define PF_CHUNK_BYTES (256u << 10) /* packets per compressed chunk (Perfetto: under 512 KB) */
-#define PF_CHUNK_HEAD 16u	    /* room before a compressed chunk for its packet's head */
-#define PF_TEXT_BYTES 256u	    /* of an arbitrary payload, shown as text */
-#define PF_HEX_BYTES 64u	    /* of an arbitrary payload, shown in hex */
-#define PF_CLOCK_INCREMENTAL 64u    /* the first sequence-scoped clock id */
-#define PF_CLOCK_BOOTTIME 6u	    /* BuiltinClock BUILTIN_CLOCK_BOOTTIME */
-#define PF_SEQ_PROCESSES 1u	    /* the sequence of the process tracks */
+#define PF_TEXT_BYTES 256u	 /* of an arbitrary payload, shown as text */
+#define PF_HEX_BYTES 64u	 /* of an arbitrary payload, shown in hex */
+#define PF_CLOCK_INCREMENTAL 64u /* the first sequence-scoped clock id */
+#define PF_CLOCK_BOOTTIME 6u	 /* BuiltinClock BUILTIN_CLOCK_BOOTTIME */
 /* A process track's uuid is this + its pid; a thread track's is its sequence. */
 #define PF_PROCESS_UUID (1ull << 40)
 
@@ -169,75 +157,14 @@ static const char *const pf_key_name[KEY_COUNT] = {
     [KEY_ARG0 + 7] = "arg7",
 };
 
-/*
- * ISA-L's igzip at level 1, a chunk at a time: on these packets it makes zlib's format at
- * 2.8 times libdeflate's level-1 speed and 5% smaller (588 against 212 MB/s on an AMD EPYC,
- * 0.215 against 0.225 of the input), and it picks its code by the CPU's features at run time.
- * Its state and work space are 360 KiB: one per writer, on the heap.
- */
-#define PF_ZIP_LEVEL 1
-#define PF_ZIP_LEVEL_BUF ISAL_DEF_LVL1_DEFAULT
-struct pf_zip {
-	struct isal_zstream z;
-	uint8_t level_buf[PF_ZIP_LEVEL_BUF];
-};
-
-/* The names a sequence has interned: function id -> iid, open addressing; gen marks a slot
-   as used by the current sequence, so a new sequence starts empty without clearing. */
-struct pf_interned {
-	uint32_t *fid, *iid, *gen;
-	uint32_t cap, count, generation, next_iid;
-};
-
-/* What the writers of one input share. */
-struct pf_input {
-	struct cli_timeline_file file; /* the input being written */
-	uint64_t base;		       /* the first TSC of all inputs: time 0 */
-	uint64_t since;		       /* the window (0: none) */
-	int compress;		       /* 1: deflate, 0: none */
-	uint32_t seq0;		       /* thread i's sequence is seq0 + 1 + i */
-	uint64_t threads;	       /* of the trace */
-	uint32_t *pid;		       /* thread i's process */
-	uint8_t *announce;	       /* thread i's part describes its process's track first */
-	struct ordered_out *parts;     /* thread i's packets: parts 2i (head) and 2i+1 (body) */
-	pthread_mutex_t lock;	       /* the fields below, and stderr */
-	uint64_t next;		       /* the next thread to write */
-	uint64_t done, total;	       /* progress: buffers walked */
-	struct progress sink;
-};
-
-/* A writer of threads, one after the other, each into its part of the output. */
-struct pf {
-	struct pf_input *input;
-	struct cli_timeline_file file; /* the input being written: its copy, read on every event */
-	int failed;		       /* out of memory or a compression error, reported */
-
-	struct pb_buf pkt; /* the packet being built */
-	struct pb_buf
-	    chunk;	    /* the body's packets waiting to be written (compressed first, if so) */
-	struct pb_buf head; /* the thread's head: its first packets, one chunk */
-	int to_head;	    /* packets go to the head, not the body */
-	uint8_t *z;	    /* PF_CHUNK_HEAD bytes, then the chunk compressed */
-	size_t z_cap;
-	struct pf_zip *zip; /* the compressor (NULL: --compress=none) */
-
-	/* The thread being written. */
-	uint64_t part; /* its body's part of the output; its head's is the one before */
-	uint32_t seq;
-	uint64_t last_ns;
-	struct pf_interned in;
-	uint64_t reported; /* of its progress */
-};
-
 /* ---- Output: packets, chunks ------------------------------------------------------------ */
 
-/* Lines on stderr from the workers come one at a time, between progress updates. */
-static void pf_lock(struct pf *s)
+void pf_lock(struct pf *s)
 {
 	pthread_mutex_lock(&s->input->lock);
 }
 
-static void pf_unlock(struct pf *s)
+void pf_unlock(struct pf *s)
 {
 	pthread_mutex_unlock(&s->input->lock);
 }
@@ -252,25 +179,27 @@ static void pf_oom(struct pf *s)
 	s->failed = 1;
 }
 
-static int pf_failed(void *ctx)
+int pf_failed(void *ctx)
 {
 	const struct pf *s = ctx;
 
+	if (s->input->split)
+		return s->failed || s->input->split->o->err;
 	return s->failed || ordered_failed(s->input->parts);
 }
 
 static void pf_write(struct pf *s, uint64_t part, const void *p, size_t n)
 {
-	if (ordered_put(s->input->parts, part, p, n))
+	if (s->input->split)
+		cli_put(s->input->split->o, p, n); /* an error: pf_failed(), and closing it says */
+	else if (ordered_put(s->input->parts, part, p, n))
 		s->failed = 1; /* reported, or the output's error closing it reports */
 }
 
-/*
- * The packets of c go out to part, and c is emptied: as they are, or as one compressed_packets
- * packet (zlib's format, which Perfetto inflates).
- */
-static void put_chunk(struct pf *s, struct pb_buf *c, uint64_t part)
+/* As they are, or as one compressed_packets packet (zlib's format, which Perfetto inflates). */
+void pf_put_chunk(struct pf *s, struct pb_buf *c, uint64_t part)
 {
+	struct pf_chunk *o = s->out;
 	uint8_t head[PF_CHUNK_HEAD], *h;
 	struct isal_zstream *z;
 	size_t zlen, hn;
@@ -286,28 +215,28 @@ static void put_chunk(struct pf *s, struct pb_buf *c, uint64_t part)
 	/* igzip's bound: the input as stored blocks (5 bytes of head per 64 KiB), with the
 	   largest block head and zlib's own 6 bytes */
 	zlen = PF_CHUNK_HEAD + c->len + 5 * (c->len / 65535 + 1) + ISAL_DEF_MAX_HDR_SIZE + 6;
-	if (zlen > s->z_cap) {
-		uint8_t *z = realloc(s->z, zlen);
+	if (zlen > o->z_cap) {
+		uint8_t *z = realloc(o->z, zlen);
 
 		if (!z) {
 			pf_oom(s);
 			return;
 		}
-		s->z = z;
-		s->z_cap = zlen;
+		o->z = z;
+		o->z_cap = zlen;
 	}
-	z = &s->zip->z;
+	z = &o->zip->z;
 	isal_deflate_stateless_init(z);
 	z->level = PF_ZIP_LEVEL;
-	z->level_buf = s->zip->level_buf;
+	z->level_buf = o->zip->level_buf;
 	z->level_buf_size = PF_ZIP_LEVEL_BUF;
 	z->gzip_flag = IGZIP_ZLIB;
 	z->end_of_stream = 1;
 	z->flush = NO_FLUSH;
 	z->next_in = c->p;
 	z->avail_in = (uint32_t)c->len; /* a chunk: under PF_CHUNK_BYTES and a packet */
-	z->next_out = s->z + PF_CHUNK_HEAD;
-	z->avail_out = (uint32_t)(s->z_cap - PF_CHUNK_HEAD);
+	z->next_out = o->z + PF_CHUNK_HEAD;
+	z->avail_out = (uint32_t)(o->z_cap - PF_CHUNK_HEAD);
 	if ((rc = isal_deflate_stateless(z)) != COMP_OK) {
 		/* cannot be: the room is the library's own bound */
 		pf_lock(s);
@@ -324,29 +253,29 @@ static void put_chunk(struct pf *s, struct pb_buf *c, uint64_t part)
 	h = pb_put_varint(h, PKT_COMPRESSED_PACKETS << 3 | PB_LEN);
 	h = pb_put_varint(h, zlen);
 	hn = (size_t)(h - head);
-	memcpy(s->z + PF_CHUNK_HEAD - hn, head, hn);
-	pf_write(s, part, s->z + PF_CHUNK_HEAD - hn, hn + zlen);
+	memcpy(o->z + PF_CHUNK_HEAD - hn, head, hn);
+	pf_write(s, part, o->z + PF_CHUNK_HEAD - hn, hn + zlen);
 	c->len = 0;
 }
 
-/* The body's chunk goes out. */
-static void flush_chunk(struct pf *s)
+void pf_flush(struct pf *s)
 {
-	put_chunk(s, &s->chunk, s->part);
+	pf_put_chunk(s, &s->out->buf, s->part);
+	s->out->sent = 1;
 }
 
 /* The packet body p (n bytes) goes into the chunk (or the head) as a Trace.packet. */
 static void emit_body(struct pf *s, const uint8_t *p, size_t n)
 {
-	struct pb_buf *to = s->to_head ? &s->head : &s->chunk;
+	struct pb_buf *to = s->to_head ? &s->head : &s->out->buf;
 	uint8_t head[16], *h;
 	size_t hn;
 
 	head[0] = TRACE_PACKET << 3 | PB_LEN;
 	h = pb_put_varint(head + 1, n);
 	hn = (size_t)(h - head);
-	if (!s->to_head && s->chunk.len && s->chunk.len + hn + n > PF_CHUNK_BYTES)
-		flush_chunk(s);
+	if (!s->to_head && to->len && to->len + hn + n > s->out->max)
+		pf_flush(s);
 	if (pb_room(to, hn + n)) {
 		pf_oom(s);
 		return;
@@ -555,16 +484,17 @@ static void event_head(struct pf *s, uint64_t tsc, unsigned type)
 static void plain_slice(struct pf *s, uint64_t tsc, unsigned type, uint64_t name_iid)
 {
 	enum { MAX = 2 + 11 + 6 + 2 + 2 + 11 }; /* the longest packet, with its head */
+	struct pb_buf *c = &s->out->buf;
 	uint8_t *p, *q, *te;
 	uint64_t ns = to_ns(s, tsc);
 
-	if (s->chunk.len && s->chunk.len + MAX > PF_CHUNK_BYTES)
-		flush_chunk(s);
-	if (pb_room(&s->chunk, MAX)) {
+	if (c->len && c->len + MAX > s->out->max)
+		pf_flush(s);
+	if (pb_room(c, MAX)) {
 		pf_oom(s);
 		return;
 	}
-	p = s->chunk.p + s->chunk.len;
+	p = c->p + c->len;
 	q = p + 2; /* Trace.packet's head: its length is under 128 bytes */
 	*q++ = PKT_TIMESTAMP << 3 | PB_VARINT;
 	q = pb_put_varint(q, ns - s->last_ns);
@@ -582,7 +512,7 @@ static void plain_slice(struct pf *s, uint64_t tsc, unsigned type, uint64_t name
 	p[0] = TRACE_PACKET << 3 | PB_LEN;
 	p[1] = (uint8_t)(q - p - 2);
 	s->last_ns = ns;
-	s->chunk.len += (size_t)(q - p);
+	c->len += (size_t)(q - p);
 }
 
 static void pf_begin(void *ctx, uint32_t fid, uint64_t tsc, enum tl_begin how,
@@ -820,8 +750,7 @@ static void pf_event(void *ctx, const struct xfdr_event *ev, uint64_t tsc, const
 
 /* ---- Tracks and sequences ------------------------------------------------------------------ */
 
-/* The process track of pid, and its parent if the sidecar names it. */
-static void put_process(struct pf *s, uint32_t pid)
+void pf_put_process(struct pf *s, uint32_t pid)
 {
 	const char *trace = xfdr_trace_name(s->file.t), *slash = strrchr(trace, '/');
 
@@ -851,13 +780,33 @@ static void put_process(struct pf *s, uint32_t pid)
 	emit(s);
 }
 
-/*
- * The pid of a thread's track, as its events show it: never 0, which Perfetto takes for the
- * idle process its viewers hide.
- */
-static uint32_t thread_pid(const struct cli_timeline_file *f, const struct xfdr_thread_info *ti)
+uint32_t pf_thread_pid(const struct cli_timeline_file *f, const struct xfdr_thread_info *ti)
 {
 	return f->map_pid ? f->map_pid : f->version >= 3 && ti->pid ? ti->pid : 1;
+}
+
+/* Split: is pid's process track described in this part? If not, it is noted as described. */
+static int described(struct pf *s, uint32_t pid)
+{
+	struct pf_input *in = s->input;
+	size_t i;
+
+	for (i = 0; i < in->ndescribed; i++)
+		if (in->described[i] == pid)
+			return 1;
+	if (in->ndescribed == in->described_cap) {
+		size_t cap = in->described_cap ? 2 * in->described_cap : 16;
+		uint32_t *v = realloc(in->described, cap * sizeof(*v));
+
+		if (!v) {
+			pf_oom(s);
+			return 1;
+		}
+		in->described = v;
+		in->described_cap = cap;
+	}
+	in->described[in->ndescribed++] = pid;
+	return 0;
 }
 
 /*
@@ -870,7 +819,7 @@ static void pf_thread_begin(void *ctx, const struct xfdr_thread_info *ti, uint64
 	struct pf *s = ctx;
 	struct pb_buf *b = &s->pkt;
 	/* never 0: Perfetto takes pid and tid 0 for the idle process, which viewers hide */
-	uint32_t pid = thread_pid(&s->file, ti), ktid = 0;
+	uint32_t pid = pf_thread_pid(&s->file, ti), ktid = 0;
 	const char *name = xfdr_names_thread(s->file.names, ti->thread_id, &ktid);
 	uint64_t track = PF_PROCESS_UUID + pid;
 	unsigned k;
@@ -879,7 +828,9 @@ static void pf_thread_begin(void *ctx, const struct xfdr_thread_info *ti, uint64
 	s->in.count = 0;
 	s->in.next_iid = 0;
 	s->last_ns = to_ns(s, tsc);
-	s->to_head = 1;
+	if (s->input->split && !described(s, pid))
+		pf_put_process(s, pid);
+	s->to_head = !s->input->split;
 
 	pb_varint(b, PKT_SEQUENCE_ID, s->seq);
 	pb_varint(b, PKT_SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
@@ -949,7 +900,37 @@ static void pf_before_trace(void *ctx, const uint32_t *fids, size_t n, uint64_t 
 	s->to_head = 0;
 }
 
-static const struct timeline_ops pf_ops = {
+/* ---- Split output ---------------------------------------------------------------------- */
+
+/*
+ * Split: is this part full (timeline_ops.cut)? Looked at once after each chunk went out, when
+ * the part's size is known, compressed or not: it passes the size by a chunk at most (and the
+ * ends of the calls open at the cut).
+ */
+static int pf_cut(void *ctx)
+{
+	struct pf *s = ctx;
+
+	if (!s->out->sent)
+		return 0;
+	s->out->sent = 0;
+	return split_out_full(s->input->split);
+}
+
+/* Split: this part ends, the next begins, its tracks to describe anew (timeline_ops.next_output).
+ */
+static void pf_next_output(void *ctx, const struct timeline_counts *so_far)
+{
+	struct pf *s = ctx;
+
+	(void)so_far;
+	pf_flush(s);
+	if (split_out_next(s->input->split))
+		s->failed = 1;
+	s->input->ndescribed = 0;
+}
+
+const struct timeline_ops pf_ops = {
     .thread_begin = pf_thread_begin,
     .begin = pf_begin,
     .end = pf_end,
@@ -959,192 +940,30 @@ static const struct timeline_ops pf_ops = {
     .before_trace = pf_before_trace,
 };
 
-/* ---- Workers ------------------------------------------------------------------------------ */
+const struct timeline_ops pf_ops_split = {
+    .thread_begin = pf_thread_begin,
+    .begin = pf_begin,
+    .end = pf_end,
+    .context = pf_context,
+    .event = pf_event,
+    .failed = pf_failed,
+    .cut = pf_cut,
+    .next_output = pf_next_output,
+};
 
-/* A worker's progress through its thread's buffers, added to the input's. */
-static void pf_progress(void *ctx, uint64_t done, uint64_t total)
+void pf_chunk_free(struct pf_chunk *c)
 {
-	struct pf *s = ctx;
-	struct pf_input *in = s->input;
-
-	(void)total;
-	pthread_mutex_lock(&in->lock);
-	in->done += done - s->reported;
-	s->reported = done;
-	progress_update(&in->sink, in->done, in->total);
-	pthread_mutex_unlock(&in->lock);
+	pb_free(&c->buf);
+	free(c->z);
+	free(c->zip);
 }
 
-/* Write the input's threads, each the next not taken, until none is left or one fails. */
-static void *pf_worker(void *arg)
+void pf_free(struct pf *s)
 {
-	struct pf *s = arg;
-	struct pf_input *in = s->input;
-	const struct progress prog = {NULL, pf_progress, s};
-	struct xfdr_error err;
-	uint64_t i;
-	int rc;
-
-	s->file = in->file;
-	while (!pf_failed(s)) {
-		pthread_mutex_lock(&in->lock);
-		i = in->next++;
-		pthread_mutex_unlock(&in->lock);
-		if (i >= in->threads)
-			break;
-		s->part = 2 * i + 1;
-		s->seq = in->seq0 + 1 + (uint32_t)i;
-		s->reported = 0;
-		pb_reset(&s->head);
-		if (in->announce[i]) {
-			s->to_head = 1;
-			put_process(s, in->pid[i]);
-			s->to_head = 0;
-		}
-		rc = timeline_walk_thread(s->file.t, i, in->since, &pf_ops, s, &prog, NULL, &err);
-		if (rc == TIMELINE_OK) {
-			flush_chunk(s);
-			put_chunk(s, &s->head, s->part - 1);
-		}
-		if (rc != TIMELINE_OK || s->failed) {
-			if (rc == TIMELINE_FAILED || (rc == TIMELINE_NO_MEMORY && !s->failed)) {
-				pf_lock(s);
-				cli_timeline_failed(s->file.t, rc, &err);
-				pf_unlock(s);
-			}
-			s->failed = 1;
-			ordered_abandon(in->parts);
-			break;
-		}
-		/* The body waited in $TMPDIR for its head: now both go out. */
-		if (ordered_end(in->parts, s->part - 1) || ordered_end(in->parts, s->part))
-			s->failed = 1;
-	}
-	return NULL;
-}
-
-/*
- * Each thread's process, and which thread describes it: the first of the process's threads
- * in this input, unless an earlier input had the pid (seen, *nseen of them, grown). Returns
- * 0, or -1 out of memory.
- */
-static int find_processes(struct pf_input *in, uint32_t **seen, size_t *nseen)
-{
-	struct xfdr_thread_info ti;
-	uint64_t i;
-	size_t k;
-
-	if (!in->threads)
-		return 0;
-	if (in->threads > SIZE_MAX / sizeof(uint32_t) ||
-	    !(in->pid = malloc((size_t)in->threads * sizeof(uint32_t))) ||
-	    !(in->announce = calloc((size_t)in->threads, 1)))
-		return -1;
-	for (i = 0; i < in->threads && !xfdr_trace_thread(in->file.t, i, &ti); i++) {
-		uint32_t *v;
-
-		in->pid[i] = thread_pid(&in->file, &ti);
-		for (k = 0; k < *nseen && (*seen)[k] != in->pid[i]; k++)
-			;
-		if (k < *nseen)
-			continue;
-		if (!(v = realloc(*seen, (*nseen + 1) * sizeof(*v))))
-			return -1;
-		*seen = v;
-		v[(*nseen)++] = in->pid[i];
-		in->announce[i] = 1;
-	}
-	return 0;
-}
-
-/* The threads of input `in` written by `jobs` workers at once (the calling thread one of them). */
-static int put_threads(struct pf_input *in, struct pf *workers, unsigned jobs, struct cli_out *out)
-{
-	pthread_t tid[CONVERT_PERFETTO_JOBS_MAX];
-	unsigned started = 0, k;
-	int failed = 0;
-
-	if (!in->threads)
-		return 0;
-	if (!(in->parts = ordered_out_new(out, 2 * in->threads)))
-		return -1;
-	/* Fewer threads than asked for, if the system gives fewer: each takes more of the work. */
-	while (started + 1 < jobs &&
-	       !pthread_create(&tid[started], NULL, pf_worker, &workers[started + 1]))
-		started++;
-	pf_worker(&workers[0]);
-	for (k = 0; k < started; k++)
-		pthread_join(tid[k], NULL);
-	for (k = 0; k < jobs; k++)
-		failed |= workers[k].failed;
-	failed |= ordered_failed(in->parts);
-	ordered_out_free(in->parts);
-	in->parts = NULL;
-	return failed ? -1 : 0;
-}
-
-static void pf_free(struct pf *s)
-{
-	free(s->zip);
+	pf_chunk_free(&s->own);
 	pb_free(&s->pkt);
-	pb_free(&s->chunk);
 	pb_free(&s->head);
-	free(s->z);
 	free(s->in.fid);
 	free(s->in.iid);
 	free(s->in.gen);
-}
-
-int convert_perfetto(const struct cli_input *in, size_t n, uint64_t since_tsc, int compress,
-		     unsigned jobs, struct cli_out *out, struct cli_progress *prog)
-{
-	struct pf workers[CONVERT_PERFETTO_JOBS_MAX] = {{0}};
-	struct pf_input input = {.since = since_tsc, .compress = compress};
-	struct xfdr_error err;
-	uint32_t *seen = NULL; /* the processes described */
-	size_t nseen = 0, i;
-	unsigned k;
-	int rc = CLI_OK;
-
-	if (cli_timeline_base(in, n, &input.base))
-		return CLI_FAIL;
-	jobs = jobs < 1 ? 1 : jobs > CONVERT_PERFETTO_JOBS_MAX ? CONVERT_PERFETTO_JOBS_MAX : jobs;
-	pthread_mutex_init(&input.lock, NULL);
-	input.sink = cli_progress_sink(prog);
-	input.seq0 = PF_SEQ_PROCESSES;
-	for (k = 0; k < jobs && rc == CLI_OK; k++) {
-		workers[k] = (struct pf){.input = &input};
-		if (compress && !(workers[k].zip = malloc(sizeof(*workers[k].zip)))) {
-			cli_error("out of memory");
-			rc = CLI_FAIL;
-		}
-	}
-	for (i = 0; i < n && rc == CLI_OK; i++) {
-		cli_timeline_file_set(&input.file, &in[i]);
-		input.next = 0;
-		input.done = 0;
-		input.total = xfdr_trace_buffer_count(in[i].t);
-		if (xfdr_trace_threads(in[i].t, &input.threads, &err)) {
-			cli_timeline_failed(in[i].t, TIMELINE_FAILED, &err);
-			rc = CLI_FAIL;
-		} else if (find_processes(&input, &seen, &nseen)) {
-			cli_error("out of memory");
-			rc = CLI_FAIL;
-		} else if (put_threads(&input, workers,
-				       jobs < input.threads ? jobs : (unsigned)input.threads,
-				       out)) {
-			rc = CLI_FAIL;
-		}
-		free(input.pid);
-		free(input.announce);
-		input.pid = NULL;
-		input.announce = NULL;
-		/* Sequences number on from file to file. */
-		input.seq0 += (uint32_t)input.threads;
-	}
-	for (k = 0; k < jobs; k++)
-		pf_free(&workers[k]);
-	free(seen);
-	pthread_mutex_destroy(&input.lock);
-	return rc != CLI_OK || out->err ? CLI_FAIL : CLI_OK;
 }

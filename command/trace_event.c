@@ -59,6 +59,7 @@
 #include <string.h>
 
 #include "command/cli.h"
+#include "command/split_out.h"
 #include "analysis/timeline.h"
 
 #define TE_TEXT_BYTES 256u	  /* of an arbitrary payload, shown as text */
@@ -66,14 +67,25 @@
 #define TE_EXACT_MAX (1ull << 53) /* larger numbers are written as strings */
 #define TE_NS_PER_S 1000000000u
 
-struct te {
+/* The output: the whole timeline, or one file of a split one (--split-size). */
+struct te_out {
 	struct cli_out *o;
+	struct split_out *split; /* NULL: one output */
+	const struct cli_input *in;
+	size_t nin;
 	uint64_t since, base;
-	int any;		       /* an event is written: the next one needs a comma */
-	struct cli_timeline_file file; /* the input being written */
-	int have_pid;
-	uint32_t named_pid; /* the last pid a process_name was written for */
-	/* The thread being written: its pid and tid as shown, its NewBuffer id and its name. */
+	int any;	 /* an event is written: the next one needs a comma */
+	uint32_t *named; /* the pids whose process_name is written */
+	size_t nnamed, named_cap;
+	struct timeline_counts before; /* split: what the files before this one hold */
+	int failed;		       /* out of memory, or a file of a split one: reported */
+};
+
+/* A thread being written (the threads in turn, or, split, each thread of all). */
+struct te {
+	struct te_out *w;
+	struct cli_timeline_file file; /* its input */
+	/* Its pid and tid as shown, its NewBuffer id and its name. */
 	uint32_t pid, tid, thread_id;
 	const char *thread_name;
 	/* The args objects of the open slices' "B" events, innermost last, for their "E". */
@@ -81,7 +93,6 @@ struct te {
 	size_t open_args_len, open_args_cap;
 	uint32_t *open_bytes; /* each open slice's bytes of open_args (0: no args) */
 	uint32_t open_depth, open_max;
-	int no_memory; /* reported */
 };
 
 /* ---- JSON ------------------------------------------------------------------------------- */
@@ -171,11 +182,11 @@ static void arg_str(struct cli_out *o, int *n, const char *key, const char *v)
 
 /* ---- Times and names -------------------------------------------------------------------- */
 
-/* Microseconds since s->base with three decimals: nanoseconds, rounded to the nearest. */
+/* Microseconds since s->w->base with three decimals: nanoseconds, rounded to the nearest. */
 static void put_ts(struct te *s, uint64_t tsc)
 {
 	unsigned __int128 ns =
-	    ((unsigned __int128)(tsc - s->base) * TE_NS_PER_S + s->file.hz / 2) / s->file.hz;
+	    ((unsigned __int128)(tsc - s->w->base) * TE_NS_PER_S + s->file.hz / 2) / s->file.hz;
 	unsigned __int128 us = ns / 1000;
 	char digits[48];
 	size_t i = sizeof(digits);
@@ -190,7 +201,7 @@ static void put_ts(struct te *s, uint64_t tsc)
 		digits[--i] = (char)('0' + (unsigned)(us % 10));
 		us /= 10;
 	} while (us);
-	cli_put(s->o, digits + i, sizeof(digits) - i);
+	cli_put(s->w->o, digits + i, sizeof(digits) - i);
 }
 
 /* A function's name as a JSON string (see the top of the file). */
@@ -198,19 +209,19 @@ static void put_fname(struct te *s, uint32_t fid)
 {
 	char buf[16];
 
-	json_str(s->o, fid == TIMELINE_UNNAMED
-			   ? "(unknown)"
-			   : cli_function_name(s->file.names, fid, buf, sizeof(buf)));
+	json_str(s->w->o, fid == TIMELINE_UNNAMED
+			      ? "(unknown)"
+			      : cli_function_name(s->file.names, fid, buf, sizeof(buf)));
 }
 
 /* `{"name":NAME,"cat":CAT,"ph":PH,"pid":P,"tid":T,"ts":TS` of one event (after a comma). */
 static void event_head(struct te *s, uint32_t fid, const char *name, const char *cat,
 		       const char *ph, uint64_t tsc)
 {
-	struct cli_out *o = s->o;
+	struct cli_out *o = s->w->o;
 
-	cli_puts(o, s->any ? ",\n{\"name\":" : "{\"name\":");
-	s->any = 1;
+	cli_puts(o, s->w->any ? ",\n{\"name\":" : "{\"name\":");
+	s->w->any = 1;
 	if (name)
 		json_str(o, name);
 	else
@@ -231,9 +242,9 @@ static void event_head(struct te *s, uint32_t fid, const char *name, const char 
 
 static void te_no_memory(struct te *s)
 {
-	if (!s->no_memory)
+	if (!s->w->failed)
 		cli_error("%s: out of memory", xfdr_trace_name(s->file.t));
-	s->no_memory = 1;
+	s->w->failed = 1;
 }
 
 /* Appends n bytes to the open slices' args (a failure is reported and stops the walk). */
@@ -282,7 +293,7 @@ static void te_begin(void *ctx, uint32_t fid, uint64_t tsc, enum tl_begin how,
 		     const struct xfdr_event *ev, uint32_t calls)
 {
 	struct te *s = ctx;
-	struct cli_out *o = s->o;
+	struct cli_out *o = s->w->o;
 	size_t start = s->open_args_len;
 	int n = 0;
 	uint32_t i;
@@ -312,7 +323,7 @@ static void te_begin(void *ctx, uint32_t fid, uint64_t tsc, enum tl_begin how,
 	}
 	if (n)
 		open_args_put(s, "}", 1);
-	if (s->no_memory)
+	if (s->w->failed)
 		return;
 	s->open_bytes[s->open_depth++] = (uint32_t)(s->open_args_len - start);
 	event_head(s, fid, NULL, "function", "B", tsc);
@@ -330,12 +341,12 @@ static void te_begin(void *ctx, uint32_t fid, uint64_t tsc, enum tl_begin how,
 static void te_end(void *ctx, uint32_t fid, uint64_t tsc, enum tl_end how, uint32_t exit_fid)
 {
 	struct te *s = ctx;
-	struct cli_out *o = s->o;
+	struct cli_out *o = s->w->o;
 	char title[32];
 	uint32_t bytes;
 	int n = 0;
 
-	if (s->no_memory)
+	if (s->w->failed)
 		return; /* its "B" was not written */
 	bytes = s->open_bytes[--s->open_depth];
 	s->open_args_len -= bytes;
@@ -420,7 +431,7 @@ static void drop_args(struct cli_out *o, int *n, const struct xfdr_drop_event *d
 /* The frames of a crash, innermost first, each "#I 0xPC SYMBOL (MODULE+0xVADDR)". */
 static void crash_frames(struct te *s, const struct xfdr_crash_event *ce)
 {
-	struct cli_out *o = s->o;
+	struct cli_out *o = s->w->o;
 	struct cli_frame_text f;
 	uint32_t i;
 
@@ -448,7 +459,7 @@ static void crash_frames(struct te *s, const struct xfdr_crash_event *ce)
 /* An XFDRCRSH event, whole. */
 static void put_crash(struct te *s, const struct xfdr_crash_event *ce, uint64_t tsc)
 {
-	struct cli_out *o = s->o;
+	struct cli_out *o = s->w->o;
 	char buf[32], title[64];
 	const char *sig = cli_signal_name(s->file.names, ce->signal, buf, sizeof(buf));
 	int n = 0;
@@ -479,7 +490,7 @@ static void put_crash(struct te *s, const struct xfdr_crash_event *ce, uint64_t 
 static void te_context(void *ctx, const struct xfdr_stack_context *c, uint64_t tsc, int replaced)
 {
 	struct te *s = ctx;
-	struct cli_out *o = s->o;
+	struct cli_out *o = s->w->o;
 	uint32_t i;
 	int n = 0;
 
@@ -503,7 +514,7 @@ static void te_context(void *ctx, const struct xfdr_stack_context *c, uint64_t t
 static void put_payload(struct te *s, const char *title, const char *cat,
 			const struct xfdr_event *ev, uint64_t tsc, const char *why)
 {
-	struct cli_out *o = s->o;
+	struct cli_out *o = s->w->o;
 	int n = 0;
 
 	event_head(s, 0, title, cat, "i", tsc);
@@ -551,9 +562,9 @@ static void te_event(void *ctx, const struct xfdr_event *ev, uint64_t tsc, const
 			return;
 		}
 		event_head(s, 0, "xfdr drops", "xfdr", "i", tsc);
-		cli_puts(s->o, ",\"s\":\"t\",\"args\":{");
-		drop_args(s->o, &n, &d);
-		cli_puts(s->o, "}}");
+		cli_puts(s->w->o, ",\"s\":\"t\",\"args\":{");
+		drop_args(s->w->o, &n, &d);
+		cli_puts(s->w->o, "}}");
 		return;
 	}
 	put_payload(s, "custom event", "custom", ev, tsc, NULL);
@@ -561,16 +572,38 @@ static void te_event(void *ctx, const struct xfdr_event *ev, uint64_t tsc, const
 
 /* ---- Threads -------------------------------------------------------------------------------- */
 
+/* Is pid's process_name written in this output? If not, it is noted as written. */
+static int named(struct te *s, uint32_t pid)
+{
+	struct te_out *w = s->w;
+	size_t i;
+
+	for (i = 0; i < w->nnamed; i++)
+		if (w->named[i] == pid)
+			return 1;
+	if (w->nnamed == w->named_cap) {
+		size_t cap = w->named_cap ? 2 * w->named_cap : 16;
+		uint32_t *v = realloc(w->named, cap * sizeof(*v));
+
+		if (!v) {
+			te_no_memory(s);
+			return 1;
+		}
+		w->named = v;
+		w->named_cap = cap;
+	}
+	w->named[w->nnamed++] = pid;
+	return 0;
+}
+
 static void put_metadata(struct te *s)
 {
-	struct cli_out *o = s->o;
+	struct cli_out *o = s->w->o;
 	const char *trace = xfdr_trace_name(s->file.t), *slash = strrchr(trace, '/');
 
-	if (!s->have_pid || s->named_pid != s->pid) {
-		s->have_pid = 1;
-		s->named_pid = s->pid;
-		cli_puts(o, s->any ? ",\n" : "");
-		s->any = 1;
+	if (!named(s, s->pid)) {
+		cli_puts(o, s->w->any ? ",\n" : "");
+		s->w->any = 1;
 		cli_printf(o,
 			   "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%" PRIu32
 			   ",\"tid\":0,\"args\":{\"name\":",
@@ -612,7 +645,7 @@ static int te_failed(void *ctx)
 {
 	const struct te *s = ctx;
 
-	return s->no_memory || s->o->err != 0;
+	return s->w->failed || s->w->o->err != 0;
 }
 
 /* "trace" and "cycle_frequency" of one input (with a note when its header says 0). */
@@ -647,30 +680,71 @@ static void put_inputs(struct cli_out *o, int *n, const struct cli_input *in, si
 	cli_putc(o, ']');
 }
 
-static void put_other_data(struct te *s, const struct cli_input *in, size_t count,
-			   const struct timeline_counts *c)
+static void put_other_data(struct te_out *w, const struct timeline_counts *c)
 {
-	struct cli_out *o = s->o;
+	struct cli_out *o = w->o;
 	int n = 0;
 
 	cli_puts(o, "\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{");
 	arg_str(o, &n, "generator",
 		"xfdr " XFDR_VERSION_STRING " convert --output-format=trace_event");
-	put_inputs(o, &n, in, count);
-	arg_u64(o, &n, "tsc_base", s->base);
+	put_inputs(o, &n, w->in, w->nin);
+	arg_u64(o, &n, "tsc_base", w->base);
 	arg_str(o, &n, "ts", "microseconds since tsc_base");
-	if (s->since)
-		arg_u64(o, &n, "since_tsc", s->since);
+	if (w->since)
+		arg_u64(o, &n, "since_tsc", w->since);
+	if (w->split)
+		arg_u64(o, &n, "part", w->split->part);
 	arg_u64(o, &n, "calls", c->calls);
 	arg_u64(o, &n, "calls_without_entry", c->no_entry);
 	arg_u64(o, &n, "calls_without_exit", c->no_exit);
 	arg_u64(o, &n, "calls_unwound", c->unwound);
 	arg_u64(o, &n, "calls_from_stack_context", c->from_context);
 	arg_u64(o, &n, "calls_open_before_window", c->before_window);
+	if (w->split)
+		arg_u64(o, &n, "calls_split", c->split);
 	arg_u64(o, &n, "stack_contexts_applied", c->contexts_applied);
 	arg_u64(o, &n, "stack_contexts_invalid", c->contexts_invalid);
 	arg_u64(o, &n, "tsc_backwards", c->tsc_backwards);
 	cli_puts(o, "}}\n");
+}
+
+/* The first line of an output (a part of a split one begins anew: no process named yet). */
+static void put_head(struct te_out *w)
+{
+	cli_puts(w->o, "{\"traceEvents\":[\n");
+	w->any = 0;
+	w->nnamed = 0;
+}
+
+/* The last lines: otherData with the counts of what this output holds (so_far: everything). */
+static void put_tail(struct te_out *w, const struct timeline_counts *so_far)
+{
+	struct timeline_counts c = *so_far;
+
+	timeline_counts_sub(&c, &w->before);
+	put_other_data(w, &c);
+	w->before = *so_far;
+}
+
+/* Split: has this part reached its size (timeline_ops.cut)? */
+static int te_cut(void *ctx)
+{
+	return split_out_full(((struct te *)ctx)->w->split);
+}
+
+/* Split: this part ends, the next begins (timeline_ops.next_output). */
+static void te_next_output(void *ctx, const struct timeline_counts *so_far)
+{
+	struct te_out *w = ((struct te *)ctx)->w;
+
+	put_tail(w, so_far);
+	if (split_out_next(w->split)) {
+		w->failed = 1;
+		return;
+	}
+	w->o = w->split->o;
+	put_head(w);
 }
 
 static const struct timeline_ops te_ops = {
@@ -680,41 +754,92 @@ static const struct timeline_ops te_ops = {
     .context = te_context,
     .event = te_event,
     .failed = te_failed,
+    .cut = te_cut,
+    .next_output = te_next_output,
 };
 
-int convert_trace_event(const struct cli_input *in, size_t n, uint64_t since_tsc,
-			struct cli_out *out, struct cli_progress *prog)
+/* The inputs one after the other, each thread in turn. Returns a TIMELINE_ code. */
+static int walk_in_turn(struct te_out *w, const struct progress *sink, struct timeline_counts *all)
 {
-	struct te s = {.o = out, .since = since_tsc};
-	struct progress sink = cli_progress_sink(prog);
-	struct timeline_counts all = {0};
+	struct te s = {.w = w};
 	struct xfdr_error err;
 	size_t i;
 	int rc = TIMELINE_OK;
 
-	if (cli_timeline_base(in, n, &s.base))
-		return CLI_FAIL;
-	cli_puts(out, "{\"traceEvents\":[\n");
-	for (i = 0; i < n && rc == TIMELINE_OK; i++) {
-		struct timeline_counts c = {0};
+	for (i = 0; i < w->nin && rc == TIMELINE_OK; i++) {
+		struct timeline_counts c;
 
-		cli_timeline_file_set(&s.file, &in[i]);
-		rc = timeline_walk(in[i].t, since_tsc, &te_ops, &s, &sink, &c, &err);
-		cli_timeline_failed(in[i].t, rc, &err);
-		all.calls += c.calls;
-		all.unwound += c.unwound;
-		all.no_entry += c.no_entry;
-		all.no_exit += c.no_exit;
-		all.from_context += c.from_context;
-		all.before_window += c.before_window;
-		all.contexts_applied += c.contexts_applied;
-		all.contexts_invalid += c.contexts_invalid;
-		all.tsc_backwards += c.tsc_backwards;
+		cli_timeline_file_set(&s.file, &w->in[i]);
+		rc = timeline_walk(w->in[i].t, w->since, &te_ops, &s, sink, &c, &err);
+		cli_timeline_failed(w->in[i].t, rc, &err);
+		timeline_counts_add(all, &c);
 	}
 	free(s.open_args);
 	free(s.open_bytes);
-	if (rc != TIMELINE_OK)
+	return rc;
+}
+
+/* Split: every thread of every input at once, in time order. Returns a TIMELINE_ code. */
+static int walk_by_time(struct te_out *w, const struct progress *sink, struct timeline_counts *all)
+{
+	struct xfdr_trace **t = calloc(w->nin, sizeof(*t));
+	struct te *th = NULL;
+	void **ctxs = NULL;
+	struct xfdr_error err;
+	uint64_t threads, i;
+	size_t total = 0, j, k;
+	int rc = TIMELINE_NO_MEMORY;
+
+	if (!t) {
+		cli_error("out of memory");
+		return TIMELINE_NO_MEMORY;
+	}
+	for (j = 0; j < w->nin; j++) {
+		t[j] = w->in[j].t;
+		if (xfdr_trace_threads(t[j], &threads, &err)) {
+			cli_timeline_failed(t[j], TIMELINE_FAILED, &err);
+			free(t);
+			return TIMELINE_FAILED;
+		}
+		total += (size_t)threads;
+	}
+	if ((th = calloc(total + 1, sizeof(*th))) && (ctxs = calloc(total + 1, sizeof(*ctxs)))) {
+		for (j = k = 0; j < w->nin; j++) {
+			xfdr_trace_threads(t[j], &threads, &err);
+			for (i = 0; i < threads; i++, k++) {
+				th[k].w = w;
+				cli_timeline_file_set(&th[k].file, &w->in[j]);
+				ctxs[k] = &th[k];
+			}
+		}
+		rc = timeline_walk_by_time(t, w->nin, w->since, &te_ops, ctxs, sink, all, &err);
+	}
+	cli_timeline_failed(t[0], rc, &err);
+	for (k = 0; th && k < total; k++) {
+		free(th[k].open_args);
+		free(th[k].open_bytes);
+	}
+	free(th);
+	free(ctxs);
+	free(t);
+	return rc;
+}
+
+int convert_trace_event(const struct cli_input *in, size_t n, uint64_t since_tsc,
+			struct cli_out *out, struct split_out *split, struct cli_progress *prog)
+{
+	struct te_out w = {
+	    .o = split ? split->o : out, .split = split, .in = in, .nin = n, .since = since_tsc};
+	struct progress sink = cli_progress_sink(prog);
+	struct timeline_counts all = {0};
+	int rc;
+
+	if (cli_timeline_base(in, n, &w.base))
 		return CLI_FAIL;
-	put_other_data(&s, in, n, &all);
-	return out->err ? CLI_FAIL : CLI_OK;
+	put_head(&w);
+	rc = split ? walk_by_time(&w, &sink, &all) : walk_in_turn(&w, &sink, &all);
+	if (rc == TIMELINE_OK && !w.failed)
+		put_tail(&w, &all);
+	free(w.named);
+	return rc != TIMELINE_OK || w.failed || w.o->err ? CLI_FAIL : CLI_OK;
 }

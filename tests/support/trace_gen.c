@@ -569,3 +569,36 @@ const char *tg_write_scratch(struct tg_trace *tr, size_t buffer_bytes, const cha
 	tg_free(tr);
 	return path;
 }
+
+/* A function event of thread tid at t, appended. */
+static void shallow_fn(struct tg_trace *tr, uint16_t tid, unsigned action, uint32_t fid, uint64_t t)
+{
+	struct tg_event *e = tg_push(tg_thread_of(tr, tid));
+
+	memset(e, 0, sizeof(*e));
+	e->action = action;
+	e->fid = fid;
+	e->tsc = t;
+}
+
+const char *tg_shallow_scratch(const char *name, uint16_t threads, unsigned calls)
+{
+	struct tg_trace tr;
+	uint16_t tid;
+	unsigned i;
+
+	memset(&tr, 0, sizeof(tr));
+	for (tid = 1; tid <= threads; tid++) {
+		shallow_fn(&tr, tid, XFDR_FN_ENTER, 1, 1000 + tid);
+		for (i = 0; i < calls; i++) {
+			uint64_t t = 2000 + 40 * (uint64_t)i + tid;
+
+			shallow_fn(&tr, tid, XFDR_FN_ENTER, 2, t);
+			shallow_fn(&tr, tid, XFDR_FN_ENTER, 3, t + 10);
+			shallow_fn(&tr, tid, XFDR_FN_EXIT, 3, t + 20);
+			shallow_fn(&tr, tid, XFDR_FN_EXIT, 2, t + 30);
+		}
+		shallow_fn(&tr, tid, XFDR_FN_EXIT, 1, 2000 + 40 * (uint64_t)calls + 1000 + tid);
+	}
+	return tg_write_scratch(&tr, 4096, name, 7);
+}

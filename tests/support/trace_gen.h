@@ -141,6 +141,14 @@ void tg_encode(const struct tg_trace *tr, struct tg_file *f, uint64_t *s);
 const char *tg_write_scratch(struct tg_trace *tr, size_t buffer_bytes, const char *name,
 			     uint64_t seed);
 
+/*
+ * tg_shallow_scratch - threads 1 .. threads, each in main (1) calling f (2) calling g (3)
+ * `calls` times, interleaved in time (thread k's events at TSC 1000 + k, then 2000 + 40 i + k
+ * + 0, 10, 20, 30 for call i, main's exit 1000 ticks after the last), into the scratch file
+ * `name`. Returns its path.
+ */
+const char *tg_shallow_scratch(const char *name, uint16_t threads, unsigned calls);
+
 /* ---- comparing with the reader ------------------------------------------------------------ */
 
 void tg_sort_threads(struct tg_trace *tr);

@@ -31,6 +31,7 @@
 #include "tests/support/scratch.h"
 #include "tests/support/text.h"
 #include "tests/support/trace_build.h"
+#include "tests/support/trace_gen.h"
 #include "tests/support/version_enc.h"
 #include "writer/payload.h"
 
@@ -334,6 +335,153 @@ static void test_before_trace(void **state)
 	free(lines);
 }
 
+/* ---- --split-size ----------------------------------------------------------------------- */
+
+#define SPLIT_BYTES (64u << 10)
+#define SPLIT_PARTS_MAX 64
+
+/*
+ * The B, E and I lines of the checker's lines on track key ("PID TID "), appended to acc (a
+ * text of cap bytes); with cut, not those of a cut (the "split" ends and begins).
+ */
+static void track_lines(const char *lines, const char *key, int cut, char *acc, size_t cap)
+{
+	size_t klen = strlen(key), n = strlen(acc);
+	const char *p, *eol;
+
+	for (p = lines; *p; p = eol + 1) {
+		eol = strchr(p, '\n');
+		assert_non_null(eol);
+		if (!strchr("BEI", p[0]) || p[1] != ' ' || strncmp(p + 2, key, klen))
+			continue;
+		if (cut && memmem(p, (size_t)(eol - p), "\"split\"", 7))
+			continue;
+		assert_true(n + (size_t)(eol - p) + 2 < cap);
+		memcpy(acc + n, p, (size_t)(eol - p) + 1);
+		n += (size_t)(eol - p) + 1;
+		acc[n] = '\0';
+	}
+}
+
+/* How many lines of lines begin with ph and hold "split". */
+static unsigned cut_lines(const char *lines, char ph)
+{
+	const char *p, *eol;
+	unsigned n = 0;
+
+	for (p = lines; *p; p = eol + 1) {
+		eol = strchr(p, '\n');
+		n += p[0] == ph && memmem(p, (size_t)(eol - p), "\"split\"", 7) != NULL;
+	}
+	return n;
+}
+
+/*
+ * trace_path converted whole and with --split-size=64K (a1, a2: NULL or other options): parts
+ * OUT.0001.perfetto, ..., each but the last 64 KiB and at most a chunk (4 KiB of packets) and
+ * the cut's ends more; each a trace of its own that the checker takes (every track
+ * described, every slice ended, names interned on its sequence); a call open at a cut ends
+ * there and begins again in the next part; with those taken out, each thread's slices and
+ * instants over the parts are the whole's. Returns how many parts.
+ */
+static size_t check_split(const char *trace_path, const char *a1, const char *a2)
+{
+	char *trace = strdup(trace_path), *out = strdup(scratch_path("split.perfetto"));
+	char *whole, *parts[SPLIT_PARTS_MAX], name[64], *want, *got, key[32];
+	size_t n, i, cap = 8u << 20;
+	const char *t;
+	unsigned pid, tid, threads = 0;
+	struct stat st;
+
+	assert_non_null(trace);
+	assert_non_null(out);
+	for (n = 1; n <= SPLIT_PARTS_MAX + 1; n++) {
+		snprintf(name, sizeof(name), "split.%04zu.perfetto", n);
+		unlink(scratch_path(name));
+	}
+	whole = convert_lines(trace, a1, a2);
+	child_xfdr_silent("convert", "-f", "perfetto", "--split-size=64K", "-o", out, trace, a1, a2,
+			  NULL);
+	for (n = 0; n <= SPLIT_PARTS_MAX; n++) {
+		snprintf(name, sizeof(name), "split.%04zu.perfetto", n + 1);
+		if (stat(scratch_path(name), &st))
+			break;
+		assert_true(n < SPLIT_PARTS_MAX);
+		if (n > 0) /* the one before is whole */
+			assert_in_range((uint64_t)st.st_size, 1, UINT64_MAX);
+		parts[n] = perfetto_check("lines", scratch_path(name), NULL);
+		if (n > 0) {
+			snprintf(name, sizeof(name), "split.%04zu.perfetto", n);
+			assert_int_equal(stat(scratch_path(name), &st), 0);
+			assert_in_range((uint64_t)st.st_size, SPLIT_BYTES,
+					SPLIT_BYTES + (12u << 10));
+			/* what part n ended at the cut begins again in part n + 1 */
+			assert_int_equal(cut_lines(parts[n - 1], 'E'), cut_lines(parts[n], 'B'));
+			assert_true(cut_lines(parts[n], 'B') > 0);
+		}
+	}
+	assert_true(n > 0);
+	assert_int_equal(cut_lines(parts[n - 1], 'E'), 0);
+	want = malloc(cap);
+	got = malloc(cap);
+	assert_non_null(want);
+	assert_non_null(got);
+	/* every thread track ("T PID TID NAME") of the whole */
+	for (t = whole; (t = strstr(t, "\nT ")) != NULL; t++) {
+		assert_int_equal(sscanf(t + 3, "%u %u", &pid, &tid), 2);
+		snprintf(key, sizeof(key), "%u %u ", pid, tid);
+		want[0] = got[0] = '\0';
+		track_lines(whole, key, 0, want, cap);
+		for (i = 0; i < n; i++)
+			track_lines(parts[i], key, 1, got, cap);
+		text_assert_equal(got, want);
+		threads++;
+	}
+	assert_true(threads > 0);
+	for (i = 0; i < n; i++)
+		free(parts[i]);
+	free(want);
+	free(got);
+	free(whole);
+	free(trace);
+	free(out);
+	return n;
+}
+
+/*
+ * tg_shallow_scratch() split, plain (it compresses too well to need cutting) whole and from a
+ * window on; random traces of four threads (exits without entry, so many calls open from the
+ * start; TSCs that go back; custom events) compressed.
+ */
+static void test_split(void **state)
+{
+	char *path = strdup(tg_shallow_scratch("shallow.xray", 3, 3000));
+	uint64_t seed = tg_seed("test_cli_perfetto split"), s = seed;
+	unsigned runs, many = 0;
+
+	(void)state;
+	assert_non_null(path);
+	assert_in_range(check_split(path, "--compress=none", NULL), 4, 12);
+	assert_in_range(check_split(path, "--compress=none", "--since=60000"), 2, 8);
+	free(path);
+	for (runs = 0; runs < 3; runs++) {
+		struct tg_params p = {
+		    .buffer_bytes = 2048, .threads = 4, .max_events = 6000, .custom_pct = 3};
+		struct tg_trace tr;
+		struct tg_file f;
+
+		tg_generate(&tr, &p, &s);
+		tg_encode(&tr, &f, &s);
+		path = strdup(scratch_write("random.xray", f.data, f.bytes));
+		assert_non_null(path);
+		many += check_split(path, NULL, NULL) >= 2;
+		free(path);
+		tg_free(&tr);
+		free(f.data);
+	}
+	assert_true(many >= 1);
+}
+
 /* ---- xfdr's own events -------------------------------------------------------------------- */
 
 /*
@@ -575,6 +723,7 @@ int main(void)
 	    cmocka_unit_test(test_compressed_same_as_plain),
 	    cmocka_unit_test(test_unbalanced),
 	    cmocka_unit_test(test_before_trace),
+	    cmocka_unit_test(test_split),
 	    cmocka_unit_test(test_xfdr_events),
 	    cmocka_unit_test(test_call_heavy_size),
 	    cmocka_unit_test(test_real_program),

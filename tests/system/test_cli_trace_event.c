@@ -41,6 +41,7 @@
 #include "tests/support/trace_build.h"
 #include "tests/support/trace_gen.h"
 #include "tests/support/child.h"
+#include "tests/support/pool_layout.h"
 #include "tests/support/preload_record.h"
 #include "tests/support/scratch.h"
 #include "tests/support/speedscope.h"
@@ -143,10 +144,59 @@ static const char checker[] =
     "        n += len(x)\n"
     "    print('SAME', len(a), n)\n"
     "\n"
+    "def stitch(whole, parts):\n"
+    "    # Parts consecutive in time; at each cut the slices a part ends (E, then an\n"
+    "    # instant 'end: split') begin again first thing in the next (xfdr_begin split),\n"
+    "    # outermost first, at the same time; with those taken out, the parts' B and E\n"
+    "    # are the whole's, thread by thread.\n"
+    "    want, got, last, cuts, reopen = calls(whole), {}, None, 0, {}\n"
+    "    for i, doc in enumerate(parts):\n"
+    "        check(doc)\n"
+    "        evs = [e for e in doc['traceEvents'] if e['ph'] != 'M']\n"
+    "        if evs and last is not None and min(e['ts'] for e in evs) < last:\n"
+    "            fail('part %d begins before the one before ends' % (i + 1))\n"
+    "        if evs:\n"
+    "            last = max(e['ts'] for e in evs)\n"
+    "        ended, opening, seen = {}, {}, set()\n"
+    "        for j, e in enumerate(evs):\n"
+    "            k = (int(e['pid']), int(e['tid']))\n"
+    "            args = e.get('args') or {}\n"
+    "            nxt = evs[j + 1] if j + 1 < len(evs) else {}\n"
+    "            if e['ph'] == 'B' and args.get('xfdr_begin') == 'split':\n"
+    "                if k in seen:\n"
+    "                    fail('a split begin after the thread began: %s' % canon(e))\n"
+    "                opening.setdefault(k, []).append((e['name'], e['ts']))\n"
+    "                continue\n"
+    "            seen.add(k)\n"
+    "            if e['ph'] == 'E' and nxt.get('ph') == 'i' and nxt.get('name') == 'end: split':\n"
+    "                ended.setdefault(k, []).append((e['name'], e['ts']))\n"
+    "                continue\n"
+    "            if e['ph'] == 'i' and e['name'] == 'end: split':\n"
+    "                continue\n"
+    "            if ended.get(k):\n"
+    "                fail('an event after the split ends: %s' % canon(e))\n"
+    "            if e['ph'] in ('B', 'E'):\n"
+    "                got.setdefault(k, []).append((e['ph'], e['name'], float(e['ts'])))\n"
+    "        if opening != reopen:\n"
+    "            fail('part %d begins %s, the one before ended %s' % (i + 1, opening, reopen))\n"
+    "        reopen = {k: v[::-1] for k, v in ended.items()}\n"
+    "        cuts += sum(len(v) for v in ended.values())\n"
+    "    if reopen:\n"
+    "        fail('the last part ends at a cut: %s' % reopen)\n"
+    "    for k in sorted(set(got) | set(want)):\n"
+    "        g, w = got.get(k, []), want.get(k, [])\n"
+    "        if g != w:\n"
+    "            n = next((x for x in range(min(len(g), len(w))) if g[x] != w[x]),\n"
+    "                     min(len(g), len(w)))\n"
+    "            fail('thread %s differs at event %d: %s vs %s' % (k, n, g[n:n + 3], w[n:n + 3]))\n"
+    "    print('PARTS', len(parts), 'CUT', cuts)\n"
+    "\n"
     "doc = load(sys.argv[2])\n"
     "check(doc)\n"
     "if sys.argv[1] == 'lines':\n"
     "    lines(doc)\n"
+    "elif sys.argv[1] == 'parts':\n"
+    "    stitch(doc, [load(p) for p in sys.argv[3:]])\n"
     "else:\n"
     "    same_calls(doc, load(sys.argv[3]))\n";
 
@@ -1229,6 +1279,177 @@ static void test_random(void **state)
 		check_random(tg_next(&s));
 }
 
+/* ---- --split-size ----------------------------------------------------------------------- */
+
+#define SPLIT_BYTES (64u << 10)
+#define SPLIT_SLACK                                                                                \
+	(4u << 10) /* of a shallow trace: a part passes the size by its last event,                \
+		      the ends at the cut and its tail */
+#define SPLIT_PARTS_MAX 128
+
+/* The checker's "parts" mode on whole and the n files of its split. */
+static char *check_parts(const char *whole, char **parts, size_t n)
+{
+	char *argv[SPLIT_PARTS_MAX + 6] = {"python3", "-c", (char *)checker, "parts",
+					   (char *)whole};
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		argv[5 + i] = parts[i];
+	return child_output(argv, "the JSON checker on the parts of a split");
+}
+
+/*
+ * trace_path converted whole and with --split-size=64K (since: NULL or a --since option):
+ * the parts are OUT.0001.json, ... in turn, each but the last of 64 KiB or more; each opens
+ * alone (JSON whose every B has its E, its processes named); together they are the whole
+ * timeline cut in time (the checker's stitch). shallow: the calls open at a cut are few, so a
+ * part is 64 KiB and a little more; else (deep stacks) at least half of each part is its own,
+ * so there are at most twice as many parts as the size alone gives. Returns how many parts.
+ */
+static size_t check_split(const char *trace_path, const char *since, int shallow)
+{
+	/* scratch_path()'s results last 7 calls */
+	char *trace = strdup(trace_path), *whole = strdup(scratch_path("whole.json"));
+	char *out = strdup(scratch_path("split.json"));
+	char *parts[SPLIT_PARTS_MAX], *lines, want[64], *text;
+	struct stat st;
+	size_t n, i, len;
+	unsigned cut;
+
+	assert_non_null(trace);
+	assert_non_null(whole);
+	assert_non_null(out);
+	for (n = 1; n <= SPLIT_PARTS_MAX + 1; n++) {
+		snprintf(want, sizeof(want), "split.%04zu.json", n);
+		unlink(scratch_path(want));
+	}
+	convert_ok(trace, whole, since, NULL);
+	child_xfdr_silent("convert", "--output-format=trace_event", "--split-size=64K", "-o", out,
+			  trace, since, NULL);
+	assert_int_not_equal(stat(out, &st), 0); /* OUT itself is not made */
+	for (n = 0; n <= SPLIT_PARTS_MAX; n++) {
+		snprintf(want, sizeof(want), "split.%04zu.json", n + 1);
+		if (stat(scratch_path(want), &st))
+			break;
+		assert_true(n < SPLIT_PARTS_MAX);
+		parts[n] = strdup(scratch_path(want));
+		assert_non_null(parts[n]);
+		text = (char *)pl_read_file(parts[n], &len);
+		assert_non_null(text);
+		assert_non_null(strstr(text, "\"process_name\""));
+		snprintf(want, sizeof(want), "\"part\":%zu,", n + 1);
+		assert_non_null(strstr(text, want));
+		free(text);
+	}
+	for (i = 0; i + 1 < n; i++) {
+		assert_int_equal(stat(parts[i], &st), 0);
+		assert_in_range((uint64_t)st.st_size, SPLIT_BYTES,
+				shallow ? SPLIT_BYTES + SPLIT_SLACK : UINT64_MAX);
+	}
+	assert_int_equal(stat(whole, &st), 0);
+	assert_in_range(n, 1, 2 * (uint64_t)st.st_size / SPLIT_BYTES + 2);
+	lines = check_parts(whole, parts, n);
+	snprintf(want, sizeof(want), "PARTS %zu CUT ", n);
+	assert_int_equal(strncmp(lines, want, strlen(want)), 0);
+	assert_int_equal(sscanf(lines + strlen(want), "%u", &cut), 1);
+	assert_true(n < 2 || cut > 0);
+	free(lines);
+	for (i = 0; i < n; i++)
+		free(parts[i]);
+	free(trace);
+	free(whole);
+	free(out);
+	return n;
+}
+
+/* tg_shallow_scratch(): about 10 parts of 64 KiB, every cut inside calls of every thread. */
+static void test_split_shallow(void **state)
+{
+	char *path = strdup(tg_shallow_scratch("shallow.xray", 3, 1000));
+
+	(void)state;
+	assert_non_null(path);
+	assert_in_range(check_split(path, NULL, 1), 8, 16);
+	assert_in_range(check_split(path, "--since=20000", 1), 6, 14);
+	free(path);
+}
+
+/*
+ * Random traces of four threads (exits without entry, so many calls open from the start,
+ * TSCs that go back, custom events): split, whole and from a window on.
+ */
+static void test_split_random(void **state)
+{
+	uint64_t seed = tg_seed("test_cli_trace_event split"), s = seed;
+	unsigned runs, many = 0;
+
+	(void)state;
+	for (runs = 0; runs < 3; runs++) {
+		struct tg_params p = {
+		    .buffer_bytes = 2048, .threads = 4, .max_events = 3000, .custom_pct = 3};
+		struct tg_trace tr;
+		struct tg_file f;
+		char since[48], *path;
+
+		tg_generate(&tr, &p, &s);
+		tg_encode(&tr, &f, &s);
+		tg_sort_threads(&tr);
+		path = strdup(scratch_write("split.xray", f.data, f.bytes));
+		assert_non_null(path);
+		many += check_split(path, NULL, 0) >= 3;
+		/* from the middle of the first thread on */
+		snprintf(since, sizeof(since), "--since=%" PRIu64, tr.th[0].ev[tr.th[0].n / 2].tsc);
+		check_split(path, since, 0);
+		free(path);
+		tg_free(&tr);
+		free(f.data);
+	}
+	assert_true(many >= 1); /* the traces are large enough to cut */
+}
+
+/*
+ * --split-size wants a timeline, a file to name the parts after, a size that holds one, and
+ * no --jobs.
+ */
+static void test_split_usage(void **state)
+{
+	const char *path = tb_timeline_trace("usage.xray");
+	struct child_result r;
+
+	(void)state;
+	assert_int_equal(child_xfdr(&r, "convert", "--output-format=trace_event",
+				    "--split-size=64K", path, NULL),
+			 2);
+	text_assert_contains(r.err, "'--split-size' writes files: give -o OUT");
+	child_result_free(&r);
+	assert_int_equal(
+	    child_xfdr(&r, "convert", "--split-size=1M", "-o", scratch_path("u.yaml"), path, NULL),
+	    2);
+	text_assert_contains(r.err, "'--split-size' is an option of the timelines");
+	child_result_free(&r);
+	assert_int_equal(child_xfdr(&r, "convert", "-f", "perfetto", "--split-size=1M", "-j", "2",
+				    "-o", scratch_path("u.perfetto"), path, NULL),
+			 2);
+	text_assert_contains(r.err, "'--jobs' and '--split-size' do not go together");
+	child_result_free(&r);
+	assert_int_equal(child_xfdr(&r, "convert", "--output-format=trace_event",
+				    "--split-size=63K", "-o", scratch_path("u.json"), path, NULL),
+			 2);
+	text_assert_contains(r.err, "'--split-size' takes a size of at least 64K");
+	child_result_free(&r);
+	assert_int_equal(child_xfdr(&r, "convert", "--output-format=trace_event", "--split-size=2X",
+				    "-o", scratch_path("u.json"), path, NULL),
+			 2);
+	text_assert_contains(r.err, "not '2X'");
+	child_result_free(&r);
+	/* A trace smaller than the size: one part, whole. */
+	child_xfdr_silent("convert", "--output-format=trace_event", "--split-size=1G", "-o",
+			  scratch_path("one.json"), path, NULL);
+	assert_true(scratch_exists(scratch_path("one.0001.json")));
+	assert_false(scratch_exists(scratch_path("one.0002.json")));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1244,6 +1465,9 @@ int main(void)
 	    cmocka_unit_test(test_real_program_ring),
 	    cmocka_unit_test(test_write_error),
 	    cmocka_unit_test(test_random),
+	    cmocka_unit_test(test_split_shallow),
+	    cmocka_unit_test(test_split_random),
+	    cmocka_unit_test(test_split_usage),
 	    cmocka_unit_test(test_unnamed_run),
 	    cmocka_unit_test(test_speedscope_imports_cleanly),
 	};

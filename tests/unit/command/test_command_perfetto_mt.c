@@ -1,5 +1,5 @@
 /*
- * Perfetto's writers at once (command/perfetto.c, convert_perfetto()): with several jobs, the
+ * Perfetto's writers at once (command/perfetto_write.c, convert_perfetto()): with several jobs, the
  * threads of a trace are walked and written by several threads, each into its own part of
  * the output, and the file is the same bytes as one job writes, compressed or not, for one
  * trace and for several. In this process, so that ThreadSanitizer (make check-tsan) sees the
@@ -83,7 +83,7 @@ static uint8_t *convert(const struct cli_input *in, size_t n, int compress, unsi
 	path = scratch_path(name);
 	o = cli_out_new(path);
 	assert_non_null(o);
-	assert_int_equal(convert_perfetto(in, n, 0, compress, jobs, o, &prog), CLI_OK);
+	assert_int_equal(convert_perfetto(in, n, 0, compress, jobs, o, NULL, &prog), CLI_OK);
 	assert_int_equal(cli_out_close(o), CLI_OK);
 	free(o);
 	return pl_read_file(path, bytes);
