@@ -5,7 +5,8 @@
  * The input is a trace file, optionally followed by FUZZ_MAP_MARK and a .map sidecar. Both are
  * written to memfds and handed to the verbs by their /proc/self/fd names, as a user would
  * name files: verify, dump (plain and --stacks), convert (yaml, sorted, trace_event, perfetto
- * compressed and not), account (plain, --deduce-sibling-calls, --recursive-calls-only,
+ * compressed and not; both timelines split into parts), account (plain, --deduce-sibling-calls,
+ * --recursive-calls-only,
  * --keep-going), stack (self and total, per thread), flame and convert to pprof. Then `recover
  * --salvage` on the same bytes, and the library's API directly (both event orders, every thread's
  * iterator). Output goes to /dev/null; what matters is that nothing crashes, hangs, leaks or reads
@@ -20,6 +21,7 @@
 #include <unistd.h>
 
 #include "command/cli.h"
+#include "command/split_out.h"
 #include "tests/fuzz/fuzz_support.h"
 #include "xfdr/reader.h"
 
@@ -68,6 +70,20 @@ static void verb(int (*cmd)(int, char **), const char *a0, const char *a1, const
 	argv[argc] = NULL;
 	cli_set_verb(a0);
 	cmd(argc, argv);
+}
+
+/* convert FORMAT --split-size=64K into parts in fuzz_out_dir, removed after. */
+static void split(const char *format, const char *m)
+{
+	char out[128], part[160], *argv[] = {"convert", (char *)format, "--split-size=64K", "-o",
+					     out,	(char *)m,	trace_path,	    NULL};
+	unsigned k;
+
+	snprintf(out, sizeof(out), "%s/split.out", fuzz_out_dir);
+	cli_set_verb("convert");
+	cmd_convert(7, argv);
+	for (k = 1; split_out_name(out, k, part, sizeof(part)) == 0 && unlink(part) == 0; k++)
+		;
 }
 
 /* The library's own API, beyond what the verbs use. */
@@ -146,6 +162,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	verb(cmd_convert, "convert", "--output-format=trace_event", m, trace_path, NULL);
 	verb(cmd_convert, "convert", "--output-format=perfetto", m, trace_path, NULL);
 	verb(cmd_convert, "convert", "--output-format=perfetto", "--compress=none", m, trace_path);
+	split("--output-format=trace_event", m);
+	split("--output-format=perfetto", m);
 	if (deep)
 		goto recover;
 	verb(cmd_account, "account", m, trace_path, NULL, NULL);
