@@ -436,6 +436,18 @@ int cli_timeline_base(const struct cli_input *in, size_t n, uint64_t *base);
 /* Report a timeline_walk() that returned rc (TIMELINE_FAILED: err's line; out of memory). */
 void cli_timeline_failed(struct xfdr_trace *t, int rc, const struct xfdr_error *err);
 
+/* The processes a timeline's output has described (its process name, its track). */
+struct cli_pids {
+	uint32_t *pid;
+	size_t n, cap;
+};
+
+/*
+ * cli_pids_note - is pid among *s? If not, it is added. Returns 1 (it was), 0 (added), or -1
+ * out of memory (reported). Emptied by setting n to 0; freed with free(s->pid).
+ */
+int cli_pids_note(struct cli_pids *s, uint32_t pid);
+
 /* ---- YAML scalars as LLVM's YAML writer prints them (yaml.c) ---------------------- */
 
 void cli_yaml_scalar(struct cli_out *o, const uint8_t *s, size_t n);

@@ -1,11 +1,12 @@
 /*
  * command/event_text.c - what the timeline formats (trace_event.c, perfetto.c) share: the words
- * for what a trace holds (function names, signal names, crash frames, valid UTF-8) and the start
- * and the errors of their walk (cli.h).
+ * for what a trace holds (function names, signal names, crash frames, valid UTF-8), the start
+ * and the errors of their walk, and the processes an output has described (cli.h).
  */
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analysis/timeline.h"
@@ -128,4 +129,26 @@ void cli_timeline_failed(struct xfdr_trace *t, int rc, const struct xfdr_error *
 		fprintf(stderr, "%s\n", err->text);
 	else if (rc == TIMELINE_NO_MEMORY)
 		cli_error("%s: out of memory", xfdr_trace_name(t));
+}
+
+int cli_pids_note(struct cli_pids *s, uint32_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		if (s->pid[i] == pid)
+			return 1;
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 16;
+		uint32_t *v = realloc(s->pid, cap * sizeof(*v));
+
+		if (!v) {
+			cli_error("out of memory");
+			return -1;
+		}
+		s->pid = v;
+		s->cap = cap;
+	}
+	s->pid[s->n++] = pid;
+	return 0;
 }

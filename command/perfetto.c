@@ -785,30 +785,6 @@ uint32_t pf_thread_pid(const struct cli_timeline_file *f, const struct xfdr_thre
 	return f->map_pid ? f->map_pid : f->version >= 3 && ti->pid ? ti->pid : 1;
 }
 
-/* Split: is pid's process track described in this part? If not, it is noted as described. */
-static int described(struct pf *s, uint32_t pid)
-{
-	struct pf_input *in = s->input;
-	size_t i;
-
-	for (i = 0; i < in->ndescribed; i++)
-		if (in->described[i] == pid)
-			return 1;
-	if (in->ndescribed == in->described_cap) {
-		size_t cap = in->described_cap ? 2 * in->described_cap : 16;
-		uint32_t *v = realloc(in->described, cap * sizeof(*v));
-
-		if (!v) {
-			pf_oom(s);
-			return 1;
-		}
-		in->described = v;
-		in->described_cap = cap;
-	}
-	in->described[in->ndescribed++] = pid;
-	return 0;
-}
-
 /*
  * A thread's track and sequence: its first packets, at its first event (tsc). Thread id 0 (the
  * runtime's process-wide events: the drop counts) is no thread: its events go on the process's
@@ -823,13 +799,18 @@ static void pf_thread_begin(void *ctx, const struct xfdr_thread_info *ti, uint64
 	const char *name = xfdr_names_thread(s->file.names, ti->thread_id, &ktid);
 	uint64_t track = PF_PROCESS_UUID + pid;
 	unsigned k;
+	int known;
 
 	s->in.generation++;
 	s->in.count = 0;
 	s->in.next_iid = 0;
 	s->last_ns = to_ns(s, tsc);
-	if (s->input->split && !described(s, pid))
-		pf_put_process(s, pid);
+	if (s->input->split && (known = cli_pids_note(&s->input->described, pid)) <= 0) {
+		if (known < 0)
+			s->failed = 1;
+		else
+			pf_put_process(s, pid);
+	}
 	s->to_head = !s->input->split;
 
 	pb_varint(b, PKT_SEQUENCE_ID, s->seq);
@@ -927,7 +908,7 @@ static void pf_next_output(void *ctx, const struct timeline_counts *so_far)
 	pf_flush(s);
 	if (split_out_next(s->input->split))
 		s->failed = 1;
-	s->input->ndescribed = 0;
+	s->input->described.n = 0;
 }
 
 const struct timeline_ops pf_ops = {

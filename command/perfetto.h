@@ -69,8 +69,7 @@ struct pf_input {
 	/* Split (--split-size; NULL: one output): its part being written, and the processes whose
 	   tracks that part describes. */
 	struct split_out *split;
-	uint32_t *described;
-	size_t ndescribed, described_cap;
+	struct cli_pids described;
 };
 
 /*

@@ -254,7 +254,7 @@ static int put_split(struct pf_input *input, const struct cli_input *in, size_t 
 	free(th);
 	free(ctxs);
 	free(t);
-	free(input->described);
+	free(input->described.pid);
 	return rc != TIMELINE_OK || failed ? CLI_FAIL : CLI_OK;
 }
 

@@ -74,9 +74,8 @@ struct te_out {
 	const struct cli_input *in;
 	size_t nin;
 	uint64_t since, base;
-	int any;	 /* an event is written: the next one needs a comma */
-	uint32_t *named; /* the pids whose process_name is written */
-	size_t nnamed, named_cap;
+	int any;		       /* an event is written: the next one needs a comma */
+	struct cli_pids named;	       /* the pids whose process_name is written */
 	struct timeline_counts before; /* split: what the files before this one hold */
 	int failed;		       /* out of memory, or a file of a split one: reported */
 };
@@ -572,36 +571,15 @@ static void te_event(void *ctx, const struct xfdr_event *ev, uint64_t tsc, const
 
 /* ---- Threads -------------------------------------------------------------------------------- */
 
-/* Is pid's process_name written in this output? If not, it is noted as written. */
-static int named(struct te *s, uint32_t pid)
-{
-	struct te_out *w = s->w;
-	size_t i;
-
-	for (i = 0; i < w->nnamed; i++)
-		if (w->named[i] == pid)
-			return 1;
-	if (w->nnamed == w->named_cap) {
-		size_t cap = w->named_cap ? 2 * w->named_cap : 16;
-		uint32_t *v = realloc(w->named, cap * sizeof(*v));
-
-		if (!v) {
-			te_no_memory(s);
-			return 1;
-		}
-		w->named = v;
-		w->named_cap = cap;
-	}
-	w->named[w->nnamed++] = pid;
-	return 0;
-}
-
 static void put_metadata(struct te *s)
 {
 	struct cli_out *o = s->w->o;
 	const char *trace = xfdr_trace_name(s->file.t), *slash = strrchr(trace, '/');
+	int named;
 
-	if (!named(s, s->pid)) {
+	if ((named = cli_pids_note(&s->w->named, s->pid)) < 0)
+		s->w->failed = 1;
+	else if (!named) {
 		cli_puts(o, s->w->any ? ",\n" : "");
 		s->w->any = 1;
 		cli_printf(o,
@@ -714,7 +692,7 @@ static void put_head(struct te_out *w)
 {
 	cli_puts(w->o, "{\"traceEvents\":[\n");
 	w->any = 0;
-	w->nnamed = 0;
+	w->named.n = 0;
 }
 
 /* The last lines: otherData with the counts of what this output holds (so_far: everything). */
@@ -840,6 +818,6 @@ int convert_trace_event(const struct cli_input *in, size_t n, uint64_t since_tsc
 	rc = split ? walk_by_time(&w, &sink, &all) : walk_in_turn(&w, &sink, &all);
 	if (rc == TIMELINE_OK && !w.failed)
 		put_tail(&w, &all);
-	free(w.named);
+	free(w.named.pid);
 	return rc != TIMELINE_OK || w.failed || w.o->err ? CLI_FAIL : CLI_OK;
 }
