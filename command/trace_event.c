@@ -51,8 +51,15 @@
  * ends one, an instant "end: exit" or "end: tail exit" names it in args.exit_function. --since
  * keeps the same ts base as without it.
  *
- * Memory: the timeline's (the open calls of one thread), the args of the open calls' "B"
- * events, and the output buffer. Nothing grows with the number of records.
+ * Split (--split-size, command/split_out.h): every thread of every input walked together in
+ * time order (timeline_walk_by_time()), into consecutive files, each a whole document: its own
+ * process_name and thread_name events, a call open at a cut ended there ("E" with its "B"'s
+ * args, then an instant "end: split") and begun again first thing in the next part
+ * (args.xfdr_begin "split"), and its own otherData: its "part" number and the counts of what
+ * it holds ("calls_split": the slices it ended at its cut).
+ *
+ * Memory: the timeline's (the open calls of one thread; split, of every thread), the args of
+ * the open calls' "B" events, and the output buffer. Nothing grows with the number of records.
  */
 #include <inttypes.h>
 #include <stdlib.h>
