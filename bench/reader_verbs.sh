@@ -17,9 +17,10 @@
 # 1e6 / median seconds), the largest max RSS of the runs (MB = 1e6 bytes) and the size of
 # what the command wrote to stdout. A command that fails gets a row naming its exit status and
 # the first line of its stderr (llvm-xray: its "llvm-xray: ..." line), so the table keeps its
-# shape while verbs are missing. Outputs go to a temporary folder, removed at the end. The
-# YAML of both tools is compared with cmp. Exit status: 1 when an xfdr command dies by a
-# signal or `xfdr verify` rejects TRACE, else 0 (a verb not written yet is a row, not an error).
+# shape while verbs are missing (a split timeline: the size of all its parts). Outputs go to a
+# temporary folder, removed at the end. The YAML of both tools is compared with cmp. Exit
+# status: 1 when an xfdr command dies by a signal or `xfdr verify` rejects TRACE, else 0 (a
+# verb not written yet is a row, not an error).
 set -u
 
 xfdr=xfdr
@@ -178,11 +179,26 @@ fi
 [ "$xfdr_only" = 1 ] || show "" llvm-xray "$tmp/l.yaml" "$note"
 rm -f "$tmp/x.yaml" "$tmp/l.yaml"
 
+# split SIZE FORMAT - the timeline in parts of SIZE (--split-size: every thread walked together,
+# by one thread); out MB is the parts' sum.
+split() {
+	measure "$reps" "$tmp/out" "$xfdr" convert --output-format="$2" --split-size="$1" \
+		-o "$tmp/split.$2" "$trace"
+	s_parts=$(find "$tmp" -name "split.*.$2" | wc -l)
+	s_word=parts
+	[ "$s_parts" -eq 1 ] && s_word=part
+	find "$tmp" -name "split.*.$2" -exec cat {} + >"$tmp/out"
+	show "" xfdr "$tmp/out" "--split-size=$1: $s_parts $s_word"
+	find "$tmp" -name "split.*.$2" -exec rm -f {} +
+	rm -f "$tmp/out"
+}
+
 row "convert trace_event" xfdr "$reps" "$tmp/out" "" \
 	"$xfdr" convert --output-format=trace_event "$trace"
 rm -f "$tmp/out"
 row "" llvm-xray "$xreps" "$tmp/out" "" "$xray" convert --output-format=trace_event "$trace"
 rm -f "$tmp/out"
+split 256M trace_event
 
 # Perfetto's protobuf, as written by default (zlib-compressed chunks) and as it is (none).
 row "convert perfetto" xfdr "$reps" "$tmp/out" "" \
@@ -191,6 +207,7 @@ rm -f "$tmp/out"
 row "" xfdr "$reps" "$tmp/out" "--compress=none" \
 	"$xfdr" convert --output-format=perfetto --compress=none "$trace"
 rm -f "$tmp/out"
+split 64M perfetto
 
 row account xfdr "$reps" "$tmp/out" "" "$xfdr" account "$trace"
 row "" llvm-xray "$xreps" "$tmp/out" "" "$xray" account "$trace"
