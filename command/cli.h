@@ -436,6 +436,14 @@ int cli_timeline_base(const struct cli_input *in, size_t n, uint64_t *base);
 /* Report a timeline_walk() that returned rc (TIMELINE_FAILED: err's line; out of memory). */
 void cli_timeline_failed(struct xfdr_trace *t, int rc, const struct xfdr_error *err);
 
+/*
+ * cli_timeline_threads - for timeline_walk_by_time(): the traces of the n inputs (*traces, n
+ * of them), and of each thread of all, in that walk's order, the input it is of (*input_of,
+ * *total of them; both malloc'd). Returns 0, or -1 after reporting (nothing to free).
+ */
+int cli_timeline_threads(const struct cli_input *in, size_t n, struct xfdr_trace ***traces,
+			 size_t **input_of, size_t *total);
+
 /* The processes a timeline's output has described (its process name, its track). */
 struct cli_pids {
 	uint32_t *pid;

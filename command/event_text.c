@@ -1,7 +1,8 @@
 /*
  * command/event_text.c - what the timeline formats (trace_event.c, perfetto.c) share: the words
  * for what a trace holds (function names, signal names, crash frames, valid UTF-8), the start
- * and the errors of their walk, and the processes an output has described (cli.h).
+ * and the errors of their walk, the threads of a walk in time order, and the processes an
+ * output has described (cli.h).
  */
 #include <inttypes.h>
 #include <signal.h>
@@ -129,6 +130,39 @@ void cli_timeline_failed(struct xfdr_trace *t, int rc, const struct xfdr_error *
 		fprintf(stderr, "%s\n", err->text);
 	else if (rc == TIMELINE_NO_MEMORY)
 		cli_error("%s: out of memory", xfdr_trace_name(t));
+}
+
+int cli_timeline_threads(const struct cli_input *in, size_t n, struct xfdr_trace ***traces,
+			 size_t **input_of, size_t *total)
+{
+	struct xfdr_trace **t = calloc(n ? n : 1, sizeof(*t));
+	size_t *of = NULL, j, k;
+	struct xfdr_error err;
+	uint64_t threads, i;
+
+	*total = 0;
+	for (j = 0; t && j < n; j++) {
+		t[j] = in[j].t;
+		if (xfdr_trace_threads(t[j], &threads, &err)) {
+			cli_timeline_failed(t[j], TIMELINE_FAILED, &err);
+			free(t);
+			return -1;
+		}
+		*total += (size_t)threads;
+	}
+	if (!t || !(of = malloc((*total ? *total : 1) * sizeof(*of)))) {
+		cli_error("out of memory");
+		free(t);
+		return -1;
+	}
+	for (j = k = 0; j < n; j++) {
+		xfdr_trace_threads(t[j], &threads, &err);
+		for (i = 0; i < threads; i++)
+			of[k++] = j;
+	}
+	*traces = t;
+	*input_of = of;
+	return 0;
 }
 
 int cli_pids_note(struct cli_pids *s, uint32_t pid)

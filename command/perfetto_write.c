@@ -207,38 +207,25 @@ static int put_inputs(struct pf_input *input, const struct cli_input *in, size_t
  */
 static int put_split(struct pf_input *input, const struct cli_input *in, size_t n)
 {
-	struct xfdr_trace **t = calloc(n, sizeof(*t));
 	struct pf_chunk out = {.max = PF_CHUNK_BYTES};
+	struct xfdr_trace **t;
 	struct pf *th = NULL;
 	void **ctxs = NULL;
 	struct xfdr_error err;
-	uint64_t threads, i;
-	size_t total = 0, j, k;
+	size_t *input_of, total, k;
 	int rc = TIMELINE_NO_MEMORY, failed = 0;
 
 	if (out.max > input->split->size / 16)
 		out.max = input->split->size / 16;
-	if (!t || (input->compress && !(out.zip = malloc(sizeof(*out.zip))))) {
-		cli_error("out of memory");
-		free(t);
+	if (cli_timeline_threads(in, n, &t, &input_of, &total))
 		return CLI_FAIL;
-	}
-	for (j = 0; j < n && rc != TIMELINE_FAILED; j++) {
-		t[j] = in[j].t;
-		if (xfdr_trace_threads(t[j], &threads, &err))
-			rc = TIMELINE_FAILED;
-		total += (size_t)threads;
-	}
-	if (rc != TIMELINE_FAILED && (th = calloc(total + 1, sizeof(*th))) &&
-	    (ctxs = calloc(total + 1, sizeof(*ctxs)))) {
-		for (j = k = 0; j < n; j++) {
-			xfdr_trace_threads(t[j], &threads, &err);
-			for (i = 0; i < threads; i++, k++) {
-				th[k] = (struct pf){.input = input, .out = &out};
-				th[k].seq = PF_SEQ_PROCESSES + 1 + (uint32_t)k;
-				cli_timeline_file_set(&th[k].file, &in[j]);
-				ctxs[k] = &th[k];
-			}
+	if ((!input->compress || (out.zip = malloc(sizeof(*out.zip)))) &&
+	    (th = calloc(total + 1, sizeof(*th))) && (ctxs = calloc(total + 1, sizeof(*ctxs)))) {
+		for (k = 0; k < total; k++) {
+			th[k] = (struct pf){.input = input, .out = &out};
+			th[k].seq = PF_SEQ_PROCESSES + 1 + (uint32_t)k;
+			cli_timeline_file_set(&th[k].file, &in[input_of[k]]);
+			ctxs[k] = &th[k];
 		}
 		rc = timeline_walk_by_time(t, n, input->since, &pf_ops_split, ctxs, &input->sink,
 					   NULL, &err);
@@ -254,6 +241,7 @@ static int put_split(struct pf_input *input, const struct cli_input *in, size_t 
 	free(th);
 	free(ctxs);
 	free(t);
+	free(input_of);
 	free(input->described.pid);
 	return rc != TIMELINE_OK || failed ? CLI_FAIL : CLI_OK;
 }

@@ -767,35 +767,20 @@ static int walk_in_turn(struct te_out *w, const struct progress *sink, struct ti
 /* Split: every thread of every input at once, in time order. Returns a TIMELINE_ code. */
 static int walk_by_time(struct te_out *w, const struct progress *sink, struct timeline_counts *all)
 {
-	struct xfdr_trace **t = calloc(w->nin, sizeof(*t));
+	struct xfdr_trace **t;
 	struct te *th = NULL;
 	void **ctxs = NULL;
 	struct xfdr_error err;
-	uint64_t threads, i;
-	size_t total = 0, j, k;
+	size_t *input_of, total, k;
 	int rc = TIMELINE_NO_MEMORY;
 
-	if (!t) {
-		cli_error("out of memory");
-		return TIMELINE_NO_MEMORY;
-	}
-	for (j = 0; j < w->nin; j++) {
-		t[j] = w->in[j].t;
-		if (xfdr_trace_threads(t[j], &threads, &err)) {
-			cli_timeline_failed(t[j], TIMELINE_FAILED, &err);
-			free(t);
-			return TIMELINE_FAILED;
-		}
-		total += (size_t)threads;
-	}
+	if (cli_timeline_threads(w->in, w->nin, &t, &input_of, &total))
+		return TIMELINE_FAILED;
 	if ((th = calloc(total + 1, sizeof(*th))) && (ctxs = calloc(total + 1, sizeof(*ctxs)))) {
-		for (j = k = 0; j < w->nin; j++) {
-			xfdr_trace_threads(t[j], &threads, &err);
-			for (i = 0; i < threads; i++, k++) {
-				th[k].w = w;
-				cli_timeline_file_set(&th[k].file, &w->in[j]);
-				ctxs[k] = &th[k];
-			}
+		for (k = 0; k < total; k++) {
+			th[k].w = w;
+			cli_timeline_file_set(&th[k].file, &w->in[input_of[k]]);
+			ctxs[k] = &th[k];
 		}
 		rc = timeline_walk_by_time(t, w->nin, w->since, &te_ops, ctxs, sink, all, &err);
 	}
@@ -807,6 +792,7 @@ static int walk_by_time(struct te_out *w, const struct progress *sink, struct ti
 	free(th);
 	free(ctxs);
 	free(t);
+	free(input_of);
 	return rc;
 }
 
