@@ -11,6 +11,10 @@
  * Failure atomicity: all that can fail (a thread struct, growing a stack) happens before the
  * first change to the state, so -ENOMEM leaves the pairer exactly as it was.
  *
+ * A window (callstack_set_window()): each thread is before it, in it or past it (phase). Only
+ * in it are calls reported; entering it forgets the children's time of the open frames (they
+ * ran before the window), and a call is cut to the window before its time goes to its caller.
+ *
  * A frame is popped before its call is reported, so the state is consistent whenever the
  * callback runs or stops the walk; the popped slot stays untouched until the next push, which
  * keeps the entry event the callback sees alive.
@@ -56,6 +60,7 @@ struct cs_thread {
 	uint32_t unnamed_at; /* index of the unnamed frame, when has_unnamed */
 	int has_unnamed;
 	int counted; /* in stats.threads */
+	int phase;   /* enum cs_phase: where its events are, against the window */
 	int active;  /* fed since created or finished: first_tsc and last_tsc hold */
 	uint64_t first_tsc;
 	uint64_t last_tsc;
@@ -64,6 +69,12 @@ struct cs_thread {
 	/* Open named frames per function id: ncounts slots (0 or a power of two), nused keys. */
 	struct cs_count *counts;
 	uint32_t ncounts, nused;
+};
+
+enum cs_phase {
+	CS_IN = 0,  /* in the window (and with no window, always) */
+	CS_BEFORE,  /* its events so far are before the window */
+	CS_PAST,    /* it had an event after the window: the rest is not taken */
 };
 
 #define CS_NO_FID UINT32_MAX /* an empty slot: function ids have 28 bits */
@@ -80,6 +91,7 @@ struct callstack {
 	struct cs_thread **slots; /* nslots (a power of two) entries, NULL when free */
 	size_t nslots, nthreads;
 	struct cs_thread *last; /* the thread looked up last, or NULL */
+	uint64_t since, until;	/* the window: 0 and UINT64_MAX without one */
 };
 
 static uint64_t cs_key(uint32_t pid, uint32_t tid)
@@ -187,6 +199,7 @@ struct callstack *callstack_create(call_fn on_call, void *ctx)
 	}
 	cs->on_call = on_call;
 	cs->ctx = ctx;
+	cs->until = UINT64_MAX;
 	return cs;
 }
 
@@ -249,9 +262,16 @@ static int cs_reserve(struct cs_thread *th, uint32_t n, uint32_t calls)
 	return 0;
 }
 
-static int cs_report(struct callstack *cs, const struct call *c)
+/* Report c, a call of th: unless th is before the window. Returns 0 or -ECANCELED. */
+static int cs_report(struct callstack *cs, const struct cs_thread *th, const struct call *c)
 {
+	if (th->phase == CS_BEFORE)
+		return 0;
 	cs->stats.calls++;
+	if (c->flags & CALL_CUT_BEGIN)
+		cs->stats.cut_begin++;
+	if (c->flags & CALL_CUT_END)
+		cs->stats.cut_end++;
 	if (c->flags & CALL_UNWOUND)
 		cs->stats.unwound++;
 	if (c->flags & CALL_NO_EXIT)
@@ -263,6 +283,16 @@ static int cs_report(struct callstack *cs, const struct call *c)
 	if (cs->on_call && cs->on_call(cs->ctx, c))
 		return -ECANCELED;
 	return 0;
+}
+
+/* A call of a thread in the window that began before it: shown from the window's start. */
+static void cs_clip(const struct callstack *cs, const struct cs_thread *th, struct call *c)
+{
+	if (th->phase != CS_IN || c->enter_tsc >= cs->since)
+		return;
+	c->enter_tsc = cs->since;
+	c->flags |= CALL_CUT_BEGIN;
+	c->total_tsc = c->exit_tsc > cs->since ? c->exit_tsc - cs->since : 0;
 }
 
 /*
@@ -294,12 +324,13 @@ static int cs_pop(struct callstack *cs, struct cs_thread *th, uint64_t exit_tsc,
 		c.flags |= CALL_FROM_CONTEXT;
 	else if (f->enter.action == XFDR_FN_ENTER_ARGS)
 		c.flags |= CALL_ARGS;
+	cs_clip(cs, th, &c);
 	if (f->unnamed > 1) {
 		/* The next unnamed call out is its caller: this call is its only child so far. */
 		f->unnamed--;
 		th->hidden--;
 		f->child_tsc = c.total_tsc;
-		return cs_report(cs, &c);
+		return cs_report(cs, th, &c);
 	}
 	if (f->unnamed)
 		th->has_unnamed = 0;
@@ -311,7 +342,7 @@ static int cs_pop(struct callstack *cs, struct cs_thread *th, uint64_t exit_tsc,
 		    add_sat(th->frames[th->top - 1].child_tsc, c.total_tsc);
 	else
 		th->root_child_tsc = add_sat(th->root_child_tsc, c.total_tsc);
-	return cs_report(cs, &c);
+	return cs_report(cs, th, &c);
 }
 
 /* An exit whose function is not on the stack: report it alone, leave the stack as it is. */
@@ -332,6 +363,7 @@ static int cs_no_entry(struct callstack *cs, struct cs_thread *th, const struct 
 	    .exit = ev,
 	};
 
+	cs_clip(cs, th, &c);
 	/*
 	 * With nothing open, it was running since the thread's first event: every call that
 	 * closed at depth 0 before it ran inside it, and so does it inside a later one.
@@ -340,7 +372,7 @@ static int cs_no_entry(struct callstack *cs, struct cs_thread *th, const struct 
 		c.child_tsc = th->root_child_tsc;
 		th->root_child_tsc = c.total_tsc;
 	}
-	return cs_report(cs, &c);
+	return cs_report(cs, th, &c);
 }
 
 /* Counters and the thread's clock for an event that is being taken. */
@@ -406,6 +438,7 @@ static struct cs_thread *cs_thread(struct callstack *cs, const struct xfdr_event
 		if (!th)
 			return NULL;
 		th->key = key;
+		th->phase = cs->since ? CS_BEFORE : CS_IN;
 		for (i = cs_hash(key, cs->nslots); cs->slots[i]; i = (i + 1) & (cs->nslots - 1))
 			;
 		cs->slots[i] = th;
@@ -413,6 +446,58 @@ static struct cs_thread *cs_thread(struct callstack *cs, const struct xfdr_event
 	}
 	cs->last = th;
 	return th;
+}
+
+/*
+ * The thread's first event past the window: its open calls end at the window's end, and the
+ * thread is past it. Returns 0 or -ECANCELED.
+ */
+static int cs_leave_window(struct callstack *cs, struct cs_thread *th)
+{
+	int rc;
+
+	while (th->top) {
+		rc = cs_pop(cs, th, cs->until, NULL, CALL_CUT_END, CALL_UNKNOWN_FUNCTION);
+		if (rc)
+			return rc;
+	}
+	th->phase = CS_PAST;
+	return 0;
+}
+
+/*
+ * Where ev, of th, is against the window, th's phase moved on to it. Returns 1 to take ev, 0 to
+ * leave it out (past the window), or -ECANCELED.
+ */
+static int cs_gate_slow(struct callstack *cs, struct cs_thread *th, const struct xfdr_event *ev)
+{
+	uint32_t i;
+	int rc;
+
+	if (th->phase == CS_BEFORE && ev->tsc >= cs->since) {
+		/* The open calls' children so far ran before the window. */
+		for (i = 0; i < th->top; i++)
+			th->frames[i].child_tsc = 0;
+		th->root_child_tsc = 0;
+		th->phase = CS_IN;
+	}
+	if (th->phase == CS_IN && ev->tsc > cs->until) {
+		rc = cs_leave_window(cs, th);
+		if (rc)
+			return rc;
+	}
+	if (th->phase != CS_PAST)
+		return 1;
+	if (ev->type == XFDR_EVENT_FUNCTION)
+		cs->stats.outside++;
+	return 0;
+}
+
+static inline int cs_gate(struct callstack *cs, struct cs_thread *th, const struct xfdr_event *ev)
+{
+	if (__builtin_expect(th->phase == CS_IN && ev->tsc <= cs->until, 1))
+		return 1;
+	return cs_gate_slow(cs, th, ev);
 }
 
 /* Does the context say what the open frames say? An unnamed call agrees with any id. */
@@ -448,6 +533,9 @@ static int cs_context(struct callstack *cs, const struct xfdr_event *ev)
 	th = cs_thread(cs, ev);
 	if (!th)
 		return -ENOMEM;
+	rc = cs_gate(cs, th, ev);
+	if (rc <= 0)
+		return rc;
 	if (cs_depth(th) || !sc.depth) {
 		cs_clock(cs, th, ev->tsc);
 		cs->stats.contexts++;
@@ -511,6 +599,9 @@ int callstack_feed(struct callstack *cs, const struct xfdr_event *ev)
 	th = cs_thread(cs, ev);
 	if (!th)
 		return -ENOMEM;
+	rc = cs_gate(cs, th, ev);
+	if (rc <= 0)
+		return rc;
 
 	if (ev->action == XFDR_FN_ENTER || ev->action == XFDR_FN_ENTER_ARGS) {
 		rc = cs_reserve(th, 1, 1);
@@ -568,6 +659,7 @@ static int cs_finish(struct callstack *cs, struct cs_thread *th)
 	th->first_tsc = 0;
 	th->last_tsc = 0;
 	th->root_child_tsc = 0;
+	th->phase = cs->since ? CS_BEFORE : CS_IN;
 	return 0;
 }
 
@@ -623,6 +715,12 @@ int callstack_finish(struct callstack *cs)
 	for (th = cs_next_thread(cs, 0, 1); th && !rc; th = cs_next_thread(cs, th->key, 0))
 		rc = cs_finish(cs, th);
 	return rc;
+}
+
+void callstack_set_window(struct callstack *cs, uint64_t since, uint64_t until)
+{
+	cs->since = since;
+	cs->until = until;
 }
 
 void callstack_get_stats(const struct callstack *cs, struct callstack_stats *out)

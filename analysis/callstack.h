@@ -62,7 +62,7 @@
 extern "C" {
 #endif
 
-/* How a call ended, and how it began. Exactly one of the first four bits is set. */
+/* How a call ended, and how it began. Exactly one of the end bits (CALL_END_MASK) is set. */
 enum call_flag {
 	CALL_EXIT = 1u << 0,	  /* ended by its own Exit record */
 	CALL_TAIL_EXIT = 1u << 1, /* ended by its own Tail_Exit record */
@@ -75,13 +75,18 @@ enum call_flag {
 	/* Began before its thread's first buffer in the trace: its frame came from a stack
 	   context, its entry is not recorded (enter NULL, enter_tsc the context's). */
 	CALL_FROM_CONTEXT = 1u << 6,
+	/* A window (callstack_set_window()): it began before the window's start and is shown
+	   from there (enter_tsc is the start; its entry event, if any, is still enter). */
+	CALL_CUT_BEGIN = 1u << 7,
+	/* An end: still open at the window's end, shown up to there (exit NULL). */
+	CALL_CUT_END = 1u << 8,
 };
 
 /* The function id of a call a stack context counted but did not name, until an exit names it. */
 #define CALL_UNKNOWN_FUNCTION UINT32_MAX
 /* Unnamed calls (depth - id_count) a stack context may have and still be taken. */
 #define CALLSTACK_UNNAMED_MAX (1u << 24)
-#define CALL_END_MASK (CALL_EXIT | CALL_TAIL_EXIT | CALL_UNWOUND | CALL_NO_EXIT)
+#define CALL_END_MASK (CALL_EXIT | CALL_TAIL_EXIT | CALL_UNWOUND | CALL_NO_EXIT | CALL_CUT_END)
 
 /*
  * A completed call, as the callback sees it. The struct and the events it points to are only
@@ -124,6 +129,9 @@ struct callstack_stats {
 	uint64_t no_exit;	   /* of which CALL_NO_EXIT */
 	uint64_t no_entry;	   /* of which CALL_NO_ENTRY (unmatched exits) */
 	uint64_t from_context;	   /* of which CALL_FROM_CONTEXT */
+	uint64_t cut_begin;	   /* of which CALL_CUT_BEGIN */
+	uint64_t cut_end;	   /* of which CALL_CUT_END */
+	uint64_t outside;	   /* function events after a thread's window ended: not taken */
 	uint64_t contexts;	   /* XFDRSTAK stack-context events taken */
 	uint64_t contexts_seeded;  /* of which rebuilt the stack of a thread with no open frame */
 	uint64_t contexts_differ;  /* of which disagreed with the open frames (left as they were) */
@@ -151,6 +159,20 @@ struct callstack *callstack_create(call_fn on_call, void *ctx);
 
 /* Frees everything. Open frames are dropped without being reported (finish first). NULL ok. */
 void callstack_destroy(struct callstack *cs);
+
+/*
+ * callstack_set_window - report only what happened from since to until (TSCs, inclusive), as
+ * seen through that window. Before any event is fed; without it, everything is reported.
+ *   - A thread's events before since are taken (they build its stack) but the calls they
+ *     complete are not reported, and count toward no caller's children.
+ *   - A call that began before since is reported from since (enter_tsc; CALL_CUT_BEGIN), its
+ *     total and its caller's children from there.
+ *   - At a thread's first event after until, its open calls end at until, innermost first
+ *     (CALL_CUT_END: their exits, if any, are not looked at), and the rest of the thread's
+ *     events are not taken (stats.outside counts its function events).
+ *   - Calls still open when a thread ends before since are not reported.
+ */
+void callstack_set_window(struct callstack *cs, uint64_t since, uint64_t until);
 
 /*
  * callstack_feed - take one event (the event is only read during the call). A custom

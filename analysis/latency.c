@@ -289,6 +289,10 @@ static int on_call(void *ctx, const struct call *c)
 		a->left.from_context++;
 		return 0;
 	}
+	if (c->flags & (CALL_CUT_BEGIN | CALL_CUT_END)) {
+		a->left.cut++;
+		return 0;
+	}
 	if (a->opt->recursive_only) {
 		rc = recursive_call(a, c, below, &f);
 		if (rc <= 0)
@@ -729,7 +733,7 @@ fail:
 int latency_left_note(const struct latency_left *l, char *b, size_t size)
 {
 	size_t n = 0;
-	int skipped = l->no_entry || l->no_exit || l->from_context;
+	int skipped = l->no_entry || l->no_exit || l->from_context || l->cut;
 
 	if (!skipped && !l->unwound)
 		return 0;
@@ -748,10 +752,16 @@ int latency_left_note(const struct latency_left *l, char *b, size_t size)
 					      l->no_exit, l->no_exit == 1 ? "call" : "calls");
 			sep = ",";
 		}
-		if (l->from_context)
+		if (l->from_context) {
 			n += (size_t)snprintf(
 			    b + n, size - n, "%s %" PRIu64 " %s begun before the trace", sep,
 			    l->from_context, l->from_context == 1 ? "call" : "calls");
+			sep = ",";
+		}
+		if (l->cut)
+			n += (size_t)snprintf(b + n, size - n,
+					      "%s %" PRIu64 " %s cut at an edge of the window", sep,
+					      l->cut, l->cut == 1 ? "call" : "calls");
 	}
 	if (l->unwound)
 		snprintf(b + n, size - n,
@@ -820,6 +830,7 @@ static int count_open(struct acct *a, struct callstack *cs, const struct xfdr_ev
 static int walk(struct acct *a, const struct acct_threads *th, struct walk_progress *wp)
 {
 	struct callstack *cs = callstack_create(on_call, a);
+	const struct window *w = a->opt->window;
 	struct callstack_stats st;
 	struct xfdr_event_iter it;
 	struct xfdr_event ev;
@@ -829,6 +840,8 @@ static int walk(struct acct *a, const struct acct_threads *th, struct walk_progr
 	if (!cs)
 		goto oom;
 	a->cs = cs;
+	if (w)
+		callstack_set_window(cs, w->since, w->until);
 	a->thread_serial = 0;
 	for (i = 0; i < a->nfn; i++)
 		a->fn[i].rec_mark = 0;
@@ -836,7 +849,7 @@ static int walk(struct acct *a, const struct acct_threads *th, struct walk_progr
 	for (i = 0; i < th->count; i++) {
 		const struct xfdr_thread_info *ti = &th->info[i];
 
-		if (a->opt->thread_set && ti->thread_id != a->opt->thread)
+		if (!window_has_thread(w, ti->pid, ti->thread_id))
 			continue;
 		if (xfdr_events_begin_thread(a->t, i, &it, a->err) < 0)
 			goto out;
@@ -862,6 +875,8 @@ static int walk(struct acct *a, const struct acct_threads *th, struct walk_progr
 				goto cancelled;
 			if (a->opt->recursive_only && count_open(a, cs, &ev, seeded))
 				goto oom;
+			if (w && ev.tsc > w->until)
+				break; /* the pairer takes nothing more of the thread */
 		}
 		if (rc < 0)
 			goto out;
@@ -884,15 +899,10 @@ out:
 	return status;
 }
 
-/*
- * Threads of the trace, and the check that opt->thread names one. Returns 0, -1 with a->err
- * filled, or LATENCY_NO_THREAD with a->err saying which threads there are.
- */
+/* Threads of the trace, and the buffers of those the window takes. 0, or -1 with a->err. */
 static int load_threads(struct acct *a, struct acct_threads *th, uint64_t *buffers)
 {
-	uint64_t i, found = 0;
-	char list[160];
-	size_t n = 0;
+	uint64_t i;
 
 	if (xfdr_trace_threads(a->t, &th->count, a->err) < 0)
 		return -1;
@@ -904,23 +914,8 @@ static int load_threads(struct acct *a, struct acct_threads *th, uint64_t *buffe
 	*buffers = 0;
 	for (i = 0; i < th->count; i++) {
 		xfdr_trace_thread(a->t, i, &th->info[i]);
-		if (!a->opt->thread_set || th->info[i].thread_id == a->opt->thread) {
+		if (window_has_thread(a->opt->window, th->info[i].pid, th->info[i].thread_id))
 			*buffers += th->info[i].buffers;
-			found++;
-		}
-	}
-	if (a->opt->thread_set && !found) {
-		list[0] = '\0';
-		for (i = 0; i < th->count && n < sizeof(list) - 24; i++)
-			n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%u", i ? ", " : "",
-					      th->info[i].thread_id);
-		if (i < th->count)
-			snprintf(list + n, sizeof(list) - n, ", ...");
-		a->err->offset = 0;
-		snprintf(a->err->text, sizeof(a->err->text),
-			 "%s: no thread %u in the trace (its threads: %s)", xfdr_trace_name(a->t),
-			 a->opt->thread, th->count ? list : "none");
-		return LATENCY_NO_THREAD;
 	}
 	if (thread_ranks(th) < 0)
 		goto oom;

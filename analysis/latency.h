@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "analysis/progress.h"
+#include "analysis/window.h"
 #include "xfdr/reader.h"
 
 /* What a table's rows may be sorted by (llvm-xray account's -sort; FUNC is xfdr's own). */
@@ -38,8 +39,8 @@ enum latency_sort {
 };
 
 struct latency_options {
-	int thread_set;	    /* only the calls of the thread whose NewBuffer records carry: */
-	uint32_t thread;    /* this thread id */
+	const struct window *window; /* only its threads and what it shows of their calls
+					(analysis/window.h; callstack_set_window()); NULL: all */
 	int recursive_only; /* llvm-xray's -recursive-calls-only: a call of F counts when F was
 			       entered again while the outermost open call of F lasted */
 };
@@ -58,20 +59,17 @@ struct latency_row {
 /* Calls not counted, by cause, and calls counted whose exit was deduced. */
 struct latency_left {
 	uint64_t no_entry, no_exit, from_context, unwound;
+	uint64_t cut; /* not counted: cut at an edge of the window (CALL_CUT_BEGIN, _END) */
 };
 
 struct latency_table;
-
-/* latency_table_build()'s return when opt names a thread the trace does not have. */
-#define LATENCY_NO_THREAD 1
 
 /*
  * latency_table_build - the table of the verified trace t, functions named from names (NULL:
  * "#ID" each). prog (may be NULL) hears of the phases "accounting" (two passes over the
  * events, by buffers) and "sorting" (by functions). Memory: 8 bytes per counted call (exact
  * percentiles need every latency), about 100 per function, nothing per record.
- * Returns 0 with *out; -1 with err filled (an invalid trace, out of memory); or
- * LATENCY_NO_THREAD, err saying "FILE: no thread N in the trace (its threads: ...)".
+ * Returns 0 with *out, or -1 with err filled (an invalid trace, out of memory).
  */
 int latency_table_build(struct xfdr_trace *t, const struct xfdr_names *names,
 			const struct latency_options *opt, const struct progress *prog,

@@ -557,7 +557,8 @@ static int on_call(void *ctx, const struct call *c)
 		goto no_memory;
 	n = &t->node[id];
 	n->calls++;
-	if (c->flags & (CALL_UNWOUND | CALL_NO_EXIT | CALL_NO_ENTRY | CALL_FROM_CONTEXT))
+	if (c->flags & (CALL_UNWOUND | CALL_NO_EXIT | CALL_NO_ENTRY | CALL_FROM_CONTEXT |
+			CALL_CUT_BEGIN | CALL_CUT_END))
 		t->incomplete++;
 	n->self_tsc = stree_add(n->self_tsc, call_self_tsc(c));
 	n->total_tsc = stree_add(n->total_tsc, c->total_tsc);
@@ -597,6 +598,24 @@ static void take_span(struct stree *t, const struct xfdr_event *ev)
 	}
 }
 
+/* The span cut to the window: calls are shown only within it. */
+static void clip_span(struct stree *t)
+{
+	if (!t->have_span || !t->window)
+		return;
+	if (t->tsc_lo < t->window->since)
+		t->tsc_lo = t->window->since;
+	if (t->tsc_hi > t->window->until)
+		t->tsc_hi = t->window->until;
+	if (t->tsc_lo > t->tsc_hi)
+		t->tsc_hi = t->tsc_lo;
+}
+
+void stree_set_window(struct stree *t, const struct window *w)
+{
+	t->window = w;
+}
+
 /* The pairer's counts of one more trace added to the tree's (each trace has its pairer). */
 static void add_stats(struct callstack_stats *sum, const struct callstack *cs)
 {
@@ -610,6 +629,9 @@ static void add_stats(struct callstack_stats *sum, const struct callstack *cs)
 	sum->no_exit += s.no_exit;
 	sum->no_entry += s.no_entry;
 	sum->from_context += s.from_context;
+	sum->cut_begin += s.cut_begin;
+	sum->cut_end += s.cut_end;
+	sum->outside += s.outside;
 	sum->contexts += s.contexts;
 	sum->contexts_seeded += s.contexts_seeded;
 	sum->contexts_differ += s.contexts_differ;
@@ -627,13 +649,15 @@ int stree_build(struct stree *t, struct xfdr_trace *tr, const struct progress *p
 	struct xfdr_event_iter it;
 	struct xfdr_event ev;
 	uint32_t pid = 0, tid = 0;
-	int have = 0, rc, ret = -1;
+	int have = 0, taken = 1, rc, ret = -1;
 
 	err->offset = 0;
 	err->text[0] = '\0';
 	t->cs = callstack_create(on_call, t);
 	if (!t->cs)
 		return no_memory(tr, err, 0, "the call-stack pairer");
+	if (t->window)
+		callstack_set_window(t->cs, t->window->since, t->window->until);
 	if (xfdr_events_begin(tr, XFDR_ORDER_THREAD, &it, err) < 0)
 		goto out;
 	/* callstack_pair_trace(), with progress: each thread finished when the next begins. */
@@ -641,6 +665,8 @@ int stree_build(struct stree *t, struct xfdr_trace *tr, const struct progress *p
 		if (have && (ev.thread_id != tid || ev.pid != pid) &&
 		    callstack_finish_thread(t->cs, pid, tid))
 			goto cancelled;
+		if (!have || ev.thread_id != tid || ev.pid != pid)
+			taken = window_has_thread(t->window, ev.pid, ev.thread_id);
 		have = 1;
 		tid = ev.thread_id;
 		pid = ev.pid;
@@ -648,6 +674,8 @@ int stree_build(struct stree *t, struct xfdr_trace *tr, const struct progress *p
 			last_buf = ev.buffer_index;
 			progress_update(prog, ++bufs, nbuf);
 		}
+		if (!taken)
+			continue;
 		take_span(t, &ev);
 		rc = callstack_feed(t->cs, &ev);
 		if (rc == -ECANCELED) {
@@ -663,6 +691,7 @@ int stree_build(struct stree *t, struct xfdr_trace *tr, const struct progress *p
 		goto out;
 	if (callstack_finish(t->cs))
 		goto cancelled;
+	clip_span(t);
 	ret = 0;
 	goto out;
 cancelled:
@@ -710,6 +739,9 @@ int stree_incomplete_note(const struct stree *t, char *note, size_t size)
 	note_part(buf, sizeof(buf), &n, s->unwound, "unwound by a caller's exit");
 	note_part(buf, sizeof(buf), &n, s->from_context,
 		  "begun before the trace (from a stack context)");
+	note_part(buf, sizeof(buf), &n, s->cut_begin,
+		  "begun before the window (kept from its start)");
+	note_part(buf, sizeof(buf), &n, s->cut_end, "open at the window's end (kept up to it)");
 	snprintf(note, size,
 		 "note: %llu of %llu calls are incomplete and kept with the time seen: %s",
 		 (unsigned long long)t->incomplete, (unsigned long long)s->calls, buf);

@@ -41,6 +41,7 @@
 #include <stdint.h>
 
 #include "analysis/callstack.h"
+#include "analysis/window.h"
 #include "analysis/progress.h"
 #include "xfdr/reader.h"
 
@@ -104,11 +105,12 @@ struct stree {
 	int spill_errno; /* why writing or reading a run failed (0: it did not) */
 
 	const struct xfdr_names *names;
+	const struct window *window; /* stree_set_window(); NULL: all */
 	int per_thread;
 	int no_memory;
 	uint64_t incomplete; /* calls with an end or a beginning not recorded (one count each) */
-	/* The span of the events: their lowest and highest TSC, and the earliest WallClockTime of
-	   their buffers (when have_span: an event was seen). */
+	/* The span of the events: their lowest and highest TSC (within the window), and the
+	   earliest WallClockTime of their buffers (when have_span: an event was seen). */
 	int have_span;
 	uint64_t tsc_lo, tsc_hi;
 	uint64_t wall_seconds;
@@ -141,6 +143,13 @@ void stree_free(struct stree *t);
  * ';'-safe as every name). 0, or -1 (no memory).
  */
 int stree_set_input(struct stree *t, const struct xfdr_names *names, const char *process);
+
+/*
+ * stree_set_window - the builds that follow take only w's threads and what w shows of their
+ * calls (callstack_set_window(): calls cut at its edges are kept with the time inside, and
+ * counted in stats.cut_begin and cut_end). w (NULL: all) must outlive them.
+ */
+void stree_set_window(struct stree *t, const struct window *w);
 
 /*
  * stree_build - pair the calls of the trace (verified by the caller, or here) and add them;

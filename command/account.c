@@ -44,6 +44,7 @@ struct account_opts {
 	int descending; /* index in order_names */
 	long top;	/* <= 0: every row, as llvm-xray's default -1 */
 	struct latency_options table;
+	struct cli_window_opts window;
 };
 
 /* ---- Output ---------------------------------------------------------------------------------- */
@@ -108,7 +109,8 @@ static void put_csv(struct cli_out *o, const struct latency_row *const *rows, si
 
 static const char account_head[] =
     "usage: xfdr account [-s FIELD] [-r asc|dsc] [-p N] [-f text|csv] [-o OUT]\n"
-    "                    [--thread=TID] [--map MAP | --no-map] FILE...\n"
+    "                    [--since=WHEN] [--until=WHEN] [--thread=LIST]\n"
+    "                    [--window=common|all] [--map MAP | --no-map] FILE...\n"
     "\n"
     "Print a latency table of the calls in a trace, one row per function: the number of\n"
     "calls, the minimum, median, 90th and 99th percentile, maximum and total time in\n"
@@ -123,9 +125,15 @@ static const char account_tail[] =
     "exit was not recorded but whose caller's exit was (closed there, as llvm-xray\n"
     "-deduce-sibling-calls does). A flight recorder's trace also holds exits whose entry\n"
     "was lost, calls still open at its end and calls begun before its first buffer (from\n"
-    "a stack context); these are not counted. Both kinds are told in one line on stderr,\n"
-    "e.g. \"xfdr account: not counted: 12 exits without an entry, 3 calls still open at\n"
-    "the end\"; stderr stays empty when every call was complete.\n"
+    "a stack context); these are not counted, nor are calls cut at an edge of the window.\n"
+    "Both kinds are told in one line on stderr, e.g. \"xfdr account: not counted: 12\n"
+    "exits without an entry, 3 calls still open at the end\".\n"
+    "\n"
+    "The window: in a ring-mode trace each thread's kept history covers a span of its\n"
+    "own. By default only the time every thread's history covers is read (the common\n"
+    "window); then, or when a window is given, or when a thread lost part of its\n"
+    "history, stderr tells the window and each thread's span. stderr stays empty when\n"
+    "every call was complete and nothing was lost.\n"
     "\n"
     "The debug-info column is always '(unknown)': the .map sidecar has no file:line.\n"
     "Memory: 8 bytes per counted call (exact percentiles need every latency), nothing\n"
@@ -144,21 +152,6 @@ static int parse_top(void *top, const char *arg)
 	if (!*arg || *end || errno || v < INT_MIN || v > INT_MAX)
 		return cli_usage("'--top' takes a whole number, not '%s'", arg);
 	*(long *)top = v;
-	return 0;
-}
-
-static int parse_thread(void *table, const char *arg)
-{
-	struct latency_options *t = table;
-	unsigned long u;
-	char *end;
-
-	errno = 0;
-	u = strtoul(arg, &end, 10);
-	if (*arg < '0' || *arg > '9' || *end || errno || u > UINT32_MAX)
-		return cli_usage("'--thread' takes a thread id (a decimal number), not '%s'", arg);
-	t->thread_set = 1;
-	t->thread = (uint32_t)u;
 	return 0;
 }
 
@@ -183,10 +176,10 @@ static int parse_account_opts(int argc, char **argv, struct account_opts *o)
 	    CLI_OPT_WORD('f', "format", &o->csv, format_names, "FMT", "text (default) or csv"),
 	    CLI_OPT_STRING('o', "output", &o->output, "OUT",
 			   "write to OUT instead of standard output ('-')"),
-	    CLI_OPT_CALL(0, "thread", &o->table, parse_thread, "TID",
-			 "only the calls of the thread whose NewBuffer records carry\n"
-			 "TID (the id `xfdr dump` shows; the .map sidecar maps it\n"
-			 "to the kernel tid); a TID not in FILE is a usage error"),
+	    CLI_OPT_WINDOW(&o->window,
+			   "with neither --since nor --until: 'common' (the default)\n"
+			   "reads only the time every thread's kept history covers;\n"
+			   "'all' reads all of it"),
 	    CLI_OPT_MAP(&o->names_from,
 			"name functions from MAP, a .map sidecar the runtime wrote\n"
 			"(default: FILE.map when it exists); unnamed ids as '#ID'",
@@ -225,9 +218,6 @@ static int parse_account_opts(int argc, char **argv, struct account_opts *o)
 	rc = cli_options_parse(&cmd, argc, argv, &o->inputs);
 	if (!rc)
 		rc = cli_count_inputs(o->inputs, &o->names_from, &o->ninputs);
-	if (!rc && o->ninputs > 1 && o->table.thread_set)
-		rc =
-		    cli_usage("'--thread' picks a thread of one FILE: with several, give one FILE");
 	return rc;
 }
 
@@ -312,7 +302,8 @@ static void free_all(struct account_all *all, size_t n)
 
 /* Each file's table, sorted, its uncounted calls added up. Returns 0, or a status reported. */
 static int build_tables(struct account_all *all, const struct cli_input *in, size_t n,
-			const struct account_opts *opt, struct cli_progress *prog)
+			struct account_opts *opt, const struct cli_window *w,
+			struct cli_progress *prog)
 {
 	struct progress sink = cli_progress_sink(prog);
 	struct xfdr_error err;
@@ -327,6 +318,7 @@ static int build_tables(struct account_all *all, const struct cli_input *in, siz
 	for (i = 0; i < n; i++) {
 		const struct latency_left *l;
 
+		opt->table.window = &w->win[i];
 		rc = latency_table_build(in[i].t, in[i].names, &opt->table, &sink, &all->lt[i],
 					 &err);
 		cli_progress_end(prog);
@@ -335,13 +327,14 @@ static int build_tables(struct account_all *all, const struct cli_input *in, siz
 			rc = -1;
 		if (rc) {
 			cli_error("%s", err.text);
-			return rc == LATENCY_NO_THREAD ? CLI_USAGE : CLI_FAIL;
+			return CLI_FAIL;
 		}
 		l = latency_table_left(all->lt[i]);
 		all->left.no_entry += l->no_entry;
 		all->left.no_exit += l->no_exit;
 		all->left.from_context += l->from_context;
 		all->left.unwound += l->unwound;
+		all->left.cut += l->cut;
 	}
 	return 0;
 }
@@ -353,6 +346,7 @@ int cmd_account(int argc, char **argv)
 	struct cli_input *in = NULL;
 	struct cli_progress prog = {0}; /* ended on every path, begun or not */
 	struct cli_out *out = NULL;
+	struct cli_window w = {0};
 	char note[512];
 	const struct latency_row *const *rows;
 	size_t shown, total;
@@ -363,7 +357,9 @@ int cmd_account(int argc, char **argv)
 		return status < 0 ? CLI_OK : status;
 	status = cli_inputs_open(opt.inputs, opt.ninputs, opt.output, &opt.names_from, &prog, &in);
 	if (!status)
-		status = build_tables(&all, in, opt.ninputs, &opt, &prog);
+		status = cli_window_resolve(&opt.window, in, opt.ninputs, &w);
+	if (!status)
+		status = build_tables(&all, in, opt.ninputs, &opt, &w, &prog);
 	if (status)
 		goto out;
 	status = CLI_FAIL;
@@ -395,6 +391,7 @@ out:
 	cli_progress_end(&prog);
 	free(out);
 	free_all(&all, opt.ninputs);
+	cli_window_free(&w);
 	cli_inputs_close(in, opt.ninputs);
 	return status;
 }

@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "analysis/progress.h"
+#include "analysis/window.h"
 #include "xfdr/reader.h"
 
 #ifndef XFDR_VERSION_STRING
@@ -246,15 +247,62 @@ const char *cli_process_label(const struct xfdr_names *names, const char *path, 
 			      size_t size);
 
 struct stree;
+struct cli_window;
 
 /*
  * cli_stree_build - the finished stack tree of the n verified inputs (analysis/stacktree.h;
- * with several, each process's stacks under its cli_process_label() frame), showing "pairing
+ * with several, each process's stacks under its cli_process_label() frame), each read through
+ * its window w->win[i] (w NULL: all of it), showing "pairing
  * calls" on prog, which is ended after. Returns CLI_OK (the caller frees t with stree_free()),
  * or CLI_FAIL after reporting, with nothing to free.
  */
 int cli_stree_build(struct stree *t, const struct cli_input *in, size_t n, int per_thread,
-		    struct cli_progress *prog);
+		    const struct cli_window *w, struct cli_progress *prog);
+
+/* ---- The part of the traces a reading verb reads (reading_window.c) ---------------------- */
+
+/* --since, --until, --thread and --window as parsed (CLI_OPT_WINDOW, option_table.h). */
+struct cli_window_opts {
+	struct window_edge since, until;
+	const char *thread; /* --thread=LIST; NULL: every thread */
+	int whole;	    /* --window: 0 common, 1 all (the verb sets its default) */
+};
+
+/* The option calls of --since and --until: opts is a struct cli_window_opts. */
+int cli_window_parse_since(void *opts, const char *arg);
+int cli_window_parse_until(void *opts, const char *arg);
+
+/* A window resolved against the open inputs. */
+struct cli_window {
+	struct window *win; /* one per input: the threads it takes, the edges */
+	size_t n;
+	struct window_span **spans; /* per input, its threads (analysis/window.h) */
+	size_t *nspans;
+	uint64_t *keys;		    /* what win[i].threads point into */
+	uint64_t since, until;	    /* the edges (0 and UINT64_MAX: none) */
+	uint64_t base, end, hz;	    /* the first and last event of all, the first trace's rate */
+	int narrowed;		    /* edges were given, or the common window is narrower */
+	int common;		    /* the edges are the common window's */
+	int disjoint;		    /* the threads' histories do not overlap: all is read */
+	int lost;		    /* a thread taken lost a part of its history */
+};
+
+/*
+ * cli_window_resolve - o against the n verified inputs: each thread's span, the threads
+ * --thread picks (by id or tid; a number no input has, or one that is a thread's id and
+ * another's tid, is a usage error), and the edges: --since and --until when given, else (unless
+ * --window=all) the common window of the threads taken. Then, when the window is not the whole
+ * trace or a thread taken lost part of its history, it is told on stderr: "window 3.612 s to
+ * 15.000 s of 15.000 s (common: ...)" and one line per thread taken with its span and what it
+ * lost. Returns 0, or a status reported; either way w goes to cli_window_free().
+ */
+int cli_window_resolve(const struct cli_window_opts *o, const struct cli_input *in, size_t n,
+		       struct cli_window *w);
+
+/* "3.612 s to 15.000 s of 15.000 s": the window in times from the trace's start, into buf. */
+const char *cli_window_text(const struct cli_window *w, char *buf, size_t size);
+
+void cli_window_free(struct cli_window *w);
 
 /* ---- Rebuilt traces: what `recover` and `core` share ----------------------------------- */
 

@@ -259,7 +259,7 @@ const char *cli_process_label(const struct xfdr_names *names, const char *path, 
 }
 
 int cli_stree_build(struct stree *t, const struct cli_input *in, size_t n, int per_thread,
-		    struct cli_progress *prog)
+		    const struct cli_window *w, struct cli_progress *prog)
 {
 	struct progress sink = cli_progress_sink(prog);
 	struct xfdr_error err;
@@ -301,6 +301,7 @@ int cli_stree_build(struct stree *t, const struct cli_input *in, size_t n, int p
 			stree_free(t);
 			return CLI_FAIL;
 		}
+		stree_set_window(t, w ? &w->win[i] : NULL);
 		if (stree_build(t, in[i].t, &sink, &err) < 0) {
 			cli_progress_end(prog);
 			fprintf(stderr, "%s\n", err.text);

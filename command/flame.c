@@ -42,6 +42,7 @@ struct flame_opts {
 	const char *title;
 	struct cli_map_choice names_from;
 	int per_thread;
+	struct cli_window_opts window;
 	double width;
 	double min_width;
 };
@@ -106,6 +107,10 @@ static int parse_flame_opts(int argc, char **argv, struct flame_opts *o)
 	    CLI_OPT_FLAG('t', "per-thread", &o->per_thread, 1,
 			 "one tower per thread, 'thread N (NAME)' at its foot\n"
 			 "(default: the threads merged)"),
+	    CLI_OPT_WINDOW(&o->window,
+			   "with neither --since nor --until: 'common' (the default)\n"
+			   "reads only the time every thread's kept history covers;\n"
+			   "'all' reads all of it"),
 	    CLI_OPT_MAP(&o->names_from, "name functions from MAP (default: FILE.map if it exists)",
 			"name functions '#ID'"),
 	    CLI_OPT_HELP,
@@ -357,10 +362,12 @@ static int walk(struct flame *f)
 	return CLI_OK;
 }
 
-static int draw(struct stree *t, const struct flame_opts *opt, uint64_t hz, struct cli_out *o)
+static int draw(struct stree *t, const struct flame_opts *opt, const struct cli_window *w,
+		struct cli_out *o)
 {
+	uint64_t hz = w->hz;
 	struct flame f = {.t = t, .o = opt, .hz = hz};
-	char when[64];
+	char when[128];
 	const char *base;
 	double height;
 
@@ -398,6 +405,12 @@ static int draw(struct stree *t, const struct flame_opts *opt, uint64_t hz, stru
 		if (opt->ninputs > 1)
 			cli_printf(o, " and %zu more", opt->ninputs - 1);
 	}
+	if (w->narrowed) {
+		cli_puts(o, ", ");
+		put_xml_str(o, cli_window_text(w, when, sizeof(when)));
+		if (w->common)
+			cli_puts(o, " (common window)");
+	}
 	cli_puts(o, "</text>\n");
 	cli_duration(when, sizeof(when), f.total, hz, CLI_DURATION_FULL);
 	cli_printf(o, "<text class=\"sub\" x=\"%.1f\" y=\"44\">total %s in %llu calls",
@@ -432,6 +445,7 @@ int cmd_flame(int argc, char **argv)
 	struct cli_out *out = NULL;
 	struct cli_progress prog = {0}; /* ended on every path, begun or not */
 	char note[640];
+	struct cli_window w = {0};
 	struct stree t;
 	int status, have_tree = 0;
 
@@ -442,7 +456,8 @@ int cmd_flame(int argc, char **argv)
 	if (status)
 		goto out;
 	status = CLI_FAIL;
-	if (cli_stree_build(&t, in, opt.ninputs, opt.per_thread, &prog))
+	if (cli_window_resolve(&opt.window, in, opt.ninputs, &w) ||
+	    cli_stree_build(&t, in, opt.ninputs, opt.per_thread, &w, &prog))
 		goto out;
 	have_tree = 1;
 	out = cli_out_new(opt.output);
@@ -451,7 +466,7 @@ int cmd_flame(int argc, char **argv)
 	/* The note only once the output is made: a bad -o gives one error line, nothing else. */
 	if (stree_incomplete_note(&t, note, sizeof(note)))
 		cli_error("%s", note);
-	status = draw(&t, &opt, xfdr_trace_header(in[0].t)->cycle_frequency, out);
+	status = draw(&t, &opt, &w, out);
 	if (cli_out_close(out) != CLI_OK)
 		status = CLI_FAIL;
 out:
@@ -459,6 +474,7 @@ out:
 	free(out);
 	if (have_tree)
 		stree_free(&t);
+	cli_window_free(&w);
 	cli_inputs_close(in, opt.ninputs);
 	return status;
 }

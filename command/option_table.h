@@ -101,6 +101,27 @@ struct cli_map_choice {
 	 .help = (map_help)},                                                                      \
 	    CLI_OPT_FLAG(0, "no-map", &(choice)->no_map, 1, (no_map_help))
 
+/*
+ * --since, --until, --thread and --window, which the reading verbs have: o is a struct
+ * cli_window_opts (command/cli.h); window_help is the verb's line for --window, whose default
+ * it sets itself.
+ */
+#define CLI_OPT_WINDOW(o, window_help)                                                             \
+	CLI_OPT_CALL(0, "since", (o), cli_window_parse_since, "WHEN",                              \
+		     "from WHEN on: a TSC, a time from the trace's start with a\n"                 \
+		     "unit (250us, 1.5ms, 2s) or 'snapshot' (the since_tsc of\n"                   \
+		     "FILE's .map); a call open there is cut at it"),                              \
+	    CLI_OPT_CALL(0, "until", (o), cli_window_parse_until, "WHEN",                          \
+			 "up to WHEN (a TSC or a time, as --since); a call open\n"                 \
+			 "there is cut at it"),                                                    \
+	    CLI_OPT_STRING(0, "thread", &(o)->thread, "LIST",                                      \
+			   "only these threads, comma-separated: their ids in the\n"               \
+			   "trace (as `xfdr dump` shows them) or the kernel's tids\n"              \
+			   "(as ps -L and top -H show them)"),                                     \
+	    CLI_OPT_WORD(0, "window", &(o)->whole, cli_window_words, "common|all", (window_help))
+
+extern const char *const cli_window_words[];
+
 enum cli_command_flags {
 	CLI_LONG_ONLY = 1 << 0,	      /* -long works as --long (and -s=V as -s V) */
 	CLI_STOP_AT_OPERAND = 1 << 1, /* options end at the first operand (a program's own) */

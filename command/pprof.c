@@ -367,7 +367,7 @@ int convert_pprof(const struct cli_input *in, struct cli_out *out, struct cli_pr
 			  name);
 		return CLI_FAIL;
 	}
-	if (cli_stree_build(&t, in, 1, 1, prog))
+	if (cli_stree_build(&t, in, 1, 1, NULL, prog))
 		return CLI_FAIL;
 	snprintf(source, sizeof(source), "xfdr convert --output-format=pprof %s", name);
 	comments[ncomments++] = source;

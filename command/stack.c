@@ -30,6 +30,7 @@ struct stack_opts {
 	const char *output;
 	struct cli_map_choice names_from;
 	int per_thread;
+	struct cli_window_opts window;
 	int total; /* --value=total */
 	int unit;  /* index in unit_names */
 };
@@ -79,6 +80,10 @@ static int parse_stack_opts(int argc, char **argv, struct stack_opts *o)
 	    CLI_OPT_FLAG('t', "per-thread", &o->per_thread, 1,
 			 "one tree per thread: 'thread N (NAME)' is the outermost\n"
 			 "frame (default: the threads merged)"),
+	    CLI_OPT_WINDOW(&o->window,
+			   "with neither --since nor --until: 'common' (the default)\n"
+			   "reads only the time every thread's kept history covers;\n"
+			   "'all' reads all of it"),
 	    CLI_OPT_MAP(&o->names_from, "name functions from MAP (default: FILE.map if it exists)",
 			"name functions '#ID'"),
 	    CLI_OPT_HELP,
@@ -180,6 +185,7 @@ int cmd_stack(int argc, char **argv)
 	struct cli_out *out = NULL;
 	struct cli_progress prog = {0}; /* ended on every path, begun or not */
 	char note[640];
+	struct cli_window w = {0};
 	struct stree t;
 	uint64_t hz;
 	int status, have_tree = 0;
@@ -197,7 +203,8 @@ int cmd_stack(int argc, char **argv)
 			  opt.inputs[0], unit_names[opt.unit]);
 		goto out;
 	}
-	if (cli_stree_build(&t, in, opt.ninputs, opt.per_thread, &prog))
+	if (cli_window_resolve(&opt.window, in, opt.ninputs, &w) ||
+	    cli_stree_build(&t, in, opt.ninputs, opt.per_thread, &w, &prog))
 		goto out;
 	have_tree = 1;
 	out = cli_out_new(opt.output);
@@ -214,6 +221,7 @@ out:
 	free(out);
 	if (have_tree)
 		stree_free(&t);
+	cli_window_free(&w);
 	cli_inputs_close(in, opt.ninputs);
 	return status;
 }

@@ -52,6 +52,19 @@ int xfdr_events_begin_thread(struct xfdr_trace *t, uint64_t i, struct xfdr_event
 	return 0;
 }
 
+int xfdr_events_begin_thread_at(struct xfdr_trace *t, uint64_t i, uint64_t k,
+				struct xfdr_event_iter *it, struct xfdr_error *err)
+{
+	if (xfdr_events_begin_thread(t, i, it, err))
+		return -1;
+	if (k >= it->end_slot - it->next_slot)
+		return rd_fail(t, err, 0, "expected a buffer number below %llu, found %llu",
+			       (unsigned long long)(it->end_slot - it->next_slot),
+			       (unsigned long long)k);
+	it->next_slot += k;
+	return 0;
+}
+
 /* How many CallArgument records follow the Entry_Args record at `offset` in its buffer. */
 static uint32_t count_args(const struct xfdr_trace *t, uint64_t offset, uint64_t buffer)
 {

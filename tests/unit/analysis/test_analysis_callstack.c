@@ -1268,6 +1268,66 @@ static void build_e2e(struct e2e *e)
 	image_close(m);
 }
 
+/*
+ * A window from 100 to 200. Thread 1: A{ B{} before it, C{ D{ } } across its start, E{}
+ * inside, F{ G{ across its end }; thread 2 runs only before the window, thread 3 has calls open
+ * across the whole window and no event in it.
+ *   B (20..40) ends before the window: not reported, and not in A's children.
+ *   D (90..110) is cut to 100..110; C (80..150) to 100..150, its child D's 10 ticks.
+ *   E (160..170) inside. A (10..??) is open at the event after 200: cut to 100..200, its
+ *   children C (50) and E (10) and F (190..200: cut at the end, child G 195..200).
+ *   Thread 2's call open when it ends (before the window) is not reported.
+ *   Thread 3: H (50..) open, next event at 300: H cut to 100..200, both edges.
+ */
+static void test_window(void **state)
+{
+	struct xfdr_event ev[] = {
+	    fn(1, ENTER, 1, 10),  /* 0 A */
+	    fn(1, ENTER, 2, 20),  /* 1 B */
+	    fn(1, EXIT, 2, 40),	  /* 2 */
+	    fn(1, ENTER, 3, 80),  /* 3 C */
+	    fn(1, ENTER, 4, 90),  /* 4 D */
+	    fn(1, EXIT, 4, 110),  /* 5 */
+	    fn(1, EXIT, 3, 150),  /* 6 */
+	    fn(1, ENTER, 5, 160), /* 7 E */
+	    fn(1, EXIT, 5, 170),  /* 8 */
+	    fn(1, ENTER, 6, 190), /* 9 F */
+	    fn(1, ENTER, 7, 195), /* 10 G */
+	    fn(1, EXIT, 7, 250),  /* 11: past the window */
+	    fn(1, EXIT, 6, 260),  /* 12 */
+	    fn(1, EXIT, 1, 270),  /* 13 */
+	    fn(2, ENTER, 8, 30),  /* 14 */
+	    fn(2, ENTER, 9, 40),  /* 15 */
+	    fn(2, EXIT, 9, 50),	  /* 16 */
+	    fn(3, ENTER, 10, 50), /* 17 H */
+	    fn(3, EXIT, 10, 300), /* 18 */
+	};
+	const struct want w[] = {
+	    {1, 4, 2, CALL_EXIT | CALL_CUT_BEGIN, 100, 110, 0, 4, 5},
+	    {1, 3, 1, CALL_EXIT | CALL_CUT_BEGIN, 100, 150, 10, 3, 6},
+	    {1, 5, 1, CALL_EXIT, 160, 170, 0, 7, 8},
+	    {1, 7, 2, CALL_CUT_END, 195, 200, 0, 10, NONE},
+	    {1, 6, 1, CALL_CUT_END, 190, 200, 5, 9, NONE},
+	    {1, 1, 0, CALL_CUT_END | CALL_CUT_BEGIN, 100, 200, 70, 0, NONE},
+	    {3, 10, 0, CALL_CUT_END | CALL_CUT_BEGIN, 100, 200, 0, 17, NONE},
+	};
+	struct callstack_stats st;
+	struct rec r;
+	struct callstack *cs = new_pairer(&r);
+
+	(void)state;
+	callstack_set_window(cs, 100, 200);
+	feed_all(cs, ev, 0, N_OF(ev));
+	assert_int_equal(callstack_finish(cs), 0);
+	expect_calls(&r, 0, w, N_OF(w));
+	st = stats_of(cs);
+	assert_int_equal(st.calls, 7);
+	assert_int_equal(st.cut_begin, 4);
+	assert_int_equal(st.cut_end, 4);
+	assert_int_equal(st.outside, 4); /* thread 1's last three exits, thread 3's exit */
+	callstack_destroy(cs);
+}
+
 static void test_pair_trace(void **state)
 {
 	struct e2e e;
@@ -1392,6 +1452,7 @@ int main(void)
 	    cmocka_unit_test(test_context_with_open_frames),
 	    cmocka_unit_test(test_context_invalid),
 	    cmocka_unit_test(test_context_without_memory),
+	    cmocka_unit_test(test_window),
 	    cmocka_unit_test(test_pair_trace),
 	    cmocka_unit_test(test_pair_trace_invalid),
 	};
