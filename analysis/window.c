@@ -73,8 +73,11 @@ static int is_drop_event(const struct xfdr_event *ev)
 	       xfdr_payload_has_tag(ev->payload, ev->payload_bytes, XFDR_DROP_MAGIC);
 }
 
-/* The drop counts of an XFDRDROP event, added to the spans of the threads they name. */
-static void take_drops(const struct xfdr_event *ev, struct window_span *s, size_t n)
+/*
+ * The drop counts of an XFDRDROP event, added to the spans of the threads they name. Returns 1
+ * when it was one.
+ */
+static int take_drops(const struct xfdr_event *ev, struct window_span *s, size_t n)
 {
 	struct xfdr_drop_event d;
 	struct xfdr_drop_thread dt;
@@ -82,7 +85,7 @@ static void take_drops(const struct xfdr_event *ev, struct window_span *s, size_
 	size_t i;
 
 	if (xfdr_drop_event_decode(ev->payload, ev->payload_bytes, ev->big_endian, &d, NULL))
-		return;
+		return 0;
 	for (k = 0; k < d.thread_count; k++) {
 		xfdr_drop_event_thread(&d, k, &dt);
 		for (i = 0; i < n; i++) {
@@ -93,6 +96,7 @@ static void take_drops(const struct xfdr_event *ev, struct window_span *s, size_
 			s[i].no_buffer += dt.no_buffer;
 		}
 	}
+	return 1;
 }
 
 /*
@@ -118,7 +122,7 @@ static int read_first(struct xfdr_trace *t, uint64_t i, struct window_span *s,
 		    !xfdr_stack_context_decode(ev.payload, ev.payload_bytes, ev.big_endian, &sc,
 					       NULL) &&
 		    sc.depth > 0)
-			s->lost |= WINDOW_LOST_START;
+			s->begins_inside = 1;
 		return 0;
 	}
 	return rc < 0 ? -1 : 0;
@@ -129,7 +133,7 @@ static int read_first(struct xfdr_trace *t, uint64_t i, struct window_span *s,
  * way go to all (n spans). Returns 0, or -1 with err filled.
  */
 static int read_last(struct xfdr_trace *t, uint64_t i, const struct xfdr_thread_info *ti,
-		     struct window_span *s, struct window_span *all, size_t n,
+		     struct window_span *s, struct window_span *all, size_t n, int *drops,
 		     struct xfdr_error *err)
 {
 	struct xfdr_event_iter it;
@@ -147,7 +151,7 @@ static int read_last(struct xfdr_trace *t, uint64_t i, const struct xfdr_thread_
 			else if (ev.buffer_index != buf)
 				break;
 			if (is_drop_event(&ev)) {
-				take_drops(&ev, all, n);
+				*drops |= take_drops(&ev, all, n);
 			} else {
 				s->last_tsc = ev.tsc;
 				found = 1;
@@ -159,8 +163,11 @@ static int read_last(struct xfdr_trace *t, uint64_t i, const struct xfdr_thread_
 	return 0;
 }
 
-/* Each span's first and last events, and the drop counts. Returns 0, or -1 with err filled. */
-static int read_spans(struct xfdr_trace *t, struct window_span *s, uint64_t count,
+/*
+ * Each span's first and last events, and the drop counts (*drops: there were some). Returns 0,
+ * or -1 with err filled.
+ */
+static int read_spans(struct xfdr_trace *t, struct window_span *s, uint64_t count, int *drops,
 		      struct xfdr_error *err)
 {
 	struct xfdr_thread_info ti;
@@ -175,7 +182,7 @@ static int read_spans(struct xfdr_trace *t, struct window_span *s, uint64_t coun
 	}
 	for (i = 0; i < count; i++) {
 		xfdr_trace_thread(t, i, &ti);
-		if (read_last(t, i, &ti, &s[i], s, count, err))
+		if (read_last(t, i, &ti, &s[i], s, count, drops, err))
 			return -1;
 	}
 	return 0;
@@ -188,6 +195,7 @@ int window_spans(struct xfdr_trace *t, const struct xfdr_names *names, struct wi
 	uint64_t count, i;
 	size_t kept = 0;
 	uint32_t tid;
+	int drops = 0;
 
 	*out = NULL;
 	*n = 0;
@@ -200,14 +208,14 @@ int window_spans(struct xfdr_trace *t, const struct xfdr_names *names, struct wi
 			 xfdr_trace_name(t), (unsigned long long)count);
 		return -1;
 	}
-	if (read_spans(t, s, count, err)) {
+	if (read_spans(t, s, count, &drops, err)) {
 		free(s);
 		return -1;
 	}
 	for (i = 0; i < count; i++) {
 		if (s[i].thread_id == 0 && !s[i].has_events)
 			continue; /* a process file's drop counts */
-		if (s[i].overwritten)
+		if (s[i].overwritten || (!drops && s[i].begins_inside))
 			s[i].lost |= WINDOW_LOST_START;
 		if (s[i].no_buffer)
 			s[i].lost |= WINDOW_LOST_END;

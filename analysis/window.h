@@ -10,9 +10,11 @@
  * Spans. In a flight recorder's trace each thread's kept history covers a span of its own: in
  * ring mode a busy thread's oldest buffers were reused long after an idle thread's, and a
  * bounded pool stopped taking events when it ran out. A thread whose history lost its start
- * (ring mode overwrote buffers of it, or its first kept buffer begins inside calls: an XFDRSTAK
- * stack context) knows nothing before its first event; one that lost its end (events dropped
- * for want of a buffer) knows nothing after its last. A thread that lost neither was recorded
+ * (ring mode overwrote buffers of it, as the XFDRDROP counts say; in a trace without them, its
+ * first kept buffer begins inside calls: an XFDRSTAK stack context) knows nothing before its
+ * first event; one that lost its end (events dropped for want of a buffer) knows nothing after
+ * its last. (With the counts, a buffer that begins inside calls is no loss: a forked child
+ * begins inside its parent's calls.) A thread that lost neither was recorded
  * whole: outside its span it did not run, or ran nothing instrumented.
  *
  * The common window is where every thread's history holds: from the latest first event of the
@@ -96,6 +98,7 @@ struct window_span {
 	int has_events;		 /* else first_tsc and last_tsc are 0 */
 	uint64_t first_tsc, last_tsc;
 	unsigned lost;		 /* enum window_lost bits */
+	int begins_inside;	 /* its first kept buffer begins inside calls (XFDRSTAK) */
 	uint64_t overwritten;	 /* buffers of it ring mode reused (XFDRDROP) */
 	uint64_t no_buffer;	 /* events of it dropped for want of a buffer (XFDRDROP) */
 };

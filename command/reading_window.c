@@ -315,9 +315,11 @@ static void tell_span(const struct cli_window *w, const struct window_span *s, c
 		snprintf(who, sizeof(who), " (tid %u)", s->tid);
 	else
 		who[0] = '\0';
-	if (s->lost & WINDOW_LOST_START)
+	if (s->overwritten)
 		snprintf(lost, sizeof(lost), ", history before it lost (%llu buffers overwritten)",
 			 (unsigned long long)s->overwritten);
+	else if (s->lost & WINDOW_LOST_START)
+		snprintf(lost, sizeof(lost), ", history before it lost (it begins inside calls)");
 	if (s->lost & WINDOW_LOST_END)
 		snprintf(lost + strlen(lost), sizeof(lost) - strlen(lost),
 			 ", %llu events after it dropped", (unsigned long long)s->no_buffer);

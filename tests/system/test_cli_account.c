@@ -597,7 +597,8 @@ static void test_unbalanced_flight_recorder_file(void **state)
 	static const uint32_t ctx[] = {6, 7};
 	struct known k;
 	struct child_result r;
-	char *none[] = {NULL}, *csv[] = {"-f", "csv", NULL};
+	char *none[] = {NULL}, *csv[] = {"-f", "csv", "--window=all", NULL};
+	char *all[] = {"--window=all", NULL};
 	char *want;
 	struct tb b;
 	const char *path;
@@ -626,14 +627,37 @@ static void test_unbalanced_flight_recorder_file(void **state)
 	known_add(&k, 4, 5);
 	known_add(&k, 4, 10);
 
+	assert_int_equal(xfdr_account(path, all, &r), 0);
+	want = known_table(&k, 1000);
+	text_assert_equal(r.out, want);
+	free(want);
+	text_assert_equal(r.err,
+			  "xfdr account: thread 1: 0 ns to 75.000 ms\n"
+			  "xfdr account: thread 2: 1.000 s to 1.040 s, history before it lost (it "
+			  "begins inside calls)\n"
+			  "xfdr account: not counted: 2 exits without an entry, 1 call still "
+			  "open at the end, 2 calls begun before the trace; counted: 1 call "
+			  "whose exit was not recorded, closed at a caller's exit\n");
+	child_result_free(&r);
+
+	/*
+	 * By default, the common window: thread 2 lost what came before its first buffer (it
+	 * begins inside calls), so only 2000..2040 is read, where thread 1 ran nothing: of all the
+	 * calls only thread 2's 4 (10) counts, and its two calls begun before the trace do not.
+	 */
+	memset(&k, 0, sizeof(k));
+	known_add(&k, 4, 10);
 	assert_int_equal(xfdr_account(path, none, &r), 0);
 	want = known_table(&k, 1000);
 	text_assert_equal(r.out, want);
 	free(want);
 	text_assert_equal(r.err,
-			  "xfdr account: not counted: 2 exits without an entry, 1 call still "
-			  "open at the end, 2 calls begun before the trace; counted: 1 call "
-			  "whose exit was not recorded, closed at a caller's exit\n");
+			  "xfdr account: window 1.000 s to 1.040 s of 1.040 s (common: where every "
+			  "thread's kept history holds; --window=all reads all of it)\n"
+			  "xfdr account: thread 1: 0 ns to 75.000 ms\n"
+			  "xfdr account: thread 2: 1.000 s to 1.040 s, history before it lost (it "
+			  "begins inside calls)\n"
+			  "xfdr account: not counted: 2 calls begun before the trace\n");
 	child_result_free(&r);
 
 	assert_int_equal(xfdr_account(path, csv, &r), 0);
@@ -808,7 +832,8 @@ static void test_errors(void **state)
 	expect_usage(self, path, "xfdr account: output");
 
 	assert_int_equal(xfdr_account(path, bad_thread, &r), 2);
-	text_assert_contains(r.err, "no thread 5 in the trace (its threads: 1, 4)");
+	text_assert_contains(r.err, "'--thread': no thread with id or tid 5 in ");
+	text_assert_contains(r.err, "(its threads: 1, 4)");
 	child_result_free(&r);
 
 	/* A file cut inside its second buffer: exit 1, the reader's one line, nothing printed. */

@@ -9,8 +9,8 @@
  * numbers, tests/system/perfetto_check.py): each process under its own pid, with its name and
  * its parent, and the calls each made; and into one stack tree (`stack`, `flame`) and one
  * latency table (`account`), each process's stacks or rows under its name and parent. YAML and
- * pprof take one file; --map and --since=snapshot, which name one file's sidecar, and
- * account's --thread are refused with several.
+ * pprof take one file; --map and --since=snapshot, which name one file's sidecar, are refused
+ * with several; --thread takes a kernel tid across them.
  */
 #include <dirent.h>
 #include <inttypes.h>
@@ -334,8 +334,14 @@ static void test_account(void **state)
 	assert_non_null(strstr(r.out, name));
 	assert_int_equal(text_count(r.out, "\n"), 2);
 	child_result_free(&r);
-	assert_int_equal(child_xfdr(&r, "account", "--thread=1", t->parent, t->child, NULL), 2);
-	text_assert_only_error_line(&r, "xfdr account: '--thread' picks a thread of one FILE");
+	/* A kernel tid picks one thread of all the files: the child's main thread. */
+	snprintf(name, sizeof(name), "--thread=%u", t->child_pid);
+	assert_int_equal(child_xfdr(&r, "account", "-f", "csv", name, t->parent, t->child, NULL),
+			 0);
+	snprintf(name, sizeof(name), "%s: leaf", lc);
+	assert_int_equal(row_count(r.out, name), 3);
+	snprintf(name, sizeof(name), "%s: leaf", lp);
+	assert_null(strstr(r.out, name));
 	child_result_free(&r);
 }
 
