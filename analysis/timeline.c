@@ -20,6 +20,7 @@ const char *const timeline_end_name[] = {
     [TL_END_EXIT] = NULL,	  [TL_END_TAIL_EXIT] = "tail exit",
     [TL_END_UNWOUND] = "unwound", [TL_END_CONTEXT] = "stack context",
     [TL_END_EDGE] = "trace edge", [TL_END_SPLIT] = "split",
+    [TL_END_WINDOW] = "window end",
 };
 
 void timeline_counts_add(struct timeline_counts *to, const struct timeline_counts *c)
@@ -34,6 +35,7 @@ void timeline_counts_add(struct timeline_counts *to, const struct timeline_count
 	to->contexts_invalid += c->contexts_invalid;
 	to->tsc_backwards += c->tsc_backwards;
 	to->split += c->split;
+	to->window_end += c->window_end;
 }
 
 void timeline_counts_sub(struct timeline_counts *to, const struct timeline_counts *c)
@@ -48,6 +50,7 @@ void timeline_counts_sub(struct timeline_counts *to, const struct timeline_count
 	to->contexts_invalid -= c->contexts_invalid;
 	to->tsc_backwards -= c->tsc_backwards;
 	to->split -= c->split;
+	to->window_end -= c->window_end;
 }
 
 /*
@@ -72,7 +75,8 @@ struct tl {
 	const struct timeline_ops *ops;
 	void *ctx;
 	struct tl_progress *pg;
-	uint64_t since;
+	const struct window *w; /* NULL: all */
+	uint64_t since, until;
 	struct timeline_counts n;
 
 	/* The thread being walked. */
@@ -81,6 +85,10 @@ struct tl {
 	int writing;  /* the walk that reports (the second, or the only one) */
 	int open;     /* that walk: the window began, events are reported */
 	int opened;   /* it began once: after a cut it begins again (timeline_walk_by_time()) */
+	int seen;     /* that walk had an event (before the window too) */
+	int skip;     /* timeline_walk_by_time(): the thread is not one of the window's */
+	int past;     /* that walk had an event past the window: nothing more is reported */
+	size_t past_before; /* one walk: the calls begun before the trace ended when it was */
 	uint64_t open_tsc, last_tsc;
 	struct tl_frame *stack;
 	uint32_t depth, cap; /* entries */
@@ -122,6 +130,8 @@ static void put_end(struct tl *s, uint32_t fid, uint64_t tsc, enum tl_end how, u
 		s->n.no_exit++;
 	else if (how == TL_END_SPLIT)
 		s->n.split++;
+	else if (how == TL_END_WINDOW)
+		s->n.window_end++;
 }
 
 /* End the open calls of stack entries keep.. (innermost first) at tsc. */
@@ -208,10 +218,12 @@ static int on_fn_exit(struct tl *s, const struct xfdr_event *ev, uint64_t tsc)
 	if (s->one_walk) {
 		/* Its begin goes to ops->before_trace at the end; one ended before the window
 		   opened is not shown. */
-		if (!s->open)
+		if (!s->open && !s->past)
 			return 0;
 		if (note_before(s, fid))
 			return -1;
+		if (s->past)
+			return 0; /* ended at until by walk_end() */
 		s->before_closed = s->nbefore;
 		put_end(s, fid, tsc, how, fid);
 	} else if (!s->writing) {
@@ -366,17 +378,20 @@ static int has_open_calls(const struct tl *s)
 	return s->depth > 0 || s->before_closed < s->nbefore;
 }
 
-/* A cut: the open calls' slices end in this output at tsc, innermost first; they stay open. */
-static void cut_thread(struct tl *s, uint64_t tsc)
+/*
+ * A cut (how: TL_END_SPLIT) or the window's end (TL_END_WINDOW): the open calls' slices end in
+ * this output at tsc, innermost first; they stay open in the walk.
+ */
+static void cut_thread(struct tl *s, uint64_t tsc, enum tl_end how)
 {
 	uint32_t d, k;
 	size_t i;
 
 	for (d = s->depth; d > 0; d--)
 		for (k = 0; k < s->stack[d - 1].slices; k++)
-			put_end(s, s->stack[d - 1].fid, tsc, TL_END_SPLIT, TIMELINE_UNNAMED);
+			put_end(s, s->stack[d - 1].fid, tsc, how, TIMELINE_UNNAMED);
 	for (i = s->before_closed; i < s->nbefore; i++)
-		put_end(s, s->before[i], tsc, TL_END_SPLIT, TIMELINE_UNNAMED);
+		put_end(s, s->before[i], tsc, how, TIMELINE_UNNAMED);
 	s->open = 0;
 }
 
@@ -400,7 +415,7 @@ static int walk_begin(struct tl *s, uint64_t i, int writing, struct xfdr_event_i
 		      struct xfdr_error *err)
 {
 	s->writing = writing;
-	s->open = s->opened = 0;
+	s->open = s->opened = s->seen = s->past = 0;
 	s->last_tsc = 0;
 	s->depth = 0;
 	s->before_closed = 0;
@@ -412,7 +427,23 @@ static int walk_begin(struct tl *s, uint64_t i, int writing, struct xfdr_event_i
 /* Will the walk report ev (the window is open, or opens at it)? */
 static int reports(const struct tl *s, const struct xfdr_event *ev)
 {
-	return s->writing && (s->open || s->opened || ev->tsc >= s->since);
+	return s->writing && !s->past && (s->open || s->opened || ev->tsc >= s->since);
+}
+
+/*
+ * The thread's first event past the window: its open calls end at until (one that the walk has
+ * not shown yet, open across the whole window, is shown from since), and nothing more is
+ * reported. A walk of its own (one_walk) goes on to find the calls begun before the trace that
+ * end later: walk_end() ends them.
+ */
+static void leave_window(struct tl *s)
+{
+	if (!s->open && !s->opened && s->seen && has_open_calls(s))
+		open_window(s, s->since);
+	if (s->open)
+		cut_thread(s, s->until, TL_END_WINDOW);
+	s->past = 1;
+	s->past_before = s->nbefore;
 }
 
 /* The walk's next event. Returns a TIMELINE_ code. */
@@ -423,6 +454,10 @@ static int walk_event(struct tl *s, const struct xfdr_event *ev)
 
 	if (next_buffer(s, ev))
 		return TIMELINE_STOPPED;
+	if (s->writing && !s->past && tsc > s->until)
+		leave_window(s);
+	if (s->writing)
+		s->seen = 1;
 	if (!s->open && reports(s, ev))
 		open_window(s, s->opened && tsc < s->last_tsc ? s->last_tsc : tsc);
 	if (s->open) {
@@ -444,6 +479,15 @@ static int walk_event(struct tl *s, const struct xfdr_event *ev)
 /* The thread has no event left: the calls still open end. Returns a TIMELINE_ code. */
 static int walk_end(struct tl *s)
 {
+	if (s->past && s->opened && s->one_walk) {
+		/* Begun before the trace, ended after the window: shown to its end. */
+		s->open = 1;
+		for (; s->past_before < s->nbefore; s->past_before++)
+			put_end(s, s->before[s->past_before], s->until, TL_END_WINDOW,
+				TIMELINE_UNNAMED);
+		report_before(s);
+		s->open = 0;
+	}
 	if (s->open) {
 		close_above(s, 0, s->last_tsc, TL_END_EDGE);
 		while (s->before_closed < s->nbefore)
@@ -465,9 +509,21 @@ static int walk_thread(struct tl *s, uint64_t i, int writing, struct xfdr_error 
 	struct xfdr_event ev = {0}; /* what a function event leaves untouched too */
 	int rc = walk_begin(s, i, writing, &it, err), r;
 
-	while (rc == TIMELINE_OK && (r = xfdr_events_next_call(&it, &ev, err)) != 0)
+	/* Past the window, only a walk of its own has more to find (walk_end()). */
+	while (rc == TIMELINE_OK && (!s->past || s->one_walk) &&
+	       (r = xfdr_events_next_call(&it, &ev, err)) != 0)
 		rc = r < 0 ? TIMELINE_FAILED : walk_event(s, &ev);
 	return rc == TIMELINE_OK ? walk_end(s) : rc;
+}
+
+/* Is thread s->ti outside the window's threads? Its buffers count as walked. */
+static int left_out(struct tl *s, int walks)
+{
+	if (window_has_thread(s->w, s->ti.pid, s->ti.thread_id))
+		return 0;
+	s->pg->done += (uint64_t)walks * s->ti.buffers;
+	progress_update(s->pg->prog, s->pg->done, s->pg->total);
+	return 1;
 }
 
 int timeline_base_tsc(struct xfdr_trace *t, uint64_t *base, struct xfdr_error *err)
@@ -500,15 +556,17 @@ static int walk_all(struct tl *s, uint64_t i, struct xfdr_error *err)
 	return rc == TIMELINE_OK ? walk_thread(s, i, 1, err) : rc;
 }
 
-static struct tl tl_new(struct xfdr_trace *t, uint64_t since_tsc, const struct timeline_ops *ops,
-			void *ctx, struct tl_progress *pg)
+static struct tl tl_new(struct xfdr_trace *t, const struct window *w,
+			const struct timeline_ops *ops, void *ctx, struct tl_progress *pg)
 {
 	return (struct tl){
 	    .t = t,
 	    .ops = ops,
 	    .ctx = ctx,
 	    .pg = pg,
-	    .since = since_tsc,
+	    .w = w,
+	    .since = w ? w->since : 0,
+	    .until = w ? w->until : UINT64_MAX,
 	    .one_walk = ops->before_trace != NULL,
 	    .last_buf = UINT64_MAX,
 	};
@@ -524,7 +582,8 @@ static int walk_threads(struct tl *s, uint64_t first, uint64_t end, struct timel
 	for (i = first; i < end && rc == TIMELINE_OK; i++) {
 		if (xfdr_trace_thread(s->t, i, &s->ti))
 			break;
-		rc = walk_all(s, i, err);
+		if (!left_out(s, s->one_walk ? 1 : 2))
+			rc = walk_all(s, i, err);
 	}
 	free(s->stack);
 	free(s->before);
@@ -533,12 +592,12 @@ static int walk_threads(struct tl *s, uint64_t first, uint64_t end, struct timel
 	return rc;
 }
 
-int timeline_walk(struct xfdr_trace *t, uint64_t since_tsc, const struct timeline_ops *ops,
+int timeline_walk(struct xfdr_trace *t, const struct window *w, const struct timeline_ops *ops,
 		  void *ctx, const struct progress *prog, struct timeline_counts *counts,
 		  struct xfdr_error *err)
 {
 	struct tl_progress pg = {.prog = prog};
-	struct tl s = tl_new(t, since_tsc, ops, ctx, &pg);
+	struct tl s = tl_new(t, w, ops, ctx, &pg);
 	uint64_t threads;
 
 	if (xfdr_trace_threads(t, &threads, err))
@@ -547,12 +606,12 @@ int timeline_walk(struct xfdr_trace *t, uint64_t since_tsc, const struct timelin
 	return walk_threads(&s, 0, threads, counts, err);
 }
 
-int timeline_walk_thread(struct xfdr_trace *t, uint64_t i, uint64_t since_tsc,
+int timeline_walk_thread(struct xfdr_trace *t, uint64_t i, const struct window *w,
 			 const struct timeline_ops *ops, void *ctx, const struct progress *prog,
 			 struct timeline_counts *counts, struct xfdr_error *err)
 {
 	struct tl_progress pg = {.prog = prog};
-	struct tl s = tl_new(t, since_tsc, ops, ctx, &pg);
+	struct tl s = tl_new(t, w, ops, ctx, &pg);
 	uint64_t threads;
 
 	if (xfdr_trace_threads(t, &threads, err))
@@ -611,7 +670,8 @@ static void heap_down(struct tl_merge *m, size_t i)
 static int next_of(struct tl_merge *m, size_t k, int top, struct xfdr_error *err)
 {
 	struct tl *s = &m->th[k];
-	int r = xfdr_events_next_call(&m->it[k], &m->ev[k], err);
+	/* Past the window, a thread has nothing more to report. */
+	int r = s->past ? 0 : xfdr_events_next_call(&m->it[k], &m->ev[k], err);
 	size_t i;
 
 	if (r < 0)
@@ -643,7 +703,7 @@ static void cut_all(struct tl_merge *m, size_t total, size_t k, uint64_t tsc)
 
 	for (j = 0; j < total; j++)
 		if (m->th[j].open)
-			cut_thread(&m->th[j], tsc);
+			cut_thread(&m->th[j], tsc, TL_END_SPLIT);
 	for (j = 0; j < total; j++)
 		timeline_counts_add(&sum, &m->th[j].n);
 	m->th[k].ops->next_output(m->th[k].ctx, &sum);
@@ -659,6 +719,8 @@ static int walk_merged(struct tl_merge *m, size_t total, struct xfdr_error *err)
 	size_t k;
 
 	for (k = 0; k < total && rc == TIMELINE_OK; k++) {
+		if (m->th[k].skip)
+			continue;
 		rc = walk_begin(&m->th[k], m->index[k], 1, &m->it[k], err);
 		if (rc == TIMELINE_OK)
 			rc = next_of(m, k, 0, err);
@@ -681,7 +743,7 @@ static int walk_merged(struct tl_merge *m, size_t total, struct xfdr_error *err)
 	return rc;
 }
 
-int timeline_walk_by_time(struct xfdr_trace *const *t, size_t ntraces, uint64_t since_tsc,
+int timeline_walk_by_time(struct xfdr_trace *const *t, size_t ntraces, const struct window *w,
 			  const struct timeline_ops *ops, void *const *ctxs,
 			  const struct progress *prog, struct timeline_counts *counts,
 			  struct xfdr_error *err)
@@ -709,7 +771,7 @@ int timeline_walk_by_time(struct xfdr_trace *const *t, size_t ntraces, uint64_t 
 	for (j = k = 0; j < ntraces && rc == TIMELINE_OK; j++) {
 		xfdr_trace_threads(t[j], &threads, err);
 		for (i = 0; i < threads; i++, k++) {
-			m.th[k] = tl_new(t[j], since_tsc, ops, ctxs[k], &pg);
+			m.th[k] = tl_new(t[j], w ? &w[j] : NULL, ops, ctxs[k], &pg);
 			m.th[k].one_walk = 0; /* the begins must come first: two walks */
 			m.index[k] = i;
 			xfdr_trace_thread(t[j], i, &m.th[k].ti);
@@ -717,7 +779,8 @@ int timeline_walk_by_time(struct xfdr_trace *const *t, size_t ntraces, uint64_t 
 	}
 	/* The first walks, each thread's alone: which exits had no entry. */
 	for (k = 0; k < total && rc == TIMELINE_OK; k++)
-		rc = walk_thread(&m.th[k], m.index[k], 0, err);
+		if (!(m.th[k].skip = left_out(&m.th[k], 2)))
+			rc = walk_thread(&m.th[k], m.index[k], 0, err);
 	if (rc == TIMELINE_OK)
 		rc = walk_merged(&m, total, err);
 	if (counts)

@@ -42,11 +42,15 @@
  * in a part of its file written before the thread's) saves the first walk: it gives
  * timeline_ops.before_trace, and each thread is walked once (see there).
  *
- * A window (since_tsc): a thread's output begins at its first event with a TSC of at least
- * since_tsc; everything after it in the thread's order is kept, so begins and ends stay
- * balanced. The events before are still walked, without output, so that the calls open when
- * the window begins are known: they begin at the window's first event's time
- * (TL_BEGIN_BEFORE_WINDOW). A thread with no event in the window is left out.
+ * A window (analysis/window.h; NULL: everything): only its threads are walked. A thread's
+ * output begins at its first event with a TSC of at least since; everything after it in the
+ * thread's order is kept up to its first event past until, so begins and ends stay balanced.
+ * The events before are still walked, without output, so that the calls open when the window
+ * begins are known: they begin at the window's first event's time (TL_BEGIN_BEFORE_WINDOW; at
+ * since itself when the thread's next event is past until). At the first event past until, the
+ * calls open end at until (TL_END_WINDOW), and so do, with ops->before_trace, the calls that
+ * began before the trace and end later (their ends come last, with before_trace). A thread
+ * with no event in the window and no call open across it is left out.
  *
  * Times: an event with a lower TSC than its thread's previous one is reported at the previous
  * one's time (counted in tsc_backwards), so the calls still nest.
@@ -63,6 +67,7 @@
 #include <stdint.h>
 
 #include "analysis/progress.h"
+#include "analysis/window.h"
 #include "xfdr/reader.h"
 
 /* The function id of a run of calls a stack context counted but did not name. */
@@ -92,6 +97,7 @@ enum tl_end {
 	TL_END_CONTEXT,	  /* a stack context said it was no longer open */
 	TL_END_EDGE,	  /* still open at the thread's last event */
 	TL_END_SPLIT,	  /* open when the output was cut: it goes on in the next */
+	TL_END_WINDOW,	  /* open when the window ended: it went on after it */
 };
 
 /* What each kind of begin and end is called in the formats' annotations (NULL: the plain one). */
@@ -109,6 +115,7 @@ struct timeline_counts {
 	uint64_t contexts_invalid; /* stack contexts not taken */
 	uint64_t tsc_backwards;	   /* events shown at their thread's previous time */
 	uint64_t split;		   /* slices ended TL_END_SPLIT (and begun again after) */
+	uint64_t window_end;	   /* slices ended TL_END_WINDOW */
 };
 
 /* to += c and to -= c, count by count. */
@@ -183,11 +190,11 @@ enum {
 
 /*
  * timeline_walk - walk every thread of the verified trace t in turn (xfdr_trace_thread()
- * order), reporting its timeline to ops (see the top of the file), events before since_tsc
- * left out (0: none). Progress is by buffers, each walked twice (once with before_trace). counts
+ * order), reporting its timeline to ops (see the top of the file) through the window w (NULL:
+ * all). Progress is by buffers, each walked twice (once with before_trace). counts
  * (may be NULL): what was reported, filled. Returns a TIMELINE_ code.
  */
-int timeline_walk(struct xfdr_trace *t, uint64_t since_tsc, const struct timeline_ops *ops,
+int timeline_walk(struct xfdr_trace *t, const struct window *w, const struct timeline_ops *ops,
 		  void *ctx, const struct progress *prog, struct timeline_counts *counts,
 		  struct xfdr_error *err);
 
@@ -199,7 +206,7 @@ int timeline_walk(struct xfdr_trace *t, uint64_t since_tsc, const struct timelin
  * each walked twice (once with before_trace).
  * Returns a TIMELINE_ code.
  */
-int timeline_walk_thread(struct xfdr_trace *t, uint64_t i, uint64_t since_tsc,
+int timeline_walk_thread(struct xfdr_trace *t, uint64_t i, const struct window *w,
 			 const struct timeline_ops *ops, void *ctx, const struct progress *prog,
 			 struct timeline_counts *counts, struct xfdr_error *err);
 
@@ -207,14 +214,15 @@ int timeline_walk_thread(struct xfdr_trace *t, uint64_t i, uint64_t since_tsc,
  * timeline_walk_by_time - the threads of the verified traces t[0, ntraces) walked together, in
  * the order of their events' TSCs (one clock: the machine's), ties to the earlier thread, each
  * reporting its timeline to its own ctx: ctxs[k] for the k-th thread of all (trace 0's threads
- * first, each trace's in xfdr_trace_thread() order). Each thread reports what timeline_walk()
+ * first, each trace's in xfdr_trace_thread() order), each trace through its window w[j] (w
+ * NULL: all). Each thread reports what timeline_walk()
  * reports of it, in the same order, but for the cuts that ops->cut asks for (see there);
  * ops->before_trace must be NULL (each thread is walked twice: first alone, then all of them
  * together). Progress is by buffers, each walked twice. counts (may be NULL): of all threads.
  * Memory: per thread, what timeline_walk() holds for one, and its next event.
  * Returns a TIMELINE_ code.
  */
-int timeline_walk_by_time(struct xfdr_trace *const *t, size_t ntraces, uint64_t since_tsc,
+int timeline_walk_by_time(struct xfdr_trace *const *t, size_t ntraces, const struct window *w,
 			  const struct timeline_ops *ops, void *const *ctxs,
 			  const struct progress *prog, struct timeline_counts *counts,
 			  struct xfdr_error *err);

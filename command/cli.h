@@ -266,6 +266,7 @@ struct cli_window_opts {
 	struct window_edge since, until;
 	const char *thread; /* --thread=LIST; NULL: every thread */
 	int whole;	    /* --window: 0 common, 1 all (the verb sets its default) */
+	int quiet;	    /* the verb shows the spans itself: nothing on stderr */
 };
 
 /* The option calls of --since and --until: opts is a struct cli_window_opts. */
@@ -402,24 +403,24 @@ struct split_out;
  * Chrome Trace Event JSON timeline (what ui.perfetto.dev and chrome://tracing open) into out,
  * or (split not NULL, out NULL) into consecutive files of about split->size bytes, each a
  * timeline of its own (command/split_out.h: part 1 open; the caller closes the last).
- * since_tsc: leave out events with a lower TSC (0: none), as for the YAML. prog: progress.
+ * win: each input's window (analysis/window.h; NULL: all of every input). prog: progress.
  * Returns CLI_OK, or CLI_FAIL after reporting (the caller still closes out).
  */
-int convert_trace_event(const struct cli_input *in, size_t n, uint64_t since_tsc,
+int convert_trace_event(const struct cli_input *in, size_t n, const struct window *win,
 			struct cli_out *out, struct split_out *split, struct cli_progress *prog);
 
 /* ---- convert --output-format=perfetto (perfetto.c) -------------------------------------- */
 
 /*
  * convert_perfetto - the n inputs as one Perfetto protobuf trace into out, or split into
- * parts, as convert_trace_event() writes JSON (same inputs, since_tsc, split and prog);
+ * parts, as convert_trace_event() writes JSON (same inputs, win, split and prog);
  * compress: 1 to gather the packets into zlib-compressed chunks, 0 to write them as they are;
  * jobs: how many of a trace's threads are written at once (1 to CONVERT_PERFETTO_JOBS_MAX; the
  * bytes are the same; split: one). Returns CLI_OK, or CLI_FAIL after reporting (the caller
  * still closes out).
  */
 #define CONVERT_PERFETTO_JOBS_MAX 64u
-int convert_perfetto(const struct cli_input *in, size_t n, uint64_t since_tsc, int compress,
+int convert_perfetto(const struct cli_input *in, size_t n, const struct window *win, int compress,
 		     unsigned jobs, struct cli_out *out, struct split_out *split,
 		     struct cli_progress *prog);
 
@@ -427,10 +428,11 @@ int convert_perfetto(const struct cli_input *in, size_t n, uint64_t since_tsc, i
 
 /*
  * convert_pprof - the calls of the verified trace in->t as a gzipped pprof profile into out:
- * a sample per distinct call stack with its calls and self time, functions named from in->names
- * (NULL: none). Returns CLI_OK, or CLI_FAIL after reporting (the caller still closes out).
+ * a sample per distinct call stack with its calls and self time (of the window w: calls cut at
+ * its edges count with the time inside), functions named from in->names (NULL: none). Returns CLI_OK, or CLI_FAIL after reporting (the caller still closes out).
  */
-int convert_pprof(const struct cli_input *in, struct cli_out *out, struct cli_progress *prog);
+int convert_pprof(const struct cli_input *in, const struct cli_window *w, struct cli_out *out,
+		  struct cli_progress *prog);
 
 /* ---- What a trace holds, in words (event_text.c) --------------------------------------- */
 

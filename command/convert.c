@@ -25,11 +25,11 @@
  *    llvm-xray takes; llvm-xray 14 refuses a custom event of size 0 and a file with no
  *    buffers, both valid here (the latter prints an empty record list).
  *
- * A window (--since=TSC, or --since=snapshot: the since_tsc of the .map sidecar a snapshot
- * flush writes) leaves out every record with a lower TSC, after the order and the custom
- * events' func-id have been worked out from all of them: the output is llvm-xray's with those
- * lines deleted. A call whose entry is before the window keeps its exit: that is what a window
- * is. Without --since nothing differs from llvm-xray.
+ * A window (--since, --until, --thread; analysis/window.h) leaves out every record outside it,
+ * after the order and the custom events' func-id have been worked out from all of them: the
+ * output is llvm-xray's with those lines deleted. A call whose entry is before the window keeps
+ * its exit: that is what a window is. Without one nothing differs from llvm-xray (a conversion
+ * reads all of a trace unless asked: --window=all is its default).
  *
  * Memory: the records stream out of the mapped file in order; what is kept grows with the
  * threads (and the times their clock goes back), not with the records (llvm_order.h).
@@ -58,15 +58,13 @@ struct convert_opts {
 	const char *output;
 	struct cli_map_choice names_from; /* --map FILE; NULL: FILE.map when it exists */
 	int sort;
-	int since; /* 0: every record; SINCE_TSC: from since_tsc; SINCE_SNAPSHOT: the map's */
-	uint64_t since_tsc;
+	struct cli_window_opts window;
 	int format;	     /* enum convert_format */
 	int compress;	     /* perfetto: -1 not given, 0 none, 1 deflate */
 	long jobs;	     /* perfetto: threads writing at once; 0 not given */
 	uint64_t split_size; /* timelines: the bytes of each file; 0: one file */
 };
 
-enum { SINCE_TSC = 1, SINCE_SNAPSHOT = 2 };
 enum convert_format {
 	FORMAT_YAML = 0,
 	FORMAT_TRACE_EVENT = 1,
@@ -231,24 +229,6 @@ static int parse_sort(void *sort, const char *arg)
 	return 0;
 }
 
-static int parse_since(void *opts, const char *arg)
-{
-	struct convert_opts *o = opts;
-	char *end;
-
-	if (!strcmp(arg, "snapshot")) {
-		o->since = SINCE_SNAPSHOT;
-		return 0;
-	}
-	errno = 0;
-	o->since_tsc = strtoull(arg, &end, 10);
-	if (*arg < '0' || *arg > '9' || *end || errno)
-		return cli_usage("'--since' takes a TSC (a decimal number) or 'snapshot', not '%s'",
-				 arg);
-	o->since = SINCE_TSC;
-	return 0;
-}
-
 static int parse_jobs(void *jobs, const char *arg)
 {
 	unsigned long u;
@@ -293,9 +273,6 @@ static int check_combinations(const struct convert_opts *o)
 		return cli_usage("one FILE at a time with --output-format=%s (several only with "
 				 "trace_event and perfetto); extra operand '%s'",
 				 o->format == FORMAT_YAML ? "yaml" : "pprof", o->inputs[1]);
-	if (o->ninputs > 1 && o->since == SINCE_SNAPSHOT)
-		return cli_usage("'--since=snapshot' takes the window of one FILE's .map: with "
-				 "several, give --since=TSC");
 	if (o->compress >= 0 && o->format != FORMAT_PERFETTO)
 		return cli_usage("'--compress' is an option of --output-format=perfetto");
 	if (o->jobs && o->format != FORMAT_PERFETTO)
@@ -309,10 +286,6 @@ static int check_combinations(const struct convert_opts *o)
 	if (o->split_size && (!o->output || !strcmp(o->output, "-")))
 		return cli_usage("'--split-size' writes files: give -o OUT (the parts are named "
 				 "after it)");
-	/* A profile sums whole calls; cutting them at a window is the stack tree's to learn. */
-	if (o->since && o->format == FORMAT_PPROF)
-		return cli_usage("'--since' is not supported with --output-format=pprof (a profile "
-				 "sums every call of the trace)");
 	return 0;
 }
 
@@ -357,11 +330,10 @@ static int parse_convert_opts(int argc, char **argv, struct convert_opts *o)
 			"wrote (default: FILE.map when it exists)",
 			"print function ids only, exactly as llvm-xray without\n"
 			"an instrumentation map"),
-	    CLI_OPT_CALL(0, "since", o, parse_since, "TSC|snapshot",
-			 "leave out the records with a TSC below TSC (a call that\n"
-			 "began before keeps its exit); 'snapshot': the since_tsc\n"
-			 "that a snapshot flush wrote into the .map sidecar (MAP,\n"
-			 "or FILE.map even with --no-map); not with pprof"),
+	    CLI_OPT_WINDOW(&o->window,
+			   "with neither --since nor --until: 'all' (the default: a\n"
+			   "conversion keeps every record) or 'common' (only the\n"
+			   "time every thread's kept history covers)"),
 	    CLI_OPT_HELP,
 	    CLI_OPT_END,
 	};
@@ -380,6 +352,7 @@ static int parse_convert_opts(int argc, char **argv, struct convert_opts *o)
 	o->sort = 1;
 	o->format = FORMAT_YAML;
 	o->compress = -1;
+	o->window.whole = 1;
 	rc = cli_options_parse(&cmd, argc, argv, &o->inputs);
 	if (rc)
 		return rc;
@@ -403,46 +376,11 @@ static int parse_convert_opts(int argc, char **argv, struct convert_opts *o)
 }
 
 /*
- * --since=snapshot: the window the sidecar holds, into o->since_tsc. names are the sidecar's,
- * as cli_prepare_reading() loaded them; with --no-map (none loaded) the sidecar is read here
- * for the window alone. Returns 0, or a status after reporting.
- */
-static int snapshot_window(struct convert_opts *o, const struct xfdr_names *names)
-{
-	char sidecar[4096];
-	const char *map = cli_sidecar(o->input, o->names_from.map, sidecar, sizeof(sidecar));
-	struct xfdr_names *window_only = NULL;
-	int status, found;
-
-	if (!map) {
-		cli_error("--since=snapshot: %s.map: %s (the window of a snapshot is in its .map "
-			  "sidecar)",
-			  o->input, strerror(ENOENT));
-		return CLI_USAGE;
-	}
-	if (o->names_from.no_map) {
-		status = cli_names_load(map, &window_only);
-		if (status)
-			return status;
-		names = window_only;
-	}
-	found = xfdr_names_since_tsc(names, &o->since_tsc);
-	xfdr_names_free(window_only);
-	if (!found) {
-		cli_error(
-		    "--since=snapshot: %s has no since_tsc line: not the sidecar of a snapshot",
-		    map);
-		return CLI_USAGE;
-	}
-	return 0;
-}
-
-/*
- * The YAML document of t's records in order (from since_tsc on) into out, which is closed.
+ * The YAML document of t's records in order (those in the window w) into out, which is closed.
  * Returns CLI_OK, or CLI_FAIL after reporting.
  */
 static int write_yaml(struct xfdr_trace *t, struct llvm_order *order,
-		      const struct xfdr_names *names, uint64_t since_tsc, struct cli_out *out,
+		      const struct xfdr_names *names, const struct window *w, struct cli_out *out,
 		      struct cli_progress *prog)
 {
 	const struct xfdr_event *ev;
@@ -453,7 +391,8 @@ static int write_yaml(struct xfdr_trace *t, struct llvm_order *order,
 
 	put_header(out, xfdr_trace_header(t));
 	while (!out->err && (rc = llvm_order_next(order, &ev, &carry, &err)) == 1) {
-		if (ev->tsc < since_tsc)
+		if (ev->tsc < w->since || ev->tsc > w->until ||
+		    !window_has_thread(w, ev->pid, ev->thread_id))
 			continue;
 		cli_puts(out, n++ ? "" : "records:\n");
 		put_record(out, t, ev, &carry, names);
@@ -480,17 +419,18 @@ static int write_yaml(struct xfdr_trace *t, struct llvm_order *order,
  * NULL), which is closed.
  */
 static int write_other(const struct convert_opts *opt, const struct cli_input *in,
-		       struct cli_out *out, struct split_out *split, struct cli_progress *prog)
+		       const struct cli_window *w, struct cli_out *out, struct split_out *split,
+		       struct cli_progress *prog)
 {
 	int status;
 
 	if (opt->format == FORMAT_TRACE_EVENT)
-		status = convert_trace_event(in, opt->ninputs, opt->since_tsc, out, split, prog);
+		status = convert_trace_event(in, opt->ninputs, w->win, out, split, prog);
 	else if (opt->format == FORMAT_PERFETTO)
-		status = convert_perfetto(in, opt->ninputs, opt->since_tsc, opt->compress,
+		status = convert_perfetto(in, opt->ninputs, w->win, opt->compress,
 					  (unsigned)opt->jobs, out, split, prog);
 	else
-		status = convert_pprof(&in[0], out, prog);
+		status = convert_pprof(&in[0], w, out, prog);
 	cli_progress_end(prog);
 	if ((split ? split_out_close(split) : cli_out_close(out)) != CLI_OK)
 		status = CLI_FAIL;
@@ -506,6 +446,7 @@ int cmd_convert(int argc, char **argv)
 	struct progress sink = cli_progress_sink(&prog);
 	struct cli_out *out = NULL, *first;
 	struct split_out *split = NULL;
+	struct cli_window w = {0};
 	struct xfdr_error err;
 	int status;
 
@@ -513,10 +454,8 @@ int cmd_convert(int argc, char **argv)
 	if (status)
 		return status < 0 ? CLI_OK : status;
 	status = cli_inputs_open(opt.inputs, opt.ninputs, opt.output, &opt.names_from, &prog, &in);
-	if (!status && opt.since == SINCE_SNAPSHOT)
-		status = snapshot_window(&opt, in[0].names);
-	if (!status && !opt.since)
-		opt.since_tsc = 0;
+	if (!status)
+		status = cli_window_resolve(&opt.window, in, opt.ninputs, &w);
 	if (status)
 		goto out;
 	status = CLI_FAIL;
@@ -554,9 +493,9 @@ int cmd_convert(int argc, char **argv)
 		else
 			cli_out_close(out);
 	} else if (opt.format != FORMAT_YAML) {
-		status = write_other(&opt, in, out, split, &prog);
+		status = write_other(&opt, in, &w, out, split, &prog);
 	} else {
-		status = write_yaml(in[0].t, order, in[0].names, opt.since_tsc, out, &prog);
+		status = write_yaml(in[0].t, order, in[0].names, &w.win[0], out, &prog);
 	}
 out:
 	cli_progress_end(&prog);
@@ -565,6 +504,7 @@ out:
 		free(split->o); /* NULL once closed */
 	free(split);
 	llvm_order_close(order);
+	cli_window_free(&w);
 	cli_inputs_close(in, opt.ninputs);
 	return status;
 }

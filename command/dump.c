@@ -28,6 +28,19 @@
  * sidecar, or its id ('#ID' for an id the sidecar does not name), '?' for a call a context
  * counted but did not name ('?*K' for K of them in a row). stack= is always the last field.
  *
+ * Names: a function record line gets name="NAME" (the sidecar's, '"' and '\\' escaped with a
+ * backslash) after its cpu, when the sidecar names the function.
+ *
+ * Threads and windows: after the header, of a trace that verifies, one line per thread with
+ *   thread id=ID tid=TID name="NAME" first_tsc=A last_tsc=B span_s=X..Y lost=start|end|start,end
+ * (tid and name when the sidecar or the drop counts tell them, lost when its history lost a part:
+ * analysis/window.h), times in seconds from the trace's first event. --thread leaves out the
+ * records of the other threads; --since and --until leave out the function records and events
+ * outside the window, and every other metadata record but the CallArguments of an entry shown
+ * (the pairer still takes them all, so depth= and stack= are the whole trace's); then a line
+ *   window since_tsc=A until_tsc=B span_s=X..Y
+ * follows the threads'.
+ *
  * Crashes: an "XFDRCRSH" event's line gets, after the preview,
  *   crash=SIGNAME signal=N code=SI_CODE addr=0xFAULT tid=TID frames=K [truncated=1]
  * or crash=invalid reason="...", and is followed by one line per frame, innermost first,
@@ -62,7 +75,11 @@ struct dump_module {
 };
 
 struct dump_state {
-	struct cli_out *out;
+	struct cli_out *out;  /* the record's output: stdout, or /dev/null when left out */
+	struct cli_out *shown, *hidden;
+	const struct cli_window *w; /* NULL: every record */
+	int timed;		      /* w has edges: only records in them */
+	int entry_shown;	      /* the last function record was shown: its arguments too */
 	struct callstack *cs;
 	const struct xfdr_names *names; /* NULL without a sidecar */
 	int big_endian;
@@ -77,15 +94,22 @@ struct dump_state {
 };
 
 static const char dump_head[] =
-    "usage: xfdr dump [--stacks] [--map=MAP | --no-map] FILE\n"
+    "usage: xfdr dump [--stacks] [--since=WHEN] [--until=WHEN] [--thread=LIST]\n"
+    "                 [--map=MAP | --no-map] FILE\n"
     "\n"
     "Print the header of FILE, then every record with its byte offset, buffer number,\n"
     "kind and decoded fields (function records with the absolute TSC the reader\n"
     "reconstructs and the call depth, call arguments, custom events with their size\n"
     "and a preview; an XFDRSTAK stack context decoded, and what the reader made of\n"
-    "it). An invalid file is printed up to the first error, which goes to stderr.\n";
+    "it). An invalid file is printed up to the first error, which goes to stderr.\n"
+    "After the header, each thread's span: its first and last TSC, in seconds from the\n"
+    "trace's first event, and whether its history lost its start (ring mode) or end.\n";
 
 static const char dump_tail[] =
+    "A function record line names the function (name=\"NAME\") when the map does.\n"
+    "With --since or --until only the function records and events in the window are\n"
+    "shown (with an entry's arguments); depth and stack are still the whole trace's.\n"
+    "\n"
     "depth=N on a function record line: calls open below it on its thread (0 =\n"
     "outermost), stack contexts included. On an XFDRSTAK line: context=seeded (it\n"
     "rebuilt the thread's stack), agrees or differs (calls were open: only\n"
@@ -115,7 +139,67 @@ static void dump_header(struct cli_out *o, const struct xfdr_trace *t)
 		   h->version, h->type, h->bitfield, h->constant_tsc, h->nonstop_tsc,
 		   h->cycle_frequency, h->buffer_size, h->big_endian ? "big" : "little",
 		   xfdr_trace_buffer_count(t));
-	cli_puts(o, "offset     buffer record            fields\n");
+}
+
+/* The threads' spans, and the window when it has edges (see the top of the file). */
+static void dump_spans(struct cli_out *o, const struct cli_window *w)
+{
+	const struct window_span *s;
+	double hz = w->hz ? (double)w->hz : 1e9;
+	size_t k;
+
+	for (k = 0; k < w->nspans[0]; k++) {
+		s = &w->spans[0][k];
+		if (!window_has_thread(&w->win[0], s->pid, s->thread_id))
+			continue;
+		cli_printf(o, "thread id=%" PRIu32, s->thread_id);
+		if (s->tid)
+			cli_printf(o, " tid=%" PRIu32, s->tid);
+		if (s->name)
+			cli_printf(o, " name=\"%s\"", s->name);
+		if (s->has_events)
+			cli_printf(o, " first_tsc=%" PRIu64 " last_tsc=%" PRIu64 " span_s=%.6f..%.6f",
+				   s->first_tsc, s->last_tsc, (double)(s->first_tsc - w->base) / hz,
+				   (double)(s->last_tsc - w->base) / hz);
+		if (s->lost)
+			cli_printf(o, " lost=%s",
+				   s->lost == WINDOW_LOST_START ? "start"
+				   : s->lost == WINDOW_LOST_END ? "end"
+								: "start,end");
+		cli_putc(o, '\n');
+	}
+	if (w->narrowed)
+		cli_printf(o, "window since_tsc=%" PRIu64 " until_tsc=%" PRIu64 " span_s=%.6f..%.6f\n",
+			   w->since, w->until,
+			   (double)(w->since > w->base ? w->since - w->base : 0) / hz,
+			   (double)((w->until < w->end ? w->until : w->end) - w->base) / hz);
+}
+
+/*
+ * The window of the trace when it verifies (and its spans under the header): else none, and a
+ * usage error when one was asked for. Returns 0 or a status reported.
+ */
+static int dump_window(struct dump_state *s, struct xfdr_trace *t, struct cli_window_opts *wo,
+		       struct cli_window *w)
+{
+	struct cli_input in = {.t = t, .names = (struct xfdr_names *)s->names};
+	struct xfdr_error err;
+	uint64_t threads;
+	int rc;
+
+	wo->quiet = 1;
+	if (xfdr_trace_threads(t, &threads, &err)) {
+		if (!wo->since.kind && !wo->until.kind && !wo->thread)
+			return 0;
+		fprintf(stderr, "%s\n", err.text);
+		return cli_usage("--since, --until and --thread need a valid trace");
+	}
+	rc = cli_window_resolve(wo, &in, 1, w);
+	if (rc)
+		return rc;
+	s->w = w;
+	s->timed = w->narrowed;
+	return 0;
 }
 
 static void dump_payload(struct cli_out *o, const uint8_t *p, uint32_t n)
@@ -202,6 +286,7 @@ static int dump_function_stack(struct dump_state *s, const struct xfdr_record *r
 	    .offset = r->offset,
 	    .buffer_index = r->buffer_index,
 	};
+	const char *name;
 	uint32_t depth;
 	int rc;
 
@@ -213,6 +298,16 @@ static int dump_function_stack(struct dump_state *s, const struct xfdr_record *r
 		depth = callstack_depth(s->cs, r->pid, r->thread_id) - 1;
 	else
 		depth = s->have_closed ? s->closed_depth : 0;
+	name = xfdr_names_get(s->names, r->function_id);
+	if (name) {
+		cli_puts(s->out, " name=\"");
+		for (; *name; name++) {
+			if (*name == '"' || *name == '\\')
+				cli_putc(s->out, '\\');
+			cli_putc(s->out, *name);
+		}
+		cli_putc(s->out, '"');
+	}
 	cli_printf(s->out, " depth=%" PRIu32, depth);
 	if (s->stacks) {
 		/* The frames below the call are open: an exit only popped the call and above. */
@@ -397,6 +492,27 @@ static void dump_crash_frames(struct dump_state *s, const struct xfdr_crash_even
 	}
 }
 
+static int in_window(const struct cli_window *w, uint64_t tsc)
+{
+	return tsc >= w->since && tsc <= w->until;
+}
+
+/* Is r shown (see the top of the file)? */
+static int is_shown(struct dump_state *s, const struct xfdr_record *r)
+{
+	if (!s->w)
+		return 1;
+	if (!window_has_thread(&s->w->win[0], r->pid, r->thread_id))
+		return 0;
+	if (!s->timed)
+		return 1;
+	if (!r->is_metadata)
+		return s->entry_shown = in_window(s->w, r->tsc);
+	if (r->kind == XFDR_MD_CUSTOM_EVENT || r->kind == XFDR_MD_TYPED_EVENT)
+		return in_window(s->w, r->absolute_tsc);
+	return r->kind == XFDR_MD_CALL_ARGUMENT && s->entry_shown;
+}
+
 /* Returns 0, or -ENOMEM when the pairer ran out of memory. */
 static int dump_record(struct dump_state *s, const struct xfdr_record *r)
 {
@@ -406,6 +522,8 @@ static int dump_record(struct dump_state *s, const struct xfdr_record *r)
 	struct xfdr_crash_event ce;
 	int rc = 0, crash = 0;
 
+	/* A record left out is still decoded, and its calls paired, into /dev/null. */
+	o = s->out = is_shown(s, r) ? s->shown : s->hidden;
 	cli_printf(o, "%-10" PRIu64 " %-6" PRIu64 " %-17s", r->offset, r->buffer_index, name);
 	if (!r->is_metadata) {
 		cli_printf(o, " function=%" PRIu32 " delta=%" PRIu32 " tsc=%" PRIu64 " cpu=%u",
@@ -470,13 +588,17 @@ static int dump_record(struct dump_state *s, const struct xfdr_record *r)
 
 int cmd_dump(int argc, char **argv)
 {
-	static struct cli_out out;
-	struct dump_state s = {.out = &out};
+	static struct cli_out out, hidden;
+	struct dump_state s = {.out = &out, .shown = &out, .hidden = &hidden};
+	struct cli_window_opts wo = {.whole = 1};
+	struct cli_window w = {0};
 	struct cli_map_choice names_from = {0};
 	const struct cli_option options[] = {
 	    CLI_OPT_FLAG(0, "stacks", &s.stacks, 1,
 			 "end each function record line with stack=S: the call's\n"
 			 "callers and itself, outermost first, ';' between frames"),
+	    CLI_OPT_WINDOW(&wo, "'all' (the default: every record) or 'common' (only\n"
+				"the time every thread's kept history covers)"),
 	    CLI_OPT_MAP(&names_from,
 			"name functions from MAP, a .map sidecar the runtime wrote\n"
 			"(default: FILE.map when it exists)",
@@ -487,7 +609,7 @@ int cmd_dump(int argc, char **argv)
 	const struct cli_command cmd = {
 	    .head = dump_head,
 	    .tail = dump_tail,
-	    .column = 17,
+	    .column = 25,
 	    .operand = "FILE",
 	    .options = options,
 	};
@@ -523,6 +645,16 @@ int cmd_dump(int argc, char **argv)
 	}
 	cli_out_open(&out, NULL);
 	dump_header(&out, t);
+	status = dump_window(&s, t, &wo, &w);
+	if (!status && s.w && cli_out_open(&hidden, "/dev/null"))
+		status = CLI_FAIL;
+	if (status) {
+		cli_out_close(&out);
+		goto out;
+	}
+	if (s.w)
+		dump_spans(&out, &w);
+	cli_puts(&out, "offset     buffer record            fields\n");
 	xfdr_records_begin(t, &cur);
 	while ((rc = xfdr_records_next(&cur, &r, &err)) == 1 && !out.err) {
 		if (dump_record(&s, &r)) {
@@ -531,6 +663,8 @@ int cmd_dump(int argc, char **argv)
 		}
 	}
 	status = cli_out_close(&out);
+	if (s.w)
+		cli_out_close(&hidden);
 	if (rc == -ENOMEM) {
 		cli_error("%s: offset %" PRIu64 ": out of memory for the call stack", input,
 			  r.offset);
@@ -539,6 +673,8 @@ int cmd_dump(int argc, char **argv)
 		fprintf(stderr, "%s\n", err.text);
 		status = CLI_FAIL;
 	}
+out:
+	cli_window_free(&w);
 	callstack_destroy(s.cs);
 	close_modules(&s);
 	xfdr_trace_close(t);

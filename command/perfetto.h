@@ -55,7 +55,8 @@ struct pf_interned {
 struct pf_input {
 	struct cli_timeline_file file; /* the input being written */
 	uint64_t base;		       /* the first TSC of all inputs: time 0 */
-	uint64_t since;		       /* the window (0: none) */
+	const struct window *wins;     /* each input's window (NULL: all) */
+	const struct window *win;      /* the one of the input being written */
 	int compress;		       /* 1: deflate, 0: none */
 	uint32_t seq0;		       /* thread i's sequence is seq0 + 1 + i */
 	uint64_t threads;	       /* of the trace */

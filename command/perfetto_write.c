@@ -65,7 +65,7 @@ static void *pf_worker(void *arg)
 			pf_put_process(s, in->pid[i]);
 			s->to_head = 0;
 		}
-		rc = timeline_walk_thread(s->file.t, i, in->since, &pf_ops, s, &prog, NULL, &err);
+		rc = timeline_walk_thread(s->file.t, i, in->win, &pf_ops, s, &prog, NULL, &err);
 		if (rc == TIMELINE_OK) {
 			pf_flush(s);
 			pf_put_chunk(s, &s->head, s->part - 1);
@@ -169,6 +169,7 @@ static int put_inputs(struct pf_input *input, const struct cli_input *in, size_t
 	}
 	for (i = 0; i < n && rc == CLI_OK; i++) {
 		cli_timeline_file_set(&input->file, &in[i]);
+		input->win = input->wins ? &input->wins[i] : NULL;
 		input->next = 0;
 		input->done = 0;
 		input->total = xfdr_trace_buffer_count(in[i].t);
@@ -227,7 +228,7 @@ static int put_split(struct pf_input *input, const struct cli_input *in, size_t 
 			cli_timeline_file_set(&th[k].file, &in[input_of[k]]);
 			ctxs[k] = &th[k];
 		}
-		rc = timeline_walk_by_time(t, n, input->since, &pf_ops_split, ctxs, &input->sink,
+		rc = timeline_walk_by_time(t, n, input->wins, &pf_ops_split, ctxs, &input->sink,
 					   NULL, &err);
 		if (rc == TIMELINE_OK && total)
 			pf_flush(&th[0]);
@@ -246,11 +247,11 @@ static int put_split(struct pf_input *input, const struct cli_input *in, size_t 
 	return rc != TIMELINE_OK || failed ? CLI_FAIL : CLI_OK;
 }
 
-int convert_perfetto(const struct cli_input *in, size_t n, uint64_t since_tsc, int compress,
+int convert_perfetto(const struct cli_input *in, size_t n, const struct window *win, int compress,
 		     unsigned jobs, struct cli_out *out, struct split_out *split,
 		     struct cli_progress *prog)
 {
-	struct pf_input input = {.since = since_tsc, .compress = compress, .split = split};
+	struct pf_input input = {.wins = win, .compress = compress, .split = split};
 	int rc;
 
 	if (cli_timeline_base(in, n, &input.base))

@@ -350,7 +350,8 @@ out:
 	return status;
 }
 
-int convert_pprof(const struct cli_input *in, struct cli_out *out, struct cli_progress *prog)
+int convert_pprof(const struct cli_input *in, const struct cli_window *w, struct cli_out *out,
+		  struct cli_progress *prog)
 {
 	const char *name = xfdr_trace_name(in->t);
 	uint64_t hz = xfdr_trace_header(in->t)->cycle_frequency;
@@ -367,7 +368,7 @@ int convert_pprof(const struct cli_input *in, struct cli_out *out, struct cli_pr
 			  name);
 		return CLI_FAIL;
 	}
-	if (cli_stree_build(&t, in, 1, 1, NULL, prog))
+	if (cli_stree_build(&t, in, 1, 1, w, prog))
 		return CLI_FAIL;
 	snprintf(source, sizeof(source), "xfdr convert --output-format=pprof %s", name);
 	comments[ncomments++] = source;

@@ -182,14 +182,28 @@ static int snapshot_tsc(const struct cli_input *in, size_t n, uint64_t *tsc)
 	if (n > 1)
 		return cli_usage("'--since=snapshot' takes the window of one FILE's .map: with "
 				 "several, give a TSC or a time");
-	if (!in[0].names)
-		return cli_usage("'--since=snapshot': %s has no .map (the window of a snapshot "
-				 "is in its .map sidecar)",
-				 xfdr_trace_name(in[0].t));
-	if (!xfdr_names_since_tsc(in[0].names, tsc))
+	const char *path = xfdr_trace_name(in[0].t), *map;
+	struct xfdr_names *window_only = NULL;
+	char sidecar[4096];
+	int rc, found;
+
+	if (!in[0].names) {
+		/* --no-map: the sidecar is read for the window alone. */
+		map = cli_sidecar(path, NULL, sidecar, sizeof(sidecar));
+		if (!map)
+			return cli_usage("'--since=snapshot': %s.map: %s (the window of a snapshot "
+					 "is in its .map sidecar)",
+					 path, strerror(ENOENT));
+		rc = cli_names_load(map, &window_only);
+		if (rc)
+			return rc;
+	}
+	found = xfdr_names_since_tsc(window_only ? window_only : in[0].names, tsc);
+	xfdr_names_free(window_only);
+	if (!found)
 		return cli_usage("'--since=snapshot': the .map of %s has no since_tsc line: not "
 				 "the sidecar of a snapshot",
-				 xfdr_trace_name(in[0].t));
+				 path);
 	return 0;
 }
 
@@ -281,7 +295,7 @@ int cli_window_resolve(const struct cli_window_opts *o, const struct cli_input *
 	if (w->base == UINT64_MAX)
 		w->base = 0;
 	rc = set_edges(w, o, in);
-	if (!rc)
+	if (!rc && !o->quiet)
 		tell(w, in);
 	return rc;
 }

@@ -80,7 +80,8 @@ struct te_out {
 	struct split_out *split; /* NULL: one output */
 	const struct cli_input *in;
 	size_t nin;
-	uint64_t since, base;
+	const struct window *win; /* each input's (NULL: all) */
+	uint64_t base;
 	int any;		       /* an event is written: the next one needs a comma */
 	struct cli_pids named;	       /* the pids whose process_name is written */
 	struct timeline_counts before; /* split: what the files before this one hold */
@@ -676,8 +677,10 @@ static void put_other_data(struct te_out *w, const struct timeline_counts *c)
 	put_inputs(o, &n, w->in, w->nin);
 	arg_u64(o, &n, "tsc_base", w->base);
 	arg_str(o, &n, "ts", "microseconds since tsc_base");
-	if (w->since)
-		arg_u64(o, &n, "since_tsc", w->since);
+	if (w->win && w->win[0].since)
+		arg_u64(o, &n, "since_tsc", w->win[0].since);
+	if (w->win && w->win[0].until != UINT64_MAX)
+		arg_u64(o, &n, "until_tsc", w->win[0].until);
 	if (w->split)
 		arg_u64(o, &n, "part", w->split->part);
 	arg_u64(o, &n, "calls", c->calls);
@@ -686,6 +689,7 @@ static void put_other_data(struct te_out *w, const struct timeline_counts *c)
 	arg_u64(o, &n, "calls_unwound", c->unwound);
 	arg_u64(o, &n, "calls_from_stack_context", c->from_context);
 	arg_u64(o, &n, "calls_open_before_window", c->before_window);
+	arg_u64(o, &n, "calls_open_after_window", c->window_end);
 	if (w->split)
 		arg_u64(o, &n, "calls_split", c->split);
 	arg_u64(o, &n, "stack_contexts_applied", c->contexts_applied);
@@ -755,7 +759,8 @@ static int walk_in_turn(struct te_out *w, const struct progress *sink, struct ti
 		struct timeline_counts c;
 
 		cli_timeline_file_set(&s.file, &w->in[i]);
-		rc = timeline_walk(w->in[i].t, w->since, &te_ops, &s, sink, &c, &err);
+		rc = timeline_walk(w->in[i].t, w->win ? &w->win[i] : NULL, &te_ops, &s, sink, &c,
+				   &err);
 		cli_timeline_failed(w->in[i].t, rc, &err);
 		timeline_counts_add(all, &c);
 	}
@@ -782,7 +787,7 @@ static int walk_by_time(struct te_out *w, const struct progress *sink, struct ti
 			cli_timeline_file_set(&th[k].file, &w->in[input_of[k]]);
 			ctxs[k] = &th[k];
 		}
-		rc = timeline_walk_by_time(t, w->nin, w->since, &te_ops, ctxs, sink, all, &err);
+		rc = timeline_walk_by_time(t, w->nin, w->win, &te_ops, ctxs, sink, all, &err);
 	}
 	cli_timeline_failed(t[0], rc, &err);
 	for (k = 0; th && k < total; k++) {
@@ -796,11 +801,11 @@ static int walk_by_time(struct te_out *w, const struct progress *sink, struct ti
 	return rc;
 }
 
-int convert_trace_event(const struct cli_input *in, size_t n, uint64_t since_tsc,
+int convert_trace_event(const struct cli_input *in, size_t n, const struct window *win,
 			struct cli_out *out, struct split_out *split, struct cli_progress *prog)
 {
 	struct te_out w = {
-	    .o = split ? split->o : out, .split = split, .in = in, .nin = n, .since = since_tsc};
+	    .o = split ? split->o : out, .split = split, .in = in, .nin = n, .win = win};
 	struct progress sink = cli_progress_sink(prog);
 	struct timeline_counts all = {0};
 	int rc;
