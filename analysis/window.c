@@ -153,7 +153,8 @@ static int read_last(struct xfdr_trace *t, uint64_t i, const struct xfdr_thread_
 			if (is_drop_event(&ev)) {
 				*drops |= take_drops(&ev, all, n);
 			} else {
-				s->last_tsc = ev.tsc;
+				/* A clock that went back: the span is at least its start. */
+				s->last_tsc = ev.tsc > s->first_tsc ? ev.tsc : s->first_tsc;
 				found = 1;
 			}
 		}

@@ -215,6 +215,7 @@ static int parse_account_opts(int argc, char **argv, struct account_opts *o)
 
 	memset(o, 0, sizeof(*o));
 	o->sort = LATENCY_SORT_FUNCID;
+	o->window.tell_lost = 1;
 	rc = cli_options_parse(&cmd, argc, argv, &o->inputs);
 	if (!rc)
 		rc = cli_count_inputs(o->inputs, &o->names_from, &o->ninputs);

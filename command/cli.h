@@ -267,6 +267,8 @@ struct cli_window_opts {
 	const char *thread; /* --thread=LIST; NULL: every thread */
 	int whole;	    /* --window: 0 common, 1 all (the verb sets its default) */
 	int quiet;	    /* the verb shows the spans itself: nothing on stderr */
+	int tell_lost;	    /* an analysis: the spans are told when a thread lost history,
+			       even when all of it is read */
 };
 
 /* The option calls of --since and --until: opts is a struct cli_window_opts. */
@@ -293,7 +295,7 @@ struct cli_window {
  * --thread picks (by id or tid; a number no input has, or one that is a thread's id and
  * another's tid, is a usage error), and the edges: --since and --until when given, else (unless
  * --window=all) the common window of the threads taken. Then, when the window is not the whole
- * trace or a thread taken lost part of its history, it is told on stderr: "window 3.612 s to
+ * trace (or, with o->tell_lost, a thread taken lost part of its history), it is told on stderr: "window 3.612 s to
  * 15.000 s of 15.000 s (common: ...)" and one line per thread taken with its span and what it
  * lost. Returns 0, or a status reported; either way w goes to cli_window_free().
  */

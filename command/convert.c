@@ -158,7 +158,8 @@ static const char convert_head[] =
     "                    [--sort[=BOOL]] [--compress=deflate|none] [--jobs=N]\n"
     "                    [--split-size=BYTES]\n"
     "                    [--map MAP | --no-map]\n"
-    "                    [--since=TSC|snapshot] FILE...\n"
+    "                    [--since=WHEN] [--until=WHEN] [--thread=LIST]\n"
+    "                    [--window=all|common] FILE...\n"
     "\n"
     "Print a trace as the YAML document `llvm-xray convert --output-format=yaml FILE`\n"
     "prints, byte for byte, as a timeline (trace_event, perfetto) or as a profile of its\n"
@@ -353,6 +354,7 @@ static int parse_convert_opts(int argc, char **argv, struct convert_opts *o)
 	o->format = FORMAT_YAML;
 	o->compress = -1;
 	o->window.whole = 1;
+	o->window.quiet = 1; /* the output says its window (trace_event's since_tsc, ...) */
 	rc = cli_options_parse(&cmd, argc, argv, &o->inputs);
 	if (rc)
 		return rc;

@@ -33,6 +33,7 @@
  *
  * Threads and windows: after the header, of a trace that verifies, one line per thread with
  *   thread id=ID tid=TID name="NAME" first_tsc=A last_tsc=B span_s=X..Y lost=start|end|start,end
+ * (X and Y in seconds, to the nanosecond)
  * (tid and name when the sidecar or the drop counts tell them, lost when its history lost a part:
  * analysis/window.h), times in seconds from the trace's first event. --thread leaves out the
  * records of the other threads; --since and --until leave out the function records and events
@@ -141,11 +142,25 @@ static void dump_header(struct cli_out *o, const struct xfdr_trace *t)
 		   xfdr_trace_buffer_count(t));
 }
 
+/* " KEY=S.NNNNNNNNN..S.NNNNNNNNN": the TSCs a and b in seconds from w's base, to the nanosecond. */
+static void put_seconds(struct cli_out *o, const struct cli_window *w, uint64_t a, uint64_t b)
+{
+	uint64_t hz = w->hz ? w->hz : 1000000000u, t[2] = {a, b}, ns;
+	int k;
+
+	cli_puts(o, " span_s=");
+	for (k = 0; k < 2; k++) {
+		t[k] = t[k] > w->base ? t[k] - w->base : 0;
+		ns = (uint64_t)(((unsigned __int128)t[k] * 1000000000u + hz / 2) / hz);
+		cli_printf(o, "%s%" PRIu64 ".%09" PRIu64, k ? ".." : "", ns / 1000000000u,
+			   ns % 1000000000u);
+	}
+}
+
 /* The threads' spans, and the window when it has edges (see the top of the file). */
 static void dump_spans(struct cli_out *o, const struct cli_window *w)
 {
 	const struct window_span *s;
-	double hz = w->hz ? (double)w->hz : 1e9;
 	size_t k;
 
 	for (k = 0; k < w->nspans[0]; k++) {
@@ -157,10 +172,11 @@ static void dump_spans(struct cli_out *o, const struct cli_window *w)
 			cli_printf(o, " tid=%" PRIu32, s->tid);
 		if (s->name)
 			cli_printf(o, " name=\"%s\"", s->name);
-		if (s->has_events)
-			cli_printf(o, " first_tsc=%" PRIu64 " last_tsc=%" PRIu64 " span_s=%.6f..%.6f",
-				   s->first_tsc, s->last_tsc, (double)(s->first_tsc - w->base) / hz,
-				   (double)(s->last_tsc - w->base) / hz);
+		if (s->has_events) {
+			cli_printf(o, " first_tsc=%" PRIu64 " last_tsc=%" PRIu64, s->first_tsc,
+				   s->last_tsc);
+			put_seconds(o, w, s->first_tsc, s->last_tsc);
+		}
 		if (s->lost)
 			cli_printf(o, " lost=%s",
 				   s->lost == WINDOW_LOST_START ? "start"
@@ -168,11 +184,12 @@ static void dump_spans(struct cli_out *o, const struct cli_window *w)
 								: "start,end");
 		cli_putc(o, '\n');
 	}
-	if (w->narrowed)
-		cli_printf(o, "window since_tsc=%" PRIu64 " until_tsc=%" PRIu64 " span_s=%.6f..%.6f\n",
-			   w->since, w->until,
-			   (double)(w->since > w->base ? w->since - w->base : 0) / hz,
-			   (double)((w->until < w->end ? w->until : w->end) - w->base) / hz);
+	if (w->narrowed) {
+		cli_printf(o, "window since_tsc=%" PRIu64 " until_tsc=%" PRIu64, w->since,
+			   w->until);
+		put_seconds(o, w, w->since, w->until < w->end ? w->until : w->end);
+		cli_putc(o, '\n');
+	}
 }
 
 /*

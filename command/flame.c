@@ -127,6 +127,7 @@ static int parse_flame_opts(int argc, char **argv, struct flame_opts *o)
 	int rc;
 
 	memset(o, 0, sizeof(*o));
+	o->window.tell_lost = 1;
 	o->width = 1200;
 	o->min_width = 0.1;
 	rc = cli_options_parse(&cmd, argc, argv, &o->inputs);

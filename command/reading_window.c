@@ -39,7 +39,7 @@ int cli_window_parse_until(void *opts, const char *arg)
 	return rc;
 }
 
-static void tell(const struct cli_window *w, const struct cli_input *in);
+static void tell(const struct cli_window *w, const struct cli_input *in, int tell_lost);
 
 /* The spans of every input, into w. Returns 0, or CLI_FAIL reported. */
 static int load_spans(struct cli_window *w, const struct cli_input *in, size_t n)
@@ -187,23 +187,27 @@ static int snapshot_tsc(const struct cli_input *in, size_t n, uint64_t *tsc)
 	char sidecar[4096];
 	int rc, found;
 
+	map = cli_sidecar(path, NULL, sidecar, sizeof(sidecar));
 	if (!in[0].names) {
 		/* --no-map: the sidecar is read for the window alone. */
-		map = cli_sidecar(path, NULL, sidecar, sizeof(sidecar));
-		if (!map)
-			return cli_usage("'--since=snapshot': %s.map: %s (the window of a snapshot "
-					 "is in its .map sidecar)",
-					 path, strerror(ENOENT));
+		if (!map) {
+			cli_error("--since=snapshot: %s.map: %s (the window of a snapshot is in "
+				  "its .map sidecar)",
+				  path, strerror(ENOENT));
+			return CLI_USAGE;
+		}
 		rc = cli_names_load(map, &window_only);
 		if (rc)
 			return rc;
 	}
 	found = xfdr_names_since_tsc(window_only ? window_only : in[0].names, tsc);
 	xfdr_names_free(window_only);
-	if (!found)
-		return cli_usage("'--since=snapshot': the .map of %s has no since_tsc line: not "
-				 "the sidecar of a snapshot",
-				 path);
+	if (!found) {
+		cli_error("--since=snapshot: %s has no since_tsc line: not the sidecar of a "
+			  "snapshot",
+			  map ? map : "the .map");
+		return CLI_USAGE;
+	}
 	return 0;
 }
 
@@ -296,7 +300,7 @@ int cli_window_resolve(const struct cli_window_opts *o, const struct cli_input *
 		w->base = 0;
 	rc = set_edges(w, o, in);
 	if (!rc && !o->quiet)
-		tell(w, in);
+		tell(w, in, o->tell_lost);
 	return rc;
 }
 
@@ -347,7 +351,7 @@ static void tell_span(const struct cli_window *w, const struct window_span *s, c
 }
 
 /* The window and the threads' spans on stderr, when there is something to tell. */
-static void tell(const struct cli_window *w, const struct cli_input *in)
+static void tell(const struct cli_window *w, const struct cli_input *in, int tell_lost)
 {
 	char text[128];
 	size_t i, k, told = 0, left = 0;
@@ -355,7 +359,7 @@ static void tell(const struct cli_window *w, const struct cli_input *in)
 	if (w->disjoint)
 		cli_error("the threads' kept histories do not overlap: reading all of them "
 			  "(--window=all)");
-	if (!w->narrowed && !w->lost)
+	if (!w->narrowed && !(w->lost && tell_lost))
 		return;
 	if (w->narrowed)
 		cli_error("window %s%s", cli_window_text(w, text, sizeof(text)),

@@ -100,6 +100,7 @@ static int parse_stack_opts(int argc, char **argv, struct stack_opts *o)
 	int rc;
 
 	memset(o, 0, sizeof(*o));
+	o->window.tell_lost = 1;
 	rc = cli_options_parse(&cmd, argc, argv, &o->inputs);
 	return rc ? rc : cli_count_inputs(o->inputs, &o->names_from, &o->ninputs);
 }

@@ -450,6 +450,29 @@ static void test_module_not_a_file(void **state)
 	free(top);
 }
 
+/*
+ * A window, 200 ns to 550 ns from the trace's start (T0): thread 1's calls cut to it, thread
+ * 2 (at 5000 ns) left out. main 200..550 (350); a 200..400 (200, its child b 200..250: 50)
+ * and a 500..550 (50); so self main 350 - 250 = 100, a 150 + 50 = 200, b 50.
+ */
+static void test_window(void **state)
+{
+	const char *trace = hand_trace("window.xray", 1), *out = scratch_path("window.pb.gz");
+	struct child_result r;
+	char *top;
+
+	(void)state;
+	assert_int_equal(child_xfdr(&r, "convert", "-f", "pprof", "--since=200ns", "--until=550ns",
+				    "-o", out, trace, NULL),
+			 0);
+	child_result_free(&r);
+	top = pprof(out, "-top", "-unit=ns", NULL);
+	assert_row(top, "main", 100, 350);
+	assert_row(top, "a", 200, 250);
+	assert_row(top, "b", 50, 50);
+	free(top);
+}
+
 /* ---- Usage and errors ------------------------------------------------------------------- */
 
 static void test_usage_and_errors(void **state)
@@ -459,11 +482,6 @@ static void test_usage_and_errors(void **state)
 	struct tb b;
 
 	(void)state;
-	/* A window would cut calls that the profile sums whole: refused, not ignored. */
-	assert_int_equal(
-	    child_xfdr(&r, "convert", "-f", "pprof", "--since=5", "-o", out, trace, NULL), 2);
-	text_assert_contains(r.err, "'--since' is not supported with --output-format=pprof");
-	child_result_free(&r);
 	assert_int_equal(
 	    child_xfdr(&r, "convert", "-f", "pprof", "--compress=none", "-o", out, trace, NULL), 2);
 	text_assert_contains(r.err, "'--compress' is an option of --output-format=perfetto");
@@ -498,6 +516,7 @@ int main(void)
 	    cmocka_unit_test(test_without_names),    cmocka_unit_test(test_diff_base),
 	    cmocka_unit_test(test_incomplete),	     cmocka_unit_test(test_agrees_with_account),
 	    cmocka_unit_test(test_source_lines),     cmocka_unit_test(test_module_not_a_file),
+	    cmocka_unit_test(test_window),
 	    cmocka_unit_test(test_usage_and_errors),
 	};
 
