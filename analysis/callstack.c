@@ -72,9 +72,9 @@ struct cs_thread {
 };
 
 enum cs_phase {
-	CS_IN = 0,  /* in the window (and with no window, always) */
-	CS_BEFORE,  /* its events so far are before the window */
-	CS_PAST,    /* it had an event after the window: the rest is not taken */
+	CS_IN = 0, /* in the window (and with no window, always) */
+	CS_BEFORE, /* its events so far are before the window */
+	CS_PAST,   /* it had an event after the window: the rest is not taken */
 };
 
 #define CS_NO_FID UINT32_MAX /* an empty slot: function ids have 28 bits */

@@ -17,9 +17,9 @@ const char *const timeline_begin_name[] = {
 };
 
 const char *const timeline_end_name[] = {
-    [TL_END_EXIT] = NULL,	  [TL_END_TAIL_EXIT] = "tail exit",
-    [TL_END_UNWOUND] = "unwound", [TL_END_CONTEXT] = "stack context",
-    [TL_END_EDGE] = "trace edge", [TL_END_SPLIT] = "split",
+    [TL_END_EXIT] = NULL,	    [TL_END_TAIL_EXIT] = "tail exit",
+    [TL_END_UNWOUND] = "unwound",   [TL_END_CONTEXT] = "stack context",
+    [TL_END_EDGE] = "trace edge",   [TL_END_SPLIT] = "split",
     [TL_END_WINDOW] = "window end",
 };
 

@@ -38,10 +38,10 @@
 
 /* An edge as the user wrote it, before it is known which trace it is read against. */
 enum window_edge_kind {
-	WINDOW_EDGE_NONE = 0,  /* not given: the trace's own start or end */
-	WINDOW_EDGE_TSC,       /* tsc */
-	WINDOW_EDGE_TIME,      /* ns nanoseconds from the trace's start */
-	WINDOW_EDGE_SNAPSHOT,  /* the .map's since_tsc */
+	WINDOW_EDGE_NONE = 0, /* not given: the trace's own start or end */
+	WINDOW_EDGE_TSC,      /* tsc */
+	WINDOW_EDGE_TIME,     /* ns nanoseconds from the trace's start */
+	WINDOW_EDGE_SNAPSHOT, /* the .map's since_tsc */
 };
 
 struct window_edge {
@@ -97,10 +97,10 @@ struct window_span {
 	const char *name;	 /* the .map's name of it; NULL: none (lives as long as names) */
 	int has_events;		 /* else first_tsc and last_tsc are 0 */
 	uint64_t first_tsc, last_tsc;
-	unsigned lost;		 /* enum window_lost bits */
-	int begins_inside;	 /* its first kept buffer begins inside calls (XFDRSTAK) */
-	uint64_t overwritten;	 /* buffers of it ring mode reused (XFDRDROP) */
-	uint64_t no_buffer;	 /* events of it dropped for want of a buffer (XFDRDROP) */
+	unsigned lost;	      /* enum window_lost bits */
+	int begins_inside;    /* its first kept buffer begins inside calls (XFDRSTAK) */
+	uint64_t overwritten; /* buffers of it ring mode reused (XFDRDROP) */
+	uint64_t no_buffer;   /* events of it dropped for want of a buffer (XFDRDROP) */
 };
 
 /*

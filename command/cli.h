@@ -281,13 +281,13 @@ struct cli_window {
 	size_t n;
 	struct window_span **spans; /* per input, its threads (analysis/window.h) */
 	size_t *nspans;
-	uint64_t *keys;		    /* what win[i].threads point into */
-	uint64_t since, until;	    /* the edges (0 and UINT64_MAX: none) */
-	uint64_t base, end, hz;	    /* the first and last event of all, the first trace's rate */
-	int narrowed;		    /* edges were given, or the common window is narrower */
-	int common;		    /* the edges are the common window's */
-	int disjoint;		    /* the threads' histories do not overlap: all is read */
-	int lost;		    /* a thread taken lost a part of its history */
+	uint64_t *keys;		/* what win[i].threads point into */
+	uint64_t since, until;	/* the edges (0 and UINT64_MAX: none) */
+	uint64_t base, end, hz; /* the first and last event of all, the first trace's rate */
+	int narrowed;		/* edges were given, or the common window is narrower */
+	int common;		/* the edges are the common window's */
+	int disjoint;		/* the threads' histories do not overlap: all is read */
+	int lost;		/* a thread taken lost a part of its history */
 };
 
 /*
@@ -295,9 +295,9 @@ struct cli_window {
  * --thread picks (by id or tid; a number no input has, or one that is a thread's id and
  * another's tid, is a usage error), and the edges: --since and --until when given, else (unless
  * --window=all) the common window of the threads taken. Then, when the window is not the whole
- * trace (or, with o->tell_lost, a thread taken lost part of its history), it is told on stderr: "window 3.612 s to
- * 15.000 s of 15.000 s (common: ...)" and one line per thread taken with its span and what it
- * lost. Returns 0, or a status reported; either way w goes to cli_window_free().
+ * trace (or, with o->tell_lost, a thread taken lost part of its history), it is told on stderr:
+ * "window 3.612 s to 15.000 s of 15.000 s (common: ...)" and one line per thread taken with its
+ * span and what it lost. Returns 0, or a status reported; either way w goes to cli_window_free().
  */
 int cli_window_resolve(const struct cli_window_opts *o, const struct cli_input *in, size_t n,
 		       struct cli_window *w);
@@ -431,7 +431,8 @@ int convert_perfetto(const struct cli_input *in, size_t n, const struct window *
 /*
  * convert_pprof - the calls of the verified trace in->t as a gzipped pprof profile into out:
  * a sample per distinct call stack with its calls and self time (of the window w: calls cut at
- * its edges count with the time inside), functions named from in->names (NULL: none). Returns CLI_OK, or CLI_FAIL after reporting (the caller still closes out).
+ * its edges count with the time inside), functions named from in->names (NULL: none). Returns
+ * CLI_OK, or CLI_FAIL after reporting (the caller still closes out).
  */
 int convert_pprof(const struct cli_input *in, const struct cli_window *w, struct cli_out *out,
 		  struct cli_progress *prog);

@@ -331,10 +331,9 @@ static int parse_convert_opts(int argc, char **argv, struct convert_opts *o)
 			"wrote (default: FILE.map when it exists)",
 			"print function ids only, exactly as llvm-xray without\n"
 			"an instrumentation map"),
-	    CLI_OPT_WINDOW(&o->window,
-			   "with neither --since nor --until: 'all' (the default: a\n"
-			   "conversion keeps every record) or 'common' (only the\n"
-			   "time every thread's kept history covers)"),
+	    CLI_OPT_WINDOW(&o->window, "with neither --since nor --until: 'all' (the default: a\n"
+				       "conversion keeps every record) or 'common' (only the\n"
+				       "time every thread's kept history covers)"),
 	    CLI_OPT_HELP,
 	    CLI_OPT_END,
 	};

@@ -76,11 +76,11 @@ struct dump_module {
 };
 
 struct dump_state {
-	struct cli_out *out;  /* the record's output: stdout, or /dev/null when left out */
+	struct cli_out *out; /* the record's output: stdout, or /dev/null when left out */
 	struct cli_out *shown, *hidden;
 	const struct cli_window *w; /* NULL: every record */
-	int timed;		      /* w has edges: only records in them */
-	int entry_shown;	      /* the last function record was shown: its arguments too */
+	int timed;		    /* w has edges: only records in them */
+	int entry_shown;	    /* the last function record was shown: its arguments too */
 	struct callstack *cs;
 	const struct xfdr_names *names; /* NULL without a sidecar */
 	int big_endian;

@@ -107,10 +107,9 @@ static int parse_flame_opts(int argc, char **argv, struct flame_opts *o)
 	    CLI_OPT_FLAG('t', "per-thread", &o->per_thread, 1,
 			 "one tower per thread, 'thread N (NAME)' at its foot\n"
 			 "(default: the threads merged)"),
-	    CLI_OPT_WINDOW(&o->window,
-			   "with neither --since nor --until: 'common' (the default)\n"
-			   "reads only the time every thread's kept history covers;\n"
-			   "'all' reads all of it"),
+	    CLI_OPT_WINDOW(&o->window, "with neither --since nor --until: 'common' (the default)\n"
+				       "reads only the time every thread's kept history covers;\n"
+				       "'all' reads all of it"),
 	    CLI_OPT_MAP(&o->names_from, "name functions from MAP (default: FILE.map if it exists)",
 			"name functions '#ID'"),
 	    CLI_OPT_HELP,
@@ -454,11 +453,12 @@ int cmd_flame(int argc, char **argv)
 	if (status)
 		return status < 0 ? CLI_OK : status;
 	status = cli_inputs_open(opt.inputs, opt.ninputs, opt.output, &opt.names_from, &prog, &in);
+	if (!status)
+		status = cli_window_resolve(&opt.window, in, opt.ninputs, &w);
 	if (status)
 		goto out;
 	status = CLI_FAIL;
-	if (cli_window_resolve(&opt.window, in, opt.ninputs, &w) ||
-	    cli_stree_build(&t, in, opt.ninputs, opt.per_thread, &w, &prog))
+	if (cli_stree_build(&t, in, opt.ninputs, opt.per_thread, &w, &prog))
 		goto out;
 	have_tree = 1;
 	out = cli_out_new(opt.output);

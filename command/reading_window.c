@@ -307,8 +307,7 @@ int cli_window_resolve(const struct cli_window_opts *o, const struct cli_input *
 /* A TSC as a time from the trace's start, into buf. */
 static const char *at(const struct cli_window *w, uint64_t tsc, char *buf, size_t size)
 {
-	return cli_duration(buf, size, tsc > w->base ? tsc - w->base : 0, w->hz,
-			    CLI_DURATION_FULL);
+	return cli_duration(buf, size, tsc > w->base ? tsc - w->base : 0, w->hz, CLI_DURATION_FULL);
 }
 
 const char *cli_window_text(const struct cli_window *w, char *buf, size_t size)
@@ -316,8 +315,8 @@ const char *cli_window_text(const struct cli_window *w, char *buf, size_t size)
 	char a[32], b[32], c[32];
 	uint64_t until = w->until < w->end ? w->until : w->end;
 
-	snprintf(buf, size, "%s to %s of %s", at(w, w->since > w->base ? w->since : w->base, a,
-						 sizeof(a)),
+	snprintf(buf, size, "%s to %s of %s",
+		 at(w, w->since > w->base ? w->since : w->base, a, sizeof(a)),
 		 at(w, until, b, sizeof(b)), at(w, w->end, c, sizeof(c)));
 	return buf;
 }

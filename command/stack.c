@@ -80,10 +80,9 @@ static int parse_stack_opts(int argc, char **argv, struct stack_opts *o)
 	    CLI_OPT_FLAG('t', "per-thread", &o->per_thread, 1,
 			 "one tree per thread: 'thread N (NAME)' is the outermost\n"
 			 "frame (default: the threads merged)"),
-	    CLI_OPT_WINDOW(&o->window,
-			   "with neither --since nor --until: 'common' (the default)\n"
-			   "reads only the time every thread's kept history covers;\n"
-			   "'all' reads all of it"),
+	    CLI_OPT_WINDOW(&o->window, "with neither --since nor --until: 'common' (the default)\n"
+				       "reads only the time every thread's kept history covers;\n"
+				       "'all' reads all of it"),
 	    CLI_OPT_MAP(&o->names_from, "name functions from MAP (default: FILE.map if it exists)",
 			"name functions '#ID'"),
 	    CLI_OPT_HELP,
@@ -195,6 +194,8 @@ int cmd_stack(int argc, char **argv)
 	if (status)
 		return status < 0 ? CLI_OK : status;
 	status = cli_inputs_open(opt.inputs, opt.ninputs, opt.output, &opt.names_from, &prog, &in);
+	if (!status)
+		status = cli_window_resolve(&opt.window, in, opt.ninputs, &w);
 	if (status)
 		goto out;
 	status = CLI_FAIL;
@@ -204,8 +205,7 @@ int cmd_stack(int argc, char **argv)
 			  opt.inputs[0], unit_names[opt.unit]);
 		goto out;
 	}
-	if (cli_window_resolve(&opt.window, in, opt.ninputs, &w) ||
-	    cli_stree_build(&t, in, opt.ninputs, opt.per_thread, &w, &prog))
+	if (cli_stree_build(&t, in, opt.ninputs, opt.per_thread, &w, &prog))
 		goto out;
 	have_tree = 1;
 	out = cli_out_new(opt.output);

@@ -333,6 +333,24 @@ static void test_before_trace(void **state)
 	*strstr(th, "PACKETS") = '\0';
 	text_assert_equal(th, want_2500);
 	free(lines);
+
+	/*
+	 * --until=2500: 6 is open at 2500 and ends there; so does 7, entered before the trace,
+	 * whose exit (3000) the walk finds only past the window: its end comes last. Thread 2
+	 * has no event in the window and no call open across it: it is left out.
+	 */
+	lines = convert_lines(path, "--no-map", "--until=2500");
+	th = strstr(lines, "T 1 1 ");
+	assert_non_null(th);
+	*strstr(th, "PACKETS") = '\0';
+	text_assert_equal(th, "T 1 1 \"\"\n"
+			      "B 1 1 0 \"7\" {\"xfdr_begin\":\"before trace\"}\n"
+			      "B 1 1 0 \"5\" {\"xfdr_begin\":\"before trace\"}\n"
+			      "E 1 1 0 \"5\" {}\n"
+			      "B 1 1 1000 \"6\" {}\n"
+			      "E 1 1 1500 \"6\" {\"xfdr_end\":\"window end\"}\n"
+			      "E 1 1 1500 \"7\" {\"xfdr_end\":\"window end\"}\n");
+	free(lines);
 }
 
 /* ---- --split-size ----------------------------------------------------------------------- */

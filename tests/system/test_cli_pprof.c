@@ -512,12 +512,11 @@ static void test_usage_and_errors(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_hand_built),	     cmocka_unit_test(test_thread_labels),
-	    cmocka_unit_test(test_without_names),    cmocka_unit_test(test_diff_base),
-	    cmocka_unit_test(test_incomplete),	     cmocka_unit_test(test_agrees_with_account),
-	    cmocka_unit_test(test_source_lines),     cmocka_unit_test(test_module_not_a_file),
-	    cmocka_unit_test(test_window),
-	    cmocka_unit_test(test_usage_and_errors),
+	    cmocka_unit_test(test_hand_built),	  cmocka_unit_test(test_thread_labels),
+	    cmocka_unit_test(test_without_names), cmocka_unit_test(test_diff_base),
+	    cmocka_unit_test(test_incomplete),	  cmocka_unit_test(test_agrees_with_account),
+	    cmocka_unit_test(test_source_lines),  cmocka_unit_test(test_module_not_a_file),
+	    cmocka_unit_test(test_window),	  cmocka_unit_test(test_usage_and_errors),
 	};
 
 	return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);
