@@ -1002,8 +1002,8 @@ static int self_cmp(const void *pl, const void *pr)
 	return (l->fid > r->fid) - (l->fid < r->fid);
 }
 
-int latency_totals(struct xfdr_trace *t, const struct xfdr_names *names, struct latency_total **out,
-		   size_t *n, struct xfdr_error *err)
+int latency_totals(struct xfdr_trace *t, const struct xfdr_names *names, const struct window *w,
+		   struct latency_total **out, size_t *n, struct xfdr_error *err)
 {
 	struct latency_options opt;
 	struct acct a;
@@ -1017,6 +1017,7 @@ int latency_totals(struct xfdr_trace *t, const struct xfdr_names *names, struct 
 	*out = NULL;
 	*n = 0;
 	memset(&opt, 0, sizeof(opt));
+	opt.window = w;
 	memset(&a, 0, sizeof(a));
 	a.t = t;
 	a.opt = &opt;

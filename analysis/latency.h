@@ -117,12 +117,13 @@ struct latency_total {
 
 /*
  * latency_totals - every function of the verified trace t with at least one counted call, by
- * self time, largest first (ties: lower id first). names: the .map's names, or NULL.
+ * self time, largest first (ties: lower id first). names: the .map's names, or NULL. w: the
+ * window the calls are counted in, as latency_options.window (NULL: all).
  * One pass over the events, memory per function only.
  * Returns 0 with *out (malloc'd, free() it; NULL when *n is 0) and *n, or -1 with err filled
  * (an invalid trace, out of memory).
  */
-int latency_totals(struct xfdr_trace *t, const struct xfdr_names *names, struct latency_total **out,
-		   size_t *n, struct xfdr_error *err);
+int latency_totals(struct xfdr_trace *t, const struct xfdr_names *names, const struct window *w,
+		   struct latency_total **out, size_t *n, struct xfdr_error *err);
 
 #endif /* XFDR_ANALYSIS_LATENCY_H */

@@ -45,6 +45,7 @@
 
 #include "analysis/latency.h"
 #include "analysis/trace_facts.h"
+#include "analysis/window.h"
 #include "command/cli.h"
 #include "command/option_table.h"
 #include "launcher/elf_probe.h"
@@ -475,7 +476,8 @@ static void put_drops(const uint64_t *drop, const char *mode)
 		    : "");
 }
 
-static void put_top(struct xfdr_trace *t, const struct xfdr_names *names, long top)
+static void put_top(struct xfdr_trace *t, const struct xfdr_names *names, const struct window *w,
+		    long top)
 {
 	struct latency_total *v;
 	struct xfdr_error err;
@@ -487,7 +489,7 @@ static void put_top(struct xfdr_trace *t, const struct xfdr_names *names, long t
 
 	if (top <= 0)
 		return;
-	if (latency_totals(t, names, &v, &n, &err)) {
+	if (latency_totals(t, names, w, &v, &n, &err)) {
 		cli_error("%s", err.text);
 		return;
 	}
@@ -559,6 +561,55 @@ static void put_crash(const struct xfdr_names *names, const char *signal, const 
 	}
 }
 
+#define SUMMARY_SPANS_MAX 8 /* threads whose spans the summary lists */
+
+/*
+ * When a thread's kept history lost part of what it recorded (ring mode), the window every
+ * thread's history covers, into *w for the top functions, and each thread's span.
+ */
+static void put_spans(struct xfdr_trace *t, const struct xfdr_names *names, struct window *w)
+{
+	uint64_t hz = xfdr_trace_header(t)->cycle_frequency, base = UINT64_MAX, end = 0, since,
+		 until;
+	struct window_span *s;
+	struct xfdr_error err;
+	char a[32], b[32], c[32];
+	size_t n, i, lost = 0;
+
+	if (window_spans(t, names, &s, &n, &err))
+		return;
+	for (i = 0; i < n; i++) {
+		lost += s[i].lost != 0;
+		if (s[i].has_events && s[i].first_tsc < base)
+			base = s[i].first_tsc;
+		if (s[i].has_events && s[i].last_tsc > end)
+			end = s[i].last_tsc;
+	}
+	if (lost && window_common(s, n, &since, &until) == 1) {
+		w->since = since;
+		w->until = until;
+		fprintf(stderr,
+			"  window     %s to %s of %s: where every thread's kept history "
+			"holds (the functions below are of it)\n",
+			cli_duration(a, sizeof(a), since - base, hz, CLI_DURATION_FULL),
+			cli_duration(b, sizeof(b), until - base, hz, CLI_DURATION_FULL),
+			cli_duration(c, sizeof(c), end - base, hz, CLI_DURATION_FULL));
+	}
+	for (i = 0; lost && i < n && i < SUMMARY_SPANS_MAX; i++)
+		if (s[i].has_events)
+			fprintf(
+			    stderr, "    thread %" PRIu32 " (%s) %s to %s%s\n", s[i].thread_id,
+			    s[i].name ? s[i].name : "?",
+			    cli_duration(a, sizeof(a), s[i].first_tsc - base, hz,
+					 CLI_DURATION_FULL),
+			    cli_duration(b, sizeof(b), s[i].last_tsc - base, hz, CLI_DURATION_FULL),
+			    s[i].lost & WINDOW_LOST_START ? ", older events lost" : "");
+	if (lost && n > SUMMARY_SPANS_MAX)
+		fprintf(stderr, "    ... and %zu more threads (xfdr dump lists them)\n",
+			n - SUMMARY_SPANS_MAX);
+	free(s);
+}
+
 /* The summary of one trace file. */
 static void summarize(const char *path, const struct launch_trace *f, long top)
 {
@@ -568,6 +619,7 @@ static void summarize(const char *path, const struct launch_trace *f, long top)
 	struct xfdr_map_crash crash;
 	struct xfdr_error err;
 	struct trace_facts tf;
+	struct window w = WINDOW_ALL;
 	char map[2 * PATH_MAX + 8], size[32], bsize[32];
 	const uint64_t *drop;
 	uint64_t overwritten;
@@ -587,6 +639,7 @@ static void summarize(const char *path, const struct launch_trace *f, long top)
 		names = load_map(map, &map_lines);
 	xfdr_names_pool(map_lines, &m);
 	fprintf(stderr, "  threads    %" PRIu64 "\n", tf.threads);
+	put_spans(t, names, &w);
 	fprintf(stderr, "  events     %" PRIu64 " function records\n", tf.functions);
 	drop = m.have_drops ? m.dropped : tf.drop;
 	if (m.have_drops || tf.have_drops)
@@ -604,7 +657,7 @@ static void summarize(const char *path, const struct launch_trace *f, long top)
 			overwritten);
 	if (xfdr_names_crash(map_lines, &crash))
 		put_crash(names, crash.signal_name, path);
-	put_top(t, names, top);
+	put_top(t, names, &w, top);
 out:
 	xfdr_names_free(map_lines);
 	if (t)

@@ -119,7 +119,7 @@ static void read_trace(const struct xfdr_names *names, int top)
 	if (xfdr_trace_open(trace_path, &t, &err) < 0)
 		return;
 	if (!xfdr_trace_verify(t, &err) && !trace_facts_read(t, &tf, &err) && top &&
-	    !latency_totals(t, names, &v, &n, &err))
+	    !latency_totals(t, names, NULL, &v, &n, &err))
 		free(v);
 	xfdr_trace_close(t);
 }
