@@ -7,7 +7,8 @@
  * name files: verify, dump (plain and --stacks), convert (yaml, sorted, trace_event, perfetto
  * compressed and not; both timelines split into parts), account (plain, --deduce-sibling-calls,
  * --recursive-calls-only,
- * --keep-going), stack (self and total, per thread), flame and convert to pprof. Then `recover
+ * --keep-going), stack (self and total, per thread), flame and convert to pprof, and each of
+ * them again through a window (--since, --until, --thread, --window). Then `recover
  * --salvage` on the same bytes, and the library's API directly (both event orders, every thread's
  * iterator). Output goes to /dev/null; what matters is that nothing crashes, hangs, leaks or reads
  * out of bounds.
@@ -164,8 +165,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	verb(cmd_convert, "convert", "--output-format=perfetto", "--compress=none", m, trace_path);
 	split("--output-format=trace_event", m);
 	split("--output-format=perfetto", m);
+	/* Windows: edges in times from the trace's start and as TSCs, threads by id or tid. */
+	verb(cmd_dump, "dump", "--since=100ns", "--until=5us", "--thread=1", trace_path);
+	verb(cmd_convert, "convert", "--since=200ns", "--until=20us", m, trace_path);
+	verb(cmd_convert, "convert", "--output-format=trace_event", "--until=2us", m, trace_path);
+	verb(cmd_convert, "convert", "--output-format=perfetto", "--since=1us", "--until=10us",
+	     trace_path);
+	verb(cmd_convert, "convert", "--output-format=trace_event", "--window=common", m,
+	     trace_path);
 	if (deep)
 		goto recover;
+	verb(cmd_account, "account", "--window=all", m, trace_path, NULL);
+	verb(cmd_account, "account", "--since=500ns", "--until=50us", "--thread=1,2", trace_path);
+	verb(cmd_stack, "stack", "--since=50ns", "--until=1000000", m, trace_path);
+	verb(cmd_flame, "flame", "--window=all", "--thread=1", m, trace_path);
+	verb(cmd_convert, "convert", "--output-format=pprof", "--until=1us", m, trace_path);
 	verb(cmd_account, "account", m, trace_path, NULL, NULL);
 	verb(cmd_account, "account", "--deduce-sibling-calls", "--sort=sum", m, trace_path);
 	verb(cmd_account, "account", "--recursive-calls-only", "--keep-going", m, trace_path);

@@ -167,10 +167,20 @@ static void write_map(const char *name)
 	scratch_append(name, tail, strlen(tail));
 }
 
+/*
+ * The thread's span: its first event is the crash at 1500; its last, the Entry at 1005, is
+ * earlier (the clock went back), so the span is the first event's alone. The .map names it.
+ */
+#define DUMP_THREAD "thread id=1 first_tsc=1500 last_tsc=1500 span_s=0.000000000..0.000000000\n"
+#define DUMP_THREAD_NAMED                                                                          \
+	"thread id=1 tid=4242 name=\"crashy\" first_tsc=1500 last_tsc=1500 "                       \
+	"span_s=0.000000000..0.000000000\n"
+
 static const char dump_head[] =
     "file: crash.xray\n"
     "header: version=1 type=1 bitfield=0x00000003 constant_tsc=1 nonstop_tsc=1 "
     "cycle_frequency=2000000000 buffer_size=256 byte_order=little buffers=1\n"
+    "%s"
     "offset     buffer record            fields\n"
     "32         0      NewBuffer         thread=1\n"
     "48         0      WallClockTime     seconds=10 micros=5\n"
@@ -182,21 +192,26 @@ static const char dump_tail[] =
     "192        0      CustomEventMarker size=40 tsc=1600 data=5846445243525348020000000b000000... "
     "text=\"XFDRCRSH........\"... crash=invalid reason=\"payload offset 8: expected XFDRCRSH "
     "layout version 1, found 2\"\n"
-    "248        0      Entry             function=1 delta=5 tsc=1005 cpu=2 depth=0\n"
+    "248        0      Entry             function=1 delta=5 tsc=1005 cpu=2%s depth=0\n"
     "256        0      EndOfBuffer       padding=16\n";
 
-/* The whole dump: head, the crash line (whose data preview shows signal in byte 12), frames. */
-static void expect_dump(const char *got, uint32_t signal, const char *crash, const char *frames)
+/*
+ * The whole dump: head, the crash line (whose data preview shows signal in byte 12), frames;
+ * named: the .map names the thread and function 1.
+ */
+static void expect_dump(const char *got, uint32_t signal, const char *crash, const char *frames,
+			int named)
 {
-	char want[16384], head[sizeof(dump_head)];
+	char want[16384], head[sizeof(dump_head) + 256], tail[sizeof(dump_tail) + 32];
 	char *sig;
 
-	memcpy(head, dump_head, sizeof(head));
+	snprintf(head, sizeof(head), dump_head, named ? DUMP_THREAD_NAMED : DUMP_THREAD);
+	snprintf(tail, sizeof(tail), dump_tail, named ? " name=\"main\"" : "");
 	/* Bytes 12-15 of the payload are the signal: "0b000000" for 11. */
 	sig = strstr(head, "0100000000000000...") + 8;
 	snprintf(sig, 3, "%02x", signal & 0xff);
 	sig[2] = '0';
-	snprintf(want, sizeof(want), "%s%s\n%s%s", head, crash, frames, dump_tail);
+	snprintf(want, sizeof(want), "%s%s\n%s%s", head, crash, frames, tail);
 	text_assert_equal(got, want);
 }
 
@@ -220,7 +235,8 @@ static void test_dump_crash(void **state)
 		 "    #5 0x7f0000005000\n"
 		 "    #6 0x7f0000006000 (%s)\n",
 		 pc0, exe, vaddr0, pc1, exe, vaddr1, exe);
-	expect_dump(r.out, 11, "crash=SIGSEGV signal=11 code=1 addr=0x0 tid=4242 frames=7", frames);
+	expect_dump(r.out, 11, "crash=SIGSEGV signal=11 code=1 addr=0x0 tid=4242 frames=7", frames,
+		    1);
 	child_result_free(&r);
 
 	/* --stacks changes function lines only. */
@@ -248,8 +264,8 @@ static void test_dump_crash_no_map(void **state)
 	assert_int_equal(r.status, 0);
 	assert_int_equal(r.err_len, 0);
 	expect_dump(r.out, 11,
-		    "crash=SIGSEGV signal=11 code=1 addr=0x0 tid=4242 frames=7 truncated=1",
-		    frames);
+		    "crash=SIGSEGV signal=11 code=1 addr=0x0 tid=4242 frames=7 truncated=1", frames,
+		    0);
 	child_result_free(&r);
 
 	/* A sidecar with no crash lines names no frame either. */
@@ -257,8 +273,8 @@ static void test_dump_crash_no_map(void **state)
 	child_xfdr(&r, "dump", "crash.xray", NULL);
 	assert_int_equal(r.status, 0);
 	expect_dump(r.out, 11,
-		    "crash=SIGSEGV signal=11 code=1 addr=0x0 tid=4242 frames=7 truncated=1",
-		    frames);
+		    "crash=SIGSEGV signal=11 code=1 addr=0x0 tid=4242 frames=7 truncated=1", frames,
+		    0);
 	child_result_free(&r);
 }
 
