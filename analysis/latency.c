@@ -924,6 +924,32 @@ oom:
 	return no_memory(a, "");
 }
 
+/*
+ * The debug column of row: "FILE:LINE:COLUMN" from the DWARF of its function's module, as
+ * llvm-xray's symbolizer words it (the file's base name). 0, or -1 when out of memory.
+ */
+static int row_debug(struct acct *a, const struct xfdr_names *names, struct latency_row *row)
+{
+	const char *module, *file, *base;
+	uint64_t vaddr;
+	int line, col;
+	size_t n;
+	char *d;
+
+	if (!a->opt->sources || !xfdr_names_function_site(names, row->fid, &module, &vaddr) ||
+	    !srcline_lookup(a->opt->sources, module, vaddr, &file, &line, &col))
+		return 0;
+	base = strrchr(file, '/');
+	base = base ? base + 1 : file;
+	n = strlen(base) + 2 * 12 + 3;
+	d = malloc(n);
+	if (!d)
+		return -1;
+	snprintf(d, n, "%s:%d:%d", base, line, col);
+	row->debug = d;
+	return 0;
+}
+
 /* Two passes, then every row's figures and names. Returns as latency_table_build(). */
 static int build_table(struct acct *a, const struct xfdr_names *names, const struct progress *prog)
 {
@@ -978,7 +1004,7 @@ static int build_table(struct acct *a, const struct xfdr_names *names, const str
 			name = idname;
 		}
 		f->row.name = strdup(name);
-		if (!f->row.name) {
+		if (!f->row.name || row_debug(a, names, &f->row)) {
 			status = no_memory(a, "");
 			goto out;
 		}
@@ -1124,8 +1150,10 @@ void latency_table_free(struct latency_table *lt)
 
 	if (!lt)
 		return;
-	for (i = 0; i < lt->a.nfn; i++)
+	for (i = 0; i < lt->a.nfn; i++) {
 		free((char *)lt->a.fn[i].row.name);
+		free((char *)lt->a.fn[i].row.debug);
+	}
 	free(lt->a.fn);
 	free(lt->a.slot);
 	free(lt->a.lat);

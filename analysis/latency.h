@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "analysis/progress.h"
+#include "analysis/srcline.h"
 #include "analysis/window.h"
 #include "xfdr/reader.h"
 
@@ -41,6 +42,8 @@ enum latency_sort {
 struct latency_options {
 	const struct window *window; /* only its threads and what it shows of their calls
 					(analysis/window.h; callstack_set_window()); NULL: all */
+	struct srcline *sources;     /* for each row's debug column, the DWARF of the module the
+					names put its function in (analysis/srcline.h); NULL: none */
 	int recursive_only; /* llvm-xray's -recursive-calls-only: a call of F counts when F was
 			       entered again while the outermost open call of F lasted */
 };
@@ -53,7 +56,9 @@ struct latency_row {
 	   latencies, the maximum and the sum (taken exactly, rounded once), in seconds (ticks /
 	   the header's cycle_frequency; raw ticks when it is 0). */
 	double min, med, p90, p99, max, sum;
-	const char *name; /* the sidecar's name, else "#ID" */
+	const char *name;  /* the sidecar's name, else "#ID" */
+	const char *debug; /* "FILE:LINE:COLUMN" of the function's first instruction (FILE's
+			      base name, as llvm-xray's debug column), NULL: not known */
 };
 
 /* Calls not counted, by cause, and calls counted whose exit was deduced. */

@@ -4,7 +4,14 @@
  * One libdwfl session per module, reported offline (the file as it is on the disk, at the
  * addresses it was linked for plus the bias libdwfl gives it), so that a module's addresses are
  * the ones the sidecar writes (module_vaddr) and modules never overlap one another.
+ *
+ * libdwfl finds an address's unit through .debug_aranges, which clang does not write (and
+ * elfutils before 0.189 does not make up from the units): when it finds none, the units'
+ * own address ranges (DW_AT_low_pc, high_pc, ranges), read once per module, say which unit
+ * holds the address, and that unit's line table gives the line.
  */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <stdio.h>
@@ -16,10 +23,20 @@
 
 struct sl_module {
 	char *path;
-	Dwfl *dwfl;	  /* NULL when the session could not begin */
-	Dwfl_Module *mod; /* NULL when the module gives no lines */
-	Dwarf_Addr bias;  /* module_vaddr + bias = the module's address in the session */
-	char *why;	  /* why mod is NULL */
+	Dwfl *dwfl;	       /* NULL when the session could not begin */
+	Dwfl_Module *mod;      /* NULL when the module gives no lines */
+	Dwarf_Addr bias;       /* module_vaddr + bias = the module's address in the session */
+	char *why;	       /* why mod is NULL */
+	struct sl_unit *units; /* the units' ranges, for want of .debug_aranges */
+	size_t unit_count;
+	int units_read;
+};
+
+/* An address range of a unit, at session addresses. */
+struct sl_unit {
+	Dwarf_Addr lo, hi; /* [lo, hi) */
+	Dwarf_Die die;
+	Dwarf_Addr bias; /* of the unit's addresses in the session */
 };
 
 /* A relative file name of a line table joined to its unit's directory, kept once. */
@@ -57,6 +74,7 @@ void srcline_free(struct srcline *s)
 	for (i = 0; i < s->count; i++) {
 		if (s->m[i].dwfl)
 			dwfl_end(s->m[i].dwfl);
+		free(s->m[i].units);
 		free(s->m[i].path);
 		free(s->m[i].why);
 	}
@@ -157,27 +175,78 @@ static const char *joined(struct srcline *s, const char *file, const char *dir)
 	return p->path;
 }
 
+/* Every unit's address ranges into m->units, once. Out of memory: none (no lines). */
+static void read_units(struct sl_module *m)
+{
+	Dwarf_Die *cu = NULL;
+	Dwarf_Addr bias, base, lo, hi;
+	ptrdiff_t off;
+	struct sl_unit *v;
+	size_t cap = 0;
+
+	m->units_read = 1;
+	while ((cu = dwfl_module_nextcu(m->mod, cu, &bias)) != NULL) {
+		for (off = 0; (off = dwarf_ranges(cu, off, &base, &lo, &hi)) > 0;) {
+			if (m->unit_count == cap) {
+				cap = cap ? 2 * cap : 16;
+				v = realloc(m->units, cap * sizeof(*v));
+				if (!v)
+					return;
+				m->units = v;
+			}
+			m->units[m->unit_count++] = (struct sl_unit){
+			    .lo = lo + bias, .hi = hi + bias, .die = *cu, .bias = bias};
+		}
+	}
+}
+
+/* The line at session address addr from the unit whose ranges hold it; NULL: none. */
+static Dwarf_Line *unit_line(struct sl_module *m, Dwarf_Addr addr, const char **comp_dir)
+{
+	Dwarf_Attribute a;
+	size_t i;
+
+	if (!m->units_read)
+		read_units(m);
+	for (i = 0; i < m->unit_count; i++) {
+		if (addr < m->units[i].lo || addr >= m->units[i].hi)
+			continue;
+		*comp_dir = dwarf_formstring(dwarf_attr(&m->units[i].die, DW_AT_comp_dir, &a));
+		return dwarf_getsrc_die(&m->units[i].die, addr - m->units[i].bias);
+	}
+	return NULL;
+}
+
 int srcline_lookup(struct srcline *s, const char *module, uint64_t vaddr, const char **file,
-		   int *line)
+		   int *line, int *col)
 {
 	struct sl_module *m = module_of(s, module);
+	const char *f, *dir = NULL;
+	Dwarf_Line *dl;
 	Dwfl_Line *l;
-	const char *f;
-	int n;
+	int n = 0, c = 0;
 
 	if (!m || !m->mod)
 		return 0;
 	l = dwfl_module_getsrc(m->mod, vaddr + m->bias);
-	if (!l)
-		return 0;
-	f = dwfl_lineinfo(l, NULL, &n, NULL, NULL, NULL);
+	if (l) {
+		f = dwfl_lineinfo(l, NULL, &n, &c, NULL, NULL);
+		dir = dwfl_line_comp_dir(l);
+	} else {
+		dl = unit_line(m, vaddr + m->bias, &dir);
+		f = dl ? dwarf_linesrc(dl, NULL, NULL) : NULL;
+		if (f && (dwarf_lineno(dl, &n) || dwarf_linecol(dl, &c)))
+			f = NULL;
+	}
 	if (!f || n <= 0)
 		return 0;
 	/* A name relative to the compilation's directory, as gcc writes the unit's own file. */
-	if (f[0] != '/' && dwfl_line_comp_dir(l) && !(f = joined(s, f, dwfl_line_comp_dir(l))))
+	if (f[0] != '/' && dir && !(f = joined(s, f, dir)))
 		return 0;
 	*file = f;
 	*line = n;
+	if (col)
+		*col = c > 0 ? c : 0;
 	return 1;
 }
 

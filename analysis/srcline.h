@@ -25,11 +25,12 @@ void srcline_free(struct srcline *s);
 
 /*
  * srcline_lookup - the source of the address vaddr of module (a path). Returns 1 with *file (it
- * lives until srcline_free(s)) and *line (from 1), or 0 when not known: the module could not be
- * read or has no line for that address.
+ * lives until srcline_free(s)), *line (from 1) and, when col is not NULL, *col (0 when the line
+ * table has none), or 0 when not known: the module could not be read or has no line for that
+ * address.
  */
 int srcline_lookup(struct srcline *s, const char *module, uint64_t vaddr, const char **file,
-		   int *line);
+		   int *line, int *col);
 
 /*
  * srcline_failed - the i-th module (from 0) that gave no lines at all although asked: 1 with

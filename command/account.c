@@ -71,18 +71,28 @@ static void put_text(struct cli_out *o, const struct latency_row *const *rows, s
 		const struct latency_row *f = rows[i];
 
 		snprintf(b, sizeof(b),
-			 "%9d %10" PRIu64 " [%9.6f, %9.6f, %9.6f, %9.6f, %9.6f] %9.6f  (unknown): ",
-			 (int32_t)f->fid, f->count, f->min, f->med, f->p90, f->p99, f->max, f->sum);
+			 "%9d %10" PRIu64 " [%9.6f, %9.6f, %9.6f, %9.6f, %9.6f] %9.6f  %s: ",
+			 (int32_t)f->fid, f->count, f->min, f->med, f->p90, f->p99, f->max, f->sum,
+			 f->debug ? f->debug : "(unknown)");
 		cli_puts(o, b);
 		cli_puts(o, f->name);
 		cli_putc(o, '\n');
 	}
 }
 
+/* s in a CSV field between quotes: a quote doubled. */
+static void put_csv_text(struct cli_out *o, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '"')
+			cli_putc(o, '"');
+		cli_putc(o, *s);
+	}
+}
+
 static void put_csv(struct cli_out *o, const struct latency_row *const *rows, size_t shown)
 {
 	size_t i;
-	const char *p;
 
 	cli_puts(o, "funcid,count,min,median,90%ile,99%ile,max,sum,debug,function\n");
 	for (i = 0; i < shown && !o->err; i++) {
@@ -95,12 +105,10 @@ static void put_csv(struct cli_out *o, const struct latency_row *const *rows, si
 		put_double(o, "%.6e,", f->p99);
 		put_double(o, "%.6e,", f->max);
 		put_double(o, "%.6e", f->sum);
-		cli_puts(o, ",\"(unknown)\",\"");
-		for (p = f->name; *p; p++) {
-			if (*p == '"')
-				cli_putc(o, '"');
-			cli_putc(o, *p);
-		}
+		cli_puts(o, ",\"");
+		put_csv_text(o, f->debug ? f->debug : "(unknown)");
+		cli_puts(o, "\",\"");
+		put_csv_text(o, f->name);
 		cli_puts(o, "\"\n");
 	}
 }
@@ -135,7 +143,10 @@ static const char account_tail[] =
     "history, stderr tells the window and each thread's span. stderr stays empty when\n"
     "every call was complete and nothing was lost.\n"
     "\n"
-    "The debug-info column is always '(unknown)': the .map sidecar has no file:line.\n"
+    "The debug column is FILE:LINE:COLUMN of the function's first instruction, as\n"
+    "llvm-xray's symbolizer gives it, from the DWARF of the file the .map puts the\n"
+    "function in (elfutils' libdw); '(unknown)' without a .map or DWARF, and one note\n"
+    "on stderr names each file that gave no lines.\n"
     "Memory: 8 bytes per counted call (exact percentiles need every latency), nothing\n"
     "per record; the file is read twice.\n"
     "Options may also be written with one dash, as llvm-xray accepts them (-sort=count).\n"
@@ -315,6 +326,11 @@ static int build_tables(struct account_all *all, const struct cli_input *in, siz
 		cli_error("out of memory");
 		return CLI_FAIL;
 	}
+	opt->table.sources = srcline_new();
+	if (!opt->table.sources) {
+		cli_error("out of memory");
+		return CLI_FAIL;
+	}
 	for (i = 0; i < n; i++) {
 		const struct latency_left *l;
 
@@ -387,10 +403,12 @@ int cmd_account(int argc, char **argv)
 	status = cli_out_close(out);
 	if (latency_left_note(&all.left, note, sizeof(note)))
 		cli_error("%s", note);
+	cli_source_notes(opt.table.sources);
 out:
 	cli_progress_end(&prog);
 	free(out);
 	free_all(&all, opt.ninputs);
+	srcline_free(opt.table.sources);
 	cli_window_free(&w);
 	cli_inputs_close(in, opt.ninputs);
 	return status;

@@ -509,6 +509,14 @@ struct cli_pids {
  */
 int cli_pids_note(struct cli_pids *s, uint32_t pid);
 
+struct srcline;
+
+/*
+ * cli_source_notes - one note on stderr for each module that was asked for source lines and
+ * gave none: "xfdr VERB: note: no source lines from MODULE: WHY" (analysis/srcline.h).
+ */
+void cli_source_notes(const struct srcline *s);
+
 /* ---- YAML scalars as LLVM's YAML writer prints them (yaml.c) ---------------------- */
 
 void cli_yaml_scalar(struct cli_out *o, const uint8_t *s, size_t n);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "analysis/timeline.h"
+#include "analysis/srcline.h"
 #include "command/cli.h"
 
 size_t cli_utf8_len(const uint8_t *p, size_t n)
@@ -185,4 +186,13 @@ int cli_pids_note(struct cli_pids *s, uint32_t pid)
 	}
 	s->pid[s->n++] = pid;
 	return 0;
+}
+
+void cli_source_notes(const struct srcline *s)
+{
+	const char *module, *why;
+	size_t i;
+
+	for (i = 0; s && srcline_failed(s, i, &module, &why); i++)
+		cli_error("note: no source lines from %s: %s", module, why);
 }

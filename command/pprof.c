@@ -284,9 +284,8 @@ static int find_sources(struct pp_sources *src, const struct stree *t, const uin
 			const struct xfdr_names *names, struct srcline *lines)
 {
 	uint32_t *fid = malloc(((size_t)t->name_count + 1) * sizeof(*fid)), k;
-	const char *module, *why;
+	const char *module;
 	uint64_t vaddr;
-	size_t i;
 
 	if (!fid)
 		return -1;
@@ -295,12 +294,11 @@ static int find_sources(struct pp_sources *src, const struct stree *t, const uin
 		if (!used[k] || fid[k] == STREE_NONE ||
 		    !xfdr_names_function_site(names, fid[k], &module, &vaddr))
 			continue;
-		if (srcline_lookup(lines, module, vaddr, &src->file[k], &src->line[k]))
+		if (srcline_lookup(lines, module, vaddr, &src->file[k], &src->line[k], NULL))
 			src->any = 1;
 	}
 	free(fid);
-	for (i = 0; srcline_failed(lines, i, &module, &why); i++)
-		cli_error("note: no source lines from %s: %s", module, why);
+	cli_source_notes(lines);
 	return 0;
 }
 

@@ -282,6 +282,7 @@ static void test_dump(void **state)
 	text_assert_contains(r.out, "Entry             function=4 delta=10 tsc=1000710 cpu=0 "
 				    "name=\"crunch\" depth=1\n");
 	child_result_free(&r);
+	free(t);
 }
 
 /* The YAML of a window is llvm-xray's YAML without the records outside it. */

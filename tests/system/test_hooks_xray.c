@@ -31,8 +31,9 @@ static void compile(const char *src_rel, const char *opt, enum link how, const c
 {
 	char src[TH_PATH_BYTES], libxfdr[TH_PATH_BYTES], log[TH_PATH_BYTES], inc[TH_PATH_BYTES];
 	char incdir[TH_PATH_BYTES], libdir[TH_PATH_BYTES + 2];
-	char *argv[] = {"clang", (char *)opt, "-fxray-instrument", "-fxray-instruction-threshold=1",
-			inc, src,
+	/* -g: llvm-xray's account and xfdr's both read the lines of its DWARF */
+	char *argv[] = {"clang", (char *)opt, "-g", "-fxray-instrument",
+			"-fxray-instruction-threshold=1", inc, src,
 			/* pulls the runtime in: the program itself may not refer to xfdr */
 			"-Wl,-u,xfdr_init", libxfdr, "-lurcu-bp", "-lurcu-cds", "-lurcu-common",
 			"-lunwind", "-lpthread", "-ldl", "-o", prog, NULL};
@@ -218,6 +219,58 @@ static void llvm_xray_names_functions(void **state)
 	}
 }
 
+/* In `account`'s text, the debug column of the row of function name: "FILE:LINE:COL". */
+static void debug_column(const char *table, const char *name, char *out, size_t size)
+{
+	char tail[80];
+	const char *end, *start;
+
+	snprintf(tail, sizeof(tail), ": %s\n", name);
+	end = strstr(table, tail);
+	if (!end)
+		fail_msg("no row for %s in:\n%s", name, table);
+	for (start = end; start > table && start[-1] != ' '; start--)
+		;
+	if ((size_t)(end - start) >= size)
+		fail();
+	memcpy(out, start, (size_t)(end - start));
+	out[end - start] = '\0';
+}
+
+/*
+ * The debug column of `xfdr account` (from the DWARF of the module the .map names) is what
+ * llvm-xray's symbolizer finds from the program's instrumentation map: file, line and column
+ * of every function's first instruction.
+ */
+static void account_debug_column_as_llvm(void **state)
+{
+	char dir[TH_PATH_BYTES], prog[TH_PATH_BYTES], trace[TH_PATH_BYTES], log[TH_PATH_BYTES];
+	char theirs[16384], ours[16384], a[256], b[256];
+	char *argv[] = {(char *)th_env("XFDR_BIN", NULL), "account", trace, NULL};
+	char *args[] = {"account", "-m", prog, trace, NULL};
+	size_t i, n;
+	FILE *f;
+
+	(void)state;
+	th_path(dir, "debug", 1);
+	compile("tests/e2e/hooks_xray_prog.c", "-O0", STATIC, dir, prog);
+	record(dir, prog, trace);
+	llvm_xray(args, dir, theirs, sizeof(theirs));
+	th_join(log, dir, "/xfdr-account.log");
+	th_run_ok(argv, NULL, log);
+	f = fopen(log, "r");
+	assert_non_null(f);
+	n = fread(ours, 1, sizeof(ours) - 1, f);
+	ours[n] = '\0';
+	fclose(f);
+	for (i = 0; i < 5; i++) {
+		debug_column(theirs, functions[i], a, sizeof(a));
+		debug_column(ours, functions[i], b, sizeof(b));
+		if (strcmp(a, b) || !strstr(a, "hooks_xray_prog.c:"))
+			fail_msg("%s: llvm-xray says %s, xfdr %s", functions[i], a, b);
+	}
+}
+
 /* xfdr_start() patches the sleds, xfdr_stop() unpatches them; stopped calls leave no trace. */
 static void start_stop_patches(void **state)
 {
@@ -334,6 +387,7 @@ int main(void)
 	    cmocka_unit_test(xray_O2),
 	    cmocka_unit_test(xray_shared_library),
 	    cmocka_unit_test(llvm_xray_names_functions),
+	    cmocka_unit_test(account_debug_column_as_llvm),
 	    cmocka_unit_test(start_stop_patches),
 	    cmocka_unit_test(crash_does_not_unpatch),
 	    cmocka_unit_test(preloaded_into_xray_says_why),
