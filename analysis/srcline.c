@@ -47,7 +47,17 @@ struct sl_path {
 
 #define SL_RECENT 16 /* joined paths looked at before another is made: a unit's come together */
 
+/* A function's source, remembered (srcline_function()). */
+struct sl_fn {
+	const struct xfdr_names *names; /* NULL: a free slot */
+	uint32_t fid;
+	int known, line, col;
+	const char *file;
+};
+
 struct srcline {
+	struct sl_fn *fn; /* fn_mask + 1 slots (a power of two), at most half used */
+	size_t fn_mask, fn_count;
 	struct sl_module *m;
 	size_t count, cap;
 	size_t last; /* the module of the previous lookup: a program's functions come together */
@@ -79,6 +89,7 @@ void srcline_free(struct srcline *s)
 		free(s->m[i].why);
 	}
 	free(s->m);
+	free(s->fn);
 	for (i = 0; i < s->path_count; i++)
 		free(s->paths[i].path);
 	free(s->paths);
@@ -248,6 +259,65 @@ int srcline_lookup(struct srcline *s, const char *module, uint64_t vaddr, const 
 	if (col)
 		*col = c > 0 ? c : 0;
 	return 1;
+}
+
+/* Room for one more function: the table doubles at half full. 0, or -1 out of memory. */
+static int fn_grow(struct srcline *s)
+{
+	size_t n = s->fn ? 2 * (s->fn_mask + 1) : 256, i, j;
+	struct sl_fn *v;
+
+	if (s->fn && s->fn_count + 1 <= (s->fn_mask + 1) / 2)
+		return 0;
+	v = calloc(n, sizeof(*v));
+	if (!v)
+		return -1;
+	for (i = 0; s->fn && i <= s->fn_mask; i++) {
+		if (!s->fn[i].names)
+			continue;
+		for (j = (s->fn[i].fid * 2654435761u) & (n - 1); v[j].names; j = (j + 1) & (n - 1))
+			;
+		v[j] = s->fn[i];
+	}
+	free(s->fn);
+	s->fn = v;
+	s->fn_mask = n - 1;
+	return 0;
+}
+
+int srcline_function(struct srcline *s, const struct xfdr_names *names, uint32_t fid,
+		     const char **file, int *line, int *col)
+{
+	const char *module;
+	struct sl_fn *f;
+	uint64_t vaddr;
+	size_t i;
+
+	if (!names)
+		return 0;
+	for (i = s->fn ? (fid * 2654435761u) & s->fn_mask : 0; s->fn && s->fn[i].names;
+	     i = (i + 1) & s->fn_mask) {
+		f = &s->fn[i];
+		if (f->fid != fid || f->names != names)
+			continue;
+		if (!f->known)
+			return 0;
+		*file = f->file;
+		*line = f->line;
+		if (col)
+			*col = f->col;
+		return 1;
+	}
+	if (fn_grow(s))
+		return 0;
+	for (i = (fid * 2654435761u) & s->fn_mask; s->fn[i].names; i = (i + 1) & s->fn_mask)
+		;
+	f = &s->fn[i];
+	*f = (struct sl_fn){.names = names, .fid = fid};
+	s->fn_count++;
+	f->known = xfdr_names_function_site(names, fid, &module, &vaddr) &&
+		   srcline_lookup(s, module, vaddr, &f->file, &f->line, &f->col);
+	return f->known ? srcline_function(s, names, fid, file, line, col) : 0;
 }
 
 int srcline_failed(const struct srcline *s, size_t i, const char **module, const char **why)

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "xfdr/reader.h"
+
 struct srcline;
 
 /* An empty cache of modules; NULL when out of memory. */
@@ -31,6 +33,15 @@ void srcline_free(struct srcline *s);
  */
 int srcline_lookup(struct srcline *s, const char *module, uint64_t vaddr, const char **file,
 		   int *line, int *col);
+
+/*
+ * srcline_function - the source of function fid as names (a .map sidecar's) places it:
+ * srcline_lookup() of its module and address, remembered for each (names, fid), so that asking
+ * again costs a hash lookup (the timelines ask at every call). Returns 1 with *file, *line and
+ * *col (may be NULL), or 0 when not known (no site in names, no line there, out of memory).
+ */
+int srcline_function(struct srcline *s, const struct xfdr_names *names, uint32_t fid,
+		     const char **file, int *line, int *col);
 
 /*
  * srcline_failed - the i-th module (from 0) that gave no lines at all although asked: 1 with

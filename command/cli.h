@@ -307,6 +307,18 @@ const char *cli_window_text(const struct cli_window *w, char *buf, size_t size);
 
 void cli_window_free(struct cli_window *w);
 
+struct srcline;
+
+/*
+ * cli_stree_sources - for each name k of the finished tree t that used[k] marks (used NULL:
+ * every name) and that names a function, the file and line of its first instruction from the
+ * DWARF of the module names puts it in (lines caches the modules), into file[k] and line[k]
+ * (left as they were where none is known). Ids are the last trace's built into t. Returns how
+ * many names got a line, or -1 when out of memory.
+ */
+long cli_stree_sources(const struct stree *t, const uint8_t *used, const struct xfdr_names *names,
+		       struct srcline *lines, const char **file, int *line);
+
 /* ---- Rebuilt traces: what `recover` and `core` share ----------------------------------- */
 
 struct rb_pool_job;

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "analysis/srcline.h"
 #include "analysis/stacktree.h"
 #include "command/cli.h"
 #include "command/option_table.h"
@@ -316,6 +317,27 @@ int cli_stree_build(struct stree *t, const struct cli_input *in, size_t n, int p
 		return CLI_FAIL;
 	}
 	return CLI_OK;
+}
+
+long cli_stree_sources(const struct stree *t, const uint8_t *used, const struct xfdr_names *names,
+		       struct srcline *lines, const char **file, int *line)
+{
+	uint32_t *fid = malloc(((size_t)t->name_count + 1) * sizeof(*fid)), k;
+	const char *module;
+	uint64_t vaddr;
+	long found = 0;
+
+	if (!fid)
+		return -1;
+	stree_name_functions(t, fid);
+	for (k = 0; k < t->name_count; k++) {
+		if ((used && !used[k]) || fid[k] == STREE_NONE ||
+		    !xfdr_names_function_site(names, fid[k], &module, &vaddr))
+			continue;
+		found += srcline_lookup(lines, module, vaddr, &file[k], &line[k], NULL);
+	}
+	free(fid);
+	return found;
 }
 
 /* ---- Checked output ---------------------------------------------------------------------- */

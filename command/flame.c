@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "analysis/stacktree.h"
+#include "analysis/srcline.h"
 #include "command/cli.h"
 #include "command/option_table.h"
 
@@ -269,6 +270,8 @@ struct flame {
 	uint64_t drawn, left_out, threads, processes;
 	struct cli_out *out; /* NULL while measuring */
 	double height;
+	const char **file; /* per name: the function's source file (NULL: not known) */
+	int *line;
 };
 
 static void put_frame(struct flame *f, struct cli_out *o, const struct stree_frame *n, double x,
@@ -282,6 +285,11 @@ static void put_frame(struct flame *f, struct cli_out *o, const struct stree_fra
 
 	cli_puts(o, "<g><title>");
 	put_xml(o, name, len, SIZE_MAX);
+	if (f->file && f->file[n->name]) {
+		cli_puts(o, " at ");
+		put_xml(o, f->file[n->name], strlen(f->file[n->name]), SIZE_MAX);
+		cli_printf(o, ":%d", f->line[n->name]);
+	}
 	cli_duration(buf, sizeof(buf), n->incl_tsc, f->hz, CLI_DURATION_FULL);
 	cli_printf(o, " (%s, %.2f%%", buf, pct);
 	if (n->kind == STREE_FUNCTION || n->kind == STREE_UNKNOWN) {
@@ -363,10 +371,10 @@ static int walk(struct flame *f)
 }
 
 static int draw(struct stree *t, const struct flame_opts *opt, const struct cli_window *w,
-		struct cli_out *o)
+		const char **file, int *line, struct cli_out *o)
 {
 	uint64_t hz = w->hz;
-	struct flame f = {.t = t, .o = opt, .hz = hz};
+	struct flame f = {.t = t, .o = opt, .hz = hz, .file = file, .line = line};
 	char when[128];
 	const char *base;
 	double height;
@@ -446,6 +454,9 @@ int cmd_flame(int argc, char **argv)
 	struct cli_progress prog = {0}; /* ended on every path, begun or not */
 	char note[640];
 	struct cli_window w = {0};
+	struct srcline *lines = NULL;
+	const char **file = NULL;
+	int *line = NULL;
 	struct stree t;
 	int status, have_tree = 0;
 
@@ -467,10 +478,24 @@ int cmd_flame(int argc, char **argv)
 	/* The note only once the output is made: a bad -o gives one error line, nothing else. */
 	if (stree_incomplete_note(&t, note, sizeof(note)))
 		cli_error("%s", note);
-	status = draw(&t, &opt, &w, out);
+	/* Tooltips name each function's source: the DWARF of the module the .map puts it in. */
+	lines = srcline_new();
+	file = calloc((size_t)t.name_count + 1, sizeof(*file));
+	line = calloc((size_t)t.name_count + 1, sizeof(*line));
+	if (!lines || !file || !line ||
+	    cli_stree_sources(&t, NULL, in[opt.ninputs - 1].names, lines, file, line) < 0) {
+		cli_error("out of memory");
+		cli_out_close(out);
+		goto out;
+	}
+	status = draw(&t, &opt, &w, file, line, out);
 	if (cli_out_close(out) != CLI_OK)
 		status = CLI_FAIL;
+	cli_source_notes(lines);
 out:
+	srcline_free(lines);
+	free(file);
+	free(line);
 	cli_progress_end(&prog);
 	free(out);
 	if (have_tree)

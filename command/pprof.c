@@ -283,21 +283,11 @@ static void put_tail(struct pb_buf *b, const struct stree *t, uint64_t hz, const
 static int find_sources(struct pp_sources *src, const struct stree *t, const uint8_t *used,
 			const struct xfdr_names *names, struct srcline *lines)
 {
-	uint32_t *fid = malloc(((size_t)t->name_count + 1) * sizeof(*fid)), k;
-	const char *module;
-	uint64_t vaddr;
+	long found = cli_stree_sources(t, used, names, lines, src->file, src->line);
 
-	if (!fid)
+	if (found < 0)
 		return -1;
-	stree_name_functions(t, fid);
-	for (k = 0; k < t->name_count; k++) {
-		if (!used[k] || fid[k] == STREE_NONE ||
-		    !xfdr_names_function_site(names, fid[k], &module, &vaddr))
-			continue;
-		if (srcline_lookup(lines, module, vaddr, &src->file[k], &src->line[k], NULL))
-			src->any = 1;
-	}
-	free(fid);
+	src->any = found > 0;
 	cli_source_notes(lines);
 	return 0;
 }

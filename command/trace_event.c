@@ -65,6 +65,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/srcline.h"
 #include "command/cli.h"
 #include "command/split_out.h"
 #include "analysis/timeline.h"
@@ -82,6 +83,7 @@ struct te_out {
 	size_t nin;
 	const struct window *win; /* each input's (NULL: all) */
 	uint64_t base;
+	struct srcline *src;	       /* functions' source lines (analysis/srcline.h) */
 	int any;		       /* an event is written: the next one needs a comma */
 	struct cli_pids named;	       /* the pids whose process_name is written */
 	struct timeline_counts before; /* split: what the files before this one hold */
@@ -295,6 +297,39 @@ static void open_arg(struct te *s, int *n, const char *key, const char *v, uint6
 	open_args_put(s, num, (size_t)len);
 }
 
+/*
+ * A slice's "args": "src" (FILE:LINE of fid's first instruction, FILE's base name; when the
+ * DWARF of its module says) and the members of args (n bytes, "{...}"; 0: none). Nothing
+ * when both are empty. "B" and "E" get the same.
+ */
+static void put_args(struct te *s, uint32_t fid, const char *args, size_t n)
+{
+	struct cli_out *o = s->w->o;
+	const char *file, *base;
+	char num[16];
+	int line;
+
+	if (fid != TIMELINE_UNNAMED && s->w->src &&
+	    srcline_function(s->w->src, s->file.names, fid, &file, &line, NULL)) {
+		base = strrchr(file, '/');
+		base = base ? base + 1 : file;
+		cli_puts(o, ",\"args\":{\"src\":\"");
+		json_esc(o, (const uint8_t *)base, strlen(base));
+		cli_put(o, num, (size_t)snprintf(num, sizeof(num), ":%d\"", line));
+		if (n) {
+			cli_putc(o, ',');
+			cli_put(o, args + 1, n - 1);
+		} else {
+			cli_putc(o, '}');
+		}
+		return;
+	}
+	if (n) {
+		cli_puts(o, ",\"args\":");
+		cli_put(o, args, n);
+	}
+}
+
 /* "B" of a slice (timeline_ops.begin). Its args are kept for its "E". */
 static void te_begin(void *ctx, uint32_t fid, uint64_t tsc, enum tl_begin how,
 		     const struct xfdr_event *ev, uint32_t calls)
@@ -334,10 +369,7 @@ static void te_begin(void *ctx, uint32_t fid, uint64_t tsc, enum tl_begin how,
 		return;
 	s->open_bytes[s->open_depth++] = (uint32_t)(s->open_args_len - start);
 	event_head(s, fid, NULL, "function", "B", tsc);
-	if (n) {
-		cli_puts(o, ",\"args\":");
-		cli_put(o, s->open_args + start, s->open_args_len - start);
-	}
+	put_args(s, fid, s->open_args + start, s->open_args_len - start);
 	cli_putc(o, '}');
 }
 
@@ -358,10 +390,7 @@ static void te_end(void *ctx, uint32_t fid, uint64_t tsc, enum tl_end how, uint3
 	bytes = s->open_bytes[--s->open_depth];
 	s->open_args_len -= bytes;
 	event_head(s, fid, NULL, "function", "E", tsc);
-	if (bytes) {
-		cli_puts(o, ",\"args\":");
-		cli_put(o, s->open_args + s->open_args_len, bytes);
-	}
+	put_args(s, fid, s->open_args + s->open_args_len, bytes);
 	cli_putc(o, '}');
 	if (how == TL_END_EXIT && fid != TIMELINE_UNNAMED)
 		return;
@@ -812,10 +841,17 @@ int convert_trace_event(const struct cli_input *in, size_t n, const struct windo
 
 	if (cli_timeline_base(in, n, &w.base))
 		return CLI_FAIL;
+	w.src = srcline_new();
+	if (!w.src) {
+		cli_error("out of memory");
+		return CLI_FAIL;
+	}
 	put_head(&w);
 	rc = split ? walk_by_time(&w, &sink, &all) : walk_in_turn(&w, &sink, &all);
 	if (rc == TIMELINE_OK && !w.failed)
 		put_tail(&w, &all);
+	cli_source_notes(w.src);
+	srcline_free(w.src);
 	free(w.named.pid);
 	return rc != TIMELINE_OK || w.failed || w.o->err ? CLI_FAIL : CLI_OK;
 }

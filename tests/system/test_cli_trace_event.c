@@ -1043,12 +1043,31 @@ static uint32_t tid_named(const char *lines, uint32_t want_pid, const char *name
 	return tid;
 }
 
-/* B and E of a thread: the function's calls (n each), balanced. */
+/*
+ * The line of program's text where each function's first instruction is: its opening brace
+ * (gcc's line for the prologue), and the one line of leaf and work.
+ */
+static int line_of(const char *fn)
+{
+	static const struct {
+		const char *fn;
+		int line;
+	} lines[] = {{"leaf", 4}, {"work", 5}, {"rec", 7}, {"worker", 14}, {"main", 20}};
+	size_t i;
+
+	for (i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
+		if (!strcmp(lines[i].fn, fn))
+			return lines[i].line;
+	fail_msg("no line for %s", fn);
+	return 0;
+}
+
+/* B and E of a thread: the function's calls (n each), balanced, with its source line. */
 static void expect_calls(const char *lines, uint32_t pid, uint32_t tid, const char *fn, size_t n)
 {
 	char *th = thread_of(lines, pid, tid), b[96];
 
-	snprintf(b, sizeof(b), " \"%s\" {}\n", fn);
+	snprintf(b, sizeof(b), " \"%s\" {\"src\":\"prog.c:%d\"}\n", fn, line_of(fn));
 	if (text_count(th, b) != 2 * n)
 		fail_msg("thread %u: want %zu calls of %s in:\n%s", tid, n, fn, th);
 	free(th);
@@ -1108,9 +1127,12 @@ static void test_real_program_ring(void **state)
 	tid = tid_named(lines, pid_of(trace), "te-main");
 	th = thread_of(lines, pid_of(trace), tid);
 	/* Each B and its E. */
-	assert_int_equal(text_count(th, "\"main\" {\"xfdr_begin\":\"stack context\"}"), 2);
-	assert_int_equal(text_count(th, "\"rec\" {\"xfdr_begin\":\"stack context\"}"), 82);
-	assert_int_equal(text_count(th, "\"work\" {\"xfdr_begin\":\"stack context\"}"), 2);
+	assert_int_equal(
+	    text_count(th, "\"main\" {\"src\":\"prog.c:20\",\"xfdr_begin\":\"stack context\"}"), 2);
+	assert_int_equal(
+	    text_count(th, "\"rec\" {\"src\":\"prog.c:7\",\"xfdr_begin\":\"stack context\"}"), 82);
+	assert_int_equal(
+	    text_count(th, "\"work\" {\"src\":\"prog.c:5\",\"xfdr_begin\":\"stack context\"}"), 2);
 	/* Each closed by its own exit. */
 	assert_int_equal(text_count(th, "\"end: "), 0);
 	assert_int_equal(text_count(th, "E 1"), text_count(th, "B 1"));
