@@ -111,14 +111,20 @@ enum {
 	EVENT_TYPE = 9,
 	EVENT_NAME_IID = 10,
 	EVENT_NAME = 23,
+	EVENT_SOURCE_LOCATION_IID = 34,
 	TYPE_SLICE_BEGIN = 1,
 	TYPE_SLICE_END = 2,
 	TYPE_INSTANT = 3,
 	/* InternedData; EventName and DebugAnnotationName */
 	INTERNED_EVENT_NAMES = 2,
 	INTERNED_ANNOTATION_NAMES = 3,
+	INTERNED_SOURCE_LOCATIONS = 4,
 	INTERNED_IID = 1,
 	INTERNED_NAME = 2,
+	/* SourceLocation */
+	SOURCE_FILE_NAME = 2,
+	SOURCE_FUNCTION_NAME = 3,
+	SOURCE_LINE_NUMBER = 4,
 	/* DebugAnnotation */
 	ANN_NAME_IID = 1,
 	ANN_UINT = 3,
@@ -407,26 +413,65 @@ static uint32_t *intern_slot(struct pf_interned *in, uint32_t fid)
 	return &in->iid[i];
 }
 
-/* The iid of fid's name on this sequence; a new one is interned into the packet being built. */
-static uint64_t name_iid(struct pf *s, uint32_t fid)
+/* In the intern table: the function's source location is interned under its name's iid. */
+#define IID_HAS_SOURCE 0x80000000u
+
+/*
+ * The source of fid (the DWARF line of its first instruction), looked up once per sequence:
+ * the lookups of the writers, one per thread, take turns.
+ */
+static int source_of(struct pf *s, uint32_t fid, const char **file, int *line)
+{
+	int found;
+
+	if (fid == TIMELINE_UNNAMED || !s->input->src)
+		return 0;
+	pf_lock(s);
+	found = srcline_function(s->input->src, s->file.names, fid, file, line, NULL);
+	pf_unlock(s);
+	return found;
+}
+
+/*
+ * The iid of fid's name on this sequence (*src: its source location has the same iid); a new
+ * one is interned into the packet being built.
+ */
+static uint64_t name_iid(struct pf *s, uint32_t fid, int *src)
 {
 	uint32_t *iid = intern_slot(&s->in, fid);
+	const char *file, *name;
 	char buf[16];
+	int line;
 
+	*src = 0;
 	if (!iid) {
 		s->pkt.oom = 1;
 		return 0;
 	}
-	if (*iid)
-		return *iid;
+	if (*iid) {
+		*src = (*iid & IID_HAS_SOURCE) != 0;
+		return *iid & ~IID_HAS_SOURCE;
+	}
 	*iid = ++s->in.next_iid;
+	name = fname(s, fid, buf, sizeof(buf));
 	pb_open(&s->pkt, PKT_INTERNED_DATA);
 	pb_open(&s->pkt, INTERNED_EVENT_NAMES);
 	pb_varint(&s->pkt, INTERNED_IID, *iid);
-	put_str(&s->pkt, INTERNED_NAME, fname(s, fid, buf, sizeof(buf)));
+	put_str(&s->pkt, INTERNED_NAME, name);
 	pb_close(&s->pkt);
+	if (source_of(s, fid, &file, &line)) {
+		pb_open(&s->pkt, INTERNED_SOURCE_LOCATIONS);
+		pb_varint(&s->pkt, INTERNED_IID, *iid);
+		put_str(&s->pkt, SOURCE_FILE_NAME, file);
+		put_str(&s->pkt, SOURCE_FUNCTION_NAME, name);
+		pb_varint(&s->pkt, SOURCE_LINE_NUMBER, (uint64_t)line);
+		pb_close(&s->pkt);
+		*src = 1;
+	}
 	pb_close(&s->pkt);
-	return *iid;
+	if (*src)
+		*iid |= IID_HAS_SOURCE;
+	return *iid & ~IID_HAS_SOURCE;
 }
 
 /* ---- Debug annotations ------------------------------------------------------------------ */
@@ -478,12 +523,13 @@ static void event_head(struct pf *s, uint64_t tsc, unsigned type)
 }
 
 /*
- * A slice's begin (name_iid: its interned name) or end with nothing more to say: the packet
- * made in place in the chunk, as the general path would make it. Most of a trace's packets.
+ * A slice's begin (name_iid: its interned name; src: and its source location, the same iid) or
+ * end with nothing more to say: the packet made in place in the chunk, as the general path
+ * would make it. Most of a trace's packets.
  */
-static void plain_slice(struct pf *s, uint64_t tsc, unsigned type, uint64_t name_iid)
+static void plain_slice(struct pf *s, uint64_t tsc, unsigned type, uint64_t name_iid, int src)
 {
-	enum { MAX = 2 + 11 + 6 + 2 + 2 + 11 }; /* the longest packet, with its head */
+	enum { MAX = 2 + 11 + 6 + 2 + 2 + 11 + 2 + 10 }; /* the longest packet, with its head */
 	struct pb_buf *c = &s->out->buf;
 	uint8_t *p, *q, *te;
 	uint64_t ns = to_ns(s, tsc);
@@ -508,6 +554,10 @@ static void plain_slice(struct pf *s, uint64_t tsc, unsigned type, uint64_t name
 		*q++ = EVENT_NAME_IID << 3 | PB_VARINT;
 		q = pb_put_varint(q, name_iid);
 	}
+	if (src) {
+		q = pb_put_varint(q, (uint64_t)EVENT_SOURCE_LOCATION_IID << 3 | PB_VARINT);
+		q = pb_put_varint(q, name_iid);
+	}
 	*te = (uint8_t)(q - te - 1);
 	p[0] = TRACE_PACKET << 3 | PB_LEN;
 	p[1] = (uint8_t)(q - p - 2);
@@ -520,15 +570,18 @@ static void pf_begin(void *ctx, uint32_t fid, uint64_t tsc, enum tl_begin how,
 {
 	struct pf *s = ctx;
 	struct pb_buf *b = &s->pkt;
-	uint64_t iid = name_iid(s, fid); /* its interned data goes before the event */
+	int src;
+	uint64_t iid = name_iid(s, fid, &src); /* its interned data goes before the event */
 	uint32_t i;
 
 	if (how == TL_BEGIN_ENTRY && !(ev && ev->arg_count) && !b->len && iid) {
-		plain_slice(s, tsc, TYPE_SLICE_BEGIN, iid);
+		plain_slice(s, tsc, TYPE_SLICE_BEGIN, iid, src);
 		return;
 	}
 	event_head(s, tsc, TYPE_SLICE_BEGIN);
 	pb_varint(b, EVENT_NAME_IID, iid);
+	if (src)
+		pb_varint(b, EVENT_SOURCE_LOCATION_IID, iid);
 	if (how != TL_BEGIN_ENTRY)
 		ann_str(b, KEY_BEGIN, NULL, timeline_begin_name[how]);
 	if (fid == TIMELINE_UNNAMED)
@@ -555,7 +608,7 @@ static void pf_end(void *ctx, uint32_t fid, uint64_t tsc, enum tl_end how, uint3
 	char buf[16];
 
 	if (how == TL_END_EXIT && fid != TIMELINE_UNNAMED) {
-		plain_slice(s, tsc, TYPE_SLICE_END, 0);
+		plain_slice(s, tsc, TYPE_SLICE_END, 0, 0);
 		return;
 	}
 	event_head(s, tsc, TYPE_SLICE_END);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <isa-l/igzip_lib.h>
 
+#include "analysis/srcline.h"
 #include "analysis/timeline.h"
 #include "command/cli.h"
 #include "command/ordered_out.h"
@@ -57,6 +58,7 @@ struct pf_input {
 	uint64_t base;		       /* the first TSC of all inputs: time 0 */
 	const struct window *wins;     /* each input's window (NULL: all) */
 	const struct window *win;      /* the one of the input being written */
+	struct srcline *src;	       /* functions' source lines; taken under lock */
 	int compress;		       /* 1: deflate, 0: none */
 	uint32_t seq0;		       /* thread i's sequence is seq0 + 1 + i */
 	uint64_t threads;	       /* of the trace */

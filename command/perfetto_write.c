@@ -256,11 +256,18 @@ int convert_perfetto(const struct cli_input *in, size_t n, const struct window *
 
 	if (cli_timeline_base(in, n, &input.base))
 		return CLI_FAIL;
+	input.src = srcline_new();
+	if (!input.src) {
+		cli_error("out of memory");
+		return CLI_FAIL;
+	}
 	jobs = jobs < 1 ? 1 : jobs > CONVERT_PERFETTO_JOBS_MAX ? CONVERT_PERFETTO_JOBS_MAX : jobs;
 	pthread_mutex_init(&input.lock, NULL);
 	input.sink = cli_progress_sink(prog);
 	input.seq0 = PF_SEQ_PROCESSES;
 	rc = split ? put_split(&input, in, n) : put_inputs(&input, in, n, jobs, out);
 	pthread_mutex_destroy(&input.lock);
+	cli_source_notes(input.src);
+	srcline_free(input.src);
 	return rc != CLI_OK || (split ? split->o : out)->err ? CLI_FAIL : CLI_OK;
 }

@@ -15,7 +15,9 @@
 # sequence after it cleared its incremental state; each sequence's timestamps on clock 64,
 # incremental, tied to BOOTTIME by a clock snapshot before its first event; every event on a
 # described track (a thread's under its process's); times never going back on a track; every
-# slice begun ended on its track, innermost first, ends carrying no name.
+# slice begun ended on its track, innermost first, ends carrying no name; a source location
+# interned on its sequence and naming the event's function (shown as "src":"FILE:LINE" among
+# the event's annotations).
 # Lines:  P PID "NAME"  (a process)   T PID TID "NAME"  (a thread)
 #         PT PID PPID ["CMDLINE"...]  (a process tree entry: the process's parent)
 #         B|E|I PID TID|- NS "NAME" {ANNOTATIONS}  (an event; an end shows its begin's name; -
@@ -80,10 +82,10 @@ for p in packets:
     sid = p.trusted_packet_sequence_id
     if not sid:
         fail('a packet without trusted_packet_sequence_id')
-    st = seqs.setdefault(sid, {'cleared': False, 'names': {}, 'ann': {}, 'clock': None,
-                               'track': None, 'ts': None})
+    st = seqs.setdefault(sid, {'cleared': False, 'names': {}, 'ann': {}, 'src': {},
+                               'clock': None, 'track': None, 'ts': None})
     if p.sequence_flags & 1:
-        st.update(cleared=True, names={}, ann={}, ts=None, clock=None, track=None)
+        st.update(cleared=True, names={}, ann={}, src={}, ts=None, clock=None, track=None)
     if p.HasField('interned_data'):
         if not st['cleared']:
             fail('interned data before the sequence cleared its state')
@@ -91,6 +93,8 @@ for p in packets:
             st['names'][n.iid] = n.name
         for n in p.interned_data.debug_annotation_names:
             st['ann'][n.iid] = n.name
+        for n in p.interned_data.source_locations:
+            st['src'][n.iid] = n
     if p.HasField('trace_packet_defaults'):
         d = p.trace_packet_defaults
         st['clock'] = d.timestamp_clock_id
@@ -151,6 +155,14 @@ for p in packets:
             else:
                 key = a.name
             args[key] = ann_value(a)
+        if te.HasField('source_location_iid'):
+            loc = st['src'].get(te.source_location_iid)
+            if loc is None:
+                fail('source location iid %d not interned on sequence %d'
+                     % (te.source_location_iid, sid))
+            if loc.function_name != name:
+                fail('source location of %s names %s' % (name, loc.function_name))
+            args['src'] = '%s:%d' % (loc.file_name, loc.line_number)
         stack = stacks.setdefault(uuid, [])
         if te.type == te.TYPE_SLICE_BEGIN:
             ph = 'B'

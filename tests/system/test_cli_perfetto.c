@@ -655,6 +655,13 @@ static void test_real_program(void **state)
 	snprintf(want, sizeof(want), "B %u %u ", pid, tid_worker);
 	assert_int_equal(text_count(lines, want), 5);
 	text_assert_contains(lines, "\"leaf\" {}\n");
+	/* Each begin's source location: the line of the function's first instruction (its
+	   opening brace; leaf and work are written on one line each). */
+	assert_int_equal(text_count(lines, "\"leaf\" {\"src\":\""), 5);
+	assert_int_equal(text_count(lines, "/prog.c:3\"}\n"), 5);
+	assert_int_equal(text_count(lines, "/prog.c:4\"}\n"), 2);
+	assert_int_equal(text_count(lines, "/prog.c:6\"}\n"), 1);
+	assert_int_equal(text_count(lines, "/prog.c:12\"}\n"), 1);
 	text_assert_contains(lines, "\"xfdr drops\" {\"no_buffer\":0,");
 	free(lines);
 
