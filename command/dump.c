@@ -52,7 +52,10 @@
  * gives none but a module and module_vaddr, it is the function symbol of the module's ELF
  * symbol table covering the address (for frames after the first, which are return addresses,
  * the address before it, inside the call: a call that ends a function returns to the next
- * one). Without either, the frame shows its pc (and what is known of its module) only.
+ * one). Without either, the frame shows its pc (and what is known of its module) only. A frame
+ * with a module and an address in it ends with " at FILE:LINE" when the module's DWARF has the
+ * line (of the call, for a return address); a module that gives no lines is named in one note
+ * on stderr.
  * SIGNAME is the sidecar's `crash` line's when its signal number is the event's, else the
  * host's name for the number, else '?'.
  */
@@ -65,6 +68,7 @@
 #include "command/cli.h"
 #include "command/option_table.h"
 #include "analysis/callstack.h"
+#include "analysis/srcline.h"
 #include "xfdr/reader.h"
 
 #define DUMP_PREVIEW_BYTES 16
@@ -89,9 +93,10 @@ struct dump_state {
 	/* The call an exit closed, from on_call(): its own (not an unwound caller's). */
 	int have_closed;
 	uint32_t closed_depth;
-	/* Crash frames: the modules their names were looked up in. */
+	/* Crash frames: the modules their names were looked up in, and their source lines. */
 	struct dump_module *modules;
 	size_t module_count, module_cap;
+	struct srcline *lines;
 };
 
 static const char dump_head[] =
@@ -473,6 +478,18 @@ static int dump_crash(struct dump_state *s, const struct xfdr_record *r,
 	return 1;
 }
 
+/* " at FILE:LINE" of address vaddr of module, from its DWARF, when it has the line. */
+static void put_frame_line(struct dump_state *s, const char *module, uint64_t vaddr)
+{
+	const char *file;
+	int line;
+
+	if (!s->lines)
+		s->lines = srcline_new();
+	if (s->lines && srcline_lookup(s->lines, module, vaddr, &file, &line, NULL))
+		cli_printf(s->out, " at %s:%d", file, line);
+}
+
 /* The frames of a decoded crash, one line each (see the top of the file). */
 static void dump_crash_frames(struct dump_state *s, const struct xfdr_crash_event *ce)
 {
@@ -505,6 +522,8 @@ static void dump_crash_frames(struct dump_state *s, const struct xfdr_crash_even
 				cli_printf(s->out, "+0x%" PRIx64, f.module_vaddr);
 			cli_putc(s->out, ')');
 		}
+		if (have && f.module && f.have_module_vaddr)
+			put_frame_line(s, f.module, f.module_vaddr - (i && f.module_vaddr ? 1 : 0));
 		cli_putc(s->out, '\n');
 	}
 }
@@ -692,6 +711,8 @@ int cmd_dump(int argc, char **argv)
 	}
 out:
 	cli_window_free(&w);
+	cli_source_notes(s.lines);
+	srcline_free(s.lines);
 	callstack_destroy(s.cs);
 	close_modules(&s);
 	xfdr_trace_close(t);

@@ -215,26 +215,53 @@ static void expect_dump(const char *got, uint32_t signal, const char *crash, con
 	text_assert_equal(got, want);
 }
 
+/*
+ * " at FILE:LINE" of address vaddr of this binary, as addr2line (the oracle) gives it, without
+ * the discriminator it may add.
+ */
+static void line_at(uint64_t vaddr, char *out, size_t n)
+{
+	char addr[32], *argv[] = {"addr2line", "-e", exe, addr, NULL};
+	struct child_result r;
+
+	snprintf(addr, sizeof(addr), "0x%" PRIx64, vaddr);
+	child_capture(argv, &r);
+	assert_int_equal(r.status, 0);
+	r.out[strcspn(r.out, " \n")] = '\0';
+	assert_non_null(strstr(r.out, "test_cli_crash.c:"));
+	snprintf(out, n, " at %s", r.out);
+	child_result_free(&r);
+}
+
+/*
+ * The frames named from the .map, each with its source line where its module's DWARF has one
+ * (the call's, before a return address); the modules that give no lines are named in a note.
+ */
 static void test_dump_crash(void **state)
 {
 	struct child_result r;
-	char frames[8192];
+	char frames[8192], at0[600], at1[600];
 
 	(void)state;
 	write_trace("crash.xray", 11, 0);
 	write_map("crash.xray.map");
 	child_xfdr(&r, "dump", "crash.xray", NULL);
 	assert_int_equal(r.status, 0);
-	assert_int_equal(r.err_len, 0);
+	text_assert_contains(r.err,
+			     "xfdr dump: note: no source lines from /nonexistent/libgone.so: ");
+	text_assert_contains(r.err, "xfdr dump: note: no source lines from crash.xray.map: ");
+	assert_int_equal(text_count_lines(r.err), 2);
+	line_at(vaddr0, at0, sizeof(at0));
+	line_at(vaddr1 - 1, at1, sizeof(at1));
 	snprintf(frames, sizeof(frames),
-		 "    #0 0x%" PRIx64 " map_name_wins (%s+0x%" PRIx64 ")\n"
-		 "    #1 0x%" PRIx64 " crash_caller (%s+0x%" PRIx64 ")\n"
+		 "    #0 0x%" PRIx64 " map_name_wins (%s+0x%" PRIx64 ")%s\n"
+		 "    #1 0x%" PRIx64 " crash_caller (%s+0x%" PRIx64 ")%s\n"
 		 "    #2 0x7f0000002000 by_pc_name\n"
 		 "    #3 0x7f0000003000 (/nonexistent/libgone.so+0x1234)\n"
 		 "    #4 0x7f0000004000 (crash.xray.map+0x10)\n"
 		 "    #5 0x7f0000005000\n"
 		 "    #6 0x7f0000006000 (%s)\n",
-		 pc0, exe, vaddr0, pc1, exe, vaddr1, exe);
+		 pc0, exe, vaddr0, at0, pc1, exe, vaddr1, at1, exe);
 	expect_dump(r.out, 11, "crash=SIGSEGV signal=11 code=1 addr=0x0 tid=4242 frames=7", frames,
 		    1);
 	child_result_free(&r);
@@ -340,7 +367,7 @@ static void test_dump_runtime_trace(void **state)
 	const uint8_t payload[] = {CRSH_HEAD(1, 11, 2, 99, 0x28, 2, 0), L64(pc1), L64(pc0)};
 	struct xfdr_options o;
 	struct child_result r;
-	char path[1024], map[1100], lines[8192], want[8192];
+	char path[1024], map[1100], lines[8192], want[8192], at0[600], at1[600];
 	FILE *f;
 
 	(void)state;
@@ -374,11 +401,13 @@ static void test_dump_runtime_trace(void **state)
 	child_xfdr(&r, "dump", path, NULL);
 	assert_int_equal(r.status, 0);
 	assert_int_equal(r.err_len, 0);
+	line_at(vaddr1, at0, sizeof(at0));
+	line_at(vaddr0 - 1, at1, sizeof(at1));
 	snprintf(want, sizeof(want),
 		 " crash=SIGSEGV signal=11 code=2 addr=0x28 tid=99 frames=2\n"
-		 "    #0 0x%" PRIx64 " crash_caller (%s+0x%" PRIx64 ")\n"
-		 "    #1 0x%" PRIx64 " crash_here (%s+0x%" PRIx64 ")\n",
-		 pc1, exe, vaddr1, pc0, exe, vaddr0);
+		 "    #0 0x%" PRIx64 " crash_caller (%s+0x%" PRIx64 ")%s\n"
+		 "    #1 0x%" PRIx64 " crash_here (%s+0x%" PRIx64 ")%s\n",
+		 pc1, exe, vaddr1, at0, pc0, exe, vaddr0, at1);
 	/* The TSC is the runtime's: compare from the crash fields on. */
 	text_assert_contains(r.out, want);
 	text_assert_contains(r.out, "CustomEventMarker size=56 tsc=");
