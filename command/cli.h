@@ -37,6 +37,7 @@ int cmd_core(int argc, char **argv);
 int cmd_account(int argc, char **argv);
 int cmd_stack(int argc, char **argv);
 int cmd_flame(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 
 /*
  * Messages. Every diagnostic is one line on stderr starting with "xfdr VERB: ". The verb name
@@ -318,6 +319,15 @@ struct srcline;
  */
 long cli_stree_sources(const struct stree *t, const uint8_t *used, const struct xfdr_names *names,
 		       struct srcline *lines, const char **file, int *line);
+
+/*
+ * cli_stree_build_runs - for --diff: the trees of two runs, in[0] (BASE) and in[1] (NEW), each
+ * read through its own window (wo resolved against that run alone: its threads and times are
+ * its own) into t[0] and t[1]. Returns CLI_OK (free both with stree_free()), or a status after
+ * reporting, with nothing to free.
+ */
+int cli_stree_build_runs(const struct cli_window_opts *wo, const struct cli_input *in,
+			 int per_thread, struct stree *t, struct cli_progress *prog);
 
 /* ---- Rebuilt traces: what `recover` and `core` share ----------------------------------- */
 

@@ -319,6 +319,23 @@ int cli_stree_build(struct stree *t, const struct cli_input *in, size_t n, int p
 	return CLI_OK;
 }
 
+int cli_stree_build_runs(const struct cli_window_opts *wo, const struct cli_input *in,
+			 int per_thread, struct stree *t, struct cli_progress *prog)
+{
+	struct cli_window w;
+	int i, rc = 0;
+
+	for (i = 0; i < 2 && !rc; i++) {
+		rc = cli_window_resolve(wo, &in[i], 1, &w);
+		if (!rc)
+			rc = cli_stree_build(&t[i], &in[i], 1, per_thread, &w, prog);
+		cli_window_free(&w);
+	}
+	if (rc && i == 2)
+		stree_free(&t[0]);
+	return rc;
+}
+
 long cli_stree_sources(const struct stree *t, const uint8_t *used, const struct xfdr_names *names,
 		       struct srcline *lines, const char **file, int *line)
 {

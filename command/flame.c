@@ -26,6 +26,7 @@
 #include "analysis/stacktree.h"
 #include "analysis/srcline.h"
 #include "command/cli.h"
+#include "command/flame_diff.h"
 #include "command/option_table.h"
 
 #define XPAD 10.0
@@ -46,11 +47,14 @@ struct flame_opts {
 	struct cli_window_opts window;
 	double width;
 	double min_width;
+	int diff; /* --diff: FILEs are BASE and NEW */
 };
 
 static const char flame_head[] =
     "usage: xfdr flame [-o OUT] [--width=PX] [--min-width=PX] [--title=TEXT]\n"
-    "                  [--per-thread] [--map=MAP | --no-map] FILE...\n"
+    "                  [--per-thread] [--since=WHEN] [--until=WHEN] [--thread=LIST]\n"
+    "                  [--window=common|all] [--map=MAP | --no-map] FILE...\n"
+    "       xfdr flame --diff [OPTIONS] BASE NEW\n"
     "\n"
     "Draw the calls of a trace as a flame graph, one self-contained SVG file (open it\n"
     "in a browser; hover over a frame for its name, time, share, self time and calls).\n"
@@ -58,7 +62,11 @@ static const char flame_head[] =
     "callees above, by name. Names come from the .map sidecar ('#ID' when it does\n"
     "not name an id, '[unknown]' for calls a stack context did not name).\n"
     "Several FILEs (the traces of a process tree) make one graph: each process a\n"
-    "tower on a frame 'pid P (PROGRAM, parent Q)' from its own .map.\n";
+    "tower on a frame 'pid P (PROGRAM, parent Q)' from its own .map.\n"
+    "With --diff, a differential flame graph of two runs: NEW's frames, each coloured\n"
+    "by how the time of its stack (the same names of frames) changed from BASE: red\n"
+    "grew, blue shrank, the deepest colour for the largest change; the tooltip gives\n"
+    "BASE's time and the change. Each run is read through its own window.\n";
 
 static const char flame_tail[] =
     "Calls whose entry or exit is not in the trace are drawn with the time seen, as\n"
@@ -105,6 +113,8 @@ static int parse_flame_opts(int argc, char **argv, struct flame_opts *o)
 			 "time stays in their caller's width"),
 	    CLI_OPT_STRING(0, "title", &o->title, "TEXT",
 			   "the title (default: 'Flame graph: FILE')"),
+	    CLI_OPT_FLAG(0, "diff", &o->diff, 1,
+			 "compare two runs, BASE and NEW: a differential flame graph"),
 	    CLI_OPT_FLAG('t', "per-thread", &o->per_thread, 1,
 			 "one tower per thread, 'thread N (NAME)' at its foot\n"
 			 "(default: the threads merged)"),
@@ -131,7 +141,11 @@ static int parse_flame_opts(int argc, char **argv, struct flame_opts *o)
 	o->width = 1200;
 	o->min_width = 0.1;
 	rc = cli_options_parse(&cmd, argc, argv, &o->inputs);
-	return rc ? rc : cli_count_inputs(o->inputs, &o->names_from, &o->ninputs);
+	if (!rc)
+		rc = cli_count_inputs(o->inputs, &o->names_from, &o->ninputs);
+	if (!rc && o->diff && o->ninputs != 2)
+		rc = cli_usage("--diff compares two FILEs, BASE and NEW (%zu given)", o->ninputs);
+	return rc;
 }
 
 /* ---- text ------------------------------------------------------------------------------- */
@@ -272,6 +286,9 @@ struct flame {
 	double height;
 	const char **file; /* per name: the function's source file (NULL: not known) */
 	int *line;
+	struct flame_diff *diff; /* --diff: BASE's times; the frame's, as visited: */
+	uint64_t base_ns;
+	int64_t change_ns;
 };
 
 static void put_frame(struct flame *f, struct cli_out *o, const struct stree_frame *n, double x,
@@ -290,6 +307,14 @@ static void put_frame(struct flame *f, struct cli_out *o, const struct stree_fra
 		put_xml(o, f->file[n->name], strlen(f->file[n->name]), SIZE_MAX);
 		cli_printf(o, ":%d", f->line[n->name]);
 	}
+	if (f->diff) {
+		cli_duration(buf, sizeof(buf), f->base_ns, 1000000000u, CLI_DURATION_FULL);
+		cli_printf(o, " [BASE %s, %s", buf, f->change_ns < 0 ? "-" : "+");
+		cli_duration(buf, sizeof(buf),
+			     (uint64_t)(f->change_ns < 0 ? -f->change_ns : f->change_ns),
+			     1000000000u, CLI_DURATION_FULL);
+		cli_printf(o, "%s]", buf);
+	}
 	cli_duration(buf, sizeof(buf), n->incl_tsc, f->hz, CLI_DURATION_FULL);
 	cli_printf(o, " (%s, %.2f%%", buf, pct);
 	if (n->kind == STREE_FUNCTION || n->kind == STREE_UNKNOWN) {
@@ -301,7 +326,10 @@ static void put_frame(struct flame *f, struct cli_out *o, const struct stree_fra
 		   ")</title><rect class=\"f\" x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" "
 		   "height=\"%d\" fill=\"",
 		   x, y, w, FRAME_H - 1);
-	frame_colour(f->t, n, buf, sizeof(buf));
+	if (f->diff)
+		flame_diff_colour(f->diff, f->change_ns, buf, sizeof(buf));
+	else
+		frame_colour(f->t, n, buf, sizeof(buf));
 	cli_puts(o, buf);
 	cli_puts(o, "\"/>");
 	fit = w > 6 ? (size_t)((w - 6) / CHAR_W) : 0;
@@ -339,6 +367,8 @@ static int visit_frame(void *ctx, const struct stree_frame *path, uint32_t depth
 	x = f->next_x[depth];
 	w = !depth ? f->o->width - 2 * XPAD : (double)n->incl_tsc * f->scale;
 	f->next_x[depth] = x + w;
+	if (f->diff && flame_diff_visit(f->diff, f->t, path, depth, &f->base_ns, &f->change_ns))
+		return -3;
 	if (n->kind == STREE_THREAD)
 		f->threads++;
 	if (n->kind == STREE_PROCESS)
@@ -363,20 +393,78 @@ static int walk(struct flame *f)
 	char why[256];
 
 	f->drawn = f->left_out = f->threads = f->processes = 0;
-	if (stree_walk(f->t, visit_frame, f, why, sizeof(why)) == -1) {
+	switch (stree_walk(f->t, visit_frame, f, why, sizeof(why))) {
+	case -1:
 		cli_error("%s", why);
+		return CLI_FAIL;
+	case -3:
+		cli_error("out of memory");
 		return CLI_FAIL;
 	}
 	return CLI_OK;
 }
 
-static int draw(struct stree *t, const struct flame_opts *opt, const struct cli_window *w,
-		const char **file, int *line, struct cli_out *o)
+/* What a graph shows beside its tree: the window, source lines, a comparison's colours. */
+struct flame_view {
+	const struct cli_window *w; /* NULL with --diff (each run had its own) */
+	uint64_t hz;
+	const char **file;
+	int *line;
+	struct flame_diff *diff;
+};
+
+/* The title and the line under it. */
+static void put_title(struct cli_out *o, const struct flame_opts *opt, const struct flame_view *v,
+		      const struct flame *f)
 {
-	uint64_t hz = w->hz;
-	struct flame f = {.t = t, .o = opt, .hz = hz, .file = file, .line = line};
-	char when[128];
 	const char *base;
+	char when[128];
+
+	cli_printf(o, "<text class=\"title\" x=\"%.1f\" y=\"24\">", opt->width / 2);
+	if (opt->title) {
+		put_xml_str(o, opt->title);
+	} else if (opt->diff) {
+		cli_puts(o, "Differential flame graph: ");
+		put_xml_str(o, opt->inputs[1]);
+		cli_puts(o, " against ");
+		put_xml_str(o, opt->inputs[0]);
+		cli_puts(o, " (red grew, blue shrank)");
+	} else {
+		base = strrchr(opt->inputs[0], '/');
+		cli_puts(o, "Flame graph: ");
+		put_xml_str(o, base ? base + 1 : opt->inputs[0]);
+		if (opt->ninputs > 1)
+			cli_printf(o, " and %zu more", opt->ninputs - 1);
+	}
+	if (v->w && v->w->narrowed) {
+		cli_puts(o, ", ");
+		put_xml_str(o, cli_window_text(v->w, when, sizeof(when)));
+		if (v->w->common)
+			cli_puts(o, " (common window)");
+	}
+	cli_puts(o, "</text>\n");
+	cli_duration(when, sizeof(when), f->total, v->hz, CLI_DURATION_FULL);
+	cli_printf(o, "<text class=\"sub\" x=\"%.1f\" y=\"44\">total %s in %llu calls",
+		   opt->width / 2, when, (unsigned long long)f->t->stats.calls);
+	if (opt->per_thread)
+		cli_printf(o, " of %llu thread%s", (unsigned long long)f->threads,
+			   f->threads == 1 ? "" : "s");
+	if (f->processes)
+		cli_printf(o, "%s %llu processes", opt->per_thread ? " in" : " of",
+			   (unsigned long long)f->processes);
+	if (f->left_out)
+		cli_printf(o, "; %llu frames narrower than %g px not drawn",
+			   (unsigned long long)f->left_out, opt->min_width);
+	if (!f->total)
+		cli_puts(o, "; no time recorded");
+	cli_puts(o, "</text>\n");
+}
+
+static int draw(struct stree *t, const struct flame_opts *opt, const struct flame_view *v,
+		struct cli_out *o)
+{
+	struct flame f = {
+	    .t = t, .o = opt, .hz = v->hz, .file = v->file, .line = v->line, .diff = v->diff};
 	double height;
 
 	f.next_x = malloc(((size_t)t->max_depth + 2) * sizeof(*f.next_x));
@@ -403,38 +491,8 @@ static int draw(struct stree *t, const struct flame_opts *opt, const struct cli_
 		   FONT_PX);
 	cli_printf(o, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"#f7f7f0\"/>\n",
 		   opt->width, height);
-	cli_printf(o, "<text class=\"title\" x=\"%.1f\" y=\"24\">", opt->width / 2);
-	if (opt->title) {
-		put_xml_str(o, opt->title);
-	} else {
-		base = strrchr(opt->inputs[0], '/');
-		cli_puts(o, "Flame graph: ");
-		put_xml_str(o, base ? base + 1 : opt->inputs[0]);
-		if (opt->ninputs > 1)
-			cli_printf(o, " and %zu more", opt->ninputs - 1);
-	}
-	if (w->narrowed) {
-		cli_puts(o, ", ");
-		put_xml_str(o, cli_window_text(w, when, sizeof(when)));
-		if (w->common)
-			cli_puts(o, " (common window)");
-	}
-	cli_puts(o, "</text>\n");
-	cli_duration(when, sizeof(when), f.total, hz, CLI_DURATION_FULL);
-	cli_printf(o, "<text class=\"sub\" x=\"%.1f\" y=\"44\">total %s in %llu calls",
-		   opt->width / 2, when, (unsigned long long)t->stats.calls);
-	if (opt->per_thread)
-		cli_printf(o, " of %llu thread%s", (unsigned long long)f.threads,
-			   f.threads == 1 ? "" : "s");
-	if (f.processes)
-		cli_printf(o, "%s %llu processes", opt->per_thread ? " in" : " of",
-			   (unsigned long long)f.processes);
-	if (f.left_out)
-		cli_printf(o, "; %llu frames narrower than %g px not drawn",
-			   (unsigned long long)f.left_out, opt->min_width);
-	if (!f.total)
-		cli_puts(o, "; no time recorded");
-	cli_puts(o, "</text>\n<g>\n");
+	put_title(o, opt, v, &f);
+	cli_puts(o, "<g>\n");
 	f.out = o;
 	f.height = height;
 	if (walk(&f) != CLI_OK) {
@@ -446,6 +504,46 @@ static int draw(struct stree *t, const struct flame_opts *opt, const struct cli_
 	return CLI_OK;
 }
 
+/* The tree to draw (with --diff, BASE's too: t[0], NEW's t[1]). Returns CLI_OK or a status. */
+static int build(const struct flame_opts *opt, const struct cli_input *in, struct stree *t,
+		 struct cli_window *w, struct cli_progress *prog)
+{
+	int status;
+
+	if (opt->diff)
+		return cli_stree_build_runs(&opt->window, in, opt->per_thread, t, prog);
+	status = cli_window_resolve(&opt->window, in, opt->ninputs, w);
+	return status ? status : cli_stree_build(t, in, opt->ninputs, opt->per_thread, w, prog);
+}
+
+/*
+ * Tooltips name each function's source (the DWARF of the module the .map puts it in), and with
+ * --diff the frames are coloured against BASE. Returns 0, or CLI_FAIL after reporting.
+ */
+static int prepare_view(const struct flame_opts *opt, const struct cli_input *in, struct stree *t,
+			struct stree *shown, struct srcline *lines, struct flame_view *v)
+{
+	char why[256];
+
+	v->file = calloc((size_t)shown->name_count + 1, sizeof(*v->file));
+	v->line = calloc((size_t)shown->name_count + 1, sizeof(*v->line));
+	if (!lines || !v->file || !v->line ||
+	    cli_stree_sources(shown, NULL, in[opt->ninputs - 1].names, lines, v->file, v->line) <
+		0) {
+		cli_error("out of memory");
+		return CLI_FAIL;
+	}
+	if (opt->diff) {
+		v->diff = flame_diff_new(&t[0], xfdr_trace_header(in[0].t)->cycle_frequency, v->hz,
+					 why, sizeof(why));
+		if (!v->diff) {
+			cli_error("%s", why);
+			return CLI_FAIL;
+		}
+	}
+	return 0;
+}
+
 int cmd_flame(int argc, char **argv)
 {
 	struct flame_opts opt;
@@ -454,52 +552,47 @@ int cmd_flame(int argc, char **argv)
 	struct cli_progress prog = {0}; /* ended on every path, begun or not */
 	char note[640];
 	struct cli_window w = {0};
+	struct flame_view v = {0};
 	struct srcline *lines = NULL;
-	const char **file = NULL;
-	int *line = NULL;
-	struct stree t;
-	int status, have_tree = 0;
+	struct stree t[2], *shown = &t[0];
+	size_t trees = 0, i;
+	int status;
 
 	status = parse_flame_opts(argc, argv, &opt);
 	if (status)
 		return status < 0 ? CLI_OK : status;
 	status = cli_inputs_open(opt.inputs, opt.ninputs, opt.output, &opt.names_from, &prog, &in);
 	if (!status)
-		status = cli_window_resolve(&opt.window, in, opt.ninputs, &w);
+		status = build(&opt, in, t, &w, &prog);
 	if (status)
 		goto out;
+	trees = opt.diff ? 2 : 1;
+	shown = &t[trees - 1];
+	v.w = opt.diff ? NULL : &w;
+	v.hz = xfdr_trace_header(in[trees - 1].t)->cycle_frequency;
 	status = CLI_FAIL;
-	if (cli_stree_build(&t, in, opt.ninputs, opt.per_thread, &w, &prog))
-		goto out;
-	have_tree = 1;
 	out = cli_out_new(opt.output);
 	if (!out)
 		goto out;
-	/* The note only once the output is made: a bad -o gives one error line, nothing else. */
-	if (stree_incomplete_note(&t, note, sizeof(note)))
-		cli_error("%s", note);
-	/* Tooltips name each function's source: the DWARF of the module the .map puts it in. */
+	/* The notes only once the output is made: a bad -o gives one error line, nothing else. */
+	for (i = 0; i < trees; i++)
+		if (stree_incomplete_note(&t[i], note, sizeof(note)))
+			cli_error("%s%s", opt.diff ? (i ? "NEW: " : "BASE: ") : "", note);
 	lines = srcline_new();
-	file = calloc((size_t)t.name_count + 1, sizeof(*file));
-	line = calloc((size_t)t.name_count + 1, sizeof(*line));
-	if (!lines || !file || !line ||
-	    cli_stree_sources(&t, NULL, in[opt.ninputs - 1].names, lines, file, line) < 0) {
-		cli_error("out of memory");
-		cli_out_close(out);
-		goto out;
-	}
-	status = draw(&t, &opt, &w, file, line, out);
+	if (prepare_view(&opt, in, t, shown, lines, &v) == 0)
+		status = draw(shown, &opt, &v, out);
 	if (cli_out_close(out) != CLI_OK)
 		status = CLI_FAIL;
 	cli_source_notes(lines);
 out:
-	srcline_free(lines);
-	free(file);
-	free(line);
 	cli_progress_end(&prog);
 	free(out);
-	if (have_tree)
-		stree_free(&t);
+	flame_diff_free(v.diff);
+	srcline_free(lines);
+	free(v.file);
+	free(v.line);
+	for (i = 0; i < trees; i++)
+		stree_free(&t[i]);
 	cli_window_free(&w);
 	cli_inputs_close(in, opt.ninputs);
 	return status;

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/stackpaths.h"
 #include "analysis/stacktree.h"
 #include "command/cli.h"
 #include "command/option_table.h"
@@ -33,11 +34,14 @@ struct stack_opts {
 	struct cli_window_opts window;
 	int total; /* --value=total */
 	int unit;  /* index in unit_names */
+	int diff;  /* --diff: FILEs are BASE and NEW */
 };
 
 static const char stack_head[] =
     "usage: xfdr stack [-o OUT] [--value=self|total] [--unit=tsc|ns|us|ms]\n"
-    "                  [--per-thread] [--map=MAP | --no-map] FILE...\n"
+    "                  [--per-thread] [--since=WHEN] [--until=WHEN] [--thread=LIST]\n"
+    "                  [--window=common|all] [--map=MAP | --no-map] FILE...\n"
+    "       xfdr stack --diff [OPTIONS] BASE NEW\n"
     "\n"
     "Print the calls of a trace as folded stacks, one line per distinct call stack:\n"
     "  outer;inner;leaf VALUE\n"
@@ -46,7 +50,12 @@ static const char stack_head[] =
     "counted but did not name. Lines are sorted (callers first, callees by name);\n"
     "lines with a value of 0 are left out.\n"
     "Several FILEs (the traces of a process tree) make one tree: each process's\n"
-    "stacks hang from a frame 'pid P (PROGRAM, parent Q)' from its own .map.\n";
+    "stacks hang from a frame 'pid P (PROGRAM, parent Q)' from its own .map.\n"
+    "With --diff, two runs side by side in the two-column folded form of differential\n"
+    "flame graphs (flamegraph.pl's difffolded.pl, inferno-diff-folded):\n"
+    "  outer;inner;leaf BASE_VALUE NEW_VALUE\n"
+    "every stack either run has, matched by the names of its frames, each run read\n"
+    "through its own window and its values in its own rate's units.\n";
 
 static const char stack_tail[] =
     "Calls whose entry or exit is not in the trace (a flight recorder's window) are\n"
@@ -77,6 +86,8 @@ static int parse_stack_opts(int argc, char **argv, struct stack_opts *o)
 			 "tsc (timestamp ticks, the default), ns, us or ms, from\n"
 			 "the header's cycle_frequency; each line is rounded to\n"
 			 "the nearest unit"),
+	    CLI_OPT_FLAG(0, "diff", &o->diff, 1,
+			 "compare two runs, BASE and NEW: both values on each line"),
 	    CLI_OPT_FLAG('t', "per-thread", &o->per_thread, 1,
 			 "one tree per thread: 'thread N (NAME)' is the outermost\n"
 			 "frame (default: the threads merged)"),
@@ -101,7 +112,11 @@ static int parse_stack_opts(int argc, char **argv, struct stack_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->window.tell_lost = 1;
 	rc = cli_options_parse(&cmd, argc, argv, &o->inputs);
-	return rc ? rc : cli_count_inputs(o->inputs, &o->names_from, &o->ninputs);
+	if (!rc)
+		rc = cli_count_inputs(o->inputs, &o->names_from, &o->ninputs);
+	if (!rc && o->diff && o->ninputs != 2)
+		rc = cli_usage("--diff compares two FILEs, BASE and NEW (%zu given)", o->ninputs);
+	return rc;
 }
 
 enum { STOP_WRITE = 2, STOP_NO_MEMORY = 3 }; /* put_line()'s reasons to stop the walk */
@@ -156,6 +171,58 @@ static int put_line(void *ctx, const struct stree_frame *path, uint32_t depth)
 	return f->out->err ? STOP_WRITE : 0;
 }
 
+/* A value of the diff: the path's self or total time in the unit, at the run's rate hz. */
+static uint64_t path_value(const struct stack_path *p, const struct stack_opts *o, uint64_t hz)
+{
+	uint64_t v = o->total ? p->total_tsc : p->self_tsc;
+
+	return unit_per_second[o->unit] ? stree_ticks_to(v, hz, unit_per_second[o->unit]) : v;
+}
+
+/*
+ * --diff: the stacks of both runs merged in walk order, "PATH BASE NEW", lines of two zeros
+ * left out. Returns CLI_OK, or CLI_FAIL after reporting.
+ */
+static int print_diff(struct stree *t, const struct stack_opts *o, const uint64_t *hz,
+		      struct cli_out *out)
+{
+	struct stack_paths a, b;
+	size_t i = 0, j = 0;
+	uint64_t va, vb;
+	char why[256];
+	int c, rc = 0;
+
+	if (stack_paths_collect(&t[0], &a, why, sizeof(why)) ||
+	    stack_paths_collect(&t[1], &b, why, sizeof(why))) {
+		cli_error("%s", why);
+		rc = -1;
+	}
+	while (!rc && (i < a.n || j < b.n) && !out->err) {
+		c = i == a.n   ? 1
+		    : j == b.n ? -1
+			       : stack_path_cmp(stack_path_text(&a, i), a.p[i].len,
+						stack_path_text(&b, j), b.p[j].len);
+		va = c <= 0 ? path_value(&a.p[i], o, hz[0]) : 0;
+		vb = c >= 0 ? path_value(&b.p[j], o, hz[1]) : 0;
+		if (va || vb) {
+			if (c <= 0)
+				cli_put(out, stack_path_text(&a, i), a.p[i].len);
+			else
+				cli_put(out, stack_path_text(&b, j), b.p[j].len);
+			cli_putc(out, ' ');
+			cli_put_u64(out, va);
+			cli_putc(out, ' ');
+			cli_put_u64(out, vb);
+			cli_putc(out, '\n');
+		}
+		i += c <= 0;
+		j += c >= 0;
+	}
+	stack_paths_free(&a);
+	stack_paths_free(&b);
+	return rc ? CLI_FAIL : CLI_OK;
+}
+
 /* Depth first over the tree (stree_walk()). Returns CLI_OK, or CLI_FAIL after reporting. */
 static int print_folded(struct stree *t, const struct stack_opts *o, uint64_t hz,
 			struct cli_out *out)
@@ -178,6 +245,39 @@ static int print_folded(struct stree *t, const struct stack_opts *o, uint64_t hz
 	return rc == -1 || rc == STOP_NO_MEMORY ? CLI_FAIL : CLI_OK;
 }
 
+/* The cycle_frequency of each of the n inputs, which units other than tsc need. 0 or CLI_FAIL. */
+static int rates(const struct stack_opts *opt, const struct cli_input *in, size_t n, uint64_t *hz)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		hz[i] = xfdr_trace_header(in[i].t)->cycle_frequency;
+		if (unit_per_second[opt->unit] && !hz[i]) {
+			cli_error("%s: the header's cycle_frequency is 0: no times in %s (use "
+				  "--unit=tsc)",
+				  opt->inputs[i], unit_names[opt->unit]);
+			return CLI_FAIL;
+		}
+	}
+	return 0;
+}
+
+/* The tree of the inputs (two with --diff: BASE's and NEW's). Returns CLI_OK or a status. */
+static int build(const struct stack_opts *opt, const struct cli_input *in, struct stree *t,
+		 struct cli_progress *prog)
+{
+	struct cli_window w = {0};
+	int status;
+
+	if (opt->diff)
+		return cli_stree_build_runs(&opt->window, in, opt->per_thread, t, prog);
+	status = cli_window_resolve(&opt->window, in, opt->ninputs, &w);
+	if (!status)
+		status = cli_stree_build(t, in, opt->ninputs, opt->per_thread, &w, prog);
+	cli_window_free(&w);
+	return status;
+}
+
 int cmd_stack(int argc, char **argv)
 {
 	struct stack_opts opt;
@@ -185,44 +285,38 @@ int cmd_stack(int argc, char **argv)
 	struct cli_out *out = NULL;
 	struct cli_progress prog = {0}; /* ended on every path, begun or not */
 	char note[640];
-	struct cli_window w = {0};
-	struct stree t;
-	uint64_t hz;
-	int status, have_tree = 0;
+	struct stree t[2];
+	uint64_t hz[2];
+	size_t trees = 0, i;
+	int status;
 
 	status = parse_stack_opts(argc, argv, &opt);
 	if (status)
 		return status < 0 ? CLI_OK : status;
 	status = cli_inputs_open(opt.inputs, opt.ninputs, opt.output, &opt.names_from, &prog, &in);
 	if (!status)
-		status = cli_window_resolve(&opt.window, in, opt.ninputs, &w);
+		status = rates(&opt, in, opt.diff ? 2 : 1, hz);
+	if (!status)
+		status = build(&opt, in, t, &prog);
 	if (status)
 		goto out;
+	trees = opt.diff ? 2 : 1;
 	status = CLI_FAIL;
-	hz = xfdr_trace_header(in[0].t)->cycle_frequency;
-	if (unit_per_second[opt.unit] && !hz) {
-		cli_error("%s: the header's cycle_frequency is 0: no times in %s (use --unit=tsc)",
-			  opt.inputs[0], unit_names[opt.unit]);
-		goto out;
-	}
-	if (cli_stree_build(&t, in, opt.ninputs, opt.per_thread, &w, &prog))
-		goto out;
-	have_tree = 1;
 	out = cli_out_new(opt.output);
 	if (!out)
 		goto out;
-	/* The note only once the output is made: a bad -o gives one error line, nothing else. */
-	if (stree_incomplete_note(&t, note, sizeof(note)))
-		cli_error("%s", note);
-	status = print_folded(&t, &opt, hz, out);
+	/* The notes only once the output is made: a bad -o gives one error line, nothing else. */
+	for (i = 0; i < trees; i++)
+		if (stree_incomplete_note(&t[i], note, sizeof(note)))
+			cli_error("%s%s", opt.diff ? (i ? "NEW: " : "BASE: ") : "", note);
+	status = opt.diff ? print_diff(t, &opt, hz, out) : print_folded(t, &opt, hz[0], out);
 	if (cli_out_close(out) != CLI_OK)
 		status = CLI_FAIL;
 out:
 	cli_progress_end(&prog);
 	free(out);
-	if (have_tree)
-		stree_free(&t);
-	cli_window_free(&w);
+	for (i = 0; i < trees; i++)
+		stree_free(&t[i]);
 	cli_inputs_close(in, opt.ninputs);
 	return status;
 }
