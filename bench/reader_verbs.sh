@@ -212,11 +212,20 @@ split 64M perfetto
 row account xfdr "$reps" "$tmp/out" "" "$xfdr" account "$trace"
 row "" llvm-xray "$xreps" "$tmp/out" "" "$xray" account "$trace"
 rm -f "$tmp/out"
+# A window of one thread (the others decoded, not paired), and two runs compared (the trace
+# against itself: each accounted, then joined by name).
+row "" xfdr "$reps" "$tmp/out" "--thread=1" "$xfdr" account --thread=1 "$trace"
+rm -f "$tmp/out"
+row diff xfdr "$reps" "$tmp/out" "TRACE TRACE" "$xfdr" diff "$trace" "$trace"
+rm -f "$tmp/out"
 
 row stack xfdr "$reps" "$tmp/out" "" "$xfdr" stack "$trace"
 rm -f "$tmp/out"
 row "" llvm-xray "$xreps" "$tmp/out" "-all-stacks -stack-format=flame" \
 	"$xray" stack -all-stacks -stack-format=flame "$trace"
+rm -f "$tmp/out"
+
+row "" xfdr "$reps" "$tmp/out" "--diff TRACE TRACE" "$xfdr" stack --diff "$trace" "$trace"
 rm -f "$tmp/out"
 
 row flame xfdr "$reps" "$tmp/out" "(llvm-xray has no SVG output)" "$xfdr" flame "$trace"

@@ -369,7 +369,8 @@ static void te_begin(void *ctx, uint32_t fid, uint64_t tsc, enum tl_begin how,
 		return;
 	s->open_bytes[s->open_depth++] = (uint32_t)(s->open_args_len - start);
 	event_head(s, fid, NULL, "function", "B", tsc);
-	put_args(s, fid, s->open_args + start, s->open_args_len - start);
+	/* open_args is NULL until some slice had arguments: no pointer to none */
+	put_args(s, fid, n ? s->open_args + start : NULL, s->open_args_len - start);
 	cli_putc(o, '}');
 }
 
@@ -390,7 +391,7 @@ static void te_end(void *ctx, uint32_t fid, uint64_t tsc, enum tl_end how, uint3
 	bytes = s->open_bytes[--s->open_depth];
 	s->open_args_len -= bytes;
 	event_head(s, fid, NULL, "function", "E", tsc);
-	put_args(s, fid, s->open_args + s->open_args_len, bytes);
+	put_args(s, fid, bytes ? s->open_args + s->open_args_len : NULL, bytes);
 	cli_putc(o, '}');
 	if (how == TL_END_EXIT && fid != TIMELINE_UNNAMED)
 		return;
