@@ -15,9 +15,7 @@
  *    (ties: in the files' order, each in its own), each name prefixed with its process's
  *    cli_process_label(); llvm-xray has no such table to match.
  */
-#include <errno.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -153,19 +151,6 @@ static const char account_tail[] =
     "Exit status: 0 printed, 1 invalid trace or write error, 2 usage error, unknown\n"
     "--thread or unreadable FILE.\n";
 
-static int parse_top(void *top, const char *arg)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(arg, &end, 10);
-	if (!*arg || *end || errno || v < INT_MIN || v > INT_MAX)
-		return cli_usage("'--top' takes a whole number, not '%s'", arg);
-	*(long *)top = v;
-	return 0;
-}
-
 static int refuse_instr_map(void *unused, const char *arg)
 {
 	(void)unused;
@@ -182,8 +167,7 @@ static int parse_account_opts(int argc, char **argv, struct account_opts *o)
 			 "max, sum or func (the function's name, then its id)"),
 	    CLI_OPT_WORD('r', "sortorder", &o->descending, order_names, "ORDER",
 			 "asc (default) or dsc"),
-	    CLI_OPT_CALL('p', "top", &o->top, parse_top, "N",
-			 "print only the first N rows (N <= 0: all, the default)"),
+	    CLI_OPT_TOP(&o->top),
 	    CLI_OPT_WORD('f', "format", &o->csv, format_names, "FMT", "text (default) or csv"),
 	    CLI_OPT_STRING('o', "output", &o->output, "OUT",
 			   "write to OUT instead of standard output ('-')"),

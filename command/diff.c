@@ -50,17 +50,6 @@ static const char diff_tail[] =
     "Exit status: 0 printed, 1 invalid trace or write error, 2 usage error or unreadable\n"
     "FILE.\n";
 
-static int parse_top(void *top, const char *arg)
-{
-	char *end;
-	long v = strtol(arg, &end, 10);
-
-	if (!*arg || *end)
-		return cli_usage("'--top' takes a whole number, not '%s'", arg);
-	*(long *)top = v;
-	return 0;
-}
-
 /* Returns 0 with *o filled, -1 after --help, or a status after a usage error. */
 static int parse_diff_opts(int argc, char **argv, struct diff_opts *o)
 {
@@ -70,8 +59,7 @@ static int parse_diff_opts(int argc, char **argv, struct diff_opts *o)
 			 "NEW's count, med, 99p or sum, or by func (the name)"),
 	    CLI_OPT_WORD('r', "sortorder", &o->descending, order_names, "ORDER",
 			 "dsc (default: what grew most first) or asc"),
-	    CLI_OPT_CALL('p', "top", &o->top, parse_top, "N",
-			 "print only the first N rows (N <= 0: all, the default)"),
+	    CLI_OPT_TOP(&o->top),
 	    CLI_OPT_WORD('f', "format", &o->csv, format_names, "FMT", "text (default) or csv"),
 	    CLI_OPT_STRING('o', "output", &o->output, "OUT",
 			   "write to OUT instead of standard output ('-')"),
@@ -132,8 +120,16 @@ static void put_ratio(struct cli_out *o, const struct compare_row *r, int csv)
 
 static void put_row(struct cli_out *o, const struct compare_row *r, int csv)
 {
+	/* base and new of each figure: calls, median, 99th percentile, total */
+	const struct {
+		const struct compare_side *side;
+		double v;
+	} cols[] = {{&r->base, 0},	     {&r->next, 0},	      {&r->base, r->base.med},
+		    {&r->next, r->next.med}, {&r->base, r->base.p99}, {&r->next, r->next.p99},
+		    {&r->base, r->base.sum}, {&r->next, r->next.sum}};
 	const char *sep = csv ? "," : " ";
 	const char *p;
+	size_t i;
 
 	if (csv) {
 		cli_putc(o, '"');
@@ -144,22 +140,10 @@ static void put_row(struct cli_out *o, const struct compare_row *r, int csv)
 		}
 		cli_puts(o, "\",");
 	}
-	put_num(o, &r->base, 1, 0, csv);
-	cli_puts(o, sep);
-	put_num(o, &r->next, 1, 0, csv);
-	cli_puts(o, sep);
-	put_num(o, &r->base, 0, r->base.med, csv);
-	cli_puts(o, sep);
-	put_num(o, &r->next, 0, r->next.med, csv);
-	cli_puts(o, sep);
-	put_num(o, &r->base, 0, r->base.p99, csv);
-	cli_puts(o, sep);
-	put_num(o, &r->next, 0, r->next.p99, csv);
-	cli_puts(o, sep);
-	put_num(o, &r->base, 0, r->base.sum, csv);
-	cli_puts(o, sep);
-	put_num(o, &r->next, 0, r->next.sum, csv);
-	cli_puts(o, sep);
+	for (i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
+		put_num(o, cols[i].side, i < 2, cols[i].v, csv);
+		cli_puts(o, sep);
+	}
 	cli_printf(o, csv ? "%+.6e" : "%+11.6f", r->change);
 	cli_puts(o, sep);
 	put_ratio(o, r, csv);

@@ -2,8 +2,11 @@
  * command/option_table.c - parse a verb's command line by its option table, and list the table in
  * its --help (command/option_table.h).
  */
+#include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "command/cli.h"
@@ -294,4 +297,17 @@ void cli_options_help(const struct cli_command *cmd)
 		putchar('\n');
 		fputs(cmd->tail, stdout);
 	}
+}
+
+int cli_parse_top(void *top, const char *arg)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (!*arg || *end || errno || v < INT_MIN || v > INT_MAX)
+		return cli_usage("'--top' takes a whole number, not '%s'", arg);
+	*(long *)top = v;
+	return 0;
 }

@@ -122,6 +122,12 @@ struct cli_map_choice {
 
 extern const char *const cli_window_words[];
 
+/* -p/--top=N of the verbs that print a table: value is a long, N <= 0 all rows. */
+int cli_parse_top(void *top, const char *arg);
+#define CLI_OPT_TOP(v)                                                                             \
+	CLI_OPT_CALL('p', "top", (v), cli_parse_top, "N",                                          \
+		     "print only the first N rows (N <= 0: all, the default)")
+
 enum cli_command_flags {
 	CLI_LONG_ONLY = 1 << 0,	      /* -long works as --long (and -s=V as -s V) */
 	CLI_STOP_AT_OPERAND = 1 << 1, /* options end at the first operand (a program's own) */

@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "tests/support/child.h"
+#include "tests/support/runtime_test.h"
 #include "tests/support/scratch.h"
 #include "tests/support/text.h"
 #include "tests/support/trace_build.h"
@@ -72,25 +73,6 @@ static char *window_trace(const char *name)
 	snprintf(map, sizeof(map), "%s.map", name);
 	scratch_write_text(map, names_map);
 	return path;
-}
-
-/* The whole file at path, NUL-terminated. */
-static char *read_text(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	char *s;
-	long n;
-
-	assert_non_null(f);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	assert_true(n >= 0);
-	rewind(f);
-	s = calloc(1, (size_t)n + 1);
-	assert_non_null(s);
-	assert_int_equal(fread(s, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	return s;
 }
 
 /* r's status must be want: else the test fails, showing its stderr. */
@@ -333,6 +315,7 @@ static void test_timeline(void **state)
 {
 	char *t = window_trace("tl.xray"), *out = strdup(scratch_path("tl.json"));
 	struct child_result r;
+	size_t bytes;
 	char *json;
 
 	(void)state;
@@ -340,7 +323,7 @@ static void test_timeline(void **state)
 				    "--until=750ns", "-o", out, t, NULL),
 			 0);
 	child_result_free(&r);
-	json = read_text(out);
+	json = (char *)ts_slurp(out, &bytes);
 	assert_int_equal(text_count(json, "\"name\":\"end: window end\""), 4);
 	assert_int_equal(text_count(json, "\"xfdr_begin\":\"before window\""), 8);
 	text_assert_contains(json, "\"until_tsc\":1000750");
