@@ -203,11 +203,39 @@ static void pf_write(struct pf *s, uint64_t part, const void *p, size_t n)
 }
 
 /* As they are, or as one compressed_packets packet (zlib's format, which Perfetto inflates). */
+int pf_deflate(struct pf_zip *zip, const uint8_t *in, size_t n, uint8_t *out, size_t cap,
+	       size_t *len)
+{
+	struct isal_zstream *z = &zip->z;
+	int rc;
+
+	/*
+	 * igzip reads memory of the stream and of level_buf that isal_deflate_stateless_init()
+	 * leaves as it was (valgrind: a jump on uninitialised values of the malloc'd compressor).
+	 * Zeroed, a chunk does not depend on what the memory held before.
+	 */
+	memset(z, 0, sizeof(*z));
+	memset(zip->level_buf, 0, sizeof(zip->level_buf));
+	isal_deflate_stateless_init(z);
+	z->level = PF_ZIP_LEVEL;
+	z->level_buf = zip->level_buf;
+	z->level_buf_size = PF_ZIP_LEVEL_BUF;
+	z->gzip_flag = IGZIP_ZLIB;
+	z->end_of_stream = 1;
+	z->flush = NO_FLUSH;
+	z->next_in = (uint8_t *)in;
+	z->avail_in = (uint32_t)n; /* a chunk: under PF_CHUNK_BYTES and a packet */
+	z->next_out = out;
+	z->avail_out = (uint32_t)cap;
+	rc = isal_deflate_stateless(z);
+	*len = z->total_out;
+	return rc;
+}
+
 void pf_put_chunk(struct pf *s, struct pb_buf *c, uint64_t part)
 {
 	struct pf_chunk *o = s->out;
 	uint8_t head[PF_CHUNK_HEAD], *h;
-	struct isal_zstream *z;
 	size_t zlen, hn;
 	int rc;
 
@@ -231,19 +259,8 @@ void pf_put_chunk(struct pf *s, struct pb_buf *c, uint64_t part)
 		o->z = z;
 		o->z_cap = zlen;
 	}
-	z = &o->zip->z;
-	isal_deflate_stateless_init(z);
-	z->level = PF_ZIP_LEVEL;
-	z->level_buf = o->zip->level_buf;
-	z->level_buf_size = PF_ZIP_LEVEL_BUF;
-	z->gzip_flag = IGZIP_ZLIB;
-	z->end_of_stream = 1;
-	z->flush = NO_FLUSH;
-	z->next_in = c->p;
-	z->avail_in = (uint32_t)c->len; /* a chunk: under PF_CHUNK_BYTES and a packet */
-	z->next_out = o->z + PF_CHUNK_HEAD;
-	z->avail_out = (uint32_t)(o->z_cap - PF_CHUNK_HEAD);
-	if ((rc = isal_deflate_stateless(z)) != COMP_OK) {
+	if ((rc = pf_deflate(o->zip, c->p, c->len, o->z + PF_CHUNK_HEAD, o->z_cap - PF_CHUNK_HEAD,
+			     &zlen)) != COMP_OK) {
 		/* cannot be: the room is the library's own bound */
 		pf_lock(s);
 		cli_error("%s: igzip failed to compress %zu bytes (error %d)",
@@ -252,7 +269,6 @@ void pf_put_chunk(struct pf *s, struct pb_buf *c, uint64_t part)
 		s->failed = 1;
 		return;
 	}
-	zlen = z->total_out;
 	/* Trace.packet { compressed_packets: Z }, its head right before Z */
 	h = pb_put_varint(head + 1, 2 + pb_varint_size(zlen) + zlen);
 	head[0] = TRACE_PACKET << 3 | PB_LEN;
