@@ -125,8 +125,8 @@ void pf_put_chunk(struct pf *s, struct pb_buf *c, uint64_t part);
 
 /*
  * pf_deflate - the n bytes at in as one zlib stream (igzip, level PF_ZIP_LEVEL) into out (cap
- * bytes: at least igzip's bound), *len its bytes; zip's memory is zeroed first (igzip reads
- * some that its init leaves as it was). Returns igzip's COMP_OK, or its error.
+ * bytes: at least igzip's bound), *len its bytes; zip's stream is zeroed first (igzip reads
+ * fields its init leaves as they were). Returns igzip's COMP_OK, or its error.
  */
 int pf_deflate(struct pf_zip *zip, const uint8_t *in, size_t n, uint8_t *out, size_t cap,
 	       size_t *len);
