@@ -415,6 +415,9 @@ struct cli_map_facts {
 	const char *trace;
 	int constant_tsc, nonstop_tsc;
 	uint64_t buffer_bytes, buffer_count;
+	/* a thread's name, or NULL (thread_name NULL: every one is "<unknown>") */
+	const char *(*thread_name)(void *ctx, uint32_t tid, uint32_t thread_id);
+	void *names_ctx;
 };
 int cli_map_generated(FILE *f, const struct cli_map_facts *facts, const struct rb_pool_result *res);
 

@@ -21,6 +21,7 @@
 #include "command/cli.h"
 #include "command/option_table.h"
 #include "rebuild/core_image.h"
+#include "rebuild/core_names.h"
 
 static const char core_head[] =
     "usage: xfdr core [-o OUT] [--force] [-v] CORE\n"
@@ -67,13 +68,102 @@ static int parse_core_opts(int argc, char **argv, struct cli_rebuild_opts *o)
 
 struct core_map_ctx {
 	struct cli_map_facts facts;
+	struct rb_core_names names;
+	struct rb_core_symbols *symbols; /* NULL: the functions are not listed */
+	uint64_t unnamed;		 /* functions listed without a symbol */
 };
+
+static const char *core_thread_name(void *ctx, uint32_t tid, uint32_t thread_id)
+{
+	const struct rb_core_thread *t = rb_core_names_thread(ctx, tid, thread_id);
+
+	return t ? t->name : NULL;
+}
+
+/*
+ * The "functions" group of each id space and its "function" lines (doc/map-format.md), named
+ * from the core's files when they could be read.
+ */
+static void write_core_functions(FILE *f, struct core_map_ctx *m)
+{
+	struct rb_core_symbol sym;
+	size_t i, k;
+
+	m->unnamed = 0;
+	for (i = 0; i < m->names.nsources; i++) {
+		const struct rb_core_source *src = &m->names.sources[i];
+
+		if (!src->nfn)
+			continue;
+		fprintf(f, "functions\t");
+		cli_map_value(f, src->name);
+		fprintf(f, "\t%u\n", src->count);
+		for (k = 0; k < src->nfn; k++) {
+			memset(&sym, 0, sizeof(sym));
+			if (m->symbols)
+				rb_core_symbol(m->symbols, src->fn[k].addr, &sym);
+			m->unnamed += !sym.name;
+			fprintf(f, "function\t%u\t", src->fn[k].id);
+			cli_map_value(f, sym.name ? sym.name : "<unknown>");
+			fprintf(f, "\t0x%llx\t", (unsigned long long)src->fn[k].addr);
+			cli_map_value(f, sym.module ? sym.module : "-");
+			if (sym.vaddr_known)
+				fprintf(f, "\t0x%llx\n", (unsigned long long)sym.module_vaddr);
+			else
+				fprintf(f, "\t-\n");
+		}
+	}
+	if (m->unnamed)
+		fprintf(f, "functions_unnamed\t%llu\n", (unsigned long long)m->unnamed);
+}
 
 static int write_core_map(FILE *f, const struct rb_pool_result *res, void *ctx)
 {
 	struct core_map_ctx *m = ctx;
+	int rc = cli_map_generated(f, &m->facts, res);
 
-	return cli_map_generated(f, &m->facts, res);
+	if (!rc)
+		write_core_functions(f, m);
+	return rc;
+}
+
+/*
+ * The names of pool's session into m (threads, and functions when the core's files can be
+ * read), one line on stderr for what is missing. Returns 0, or -1 after an error message.
+ */
+static int read_names(struct rb_core *c, const struct rb_core_pool *pool, struct core_map_ctx *m)
+{
+	struct xfdr_error err;
+	size_t i, fns = 0;
+
+	if (rb_core_names_read(c, pool, &m->names, &err)) {
+		cli_error("%s: %s", c->name, err.text);
+		return -1;
+	}
+	if (m->names.missing) {
+		cli_error("%s: no names of threads or functions: %s", c->name, m->names.missing);
+		return 0;
+	}
+	m->facts.thread_name = core_thread_name;
+	m->facts.names_ctx = &m->names;
+	for (i = 0; i < m->names.nsources; i++)
+		fns += m->names.sources[i].nfn;
+	if (fns && rb_core_symbols_open(c, &m->symbols, &err))
+		cli_error("%s: its functions are listed without names", err.text);
+	return 0;
+}
+
+/* After the map is written: say how many functions got no name, and the likely reason. */
+static void tell_unnamed(const struct rb_core *c, const struct core_map_ctx *m)
+{
+	size_t found = 0, missing = 0;
+
+	if (!m->unnamed || !m->symbols)
+		return;
+	rb_core_symbols_files(m->symbols, &found, &missing);
+	cli_error("%s: %llu functions have no name (%zu of the %zu files it had mapped are not on "
+		  "this disk, or have no symbols for them)",
+		  c->name, (unsigned long long)m->unnamed, missing, found + missing);
 }
 
 static void say_rejected(void *ctx, uint64_t addr, const char *why)
@@ -142,8 +232,9 @@ static int rebuild_pool(struct rb_core *c, const struct rb_core_pool *use, const
 {
 	struct rb_pool_job job;
 	struct cli_rebuild_show show;
-	struct core_map_ctx mctx;
+	struct core_map_ctx mctx = {0};
 	char absent[256];
+	int status;
 
 	rb_core_pool_job(c, use, &job);
 	mctx.facts = (struct cli_map_facts){
@@ -165,7 +256,14 @@ static int rebuild_pool(struct rb_core *c, const struct rb_core_pool *use, const
 	    .progress_what = "rebuilding",
 	    .absent = absent,
 	};
-	return cli_rebuild(&job, out, write_core_map, &mctx, &show);
+	if (read_names(c, use, &mctx))
+		return CLI_FAIL;
+	status = cli_rebuild(&job, out, write_core_map, &mctx, &show);
+	if (status == CLI_OK)
+		tell_unnamed(c, &mctx);
+	rb_core_symbols_close(mctx.symbols);
+	rb_core_names_free(&mctx.names);
+	return status;
 }
 
 /* Open CORE as cli_open_input() does (its statuses), then read it as a core. */

@@ -237,9 +237,14 @@ int cli_map_generated(FILE *f, const struct cli_map_facts *m, const struct rb_po
 		(unsigned long long)res->tsc_hz, !!m->constant_tsc, !!m->nonstop_tsc,
 		(unsigned long long)m->buffer_bytes, (unsigned long long)m->buffer_count,
 		(unsigned long long)res->kept);
-	for (i = 0; i < res->thread_count; i++)
-		fprintf(f, "thread\t%u\t%u\t<unknown>\t0\t0\t0\t0\t0\t0\t0\n",
-			(unsigned)res->threads[i].tid, (unsigned)res->threads[i].thread_id);
+	for (i = 0; i < res->thread_count; i++) {
+		uint32_t tid = res->threads[i].tid, id = res->threads[i].thread_id;
+		const char *name = m->thread_name ? m->thread_name(m->names_ctx, tid, id) : NULL;
+
+		fprintf(f, "thread\t%u\t%u\t", (unsigned)tid, (unsigned)id);
+		cli_map_value(f, name && *name ? name : "<unknown>");
+		fprintf(f, "\t0\t0\t0\t0\t0\t0\t0\n");
+	}
 	return 0;
 }
 

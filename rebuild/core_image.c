@@ -281,6 +281,11 @@ static int walk(const struct rb_core *c, uint64_t at, uint8_t *buf, uint64_t n,
 	return 0;
 }
 
+int rb_core_read(const struct rb_core *c, uint64_t at, void *buf, size_t n, struct xfdr_error *err)
+{
+	return walk(c, at, buf, n, err);
+}
+
 static int core_read(void *ctx, uint64_t at, void *buf, size_t n, struct xfdr_error *err)
 {
 	return walk(ctx, at, buf, n, err);

@@ -48,6 +48,13 @@ int rb_core_open(struct rb_core *c, int fd, uint64_t bytes, const char *name,
 		 struct xfdr_error *err);
 void rb_core_close(struct rb_core *c);
 
+/*
+ * rb_core_read - copy the process's bytes [at, at + n) out of the core. Returns 0, 1 when some
+ * of them are not in the file (never dumped, or the core is cut short), or -1 with err filled
+ * on an I/O error.
+ */
+int rb_core_read(const struct rb_core *c, uint64_t at, void *buf, size_t n, struct xfdr_error *err);
+
 /* A pool found in a core: the process address of its locator, and the locator. */
 struct rb_core_pool {
 	uint64_t addr;

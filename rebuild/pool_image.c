@@ -152,7 +152,7 @@ int rb_pool_locator_parse(const uint8_t *p, struct rb_pool_locator *out, struct 
 	l.session = rd_u32(p + XFDR_POOL_SESSION_OFF, big);
 	l.flags = rd_u32(p + XFDR_POOL_FLAGS_OFF, big);
 	l.descs_addr = rd_u64(p + XFDR_POOL_DESCS_ADDR_OFF, big);
-	l.thread_table_addr = rd_u64(p + XFDR_POOL_THREAD_TABLE_ADDR_OFF, big);
+	l.names_addr = rd_u64(p + XFDR_POOL_NAMES_ADDR_OFF, big);
 
 	if (l.header_bytes < XFDR_POOL_HEADER_BYTES || l.header_bytes % 8 ||
 	    l.header_bytes > RB_POOL_HEADER_BYTES_MAX)

@@ -46,7 +46,7 @@ struct rb_pool_locator {
 	uint32_t at_used, at_ctl, at_claim_seq, at_owner_tid, at_thread_id, at_first_tsc,
 	    at_last_tsc;
 	uint64_t descs_addr;
-	uint64_t thread_table_addr;
+	uint64_t names_addr;
 };
 
 /*

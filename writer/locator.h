@@ -1,5 +1,6 @@
 /*
- * writer/locator.h - encode the "XFDRPOOL" pool locator (layout: xfdr/format.h, XFDR_POOL_*).
+ * writer/locator.h - encode the "XFDRPOOL" pool locator (layout: xfdr/format.h, XFDR_POOL_*)
+ * and the "XFDRNAMS" names directory (XFDR_NAMES_*) it points at.
  *
  * Pure encoding into caller-provided memory, in the byte order of the machine that runs the
  * code, reserved bytes zero; no I/O, no state, no clock.
@@ -10,8 +11,8 @@
  * library never holds the 8 bytes a core search looks for. So the writer has no string
  * constant of it (format.h's XFDR_POOL_MAGIC is for the tools that search).
  *
- * Fields changed in place after the locator is published (tsc_hz, flags) and the magic word
- * are naturally aligned integers in machine order at their format.h offsets: the owner updates
+ * Fields changed in place after the locator is published (tsc_hz, flags, names_addr) and the magic
+ * word are naturally aligned integers in machine order at their format.h offsets: the owner updates
  * one with a single (atomic) store of the value through wr_pool_locator_*_at().
  */
 #ifndef XFDR_WRITER_LOCATOR_H
@@ -22,7 +23,8 @@
 
 #include "xfdr/format.h"
 
-_Static_assert(XFDR_POOL_TSC_HZ_OFF % 8 == 0 && XFDR_POOL_FLAGS_OFF % 4 == 0,
+_Static_assert(XFDR_POOL_TSC_HZ_OFF % 8 == 0 && XFDR_POOL_FLAGS_OFF % 4 == 0 &&
+		   XFDR_POOL_NAMES_ADDR_OFF % 8 == 0,
 	       "format.h: the in-place fields are naturally aligned");
 
 /*
@@ -47,7 +49,7 @@ struct wr_pool_locator {
 	uint32_t first_tsc_at;	     /* u64 */
 	uint32_t last_tsc_at;	     /* u64 */
 	uint64_t descs_addr;	     /* address of descriptor 0 in the recording process */
-	uint64_t thread_table_addr;  /* reserved for thread names: 0 in version 1 */
+	uint64_t names_addr;	     /* the names directory (XFDRNAMS); 0: none */
 };
 
 /*
@@ -72,9 +74,49 @@ static inline uint64_t *wr_pool_locator_tsc_hz_at(uint8_t *p)
 	return (uint64_t *)(void *)(p + XFDR_POOL_TSC_HZ_OFF);
 }
 
+static inline uint64_t *wr_pool_locator_names_addr_at(uint8_t *p)
+{
+	return (uint64_t *)(void *)(p + XFDR_POOL_NAMES_ADDR_OFF);
+}
+
 static inline uint32_t *wr_pool_locator_flags_at(uint8_t *p)
 {
 	return (uint32_t *)(void *)(p + XFDR_POOL_FLAGS_OFF);
 }
+
+/*
+ * The names directory ("XFDRNAMS", format.h): where a core's reader finds the names of the
+ * threads and functions. The *_at fields are offsets inside one thread slot.
+ */
+struct wr_names_header {
+	uint64_t slots_addr; /* thread slot 0 */
+	uint32_t slot_count;
+	uint32_t slot_stride;
+	uint32_t tid_at;	/* u32 */
+	uint32_t thread_id_at;	/* u32 */
+	uint32_t id_session_at; /* u32 */
+	uint32_t name_at;	/* 16 bytes */
+	uint32_t exit_name_at;	/* 16 bytes */
+	uint32_t source_count;	/* <= XFDR_NAMES_SOURCES_MAX */
+};
+
+/* One space of function ids (the CHUNKS fields are 0 for a TABLE). */
+struct wr_names_source {
+	const char *name; /* at most 8 bytes are kept */
+	uint32_t kind;	  /* XFDR_NAMES_TABLE, XFDR_NAMES_CHUNKS */
+	uint32_t count;
+	uint64_t table_addr;
+	uint64_t count_addr;
+	uint32_t chunk_count, chunk_ids, node_stride;
+	uint32_t addr_at, state_at, state_mask, state_live;
+};
+
+/*
+ * wr_names_header - encode the directory's XFDR_NAMES_HEADER_BYTES at p, magic included;
+ * wr_names_source - source i's XFDR_NAMES_SOURCE_BYTES at p. Plain stores. Each returns the
+ * bytes it wrote.
+ */
+size_t wr_names_header(uint8_t *p, const struct wr_names_header *h);
+size_t wr_names_source(uint8_t *p, const struct wr_names_source *src);
 
 #endif /* XFDR_WRITER_LOCATOR_H */

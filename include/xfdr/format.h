@@ -312,7 +312,7 @@ XFDR_STATIC_ASSERT(XFDR_CRASH_FRAMES_OFF % 8 == 0, "XFDRCRSH: fixed part is whol
  *   off  88  u32      ... of last_tsc (u64): TSC of its last record once full
  *   off  92  u32      reserved (0)
  *   off  96  u64      descs_addr: address of descriptor 0 in the recording process
- *   off 104  u64      thread_table_addr: reserved for thread names (0 in version 1)
+ *   off 104  u64      names_addr: the names directory ("XFDRNAMS", below); 0: none
  *   off 112  16 bytes reserved (0)
  * A buffer whose state is owned or full holds a NewBuffer preamble and used_bytes bytes of
  * whole records (an owned one was being written: its records up to used_bytes are complete).
@@ -341,7 +341,7 @@ enum {
 	XFDR_POOL_FIRST_TSC_AT_OFF = 84,
 	XFDR_POOL_LAST_TSC_AT_OFF = 88,
 	XFDR_POOL_DESCS_ADDR_OFF = 96,
-	XFDR_POOL_THREAD_TABLE_ADDR_OFF = 104,
+	XFDR_POOL_NAMES_ADDR_OFF = 104,
 
 	XFDR_POOL_INVARIANT_TSC = 1,
 	XFDR_POOL_FILE_BACKED = 2,
@@ -351,6 +351,86 @@ enum {
 	XFDR_POOL_STATE_FULL = 2,
 	XFDR_POOL_STATE_CLAIMING = 3,
 };
+
+/*
+ * "XFDRNAMS", the names directory: where a tool finds, in a core dump (`xfdr core`), which
+ * thread each trace thread id was and which function each id is, as the .map would have said.
+ * The pool locator's names_addr points at it. It tells where the recorder's thread slots are
+ * and, for each space of function ids, where the id -> address table is; the addresses are
+ * named from the files the core says were mapped. Every field in the recording machine's
+ * byte order; addresses are the recording process's.
+ *   off   0  char[8]  "XFDRNAMS"
+ *   off   8  u32      layout version (1)
+ *   off  12  u32      bytes of the directory: the header and source_count sources
+ *   off  16  u64      slots_addr: thread slot 0 (slot i at slots_addr + i * slot_stride)
+ *   off  24  u32      slot_count
+ *   off  28  u32      slot_stride
+ *   off  32  u32      offset in a slot of tid (u32): the kernel tid; 0: never used
+ *   off  36  u32      ... of thread_id (u32): the id in its NewBuffer records
+ *   off  40  u32      ... of id_session (u32): the session thread_id was given in (the pool
+ *                     locator's session: the id is this trace's)
+ *   off  44  u32      ... of name (16 bytes, NUL-padded): the name at registration
+ *   off  48  u32      ... of exit_name (16 bytes): the name at thread exit; zeros before
+ *   off  52  u32      source_count (at most XFDR_NAMES_SOURCES_MAX)
+ *   off  56  u64      reserved (0)
+ *   off  64 + 64 * i  source i, a space of function ids 1 .. count:
+ *     off  0  char[8]  its name in the .map's "functions" line ("xray", "cyg"), NUL-padded
+ *     off  8  u32      kind: XFDR_NAMES_TABLE or XFDR_NAMES_CHUNKS
+ *     off 12  u32      count: the ids (TABLE); 0 for CHUNKS, which reads count_addr
+ *     off 16  u64      table_addr. TABLE: u64 addresses, id k's at table_addr + 8 * (k - 1),
+ *                      0 for no function. CHUNKS: u64 chunk addresses (0: none), id k's
+ *                      node at chunk[k / chunk_ids] + (k % chunk_ids) * node_stride
+ *     off 24  u64      count_addr (CHUNKS): a u32, the next id to give (ids 1 .. it - 1)
+ *     off 32  u32      chunk_count (CHUNKS)
+ *     off 36  u32      chunk_ids (CHUNKS): nodes in a chunk
+ *     off 40  u32      node_stride (CHUNKS)
+ *     off 44  u32      offset in a node of its address (u64) (CHUNKS)
+ *     off 48  u32      ... of its state (u32) (CHUNKS)
+ *     off 52  u32      state_mask (CHUNKS)
+ *     off 56  u32      state_live (CHUNKS): (state & state_mask) == state_live: the node is
+ *                      id k's; any other: the id names no function
+ *     off 60  u32      reserved (0)
+ */
+#define XFDR_NAMES_MAGIC "XFDRNAMS"
+enum {
+	XFDR_NAMES_LAYOUT_VERSION = 1,
+	XFDR_NAMES_HEADER_BYTES = 64,
+	XFDR_NAMES_SOURCE_BYTES = 64,
+	XFDR_NAMES_SOURCES_MAX = 8,
+	XFDR_NAMES_VERSION_OFF = 8,
+	XFDR_NAMES_BYTES_OFF = 12,
+	XFDR_NAMES_SLOTS_ADDR_OFF = 16,
+	XFDR_NAMES_SLOT_COUNT_OFF = 24,
+	XFDR_NAMES_SLOT_STRIDE_OFF = 28,
+	XFDR_NAMES_TID_AT_OFF = 32,
+	XFDR_NAMES_THREAD_ID_AT_OFF = 36,
+	XFDR_NAMES_ID_SESSION_AT_OFF = 40,
+	XFDR_NAMES_NAME_AT_OFF = 44,
+	XFDR_NAMES_EXIT_NAME_AT_OFF = 48,
+	XFDR_NAMES_SOURCE_COUNT_OFF = 52,
+	XFDR_NAMES_NAME_BYTES = 16,
+
+	XFDR_NAMES_SRC_NAME_OFF = 0,
+	XFDR_NAMES_SRC_NAME_BYTES = 8,
+	XFDR_NAMES_SRC_KIND_OFF = 8,
+	XFDR_NAMES_SRC_COUNT_OFF = 12,
+	XFDR_NAMES_SRC_TABLE_ADDR_OFF = 16,
+	XFDR_NAMES_SRC_COUNT_ADDR_OFF = 24,
+	XFDR_NAMES_SRC_CHUNK_COUNT_OFF = 32,
+	XFDR_NAMES_SRC_CHUNK_IDS_OFF = 36,
+	XFDR_NAMES_SRC_NODE_STRIDE_OFF = 40,
+	XFDR_NAMES_SRC_ADDR_AT_OFF = 44,
+	XFDR_NAMES_SRC_STATE_AT_OFF = 48,
+	XFDR_NAMES_SRC_STATE_MASK_OFF = 52,
+	XFDR_NAMES_SRC_STATE_LIVE_OFF = 56,
+
+	XFDR_NAMES_TABLE = 1,
+	XFDR_NAMES_CHUNKS = 2,
+};
+XFDR_STATIC_ASSERT(XFDR_NAMES_SOURCE_COUNT_OFF + 12 == XFDR_NAMES_HEADER_BYTES,
+		   "XFDRNAMS: header is 64 bytes");
+XFDR_STATIC_ASSERT(XFDR_NAMES_SRC_STATE_LIVE_OFF + 8 == XFDR_NAMES_SOURCE_BYTES,
+		   "XFDRNAMS: a source is 64 bytes");
 
 #ifdef __cplusplus
 }

@@ -38,6 +38,7 @@
 #include "runtime/flush/flush.h"
 #include "runtime/flush/livemap.h"
 #include "runtime/flush/mapfile.h"
+#include "runtime/flush/names_directory.h"
 #include "runtime/flush/output.h"
 #include "runtime/flush/signals.h"
 #include "runtime/hooks/xray.h"
@@ -315,6 +316,7 @@ static int rt_init(const struct xfdr_options *o, int fork_child)
 	rc = thread_table_setup((uint32_t)o->thread_max);
 	if (rc)
 		goto out;
+	names_directory_publish();
 	/* Threads that began an event before the last stop may still be writing. */
 	rc = fork_child ? 0 : thread_quiesce(INIT_QUIESCE_MS);
 	if (rc)

@@ -13,6 +13,7 @@
 #include "runtime/base/monotonic.h"
 #include "runtime/base/print.h"
 #include "runtime/flush/map_functions.h"
+#include "runtime/flush/names_directory.h"
 #include "runtime/symbols/fnmap.h"
 #include "runtime/symbols/symbolizer.h"
 #include "runtime/symbols/unload.h"
@@ -47,6 +48,7 @@ int map_fn_register(const struct map_fn_source *src)
 		return -ENOSPC;
 	/* pairs with the acquire in map_fn_source_at() */
 	xfdr_store_release(&sources[i], src);
+	names_directory_publish();
 	return 0;
 }
 

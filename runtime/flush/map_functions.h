@@ -27,12 +27,20 @@ struct map_fn_source {
 	const char *name;
 	uint32_t (*count)(void);
 	uintptr_t (*addr_of)(uint32_t id);
+	/*
+	 * The addresses of ids 1 .. table_count in memory, or NULL: what a core dump keeps of
+	 * this source (runtime/flush/names_directory.c); without it, its ids have no names in a
+	 * trace rebuilt from a core.
+	 */
+	const uint64_t *table;
+	uint32_t table_count;
 };
 
 /*
  * map_fn_register - list src in every later .map, before the -finstrument-functions ids and
- * after the sources registered earlier. src must live as long as the process.
- * Context: any thread, not a signal handler racing a flush of the same source.
+ * after the sources registered earlier, and in the names directory. src must live as long as
+ * the process. Context: init or start (serialised), not a signal handler racing a flush of
+ * the same source.
  * Returns 0, or -ENOSPC when MAP_FN_SOURCES_MAX are registered already.
  */
 #define MAP_FN_SOURCES_MAX 4

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/mman.h>
 
 #include "runtime/base/compiler.h"
 #include "runtime/base/print.h"
@@ -167,11 +168,34 @@ static XFDR_NOINSTR uintptr_t xray_function_address(uint32_t id)
 	return xray()->function_address((int32_t)id);
 }
 
-static const struct map_fn_source xray_functions = {
+/* table: filled at the first install (xray_table_fill()), before registration. */
+static struct map_fn_source xray_functions = {
     .name = "xray",
     .count = xray_function_count,
     .addr_of = xray_function_address,
 };
+
+/*
+ * The addresses of every XRay id in one table of ours, which a core dump keeps (compiler-rt's
+ * own map is out of a core's reader's reach): 8 bytes an id, once, as the live map's listing
+ * of every id costs at the same moment. Without memory the core's ids stay unnamed.
+ */
+static void xray_table_fill(struct map_fn_source *src)
+{
+	uint32_t n = xray_function_count(), i;
+	uint64_t *t;
+
+	if (!n)
+		return;
+	t = mmap(NULL, (size_t)n * sizeof(*t), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		 -1, 0);
+	if (t == MAP_FAILED)
+		return;
+	for (i = 0; i < n; i++)
+		t[i] = (uint64_t)xray_function_address(i + 1);
+	src->table = t;
+	src->table_count = n;
+}
 
 int hooks_xray_install(void)
 {
@@ -193,8 +217,10 @@ int hooks_xray_install(void)
 		xfdr_store_release(&handlers_set, 1);
 	}
 	rc = patch_result(a->patch(), "patch");
-	if (!rc && xfdr_cas(&registered, &(uint32_t){0}, 1u))
+	if (!rc && xfdr_cas(&registered, &(uint32_t){0}, 1u)) {
+		xray_table_fill(&xray_functions);
 		map_fn_register(&xray_functions);
+	}
 	return rc;
 }
 

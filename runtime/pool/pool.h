@@ -57,6 +57,12 @@ uint64_t pool_locator_tsc_hz(void);
 void pool_locator_set_invariant_tsc(int invariant);
 
 /*
+ * pool_locator_set_names - the names directory's address (format.h's "XFDRNAMS"; 0: none):
+ * written into the locator now and into those of later sessions. Context: init.
+ */
+void pool_locator_set_names(uint64_t addr);
+
+/*
  * pool_discard_files - backing=file: unlink the live trace and its ".pool" now (a clean exit,
  * after its flush wrote everything). The mappings stay, so threads still recording are not
  * disturbed; the next pool_setup() releases them. Nothing happens with memory backing.

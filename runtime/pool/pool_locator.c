@@ -50,7 +50,8 @@ _Static_assert(XFDR_POOL_HEADER_BYTES % XFDR_CACHELINE == 0,
 /* The case bit of ASCII letters; loaded, so that the compiler cannot fold the magic. */
 static uint8_t magic_case_bit = 0x20;
 
-static uint64_t known_tsc_hz; /* relaxed atomics: any thread, also a signal handler */
+static uint64_t known_tsc_hz;	  /* relaxed atomics: any thread, also a signal handler */
+static uint64_t known_names_addr; /* the names directory (pool_locator_set_names()) */
 static uint32_t known_invariant;
 
 static uint32_t locator_flags(void)
@@ -125,7 +126,7 @@ static void locator_fields(struct wr_pool_locator *loc, uint32_t session)
 	    .first_tsc_at = (uint32_t)offsetof(struct pool_desc, first_tsc),
 	    .last_tsc_at = (uint32_t)offsetof(struct pool_desc, last_tsc),
 	    .descs_addr = (uint64_t)(uintptr_t)rt_pool.descs,
-	    .thread_table_addr = 0,
+	    .names_addr = xfdr_load_relaxed(&known_names_addr),
 	};
 }
 
@@ -154,6 +155,15 @@ void pool_locator_clear(void)
 {
 	if (rt_pool.locator)
 		xfdr_store_release(wr_pool_locator_magic_at(rt_pool.locator), (uint64_t)0);
+}
+
+void pool_locator_set_names(uint64_t addr)
+{
+	uint8_t *l = rt_pool.locator;
+
+	xfdr_store_relaxed(&known_names_addr, addr);
+	if (l)
+		xfdr_store_relaxed(wr_pool_locator_names_addr_at(l), addr);
 }
 
 XFDR_NOINSTR void pool_locator_set_tsc_hz(uint64_t hz)

@@ -51,6 +51,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -539,6 +540,22 @@ XFDR_NOINSTR uintptr_t fnmap_addr_of(uint32_t id)
 	if (!n || (xfdr_load_acquire(&n->state) & NODE_STATE_MASK) != NODE_LIVE)
 		return 0;
 	return xfdr_load_relaxed(&n->addr);
+}
+
+void fnmap_layout(struct fnmap_layout *l)
+{
+	_Static_assert(sizeof(uintptr_t) == 8, "the names directory's addresses are u64");
+	*l = (struct fnmap_layout){
+	    .chunks = (uintptr_t)chunks,
+	    .next_id = (uintptr_t)&next_id,
+	    .chunk_count = CHUNK_COUNT,
+	    .chunk_ids = CHUNK_IDS,
+	    .node_stride = (uint32_t)sizeof(struct fnmap_node),
+	    .addr_at = (uint32_t)offsetof(struct fnmap_node, addr),
+	    .state_at = (uint32_t)offsetof(struct fnmap_node, state),
+	    .state_mask = NODE_STATE_MASK,
+	    .state_live = NODE_LIVE,
+	};
 }
 
 uint64_t fnmap_unassigned(enum fnmap_unassigned_cause cause)

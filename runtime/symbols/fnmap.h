@@ -69,6 +69,20 @@ void fnmap_on_new_id(void (*fn)(uint32_t id));
  */
 int fnmap_take_for_listing(uint32_t id, uint32_t listing, uintptr_t *addr);
 
+/*
+ * Where the map keeps id -> address, for a core's reader (the "XFDRNAMS" names directory,
+ * xfdr/format.h): id k's node is at chunk k / chunk_ids of the chunk pointer array, index
+ * k % chunk_ids; its address is the u64 at addr_at, and it is k's when the u32 at state_at,
+ * masked with state_mask, is state_live. next_id holds the next id to give (a u32).
+ */
+struct fnmap_layout {
+	uintptr_t chunks, next_id;
+	uint32_t chunk_count, chunk_ids, node_stride;
+	uint32_t addr_at, state_at, state_mask, state_live;
+};
+
+void fnmap_layout(struct fnmap_layout *l);
+
 /* Lookups that got FNMAP_ID_NONE for this cause. */
 uint64_t fnmap_unassigned(enum fnmap_unassigned_cause cause);
 

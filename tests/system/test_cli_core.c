@@ -31,8 +31,9 @@
 #include "tests/support/text.h"
 #include "xfdr/format.h"
 
-#define LOC 0x7f1234560000ull  /* the locator page */
-#define BUFS 0x7f1234600000ull /* the buffers */
+#define LOC 0x7f1234560000ull	/* the locator page */
+#define BUFS 0x7f1234600000ull	/* the buffers */
+#define NAMES 0x7f1234700000ull /* the names directory's page, when the core has one */
 #define RODATA 0x400000ull
 #define PAGE 4096u
 
@@ -50,8 +51,8 @@ static void make_rodata(uint8_t *ro, const struct pl_pool *p)
  * buffers in segments split at `splits` (buffer-area offsets, ascending, ending with 2048),
  * each segment dumped unless its bit in `holes` is set.
  */
-static const char *write_core(const char *name, const size_t *splits, size_t nsplits,
-			      unsigned holes)
+static const char *write_core_names(const char *name, const size_t *splits, size_t nsplits,
+				    unsigned holes, const uint8_t *names)
 {
 	const char *path = scratch_path(name);
 	static uint8_t ro[2 * PAGE], page[PAGE];
@@ -60,6 +61,8 @@ static const char *write_core(const char *name, const size_t *splits, size_t nsp
 	size_t n = 0, i, from = 0;
 
 	pl_scenario(&p, BUFS, LOC, 0, 1);
+	if (names)
+		pl_loc64(&p, XFDR_POOL_NAMES_ADDR_OFF, NAMES);
 	make_rodata(ro, &p);
 	memset(page, 0, sizeof(page));
 	memcpy(page, p.meta, p.meta_bytes);
@@ -74,9 +77,17 @@ static const char *write_core(const char *name, const size_t *splits, size_t nsp
 		    (struct pl_seg){BUFS + from, p.bufs + from, holes >> i & 1 ? 0 : len, len, 0};
 		from = splits[i];
 	}
+	if (names)
+		segs[n++] = (struct pl_seg){NAMES, names, 4 * PAGE, 4 * PAGE, 0};
 	pl_write_core(path, 4, segs, n);
 	pl_free(&p);
 	return path;
+}
+
+static const char *write_core(const char *name, const size_t *splits, size_t nsplits,
+			      unsigned holes)
+{
+	return write_core_names(name, splits, nsplits, holes, NULL);
 }
 
 static const char *scenario_core(const char *name)
@@ -113,7 +124,10 @@ static void test_core_scenario(void **state)
 	text_assert_contains(r.err, want);
 	/* One pool: the decoys are not mentioned. */
 	assert_null(strstr(r.err, "pools"));
-	assert_int_equal(text_count_lines(r.err), 8);
+	text_assert_contains(r.err, "scenario.core: no names of threads or functions: the pool "
+				    "locator points at no names directory (recorded by an older "
+				    "xfdr)\n");
+	assert_int_equal(text_count_lines(r.err), 9);
 	child_result_free(&r);
 
 	child_xfdr_ok("verify", out, NULL);
@@ -139,6 +153,134 @@ static void test_core_scenario(void **state)
 	assert_int_equal(text_count_lines(r.err), 1);
 	text_assert_contains(r.err, "OUT would replace the core file");
 	child_result_free(&r);
+}
+
+/* ---- Names: the "XFDRNAMS" directory, built from format.h's offsets ---------------------- */
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> 8 * i);
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> 8 * i);
+}
+
+/* A slot of this test's own layout (stride 64): tid 8, thread id 12, session 20, names 24, 40. */
+static void put_slot(uint8_t *s, uint32_t tid, uint32_t id, uint32_t session, const char *name,
+		     const char *exit_name)
+{
+	put32(s + 8, tid);
+	put32(s + 12, id);
+	put32(s + 20, session);
+	memcpy(s + 24, name, strlen(name));
+	memcpy(s + 40, exit_name, strlen(exit_name));
+}
+
+/*
+ * The names page(s) at NAMES: three slots (the scenario's threads 1 and 2 of session 1, one
+ * still running, one exited under a new name, and a thread of session 0), an XRay table of 3
+ * ids (2 without a function) and a chunked map of ids 1 .. 6: chunk 0 holds 1 (live), 2 (lost
+ * a race) and 3 (live, listing bits above the state); chunk 1 was never mapped; chunk 2 is past
+ * the next id and points nowhere.
+ */
+static void make_names(uint8_t *d)
+{
+	uint8_t *src = d + XFDR_NAMES_HEADER_BYTES, *node;
+
+	memset(d, 0, 4 * PAGE);
+	memcpy(d, "XFDRNAMS", 8);
+	put32(d + XFDR_NAMES_VERSION_OFF, 1);
+	put32(d + XFDR_NAMES_BYTES_OFF, 64 + 2 * 64);
+	put64(d + XFDR_NAMES_SLOTS_ADDR_OFF, NAMES + 0x400);
+	put32(d + XFDR_NAMES_SLOT_COUNT_OFF, 3);
+	put32(d + XFDR_NAMES_SLOT_STRIDE_OFF, 64);
+	put32(d + XFDR_NAMES_TID_AT_OFF, 8);
+	put32(d + XFDR_NAMES_THREAD_ID_AT_OFF, 12);
+	put32(d + XFDR_NAMES_ID_SESSION_AT_OFF, 20);
+	put32(d + XFDR_NAMES_NAME_AT_OFF, 24);
+	put32(d + XFDR_NAMES_EXIT_NAME_AT_OFF, 40);
+	put32(d + XFDR_NAMES_SOURCE_COUNT_OFF, 2);
+	put_slot(d + 0x400, 1001, 1, 1, "main", "");
+	put_slot(d + 0x440, 1002, 2, 1, "worker", "worker-done");
+	put_slot(d + 0x480, 1003, 1, 0, "stale", "");
+
+	memcpy(src, "xray", 4);
+	put32(src + XFDR_NAMES_SRC_KIND_OFF, XFDR_NAMES_TABLE);
+	put32(src + XFDR_NAMES_SRC_COUNT_OFF, 3);
+	put64(src + XFDR_NAMES_SRC_TABLE_ADDR_OFF, NAMES + 0x800);
+	put64(d + 0x800, 0x401000);
+	put64(d + 0x810, 0x401200);
+
+	src += XFDR_NAMES_SOURCE_BYTES;
+	memcpy(src, "cyg", 3);
+	put32(src + XFDR_NAMES_SRC_KIND_OFF, XFDR_NAMES_CHUNKS);
+	put64(src + XFDR_NAMES_SRC_TABLE_ADDR_OFF, NAMES + 0x900);
+	put64(src + XFDR_NAMES_SRC_COUNT_ADDR_OFF, NAMES + 0x8f0);
+	put32(src + XFDR_NAMES_SRC_CHUNK_COUNT_OFF, 4);
+	put32(src + XFDR_NAMES_SRC_CHUNK_IDS_OFF, 4);
+	put32(src + XFDR_NAMES_SRC_NODE_STRIDE_OFF, 24);
+	put32(src + XFDR_NAMES_SRC_ADDR_AT_OFF, 0);
+	put32(src + XFDR_NAMES_SRC_STATE_AT_OFF, 16);
+	put32(src + XFDR_NAMES_SRC_STATE_MASK_OFF, 0xff);
+	put32(src + XFDR_NAMES_SRC_STATE_LIVE_OFF, 1);
+	put32(d + 0x8f0, 7);
+	put64(d + 0x900, NAMES + 0xa00);
+	put64(d + 0x910, 0x7f0000000000ull); /* chunk 2: ids 8 .. 11, never read */
+	node = d + 0xa00 + 24;
+	put64(node, 0x402000);
+	put32(node + 16, 1);
+	node += 24;
+	put64(node, 0x402100);
+	put32(node + 16, 2);
+	node += 24;
+	put64(node, 0x402300);
+	put32(node + 16, 0x301);
+}
+
+/*
+ * With a names directory, the threads get their names and every function id its address;
+ * a core whose notes name no file leaves the functions unnamed, and says so.
+ */
+static void test_core_names(void **state)
+{
+	static const size_t splits[] = {640, 2048};
+	static uint8_t names[4 * PAGE];
+	const char *core;
+	char out[256], map[256];
+	struct child_result r;
+	char *text;
+	size_t n;
+
+	(void)state;
+	make_names(names);
+	core = write_core_names("names.core", splits, 2, 0, names);
+	snprintf(out, sizeof(out), "%s.xray", core);
+	snprintf(map, sizeof(map), "%s.xray.map", core);
+	child_xfdr(&r, "core", core, NULL);
+	assert_int_equal(r.status, 0);
+	assert_null(strstr(r.err, "no names"));
+	text_assert_contains(r.err, "names.core: 4 functions have no name (0 of the 0 files it had "
+				    "mapped are not on this disk, or have no symbols for them)\n");
+	child_result_free(&r);
+	child_xfdr_ok("verify", out, NULL);
+	text = (char *)pl_read_file(map, &n);
+	assert_non_null(text);
+	text_assert_contains(text, "buffers_written\t5\n"
+				   "thread\t1001\t1\tmain\t0\t0\t0\t0\t0\t0\t0\n"
+				   "thread\t1002\t2\tworker-done\t0\t0\t0\t0\t0\t0\t0\n"
+				   "functions\txray\t3\n"
+				   "function\t1\t<unknown>\t0x401000\t-\t-\n"
+				   "function\t3\t<unknown>\t0x401200\t-\t-\n"
+				   "functions\tcyg\t6\n"
+				   "function\t1\t<unknown>\t0x402000\t-\t-\n"
+				   "function\t3\t<unknown>\t0x402300\t-\t-\n"
+				   "functions_unnamed\t4\n");
+	assert_null(strstr(text, "stale"));
+	free(text);
 }
 
 /* --force replaces a regular file, nothing else (tests/support/rebuild_outputs.h). */
@@ -427,6 +569,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_core_scenario),
+	    cmocka_unit_test(test_core_names),
 	    cmocka_unit_test(test_core_verbose),
 	    cmocka_unit_test(test_core_memory_not_dumped),
 	    cmocka_unit_test(test_core_truncated),

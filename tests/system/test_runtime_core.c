@@ -16,6 +16,7 @@
  */
 #include <dirent.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/prctl.h>
@@ -111,6 +112,70 @@ static int crash_child_main(const char *dir)
 	signal(SIGSEGV, SIG_DFL);
 	*(volatile int *)(uintptr_t)8 = 1;
 	return 6;
+}
+
+/*
+ * --names-child DIR: as --crash-child, but the events come through the -finstrument-functions
+ * hooks (called here directly: this file is not instrumented) from two named threads, so that
+ * only the core can say which function each id is and which thread each id was. Says
+ * "tids MAIN WORKER at OUTER INNER" (the functions' addresses) before it crashes.
+ */
+void __cyg_profile_func_enter(void *fn, void *site);
+void __cyg_profile_func_exit(void *fn, void *site);
+void core_named_outer(void);
+void core_named_inner(void);
+
+__attribute__((noinline)) void core_named_outer(void)
+{
+	__asm__ volatile("");
+}
+
+__attribute__((noinline)) void core_named_inner(void)
+{
+	__asm__ volatile("");
+}
+
+static void named_calls(void)
+{
+	__cyg_profile_func_enter((void *)core_named_outer, NULL);
+	__cyg_profile_func_enter((void *)core_named_inner, NULL);
+	__cyg_profile_func_exit((void *)core_named_inner, NULL);
+	__cyg_profile_func_exit((void *)core_named_outer, NULL);
+}
+
+static void *named_worker(void *arg)
+{
+	prctl(PR_SET_NAME, "namedworker", 0, 0, 0);
+	*(uint32_t *)arg = ts_tid();
+	named_calls();
+	return NULL;
+}
+
+static int names_child_main(const char *dir)
+{
+	struct rlimit rl;
+	pthread_t t;
+	uint32_t worker = 0;
+
+	if (getrlimit(RLIMIT_CORE, &rl))
+		return 3;
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_CORE, &rl) || chdir(dir))
+		return 4;
+	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+	prctl(PR_SET_NAME, "namesmain", 0, 0, 0);
+	if (child_init() || xfdr_start())
+		return 5;
+	named_calls();
+	if (pthread_create(&t, NULL, named_worker, &worker) || pthread_join(t, NULL))
+		return 6;
+	printf("tids %u %u at 0x%llx 0x%llx\n", ts_tid(), worker,
+	       (unsigned long long)(uintptr_t)core_named_outer,
+	       (unsigned long long)(uintptr_t)core_named_inner);
+	fflush(stdout);
+	signal(SIGSEGV, SIG_DFL);
+	*(volatile int *)(uintptr_t)8 = 1;
+	return 7;
 }
 
 /* ---- checking a trace ---------------------------------------------------------------------- */
@@ -258,13 +323,14 @@ static int only_file(const char *dir, char *out, size_t out_bytes)
 	return found == 1;
 }
 
-static void kernel_core_of_crashed_child(void **state)
+/*
+ * Run this binary with mode and a fresh directory DIR (named after mode) for its core; r gets
+ * what it said. The core's path into core; skips the test where the kernel writes none there.
+ */
+static void kernel_core_of(const char *mode, struct child_result *r, char *core, size_t core_bytes)
 {
-	char dir[300], core[600], why[700];
-	struct child_result r;
-	unsigned long long hz = 0;
+	char dir[300], why[700];
 
-	(void)state;
 	if (ts_sanitized()) {
 		print_message("skipped: a sanitizer's shadow memory makes cores unmanageable\n");
 		skip();
@@ -273,10 +339,10 @@ static void kernel_core_of_crashed_child(void **state)
 		print_message("skipped: %s\n", why);
 		skip();
 	}
-	snprintf(dir, sizeof(dir), "%skcore", ts_dir);
+	snprintf(dir, sizeof(dir), "%skcore%s", ts_dir, mode);
 	assert_int_equal(mkdir(dir, 0755), 0);
 	{
-		char *argv[] = {"test_runtime_core", "--crash-child", dir, NULL};
+		char *argv[] = {"test_runtime_core", (char *)mode, dir, NULL};
 		struct child_spec spec = {
 		    .argv = argv,
 		    .program = "/proc/self/exe",
@@ -285,19 +351,82 @@ static void kernel_core_of_crashed_child(void **state)
 		    .timeout_s = 120,
 		};
 
-		child_run(&spec, &r);
+		child_run(&spec, r);
 	}
-	if (r.signal != SIGSEGV || sscanf(r.out, "hz %llu", &hz) != 1)
-		fail_msg("the crash child ended with status %d (signal %d): %s%s", r.status,
-			 r.signal, r.out, r.err);
-	child_result_free(&r);
-	if (!only_file(dir, core, sizeof(core))) {
+	if (r->signal != SIGSEGV)
+		fail_msg("the crash child ended with status %d (signal %d): %s%s", r->status,
+			 r->signal, r->out, r->err);
+	if (!only_file(dir, core, core_bytes)) {
+		child_result_free(r);
 		print_message("skipped: the kernel wrote no core into %s (container or "
 			      "coredump policy)\n",
 			      dir);
 		skip();
 	}
+}
+
+static void kernel_core_of_crashed_child(void **state)
+{
+	char core[600];
+	struct child_result r;
+	unsigned long long hz = 0;
+
+	(void)state;
+	kernel_core_of("--crash-child", &r, core, sizeof(core));
+	if (sscanf(r.out, "hz %llu", &hz) != 1)
+		fail_msg("the crash child said \"%s\"", r.out);
+	child_result_free(&r);
 	core_gives_sequence(core, hz);
+}
+
+/*
+ * The trace rebuilt from a core names its threads and functions as a flush's .map does: the
+ * names directory gives the slots and the id map, the core's notes the files, and the test
+ * binary's symbol table the names.
+ */
+static void kernel_core_keeps_names(void **state)
+{
+	char core[600], out[700], exe[512], want[1024], *map;
+	unsigned tid_main = 0, tid_worker = 0;
+	unsigned long long outer = 0, inner = 0;
+	struct child_result r;
+	ssize_t n;
+	size_t bytes;
+
+	(void)state;
+	kernel_core_of("--names-child", &r, core, sizeof(core));
+	if (sscanf(r.out, "tids %u %u at %llx %llx", &tid_main, &tid_worker, &outer, &inner) != 4)
+		fail_msg("the names child said \"%s\"", r.out);
+	child_result_free(&r);
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	assert_true(n > 0);
+	exe[n] = '\0';
+	snprintf(out, sizeof(out), "%s.xray", core);
+	child_capture((char *[]){getenv("XFDR_BIN"), "core", core, "-o", out, NULL}, &r);
+	assert_int_equal(r.status, 0);
+	/* every function is named: no line about unnamed ones or missing names */
+	assert_null(strstr(r.err, "no name"));
+	child_result_free(&r);
+	child_xfdr_ok("verify", out, NULL);
+
+	snprintf(want, sizeof(want), "%s.map", out);
+	map = (char *)ts_slurp(want, &bytes);
+	snprintf(want, sizeof(want), "\nthread\t%u\t1\tnamesmain\t", tid_main);
+	assert_non_null(strstr(map, want));
+	snprintf(want, sizeof(want), "\nthread\t%u\t2\tnamedworker\t", tid_worker);
+	assert_non_null(strstr(map, want));
+	assert_non_null(strstr(map, "\nfunctions\tcyg\t2\n"));
+	snprintf(want, sizeof(want), "\nfunction\t1\tcore_named_outer\t0x%llx\t%s\t0x", outer, exe);
+	assert_non_null(strstr(map, want));
+	snprintf(want, sizeof(want), "\nfunction\t2\tcore_named_inner\t0x%llx\t%s\t0x", inner, exe);
+	assert_non_null(strstr(map, want));
+	free(map);
+
+	/* the reader's verbs name them from the .map */
+	child_capture((char *[]){getenv("XFDR_BIN"), "dump", out, NULL}, &r);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "name=\"core_named_inner\""));
+	child_result_free(&r);
 }
 
 /*
@@ -327,11 +456,14 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(magic_not_in_the_library),
 	    cmocka_unit_test(gcore_of_waiting_child),
 	    cmocka_unit_test(kernel_core_of_crashed_child),
+	    cmocka_unit_test(kernel_core_keeps_names),
 	};
 
 	if (argc == 2 && !strcmp(argv[1], "--wait-child"))
 		return wait_child_main();
 	if (argc == 3 && !strcmp(argv[1], "--crash-child"))
 		return crash_child_main(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "--names-child"))
+		return names_child_main(argv[2]);
 	return cmocka_run_group_tests(tests, ts_group_setup, ts_group_teardown);
 }

@@ -1002,7 +1002,7 @@ static void test_pool_locator(void **state)
 	 * 1, header_bytes 128, pid 0x12345, buffers_addr 0x7f0011223344, buffer_bytes 0x10000,
 	 * buffer_count 0x0102, desc_stride 0xc0, tsc_hz 3e9 (0xb2d05e00), session 0x0a0b0c0d,
 	 * flags 3, descriptor offsets 0x10 0x18 0x20 0x28 0x2c 0x30 0x38, reserved, descs_addr
-	 * 0x7f0055667780, thread_table_addr 0x0102030405060708, 16 reserved. Bytes 0-7 (the
+	 * 0x7f0055667780, names_addr 0x0102030405060708, 16 reserved. Bytes 0-7 (the
 	 * magic) are the caller's and keep their dirt.
 	 */
 	static const uint8_t want[128] = {
@@ -1026,7 +1026,7 @@ static void test_pool_locator(void **state)
 	    0x38, 0x00, 0x00, 0x00,			    /* 88: last_tsc at */
 	    0x00, 0x00, 0x00, 0x00,			    /* 92: reserved */
 	    0x80, 0x77, 0x66, 0x55, 0x00, 0x7f, 0x00, 0x00, /* 96: descs_addr */
-	    0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, /* 104: thread_table_addr */
+	    0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, /* 104: names_addr */
 	    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* 112: reserved */
 	    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* 120: reserved */
 	};
@@ -1053,7 +1053,7 @@ static void test_pool_locator(void **state)
 	    {XFDR_POOL_FIRST_TSC_AT_OFF, 4, 0x30},
 	    {XFDR_POOL_LAST_TSC_AT_OFF, 4, 0x38},
 	    {XFDR_POOL_DESCS_ADDR_OFF, 8, 0x7f0055667780ull},
-	    {XFDR_POOL_THREAD_TABLE_ADDR_OFF, 8, 0x0102030405060708ull},
+	    {XFDR_POOL_NAMES_ADDR_OFF, 8, 0x0102030405060708ull},
 	};
 	const struct wr_pool_locator loc = {.pid = 0x12345,
 					    .buffers_addr = 0x7f0011223344ull,
@@ -1071,7 +1071,7 @@ static void test_pool_locator(void **state)
 					    .first_tsc_at = 0x30,
 					    .last_tsc_at = 0x38,
 					    .descs_addr = 0x7f0055667780ull,
-					    .thread_table_addr = 0x0102030405060708ull};
+					    .names_addr = 0x0102030405060708ull};
 	_Alignas(8) uint8_t buf[XFDR_POOL_HEADER_BYTES + 8];
 	uint8_t covered[XFDR_POOL_HEADER_BYTES] = {0};
 	size_t i, j;
@@ -1101,6 +1101,83 @@ static void test_pool_locator(void **state)
 	assert_int_equal(*wr_pool_locator_tsc_hz_at(buf), 3000000000ull);
 	assert_int_equal(*wr_pool_locator_flags_at(buf),
 			 XFDR_POOL_INVARIANT_TSC | XFDR_POOL_FILE_BACKED);
+	assert_int_equal(*wr_pool_locator_names_addr_at(buf), 0x0102030405060708ull);
+}
+
+static void test_names_directory(void **state)
+{
+	/*
+	 * "XFDRNAMS" from format.h's table, little-endian: the header with slots at
+	 * 0x7f00aabbcc00, 300 slots of 0x140 bytes, tid at 8, thread_id 12, id_session 20, name
+	 * 0x60, exit_name 0x70, 2 sources; then a CHUNKS source "cyg" with every field set. The
+	 * header writes its magic; both overwrite every byte of their record.
+	 */
+	static const uint8_t want_header[64] = {
+	    'X',  'F',	'D',  'R',  'N',  'A',	'M',  'S',  /* 0: magic */
+	    0x01, 0x00, 0x00, 0x00,			    /* 8: layout version */
+	    0xc0, 0x00, 0x00, 0x00,			    /* 12: bytes, 64 + 2 * 64 */
+	    0x00, 0xcc, 0xbb, 0xaa, 0x00, 0x7f, 0x00, 0x00, /* 16: slots_addr */
+	    0x2c, 0x01, 0x00, 0x00,			    /* 24: slot_count */
+	    0x40, 0x01, 0x00, 0x00,			    /* 28: slot_stride */
+	    0x08, 0x00, 0x00, 0x00,			    /* 32: tid at */
+	    0x0c, 0x00, 0x00, 0x00,			    /* 36: thread_id at */
+	    0x14, 0x00, 0x00, 0x00,			    /* 40: id_session at */
+	    0x60, 0x00, 0x00, 0x00,			    /* 44: name at */
+	    0x70, 0x00, 0x00, 0x00,			    /* 48: exit_name at */
+	    0x02, 0x00, 0x00, 0x00,			    /* 52: source_count */
+	    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* 56: reserved */
+	};
+	static const uint8_t want_source[64] = {
+	    'c',  'y',	'g',  0x00, 0x00, 0x00, 0x00, 0x00, /* 0: name */
+	    0x02, 0x00, 0x00, 0x00,			    /* 8: kind CHUNKS */
+	    0x05, 0x00, 0x00, 0x00,			    /* 12: count */
+	    0x10, 0x32, 0x54, 0x76, 0x00, 0x7f, 0x00, 0x00, /* 16: table_addr */
+	    0x20, 0x43, 0x65, 0x87, 0x00, 0x7f, 0x00, 0x00, /* 24: count_addr */
+	    0x00, 0x00, 0x01, 0x00,			    /* 32: chunk_count */
+	    0x00, 0x10, 0x00, 0x00,			    /* 36: chunk_ids */
+	    0x20, 0x00, 0x00, 0x00,			    /* 40: node_stride */
+	    0x10, 0x00, 0x00, 0x00,			    /* 44: addr at */
+	    0x1c, 0x00, 0x00, 0x00,			    /* 48: state at */
+	    0xff, 0x00, 0x00, 0x00,			    /* 52: state_mask */
+	    0x01, 0x00, 0x00, 0x00,			    /* 56: state_live */
+	    0x00, 0x00, 0x00, 0x00,			    /* 60: reserved */
+	};
+	const struct wr_names_header h = {.slots_addr = 0x7f00aabbcc00ull,
+					  .slot_count = 300,
+					  .slot_stride = 0x140,
+					  .tid_at = 8,
+					  .thread_id_at = 12,
+					  .id_session_at = 20,
+					  .name_at = 0x60,
+					  .exit_name_at = 0x70,
+					  .source_count = 2};
+	const struct wr_names_source src = {.name = "cyg",
+					    .kind = XFDR_NAMES_CHUNKS,
+					    .count = 5,
+					    .table_addr = 0x7f0076543210ull,
+					    .count_addr = 0x7f0087654320ull,
+					    .chunk_count = 0x10000,
+					    .chunk_ids = 0x1000,
+					    .node_stride = 0x20,
+					    .addr_at = 0x10,
+					    .state_at = 0x1c,
+					    .state_mask = 0xff,
+					    .state_live = 1};
+	uint8_t buf[XFDR_NAMES_HEADER_BYTES + 8];
+
+	(void)state;
+	memset(buf, DIRT, sizeof(buf));
+	assert_int_equal(wr_names_header(buf, &h), XFDR_NAMES_HEADER_BYTES);
+	assert_memory_equal(buf, want_header, sizeof(want_header));
+	assert_int_equal(buf[XFDR_NAMES_HEADER_BYTES], DIRT);
+	memset(buf, DIRT, sizeof(buf));
+	assert_int_equal(wr_names_source(buf, &src), XFDR_NAMES_SOURCE_BYTES);
+	assert_memory_equal(buf, want_source, sizeof(want_source));
+	assert_int_equal(buf[XFDR_NAMES_SOURCE_BYTES], DIRT);
+	/* a name longer than its 8 bytes is cut, not spilled into the kind */
+	memset(buf, DIRT, sizeof(buf));
+	wr_names_source(buf, &(struct wr_names_source){.name = "abcdefghij", .kind = 1});
+	assert_memory_equal(buf, "abcdefgh\x01\0\0\0", 12);
 }
 
 int main(void)
@@ -1138,6 +1215,7 @@ int main(void)
 	    cmocka_unit_test(test_stack_context_payload),
 	    cmocka_unit_test(test_crash_payload),
 	    cmocka_unit_test(test_pool_locator),
+	    cmocka_unit_test(test_names_directory),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
