@@ -71,9 +71,10 @@ struct latency_table;
 
 /*
  * latency_table_build - the table of the verified trace t, functions named from names (NULL:
- * "#ID" each). prog (may be NULL) hears of the phases "accounting" (two passes over the
- * events, by buffers) and "sorting" (by functions). Memory: 8 bytes per counted call (exact
- * percentiles need every latency), about 100 per function, nothing per record.
+ * "#ID" each). prog (may be NULL) hears of the phases "accounting" (one pass over the
+ * events, the threads shared out among workers, one per CPU; by buffers) and "sorting" (by
+ * functions). Memory: 8 bytes per counted call (exact percentiles need every latency), about
+ * 100 per function and worker, nothing per record.
  * Returns 0 with *out, or -1 with err filled (an invalid trace, out of memory).
  */
 int latency_table_build(struct xfdr_trace *t, const struct xfdr_names *names,
