@@ -238,25 +238,37 @@ const char *stree_name(const struct stree *t, uint32_t name, size_t *len)
 
 /* ---- nodes ------------------------------------------------------------------------------ */
 
-static uint64_t node_hash(uint32_t parent, uint32_t name)
+static uint64_t node_key(uint32_t parent, uint32_t name)
 {
-	return hash64((uint64_t)parent << 32 | name);
+	return (uint64_t)parent << 32 | name;
+}
+
+static struct stree_slot *node_slots_new(uint32_t n)
+{
+	struct stree_slot *s = malloc((size_t)n * sizeof(*s));
+
+	if (s)
+		memset(s, 0xff, (size_t)n * sizeof(*s));
+	return s;
 }
 
 static int nodes_grow_slots(struct stree *t)
 {
-	uint32_t cap = (t->slot_mask + 1) * 2, i, b, *s;
+	uint32_t cap = (t->slot_mask + 1) * 2, i, b;
+	struct stree_slot *s;
+	uint64_t h;
 
 	if (cap == 0)
 		return -1;
-	s = slots_new(cap);
+	s = node_slots_new(cap);
 	if (!s)
 		return -1;
 	for (i = 1; i < t->nodes; i++) {
-		for (b = (uint32_t)node_hash(t->node[i].parent, t->node[i].name) & (cap - 1);
-		     s[b] != STREE_NONE; b = (b + 1) & (cap - 1))
+		h = hash64(node_key(t->node[i].parent, t->node[i].name));
+		for (b = (uint32_t)h & (cap - 1); s[b].node != STREE_NONE; b = (b + 1) & (cap - 1))
 			;
-		s[b] = i;
+		s[b].tag = (uint32_t)(h >> 32);
+		s[b].node = i;
 	}
 	free(t->slot);
 	t->slot = s;
@@ -267,15 +279,17 @@ static int nodes_grow_slots(struct stree *t)
 /* The callee `name` of parent, made when new. STREE_NONE when out of memory. */
 static uint32_t child_of(struct stree *t, uint32_t parent, uint32_t name, uint32_t kind)
 {
+	uint64_t h = hash64(node_key(parent, name));
+	uint32_t b, id, tag = (uint32_t)(h >> 32);
 	struct stree_node *n;
-	uint32_t b, id;
 
 	if (name == STREE_NONE)
 		return STREE_NONE;
-	for (b = (uint32_t)node_hash(parent, name) & t->slot_mask; t->slot[b] != STREE_NONE;
+	for (b = (uint32_t)h & t->slot_mask; t->slot[b].node != STREE_NONE;
 	     b = (b + 1) & t->slot_mask) {
-		id = t->slot[b];
-		if (t->node[id].parent == parent && t->node[id].name == name)
+		id = t->slot[b].node;
+		if (t->slot[b].tag == tag && t->node[id].parent == parent &&
+		    t->node[id].name == name)
 			return id;
 	}
 	if (t->nodes == t->node_cap) {
@@ -302,8 +316,9 @@ static uint32_t child_of(struct stree *t, uint32_t parent, uint32_t name, uint32
 	t->node[parent].child = id;
 	if (n->depth > t->max_depth)
 		t->max_depth = n->depth;
-	t->slot[b] = id;
-	if ((uint64_t)t->nodes * 2 > t->slot_mask && nodes_grow_slots(t) < 0)
+	t->slot[b].tag = tag;
+	t->slot[b].node = id;
+	if ((uint64_t)t->nodes * 4 > (uint64_t)t->slot_mask * 3 && nodes_grow_slots(t) < 0)
 		return STREE_NONE;
 	return id;
 }
@@ -316,7 +331,7 @@ int stree_init(struct stree *t, int per_thread)
 	t->proc_name = STREE_NONE;
 	t->node_cap = 1024;
 	t->node = malloc(t->node_cap * sizeof(*t->node));
-	t->slot = slots_new(2048);
+	t->slot = node_slots_new(2048);
 	t->slot_mask = 2047;
 	t->name_slot = slots_new(256);
 	t->name_slot_mask = 255;

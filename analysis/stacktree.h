@@ -70,13 +70,24 @@ struct stree_node {
 	uint64_t incl_tsc;  /* self_tsc of this node and every node below (stree_finish()) */
 };
 
-struct stree_seg;  /* the per-thread cache of the open frames' nodes (stacktree.c) */
+struct stree_seg; /* the per-thread cache of the open frames' nodes (stacktree.c) */
+
+/*
+ * A slot of the node hash: the node (STREE_NONE when empty) and the high half of its key's
+ * hash, so that a probe reads a node only when the tags match (8 bytes a slot: the table of a
+ * full tree stays a few MiB).
+ */
+struct stree_slot {
+	uint32_t tag;
+	uint32_t node;
+};
 struct stree_runs; /* the runs written to temporary files (stackwalk.c) */
 
 struct stree {
 	struct stree_node *node; /* node[0] is the root */
 	uint32_t nodes, node_cap;
-	uint32_t *slot; /* hash of (parent, name) -> node, STREE_NONE when empty */
+	/* hash of (parent, name) -> node, a tag of the hash kept beside it */
+	struct stree_slot *slot;
 	uint32_t slot_mask;
 	/* Interned names: text in one pool, each ended by NUL. */
 	char *pool;
@@ -180,6 +191,13 @@ typedef int (*stree_visit_fn)(void *ctx, const struct stree_frame *path, uint32_
  * memory runs out (why: a line such as "reading a run of the stack tree: Input/output error").
  */
 int stree_walk(struct stree *t, stree_visit_fn visit, void *ctx, char *why, size_t why_size);
+
+/*
+ * stree_compact - after stree_finish(), before walking more than once: the runs and the tree in
+ * memory merged into one run, so that each walk reads it alone instead of merging them all
+ * again. Nothing when the tree never spilled. 0, or -1 with why filled (as stree_walk()).
+ */
+int stree_compact(struct stree *t, char *why, size_t why_size);
 
 /* The text of an interned name, NUL-terminated; *len (when not NULL) its length. */
 const char *stree_name(const struct stree *t, uint32_t name, size_t *len);

@@ -258,9 +258,16 @@ static int source_next(struct source *s)
 
 /* ---- merging ---------------------------------------------------------------------------- */
 
+/*
+ * The sources with a record left are kept in a binary heap by their next record (before()), so
+ * that a record costs O(log n) comparisons however many runs there are.
+ */
 struct merge {
 	struct source *src;
 	unsigned n;
+	unsigned *heap; /* indexes into src of the sources that have a record; heap[0] first */
+	unsigned live;
+	unsigned *same; /* merge_next()'s: the sources whose record is the one given out */
 	uint32_t *rank; /* name_ranks() */
 	uint32_t names; /* how many names rank knows */
 };
@@ -273,6 +280,65 @@ static int before(const struct merge *m, const struct stree_frame *a, const stru
 	return m->rank[a->name] < m->rank[b->name];
 }
 
+static int heap_before(const struct merge *m, unsigned a, unsigned b)
+{
+	return before(m, &m->src[m->heap[a]].head, &m->src[m->heap[b]].head);
+}
+
+static void heap_swap(struct merge *m, unsigned a, unsigned b)
+{
+	unsigned t = m->heap[a];
+
+	m->heap[a] = m->heap[b];
+	m->heap[b] = t;
+}
+
+static void heap_down(struct merge *m, unsigned i)
+{
+	unsigned c;
+
+	while ((c = 2 * i + 1) < m->live) {
+		if (c + 1 < m->live && heap_before(m, c + 1, c))
+			c++;
+		if (!heap_before(m, c, i))
+			break;
+		heap_swap(m, c, i);
+		i = c;
+	}
+}
+
+static void heap_up(struct merge *m, unsigned i)
+{
+	while (i && heap_before(m, i, (i - 1) / 2)) {
+		heap_swap(m, i, (i - 1) / 2);
+		i = (i - 1) / 2;
+	}
+}
+
+/* Source k into the heap when it has a record. -1 (errno EIO) for a name the tree never had. */
+static int heap_push(struct merge *m, unsigned k)
+{
+	if (!m->src[k].have)
+		return 0;
+	if (m->src[k].head.name >= m->names) {
+		errno = EIO; /* a damaged run */
+		return -1;
+	}
+	m->heap[m->live++] = k;
+	heap_up(m, m->live - 1);
+	return 0;
+}
+
+/* The first source out of the heap. */
+static unsigned heap_pop(struct merge *m)
+{
+	unsigned k = m->heap[0];
+
+	m->heap[0] = m->heap[--m->live];
+	heap_down(m, 0);
+	return k;
+}
+
 static void merge_end(struct merge *m)
 {
 	unsigned i;
@@ -280,6 +346,8 @@ static void merge_end(struct merge *m)
 	for (i = 0; m->src && i < m->n; i++)
 		free(m->src[i].buf);
 	free(m->src);
+	free(m->heap);
+	free(m->same);
 	free(m->rank);
 	memset(m, 0, sizeof(*m));
 }
@@ -295,9 +363,11 @@ static int merge_begin(struct merge *m, const struct stree *t, const struct stre
 
 	memset(m, 0, sizeof(*m));
 	m->src = calloc(runs + 1, sizeof(*m->src));
+	m->heap = calloc(runs + 1, sizeof(*m->heap));
+	m->same = calloc(runs + 1, sizeof(*m->same));
 	m->rank = name_ranks(t);
 	m->names = t->name_count;
-	if (!m->src || !m->rank)
+	if (!m->src || !m->heap || !m->same || !m->rank)
 		goto oom;
 	for (i = 0; i < runs; i++) {
 		struct source *s = &m->src[m->n++];
@@ -316,6 +386,9 @@ static int merge_begin(struct merge *m, const struct stree *t, const struct stre
 		s->id = 0;
 		tree_next(s);
 	}
+	for (i = 0; i < m->n; i++)
+		if (heap_push(m, i) < 0)
+			goto fail;
 	return 0;
 oom:
 	errno = ENOMEM;
@@ -329,35 +402,30 @@ fail:
 /* The next stack of the merge, its sums added up. 1, 0 at the end, or -1 with errno. */
 static int merge_next(struct merge *m, struct stree_frame *out)
 {
-	struct source *best = NULL;
-	unsigned i;
+	unsigned nsame = 0, i;
 
-	for (i = 0; i < m->n; i++) {
-		struct source *s = &m->src[i];
-
-		if (s->have && s->head.name >= m->names) {
-			errno = EIO; /* a name the tree never had: a damaged run */
-			return -1;
-		}
-		if (s->have && (!best || before(m, &s->head, &best->head)))
-			best = s;
-	}
-	if (!best)
+	if (!m->live)
 		return 0;
-	*out = best->head;
+	*out = m->src[m->heap[0]].head;
 	out->calls = out->self_tsc = out->total_tsc = out->incl_tsc = 0;
-	for (i = 0; i < m->n; i++) {
-		struct source *s = &m->src[i];
+	/*
+	 * Every source whose record is this stack comes off the heap before any moves on: the
+	 * next record of one is a callee, which comes before the same stack in another.
+	 */
+	while (m->live) {
+		const struct stree_frame *h = &m->src[m->heap[0]].head;
 
-		if (!s->have || s->head.depth != out->depth || s->head.name != out->name)
-			continue;
-		out->calls = stree_add(out->calls, s->head.calls);
-		out->self_tsc = stree_add(out->self_tsc, s->head.self_tsc);
-		out->total_tsc = stree_add(out->total_tsc, s->head.total_tsc);
-		out->incl_tsc = stree_add(out->incl_tsc, s->head.incl_tsc);
-		if (source_next(s) < 0)
-			return -1;
+		if (h->depth != out->depth || h->name != out->name)
+			break;
+		out->calls = stree_add(out->calls, h->calls);
+		out->self_tsc = stree_add(out->self_tsc, h->self_tsc);
+		out->total_tsc = stree_add(out->total_tsc, h->total_tsc);
+		out->incl_tsc = stree_add(out->incl_tsc, h->incl_tsc);
+		m->same[nsame++] = heap_pop(m);
 	}
+	for (i = 0; i < nsame; i++)
+		if (source_next(&m->src[m->same[i]]) < 0 || heap_push(m, m->same[i]) < 0)
+			return -1;
 	return 1;
 }
 
@@ -505,6 +573,31 @@ int stree_spill(struct stree *t)
 }
 
 /* ---- the walk --------------------------------------------------------------------------- */
+
+int stree_compact(struct stree *t, char *why, size_t why_size)
+{
+	struct stree_run run;
+	unsigned i;
+
+	if (!t->runs || !t->runs->count)
+		return 0;
+	if (write_run(t, t->runs, &run) < 0) {
+		snprintf(why, why_size, "%s the stack tree: %s",
+			 errno == ENOMEM ? "out of memory for" : "writing a run of",
+			 strerror(errno));
+		return -1;
+	}
+	for (i = 0; i < t->runs->count; i++)
+		close(t->runs->run[i].fd);
+	t->runs->run[0] = run;
+	t->runs->count = 1;
+	/* Every node is in the run now: the tree keeps its root, with no time of its own. */
+	t->nodes = 1;
+	t->node[0].child = STREE_NONE;
+	t->node[0].calls = t->node[0].self_tsc = t->node[0].total_tsc = t->node[0].incl_tsc = 0;
+	memset(t->slot, 0xff, ((size_t)t->slot_mask + 1) * sizeof(*t->slot));
+	return 0;
+}
 
 int stree_walk(struct stree *t, stree_visit_fn visit, void *ctx, char *why, size_t why_size)
 {

@@ -467,9 +467,17 @@ static int draw(struct stree *t, const struct flame_opts *opt, const struct flam
 	    .t = t, .o = opt, .hz = v->hz, .file = v->file, .line = v->line, .diff = v->diff};
 	double height;
 
+	char why[256];
+
 	f.next_x = malloc(((size_t)t->max_depth + 2) * sizeof(*f.next_x));
 	if (!f.next_x) {
 		cli_error("out of memory");
+		return CLI_FAIL;
+	}
+	/* Two walks (measure, draw): merge a spilled tree's runs once, not twice. */
+	if (stree_compact(t, why, sizeof(why)) < 0) {
+		cli_error("%s", why);
+		free(f.next_x);
 		return CLI_FAIL;
 	}
 	if (walk(&f) != CLI_OK) {

@@ -336,6 +336,32 @@ static void test_many_runs_merge_to_the_same_stacks(void **state)
 	free(expected);
 }
 
+/* Compacted (every run and the tree in memory merged into one run), walked twice: the same. */
+static void test_compact_then_walk_twice(void **state)
+{
+	const char *path = pairs_trace();
+	char *expected = pairs_expected(), *text, why[256] = "";
+	struct xfdr_trace *tr;
+	struct stree t;
+	int rc, k;
+
+	(void)state;
+	build(&t, &tr, path, 64, 0);
+	assert_non_null(t.runs);
+	assert_int_equal(stree_compact(&t, why, sizeof(why)), 0);
+	/* the tree in memory is left with its root: every stack comes from the one run */
+	assert_int_equal(t.nodes, 1);
+	for (k = 0; k < 2; k++) {
+		text = walk_lines(&t, 0, 0, &rc);
+		assert_int_equal(rc, 0);
+		text_assert_equal(text, expected);
+		free(text);
+	}
+	stree_free(&t);
+	xfdr_trace_close(tr);
+	free(expected);
+}
+
 /* ---- deeper than the limit -------------------------------------------------------------- */
 
 #define DEEP 100u
@@ -440,6 +466,7 @@ int main(void)
 	    cmocka_unit_test(test_hand_trace_through_runs),
 	    cmocka_unit_test(test_two_processes),
 	    cmocka_unit_test(test_many_runs_merge_to_the_same_stacks),
+	    cmocka_unit_test(test_compact_then_walk_twice),
 	    cmocka_unit_test(test_recursion_deeper_than_the_limit),
 	    cmocka_unit_test(test_skip_stop_and_again),
 	    cmocka_unit_test(test_temporary_file_not_made),
