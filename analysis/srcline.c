@@ -211,25 +211,62 @@ static void read_units(struct sl_module *m)
 	}
 }
 
-/* The line at session address addr from the unit whose ranges hold it; NULL: none. */
-static Dwarf_Line *unit_line(struct sl_module *m, Dwarf_Addr addr, const char **comp_dir)
+/* The unit whose ranges hold session address addr; NULL: none. */
+static struct sl_unit *unit_of(struct sl_module *m, Dwarf_Addr addr)
 {
-	Dwarf_Attribute a;
 	size_t i;
 
 	if (!m->units_read)
 		read_units(m);
-	for (i = 0; i < m->unit_count; i++) {
-		if (addr < m->units[i].lo || addr >= m->units[i].hi)
-			continue;
-		*comp_dir = dwarf_formstring(dwarf_attr(&m->units[i].die, DW_AT_comp_dir, &a));
-		return dwarf_getsrc_die(&m->units[i].die, addr - m->units[i].bias);
-	}
+	for (i = 0; i < m->unit_count; i++)
+		if (addr >= m->units[i].lo && addr < m->units[i].hi)
+			return &m->units[i];
 	return NULL;
 }
 
-int srcline_lookup(struct srcline *s, const char *module, uint64_t vaddr, const char **file,
-		   int *line, int *col)
+/* The line at session address addr from the unit whose ranges hold it; NULL: none. */
+static Dwarf_Line *unit_line(struct sl_module *m, Dwarf_Addr addr, const char **comp_dir)
+{
+	struct sl_unit *u = unit_of(m, addr);
+	Dwarf_Attribute a;
+
+	if (!u)
+		return NULL;
+	*comp_dir = dwarf_formstring(dwarf_attr(&u->die, DW_AT_comp_dir, &a));
+	return dwarf_getsrc_die(&u->die, addr - u->bias);
+}
+
+/*
+ * The declaration of the function around session address addr: DW_AT_decl_line of the
+ * innermost DW_TAG_subprogram in scope into *line, and its DW_AT_decl_file into *file when
+ * libdw can name it (elfutils 0.188 cannot for clang's DWARF 5: *file is then left as it was,
+ * the line table's file of the same address). 1, or 0 when the DWARF has no such line.
+ */
+static int unit_decl(struct sl_module *m, Dwarf_Addr addr, const char **file, int *line)
+{
+	struct sl_unit *u = unit_of(m, addr);
+	Dwarf_Die *scopes = NULL;
+	const char *f;
+	int n, i, found = 0;
+
+	if (!u)
+		return 0;
+	n = dwarf_getscopes(&u->die, addr - u->bias, &scopes);
+	for (i = 0; i < n && !found; i++) {
+		if (dwarf_tag(&scopes[i]) != DW_TAG_subprogram)
+			continue;
+		found = !dwarf_decl_line(&scopes[i], line) && *line > 0;
+		f = found ? dwarf_decl_file(&scopes[i]) : NULL;
+		if (f)
+			*file = f;
+	}
+	free(scopes);
+	return found;
+}
+
+/* srcline_lookup(), and with decl a line 0 replaced by the function's declaration. */
+static int lookup(struct srcline *s, const char *module, uint64_t vaddr, const char **file,
+		  int *line, int *col, int decl)
 {
 	struct sl_module *m = module_of(s, module);
 	const char *f, *dir = NULL;
@@ -249,7 +286,9 @@ int srcline_lookup(struct srcline *s, const char *module, uint64_t vaddr, const 
 		if (f && (dwarf_lineno(dl, &n) || dwarf_linecol(dl, &c)))
 			f = NULL;
 	}
-	if (!f || n <= 0)
+	if (f && !n && decl && unit_decl(m, vaddr + m->bias, &f, &n))
+		c = 0;
+	if (!f || n < 0)
 		return 0;
 	/* A name relative to the compilation's directory, as gcc writes the unit's own file. */
 	if (f[0] != '/' && dir && !(f = joined(s, f, dir)))
@@ -259,6 +298,18 @@ int srcline_lookup(struct srcline *s, const char *module, uint64_t vaddr, const 
 	if (col)
 		*col = c > 0 ? c : 0;
 	return 1;
+}
+
+int srcline_lookup(struct srcline *s, const char *module, uint64_t vaddr, const char **file,
+		   int *line, int *col)
+{
+	return lookup(s, module, vaddr, file, line, col, 0);
+}
+
+int srcline_site(struct srcline *s, const char *module, uint64_t vaddr, const char **file,
+		 int *line)
+{
+	return lookup(s, module, vaddr, file, line, NULL, 1);
 }
 
 /* Room for one more function: the table doubles at half full. 0, or -1 out of memory. */
@@ -316,7 +367,7 @@ int srcline_function(struct srcline *s, const struct xfdr_names *names, uint32_t
 	*f = (struct sl_fn){.names = names, .fid = fid};
 	s->fn_count++;
 	f->known = xfdr_names_function_site(names, fid, &module, &vaddr) &&
-		   srcline_lookup(s, module, vaddr, &f->file, &f->line, &f->col);
+		   srcline_site(s, module, vaddr, &f->file, &f->line);
 	return f->known ? srcline_function(s, names, fid, file, line, col) : 0;
 }
 

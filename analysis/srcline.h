@@ -26,19 +26,28 @@ struct srcline *srcline_new(void);
 void srcline_free(struct srcline *s);
 
 /*
- * srcline_lookup - the source of the address vaddr of module (a path). Returns 1 with *file (it
- * lives until srcline_free(s)), *line (from 1) and, when col is not NULL, *col (0 when the line
- * table has none), or 0 when not known: the module could not be read or has no line for that
- * address.
+ * srcline_lookup - the source of the address vaddr of module (a path), as its line table gives
+ * it (llvm-xray's symbolizer's answer). Returns 1 with *file (it lives until srcline_free(s)),
+ * *line (0 when the table gives the address line 0, as clang does for the XRay sled before a
+ * function's prologue) and, when col is not NULL, *col (0 when the line table has none), or 0
+ * when not known: the module could not be read or has no line for that address.
  */
 int srcline_lookup(struct srcline *s, const char *module, uint64_t vaddr, const char **file,
 		   int *line, int *col);
 
 /*
+ * srcline_site - where the function at vaddr (its first instruction) is defined: its line in
+ * the line table, or where that says line 0, the line of its declaration (DW_AT_decl_line).
+ * Returns as srcline_lookup(), without a column.
+ */
+int srcline_site(struct srcline *s, const char *module, uint64_t vaddr, const char **file,
+		 int *line);
+
+/*
  * srcline_function - the source of function fid as names (a .map sidecar's) places it:
- * srcline_lookup() of its module and address, remembered for each (names, fid), so that asking
+ * srcline_site() of its module and address, remembered for each (names, fid), so that asking
  * again costs a hash lookup (the timelines ask at every call). Returns 1 with *file, *line and
- * *col (may be NULL), or 0 when not known (no site in names, no line there, out of memory).
+ * *col (may be NULL; 0), or 0 when not known (no site in names, no line there, out of memory).
  */
 int srcline_function(struct srcline *s, const struct xfdr_names *names, uint32_t fid,
 		     const char **file, int *line, int *col);

@@ -351,7 +351,7 @@ long cli_stree_sources(const struct stree *t, const uint8_t *used, const struct 
 		if ((used && !used[k]) || fid[k] == STREE_NONE ||
 		    !xfdr_names_function_site(names, fid[k], &module, &vaddr))
 			continue;
-		found += srcline_lookup(lines, module, vaddr, &file[k], &line[k], NULL);
+		found += srcline_site(lines, module, vaddr, &file[k], &line[k]);
 	}
 	free(fid);
 	return found;

@@ -238,37 +238,87 @@ static void debug_column(const char *table, const char *name, char *out, size_t 
 }
 
 /*
- * The debug column of `xfdr account` (from the DWARF of the module the .map names) is what
- * llvm-xray's symbolizer finds from the program's instrumentation map: file, line and column
- * of every function's first instruction.
+ * The timelines place a function where it is defined: where the line table says line 0 for
+ * its first instruction (clang -O1, the last program account_debug_column_as_llvm() built),
+ * the line of its declaration (tests/e2e/hooks_xray_prog.c: leaf at 28, tail 35, logged 42).
  */
-static void account_debug_column_as_llvm(void **state)
+static void timeline_source_lines(const char *trace)
 {
-	char dir[TH_PATH_BYTES], prog[TH_PATH_BYTES], trace[TH_PATH_BYTES], log[TH_PATH_BYTES];
-	char theirs[16384], ours[16384], a[256], b[256];
-	char *argv[] = {(char *)th_env("XFDR_BIN", NULL), "account", trace, NULL};
-	char *args[] = {"account", "-m", prog, trace, NULL};
-	size_t i, n;
+	static const struct {
+		const char *fn;
+		int line;
+	} want[] = {{"leaf", 28}, {"tail", 35}, {"logged", 42}};
+	char *argv[] = {(char *)th_env("XFDR_BIN", NULL), "convert", "--output-format=trace_event",
+			(char *)trace, NULL};
+	char log[TH_PATH_BYTES], key[160], src[80];
+	static char text[1 << 20];
+	size_t i, n, calls, placed;
 	FILE *f;
 
-	(void)state;
-	th_path(dir, "debug", 1);
-	compile("tests/e2e/hooks_xray_prog.c", "-O0", STATIC, dir, prog);
-	record(dir, prog, trace);
-	llvm_xray(args, dir, theirs, sizeof(theirs));
-	th_join(log, dir, "/xfdr-account.log");
+	snprintf(log, sizeof(log), "%s.json", trace);
 	th_run_ok(argv, NULL, log);
 	f = fopen(log, "r");
 	assert_non_null(f);
-	n = fread(ours, 1, sizeof(ours) - 1, f);
-	ours[n] = '\0';
+	n = fread(text, 1, sizeof(text) - 1, f);
+	text[n] = '\0';
 	fclose(f);
-	for (i = 0; i < 5; i++) {
-		debug_column(theirs, functions[i], a, sizeof(a));
-		debug_column(ours, functions[i], b, sizeof(b));
-		if (strcmp(a, b) || !strstr(a, "hooks_xray_prog.c:"))
-			fail_msg("%s: llvm-xray says %s, xfdr %s", functions[i], a, b);
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		/* every B event of the function names its line: trace_event.c writes them whole */
+		snprintf(key, sizeof(key), "{\"name\":\"%s\",\"cat\":\"function\",\"ph\":\"B\"",
+			 want[i].fn);
+		snprintf(src, sizeof(src), "\"src\":\"hooks_xray_prog.c:%d\"", want[i].line);
+		calls = th_count(text, key);
+		placed = 0;
+		for (const char *p = strstr(text, key); p; p = strstr(p + 1, key)) {
+			const char *eol = strchr(p, '\n'), *at = strstr(p, src);
+
+			placed += at && (!eol || at < eol);
+		}
+		if (!calls || placed != calls)
+			fail_msg("%s: %zu of %zu calls at line %d in %s", want[i].fn, placed, calls,
+				 want[i].line, log);
 	}
+}
+
+/*
+ * The debug column of `xfdr account` (from the DWARF of the module the .map names) is what
+ * llvm-xray's symbolizer finds from the program's instrumentation map: file, line and column
+ * of every function's first instruction. At -O1 clang gives the sled before the prologue line
+ * 0, which llvm-xray prints as "FILE:0:0": so must xfdr.
+ */
+static void account_debug_column_as_llvm(void **state)
+{
+	static const char *const opts[] = {"-O0", "-O1"};
+	char dir[TH_PATH_BYTES], prog[TH_PATH_BYTES], trace[TH_PATH_BYTES], log[TH_PATH_BYTES];
+	char theirs[16384], ours[16384], a[256], b[256], sub[16];
+	char *argv[] = {(char *)th_env("XFDR_BIN", NULL), "account", trace, NULL};
+	char *args[] = {"account", "-m", prog, trace, NULL};
+	size_t i, k, n;
+	FILE *f;
+
+	(void)state;
+	for (k = 0; k < 2; k++) {
+		snprintf(sub, sizeof(sub), "debug%s", opts[k]);
+		th_path(dir, sub, 1);
+		compile("tests/e2e/hooks_xray_prog.c", opts[k], STATIC, dir, prog);
+		record(dir, prog, trace);
+		llvm_xray(args, dir, theirs, sizeof(theirs));
+		th_join(log, dir, "/xfdr-account.log");
+		th_run_ok(argv, NULL, log);
+		f = fopen(log, "r");
+		assert_non_null(f);
+		n = fread(ours, 1, sizeof(ours) - 1, f);
+		ours[n] = '\0';
+		fclose(f);
+		for (i = 0; i < 5; i++) {
+			debug_column(theirs, functions[i], a, sizeof(a));
+			debug_column(ours, functions[i], b, sizeof(b));
+			if (strcmp(a, b) || !strstr(a, "hooks_xray_prog.c:"))
+				fail_msg("%s %s: llvm-xray says %s, xfdr %s", opts[k], functions[i],
+					 a, b);
+		}
+	}
+	timeline_source_lines(trace);
 }
 
 /* xfdr_start() patches the sleds, xfdr_stop() unpatches them; stopped calls leave no trace. */
