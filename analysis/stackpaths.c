@@ -7,97 +7,83 @@
 
 #include "analysis/stackpaths.h"
 
-enum { STOP_NO_MEMORY = 2 };
-
-/* The walk's state: the list, and where each depth's frame ends in the path being built. */
-struct collect {
-	struct stree *t;
-	struct stack_paths *ps;
-	size_t *at;
-};
-
-/* Room for n more bytes of text and one more path. 0, or -1 out of memory. */
-static int reserve(struct stack_paths *ps, size_t n)
+const char *stack_path_set(struct stack_path_buf *b, uint32_t depth, const char *name, size_t nlen,
+			   size_t *len)
 {
-	size_t cap;
+	size_t plen, cap;
 	void *v;
 
-	if (ps->text_cap - ps->text_len < n) {
-		for (cap = ps->text_cap ? ps->text_cap : 4096; cap - ps->text_len < n; cap *= 2)
+	if (depth + 1 > b->at_cap) {
+		v = realloc(b->at, ((size_t)depth + 64) * sizeof(*b->at));
+		if (!v)
+			return NULL;
+		b->at = v;
+		b->at_cap = depth + 64;
+	}
+	plen = depth > 1 ? b->at[depth - 1] : 0;
+	if (plen + 1 + nlen > b->cap) {
+		for (cap = b->cap ? b->cap : 4096; plen + 1 + nlen > cap; cap *= 2)
 			;
-		v = realloc(ps->text, cap);
+		v = realloc(b->text, cap);
 		if (!v)
-			return -1;
-		ps->text = v;
-		ps->text_cap = cap;
+			return NULL;
+		b->text = v;
+		b->cap = cap;
 	}
-	if (ps->n == ps->cap) {
-		cap = ps->cap ? 2 * ps->cap : 256;
-		v = realloc(ps->p, cap * sizeof(*ps->p));
-		if (!v)
-			return -1;
-		ps->p = v;
-		ps->cap = cap;
-	}
-	return 0;
+	if (plen)
+		b->text[plen++] = ';';
+	memcpy(b->text + plen, name, nlen);
+	*len = b->at[depth] = plen + nlen;
+	return b->text;
 }
 
-static int visit(void *ctx, const struct stree_frame *path, uint32_t depth)
+void stack_path_buf_free(struct stack_path_buf *b)
 {
-	struct collect *c = ctx;
-	struct stack_paths *ps = c->ps;
-	const struct stree_frame *f = &path[depth];
-	size_t nlen, plen, start;
+	free(b->text);
+	free(b->at);
+	memset(b, 0, sizeof(*b));
+}
+
+int stack_paths_next(struct stack_paths *ps, char *why, size_t why_size)
+{
+	const struct stree_frame *path;
+	uint32_t depth;
 	const char *name;
-	struct stack_path *p;
-
-	if (!depth)
-		return 0;
-	name = stree_name(c->t, f->name, &nlen);
-	/* The caller's path is the previous path's first at[depth - 1] bytes. */
-	plen = depth > 1 ? c->at[depth - 1] : 0;
-	if (reserve(ps, plen + 1 + nlen + 1))
-		return STOP_NO_MEMORY;
-	start = ps->text_len;
-	if (plen) {
-		memmove(ps->text + start, ps->text + ps->p[ps->n - 1].off, plen);
-		ps->text[start + plen++] = ';';
-	}
-	memcpy(ps->text + start + plen, name, nlen);
-	ps->text[start + plen + nlen] = '\0';
-	c->at[depth] = plen + nlen;
-	p = &ps->p[ps->n++];
-	*p = (struct stack_path){.off = start,
-				 .len = plen + nlen,
-				 .self_tsc = f->self_tsc,
-				 .total_tsc = f->total_tsc,
-				 .incl_tsc = f->incl_tsc};
-	ps->text_len = start + p->len + 1;
-	return 0;
-}
-
-int stack_paths_collect(struct stree *t, struct stack_paths *out, char *why, size_t why_size)
-{
-	struct collect c = {.t = t, .ps = out};
+	size_t nlen;
 	int rc;
 
-	memset(out, 0, sizeof(*out));
-	c.at = malloc(((size_t)t->max_depth + 2) * sizeof(*c.at));
-	if (!c.at) {
-		snprintf(why, why_size, "out of memory");
-		return -1;
+	while ((rc = stree_cursor_next(ps->c, &path, &depth, why, why_size)) > 0) {
+		if (!depth) {
+			ps->root_incl_tsc = path[0].incl_tsc;
+			continue;
+		}
+		name = stree_name(ps->t, path[depth].name, &nlen);
+		ps->text = stack_path_set(&ps->b, depth, name, nlen, &ps->len);
+		if (!ps->text) {
+			snprintf(why, why_size, "out of memory");
+			return -1;
+		}
+		ps->frame = &path[depth];
+		return 0;
 	}
-	rc = stree_walk(t, visit, &c, why, why_size);
-	free(c.at);
-	if (rc == STOP_NO_MEMORY)
-		snprintf(why, why_size, "out of memory");
-	return rc ? -1 : 0;
+	ps->have = 0;
+	return rc;
 }
 
-void stack_paths_free(struct stack_paths *ps)
+int stack_paths_open(struct stack_paths *ps, struct stree *t, char *why, size_t why_size)
 {
-	free(ps->text);
-	free(ps->p);
+	memset(ps, 0, sizeof(*ps));
+	ps->t = t;
+	if (stree_cursor_open(t, &ps->c, why, why_size) < 0)
+		return -1;
+	ps->have = 1;
+	return stack_paths_next(ps, why, why_size);
+}
+
+void stack_paths_close(struct stack_paths *ps)
+{
+	stree_cursor_close(ps->c);
+	stack_path_buf_free(&ps->b);
 	memset(ps, 0, sizeof(*ps));
 }
 
@@ -122,22 +108,4 @@ int stack_path_cmp(const char *a, size_t alen, const char *b, size_t blen)
 		i = ea + 1;
 		j = eb + 1;
 	}
-}
-
-long stack_paths_find(const struct stack_paths *ps, const char *text, size_t len)
-{
-	size_t lo = 0, hi = ps->n, mid;
-	int c;
-
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		c = stack_path_cmp(stack_path_text(ps, mid), ps->p[mid].len, text, len);
-		if (!c)
-			return (long)mid;
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return -1;
 }

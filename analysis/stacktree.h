@@ -199,6 +199,18 @@ int stree_walk(struct stree *t, stree_visit_fn visit, void *ctx, char *why, size
  */
 int stree_compact(struct stree *t, char *why, size_t why_size);
 
+/*
+ * A walk one stack at a time, for walking two trees side by side: stree_cursor_next() gives the
+ * next node of stree_walk()'s order, path[0..depth] (the root, the frames between, the node;
+ * valid until the next call): 1, 0 at the end, or -1 with why filled (as stree_walk()).
+ * stree_cursor_open() returns 0, or -1 with why.
+ */
+struct stree_cursor;
+int stree_cursor_open(struct stree *t, struct stree_cursor **out, char *why, size_t why_size);
+int stree_cursor_next(struct stree_cursor *c, const struct stree_frame **path, uint32_t *depth,
+		      char *why, size_t why_size);
+void stree_cursor_close(struct stree_cursor *c);
+
 /* The text of an interned name, NUL-terminated; *len (when not NULL) its length. */
 const char *stree_name(const struct stree *t, uint32_t name, size_t *len);
 

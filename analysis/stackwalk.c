@@ -599,44 +599,89 @@ int stree_compact(struct stree *t, char *why, size_t why_size)
 	return 0;
 }
 
+struct stree_cursor {
+	struct merge m;
+	struct stree_frame *path; /* path[0..depth]: the stack last given out */
+	uint32_t max_depth;
+};
+
+/* "reading a run of the stack tree: ..." or "out of memory ...", from errno. Returns -1. */
+static int walk_failed(char *why, size_t why_size)
+{
+	snprintf(why, why_size, "%s the stack tree: %s",
+		 errno == ENOMEM ? "out of memory for" : "reading a run of", strerror(errno));
+	return -1;
+}
+
+int stree_cursor_open(struct stree *t, struct stree_cursor **out, char *why, size_t why_size)
+{
+	struct stree_cursor *c = calloc(1, sizeof(*c));
+
+	*out = NULL;
+	errno = ENOMEM;
+	if (!c || merge_begin(&c->m, t, t->runs, 1) < 0) {
+		free(c);
+		return walk_failed(why, why_size);
+	}
+	c->max_depth = t->max_depth;
+	c->path = malloc(((size_t)t->max_depth + 1) * sizeof(*c->path));
+	if (!c->path) {
+		errno = ENOMEM;
+		stree_cursor_close(c);
+		return walk_failed(why, why_size);
+	}
+	*out = c;
+	return 0;
+}
+
+int stree_cursor_next(struct stree_cursor *c, const struct stree_frame **path, uint32_t *depth,
+		      char *why, size_t why_size)
+{
+	struct stree_frame f;
+	int rc = merge_next(&c->m, &f);
+
+	if (rc <= 0)
+		return rc < 0 ? walk_failed(why, why_size) : 0;
+	if (f.depth > c->max_depth || (f.depth == 0) != (f.kind == STREE_ROOT)) {
+		errno = EIO;
+		return walk_failed(why, why_size);
+	}
+	c->path[f.depth] = f;
+	*path = c->path;
+	*depth = f.depth;
+	return 1;
+}
+
+void stree_cursor_close(struct stree_cursor *c)
+{
+	if (!c)
+		return;
+	merge_end(&c->m);
+	free(c->path);
+	free(c);
+}
+
 int stree_walk(struct stree *t, stree_visit_fn visit, void *ctx, char *why, size_t why_size)
 {
-	struct stree_frame *path = NULL, f;
-	uint32_t skip_below = UINT32_MAX;
-	struct merge m;
+	const struct stree_frame *path;
+	uint32_t depth, skip_below = UINT32_MAX;
+	struct stree_cursor *c;
 	int rc, stop = 0;
 
-	if (merge_begin(&m, t, t->runs, 1) < 0)
-		goto fail;
-	path = malloc(((size_t)t->max_depth + 1) * sizeof(*path));
-	if (!path) {
-		errno = ENOMEM;
-		goto fail;
-	}
-	while ((rc = merge_next(&m, &f)) > 0) {
-		if (f.depth > t->max_depth || (f.depth == 0) != (f.kind == STREE_ROOT)) {
-			errno = EIO;
-			goto fail;
-		}
-		if (f.depth > skip_below)
+	if (stree_cursor_open(t, &c, why, why_size) < 0)
+		return -1;
+	while ((rc = stree_cursor_next(c, &path, &depth, why, why_size)) > 0) {
+		if (depth > skip_below)
 			continue;
 		skip_below = UINT32_MAX;
-		path[f.depth] = f;
-		stop = visit(ctx, path, f.depth);
+		stop = visit(ctx, path, depth);
 		if (stop == STREE_SKIP)
-			skip_below = f.depth;
+			skip_below = depth;
 		else if (stop)
 			break;
 	}
+	stree_cursor_close(c);
 	if (rc < 0)
-		goto fail;
-	merge_end(&m);
-	free(path);
+		return -1;
 	return stop == STREE_SKIP ? 0 : stop;
-fail:
-	snprintf(why, why_size, "%s the stack tree: %s",
-		 errno == ENOMEM ? "out of memory for" : "reading a run of", strerror(errno));
-	merge_end(&m);
-	free(path);
-	return -1;
 }

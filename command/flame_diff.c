@@ -9,14 +9,11 @@
 #include "command/flame_diff.h"
 
 struct flame_diff {
-	struct stack_paths base; /* BASE's stacks, in walk order */
+	struct stree *base;
+	struct stack_paths paths; /* BASE's stacks, walked alongside NEW's */
 	uint64_t base_hz, new_hz;
-	uint64_t max_change; /* |change| of the frames visited so far, at most */
-	/* The path of the frame being visited: at[d] bytes of it are its frames down to depth d. */
-	char *path;
-	size_t path_cap;
-	size_t *at;
-	uint32_t at_cap;
+	uint64_t max_change;	    /* |change| of the frames visited so far, at most */
+	struct stack_path_buf path; /* the path of NEW's frame being visited */
 };
 
 struct flame_diff *flame_diff_new(struct stree *base, uint64_t base_hz, uint64_t new_hz, char *why,
@@ -28,9 +25,11 @@ struct flame_diff *flame_diff_new(struct stree *base, uint64_t base_hz, uint64_t
 		snprintf(why, why_size, "out of memory");
 		return NULL;
 	}
+	d->base = base;
 	d->base_hz = base_hz ? base_hz : 1000000000u;
 	d->new_hz = new_hz ? new_hz : 1000000000u;
-	if (stack_paths_collect(base, &d->base, why, why_size)) {
+	/* BASE is walked again with each walk of NEW: merge its runs once. */
+	if (stree_compact(base, why, why_size) < 0) {
 		flame_diff_free(d);
 		return NULL;
 	}
@@ -41,64 +40,57 @@ void flame_diff_free(struct flame_diff *d)
 {
 	if (!d)
 		return;
-	stack_paths_free(&d->base);
-	free(d->path);
-	free(d->at);
+	stack_paths_close(&d->paths);
+	stack_path_buf_free(&d->path);
 	free(d);
 }
 
-/* The frame's path into d->path (its caller's path is there already). 0, or -1 out of memory. */
-static int path_of(struct flame_diff *d, const struct stree *t, const struct stree_frame *f,
-		   uint32_t depth, size_t *len)
+/*
+ * BASE's stack of path text (len bytes): BASE's walk moved on up to it, as NEW's walk is in the
+ * same order. NULL when BASE has no such stack; -1 in *failed on an error.
+ */
+static const struct stree_frame *base_frame(struct flame_diff *d, const char *text, size_t len,
+					    int *failed)
 {
-	size_t nlen, plen = depth > 1 ? d->at[depth - 1] : 0;
-	const char *name = stree_name(t, f->name, &nlen);
-	void *v;
+	char why[256];
+	int c = 1;
 
-	if (depth + 1 > d->at_cap) {
-		v = realloc(d->at, ((size_t)depth + 64) * sizeof(*d->at));
-		if (!v)
-			return -1;
-		d->at = v;
-		d->at_cap = depth + 64;
-	}
-	if (plen + nlen + 2 > d->path_cap) {
-		v = realloc(d->path, 2 * (plen + nlen + 2));
-		if (!v)
-			return -1;
-		d->path = v;
-		d->path_cap = 2 * (plen + nlen + 2);
-	}
-	if (plen)
-		d->path[plen++] = ';';
-	memcpy(d->path + plen, name, nlen);
-	*len = d->at[depth] = plen + nlen;
-	return 0;
+	while (d->paths.have && (c = stack_path_cmp(d->paths.text, d->paths.len, text, len)) < 0)
+		if (stack_paths_next(&d->paths, why, sizeof(why)) < 0) {
+			*failed = -1;
+			return NULL;
+		}
+	return d->paths.have && !c ? d->paths.frame : NULL;
 }
 
 int flame_diff_visit(struct flame_diff *d, const struct stree *t, const struct stree_frame *path,
 		     uint32_t depth, uint64_t *base_ns, int64_t *change_ns)
 {
-	const struct stree_frame *f = &path[depth];
+	const struct stree_frame *f = &path[depth], *b = NULL;
+	const char *name, *text;
+	char why[256];
 	uint64_t new_ns;
-	size_t len;
-	long k = -1;
+	size_t nlen, len;
+	int failed = 0;
 
 	*base_ns = 0;
-	if (depth) {
-		if (path_of(d, t, f, depth, &len))
+	if (!depth) {
+		/* NEW's walk begins: so does BASE's, whose root holds all of its time. */
+		stack_paths_close(&d->paths);
+		if (stack_paths_open(&d->paths, d->base, why, sizeof(why)) < 0)
 			return -1;
-		k = stack_paths_find(&d->base, d->path, len);
-	} else if (d->base.n) {
-		/* The root: all of BASE's time, its outermost frames' sum. */
-		for (k = 0; (size_t)k < d->base.n; k++)
-			if (!memchr(stack_path_text(&d->base, (size_t)k), ';', d->base.p[k].len))
-				*base_ns +=
-				    stree_ticks_to(d->base.p[k].incl_tsc, d->base_hz, 1000000000u);
-		k = -1;
+		*base_ns = stree_ticks_to(d->paths.root_incl_tsc, d->base_hz, 1000000000u);
+	} else {
+		name = stree_name(t, f->name, &nlen);
+		text = stack_path_set(&d->path, depth, name, nlen, &len);
+		if (!text)
+			return -1;
+		b = base_frame(d, text, len, &failed);
+		if (failed)
+			return -1;
 	}
-	if (k >= 0)
-		*base_ns = stree_ticks_to(d->base.p[k].incl_tsc, d->base_hz, 1000000000u);
+	if (b)
+		*base_ns = stree_ticks_to(b->incl_tsc, d->base_hz, 1000000000u);
 	new_ns = stree_ticks_to(f->incl_tsc, d->new_hz, 1000000000u);
 	*change_ns = (int64_t)(new_ns - *base_ns);
 	/* The root changes by all the others' changes: the colours are for the frames. */

@@ -16,16 +16,18 @@
 struct flame_diff;
 
 /*
- * flame_diff_new - the comparison with base (a finished tree; its runs may be spilled to files,
- * it is walked here once) at rate base_hz, for a NEW tree at new_hz. NULL after writing why.
+ * flame_diff_new - the comparison with base (a finished tree, its runs merged into one here) at
+ * rate base_hz, for a NEW tree at new_hz: base is walked alongside each walk of NEW, so nothing
+ * of it is held in memory. NULL after writing why.
  */
 struct flame_diff *flame_diff_new(struct stree *base, uint64_t base_hz, uint64_t new_hz, char *why,
 				  size_t why_size);
 void flame_diff_free(struct flame_diff *d);
 
 /*
- * flame_diff_visit - the NEW tree t's frame path[depth], as its walk visits it (every frame in
- * walk order, callees only after their caller): its stack's inclusive time in BASE (*base_ns;
+ * flame_diff_visit - the NEW tree t's frame path[depth], as its walk visits it (in walk order,
+ * callees only after their caller, from the root: each visit of the root begins BASE's walk
+ * again): its stack's inclusive time in BASE (*base_ns;
  * 0 when BASE has no such stack) and the change (NEW - BASE, ns), which is also taken into the
  * largest change, for the colours. Returns 0, or -1 when out of memory.
  */

@@ -121,62 +121,43 @@ static int parse_stack_opts(int argc, char **argv, struct stack_opts *o)
 
 enum { STOP_WRITE = 2, STOP_NO_MEMORY = 3 }; /* put_line()'s reasons to stop the walk */
 
-/* The folded line of each stack, the path of names kept with the length it had at each depth. */
+/* The folded line of each stack. */
 struct folded {
 	const struct stree *t;
 	const struct stack_opts *o;
 	uint64_t hz;
 	struct cli_out *out;
-	size_t *at;
-	char *path;
-	size_t cap;
+	struct stack_path_buf path;
 };
+
+/* A stack's value: its self or total time in the unit, at the run's rate hz. */
+static uint64_t frame_value(const struct stree_frame *n, const struct stack_opts *o, uint64_t hz)
+{
+	uint64_t v = o->total ? n->total_tsc : n->self_tsc;
+
+	return unit_per_second[o->unit] ? stree_ticks_to(v, hz, unit_per_second[o->unit]) : v;
+}
 
 static int put_line(void *ctx, const struct stree_frame *path, uint32_t depth)
 {
 	struct folded *f = ctx;
 	const struct stree_frame *n = &path[depth];
 	size_t nlen, len;
-	const char *name = stree_name(f->t, n->name, &nlen);
-	uint64_t v = f->o->total ? n->total_tsc : n->self_tsc;
+	const char *name = stree_name(f->t, n->name, &nlen), *text;
+	uint64_t v = frame_value(n, f->o, f->hz);
 
 	if (!depth) /* the root: no frame */
 		return 0;
-	len = depth > 1 ? f->at[depth - 1] : 0;
-	if (len + nlen + 2 > f->cap) {
-		size_t cap = f->cap;
-		char *p;
-
-		while (len + nlen + 2 > cap)
-			cap *= 2;
-		p = realloc(f->path, cap);
-		if (!p)
-			return STOP_NO_MEMORY;
-		f->path = p;
-		f->cap = cap;
-	}
-	if (depth > 1)
-		f->path[len++] = ';';
-	memcpy(f->path + len, name, nlen);
-	len += nlen;
-	f->at[depth] = len;
-	if (unit_per_second[f->o->unit])
-		v = stree_ticks_to(v, f->hz, unit_per_second[f->o->unit]);
+	text = stack_path_set(&f->path, depth, name, nlen, &len);
+	if (!text)
+		return STOP_NO_MEMORY;
 	if (v) {
-		cli_put(f->out, f->path, len);
+		cli_put(f->out, text, len);
 		cli_putc(f->out, ' ');
 		cli_put_u64(f->out, v);
 		cli_putc(f->out, '\n');
 	}
 	return f->out->err ? STOP_WRITE : 0;
-}
-
-/* A value of the diff: the path's self or total time in the unit, at the run's rate hz. */
-static uint64_t path_value(const struct stack_path *p, const struct stack_opts *o, uint64_t hz)
-{
-	uint64_t v = o->total ? p->total_tsc : p->self_tsc;
-
-	return unit_per_second[o->unit] ? stree_ticks_to(v, hz, unit_per_second[o->unit]) : v;
 }
 
 /*
@@ -187,39 +168,39 @@ static int print_diff(struct stree *t, const struct stack_opts *o, const uint64_
 		      struct cli_out *out)
 {
 	struct stack_paths a, b;
-	size_t i = 0, j = 0;
 	uint64_t va, vb;
 	char why[256];
-	int c, rc = 0;
+	int c, rc;
 
-	if (stack_paths_collect(&t[0], &a, why, sizeof(why)) ||
-	    stack_paths_collect(&t[1], &b, why, sizeof(why))) {
-		cli_error("%s", why);
-		rc = -1;
-	}
-	while (!rc && (i < a.n || j < b.n) && !out->err) {
-		c = i == a.n   ? 1
-		    : j == b.n ? -1
-			       : stack_path_cmp(stack_path_text(&a, i), a.p[i].len,
-						stack_path_text(&b, j), b.p[j].len);
-		va = c <= 0 ? path_value(&a.p[i], o, hz[0]) : 0;
-		vb = c >= 0 ? path_value(&b.p[j], o, hz[1]) : 0;
+	rc = stack_paths_open(&a, &t[0], why, sizeof(why));
+	if (!rc)
+		rc = stack_paths_open(&b, &t[1], why, sizeof(why));
+	else
+		memset(&b, 0, sizeof(b));
+	while (!rc && (a.have || b.have) && !out->err) {
+		c = !a.have ? 1 : !b.have ? -1 : stack_path_cmp(a.text, a.len, b.text, b.len);
+		va = c <= 0 ? frame_value(a.frame, o, hz[0]) : 0;
+		vb = c >= 0 ? frame_value(b.frame, o, hz[1]) : 0;
 		if (va || vb) {
 			if (c <= 0)
-				cli_put(out, stack_path_text(&a, i), a.p[i].len);
+				cli_put(out, a.text, a.len);
 			else
-				cli_put(out, stack_path_text(&b, j), b.p[j].len);
+				cli_put(out, b.text, b.len);
 			cli_putc(out, ' ');
 			cli_put_u64(out, va);
 			cli_putc(out, ' ');
 			cli_put_u64(out, vb);
 			cli_putc(out, '\n');
 		}
-		i += c <= 0;
-		j += c >= 0;
+		if (c <= 0)
+			rc = stack_paths_next(&a, why, sizeof(why));
+		if (!rc && c >= 0)
+			rc = stack_paths_next(&b, why, sizeof(why));
 	}
-	stack_paths_free(&a);
-	stack_paths_free(&b);
+	if (rc)
+		cli_error("%s", why);
+	stack_paths_close(&a);
+	stack_paths_close(&b);
 	return rc ? CLI_FAIL : CLI_OK;
 }
 
@@ -227,16 +208,12 @@ static int print_diff(struct stree *t, const struct stack_opts *o, const uint64_
 static int print_folded(struct stree *t, const struct stack_opts *o, uint64_t hz,
 			struct cli_out *out)
 {
-	struct folded f = {.t = t, .o = o, .hz = hz, .out = out, .cap = 4096};
+	struct folded f = {.t = t, .o = o, .hz = hz, .out = out};
 	char why[256];
-	int rc = STOP_NO_MEMORY;
+	int rc;
 
-	f.at = malloc(((size_t)t->max_depth + 2) * sizeof(*f.at));
-	f.path = malloc(f.cap);
-	if (f.at && f.path)
-		rc = stree_walk(t, put_line, &f, why, sizeof(why));
-	free(f.at);
-	free(f.path);
+	rc = stree_walk(t, put_line, &f, why, sizeof(why));
+	stack_path_buf_free(&f.path);
 	if (rc == -1)
 		cli_error("%s", why);
 	else if (rc == STOP_NO_MEMORY)

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "analysis/stackpaths.h"
 #include "analysis/stacktree.h"
 #include "tests/support/scratch.h"
 #include "tests/support/text.h"
@@ -362,6 +363,47 @@ static void test_compact_then_walk_twice(void **state)
 	free(expected);
 }
 
+/*
+ * The same trace's tree spilled to runs of 8 nodes and kept whole, walked side by side as
+ * folded paths (stack_paths_*(), what --diff merges): the same paths, in the same order, with
+ * the same times, one per stack of pairs_trace() (its 2,050 below the root).
+ */
+static void test_paths_side_by_side(void **state)
+{
+	const char *path = pairs_trace();
+	struct xfdr_trace *tr[2];
+	struct stack_paths ps[2];
+	struct stree t[2];
+	char why[256] = "";
+	size_t n = 0;
+
+	(void)state;
+	build(&t[0], &tr[0], path, 8, 0);
+	build(&t[1], &tr[1], path, STREE_NODE_LIMIT, 0);
+	assert_int_equal(stack_paths_open(&ps[0], &t[0], why, sizeof(why)), 0);
+	assert_int_equal(stack_paths_open(&ps[1], &t[1], why, sizeof(why)), 0);
+	/* all of the trace's time: 9 ticks a call of an outer function */
+	assert_int_equal(ps[0].root_incl_tsc, PAIRS * 9);
+	assert_int_equal(ps[1].root_incl_tsc, PAIRS * 9);
+	while (ps[0].have && ps[1].have) {
+		assert_int_equal(stack_path_cmp(ps[0].text, ps[0].len, ps[1].text, ps[1].len), 0);
+		assert_memory_equal(ps[0].text, ps[1].text, ps[0].len);
+		assert_int_equal(ps[0].frame->self_tsc, ps[1].frame->self_tsc);
+		assert_int_equal(ps[0].frame->incl_tsc, ps[1].frame->incl_tsc);
+		n++;
+		assert_int_equal(stack_paths_next(&ps[0], why, sizeof(why)), 0);
+		assert_int_equal(stack_paths_next(&ps[1], why, sizeof(why)), 0);
+	}
+	assert_false(ps[0].have || ps[1].have);
+	assert_int_equal(n, OUTER + PAIRS);
+	stack_paths_close(&ps[0]);
+	stack_paths_close(&ps[1]);
+	stree_free(&t[0]);
+	stree_free(&t[1]);
+	xfdr_trace_close(tr[0]);
+	xfdr_trace_close(tr[1]);
+}
+
 /* ---- deeper than the limit -------------------------------------------------------------- */
 
 #define DEEP 100u
@@ -467,6 +509,7 @@ int main(void)
 	    cmocka_unit_test(test_two_processes),
 	    cmocka_unit_test(test_many_runs_merge_to_the_same_stacks),
 	    cmocka_unit_test(test_compact_then_walk_twice),
+	    cmocka_unit_test(test_paths_side_by_side),
 	    cmocka_unit_test(test_recursion_deeper_than_the_limit),
 	    cmocka_unit_test(test_skip_stop_and_again),
 	    cmocka_unit_test(test_temporary_file_not_made),
