@@ -138,18 +138,15 @@ static int read_last(struct xfdr_trace *t, uint64_t i, const struct xfdr_thread_
 {
 	struct xfdr_event_iter it;
 	struct xfdr_event ev;
-	uint64_t k, buf;
+	uint64_t k;
 	int rc, found = 0;
 
+	/* buffer after buffer from the last: a buffer with no event (reused in a flush) is read
+	 * once */
 	for (k = ti->buffers; k-- > 0 && !found;) {
-		if (xfdr_events_begin_thread_at(t, i, k, &it, err))
+		if (xfdr_events_begin_thread_buffer(t, i, k, &it, err))
 			return -1;
-		buf = UINT64_MAX;
 		while ((rc = xfdr_events_next(&it, &ev, err)) == 1) {
-			if (buf == UINT64_MAX)
-				buf = ev.buffer_index;
-			else if (ev.buffer_index != buf)
-				break;
 			if (is_drop_event(&ev)) {
 				*drops |= take_drops(&ev, all, n);
 			} else {

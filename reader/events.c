@@ -65,6 +65,15 @@ int xfdr_events_begin_thread_at(struct xfdr_trace *t, uint64_t i, uint64_t k,
 	return 0;
 }
 
+int xfdr_events_begin_thread_buffer(struct xfdr_trace *t, uint64_t i, uint64_t k,
+				    struct xfdr_event_iter *it, struct xfdr_error *err)
+{
+	if (xfdr_events_begin_thread_at(t, i, k, it, err))
+		return -1;
+	it->end_slot = it->next_slot + 1;
+	return 0;
+}
+
 /* How many CallArgument records follow the Entry_Args record at `offset` in its buffer. */
 static uint32_t count_args(const struct xfdr_trace *t, uint64_t offset, uint64_t buffer)
 {

@@ -248,6 +248,14 @@ int xfdr_events_begin_thread(struct xfdr_trace *t, uint64_t i, struct xfdr_event
 int xfdr_events_begin_thread_at(struct xfdr_trace *t, uint64_t i, uint64_t k,
 				struct xfdr_event_iter *it, struct xfdr_error *err);
 
+/*
+ * xfdr_events_begin_thread_buffer - the events of the thread's buffer k alone (k as
+ * xfdr_events_begin_thread_at()'s): reading a thread's buffers from its last backwards costs
+ * each buffer once. Returns 0 or -1 with err filled (an invalid trace, i or k out of range).
+ */
+int xfdr_events_begin_thread_buffer(struct xfdr_trace *t, uint64_t i, uint64_t k,
+				    struct xfdr_event_iter *it, struct xfdr_error *err);
+
 /* ---- xfdr's own custom events -------------------------------------------------------- */
 
 /* 1 if a custom event's payload begins with the 8-byte tag (e.g. XFDR_STACK_MAGIC), else 0. */

@@ -710,6 +710,21 @@ static void test_thread_order(void **state)
 		assert_int_equal(ev.tsc, 1000 * b + 1);
 	}
 	assert_int_equal(xfdr_events_next(&it, &ev, &err), 0);
+
+	/* Thread 1 (tid 5) from its buffer 2 (b4) on: b4, b0; its buffer 2 alone: b4. */
+	assert_int_equal(xfdr_events_begin_thread_at(o.t, 1, 2, &it, &err), 0);
+	assert_int_equal(xfdr_events_next(&it, &ev, &err), 1);
+	assert_int_equal(ev.function_id, 104);
+	assert_int_equal(xfdr_events_next(&it, &ev, &err), 1);
+	assert_int_equal(ev.function_id, 100);
+	assert_int_equal(xfdr_events_next(&it, &ev, &err), 0);
+	assert_int_equal(xfdr_events_begin_thread_buffer(o.t, 1, 2, &it, &err), 0);
+	assert_int_equal(xfdr_events_next(&it, &ev, &err), 1);
+	assert_int_equal(ev.function_id, 104);
+	assert_int_equal(ev.buffer_index, 4);
+	assert_int_equal(xfdr_events_next(&it, &ev, &err), 0);
+	assert_int_equal(xfdr_events_begin_thread_buffer(o.t, 1, 4, &it, &err), -1);
+	assert_non_null(strstr(err.text, "expected a buffer number below 4, found 4"));
 	close_img(&o);
 }
 
