@@ -29,17 +29,15 @@ static const char *const sort_names[] = {
     [LATENCY_SORT_MAX] = "max",	      [LATENCY_SORT_SUM] = "sum",     [LATENCY_SORT_FUNC] = "func",
     [LATENCY_SORT_FUNC + 1] = NULL,
 };
-static const char *const order_names[] = {"asc", "dsc", NULL};
-static const char *const format_names[] = {"text", "csv", NULL};
 
 struct account_opts {
 	char **inputs; /* FILE operands, NULL-terminated */
 	size_t ninputs;
 	const char *output;
 	struct cli_map_choice names_from;
-	int csv;	/* index in format_names */
+	int csv;	/* index in cli_table_format_words */
 	int sort;	/* enum latency_sort, index in sort_names */
-	int descending; /* index in order_names */
+	int descending; /* index in cli_sortorder_words */
 	long top;	/* <= 0: every row, as llvm-xray's default -1 */
 	struct latency_options table;
 	struct cli_window_opts window;
@@ -165,10 +163,9 @@ static int parse_account_opts(int argc, char **argv, struct account_opts *o)
 	    CLI_OPT_WORD('s', "sort", &o->sort, sort_names, "FIELD",
 			 "sort rows by funcid (default), count, min, med, 90p, 99p,\n"
 			 "max, sum or func (the function's name, then its id)"),
-	    CLI_OPT_WORD('r', "sortorder", &o->descending, order_names, "ORDER",
-			 "asc (default) or dsc"),
+	    CLI_OPT_SORTORDER(&o->descending, "asc (default) or dsc"),
 	    CLI_OPT_TOP(&o->top),
-	    CLI_OPT_WORD('f', "format", &o->csv, format_names, "FMT", "text (default) or csv"),
+	    CLI_OPT_TABLE_FORMAT(&o->csv),
 	    CLI_OPT_STRING('o', "output", &o->output, "OUT",
 			   "write to OUT instead of standard output ('-')"),
 	    CLI_OPT_WINDOW(&o->window, "with neither --since nor --until: 'common' (the default)\n"

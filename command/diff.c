@@ -18,8 +18,6 @@
 
 static const char *const sort_names[] = {"change", "ratio", "count", "med",
 					 "99p",	   "sum",   "func",  NULL};
-static const char *const order_names[] = {"asc", "dsc", NULL};
-static const char *const format_names[] = {"text", "csv", NULL};
 
 struct diff_opts {
 	char **inputs;
@@ -27,7 +25,7 @@ struct diff_opts {
 	const char *output;
 	struct cli_map_choice names_from;
 	int sort;	/* enum compare_sort, index in sort_names */
-	int descending; /* index in order_names */
+	int descending; /* index in cli_sortorder_words */
 	int csv;
 	long top;
 	struct cli_window_opts window;
@@ -57,10 +55,9 @@ static int parse_diff_opts(int argc, char **argv, struct diff_opts *o)
 	    CLI_OPT_WORD('s', "sort", &o->sort, sort_names, "FIELD",
 			 "sort rows by change (default: of the total), ratio, or\n"
 			 "NEW's count, med, 99p or sum, or by func (the name)"),
-	    CLI_OPT_WORD('r', "sortorder", &o->descending, order_names, "ORDER",
-			 "dsc (default: what grew most first) or asc"),
+	    CLI_OPT_SORTORDER(&o->descending, "dsc (default: what grew most first) or asc"),
 	    CLI_OPT_TOP(&o->top),
-	    CLI_OPT_WORD('f', "format", &o->csv, format_names, "FMT", "text (default) or csv"),
+	    CLI_OPT_TABLE_FORMAT(&o->csv),
 	    CLI_OPT_STRING('o', "output", &o->output, "OUT",
 			   "write to OUT instead of standard output ('-')"),
 	    CLI_OPT_WINDOW(&o->window, "with neither --since nor --until: 'common' (the default)\n"

@@ -299,6 +299,9 @@ void cli_options_help(const struct cli_command *cmd)
 	}
 }
 
+const char *const cli_sortorder_words[] = {"asc", "dsc", NULL};
+const char *const cli_table_format_words[] = {"text", "csv", NULL};
+
 int cli_parse_top(void *top, const char *arg)
 {
 	char *end;

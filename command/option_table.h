@@ -122,6 +122,17 @@ struct cli_map_choice {
 
 extern const char *const cli_window_words[];
 
+/*
+ * The options the verbs that print a table share: -r/--sortorder=asc|dsc (*v: 1 for dsc; help
+ * names the default), -f/--format=text|csv (*v: 1 for csv).
+ */
+extern const char *const cli_sortorder_words[];
+extern const char *const cli_table_format_words[];
+#define CLI_OPT_SORTORDER(v, help)                                                                 \
+	CLI_OPT_WORD('r', "sortorder", (v), cli_sortorder_words, "ORDER", (help))
+#define CLI_OPT_TABLE_FORMAT(v)                                                                    \
+	CLI_OPT_WORD('f', "format", (v), cli_table_format_words, "FMT", "text (default) or csv")
+
 /* -p/--top=N of the verbs that print a table: value is a long, N <= 0 all rows. */
 int cli_parse_top(void *top, const char *arg);
 #define CLI_OPT_TOP(v)                                                                             \
