@@ -11,17 +11,22 @@
  *   usr1 DIR       installs a SIGUSR1 handler, creates DIR/ready, waits at most 10 s for the
  *                  signal, writes "SIGUSR1 si_code=C" to DIR/got and exits 0 (3 on timeout)
  *   many N         N calls of tiny(): enough to fill a small pool
+ *   threads N      main (named "early") calls tiny() once, then a thread named "late" calls it
+ *                  N times and ends, then main calls it once more: in a small ring, main's
+ *                  one buffer (never full) keeps both of its calls and late's oldest are lost
  *   segv           writes through a null pointer in crash_here(), called from main
  *   segv_unseen    the same, after setting SIGSEGV to SIG_DFL with the rt_sigaction system
  *                  call, which no library sees: whatever handler was there is gone
  *   heap_overflow  reads one byte past a malloc()ed block in read_past(), called from main:
  *                  built with AddressSanitizer, its report ends the program
  */
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/syscall.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -58,6 +63,17 @@ __attribute__((noinline)) static void warm(void)
 __attribute__((noinline)) static void tiny(unsigned long i)
 {
 	sink += i;
+}
+
+/* The "late" thread of the threads mode: *arg calls of tiny(). */
+static void *late(void *arg)
+{
+	unsigned long i, n = *(unsigned long *)arg;
+
+	prctl(PR_SET_NAME, "late", 0, 0, 0);
+	for (i = 0; i < n; i++)
+		tiny(i);
+	return NULL;
 }
 
 __attribute__((noinline)) static void die_by_sigterm(void)
@@ -163,6 +179,17 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "usr1") && argc > 2)
 		return wait_usr1(argv[2]);
+	if (!strcmp(argv[1], "threads") && argc > 2) {
+		pthread_t t;
+
+		n = strtoul(argv[2], NULL, 10);
+		prctl(PR_SET_NAME, "early", 0, 0, 0);
+		tiny(0);
+		if (pthread_create(&t, NULL, late, &n) || pthread_join(t, NULL))
+			return 3;
+		tiny(1);
+		return 0;
+	}
 	if (!strcmp(argv[1], "many") && argc > 2) {
 		n = strtoul(argv[2], NULL, 10);
 		for (i = 0; i < n; i++)

@@ -21,6 +21,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <pty.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -816,6 +817,117 @@ static void mode_and_options_reach_runtime(void **state)
 	child_result_free(&r);
 }
 
+/* A time of the summary ("1.069 ms", "0 ns", "18.756 us", "2.5 s") in ns; *step: its last digit. */
+static double summary_ns(const char *p, double *step)
+{
+	static const struct {
+		const char *unit;
+		double ns;
+	} units[] = {{" ns", 1}, {" us", 1e3}, {" ms", 1e6}, {" s", 1e9}};
+	const char *dot;
+	char *end;
+	double v = strtod(p, &end);
+	size_t i, decimals;
+
+	dot = memchr(p, '.', (size_t)(end - p));
+	decimals = dot ? (size_t)(end - dot - 1) : 0;
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (!strncmp(end, units[i].unit, strlen(units[i].unit))) {
+			*step = units[i].ns;
+			while (decimals--)
+				*step /= 10;
+			return v * units[i].ns;
+		}
+	fail_msg("no time at \"%.30s\"", p);
+	return 0;
+}
+
+/* The line at p (without its newline) into buf. */
+static void line_at(const char *p, char *buf, size_t n)
+{
+	size_t len = strcspn(p, "\n");
+
+	assert_true(len < n);
+	memcpy(buf, p, len);
+	buf[len] = '\0';
+}
+
+/*
+ * A ring too small for a thread's history: the summary gives the window every thread's kept
+ * history covers, from where the ring lost the oldest of "late" (its first event kept, as
+ * llvm-xray reads the file) to the end, and each thread's span; "early" lost nothing.
+ */
+static void ring_summary_window(void **state)
+{
+	char dir[PATH_BYTES], trace[PATH_BYTES], want[128], line[256];
+	char *argv[] = {(char *)child_llvm_xray(), "convert", "--output-format=yaml", trace, NULL};
+	struct child_result r, y;
+	const char *w, *t1, *t2, *p;
+	double start, end, end1, start2, step, hz;
+	uint64_t first = UINT64_MAX, first_late = UINT64_MAX;
+
+	(void)state;
+	out_dir(dir, "window-out");
+	record(&r, "-o", dir, "--mode=ring", "--option", "buffer_max=4", "--option",
+	       "buffer_size=4096", prog_cyg, "threads", "20000", NULL);
+	if (r.status || r.signal)
+		fail_msg("status %d:\n%s", r.status, r.err);
+	one_trace(dir, trace);
+	assert_int_equal(summary_number(r.err, "threads"), 2);
+	w = strstr(r.err, "\n  window     ");
+	t1 = strstr(r.err, "\n    thread 1 (early) ");
+	t2 = strstr(r.err, "\n    thread 2 (late) ");
+	if (!w || !t1 || !t2)
+		fail_msg("no window or span lines:\n%s", r.err);
+	start = summary_ns(w + 14, &step);
+	p = strstr(w, " to ");
+	assert_non_null(p);
+	end = summary_ns(p + 4, &step);
+	snprintf(want, sizeof(want),
+		 ": where every thread's kept history holds (the functions "
+		 "below are of it)\n");
+	text_assert_contains(w, want);
+	/* early: from the first event to the end, nothing lost */
+	line_at(t1 + 1, line, sizeof(line));
+	assert_int_equal(strncmp(line, "    thread 1 (early) 0 ns to ", 29), 0);
+	end1 = summary_ns(line + 29, &step);
+	assert_true(end1 == end);
+	assert_null(strstr(line, "lost"));
+	/* late: its kept history begins the window, the older lost */
+	line_at(t2 + 1, line, sizeof(line));
+	start2 = summary_ns(line + 20, &step);
+	assert_true(start2 == start);
+	assert_non_null(strstr(line, ", older events lost"));
+	assert_true(start > 0 && start < end);
+
+	/* The oracle: late's first record after the trace's first, at the header's rate. */
+	child_capture(argv, &y);
+	assert_int_equal(y.status, 0);
+	p = strstr(y.out, "cycle-frequency: ");
+	assert_non_null(p);
+	hz = strtod(p + 17, NULL);
+	for (p = y.out; (p = strstr(p, "kind: function-")); p++) {
+		const char *line = p, *th, *tsc;
+		uint64_t v;
+
+		while (line > y.out && line[-1] != '\n')
+			line--;
+		tsc = strstr(p, "tsc: ");
+		th = strstr(line, "thread: ");
+		assert_non_null(tsc);
+		v = strtoull(tsc + 5, NULL, 10);
+		first = v < first ? v : first;
+		if (th && th < p && atoi(th + 8) == 2 && v < first_late)
+			first_late = v;
+	}
+	child_result_free(&y);
+	assert_true(first_late != UINT64_MAX && hz > 0);
+	if (fabs(start - (double)(first_late - first) * 1e9 / hz) > step)
+		fail_msg("the window starts at %.0f ns, late's first record at %.0f ns", start,
+			 (double)(first_late - first) * 1e9 / hz);
+	child_result_free(&r);
+}
+
 static void usage_errors(void **state)
 {
 	struct child_result r;
@@ -944,6 +1056,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(probe_kinds),
 	    cmocka_unit_test(probe_survives_damage),
+	    cmocka_unit_test(ring_summary_window),
 	    cmocka_unit_test(usage_errors),
 	    cmocka_unit_test(preloaded_cyg_summary),
 	    cmocka_unit_test(xray_linked_not_preloaded),
