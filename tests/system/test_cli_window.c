@@ -267,17 +267,22 @@ static void test_dump(void **state)
 	free(t);
 }
 
-/* The YAML of a window is llvm-xray's YAML without the records outside it. */
-static void test_yaml(void **state)
+/*
+ * The YAML of a window is llvm-xray's YAML without the records outside it: those of the threads
+ * of the window (thread 0, the drop counts', whatever the window) with a TSC from lo to hi.
+ */
+static void expect_yaml_window(const char *t, uint64_t lo, uint64_t hi, unsigned only_thread,
+			       size_t records, char *const *args)
 {
-	char *t = window_trace("ya.xray");
-	char *argv[] = {(char *)child_llvm_xray(), "convert", "--output-format=yaml", t, NULL};
+	char *argv[] = {(char *)child_llvm_xray(), "convert", "--output-format=yaml", (char *)t,
+			NULL};
 	struct child_result l, r;
 	const char *line, *next, *tsc, *th;
+	unsigned long thread;
+	uint64_t at;
 	char *want;
 	size_t n = 0;
 
-	(void)state;
 	child_capture(argv, &l);
 	assert_int_equal(l.status, 0);
 	want = calloc(1, l.out_len + 1);
@@ -287,22 +292,39 @@ static void test_yaml(void **state)
 		next = next ? next + 1 : line + strlen(line);
 		tsc = strstr(line, ", tsc: ");
 		th = strstr(line, ", thread: ");
-		if (!strncmp(line, "  - {", 5) &&
-		    (strtoull(tsc + 7, NULL, 10) < T0 + 650 ||
-		     strtoull(tsc + 7, NULL, 10) > T0 + 750 || strtoul(th + 10, NULL, 10) != 2))
-			continue;
+		if (!strncmp(line, "  - {", 5)) {
+			at = strtoull(tsc + 7, NULL, 10);
+			thread = th ? strtoul(th + 10, NULL, 10) : 0;
+			if (at < lo || at > hi || (only_thread && thread != only_thread))
+				continue;
+		}
 		memcpy(want + n, line, (size_t)(next - line));
 		n += (size_t)(next - line);
 	}
 	child_result_free(&l);
-	assert_int_equal(child_xfdr(&r, "convert", "--no-map", "--since=650ns", "--until=750ns",
-				    "--thread=4002", t, NULL),
+	assert_int_equal(child_xfdr(&r, "convert", "--no-map", args[0], args[1], args[2], t, NULL),
 			 0);
 	text_assert_equal(r.out, want);
 	text_assert_equal(r.err, "");
-	assert_int_equal(text_count(r.out, "  - {"), 2);
+	assert_int_equal(text_count(r.out, "  - {"), records);
 	child_result_free(&r);
 	free(want);
+}
+
+static void test_yaml(void **state)
+{
+	char *t = window_trace("ya.xray");
+	char *edges[] = {"--since=650ns", "--until=750ns", "--thread=4002"};
+	/*
+	 * --window=common (convert reads all by default): 600 .. 1000 ns, 9 records: thread 1's
+	 * exits of poll and main, thread 2's stack context, two crunch calls and work's exit, the
+	 * drop counts.
+	 */
+	char *common[] = {"--window=common", "--window=common", "--window=common"};
+
+	(void)state;
+	expect_yaml_window(t, T0 + 650, T0 + 750, 2, 2, edges);
+	expect_yaml_window(t, T0 + 600, T0 + 1000, 0, 9, common);
 	free(t);
 }
 
