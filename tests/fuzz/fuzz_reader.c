@@ -6,9 +6,9 @@
  * written to memfds and handed to the verbs by their /proc/self/fd names, as a user would
  * name files: verify, dump (plain and --stacks), convert (yaml, sorted, trace_event, perfetto
  * compressed and not; both timelines split into parts), account (plain, --deduce-sibling-calls,
- * --recursive-calls-only,
- * --keep-going), stack (self and total, per thread), flame and convert to pprof, and each of
- * them again through a window (--since, --until, --thread, --window). Then `recover
+ * --recursive-calls-only, --keep-going), stack (self and total, per thread), flame and convert
+ * to pprof, diff, stack --diff and flame --diff (the input against itself), and each of them
+ * again through a window (--since, --until, --thread, --window). Then `recover
  * --salvage` on the same bytes, and the library's API directly (both event orders, every thread's
  * iterator). Output goes to /dev/null; what matters is that nothing crashes, hangs, leaks or reads
  * out of bounds.
@@ -189,6 +189,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	verb(cmd_stack, "stack", "--value=total", "--per-thread", m, trace_path);
 	verb(cmd_flame, "flame", "--per-thread", m, trace_path, NULL);
 	verb(cmd_convert, "convert", "--output-format=pprof", m, trace_path, NULL);
+	/* Two runs compared: the input against itself, the --diff modes walking both at once. */
+	verb(cmd_diff, "diff", "--window=all", trace_path, trace_path, NULL);
+	verb(cmd_stack, "stack", "--diff", m, trace_path, trace_path);
+	verb(cmd_flame, "flame", "--diff", m, trace_path, trace_path);
 
 recover:
 	/* recover --salvage: the complete buffers of a cut file. */
