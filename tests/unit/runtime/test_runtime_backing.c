@@ -152,7 +152,9 @@ static void check_locator(const uint8_t *l, uint32_t count, uint32_t flags_file)
 	assert_int_equal(ts_get32(l + 88), offsetof(struct pool_desc, last_tsc));
 	assert_int_equal(ts_get32(l + 92), 0);
 	assert_int_equal(ts_get64(l + 96), (uint64_t)(uintptr_t)rt_pool.descs);
-	assert_int_equal(ts_get64(l + 104), 0);
+	/* names_addr: the names directory `xfdr core` reads (format.h's "XFDRNAMS") */
+	assert_int_not_equal(ts_get64(l + 104), 0);
+	assert_memory_equal((const void *)(uintptr_t)ts_get64(l + 104), XFDR_NAMES_MAGIC, 8);
 	for (i = 112; i < 128; i++)
 		assert_int_equal(l[i], 0);
 }
