@@ -23,10 +23,10 @@
  *
  * Memory and time: one pass over the events, the trace's threads shared out among workers
  * (one per CPU online, at most one per thread walked), each with its own pairer and its own
- * table of functions. Every counted latency is kept, 8 bytes each, in its function's list of
- * blocks (struct lat_block); per function about 100 bytes, per thread the pairer's stack;
- * nothing per record. Then the workers' tables are merged (lists spliced), and each function's
- * figures are picked from its latencies, gathered into one array: three selections
+ * table of functions. Every counted latency is kept, 4 bytes each (8 beyond 2^32 ticks), in its
+ * function's list of blocks (struct lat_block); per function about 100 bytes, per thread the
+ * pairer's stack; nothing per record. Then the workers' tables are merged (lists spliced), and each
+ * function's figures are picked from its latencies, gathered into one array: three selections
  * (quickselect, O(n) on average) for the 99th, 90th percentile and median, each in the part
  * below the last, and one scan for the minimum, maximum and sum.
  */
@@ -48,11 +48,14 @@
 struct lat_fn {
 	struct latency_row row;
 	/*
-	 * its row.count counted latencies, when kept: a list of blocks, appended to at put, in
-	 * tail, which ends at end (its n is set when it is sealed: fn_seal())
+	 * its row.count counted latencies, when kept: those below 2^32 ticks in a list of blocks,
+	 * appended to at put, in tail, which ends at end (its n is set when it is sealed:
+	 * fn_seal()); the longer ones (seconds each) in big, nbig of them, room for capbig
 	 */
 	struct lat_block *head, *tail;
-	uint64_t *put, *end;
+	uint32_t *put, *end;
+	uint64_t *big;
+	size_t nbig, capbig;
 	/* Where llvm-xray records its first latency (see the top of the file). */
 	uint64_t first_seq;
 	uint32_t first_rank, first_depth;
@@ -311,7 +314,9 @@ static uint64_t sat_add(uint64_t x, uint64_t y)
 /*
  * A function's latencies are kept in blocks that double in size up to LAT_BLOCK_BYTES, so that
  * neither growing nor merging two workers' lists ever copies one (a list is spliced); they are
- * copied once, into one array, when a function with more than one block gets its figures.
+ * copied once, into one array, when the function gets its figures. A block holds 4 bytes a
+ * latency, enough for 2^32 ticks (a second or more): half the memory to write, and to fault in,
+ * of 8; the rare longer latency goes to an array of its own (lat_fn.big).
  * A block of LAT_BLOCK_BYTES is a mapping of its own, aligned for a transparent huge page and
  * asked for one: a busy function's latencies then cost one page fault per 2 MiB, not 512 (the
  * faults took a tenth of the time on the 1 GiB bench trace).
@@ -321,9 +326,9 @@ static uint64_t sat_add(uint64_t x, uint64_t y)
 struct lat_block {
 	struct lat_block *next;
 	uint32_t n, cap;
-	uint64_t v[];
+	uint32_t v[];
 };
-#define LAT_BLOCK_MAX ((LAT_BLOCK_BYTES - sizeof(struct lat_block)) / sizeof(uint64_t))
+#define LAT_BLOCK_MAX ((LAT_BLOCK_BYTES - sizeof(struct lat_block)) / sizeof(uint32_t))
 
 /* A block of the largest size: LAT_BLOCK_BYTES at a multiple of it. NULL when out of memory. */
 static struct lat_block *big_block(void)
@@ -358,11 +363,30 @@ static void fn_seal(struct lat_fn *f)
 		f->tail->n = (uint32_t)(f->put - f->tail->v);
 }
 
+/* Keep a latency of 2^32 ticks or more. 0, or -1 when out of memory. */
+static int fn_keep_big(struct lat_fn *f, uint64_t x)
+{
+	size_t cap = f->capbig ? 2 * f->capbig : 16;
+	uint64_t *v;
+
+	if (f->nbig == f->capbig) {
+		v = realloc(f->big, cap * sizeof(*v));
+		if (!v)
+			return -1;
+		f->big = v;
+		f->capbig = cap;
+	}
+	f->big[f->nbig++] = x;
+	return 0;
+}
+
 /* Keep latency x of f. 0, or -1 when out of memory. */
 static int fn_keep(struct lat_fn *f, uint64_t x)
 {
 	struct lat_block *b = f->tail;
 
+	if (x > UINT32_MAX)
+		return fn_keep_big(f, x);
 	if (f->put == f->end) {
 		uint32_t cap = !b ? LAT_BLOCK_MIN : 2 * b->cap;
 
@@ -386,7 +410,7 @@ static int fn_keep(struct lat_fn *f, uint64_t x)
 		f->put = b->v;
 		f->end = b->v + cap;
 	}
-	*f->put++ = x;
+	*f->put++ = (uint32_t)x;
 	return 0;
 }
 
@@ -400,6 +424,9 @@ static void fn_free_lat(struct lat_fn *f)
 	}
 	f->head = f->tail = NULL;
 	f->put = f->end = NULL;
+	free(f->big);
+	f->big = NULL;
+	f->nbig = f->capbig = 0;
 }
 
 static int on_call(void *ctx, const struct call *c)
@@ -1097,6 +1124,9 @@ static int merge(struct acct *a, struct acct *o)
 			f->head = f->tail = NULL;
 			f->put = f->end = NULL;
 		}
+		while (f->nbig)
+			if (fn_keep_big(g, f->big[--f->nbig]))
+				return no_memory(a, "");
 		g->row.count += f->row.count;
 		g->sum_tsc = sat_add(g->sum_tsc, f->sum_tsc);
 		g->self_tsc += f->self_tsc;
@@ -1220,18 +1250,16 @@ static int row_debug(struct acct *a, const struct xfdr_names *names, struct late
 /* ---- Each row's figures, by workers --------------------------------------------------------- */
 
 /*
- * f's latencies in one array: its one block, or copied into *scratch (of *n, grown as needed).
+ * f's latencies in one array of 8 bytes each: copied into *scratch (of *n, grown as needed).
  * NULL when out of memory.
  */
 static uint64_t *fn_latencies(struct lat_fn *f, uint64_t **scratch, size_t *n)
 {
 	const struct lat_block *b;
 	uint64_t *v;
-	size_t at = 0;
+	size_t at = 0, k;
 
 	fn_seal(f);
-	if (f->head == f->tail)
-		return f->head->v;
 	if (f->row.count > *n) {
 		if (f->row.count > SIZE_MAX / sizeof(*v))
 			return NULL;
@@ -1241,11 +1269,13 @@ static uint64_t *fn_latencies(struct lat_fn *f, uint64_t **scratch, size_t *n)
 		if (!*scratch)
 			return NULL;
 	}
-	for (b = f->head; b; b = b->next) {
-		memcpy(*scratch + at, b->v, b->n * sizeof(b->v[0]));
-		at += b->n;
-	}
-	return *scratch;
+	v = *scratch;
+	for (b = f->head; b; b = b->next)
+		for (k = 0; k < b->n; k++)
+			v[at++] = b->v[k];
+	if (f->nbig)
+		memcpy(v + at, f->big, f->nbig * sizeof(*v));
+	return v;
 }
 
 struct figures {

@@ -73,8 +73,9 @@ struct latency_table;
  * latency_table_build - the table of the verified trace t, functions named from names (NULL:
  * "#ID" each). prog (may be NULL) hears of the phases "accounting" (one pass over the
  * events, the threads shared out among workers, one per CPU; by buffers) and "sorting" (by
- * functions). Memory: 8 bytes per counted call (exact percentiles need every latency), about
- * 100 per function and worker, nothing per record.
+ * functions). Memory: 4 bytes per counted call (exact percentiles need every latency; 8 for
+ * one of 2^32 ticks or more), up to 2 MiB and about 100 bytes per function and worker, and while
+ * the figures are taken 8 bytes per call of the largest function, per worker; nothing per record.
  * Returns 0 with *out, or -1 with err filled (an invalid trace, out of memory).
  */
 int latency_table_build(struct xfdr_trace *t, const struct xfdr_names *names,

@@ -143,9 +143,10 @@ static const char account_tail[] =
     "llvm-xray's symbolizer gives it, from the DWARF of the file the .map puts the\n"
     "function in (elfutils' libdw); '(unknown)' without a .map or DWARF, and one note\n"
     "on stderr names each file that gave no lines.\n"
-    "Memory: 8 bytes per counted call (exact percentiles need every latency), up to\n"
-    "2 MiB more per function and worker, nothing per record. The file is read once,\n"
-    "its threads shared out among workers, one per CPU.\n"
+    "Memory: 4 bytes per counted call (exact percentiles need every latency; 8 for\n"
+    "one of 2^32 ticks or more), up to 2 MiB more per function and worker, nothing\n"
+    "per record. The file is read once, its threads shared out among workers, one per\n"
+    "CPU.\n"
     "Options may also be written with one dash, as llvm-xray accepts them (-sort=count).\n"
     "Exit status: 0 printed, 1 invalid trace or write error, 2 usage error, unknown\n"
     "--thread or unreadable FILE.\n";

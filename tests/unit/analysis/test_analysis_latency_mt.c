@@ -34,12 +34,24 @@ static void call(struct tb *b, uint16_t tid, uint32_t fid, uint32_t ticks, uint6
 	*tsc += 1 + ticks;
 }
 
+/* One call of fid lasting ticks (2^32 or more: over a TSCWrap), in the open buffer. */
+static void long_call(struct tb *b, uint32_t fid, uint64_t ticks, uint64_t *tsc)
+{
+	tb_fn(b, ENTER, fid, 1);
+	*tsc += 1 + ticks - 1;
+	tb_wrap(b, *tsc);
+	tb_fn(b, EXIT, fid, 1);
+	*tsc += 1;
+}
+
 /*
  * Four threads. Function 1: thread 1 calls of 10 and 20 ticks, thread 2 one of 30, thread 3
  * 40, 50 and 60. Function 2: thread 4 only, 7 ticks, 5 times. Function 3: 300000 calls on
  * thread 1 of (i % 1000) ticks and 300000 on thread 3 of 1000 + (i % 1000): sorted, the
- * latency at index k is k / 300, from more than one block of latencies. One exit without an
- * entry on thread 2 (left out: no_entry) and one call still open on thread 4 (no_exit).
+ * latency at index k is k / 300, from more than one block of latencies. Function 4, latencies
+ * too long for 32 bits among short ones: thread 2 calls of 5 and 2^32 + 7 ticks, thread 4 one
+ * of 2^33. One exit without an entry on thread 2 (left out: no_entry) and one call still open
+ * on thread 4 (no_exit).
  */
 static const char *four_threads(void)
 {
@@ -61,6 +73,12 @@ static const char *four_threads(void)
 			call(&b, tid, 1, f1[tid - 1][i], &tsc);
 		for (i = 0; tid == 4 && i < 5; i++)
 			call(&b, tid, 2, 7, &tsc);
+		if (tid == 2) {
+			call(&b, tid, 4, 5, &tsc);
+			long_call(&b, 4, (1ull << 32) + 7, &tsc);
+		}
+		if (tid == 4)
+			long_call(&b, 4, 1ull << 33, &tsc);
 		for (i = 0; (tid == 1 || tid == 3) && i < 300000; i++)
 			call(&b, tid, 3, (tid == 3 ? 1000 : 0) + i % 1000, &tsc);
 		if (tid == 4)
@@ -105,12 +123,15 @@ static void test_rows_across_workers(void **state)
 	assert_int_equal(latency_table_build(t, NULL, NULL, NULL, &lt, &err), 0);
 	assert_int_equal(latency_table_sort(lt, LATENCY_SORT_FUNCID, 0, &err), 0);
 	n = latency_table_rows(lt, &rows);
-	assert_int_equal(n, 3);
+	assert_int_equal(n, 4);
 	/* sorted 10 20 30 40 50 60: n / 2 = 3, floor(5.4) = 5, floor(5.94) = 5 */
 	expect_row(row_of(rows, n, 1), 6, 10, 40, 60, 60, 60, 210);
 	expect_row(row_of(rows, n, 2), 5, 7, 7, 7, 7, 7, 35);
 	/* k / 300 at k = 300000, 540000, 594000; the sum 300 * (0 + ... + 1999) */
 	expect_row(row_of(rows, n, 3), 600000, 0, 1000, 1800, 1980, 1999, 300.0 * 1999 * 1000);
+	/* sorted 5, 2^32 + 7, 2^33: n / 2 = 1, floor(2.7) = floor(2.97) = 2 */
+	expect_row(row_of(rows, n, 4), 3, 5, 4294967303.0, 8589934592.0, 8589934592.0, 8589934592.0,
+		   5.0 + 4294967303.0 + 8589934592.0);
 	left = latency_table_left(lt);
 	assert_int_equal(left->no_entry, 1);
 	assert_int_equal(left->no_exit, 1);
@@ -132,15 +153,17 @@ static void test_totals_across_workers(void **state)
 	assert_int_equal(xfdr_trace_open(path, &t, &err), 0);
 	assert_int_equal(xfdr_trace_verify(t, &err), 0);
 	assert_int_equal(latency_totals(t, NULL, NULL, &v, &n, &err), 0);
-	assert_int_equal(n, 3);
-	/* most self time first: function 3, then 1, then 2 */
-	assert_int_equal(v[0].fid, 3);
-	assert_int_equal(v[0].count, 600000);
-	assert_int_equal(v[0].sum_tsc, 300ull * 1999 * 1000);
-	assert_int_equal(v[1].fid, 1);
-	assert_int_equal(v[1].sum_tsc, 210);
-	assert_int_equal(v[2].fid, 2);
-	assert_int_equal(v[2].count, 5);
+	assert_int_equal(n, 4);
+	/* most self time first: function 4, 3, then 1, then 2 */
+	assert_int_equal(v[0].fid, 4);
+	assert_int_equal(v[0].sum_tsc, 5 + (1ull << 32) + 7 + (1ull << 33));
+	assert_int_equal(v[1].fid, 3);
+	assert_int_equal(v[1].count, 600000);
+	assert_int_equal(v[1].sum_tsc, 300ull * 1999 * 1000);
+	assert_int_equal(v[2].fid, 1);
+	assert_int_equal(v[2].sum_tsc, 210);
+	assert_int_equal(v[3].fid, 2);
+	assert_int_equal(v[3].count, 5);
 	for (i = 0; i < n; i++)
 		assert_int_equal(v[i].self_tsc, v[i].sum_tsc); /* no call has a callee */
 	free(v);
