@@ -24,6 +24,21 @@ static const char expected_O2[] = CALLS_HEAD "E tail,T tail,E leaf,X leaf," CALL
 
 static const char *const functions[] = {"main", "depth", "tail", "leaf", "logged"};
 
+/* Run argv (env: more of the environment, may be NULL) with its output in log; log's text. */
+static void run_read(char *const argv[], char *const env[], const char *log, char *text,
+		     size_t size)
+{
+	size_t n;
+	FILE *f;
+
+	th_run_ok(argv, env, log);
+	f = fopen(log, "r");
+	assert_non_null(f);
+	n = fread(text, 1, size - 1, f);
+	text[n] = '\0';
+	fclose(f);
+}
+
 enum link { STATIC, SHARED };
 
 static void compile(const char *src_rel, const char *opt, enum link how, const char *dir,
@@ -112,16 +127,9 @@ static int needs_shared_runtime(const char *dir, const char *prog)
 {
 	char log[TH_PATH_BYTES], text[16384];
 	char *argv[] = {"readelf", "-d", (char *)prog, NULL};
-	size_t n;
-	FILE *f;
 
 	th_join(log, dir, "/readelf.log");
-	th_run_ok(argv, NULL, log);
-	f = fopen(log, "r");
-	assert_non_null(f);
-	n = fread(text, 1, sizeof(text) - 1, f);
-	text[n] = '\0';
-	fclose(f);
+	run_read(argv, NULL, log, text, sizeof(text));
 	return th_count(text, "Shared library: [libxfdr.so.0]") == 1;
 }
 
@@ -168,20 +176,14 @@ static void xray_shared_library(void **state)
 static void llvm_xray(char *const args[], const char *dir, char *out, size_t out_bytes)
 {
 	char *argv[16], log[TH_PATH_BYTES];
-	size_t i, n;
-	FILE *f;
+	size_t i;
 
 	argv[0] = (char *)th_env("XFDR_LLVM_XRAY", "llvm-xray");
 	for (i = 0; args[i] && i < 14; i++)
 		argv[i + 1] = args[i];
 	argv[i + 1] = NULL;
 	th_join(log, dir, "/llvm-xray.log");
-	th_run_ok(argv, NULL, log);
-	f = fopen(log, "r");
-	assert_non_null(f);
-	n = fread(out, 1, out_bytes - 1, f);
-	out[n] = '\0';
-	fclose(f);
+	run_read(argv, NULL, log, out, out_bytes);
 }
 
 /*
@@ -252,16 +254,10 @@ static void timeline_source_lines(const char *trace)
 			(char *)trace, NULL};
 	char log[TH_PATH_BYTES], key[160], src[80];
 	static char text[1 << 20];
-	size_t i, n, calls, placed;
-	FILE *f;
+	size_t i, calls, placed;
 
 	snprintf(log, sizeof(log), "%s.json", trace);
-	th_run_ok(argv, NULL, log);
-	f = fopen(log, "r");
-	assert_non_null(f);
-	n = fread(text, 1, sizeof(text) - 1, f);
-	text[n] = '\0';
-	fclose(f);
+	run_read(argv, NULL, log, text, sizeof(text));
 	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		/* every B event of the function names its line: trace_event.c writes them whole */
 		snprintf(key, sizeof(key), "{\"name\":\"%s\",\"cat\":\"function\",\"ph\":\"B\"",
@@ -293,8 +289,7 @@ static void account_debug_column_as_llvm(void **state)
 	char theirs[16384], ours[16384], a[256], b[256], sub[16];
 	char *argv[] = {(char *)th_env("XFDR_BIN", NULL), "account", trace, NULL};
 	char *args[] = {"account", "-m", prog, trace, NULL};
-	size_t i, k, n;
-	FILE *f;
+	size_t i, k;
 
 	(void)state;
 	for (k = 0; k < 2; k++) {
@@ -304,12 +299,7 @@ static void account_debug_column_as_llvm(void **state)
 		record(dir, prog, trace);
 		llvm_xray(args, dir, theirs, sizeof(theirs));
 		th_join(log, dir, "/xfdr-account.log");
-		th_run_ok(argv, NULL, log);
-		f = fopen(log, "r");
-		assert_non_null(f);
-		n = fread(ours, 1, sizeof(ours) - 1, f);
-		ours[n] = '\0';
-		fclose(f);
+		run_read(argv, NULL, log, ours, sizeof(ours));
 		for (i = 0; i < 5; i++) {
 			debug_column(theirs, functions[i], a, sizeof(a));
 			debug_column(ours, functions[i], b, sizeof(b));
@@ -391,8 +381,6 @@ static void preloaded_into_xray_says_why(void **state)
 	char dir[TH_PATH_BYTES], src[TH_PATH_BYTES], prog[TH_PATH_BYTES], log[TH_PATH_BYTES];
 	char so[TH_PATH_BYTES], preload[TH_PATH_BYTES + 16], options[TH_PATH_BYTES + 32];
 	char text[4096];
-	size_t n;
-	FILE *f;
 
 	(void)state;
 	th_path(dir, "preloaded", 1);
@@ -420,13 +408,8 @@ static void preloaded_into_xray_says_why(void **state)
 		char *argv[] = {prog, "3", NULL};
 		char *env[] = {preload, options, NULL};
 
-		th_run_ok(argv, env, log);
+		run_read(argv, env, log, text, sizeof(text));
 	}
-	f = fopen(log, "r");
-	assert_non_null(f);
-	n = fread(text, 1, sizeof(text) - 1, f);
-	text[n] = '\0';
-	fclose(f);
 	assert_int_equal(th_count(text, "has XRay sleds, but its XRay runtime is hidden"), 1);
 }
 

@@ -92,18 +92,27 @@ static int wait_child_main(void)
 	return 0;
 }
 
-/* --crash-child DIR: cores allowed, cwd DIR, record, say "hz N", then a null write. */
-static int crash_child_main(const char *dir)
+/* A crashing child's start: cores allowed (up to the hard limit), dumpable, cwd dir. 0, or 3. */
+static int allow_core(const char *dir)
 {
 	struct rlimit rl;
-	int64_t hz;
 
 	if (getrlimit(RLIMIT_CORE, &rl))
 		return 3;
 	rl.rlim_cur = rl.rlim_max;
 	if (setrlimit(RLIMIT_CORE, &rl) || chdir(dir))
-		return 4;
+		return 3;
 	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+	return 0;
+}
+
+/* --crash-child DIR: cores allowed, cwd DIR, record, say "hz N", then a null write. */
+static int crash_child_main(const char *dir)
+{
+	int64_t hz;
+
+	if (allow_core(dir))
+		return 3;
 	hz = child_record(0);
 	if (hz < 0)
 		return 5;
@@ -153,16 +162,11 @@ static void *named_worker(void *arg)
 
 static int names_child_main(const char *dir)
 {
-	struct rlimit rl;
 	pthread_t t;
 	uint32_t worker = 0;
 
-	if (getrlimit(RLIMIT_CORE, &rl))
+	if (allow_core(dir))
 		return 3;
-	rl.rlim_cur = rl.rlim_max;
-	if (setrlimit(RLIMIT_CORE, &rl) || chdir(dir))
-		return 4;
-	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 	prctl(PR_SET_NAME, "namesmain", 0, 0, 0);
 	if (child_init() || xfdr_start())
 		return 5;
