@@ -290,6 +290,9 @@ static void test_memory_does_not_grow_with_the_stacks(void **state)
 	check(t, peak_rss("flame", t, NULL), 40 * MIB, "flame (many stacks)");
 	check(t, peak_rss("convert", "--output-format=pprof", t, NULL), 40 * MIB,
 	      "convert (pprof, many stacks)");
+	/* Two such trees side by side, nothing of either held but the stack compared. */
+	check(t, peak_rss("stack", "--diff", t, t, NULL), 64 * MIB, "stack --diff (many stacks)");
+	check(t, peak_rss("flame", "--diff", t, t, NULL), 64 * MIB, "flame --diff (many stacks)");
 }
 
 /*
