@@ -44,8 +44,6 @@ struct stree_runs {
 
 /* ---- sorting the tree in memory --------------------------------------------------------- */
 
-static const struct stree *sort_tree; /* qsort() has no context argument */
-
 static int name_cmp(const struct stree *t, uint32_t a, uint32_t b)
 {
 	size_t la, lb;
@@ -56,9 +54,9 @@ static int name_cmp(const struct stree *t, uint32_t a, uint32_t b)
 	return c ? c : (la > lb) - (la < lb);
 }
 
-static int by_text(const void *a, const void *b)
+static int by_text(const void *a, const void *b, void *t)
 {
-	return name_cmp(sort_tree, *(const uint32_t *)a, *(const uint32_t *)b);
+	return name_cmp(t, *(const uint32_t *)a, *(const uint32_t *)b);
 }
 
 /* rank[name] for every name: its place in name order (bytewise). NULL when out of memory. */
@@ -74,35 +72,22 @@ static uint32_t *name_ranks(const struct stree *t)
 	}
 	for (k = 0; k < t->name_count; k++)
 		order[k] = k;
-	sort_tree = t;
-	qsort(order, t->name_count, sizeof(*order), by_text);
-	sort_tree = NULL;
+	qsort_r(order, t->name_count, sizeof(*order), by_text, (void *)t);
 	for (k = 0; k < t->name_count; k++)
 		rank[order[k]] = k;
 	free(order);
 	return rank;
 }
 
-static const uint32_t *sort_rank;
-
-static int by_parent_name(const void *a, const void *b)
-{
-	const struct stree_node *x = &sort_tree->node[*(const uint32_t *)a];
-	const struct stree_node *y = &sort_tree->node[*(const uint32_t *)b];
-
-	if (x->parent != y->parent)
-		return x->parent < y->parent ? -1 : 1;
-	return (sort_rank[x->name] > sort_rank[y->name]) -
-	       (sort_rank[x->name] < sort_rank[y->name]);
-}
-
 int stree_finish(struct stree *t)
 {
-	uint32_t *order = malloc((size_t)t->nodes * sizeof(*order)), *rank = name_ranks(t), i, k;
+	uint32_t *rank = name_ranks(t), *order = malloc((size_t)t->nodes * sizeof(*order));
+	uint32_t *first = calloc((size_t)t->name_count + 1, sizeof(*first)), i, k;
 
-	if (!order || !rank) {
+	if (!order || !rank || !first) {
 		free(order);
 		free(rank);
+		free(first);
 		return -1;
 	}
 	/*
@@ -116,18 +101,20 @@ int stree_finish(struct stree *t)
 
 		p->incl_tsc = stree_add(p->incl_tsc, t->node[i].incl_tsc);
 	}
-	/* Sort all nodes by (parent, name), then relink each parent's children in that order. */
-	for (i = 0; i < t->nodes; i++)
-		order[i] = i;
-	sort_tree = t;
-	sort_rank = rank;
-	qsort(order + 1, t->nodes - 1, sizeof(*order), by_parent_name);
-	sort_tree = NULL;
-	sort_rank = NULL;
+	/*
+	 * The nodes in name order by counting (first[r]: where rank r's nodes begin), then pushed
+	 * on their parents' lists from the last name to the first: each list comes out in name
+	 * order, in time linear in the nodes (a parent never has two callees of one name).
+	 */
+	for (i = 1; i < t->nodes; i++)
+		first[rank[t->node[i].name] + 1]++;
+	for (k = 1; k <= t->name_count; k++)
+		first[k] += first[k - 1];
+	for (i = 1; i < t->nodes; i++)
+		order[first[rank[t->node[i].name]]++] = i;
 	for (i = 0; i < t->nodes; i++)
 		t->node[i].child = STREE_NONE;
-	/* Walk the name order backwards, pushing on each parent's list: it comes out ascending. */
-	for (k = t->nodes; k-- > 1;) {
+	for (k = t->nodes - 1; k-- > 0;) {
 		struct stree_node *n = &t->node[order[k]];
 
 		n->sibling = t->node[n->parent].child;
@@ -135,6 +122,7 @@ int stree_finish(struct stree *t)
 	}
 	free(order);
 	free(rank);
+	free(first);
 	return 0;
 }
 
@@ -259,72 +247,76 @@ static int source_next(struct source *s)
 /* ---- merging ---------------------------------------------------------------------------- */
 
 /*
- * The sources with a record left are kept in a binary heap by their next record (before()), so
- * that a record costs O(log n) comparisons however many runs there are.
+ * The sources with a record left are kept in a binary heap by their next record's key, so that
+ * a record costs O(log n) comparisons however many runs there are. The key is the order of
+ * the module comment in one integer (depth downwards, then the name's rank), taken once per
+ * record and kept in the heap beside its source: a comparison reads nothing else.
  */
+struct heap_entry {
+	uint64_t key;
+	unsigned src;
+};
+
 struct merge {
 	struct source *src;
 	unsigned n;
-	unsigned *heap; /* indexes into src of the sources that have a record; heap[0] first */
+	struct heap_entry *heap; /* the sources that have a record; heap[0] first */
 	unsigned live;
 	unsigned *same; /* merge_next()'s: the sources whose record is the one given out */
 	uint32_t *rank; /* name_ranks() */
 	uint32_t names; /* how many names rank knows */
 };
 
-/* Does record a come before record b (module comment)? */
-static int before(const struct merge *m, const struct stree_frame *a, const struct stree_frame *b)
+/* The key of source k's record in *key. -1 (errno EIO) for a name the tree never had. */
+static int source_key(const struct merge *m, unsigned k, uint64_t *key)
 {
-	if (a->depth != b->depth)
-		return a->depth > b->depth;
-	return m->rank[a->name] < m->rank[b->name];
-}
+	const struct stree_frame *h = &m->src[k].head;
 
-static int heap_before(const struct merge *m, unsigned a, unsigned b)
-{
-	return before(m, &m->src[m->heap[a]].head, &m->src[m->heap[b]].head);
-}
-
-static void heap_swap(struct merge *m, unsigned a, unsigned b)
-{
-	unsigned t = m->heap[a];
-
-	m->heap[a] = m->heap[b];
-	m->heap[b] = t;
+	if (h->name >= m->names) {
+		errno = EIO; /* a damaged run */
+		return -1;
+	}
+	*key = (uint64_t)(UINT32_MAX - h->depth) << 32 | m->rank[h->name];
+	return 0;
 }
 
 static void heap_down(struct merge *m, unsigned i)
 {
+	struct heap_entry e = m->heap[i];
 	unsigned c;
 
 	while ((c = 2 * i + 1) < m->live) {
-		if (c + 1 < m->live && heap_before(m, c + 1, c))
+		if (c + 1 < m->live && m->heap[c + 1].key < m->heap[c].key)
 			c++;
-		if (!heap_before(m, c, i))
+		if (m->heap[c].key >= e.key)
 			break;
-		heap_swap(m, c, i);
+		m->heap[i] = m->heap[c];
 		i = c;
 	}
+	m->heap[i] = e;
 }
 
 static void heap_up(struct merge *m, unsigned i)
 {
-	while (i && heap_before(m, i, (i - 1) / 2)) {
-		heap_swap(m, i, (i - 1) / 2);
+	struct heap_entry e = m->heap[i];
+
+	while (i && e.key < m->heap[(i - 1) / 2].key) {
+		m->heap[i] = m->heap[(i - 1) / 2];
 		i = (i - 1) / 2;
 	}
+	m->heap[i] = e;
 }
 
-/* Source k into the heap when it has a record. -1 (errno EIO) for a name the tree never had. */
+/* Source k into the heap when it has a record. 0, or -1 with errno. */
 static int heap_push(struct merge *m, unsigned k)
 {
+	uint64_t key;
+
 	if (!m->src[k].have)
 		return 0;
-	if (m->src[k].head.name >= m->names) {
-		errno = EIO; /* a damaged run */
+	if (source_key(m, k, &key) < 0)
 		return -1;
-	}
-	m->heap[m->live++] = k;
+	m->heap[m->live++] = (struct heap_entry){key, k};
 	heap_up(m, m->live - 1);
 	return 0;
 }
@@ -332,7 +324,7 @@ static int heap_push(struct merge *m, unsigned k)
 /* The first source out of the heap. */
 static unsigned heap_pop(struct merge *m)
 {
-	unsigned k = m->heap[0];
+	unsigned k = m->heap[0].src;
 
 	m->heap[0] = m->heap[--m->live];
 	heap_down(m, 0);
@@ -399,28 +391,48 @@ fail:
 	return -1;
 }
 
+static void frame_add(struct stree_frame *out, const struct stree_frame *h)
+{
+	out->calls = stree_add(out->calls, h->calls);
+	out->self_tsc = stree_add(out->self_tsc, h->self_tsc);
+	out->total_tsc = stree_add(out->total_tsc, h->total_tsc);
+	out->incl_tsc = stree_add(out->incl_tsc, h->incl_tsc);
+}
+
 /* The next stack of the merge, its sums added up. 1, 0 at the end, or -1 with errno. */
 static int merge_next(struct merge *m, struct stree_frame *out)
 {
-	unsigned nsame = 0, i;
+	unsigned nsame = 0, k, i;
+	uint64_t key;
 
 	if (!m->live)
 		return 0;
-	*out = m->src[m->heap[0]].head;
+	key = m->heap[0].key;
+	k = m->heap[0].src;
+	*out = m->src[k].head;
+	/*
+	 * Alone with its stack (no child of the root has its key): the source moves on in place,
+	 * its next record sifted down from the root, half the work of a pop and a push.
+	 */
+	if ((m->live < 2 || m->heap[1].key != key) && (m->live < 3 || m->heap[2].key != key)) {
+		if (source_next(&m->src[k]) < 0)
+			return -1;
+		if (!m->src[k].have) {
+			heap_pop(m);
+			return 1;
+		}
+		if (source_key(m, k, &m->heap[0].key) < 0)
+			return -1;
+		heap_down(m, 0);
+		return 1;
+	}
 	out->calls = out->self_tsc = out->total_tsc = out->incl_tsc = 0;
 	/*
 	 * Every source whose record is this stack comes off the heap before any moves on: the
 	 * next record of one is a callee, which comes before the same stack in another.
 	 */
-	while (m->live) {
-		const struct stree_frame *h = &m->src[m->heap[0]].head;
-
-		if (h->depth != out->depth || h->name != out->name)
-			break;
-		out->calls = stree_add(out->calls, h->calls);
-		out->self_tsc = stree_add(out->self_tsc, h->self_tsc);
-		out->total_tsc = stree_add(out->total_tsc, h->total_tsc);
-		out->incl_tsc = stree_add(out->incl_tsc, h->incl_tsc);
+	while (m->live && m->heap[0].key == key) {
+		frame_add(out, &m->src[m->heap[0].src].head);
 		m->same[nsame++] = heap_pop(m);
 	}
 	for (i = 0; i < nsame; i++)
