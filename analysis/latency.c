@@ -33,14 +33,13 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include "analysis/callstack.h"
+#include "analysis/jobs.h"
 #include "analysis/latency.h"
 #include "analysis/llvm_dmap.h"
 
@@ -1070,18 +1069,13 @@ static void *walk_worker(void *arg)
 }
 
 /* Workers for the walk: one per CPU online, at most one per thread walked. */
-#define ACCT_WORKERS_MAX 16u
 static unsigned walk_jobs(const struct acct *a, const struct acct_threads *th)
 {
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	unsigned jobs = 0;
-	uint64_t i;
+	uint64_t taken = 0, i;
 
 	for (i = 0; i < th->count; i++)
-		jobs += window_has_thread(a->opt->window, th->info[i].pid, th->info[i].thread_id);
-	if (cpus > 0 && (unsigned long)cpus < jobs)
-		jobs = (unsigned)cpus;
-	return jobs < 1 ? 1 : jobs > ACCT_WORKERS_MAX ? ACCT_WORKERS_MAX : jobs;
+		taken += window_has_thread(a->opt->window, th->info[i].pid, th->info[i].thread_id);
+	return jobs_for(taken);
 }
 
 static void free_fns(struct acct *a)
@@ -1140,24 +1134,6 @@ static int merge(struct acct *a, struct acct *o)
 }
 
 /*
- * Run fn(arg[k]) for k < jobs at once: arg[0] on this thread, the others on threads of their
- * own. Fewer, if the system gives fewer threads: the workers share their work out through a
- * counter, so each then takes more. Returns how many ran (at least 1).
- */
-static unsigned run_jobs(void *(*fn)(void *), void *const *arg, unsigned jobs)
-{
-	pthread_t tid[ACCT_WORKERS_MAX];
-	unsigned started = 0, k;
-
-	while (started + 1 < jobs && !pthread_create(&tid[started], NULL, fn, arg[started + 1]))
-		started++;
-	fn(arg[0]);
-	for (k = 0; k < started; k++)
-		pthread_join(tid[k], NULL);
-	return started + 1;
-}
-
-/*
  * The walk: the chosen threads' events fed by workers, then their tables merged into a's.
  * keep: keep every latency. Returns 0, or -1 with a->err filled.
  */
@@ -1167,7 +1143,7 @@ static int walk(struct acct *a, const struct acct_threads *th, const struct prog
 	struct acct_walk wk = {.th = th, .prog = prog, .total = buffers, .keep = keep};
 	unsigned jobs = walk_jobs(a, th), ran, k;
 	struct acct *w = jobs > 1 ? calloc(jobs - 1, sizeof(*w)) : NULL;
-	void *arg[ACCT_WORKERS_MAX] = {a};
+	void *arg[JOBS_MAX] = {a};
 	int status;
 
 	a->walk = &wk;
@@ -1180,7 +1156,7 @@ static int walk(struct acct *a, const struct acct_threads *th, const struct prog
 		w[k].worker = k + 1;
 		arg[k + 1] = &w[k];
 	}
-	ran = run_jobs(walk_worker, arg, w ? jobs : 1);
+	ran = jobs_run(walk_worker, arg, w ? jobs : 1);
 	status = a->status;
 	for (k = 0; k + 1 < ran; k++) {
 		if (!status && w[k].status) {
@@ -1321,19 +1297,15 @@ static void *figures_worker(void *arg)
 static int figures(struct acct *a, const struct progress *prog)
 {
 	struct figures fg = {.a = a, .prog = prog, .hz = xfdr_trace_header(a->t)->cycle_frequency};
-	struct figures_worker w[ACCT_WORKERS_MAX];
-	void *arg[ACCT_WORKERS_MAX];
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	unsigned jobs = cpus < 1 ? 1 : cpus > ACCT_WORKERS_MAX ? ACCT_WORKERS_MAX : (unsigned)cpus;
-	unsigned k;
+	struct figures_worker w[JOBS_MAX];
+	void *arg[JOBS_MAX];
+	unsigned jobs = jobs_for(a->nfn), k;
 
-	if (jobs > a->nfn)
-		jobs = a->nfn ? (unsigned)a->nfn : 1;
 	for (k = 0; k < jobs; k++) {
 		w[k] = (struct figures_worker){&fg, k};
 		arg[k] = &w[k];
 	}
-	run_jobs(figures_worker, arg, jobs);
+	jobs_run(figures_worker, arg, jobs);
 	return fg.failed ? no_memory(a, "") : 0;
 }
 

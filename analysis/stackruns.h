@@ -15,6 +15,12 @@
  */
 int stree_spill(struct stree *t);
 
+/*
+ * stree_runs_take - the runs of from (a worker's tree, sharing t's names) made t's: from keeps
+ * none. 0, or -1 with t->spill_errno set (merging some of t's, to keep at most STREE_RUNS_MAX).
+ */
+int stree_runs_take(struct stree *t, struct stree *from);
+
 /* Close and free every run (their files are unlinked: closing removes them). */
 void stree_runs_free(struct stree *t);
 

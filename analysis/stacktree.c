@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/jobs.h"
 #include "analysis/stackruns.h"
 #include "analysis/stacktree.h"
 
@@ -83,13 +84,15 @@ static int names_grow(struct stree *t)
 
 /*
  * intern - the name of the text s (n bytes), made folded-safe: ';' -> ':', control bytes ->
- * '?'. Returns its index, or STREE_NONE when out of memory.
+ * '?', among the names of t's home. Returns its index, or STREE_NONE when out of memory.
  */
+static uint32_t intern_clean(struct stree *t, const char *clean, size_t n);
+
 static uint32_t intern(struct stree *t, const char *s, size_t n)
 {
+	struct stree *home = t->home ? t->home : t;
 	char stackbuf[256], *clean = stackbuf;
-	uint64_t h;
-	uint32_t b, id;
+	uint32_t id;
 	size_t i;
 
 	if (n >= UINT32_MAX / 2)
@@ -104,6 +107,20 @@ static uint32_t intern(struct stree *t, const char *s, size_t n)
 
 		clean[i] = c == ';' ? ':' : (c < 0x20 || c == 0x7f) ? '?' : (char)c;
 	}
+	pthread_mutex_lock(&home->names_lock);
+	id = intern_clean(home, clean, n);
+	pthread_mutex_unlock(&home->names_lock);
+	if (clean != stackbuf)
+		free(clean);
+	return id;
+}
+
+/* intern() of a name already made folded-safe, into t's own names (its lock held). */
+static uint32_t intern_clean(struct stree *t, const char *clean, size_t n)
+{
+	uint64_t h;
+	uint32_t b, id;
+
 	h = hash_bytes(clean, n);
 	for (b = (uint32_t)h & t->name_slot_mask; t->name_slot[b] != STREE_NONE;
 	     b = (b + 1) & t->name_slot_mask) {
@@ -150,8 +167,6 @@ static uint32_t intern(struct stree *t, const char *s, size_t n)
 	if ((uint64_t)t->name_count * 2 > t->name_slot_mask && names_grow(t) < 0)
 		id = STREE_NONE;
 out:
-	if (clean != stackbuf)
-		free(clean);
 	return id;
 }
 
@@ -184,6 +199,23 @@ static int fid_grow(struct stree *t)
 	return 0;
 }
 
+/*
+ * The slot of function id fid in the cache: its own, or the empty one it would take (with room
+ * for one more). UINT32_MAX when out of memory.
+ */
+static uint32_t fid_slot(struct stree *t, uint32_t fid)
+{
+	uint32_t b;
+
+	if ((uint64_t)(t->fid_count + 1) * 2 > (uint64_t)t->fid_mask + 1 && fid_grow(t) < 0)
+		return UINT32_MAX;
+	for (b = (uint32_t)hash64(fid) & t->fid_mask; t->fid_key[b] != UINT64_MAX;
+	     b = (b + 1) & t->fid_mask)
+		if (t->fid_key[b] == fid)
+			break;
+	return b;
+}
+
 /* The name of a function id, interned once per id. STREE_NONE when out of memory. */
 static uint32_t function_name(struct stree *t, uint32_t fid)
 {
@@ -193,13 +225,11 @@ static uint32_t function_name(struct stree *t, uint32_t fid)
 
 	if (fid == CALL_UNKNOWN_FUNCTION)
 		return t->unknown_name;
-	if ((uint64_t)(t->fid_count + 1) * 2 > (uint64_t)t->fid_mask + 1 && fid_grow(t) < 0)
+	b = fid_slot(t, fid);
+	if (b == UINT32_MAX)
 		return STREE_NONE;
-	for (b = (uint32_t)hash64(fid) & t->fid_mask; t->fid_key[b] != UINT64_MAX;
-	     b = (b + 1) & t->fid_mask) {
-		if (t->fid_key[b] == fid)
-			return t->fid_name[b];
-	}
+	if (t->fid_key[b] == fid)
+		return t->fid_name[b];
 	s = xfdr_names_get(t->names, fid);
 	if (!s) {
 		snprintf(num, sizeof(num), "#%u", fid);
@@ -231,6 +261,8 @@ void stree_name_functions(const struct stree *t, uint32_t *fid)
 
 const char *stree_name(const struct stree *t, uint32_t name, size_t *len)
 {
+	if (t->home)
+		t = t->home;
 	if (len)
 		*len = t->name_len[name];
 	return t->pool + t->name_off[name];
@@ -323,29 +355,42 @@ static uint32_t child_of(struct stree *t, uint32_t parent, uint32_t name, uint32
 	return id;
 }
 
+/* The node array and hash of an empty tree, its root named root_name. 0, or -1. */
+static int tree_alloc(struct stree *t, uint32_t root_name)
+{
+	t->node_cap = 1024;
+	t->node = malloc(t->node_cap * sizeof(*t->node));
+	t->slot = node_slots_new(2048);
+	t->slot_mask = 2047;
+	if (!t->node || !t->slot)
+		return -1;
+	memset(&t->node[0], 0, sizeof(t->node[0]));
+	t->node[0].parent = STREE_NONE;
+	t->node[0].child = STREE_NONE;
+	t->node[0].sibling = STREE_NONE;
+	t->node[0].kind = STREE_ROOT;
+	t->node[0].name = root_name;
+	t->nodes = 1;
+	return 0;
+}
+
 int stree_init(struct stree *t, int per_thread)
 {
 	memset(t, 0, sizeof(*t));
 	t->per_thread = per_thread;
 	t->node_limit = STREE_NODE_LIMIT;
 	t->proc_name = STREE_NONE;
-	t->node_cap = 1024;
-	t->node = malloc(t->node_cap * sizeof(*t->node));
-	t->slot = node_slots_new(2048);
-	t->slot_mask = 2047;
+	if (pthread_mutex_init(&t->names_lock, NULL)) {
+		memset(t, 0, sizeof(*t));
+		return -1;
+	}
 	t->name_slot = slots_new(256);
 	t->name_slot_mask = 255;
-	if (!t->node || !t->slot || !t->name_slot)
+	if (!t->name_slot || tree_alloc(t, intern(t, "all", 3)) < 0 ||
+	    t->node[0].name == STREE_NONE)
 		goto fail;
-	memset(&t->node[0], 0, sizeof(t->node[0]));
-	t->node[0].parent = STREE_NONE;
-	t->node[0].child = STREE_NONE;
-	t->node[0].sibling = STREE_NONE;
-	t->node[0].kind = STREE_ROOT;
-	t->nodes = 1;
-	t->node[0].name = intern(t, "all", 3);
 	t->unknown_name = intern(t, "[unknown]", 9);
-	if (t->node[0].name == STREE_NONE || t->unknown_name == STREE_NONE)
+	if (t->unknown_name == STREE_NONE)
 		goto fail;
 	return 0;
 fail:
@@ -377,13 +422,16 @@ void stree_free(struct stree *t)
 	stree_runs_free(t);
 	free(t->node);
 	free(t->slot);
-	free(t->pool);
-	free(t->name_off);
-	free(t->name_len);
-	free(t->name_slot);
 	free(t->fid_key);
 	free(t->fid_name);
 	free(t->seg);
+	if (!t->home && t->name_slot) {
+		free(t->pool);
+		free(t->name_off);
+		free(t->name_len);
+		free(t->name_slot);
+		pthread_mutex_destroy(&t->names_lock);
+	}
 	memset(t, 0, sizeof(*t));
 }
 
@@ -544,9 +592,21 @@ static int on_call(void *ctx, const struct call *c)
 			goto no_memory;
 		}
 	}
-	/* Frames at depth >= d have been popped (each pop is reported): forget them. */
-	while (t->segs && t->seg[t->segs - 1].lo >= d)
-		t->segs--;
+	/*
+	 * A call that had callees is cached as their frame, at depth d: its node is known (the
+	 * frames below it cannot have changed while it was open). Every frame at depth >= d has
+	 * been popped (each pop is reported): the cache forgets them.
+	 */
+	id = STREE_NONE;
+	while (t->segs && t->seg[t->segs - 1].lo >= d) {
+		const struct stree_seg *s = &t->seg[--t->segs];
+
+		if (s->lo == d && !s->unknown && s->fid == c->function_id &&
+		    s->enter_tsc == c->enter_tsc)
+			id = s->node;
+	}
+	if (id != STREE_NONE)
+		goto add;
 	if (t->segs && t->seg[t->segs - 1].hi >= d)
 		t->seg[t->segs - 1].hi = d - 1;
 	if (t->segs && !t->seg[t->segs - 1].unknown) {
@@ -570,6 +630,7 @@ static int on_call(void *ctx, const struct call *c)
 								      : STREE_FUNCTION);
 	if (id == STREE_NONE)
 		goto no_memory;
+add:
 	n = &t->node[id];
 	n->calls++;
 	if (c->flags & (CALL_UNWOUND | CALL_NO_EXIT | CALL_NO_ENTRY | CALL_FROM_CONTEXT |
@@ -631,86 +692,47 @@ void stree_set_window(struct stree *t, const struct window *w)
 	t->window = w;
 }
 
-/* The pairer's counts of one more trace added to the tree's (each trace has its pairer). */
-static void add_stats(struct callstack_stats *sum, const struct callstack *cs)
+/* The pairer's counts s added to sum. */
+static void add_stats(struct callstack_stats *sum, const struct callstack_stats *s)
 {
-	struct callstack_stats s;
-
-	callstack_get_stats(cs, &s);
-	sum->function_events += s.function_events;
-	sum->ignored_events += s.ignored_events;
-	sum->calls += s.calls;
-	sum->unwound += s.unwound;
-	sum->no_exit += s.no_exit;
-	sum->no_entry += s.no_entry;
-	sum->from_context += s.from_context;
-	sum->cut_begin += s.cut_begin;
-	sum->cut_end += s.cut_end;
-	sum->outside += s.outside;
-	sum->contexts += s.contexts;
-	sum->contexts_seeded += s.contexts_seeded;
-	sum->contexts_differ += s.contexts_differ;
-	sum->contexts_invalid += s.contexts_invalid;
-	sum->tsc_backwards += s.tsc_backwards;
-	sum->threads += s.threads;
-	if (s.max_depth > sum->max_depth)
-		sum->max_depth = s.max_depth;
+	sum->function_events += s->function_events;
+	sum->ignored_events += s->ignored_events;
+	sum->calls += s->calls;
+	sum->unwound += s->unwound;
+	sum->no_exit += s->no_exit;
+	sum->no_entry += s->no_entry;
+	sum->from_context += s->from_context;
+	sum->cut_begin += s->cut_begin;
+	sum->cut_end += s->cut_end;
+	sum->outside += s->outside;
+	sum->contexts += s->contexts;
+	sum->contexts_seeded += s->contexts_seeded;
+	sum->contexts_differ += s->contexts_differ;
+	sum->contexts_invalid += s->contexts_invalid;
+	sum->tsc_backwards += s->tsc_backwards;
+	sum->threads += s->threads;
+	if (s->max_depth > sum->max_depth)
+		sum->max_depth = s->max_depth;
 }
 
-int stree_build(struct stree *t, struct xfdr_trace *tr, const struct progress *prog,
-		struct xfdr_error *err)
-{
-	uint64_t nbuf = xfdr_trace_buffer_count(tr), last_buf = UINT64_MAX, bufs = 0;
-	struct xfdr_event_iter it;
-	struct xfdr_event ev;
-	uint32_t pid = 0, tid = 0;
-	int have = 0, taken = 1, rc, ret = -1;
+/* What the workers of one stree_build() share: the trace's threads, taken one at a time. */
+struct build_share {
+	struct xfdr_trace *tr;
+	uint64_t threads, next;	     /* threads of the trace; the next to take (atomic) */
+	uint64_t buffers, done;	     /* buffers of the threads taken; those walked (atomic) */
+	const struct progress *prog; /* told by worker 0 */
+};
 
-	err->offset = 0;
-	err->text[0] = '\0';
-	t->cs = callstack_create(on_call, t);
-	if (!t->cs)
-		return no_memory(tr, err, 0, "the call-stack pairer");
-	if (t->window)
-		callstack_set_window(t->cs, t->window->since, t->window->until);
-	if (xfdr_events_begin(tr, XFDR_ORDER_THREAD, &it, err) < 0)
-		goto out;
-	/* callstack_pair_trace(), with progress: each thread finished when the next begins. */
-	while ((rc = xfdr_events_next(&it, &ev, err)) > 0) {
-		if (have && (ev.thread_id != tid || ev.pid != pid) &&
-		    callstack_finish_thread(t->cs, pid, tid))
-			goto cancelled;
-		if (!have || ev.thread_id != tid || ev.pid != pid)
-			taken = window_has_thread(t->window, ev.pid, ev.thread_id);
-		have = 1;
-		tid = ev.thread_id;
-		pid = ev.pid;
-		if (ev.buffer_index != last_buf) {
-			last_buf = ev.buffer_index;
-			progress_update(prog, ++bufs, nbuf);
-		}
-		if (!taken)
-			continue;
-		take_span(t, &ev);
-		rc = callstack_feed(t->cs, &ev);
-		if (rc == -ECANCELED) {
-			err->offset = ev.offset;
-			goto cancelled;
-		}
-		if (rc) {
-			no_memory(tr, err, ev.offset, "the call stack of its thread");
-			goto out;
-		}
-	}
-	if (rc < 0)
-		goto out;
-	if (callstack_finish(t->cs))
-		goto cancelled;
-	clip_span(t);
-	ret = 0;
-	goto out;
-cancelled:
-	/* on_call() stops the pairer only when out of memory or a run cannot be written. */
+struct build_job {
+	struct stree *t; /* the worker's tree: the caller's for worker 0 */
+	struct build_share *sh;
+	struct xfdr_error err;
+	int status; /* 0, or -1 with err filled */
+};
+
+/* "could not write the stack tree ..." or "expected memory ...", as t->spill_errno says. */
+static void build_failed(struct stree *t, struct xfdr_trace *tr, struct xfdr_error *err)
+{
 	if (t->spill_errno && t->spill_errno != ENOMEM)
 		snprintf(err->text, sizeof(err->text),
 			 "%s: offset %llu: could not write the stack tree to a temporary file "
@@ -719,10 +741,239 @@ cancelled:
 			 strerror(t->spill_errno));
 	else
 		no_memory(tr, err, err->offset, "the stack tree");
+}
+
+/*
+ * One worker: take threads not taken yet and pair each one's calls into the worker's tree.
+ * Sets j->status: 0, or -1 with j->err filled.
+ */
+static void *build_threads(void *arg)
+{
+	struct build_job *j = arg;
+	struct stree *t = j->t;
+	struct build_share *sh = j->sh;
+	struct xfdr_thread_info ti;
+	struct xfdr_event_iter it;
+	struct xfdr_event ev;
+	struct callstack_stats st;
+	uint64_t i, last_buf, done;
+	int rc = 0;
+
+	j->status = -1;
+	t->cs = callstack_create(on_call, t);
+	if (!t->cs) {
+		no_memory(sh->tr, &j->err, 0, "the call-stack pairer");
+		return NULL;
+	}
+	if (t->window)
+		callstack_set_window(t->cs, t->window->since, t->window->until);
+	while ((i = __atomic_fetch_add(&sh->next, 1, __ATOMIC_RELAXED)) < sh->threads) {
+		xfdr_trace_thread(sh->tr, i, &ti);
+		if (!window_has_thread(t->window, ti.pid, ti.thread_id))
+			continue;
+		if (xfdr_events_begin_thread(sh->tr, i, &it, &j->err) < 0)
+			goto out;
+		last_buf = UINT64_MAX;
+		while ((rc = xfdr_events_next(&it, &ev, &j->err)) > 0) {
+			if (ev.buffer_index != last_buf) {
+				last_buf = ev.buffer_index;
+				done = __atomic_add_fetch(&sh->done, 1, __ATOMIC_RELAXED);
+				if (!t->home)
+					progress_update(sh->prog, done, sh->buffers);
+			}
+			take_span(t, &ev);
+			rc = callstack_feed(t->cs, &ev);
+			if (rc == -ECANCELED) {
+				j->err.offset = ev.offset;
+				build_failed(t, sh->tr, &j->err);
+				goto out;
+			}
+			if (rc) {
+				no_memory(sh->tr, &j->err, ev.offset,
+					  "the call stack of its thread");
+				goto out;
+			}
+		}
+		if (rc < 0)
+			goto out;
+		if (callstack_finish_thread(t->cs, ti.pid, ti.thread_id)) {
+			/* on_call() stops the pairer only when out of memory or a run fails. */
+			build_failed(t, sh->tr, &j->err);
+			goto out;
+		}
+	}
+	j->status = 0;
 out:
-	add_stats(&t->stats, t->cs);
+	callstack_get_stats(t->cs, &st);
+	add_stats(&t->stats, &st);
 	callstack_destroy(t->cs);
 	t->cs = NULL;
+	/* Every call is reported: no frame is open any more. */
+	t->segs = 0;
+	t->have_thread = 0;
+	return NULL;
+}
+
+/* A worker's tree for t: empty, sharing t's names, input and window. 0, or -1 (no memory). */
+static int worker_init(struct stree *w, struct stree *t, uint32_t node_limit)
+{
+	memset(w, 0, sizeof(*w));
+	w->home = t;
+	w->per_thread = t->per_thread;
+	w->node_limit = node_limit;
+	w->unknown_name = t->unknown_name;
+	w->names = t->names;
+	w->window = t->window;
+	w->proc_name = t->proc_name;
+	if (tree_alloc(w, t->node[0].name) < 0)
+		return -1;
+	if (w->proc_name != STREE_NONE) {
+		w->cur_proc = child_of(w, 0, w->proc_name, STREE_PROCESS);
+		if (w->cur_proc == STREE_NONE)
+			return -1;
+	}
+	return 0;
+}
+
+/* Node sums of n added to m's. */
+static void node_add(struct stree_node *m, const struct stree_node *n)
+{
+	m->calls = stree_add(m->calls, n->calls);
+	m->self_tsc = stree_add(m->self_tsc, n->self_tsc);
+	m->total_tsc = stree_add(m->total_tsc, n->total_tsc);
+}
+
+/*
+ * Worker w's tree added into t, w left to be freed: its nodes into t's when they fit, else
+ * written as a run; its runs become t's. 0, or -1 (t->spill_errno set, ENOMEM included).
+ */
+static int absorb(struct stree *t, struct stree *w)
+{
+	uint32_t *to, i, b;
+
+	add_stats(&t->stats, &w->stats);
+	t->incomplete += w->incomplete;
+	if (w->have_span) {
+		struct xfdr_event e = {.tsc = w->tsc_lo,
+				       .wall_seconds = w->wall_seconds,
+				       .wall_micros = w->wall_micros};
+
+		take_span(t, &e);
+		e.tsc = w->tsc_hi;
+		take_span(t, &e);
+	}
+	if (w->max_depth > t->max_depth)
+		t->max_depth = w->max_depth;
+	/* Its functions' names, for stree_name_functions(). */
+	for (i = 0; w->fid_mask && i <= w->fid_mask; i++) {
+		if (w->fid_key[i] == UINT64_MAX)
+			continue;
+		b = fid_slot(t, (uint32_t)w->fid_key[i]);
+		if (b == UINT32_MAX)
+			goto oom;
+		if (t->fid_key[b] == UINT64_MAX) {
+			t->fid_key[b] = w->fid_key[i];
+			t->fid_name[b] = w->fid_name[i];
+			t->fid_count++;
+		}
+	}
+	if ((uint64_t)t->nodes + w->nodes > t->node_limit) {
+		if (stree_finish(w) < 0)
+			goto oom;
+		if (stree_spill(w) < 0) {
+			t->spill_errno = w->spill_errno;
+			return -1;
+		}
+		w->nodes = 1;
+	}
+	/* A node's caller comes before it in the array: it is mapped first. */
+	to = malloc((size_t)w->nodes * sizeof(*to));
+	if (!to)
+		goto oom;
+	to[0] = 0;
+	node_add(&t->node[0], &w->node[0]);
+	for (i = 1; i < w->nodes; i++) {
+		to[i] = child_of(t, to[w->node[i].parent], w->node[i].name, w->node[i].kind);
+		if (to[i] == STREE_NONE) {
+			free(to);
+			goto oom;
+		}
+		node_add(&t->node[to[i]], &w->node[i]);
+	}
+	free(to);
+	return stree_runs_take(t, w);
+oom:
+	t->spill_errno = ENOMEM;
+	return -1;
+}
+
+int stree_build(struct stree *t, struct xfdr_trace *tr, const struct progress *prog,
+		struct xfdr_error *err)
+{
+	struct build_share sh = {.tr = tr, .prog = prog};
+	struct build_job job[JOBS_MAX];
+	void *arg[JOBS_MAX];
+	struct stree *w = NULL;
+	struct xfdr_thread_info ti;
+	uint32_t limit = t->node_limit;
+	uint64_t taken = 0, i;
+	unsigned jobs, made = 0, ran, k;
+	int ret = 0;
+
+	err->offset = 0;
+	err->text[0] = '\0';
+	if (xfdr_trace_threads(tr, &sh.threads, err) < 0)
+		return -1;
+	for (i = 0; i < sh.threads; i++) {
+		xfdr_trace_thread(tr, i, &ti);
+		if (window_has_thread(t->window, ti.pid, ti.thread_id)) {
+			taken++;
+			sh.buffers += ti.buffers;
+		}
+	}
+	if (!t->jobs)
+		jobs = jobs_for(taken);
+	else
+		jobs = t->jobs < taken ? t->jobs : taken < JOBS_MAX ? (unsigned)taken : JOBS_MAX;
+	if (!jobs)
+		jobs = 1;
+	if (jobs > 1) {
+		/* The workers share the limit on nodes in memory. */
+		uint32_t part = limit / jobs ? limit / jobs : 1;
+
+		w = calloc(jobs - 1, sizeof(*w));
+		if (!w)
+			return no_memory(tr, err, 0, "the stack tree");
+		while (made + 1 < jobs && worker_init(&w[made], t, part) == 0)
+			made++;
+		if (made + 1 < jobs) {
+			stree_free(&w[made]);
+			ret = no_memory(tr, err, 0, "the stack tree");
+		}
+		t->node_limit = part;
+	}
+	for (k = 0; k <= made; k++) {
+		job[k] = (struct build_job){.t = k ? &w[k - 1] : t, .sh = &sh};
+		arg[k] = &job[k];
+	}
+	ran = ret ? 0 : jobs_run(build_threads, arg, made + 1);
+	t->node_limit = limit;
+	for (k = 0; k < ran && !ret; k++)
+		if (job[k].status) {
+			*err = job[k].err;
+			ret = -1;
+		}
+	for (k = 1; k <= made; k++) {
+		if (!ret && absorb(t, &w[k - 1]) < 0) {
+			err->offset = 0;
+			build_failed(t, tr, err);
+			ret = -1;
+		}
+		stree_free(&w[k - 1]);
+	}
+	free(w);
+	if (!ret)
+		clip_span(t);
 	return ret;
 }
 

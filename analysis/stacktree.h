@@ -20,13 +20,17 @@
  * ';' in a name becomes ':' and control characters '?', so that a name never breaks a
  * folded line ("frame;frame;frame VALUE").
  *
+ * Time: stree_build() shares a trace's threads out among workers, one per CPU online, each
+ * pairing whole threads into a tree of its own (a thread's stacks are found in one tree) with
+ * the names all share; their trees are then added into this one, or kept as runs.
+ *
  * Memory: the tree in memory holds at most node_limit nodes (STREE_NODE_LIMIT, about 20 MiB
- * with its hash). When a call would need more, the tree is sorted and written as a run to an
- * unlinked temporary file in $TMPDIR (else /tmp), and a new tree begins with the open frames
- * of the thread being paired; at STREE_RUNS_MAX runs, the smaller half of them are merged into
- * the new one (so a record is written again a few times, not once per run). stree_walk()
- * merges the runs and the tree in memory into one depth-first walk, so the result is the same
- * whatever the limit, and memory stays flat however many distinct stacks the trace has.
+ * with its hash; workers share the limit). When a call would need more, the tree is sorted and
+ * written as a run to an unlinked temporary file in $TMPDIR (else /tmp), and a new tree begins with
+ * the open frames of the thread being paired; at STREE_RUNS_MAX runs, the smaller half of them are
+ * merged into the new one (so a record is written again a few times, not once per run).
+ * stree_walk() merges the runs and the tree in memory into one depth-first walk, so the result is
+ * the same whatever the limit, and memory stays flat however many distinct stacks the trace has.
  *
  * Incomplete calls (no exit, no entry, unwound by a caller's exit, begun before the trace in
  * a stack context) are real time in a flight recorder: they are kept, at the stack where the
@@ -37,6 +41,7 @@
 #ifndef XFDR_ANALYSIS_STACKTREE_H
 #define XFDR_ANALYSIS_STACKTREE_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -89,6 +94,14 @@ struct stree_slot {
 struct stree_runs; /* the runs written to temporary files (stackwalk.c) */
 
 struct stree {
+	/*
+	 * A worker's tree (stree_build() over several threads at once): the tree whose names it
+	 * shares (their ids are that tree's). NULL: the names are this tree's own.
+	 */
+	struct stree *home;
+	pthread_mutex_t names_lock; /* held to intern a name, or to read them all while building */
+	unsigned
+	    jobs; /* workers for stree_build(), at most one per thread (0: one per CPU online) */
 	struct stree_node *node; /* node[0] is the root */
 	uint32_t nodes, node_cap;
 	/* hash of (parent, name) -> node, a tag of the hash kept beside it */

@@ -19,6 +19,7 @@
  * then name) needs nothing but the record itself, so a merge costs one pass over the runs.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,30 +60,44 @@ static int by_text(const void *a, const void *b, void *t)
 	return name_cmp(t, *(const uint32_t *)a, *(const uint32_t *)b);
 }
 
-/* rank[name] for every name: its place in name order (bytewise). NULL when out of memory. */
-static uint32_t *name_ranks(const struct stree *t)
+/*
+ * rank[name] for every name: its place in name order (bytewise), and in *count how many names
+ * there are. The names are read under their lock: workers may be adding more. NULL when out of
+ * memory.
+ */
+static uint32_t *name_ranks(const struct stree *t, uint32_t *count)
 {
-	uint32_t *order = malloc(((size_t)t->name_count + 1) * sizeof(*order));
-	uint32_t *rank = malloc(((size_t)t->name_count + 1) * sizeof(*rank)), k;
+	struct stree *home = t->home ? t->home : (struct stree *)t;
+	uint32_t *order, *rank, k, n;
+	int ok;
 
-	if (!order || !rank) {
-		free(order);
+	pthread_mutex_lock(&home->names_lock);
+	n = home->name_count;
+	order = malloc(((size_t)n + 1) * sizeof(*order));
+	rank = malloc(((size_t)n + 1) * sizeof(*rank));
+	ok = order && rank;
+	if (ok) {
+		for (k = 0; k < n; k++)
+			order[k] = k;
+		qsort_r(order, n, sizeof(*order), by_text, home);
+		for (k = 0; k < n; k++)
+			rank[order[k]] = k;
+	}
+	pthread_mutex_unlock(&home->names_lock);
+	free(order);
+	if (!ok) {
 		free(rank);
 		return NULL;
 	}
-	for (k = 0; k < t->name_count; k++)
-		order[k] = k;
-	qsort_r(order, t->name_count, sizeof(*order), by_text, (void *)t);
-	for (k = 0; k < t->name_count; k++)
-		rank[order[k]] = k;
-	free(order);
+	*count = n;
 	return rank;
 }
 
 int stree_finish(struct stree *t)
 {
-	uint32_t *rank = name_ranks(t), *order = malloc((size_t)t->nodes * sizeof(*order));
-	uint32_t *first = calloc((size_t)t->name_count + 1, sizeof(*first)), i, k;
+	uint32_t names = 0, *rank = name_ranks(t, &names);
+	uint32_t *order = malloc((size_t)t->nodes * sizeof(*order)), i, k;
+	uint32_t *first = rank ? calloc((size_t)names + 1, sizeof(*first)) : NULL;
 
 	if (!order || !rank || !first) {
 		free(order);
@@ -108,7 +123,7 @@ int stree_finish(struct stree *t)
 	 */
 	for (i = 1; i < t->nodes; i++)
 		first[rank[t->node[i].name] + 1]++;
-	for (k = 1; k <= t->name_count; k++)
+	for (k = 1; k <= names; k++)
 		first[k] += first[k - 1];
 	for (i = 1; i < t->nodes; i++)
 		order[first[rank[t->node[i].name]]++] = i;
@@ -357,8 +372,7 @@ static int merge_begin(struct merge *m, const struct stree *t, const struct stre
 	m->src = calloc(runs + 1, sizeof(*m->src));
 	m->heap = calloc(runs + 1, sizeof(*m->heap));
 	m->same = calloc(runs + 1, sizeof(*m->same));
-	m->rank = name_ranks(t);
-	m->names = t->name_count;
+	m->rank = name_ranks(t, &m->names);
 	if (!m->src || !m->heap || !m->same || !m->rank)
 		goto oom;
 	for (i = 0; i < runs; i++) {
@@ -493,15 +507,19 @@ static int writer_put(struct run_writer *w, const struct stree_frame *f)
 	return 0;
 }
 
-/* Write the merge of the runs r (may be NULL) and of the tree in memory as one new run. */
-static int write_run(const struct stree *t, const struct stree_runs *r, struct stree_run *out)
+/*
+ * Write the merge of the runs r (may be NULL) and, when with_tree, of the tree in memory as
+ * one new run.
+ */
+static int write_run(const struct stree *t, const struct stree_runs *r, int with_tree,
+		     struct stree_run *out)
 {
 	struct run_writer w = {.run = {.fd = -1}};
 	struct stree_frame f;
 	struct merge m;
 	int rc, saved;
 
-	if (merge_begin(&m, t, r, 1) < 0)
+	if (merge_begin(&m, t, r, with_tree) < 0)
 		return -1;
 	w.buf = malloc(RUN_WRITE_BYTES);
 	if (!w.buf) {
@@ -549,7 +567,13 @@ static int by_bytes(const void *a, const void *b)
 	return (x->bytes > y->bytes) - (x->bytes < y->bytes);
 }
 
-int stree_spill(struct stree *t)
+/*
+ * One run more: the tree in memory (when with_tree) and, at the most runs kept, the smaller half
+ * of the runs merged into it; a large run is written again only once enough runs of its size
+ * have gathered, so each record is rewritten a few times however long the trace, not once per
+ * merge. The runs merged are closed. 0, or -1 with t->spill_errno set.
+ */
+static int add_run(struct stree *t, int with_tree)
 {
 	struct stree_runs *r = t->runs, small = {.count = 0};
 	struct stree_run run;
@@ -562,17 +586,12 @@ int stree_spill(struct stree *t)
 			return -1;
 		}
 	}
-	/*
-	 * The tree becomes a run. At the most runs kept, the smaller half of them go into it:
-	 * a large run is written again only once enough runs of its size have gathered, so each
-	 * record is rewritten a few times however long the trace, not once per merge.
-	 */
 	if (r->count + 1 >= STREE_RUNS_MAX) {
 		qsort(r->run, r->count, sizeof(*r->run), by_bytes);
 		small.count = r->count / 2;
 		memcpy(small.run, r->run, small.count * sizeof(*r->run));
 	}
-	if (write_run(t, &small, &run) < 0) {
+	if (write_run(t, &small, with_tree, &run) < 0) {
 		t->spill_errno = errno ? errno : EIO;
 		return -1;
 	}
@@ -581,6 +600,33 @@ int stree_spill(struct stree *t)
 	memmove(r->run, r->run + small.count, (r->count - small.count) * sizeof(*r->run));
 	r->count -= small.count;
 	r->run[r->count++] = run;
+	return 0;
+}
+
+int stree_spill(struct stree *t)
+{
+	return add_run(t, 1);
+}
+
+int stree_runs_take(struct stree *t, struct stree *from)
+{
+	struct stree_runs *f = from->runs;
+	unsigned k;
+
+	if (!f)
+		return 0;
+	if (!t->runs) {
+		t->runs = f;
+		from->runs = NULL;
+		return 0;
+	}
+	for (k = 0; k < f->count; k++) {
+		if (t->runs->count + 1 >= STREE_RUNS_MAX && add_run(t, 0) < 0)
+			return -1;
+		t->runs->run[t->runs->count++] = f->run[k];
+		f->run[k].fd = -1;
+	}
+	f->count = 0;
 	return 0;
 }
 
@@ -593,7 +639,7 @@ int stree_compact(struct stree *t, char *why, size_t why_size)
 
 	if (!t->runs || !t->runs->count)
 		return 0;
-	if (write_run(t, t->runs, &run) < 0) {
+	if (write_run(t, t->runs, 1, &run) < 0) {
 		snprintf(why, why_size, "%s the stack tree: %s",
 			 errno == ENOMEM ? "out of memory for" : "writing a run of",
 			 strerror(errno));

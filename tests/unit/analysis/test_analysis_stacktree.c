@@ -75,9 +75,12 @@ static int put_node(void *ctx, const struct stree_frame *path, uint32_t depth)
 	return l->visits == l->skip_at ? STREE_SKIP : 0;
 }
 
-/* The tree of the trace at path, built with at most limit nodes in memory. */
+/*
+ * The tree of the trace at path, built with at most limit nodes in memory by jobs workers (0:
+ * one per CPU).
+ */
 static void build(struct stree *t, struct xfdr_trace **tr, const char *path, uint32_t limit,
-		  int per_thread)
+		  int per_thread, unsigned jobs)
 {
 	struct xfdr_error err;
 
@@ -85,6 +88,7 @@ static void build(struct stree *t, struct xfdr_trace **tr, const char *path, uin
 	assert_int_equal(xfdr_trace_verify(*tr, &err), 0);
 	assert_int_equal(stree_init(t, per_thread), 0);
 	t->node_limit = limit;
+	t->jobs = jobs;
 	if (stree_build(t, *tr, NULL, &err) < 0)
 		fail_msg("stree_build: %s", err.text);
 	assert_int_equal(stree_finish(t), 0);
@@ -103,15 +107,15 @@ static char *walk_lines(struct stree *t, uint32_t skip_at, uint32_t stop_at, int
 	return l.text;
 }
 
-/* The lines of a whole walk of the trace at path, with at most limit nodes in memory. */
-static char *tree_lines(const char *path, uint32_t limit, int per_thread)
+/* The lines of a whole walk of the trace at path, built as build() does. */
+static char *tree_lines(const char *path, uint32_t limit, int per_thread, unsigned jobs)
 {
 	struct xfdr_trace *tr;
 	struct stree t;
 	char *text;
 	int rc;
 
-	build(&t, &tr, path, limit, per_thread);
+	build(&t, &tr, path, limit, per_thread, jobs);
 	text = walk_lines(&t, 0, 0, &rc);
 	assert_int_equal(rc, 0);
 	stree_free(&t);
@@ -175,36 +179,49 @@ static const char hand_per_thread[] = "0 all 0 0 0 114\n"
 				      "2 thread 2;#3 1 2 4 4\n"
 				      "3 thread 2;#3;#4 1 2 2 2\n";
 
+/*
+ * In memory, by one worker, by two (a thread each: each tree added into the first) and by more
+ * than the threads: the same tree.
+ */
 static void test_hand_trace_in_memory(void **state)
 {
 	const char *path = hand_trace();
+	unsigned jobs;
 	char *text;
 
 	(void)state;
-	text = tree_lines(path, STREE_NODE_LIMIT, 0);
-	text_assert_equal(text, hand_merged);
-	free(text);
-	text = tree_lines(path, STREE_NODE_LIMIT, 1);
-	text_assert_equal(text, hand_per_thread);
-	free(text);
+	for (jobs = 1; jobs <= 3; jobs++) {
+		text = tree_lines(path, STREE_NODE_LIMIT, 0, jobs);
+		text_assert_equal(text, hand_merged);
+		free(text);
+		text = tree_lines(path, STREE_NODE_LIMIT, 1, jobs);
+		text_assert_equal(text, hand_per_thread);
+		free(text);
+	}
 }
 
-/* Four nodes in memory: a run is written at nearly every call, and the walk merges them. */
+/*
+ * Four nodes in memory: a run is written at nearly every call, and the walk merges them. With
+ * two workers each has half the limit, and the second's tree, too large to add into the
+ * first's, is written as a run of its own.
+ */
 static void test_hand_trace_through_runs(void **state)
 {
 	const char *path = hand_trace();
 	uint32_t limit;
+	unsigned jobs;
 	char *text;
 
 	(void)state;
-	for (limit = 4; limit <= 8; limit++) {
-		text = tree_lines(path, limit, 0);
-		text_assert_equal(text, hand_merged);
-		free(text);
-		text = tree_lines(path, limit, 1);
-		text_assert_equal(text, hand_per_thread);
-		free(text);
-	}
+	for (jobs = 1; jobs <= 2; jobs++)
+		for (limit = 4; limit <= 8; limit++) {
+			text = tree_lines(path, limit, 0, jobs);
+			text_assert_equal(text, hand_merged);
+			free(text);
+			text = tree_lines(path, limit, 1, jobs);
+			text_assert_equal(text, hand_per_thread);
+			free(text);
+		}
 }
 
 /* Two traces, each under its process frame, kept through runs as in memory. */
@@ -325,13 +342,13 @@ static void test_many_runs_merge_to_the_same_stacks(void **state)
 
 	(void)state;
 	/* 2,051 nodes: about 400 runs of 8, 40 of 64, none at the full limit. */
-	text = tree_lines(path, 8, 0);
+	text = tree_lines(path, 8, 0, 0);
 	text_assert_equal(text, expected);
 	free(text);
-	text = tree_lines(path, 64, 0);
+	text = tree_lines(path, 64, 0, 0);
 	text_assert_equal(text, expected);
 	free(text);
-	text = tree_lines(path, STREE_NODE_LIMIT, 0);
+	text = tree_lines(path, STREE_NODE_LIMIT, 0, 0);
 	text_assert_equal(text, expected);
 	free(text);
 	free(expected);
@@ -347,7 +364,7 @@ static void test_compact_then_walk_twice(void **state)
 	int rc, k;
 
 	(void)state;
-	build(&t, &tr, path, 64, 0);
+	build(&t, &tr, path, 64, 0, 0);
 	assert_non_null(t.runs);
 	assert_int_equal(stree_compact(&t, why, sizeof(why)), 0);
 	/* the tree in memory is left with its root: every stack comes from the one run */
@@ -378,8 +395,8 @@ static void test_paths_side_by_side(void **state)
 	size_t n = 0;
 
 	(void)state;
-	build(&t[0], &tr[0], path, 8, 0);
-	build(&t[1], &tr[1], path, STREE_NODE_LIMIT, 0);
+	build(&t[0], &tr[0], path, 8, 0, 0);
+	build(&t[1], &tr[1], path, STREE_NODE_LIMIT, 0, 0);
 	assert_int_equal(stack_paths_open(&ps[0], &t[0], why, sizeof(why)), 0);
 	assert_int_equal(stack_paths_open(&ps[1], &t[1], why, sizeof(why)), 0);
 	/* all of the trace's time: 9 ticks a call of an outer function */
@@ -434,7 +451,7 @@ static void test_recursion_deeper_than_the_limit(void **state)
 		append(&l, " 1 %u %u %u\n", d == DEEP ? 1 : 2, 2 * (DEEP - d) + 1,
 		       2 * (DEEP - d) + 1);
 	}
-	text = tree_lines(path, 8, 0);
+	text = tree_lines(path, 8, 0, 0);
 	text_assert_equal(text, l.text);
 	free(text);
 	free(l.text);
@@ -451,7 +468,7 @@ static void test_skip_stop_and_again(void **state)
 	int rc;
 
 	(void)state;
-	build(&t, &tr, path, 4, 0);
+	build(&t, &tr, path, 4, 0, 0);
 	/* Visit 2 is #1: its callees are left out, its sibling #3 is not. */
 	text = walk_lines(&t, 2, 0, &rc);
 	assert_int_equal(rc, 0);
