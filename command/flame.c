@@ -14,17 +14,27 @@
  * fits, or cut with ".." where at least three characters fit (monospace, so the fit is known
  * without measuring).
  *
+ * One walk of the tree draws it (a spilled tree's runs are merged once): the frames go to a
+ * temporary file, and follow the header once their deepest level, hence the graph's height,
+ * is known; they are placed from the bottom (y upwards from 0), in a group moved down by the
+ * height. A differential graph's colours are scaled by the largest change drawn, so it is
+ * walked twice: once to measure, once to draw.
+ *
  * Markup: one frame per line, always in the same form, so the file is also easy to read back
  * (the tests do):
  *   <g><title>TEXT</title><rect class="f" x=".." y=".." width=".." height=".." fill="rgb(..)"/>
  *   [<text x=".." y="..">LABEL</text>]</g>
  * Names are escaped for XML, control characters and bytes that are not UTF-8 become '?'.
  */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#include "analysis/stacktree.h"
 #include "analysis/srcline.h"
+#include "analysis/stacktree.h"
+#include "analysis/tempfile.h"
 #include "command/cli.h"
 #include "command/flame_diff.h"
 #include "command/option_table.h"
@@ -283,8 +293,7 @@ struct flame {
 	uint32_t levels; /* drawn levels, "all" included */
 	uint64_t drawn, left_out, threads, processes;
 	struct cli_out *out; /* NULL while measuring */
-	double height;
-	const char **file; /* per name: the function's source file (NULL: not known) */
+	const char **file;   /* per name: the function's source file (NULL: not known) */
 	int *line;
 	struct flame_diff *diff; /* --diff: BASE's times; the frame's, as visited: */
 	uint64_t base_ns;
@@ -292,12 +301,12 @@ struct flame {
 };
 
 static void put_frame(struct flame *f, struct cli_out *o, const struct stree_frame *n, double x,
-		      double w, double height)
+		      double w)
 {
 	char buf[160], self[64];
 	size_t len, chars, fit;
 	const char *name = stree_name(f->t, n->name, &len);
-	double y = height - BOTTOM_H - (double)(n->depth + 1) * FRAME_H;
+	double y = -BOTTOM_H - (double)(n->depth + 1) * FRAME_H;
 	double pct = f->total ? 100.0 * (double)n->incl_tsc / (double)f->total : 100.0;
 
 	cli_puts(o, "<g><title>");
@@ -375,7 +384,7 @@ static int visit_frame(void *ctx, const struct stree_frame *path, uint32_t depth
 		f->processes++;
 	if (!depth || (w > 0 && w >= f->o->min_width)) {
 		if (f->out)
-			put_frame(f, f->out, n, x, w, f->height);
+			put_frame(f, f->out, n, x, w);
 		f->drawn++;
 		if (depth + 1 > f->levels)
 			f->levels = depth + 1;
@@ -460,32 +469,76 @@ static void put_title(struct cli_out *o, const struct flame_opts *opt, const str
 	cli_puts(o, "</text>\n");
 }
 
+/* The frames' temporary file, as an output. NULL after reporting. */
+static struct cli_out *body_open(void)
+{
+	struct cli_out *b = malloc(sizeof(*b));
+	int fd = temp_file_open("flame");
+
+	if (!b || fd < 0 || !(b->f = fdopen(fd, "w+"))) {
+		cli_error("%s", !b ? "out of memory"
+				   : "cannot make a temporary file in $TMPDIR (else /tmp)");
+		if (fd >= 0)
+			close(fd);
+		free(b);
+		return NULL;
+	}
+	b->name = "a temporary file in $TMPDIR (else /tmp)";
+	b->is_stdout = 0;
+	b->err = 0;
+	b->flushed = 0;
+	b->len = 0;
+	return b;
+}
+
+/* The frames written to b copied into o; b closed. CLI_OK, or CLI_FAIL after reporting. */
+static int body_copy(struct cli_out *b, struct cli_out *o)
+{
+	char buf[1 << 16];
+	size_t n;
+	int status;
+
+	cli_out_flush(b);
+	if (!b->err && (fflush(b->f) || fseek(b->f, 0, SEEK_SET)))
+		b->err = errno ? errno : EIO;
+	while (!b->err && (n = fread(buf, 1, sizeof(buf), b->f)) > 0)
+		cli_put(o, buf, n);
+	if (!b->err && ferror(b->f))
+		b->err = EIO;
+	status = cli_out_close(b);
+	free(b);
+	return status;
+}
+
 static int draw(struct stree *t, const struct flame_opts *opt, const struct flame_view *v,
 		struct cli_out *o)
 {
 	struct flame f = {
 	    .t = t, .o = opt, .hz = v->hz, .file = v->file, .line = v->line, .diff = v->diff};
+	struct cli_out *body = NULL;
 	double height;
-
 	char why[256];
+	int status = CLI_FAIL;
 
 	f.next_x = malloc(((size_t)t->max_depth + 2) * sizeof(*f.next_x));
 	if (!f.next_x) {
 		cli_error("out of memory");
 		return CLI_FAIL;
 	}
-	/* Two walks (measure, draw): merge a spilled tree's runs once, not twice. */
-	if (stree_compact(t, why, sizeof(why)) < 0) {
-		cli_error("%s", why);
-		free(f.next_x);
-		return CLI_FAIL;
+	if (f.diff) {
+		/* Two walks (measure, draw): merge a spilled tree's runs once, not twice. */
+		if (stree_compact(t, why, sizeof(why)) < 0) {
+			cli_error("%s", why);
+			goto out;
+		}
+	} else {
+		body = f.out = body_open();
+		if (!body)
+			goto out;
 	}
-	if (walk(&f) != CLI_OK) {
-		free(f.next_x);
-		return CLI_FAIL;
-	}
+	if (walk(&f) != CLI_OK)
+		goto out;
 	height = TOP_H + (double)f.levels * FRAME_H + BOTTOM_H;
-
 	cli_printf(o,
 		   "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
 		   "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%.0f\" "
@@ -500,16 +553,26 @@ static int draw(struct stree *t, const struct flame_opts *opt, const struct flam
 	cli_printf(o, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"#f7f7f0\"/>\n",
 		   opt->width, height);
 	put_title(o, opt, v, &f);
-	cli_puts(o, "<g>\n");
-	f.out = o;
-	f.height = height;
-	if (walk(&f) != CLI_OK) {
-		free(f.next_x);
-		return CLI_FAIL;
+	cli_printf(o, "<g transform=\"translate(0,%.0f)\">\n", height);
+	if (f.diff) {
+		f.out = o;
+		if (walk(&f) != CLI_OK)
+			goto out;
+	} else {
+		status = body_copy(body, o);
+		body = NULL;
+		if (status != CLI_OK)
+			goto out;
 	}
 	cli_puts(o, "</g>\n</svg>\n");
+	status = CLI_OK;
+out:
+	if (body) {
+		cli_out_close(body);
+		free(body);
+	}
 	free(f.next_x);
-	return CLI_OK;
+	return status;
 }
 
 /* The tree to draw (with --diff, BASE's too: t[0], NEW's t[1]). Returns CLI_OK or a status. */
