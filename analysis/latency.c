@@ -1022,7 +1022,7 @@ static void walk_threads(struct acct *a)
 		a->ctx_named = 0;
 		a->seq = 0;
 		last_buf = UINT64_MAX;
-		while ((rc = xfdr_events_next(&it, &ev, a->err)) == 1) {
+		while ((rc = xfdr_events_next_call(&it, &ev, a->err)) == 1) {
 			if (ev.buffer_index != last_buf) {
 				last_buf = ev.buffer_index;
 				walk_tell(a);

@@ -774,7 +774,7 @@ static void *build_threads(void *arg)
 		if (xfdr_events_begin_thread(sh->tr, i, &it, &j->err) < 0)
 			goto out;
 		last_buf = UINT64_MAX;
-		while ((rc = xfdr_events_next(&it, &ev, &j->err)) > 0) {
+		while ((rc = xfdr_events_next_call(&it, &ev, &j->err)) > 0) {
 			if (ev.buffer_index != last_buf) {
 				last_buf = ev.buffer_index;
 				done = __atomic_add_fetch(&sh->done, 1, __ATOMIC_RELAXED);

@@ -2,11 +2,17 @@
  * bench/gen_big_trace.c - record one large FDR v1 trace with libxfdr, for the reader-verb table.
  *
  * usage: gen_big_trace -o FILE [-t THREADS] [-b BUFFER_BYTES] [-n BUFFERS] [-s SEED]
+ *                      [-S random|program]
  *
  * THREADS threads (default 2) run at once, each a deterministic random call tree (splitmix64
- * seeded by SEED and the thread's index): nested calls up to 15 deep over 240 function ids (a
- * few hot ones, a long tail), a little work in each call so durations differ, one entry in 16
- * with two arguments (Entry_Args), now and then a recursive chain. Recording goes through
+ * seeded by SEED and the thread's index): nested calls up to 15 deep over 240 function ids, a
+ * little work in each call so durations differ, one entry in 16 with two arguments
+ * (Entry_Args), now and then a recursive chain. Which function calls which is the shape:
+ *  - random (the default): any function calls any (a few hot ones, a long tail), so nearly
+ *    every call has a stack of its own: the worst case for a stack tree;
+ *  - program: as a program's call graph, each function calls its own two (ids 2k and 2k + 1,
+ *    up to 224) and 16 shared helpers (225 to 240, which call nothing): some tens of thousands
+ *    of distinct stacks however long the run. Recording goes through
  * XFDR_ENTER/XFDR_ENTER_ARGS/XFDR_EXIT and the runtime's own flush, so the file is what a real
  * recording is: per-thread buffers in flush order, NewCPUId on migrations, stack-context events
  * where a buffer begins inside calls, real TSCs, the drop-count buffer of thread 0.
@@ -49,6 +55,7 @@
 
 struct worker {
 	pthread_t th;
+	int program; /* the shape: 0 random, 1 program */
 	uint64_t seed;
 	uint64_t bytes_left; /* record bytes this thread may still write, exits prepaid */
 	uint64_t calls;
@@ -73,6 +80,16 @@ static uint32_t pick_fid(uint64_t *s)
 	if ((r & 3) != 0)
 		return 1 + (uint32_t)((r >> 8) % 16);
 	return 1 + (uint32_t)((r >> 8) % FUNCS);
+}
+
+#define PROGRAM_TREE 224u /* the program shape's functions that call others; helpers above */
+
+/* The program shape's callee of fid: one of its own two, or a helper. */
+static uint32_t program_fid(uint32_t fid, uint64_t r)
+{
+	if ((r & 1) && 2 * fid + 1 <= PROGRAM_TREE)
+		return 2 * fid + (uint32_t)((r >> 1) & 1);
+	return PROGRAM_TREE + 1 + (uint32_t)((r >> 2) % (FUNCS - PROGRAM_TREE));
 }
 
 /* One call with its children; the entry and its exit are paid before the entry is made. */
@@ -100,10 +117,14 @@ static void call(struct worker *w, uint32_t fid, unsigned depth, uint64_t *s)
 	for (i = 0; i < spin; i++)
 		w->sink += i * r;
 	/* Fewer children deeper down keeps the tree bounded. */
-	kids = depth + 1 >= MAX_DEPTH ? 0 : (unsigned)((r >> 20) % (depth < 3 ? 6 : 4));
+	kids = depth + 1 >= MAX_DEPTH || (w->program && fid > PROGRAM_TREE)
+		   ? 0
+		   : (unsigned)((r >> 20) % (depth < 3 ? 6 : 4));
 	for (i = 0; i < kids && w->bytes_left; i++) {
 		/* A recursive chain now and then: the same function inside itself. */
-		uint32_t child = ((r >> 28) & 31) == 0 ? fid : pick_fid(s);
+		uint32_t child = ((r >> 28) & 31) == 0 ? fid
+				 : w->program	       ? program_fid(fid, next_rand(s))
+						       : pick_fid(s);
 
 		call(w, child, depth + 1, s);
 	}
@@ -116,7 +137,7 @@ static void *run(void *arg)
 	uint64_t s = w->seed;
 
 	while (w->bytes_left)
-		call(w, 1 + (uint32_t)(next_rand(&s) % 4), 0, &s);
+		call(w, w->program ? 1 : 1 + (uint32_t)(next_rand(&s) % 4), 0, &s);
 	return NULL;
 }
 
@@ -142,7 +163,9 @@ static long long map_value(const char *map, const char *key)
 
 static int usage(const char *me)
 {
-	fprintf(stderr, "usage: %s -o FILE [-t THREADS] [-b BUFFER_BYTES] [-n BUFFERS] [-s SEED]\n",
+	fprintf(stderr,
+		"usage: %s -o FILE [-t THREADS] [-b BUFFER_BYTES] [-n BUFFERS] [-s SEED] "
+		"[-S random|program]\n",
 		me);
 	return 2;
 }
@@ -156,10 +179,10 @@ int main(int argc, char **argv)
 	unsigned long threads = 2, buf_bytes = 4u << 20, per_thread = 13;
 	uint64_t seed = 20240610, calls = 0;
 	long long written, dropped;
-	int c, rc;
+	int c, rc, program = 0;
 	unsigned i;
 
-	while ((c = getopt(argc, argv, "o:t:b:n:s:")) != -1) {
+	while ((c = getopt(argc, argv, "o:t:b:n:s:S:")) != -1) {
 		switch (c) {
 		case 'o':
 			out = optarg;
@@ -175,6 +198,11 @@ int main(int argc, char **argv)
 			break;
 		case 's':
 			seed = strtoull(optarg, NULL, 0);
+			break;
+		case 'S':
+			if (strcmp(optarg, "random") && strcmp(optarg, "program"))
+				return usage(argv[0]);
+			program = !strcmp(optarg, "program");
 			break;
 		default:
 			return usage(argv[0]);
@@ -201,6 +229,7 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < threads; i++) {
 		w[i].seed = seed ^ (0x100000001b3ull * (i + 1));
+		w[i].program = program;
 		/* A quarter buffer of slack: preambles, EndOfBuffers, NewCPUIds, stack contexts. */
 		w[i].bytes_left = (uint64_t)buf_bytes * per_thread - buf_bytes / 4;
 		if (pthread_create(&w[i].th, NULL, run, &w[i]) != 0) {

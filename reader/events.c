@@ -218,6 +218,7 @@ int xfdr_events_next_call(struct xfdr_event_iter *it, struct xfdr_event *ev, str
 	ev->action = f.action;
 	ev->function_id = f.function_id;
 	ev->tsc = f.tsc;
+	ev->offset = f.offset;
 	ev->buffer_index = buffer;
 	ev->arg_count = 0;
 	if (f.action == XFDR_FN_ENTER_ARGS)

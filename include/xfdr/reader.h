@@ -205,9 +205,11 @@ int xfdr_events_next(struct xfdr_event_iter *it, struct xfdr_event *ev, struct x
 /*
  * xfdr_events_next_call - xfdr_events_next() for a walk that follows calls (which function is
  * entered and left, when, with which arguments): a function event fills only type, action,
- * function_id, tsc, buffer_index and arg_count (and the arguments, for xfdr_event_arg()); the
- * rest of ev keeps what it had. Custom and typed events are filled whole. Returns as
- * xfdr_events_next().
+ * function_id, tsc, offset, buffer_index and arg_count (and the arguments, for
+ * xfdr_event_arg()) where records of functions follow one another; the rest of ev keeps what
+ * it had, which is the same for them (thread, CPU, buffer: a change of those is a metadata
+ * record, after which ev is filled whole). Custom and typed events are filled whole. Returns
+ * as xfdr_events_next().
  */
 int xfdr_events_next_call(struct xfdr_event_iter *it, struct xfdr_event *ev,
 			  struct xfdr_error *err);
