@@ -11,6 +11,8 @@
  * (depth valid..d-1) are looked up. Each call then costs O(1) amortised. As a guard against a
  * frame the cache did not see leave, the innermost cached named frame is compared with the
  * pairer's (function id and entry TSC) and the cache is rebuilt from depth 0 on a mismatch.
+ * Each cached frame (and the thread's base) also keeps the callee it last looked up: a loop
+ * calling one function again finds its node without a hash probe.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -27,7 +29,11 @@ struct stree_seg {
 	int unknown;	 /* a run of unnamed frames */
 	uint32_t fid;	 /* a named frame: its function and entry, for the guard */
 	uint64_t enter_tsc;
+	struct stree_callee last; /* the callee of node last looked up */
 };
+
+/* A frame that looked no callee up yet (no call has an unnamed function's id). */
+#define NO_CALLEE ((struct stree_callee){CALL_UNKNOWN_FUNCTION, STREE_NONE})
 
 static uint64_t hash64(uint64_t k)
 {
@@ -371,6 +377,7 @@ static int tree_alloc(struct stree *t, uint32_t root_name)
 	t->node[0].kind = STREE_ROOT;
 	t->node[0].name = root_name;
 	t->nodes = 1;
+	t->base_last = NO_CALLEE;
 	return 0;
 }
 
@@ -407,6 +414,7 @@ int stree_set_input(struct stree *t, const struct xfdr_names *names, const char 
 	t->fid_count = 0;
 	t->have_thread = 0;
 	t->segs = 0;
+	t->base_last = NO_CALLEE;
 	t->cur_proc = 0;
 	t->proc_name = STREE_NONE;
 	if (!process)
@@ -471,6 +479,24 @@ static struct stree_seg *seg_push(struct stree *t)
 	return &t->seg[t->segs++];
 }
 
+/*
+ * The node of a call of function fid (named) right above the cached frame k (STREE_NONE: above
+ * the thread's base). STREE_NONE when out of memory.
+ */
+static uint32_t callee_node(struct stree *t, uint32_t k, uint32_t fid)
+{
+	struct stree_callee *last = k == STREE_NONE ? &t->base_last : &t->seg[k].last;
+	uint32_t id;
+
+	if (last->fid == fid && last->node != STREE_NONE)
+		return last->node;
+	id = child_of(t, k == STREE_NONE ? t->cur_base : t->seg[k].node, function_name(t, fid),
+		      STREE_FUNCTION);
+	if (id != STREE_NONE)
+		*last = (struct stree_callee){fid, id};
+	return id;
+}
+
 /* Cache the nodes of the open frames up to depth - 1. Returns 0, or -1 when out of memory. */
 static int seg_extend(struct stree *t, uint32_t pid, uint32_t tid, uint32_t depth)
 {
@@ -501,16 +527,16 @@ static int seg_extend(struct stree *t, uint32_t pid, uint32_t tid, uint32_t dept
 			s = seg_push(t);
 			if (!s)
 				return -1;
-			*s = (struct stree_seg){v, hi, 0, 1, 0, 0};
+			*s = (struct stree_seg){v, hi, 0, 1, 0, 0, NO_CALLEE};
 			s->node = child_of(t, parent, t->unknown_name, STREE_UNKNOWN);
 		} else {
 			hi = v;
 			s = seg_push(t);
 			if (!s)
 				return -1;
-			*s = (struct stree_seg){v, v, 0, 0, f.function_id, f.enter_tsc};
+			*s = (struct stree_seg){v, v, 0, 0, f.function_id, f.enter_tsc, NO_CALLEE};
 			s->node =
-			    child_of(t, parent, function_name(t, f.function_id), STREE_FUNCTION);
+			    callee_node(t, t->segs >= 2 ? t->segs - 2 : STREE_NONE, f.function_id);
 		}
 		if (s->node == STREE_NONE) {
 			t->segs--;
@@ -553,7 +579,10 @@ static int spill(struct stree *t)
 		if (parent == STREE_NONE)
 			goto oom;
 	}
+	/* Every node has a new number: the callees last looked up are forgotten. */
+	t->base_last = NO_CALLEE;
 	for (i = 0; i < t->segs; i++) {
+		t->seg[i].last = NO_CALLEE;
 		parent = t->seg[i].node = child_of(
 		    t, parent, t->seg[i].node, t->seg[i].unknown ? STREE_UNKNOWN : STREE_FUNCTION);
 		if (parent == STREE_NONE)
@@ -587,6 +616,7 @@ static int on_call(void *ctx, const struct call *c)
 		t->segs = 0;
 		t->cur_base =
 		    t->per_thread ? thread_node(t, t->cur_proc, c->pid, c->thread_id) : t->cur_proc;
+		t->base_last = NO_CALLEE;
 		if (t->cur_base == STREE_NONE) {
 			t->have_thread = 0;
 			goto no_memory;
@@ -622,12 +652,12 @@ static int on_call(void *ctx, const struct call *c)
 		goto no_memory;
 	parent = t->segs ? t->seg[t->segs - 1].node : t->cur_base;
 	/* An unnamed call right above unnamed frames is one more of their run. */
-	if (c->function_id == CALL_UNKNOWN_FUNCTION && t->segs && t->seg[t->segs - 1].unknown)
+	if (c->function_id != CALL_UNKNOWN_FUNCTION)
+		id = callee_node(t, t->segs ? t->segs - 1 : STREE_NONE, c->function_id);
+	else if (t->segs && t->seg[t->segs - 1].unknown)
 		id = parent;
 	else
-		id = child_of(t, parent, function_name(t, c->function_id),
-			      c->function_id == CALL_UNKNOWN_FUNCTION ? STREE_UNKNOWN
-								      : STREE_FUNCTION);
+		id = child_of(t, parent, t->unknown_name, STREE_UNKNOWN);
 	if (id == STREE_NONE)
 		goto no_memory;
 add:
@@ -672,6 +702,15 @@ static void take_span(struct stree *t, const struct xfdr_event *ev)
 		t->wall_seconds = ev->wall_seconds;
 		t->wall_micros = ev->wall_micros;
 	}
+}
+
+/* The same for one more event of a buffer already taken: only its TSC is new. */
+static inline void take_tsc(struct stree *t, uint64_t tsc)
+{
+	if (tsc < t->tsc_lo)
+		t->tsc_lo = tsc;
+	if (tsc > t->tsc_hi)
+		t->tsc_hi = tsc;
 }
 
 /* The span cut to the window: calls are shown only within it. */
@@ -780,8 +819,10 @@ static void *build_threads(void *arg)
 				done = __atomic_add_fetch(&sh->done, 1, __ATOMIC_RELAXED);
 				if (!t->home)
 					progress_update(sh->prog, done, sh->buffers);
+				take_span(t, &ev); /* a buffer's WallClockTime is one */
+			} else {
+				take_tsc(t, ev.tsc);
 			}
-			take_span(t, &ev);
 			rc = callstack_feed(t->cs, &ev);
 			if (rc == -ECANCELED) {
 				j->err.offset = ev.offset;

@@ -82,6 +82,12 @@ struct stree_node {
 
 struct stree_seg; /* the per-thread cache of the open frames' nodes (stacktree.c) */
 
+/* A frame's callee last looked up: function fid's node (STREE_NONE: none yet). */
+struct stree_callee {
+	uint32_t fid;
+	uint32_t node;
+};
+
 /*
  * A slot of the node hash: the node (STREE_NONE when empty) and the high half of its key's
  * hash, so that a probe reads a node only when the tags match (8 bytes a slot: the table of a
@@ -123,7 +129,8 @@ struct stree {
 	uint32_t segs, seg_cap;
 	int have_thread;
 	uint32_t cur_pid, cur_tid;
-	uint32_t cur_base;  /* the node the thread's stacks hang from */
+	uint32_t cur_base;	       /* the node the thread's stacks hang from */
+	struct stree_callee base_last; /* its callee last looked up */
 	uint32_t proc_name; /* the name of the trace's process frame (STREE_NONE: none) */
 	uint32_t cur_proc;  /* its node (0, the root, when none) */
 	struct callstack *cs;
