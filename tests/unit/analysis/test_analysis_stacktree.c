@@ -224,6 +224,44 @@ static void test_hand_trace_through_runs(void **state)
 		}
 }
 
+/*
+ * A frame calling one function twice in a row: the second call finds the node the first looked
+ * up, unless a run renumbered the nodes in between. With four nodes in memory, the tree is
+ * written out when the second #2 comes: a number kept across it would name a node not made.
+ * Thread 1: #1 at 0 { #3 10..15, #4 20..25, #5 30..35, #2 40..45, #2 50..55 } 60.
+ */
+static void test_callee_again_across_runs(void **state)
+{
+	static const char want[] = "0 all 0 0 0 60\n"
+				   "1 #1 1 35 60 60\n"
+				   "2 #1;#2 2 10 10 10\n"
+				   "2 #1;#3 1 5 5 5\n"
+				   "2 #1;#4 1 5 5 5\n"
+				   "2 #1;#5 1 5 5 5\n";
+	static const uint32_t callees[] = {3, 4, 5, 2, 2};
+	static const uint32_t limits[] = {4, STREE_NODE_LIMIT};
+	struct tb b;
+	const char *path;
+	unsigned i;
+	char *text;
+
+	(void)state;
+	tb_init(&b, 1024, 1000000000ull);
+	tb_buffer(&b, 1, 1, 0);
+	tb_fn(&b, ENTER, 1, 0);
+	for (i = 0; i < 5; i++) {
+		tb_fn(&b, ENTER, callees[i], i ? 5 : 10);
+		tb_fn(&b, EXIT, callees[i], 5);
+	}
+	tb_fn(&b, EXIT, 1, 5);
+	path = tb_write(&b, "again.xray");
+	for (i = 0; i < 2; i++) {
+		text = tree_lines(path, limits[i], 0, 1);
+		text_assert_equal(text, want);
+		free(text);
+	}
+}
+
 /* Two traces, each under its process frame, kept through runs as in memory. */
 static void test_two_processes(void **state)
 {
@@ -523,6 +561,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_hand_trace_in_memory),
 	    cmocka_unit_test(test_hand_trace_through_runs),
+	    cmocka_unit_test(test_callee_again_across_runs),
 	    cmocka_unit_test(test_two_processes),
 	    cmocka_unit_test(test_many_runs_merge_to_the_same_stacks),
 	    cmocka_unit_test(test_compact_then_walk_twice),
