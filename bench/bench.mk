@@ -131,6 +131,7 @@ bench: all $(BENCH_PROGS) $(BENCH_DIR)/startup $(BENCH_DIR)/fork_cost
 	echo; \
 	$(BENCH_READER_CMD) || status=1; \
 	$(BENCH_READER_BIG_CMD) || status=1; \
+	$(BENCH_READER_PROG_CMD) || status=1; \
 	echo; \
 	$(BENCH_WAYS_CMD) || status=1; \
 	echo; \
@@ -190,7 +191,10 @@ bench-instr: all $(BENCH_PROGS)
 # A second table follows: xfdr's verbs alone, one run each, on a 1 GiB trace of the same shape
 # (BENCH_BIG_TRACE_BUFS buffers a thread: 128, 1 GiB; kept in $(BENCH_DIR)/reader-big/), where
 # what matters is that memory stays flat (llvm-xray would need about 20 GB). BENCH_BIG_TRACE_BUFS=0
-# leaves it out.
+# leaves it out. Its calls are random: nearly every one has a stack of its own, the worst case
+# for `stack` and `flame`. A third table times the analysis verbs on a 1 GiB trace shaped as a
+# program's (gen_big_trace -S program: each function calls its own few; about 200 k distinct
+# stacks; kept in $(BENCH_DIR)/reader-program/), also left out by BENCH_BIG_TRACE_BUFS=0.
 #
 #   make bench-reader BENCH_READER_REPS=5 BENCH_READER_ROW_S=60   more runs per row
 #   make bench-reader BENCH_TRACE_THREADS=4                        llvm-xray account then fails
@@ -231,8 +235,17 @@ $(BENCH_BIG_TRACE): $(BENCH_DIR)/gen_big_trace
 	$(BENCH_BIG_TRACE_GEN) -o $@.tmp
 	mv $@.tmp.map $@.map && mv $@.tmp $@
 
+BENCH_PROG_TRACE := $(BENCH_DIR)/reader-program/trace-t$(BENCH_TRACE_THREADS)-b$(BENCH_TRACE_BUF)-n$(BENCH_BIG_TRACE_BUFS).xray
+BENCH_PROG_TRACE_GEN := $(BENCH_BIG_TRACE_GEN) -S program
+
+$(BENCH_PROG_TRACE): $(BENCH_DIR)/gen_big_trace
+	@mkdir -p $(@D)
+	@rm -f $(@D)/trace-*.xray $(@D)/trace-*.xray.map $(@D)/*.part-gen*
+	$(BENCH_PROG_TRACE_GEN) -o $@.tmp
+	mv $@.tmp.map $@.map && mv $@.tmp $@
+
 BENCH_READER_DEPS := $(XFDR_BIN) $(BENCH_DIR)/reader_time $(BENCH_TRACE) \
-	$(if $(filter-out 0,$(BENCH_BIG_TRACE_BUFS)),$(BENCH_BIG_TRACE))
+	$(if $(filter-out 0,$(BENCH_BIG_TRACE_BUFS)),$(BENCH_BIG_TRACE) $(BENCH_PROG_TRACE))
 BENCH_READER_ARGS = -x $(XFDR_BIN) -l $(LLVM_XRAY) -t $(BENCH_DIR)/reader_time \
 	-s $(BENCH_READER_ROW_S)
 # The two tables; the second (the 1 GiB trace) a command that does nothing when left out.
@@ -242,10 +255,14 @@ BENCH_READER_CMD = sh bench/reader_verbs.sh $(BENCH_READER_ARGS) -n $(BENCH_READ
 BENCH_READER_BIG_CMD = $(if $(filter-out 0,$(BENCH_BIG_TRACE_BUFS)),echo && \
 	sh bench/reader_verbs.sh $(BENCH_READER_ARGS) -X -n 1 \
 	-d 'recorded by: $(BENCH_BIG_TRACE_GEN) (bench/gen_big_trace.c)' $(BENCH_BIG_TRACE),true)
+BENCH_READER_PROG_CMD = $(if $(filter-out 0,$(BENCH_BIG_TRACE_BUFS)),echo && \
+	sh bench/reader_verbs.sh $(BENCH_READER_ARGS) -A -n 1 \
+	-d 'recorded by: $(BENCH_PROG_TRACE_GEN) (bench/gen_big_trace.c)' $(BENCH_PROG_TRACE),true)
 
 .PHONY: bench-reader
 bench-reader: $(BENCH_READER_DEPS)
 	@status=0; $(BENCH_READER_CMD) || status=1; $(BENCH_READER_BIG_CMD) || status=1; \
+	$(BENCH_READER_PROG_CMD) || status=1; \
 	exit $$status
 
 # Run by `make bench` after its two tables (the recipe of `bench` above calls it).

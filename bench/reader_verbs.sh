@@ -2,7 +2,7 @@
 # bench/reader_verbs.sh - time each xfdr reader verb beside the same llvm-xray verb on one trace.
 #
 # usage: reader_verbs.sh [-x XFDR] [-l LLVM_XRAY] [-t RUNNER] [-n REPS] [-N XRAY_REPS]
-#                        [-s ROW_SECONDS] [-d DESCRIPTION] [-X] TRACE
+#                        [-s ROW_SECONDS] [-d DESCRIPTION] [-X] [-A] TRACE
 #   XFDR         the xfdr command (default: xfdr)
 #   LLVM_XRAY    llvm-xray 14 (default: llvm-xray)
 #   RUNNER       bench/reader_time.c built: runs a command, prints "STATUS WALL_NS MAXRSS_KB"
@@ -12,6 +12,8 @@
 #   DESCRIPTION  one line saying how TRACE was made (printed with the table)
 #   -X           xfdr's rows only: for a trace llvm-xray cannot hold in memory (it loads every
 #                record first, about 20 bytes of memory per byte of trace)
+#   -A           the analysis verbs only (account, diff, stack, flame, pprof), and verify as
+#                the yardstick; implies -X
 #
 # Prints one table: per row the runs made, the median wall time, input MB/s (TRACE's bytes /
 # 1e6 / median seconds), the largest max RSS of the runs (MB = 1e6 bytes) and the size of
@@ -31,7 +33,8 @@ xreps=1
 row_s=20
 desc=
 xfdr_only=0
-while getopts x:l:t:n:N:s:d:X opt; do
+analysis_only=0
+while getopts x:l:t:n:N:s:d:XA opt; do
 	case $opt in
 	x) xfdr=$OPTARG ;;
 	l) xray=$OPTARG ;;
@@ -41,12 +44,13 @@ while getopts x:l:t:n:N:s:d:X opt; do
 	s) row_s=$OPTARG ;;
 	d) desc=$OPTARG ;;
 	X) xfdr_only=1 ;;
+	A) xfdr_only=1 analysis_only=1 ;;
 	*) exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
 if [ $# -ne 1 ] || [ -z "$runner" ]; then
-	echo "usage: reader_verbs.sh -t RUNNER [-x XFDR] [-l LLVM_XRAY] [-n REPS] [-N XRAY_REPS] [-s ROW_SECONDS] [-d DESC] [-X] TRACE" >&2
+	echo "usage: reader_verbs.sh -t RUNNER [-x XFDR] [-l LLVM_XRAY] [-n REPS] [-N XRAY_REPS] [-s ROW_SECONDS] [-d DESC] [-X] [-A] TRACE" >&2
 	exit 2
 fi
 trace=$1
@@ -140,7 +144,9 @@ row() {
 	show "$w_verb" "$w_tool" "$w_out" "$w_note"
 }
 
-if [ "$xfdr_only" = 1 ]; then
+if [ "$analysis_only" = 1 ]; then
+	echo "xfdr analysis verbs: wall time and peak memory on one trace (llvm-xray left out)"
+elif [ "$xfdr_only" = 1 ]; then
 	echo "xfdr reader verbs: wall time and peak memory on one trace (llvm-xray left out)"
 else
 	echo "xfdr reader verbs beside llvm-xray: wall time and peak memory on one trace"
@@ -157,40 +163,43 @@ printf '%-20s %-9s %4s %9s %8s %9s %8s  %s\n' verb tool runs ms MB/s "RSS MB" "o
 rm -f "$tmp/out"
 row verify xfdr "$reps" "$tmp/out" "" "$xfdr" verify "$trace"
 rm -f "$tmp/out"
-row dump xfdr "$reps" "$tmp/out" "(llvm-xray has no dump)" "$xfdr" dump "$trace"
+[ "$analysis_only" = 1 ] || row dump xfdr "$reps" "$tmp/out" "(llvm-xray has no dump)" \
+	"$xfdr" dump "$trace"
 rm -f "$tmp/out"
 
-# YAML: --no-map, so that xfdr prints function ids as llvm-xray does without -instr_map.
-measure "$reps" "$tmp/x.yaml" "$xfdr" convert --no-map --output-format=yaml "$trace"
-x_code=$r_code
-show "convert yaml" xfdr "$tmp/x.yaml" "--no-map"
-[ "$xfdr_only" = 1 ] || measure "$xreps" "$tmp/l.yaml" "$xray" convert --output-format=yaml "$trace"
-note=
-if [ "$xfdr_only" = 1 ]; then
-	:
-elif [ "$x_code" -eq 0 ] && [ "$r_code" -eq 0 ]; then
-	if cmp -s "$tmp/x.yaml" "$tmp/l.yaml"; then
-		note="output byte-identical to xfdr's (cmp)"
-	else
-		note="output DIFFERS from xfdr's: $(cmp "$tmp/x.yaml" "$tmp/l.yaml" 2>&1 |
-			sed 's/^[^ ]* [^ ]* //')"
+# The conversions (YAML, timelines): not analysis verbs.
+converts() {
+	# YAML: --no-map, so that xfdr prints function ids as llvm-xray does without -instr_map.
+	measure "$reps" "$tmp/x.yaml" "$xfdr" convert --no-map --output-format=yaml "$trace"
+	x_code=$r_code
+	show "convert yaml" xfdr "$tmp/x.yaml" "--no-map"
+	[ "$xfdr_only" = 1 ] || measure "$xreps" "$tmp/l.yaml" "$xray" convert --output-format=yaml "$trace"
+	note=
+	if [ "$xfdr_only" = 1 ]; then
+		:
+	elif [ "$x_code" -eq 0 ] && [ "$r_code" -eq 0 ]; then
+		if cmp -s "$tmp/x.yaml" "$tmp/l.yaml"; then
+			note="output byte-identical to xfdr's (cmp)"
+		else
+			note="output DIFFERS from xfdr's: $(cmp "$tmp/x.yaml" "$tmp/l.yaml" 2>&1 |
+				sed 's/^[^ ]* [^ ]* //')"
+		fi
 	fi
-fi
-[ "$xfdr_only" = 1 ] || show "" llvm-xray "$tmp/l.yaml" "$note"
-rm -f "$tmp/x.yaml" "$tmp/l.yaml"
+	[ "$xfdr_only" = 1 ] || show "" llvm-xray "$tmp/l.yaml" "$note"
+	rm -f "$tmp/x.yaml" "$tmp/l.yaml"
 
-# split SIZE FORMAT - the timeline in parts of SIZE (--split-size: every thread walked together,
-# by one thread); out MB is the parts' sum.
-split() {
-	measure "$reps" "$tmp/out" "$xfdr" convert --output-format="$2" --split-size="$1" \
-		-o "$tmp/split.$2" "$trace"
-	s_parts=$(find "$tmp" -name "split.*.$2" | wc -l)
-	s_word=parts
-	[ "$s_parts" -eq 1 ] && s_word=part
-	find "$tmp" -name "split.*.$2" -exec cat {} + >"$tmp/out"
-	show "" xfdr "$tmp/out" "--split-size=$1: $s_parts $s_word"
-	find "$tmp" -name "split.*.$2" -exec rm -f {} +
-	rm -f "$tmp/out"
+	# split SIZE FORMAT - the timeline in parts of SIZE (--split-size: every thread walked together,
+	# by one thread); out MB is the parts' sum.
+	split() {
+		measure "$reps" "$tmp/out" "$xfdr" convert --output-format="$2" --split-size="$1" \
+			-o "$tmp/split.$2" "$trace"
+		s_parts=$(find "$tmp" -name "split.*.$2" | wc -l)
+		s_word=parts
+		[ "$s_parts" -eq 1 ] && s_word=part
+		find "$tmp" -name "split.*.$2" -exec cat {} + >"$tmp/out"
+		show "" xfdr "$tmp/out" "--split-size=$1: $s_parts $s_word"
+		find "$tmp" -name "split.*.$2" -exec rm -f {} +
+		rm -f "$tmp/out"
 }
 
 row "convert trace_event" xfdr "$reps" "$tmp/out" "" \
@@ -208,6 +217,8 @@ row "" xfdr "$reps" "$tmp/out" "--compress=none" \
 	"$xfdr" convert --output-format=perfetto --compress=none "$trace"
 rm -f "$tmp/out"
 split 64M perfetto
+}
+[ "$analysis_only" = 1 ] || converts
 
 row account xfdr "$reps" "$tmp/out" "" "$xfdr" account "$trace"
 row "" llvm-xray "$xreps" "$tmp/out" "" "$xray" account "$trace"
