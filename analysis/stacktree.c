@@ -349,9 +349,8 @@ static uint32_t child_of(struct stree *t, uint32_t parent, uint32_t name, uint32
 	n->name = name;
 	n->kind = kind;
 	n->depth = t->node[parent].depth + 1;
-	n->child = STREE_NONE;
-	n->sibling = t->node[parent].child;
-	t->node[parent].child = id;
+	/* Callees are linked by stree_finish(), in name order: none while building. */
+	n->child = n->sibling = STREE_NONE;
 	if (n->depth > t->max_depth)
 		t->max_depth = n->depth;
 	t->slot[b].tag = tag;

@@ -70,8 +70,8 @@ enum stree_kind {
 struct stree_node {
 	uint32_t parent;    /* STREE_NONE for the root */
 	uint32_t name;	    /* stree_name() */
-	uint32_t child;	    /* first callee; after stree_finish() the one whose name sorts first */
-	uint32_t sibling;   /* next callee of the same parent, in name order after stree_finish() */
+	uint32_t child;	    /* the callee whose name sorts first (set by stree_finish()) */
+	uint32_t sibling;   /* the next callee of the same parent in name order (likewise) */
 	uint32_t depth;	    /* 0 for the root, 1 for the outermost frames */
 	uint32_t kind;	    /* enum stree_kind */
 	uint64_t calls;	    /* calls whose stack is exactly this one */
