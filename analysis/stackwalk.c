@@ -193,6 +193,27 @@ static int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 	return -1;
 }
 
+/* get_varint() where 10 bytes are known to be readable: a value of one byte costs one test. */
+static inline int get_varint_unbounded(const uint8_t **p, uint64_t *v)
+{
+	const uint8_t *q = *p;
+	uint64_t x = *q++;
+	unsigned shift = 7;
+
+	if (x & 0x80) {
+		x &= 0x7f;
+		do {
+			if (shift >= 70)
+				return -1;
+			x |= (uint64_t)(*q & 0x7f) << shift;
+			shift += 7;
+		} while (*q++ & 0x80);
+	}
+	*p = q;
+	*v = x;
+	return 0;
+}
+
 /* Buffer at least RUN_RECORD_MAX bytes, or the rest of the run. 0, or -1 with errno. */
 static int run_fill(struct source *s)
 {
@@ -235,9 +256,16 @@ static int run_next(struct source *s)
 		return 0;
 	p = s->buf + s->at;
 	end = s->buf + s->len;
-	for (i = 0; i < 7; i++)
-		if (get_varint(&p, end, &v[i]) < 0)
-			goto corrupt;
+	if (end - p >= RUN_RECORD_MAX) {
+		/* A whole record is buffered: no bound to check byte by byte. */
+		for (i = 0; i < 7; i++)
+			if (get_varint_unbounded(&p, &v[i]) < 0)
+				goto corrupt;
+	} else {
+		for (i = 0; i < 7; i++)
+			if (get_varint(&p, end, &v[i]) < 0)
+				goto corrupt;
+	}
 	if (v[0] > UINT32_MAX || v[1] > UINT32_MAX || v[2] > STREE_PROCESS)
 		goto corrupt;
 	s->head = (struct stree_frame){
