@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "analysis/jobs.h"
+#include "analysis/stacknames.h"
 #include "analysis/stackruns.h"
 #include "analysis/stacktree.h"
 
@@ -34,245 +35,6 @@ struct stree_seg {
 
 /* A frame that looked no callee up yet (no call has an unnamed function's id). */
 #define NO_CALLEE ((struct stree_callee){CALL_UNKNOWN_FUNCTION, STREE_NONE})
-
-static uint64_t hash64(uint64_t k)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdull;
-	k ^= k >> 33;
-	k *= 0xc4ceb9fe1a85ec53ull;
-	k ^= k >> 33;
-	return k;
-}
-
-static uint64_t hash_bytes(const char *s, size_t n)
-{
-	uint64_t h = 1469598103934665603ull;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		h ^= (uint8_t)s[i];
-		h *= 1099511628211ull;
-	}
-	return hash64(h);
-}
-
-/* ---- names ------------------------------------------------------------------------------ */
-
-static uint32_t *slots_new(uint32_t n)
-{
-	uint32_t *s = malloc((size_t)n * sizeof(*s));
-
-	if (s)
-		memset(s, 0xff, (size_t)n * sizeof(*s));
-	return s;
-}
-
-static int names_grow(struct stree *t)
-{
-	uint32_t cap = (t->name_slot_mask + 1) * 2, i, *s = slots_new(cap);
-
-	if (!s)
-		return -1;
-	for (i = 0; i < t->name_count; i++) {
-		uint64_t h = hash_bytes(t->pool + t->name_off[i], t->name_len[i]);
-		uint32_t b = (uint32_t)h & (cap - 1);
-
-		while (s[b] != STREE_NONE)
-			b = (b + 1) & (cap - 1);
-		s[b] = i;
-	}
-	free(t->name_slot);
-	t->name_slot = s;
-	t->name_slot_mask = cap - 1;
-	return 0;
-}
-
-/*
- * intern - the name of the text s (n bytes), made folded-safe: ';' -> ':', control bytes ->
- * '?', among the names of t's home. Returns its index, or STREE_NONE when out of memory.
- */
-static uint32_t intern_clean(struct stree *t, const char *clean, size_t n);
-
-static uint32_t intern(struct stree *t, const char *s, size_t n)
-{
-	struct stree *home = t->home ? t->home : t;
-	char stackbuf[256], *clean = stackbuf;
-	uint32_t id;
-	size_t i;
-
-	if (n >= UINT32_MAX / 2)
-		return STREE_NONE;
-	if (n > sizeof(stackbuf)) {
-		clean = malloc(n);
-		if (!clean)
-			return STREE_NONE;
-	}
-	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		clean[i] = c == ';' ? ':' : (c < 0x20 || c == 0x7f) ? '?' : (char)c;
-	}
-	pthread_mutex_lock(&home->names_lock);
-	id = intern_clean(home, clean, n);
-	pthread_mutex_unlock(&home->names_lock);
-	if (clean != stackbuf)
-		free(clean);
-	return id;
-}
-
-/* intern() of a name already made folded-safe, into t's own names (its lock held). */
-static uint32_t intern_clean(struct stree *t, const char *clean, size_t n)
-{
-	uint64_t h;
-	uint32_t b, id;
-
-	h = hash_bytes(clean, n);
-	for (b = (uint32_t)h & t->name_slot_mask; t->name_slot[b] != STREE_NONE;
-	     b = (b + 1) & t->name_slot_mask) {
-		id = t->name_slot[b];
-		if (t->name_len[id] == n && !memcmp(t->pool + t->name_off[id], clean, n))
-			goto out;
-	}
-	id = STREE_NONE;
-	if (t->name_count == t->name_cap) {
-		uint32_t cap = t->name_cap ? t->name_cap * 2 : 64;
-		uint32_t *off = realloc(t->name_off, cap * sizeof(*off)), *len;
-
-		if (!off)
-			goto out;
-		t->name_off = off;
-		len = realloc(t->name_len, cap * sizeof(*len));
-		if (!len)
-			goto out;
-		t->name_len = len;
-		t->name_cap = cap;
-	}
-	if (t->pool_len + n + 1 > t->pool_cap) {
-		size_t cap = t->pool_cap ? t->pool_cap : 4096;
-		char *p;
-
-		while (cap < t->pool_len + n + 1)
-			cap *= 2;
-		if (cap > UINT32_MAX)
-			goto out;
-		p = realloc(t->pool, cap);
-		if (!p)
-			goto out;
-		t->pool = p;
-		t->pool_cap = cap;
-	}
-	id = t->name_count++;
-	t->name_off[id] = (uint32_t)t->pool_len;
-	t->name_len[id] = (uint32_t)n;
-	memcpy(t->pool + t->pool_len, clean, n);
-	t->pool[t->pool_len + n] = '\0';
-	t->pool_len += n + 1;
-	t->name_slot[b] = id;
-	/* A table that cannot grow must not fill up (a probe would never end): give up. */
-	if ((uint64_t)t->name_count * 2 > t->name_slot_mask && names_grow(t) < 0)
-		id = STREE_NONE;
-out:
-	return id;
-}
-
-static int fid_grow(struct stree *t)
-{
-	uint32_t cap = t->fid_mask ? (t->fid_mask + 1) * 2 : 256, i, b;
-	uint64_t *key = malloc(cap * sizeof(*key));
-	uint32_t *val = malloc(cap * sizeof(*val));
-
-	if (!key || !val) {
-		free(key);
-		free(val);
-		return -1;
-	}
-	memset(key, 0xff, cap * sizeof(*key));
-	for (i = 0; t->fid_mask && i <= t->fid_mask; i++) {
-		if (t->fid_key[i] == UINT64_MAX)
-			continue;
-		for (b = (uint32_t)hash64(t->fid_key[i]) & (cap - 1); key[b] != UINT64_MAX;
-		     b = (b + 1) & (cap - 1))
-			;
-		key[b] = t->fid_key[i];
-		val[b] = t->fid_name[i];
-	}
-	free(t->fid_key);
-	free(t->fid_name);
-	t->fid_key = key;
-	t->fid_name = val;
-	t->fid_mask = cap - 1;
-	return 0;
-}
-
-/*
- * The slot of function id fid in the cache: its own, or the empty one it would take (with room
- * for one more). UINT32_MAX when out of memory.
- */
-static uint32_t fid_slot(struct stree *t, uint32_t fid)
-{
-	uint32_t b;
-
-	if ((uint64_t)(t->fid_count + 1) * 2 > (uint64_t)t->fid_mask + 1 && fid_grow(t) < 0)
-		return UINT32_MAX;
-	for (b = (uint32_t)hash64(fid) & t->fid_mask; t->fid_key[b] != UINT64_MAX;
-	     b = (b + 1) & t->fid_mask)
-		if (t->fid_key[b] == fid)
-			break;
-	return b;
-}
-
-/* The name of a function id, interned once per id. STREE_NONE when out of memory. */
-static uint32_t function_name(struct stree *t, uint32_t fid)
-{
-	const char *s;
-	char num[16];
-	uint32_t b, id;
-
-	if (fid == CALL_UNKNOWN_FUNCTION)
-		return t->unknown_name;
-	b = fid_slot(t, fid);
-	if (b == UINT32_MAX)
-		return STREE_NONE;
-	if (t->fid_key[b] == fid)
-		return t->fid_name[b];
-	s = xfdr_names_get(t->names, fid);
-	if (!s) {
-		snprintf(num, sizeof(num), "#%u", fid);
-		s = num;
-	}
-	id = intern(t, s, strlen(s));
-	if (id == STREE_NONE)
-		return id;
-	t->fid_key[b] = fid;
-	t->fid_name[b] = id;
-	t->fid_count++;
-	return id;
-}
-
-void stree_name_functions(const struct stree *t, uint32_t *fid)
-{
-	uint32_t i, k;
-
-	for (k = 0; k < t->name_count; k++)
-		fid[k] = STREE_NONE;
-	for (i = 0; t->fid_mask && i <= t->fid_mask; i++) {
-		if (t->fid_key[i] == UINT64_MAX)
-			continue;
-		k = t->fid_name[i];
-		if (fid[k] == STREE_NONE || t->fid_key[i] < fid[k])
-			fid[k] = (uint32_t)t->fid_key[i];
-	}
-}
-
-const char *stree_name(const struct stree *t, uint32_t name, size_t *len)
-{
-	if (t->home)
-		t = t->home;
-	if (len)
-		*len = t->name_len[name];
-	return t->pool + t->name_off[name];
-}
 
 /* ---- nodes ------------------------------------------------------------------------------ */
 
@@ -302,7 +64,7 @@ static int nodes_grow_slots(struct stree *t)
 	if (!s)
 		return -1;
 	for (i = 1; i < t->nodes; i++) {
-		h = hash64(node_key(t->node[i].parent, t->node[i].name));
+		h = stree_hash64(node_key(t->node[i].parent, t->node[i].name));
 		for (b = (uint32_t)h & (cap - 1); s[b].node != STREE_NONE; b = (b + 1) & (cap - 1))
 			;
 		s[b].tag = (uint32_t)(h >> 32);
@@ -317,7 +79,7 @@ static int nodes_grow_slots(struct stree *t)
 /* The callee `name` of parent, made when new. STREE_NONE when out of memory. */
 static uint32_t child_of(struct stree *t, uint32_t parent, uint32_t name, uint32_t kind)
 {
-	uint64_t h = hash64(node_key(parent, name));
+	uint64_t h = stree_hash64(node_key(parent, name));
 	uint32_t b, id, tag = (uint32_t)(h >> 32);
 	struct stree_node *n;
 
@@ -386,16 +148,13 @@ int stree_init(struct stree *t, int per_thread)
 	t->per_thread = per_thread;
 	t->node_limit = STREE_NODE_LIMIT;
 	t->proc_name = STREE_NONE;
-	if (pthread_mutex_init(&t->names_lock, NULL)) {
+	if (stree_names_init(t) < 0) {
 		memset(t, 0, sizeof(*t));
 		return -1;
 	}
-	t->name_slot = slots_new(256);
-	t->name_slot_mask = 255;
-	if (!t->name_slot || tree_alloc(t, intern(t, "all", 3)) < 0 ||
-	    t->node[0].name == STREE_NONE)
+	if (tree_alloc(t, stree_intern(t, "all", 3)) < 0 || t->node[0].name == STREE_NONE)
 		goto fail;
-	t->unknown_name = intern(t, "[unknown]", 9);
+	t->unknown_name = stree_intern(t, "[unknown]", 9);
 	if (t->unknown_name == STREE_NONE)
 		goto fail;
 	return 0;
@@ -407,10 +166,7 @@ fail:
 int stree_set_input(struct stree *t, const struct xfdr_names *names, const char *process)
 {
 	t->names = names;
-	/* Ids name other functions in another trace: the cache starts again. */
-	if (t->fid_mask)
-		memset(t->fid_key, 0xff, ((size_t)t->fid_mask + 1) * sizeof(*t->fid_key));
-	t->fid_count = 0;
+	stree_forget_functions(t);
 	t->have_thread = 0;
 	t->segs = 0;
 	t->base_last = NO_CALLEE;
@@ -418,7 +174,7 @@ int stree_set_input(struct stree *t, const struct xfdr_names *names, const char 
 	t->proc_name = STREE_NONE;
 	if (!process)
 		return 0;
-	t->proc_name = intern(t, process, strlen(process));
+	t->proc_name = stree_intern(t, process, strlen(process));
 	if (t->proc_name != STREE_NONE)
 		t->cur_proc = child_of(t, 0, t->proc_name, STREE_PROCESS);
 	return t->proc_name == STREE_NONE || t->cur_proc == STREE_NONE ? -1 : 0;
@@ -429,16 +185,8 @@ void stree_free(struct stree *t)
 	stree_runs_free(t);
 	free(t->node);
 	free(t->slot);
-	free(t->fid_key);
-	free(t->fid_name);
 	free(t->seg);
-	if (!t->home && t->name_slot) {
-		free(t->pool);
-		free(t->name_off);
-		free(t->name_len);
-		free(t->name_slot);
-		pthread_mutex_destroy(&t->names_lock);
-	}
+	stree_names_free(t);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -458,7 +206,7 @@ static uint32_t thread_node(struct stree *t, uint32_t parent, uint32_t pid, uint
 		n += snprintf(label + n, sizeof(label) - (size_t)n, " (%.*s)", 64, tname);
 	if (n >= (int)sizeof(label))
 		n = sizeof(label) - 1;
-	return child_of(t, parent, intern(t, label, (size_t)n), STREE_THREAD);
+	return child_of(t, parent, stree_intern(t, label, (size_t)n), STREE_THREAD);
 }
 
 static struct stree_seg *seg_push(struct stree *t)
@@ -489,8 +237,8 @@ static uint32_t callee_node(struct stree *t, uint32_t k, uint32_t fid)
 
 	if (last->fid == fid && last->node != STREE_NONE)
 		return last->node;
-	id = child_of(t, k == STREE_NONE ? t->cur_base : t->seg[k].node, function_name(t, fid),
-		      STREE_FUNCTION);
+	id = child_of(t, k == STREE_NONE ? t->cur_base : t->seg[k].node,
+		      stree_function_name(t, fid), STREE_FUNCTION);
 	if (id != STREE_NONE)
 		*last = (struct stree_callee){fid, id};
 	return id;
@@ -889,7 +637,7 @@ static void node_add(struct stree_node *m, const struct stree_node *n)
  */
 static int absorb(struct stree *t, struct stree *w)
 {
-	uint32_t *to, i, b;
+	uint32_t *to, i;
 
 	add_stats(&t->stats, &w->stats);
 	t->incomplete += w->incomplete;
@@ -905,18 +653,8 @@ static int absorb(struct stree *t, struct stree *w)
 	if (w->max_depth > t->max_depth)
 		t->max_depth = w->max_depth;
 	/* Its functions' names, for stree_name_functions(). */
-	for (i = 0; w->fid_mask && i <= w->fid_mask; i++) {
-		if (w->fid_key[i] == UINT64_MAX)
-			continue;
-		b = fid_slot(t, (uint32_t)w->fid_key[i]);
-		if (b == UINT32_MAX)
-			goto oom;
-		if (t->fid_key[b] == UINT64_MAX) {
-			t->fid_key[b] = w->fid_key[i];
-			t->fid_name[b] = w->fid_name[i];
-			t->fid_count++;
-		}
-	}
+	if (stree_functions_take(t, w) < 0)
+		goto oom;
 	if ((uint64_t)t->nodes + w->nodes > t->node_limit) {
 		if (stree_finish(w) < 0)
 			goto oom;

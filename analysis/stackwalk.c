@@ -19,12 +19,12 @@
  * then name) needs nothing but the record itself, so a merge costs one pass over the runs.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "analysis/stacknames.h"
 #include "analysis/stackruns.h"
 #include "analysis/stacktree.h"
 #include "analysis/tempfile.h"
@@ -45,57 +45,9 @@ struct stree_runs {
 
 /* ---- sorting the tree in memory --------------------------------------------------------- */
 
-static int name_cmp(const struct stree *t, uint32_t a, uint32_t b)
-{
-	size_t la, lb;
-	const char *sa = stree_name(t, a, &la);
-	const char *sb = stree_name(t, b, &lb);
-	int c = memcmp(sa, sb, la < lb ? la : lb);
-
-	return c ? c : (la > lb) - (la < lb);
-}
-
-static int by_text(const void *a, const void *b, void *t)
-{
-	return name_cmp(t, *(const uint32_t *)a, *(const uint32_t *)b);
-}
-
-/*
- * rank[name] for every name: its place in name order (bytewise), and in *count how many names
- * there are. The names are read under their lock: workers may be adding more. NULL when out of
- * memory.
- */
-static uint32_t *name_ranks(const struct stree *t, uint32_t *count)
-{
-	struct stree *home = t->home ? t->home : (struct stree *)t;
-	uint32_t *order, *rank, k, n;
-	int ok;
-
-	pthread_mutex_lock(&home->names_lock);
-	n = home->name_count;
-	order = malloc(((size_t)n + 1) * sizeof(*order));
-	rank = malloc(((size_t)n + 1) * sizeof(*rank));
-	ok = order && rank;
-	if (ok) {
-		for (k = 0; k < n; k++)
-			order[k] = k;
-		qsort_r(order, n, sizeof(*order), by_text, home);
-		for (k = 0; k < n; k++)
-			rank[order[k]] = k;
-	}
-	pthread_mutex_unlock(&home->names_lock);
-	free(order);
-	if (!ok) {
-		free(rank);
-		return NULL;
-	}
-	*count = n;
-	return rank;
-}
-
 int stree_finish(struct stree *t)
 {
-	uint32_t names = 0, *rank = name_ranks(t, &names);
+	uint32_t names = 0, *rank = stree_name_ranks(t, &names);
 	uint32_t *order = malloc((size_t)t->nodes * sizeof(*order)), i, k;
 	uint32_t *first = rank ? calloc((size_t)names + 1, sizeof(*first)) : NULL;
 
@@ -306,7 +258,7 @@ struct merge {
 	struct heap_entry *heap; /* the sources that have a record; heap[0] first */
 	unsigned live;
 	unsigned *same; /* merge_next()'s: the sources whose record is the one given out */
-	uint32_t *rank; /* name_ranks() */
+	uint32_t *rank; /* stree_name_ranks() */
 	uint32_t names; /* how many names rank knows */
 };
 
@@ -400,7 +352,7 @@ static int merge_begin(struct merge *m, const struct stree *t, const struct stre
 	m->src = calloc(runs + 1, sizeof(*m->src));
 	m->heap = calloc(runs + 1, sizeof(*m->heap));
 	m->same = calloc(runs + 1, sizeof(*m->same));
-	m->rank = name_ranks(t, &m->names);
+	m->rank = stree_name_ranks(t, &m->names);
 	if (!m->src || !m->heap || !m->same || !m->rank)
 		goto oom;
 	for (i = 0; i < runs; i++) {
