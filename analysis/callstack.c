@@ -596,7 +596,9 @@ int callstack_feed(struct callstack *cs, const struct xfdr_event *ev)
 		cs->stats.ignored_events++;
 		return 0;
 	}
-	th = cs_thread(cs, ev);
+	/* Events come thread after thread: the last one's, most of the time. */
+	th = cs->last && cs->last->key == cs_key(ev->pid, ev->thread_id) ? cs->last
+									 : cs_thread(cs, ev);
 	if (!th)
 		return -ENOMEM;
 	rc = cs_gate(cs, th, ev);
@@ -624,6 +626,10 @@ int callstack_feed(struct callstack *cs, const struct xfdr_event *ev)
 	cs_clock(cs, th, ev->tsc);
 	cs->stats.function_events++;
 	end = ev->action == XFDR_FN_TAIL_EXIT ? CALL_TAIL_EXIT : CALL_EXIT;
+	/* The usual exit: the innermost frame's (the search below would stop there at once). */
+	if (th->top && (th->frames[th->top - 1].unnamed ||
+			th->frames[th->top - 1].enter.function_id == ev->function_id))
+		return cs_pop(cs, th, ev->tsc, ev, end, ev->function_id);
 	/*
 	 * The nearest frame of the function; an unnamed frame stops the search: its calls are
 	 * inside every named frame below it, so the exit must be the innermost one's. With
