@@ -179,6 +179,18 @@ static const char hand_per_thread[] = "0 all 0 0 0 114\n"
 				      "2 thread 2;#3 1 2 4 4\n"
 				      "3 thread 2;#3;#4 1 2 2 2\n";
 
+/* The hand trace built as tree_lines() does gives both its trees, merged and per thread. */
+static void assert_hand_trees(const char *path, uint32_t limit, unsigned jobs)
+{
+	char *text = tree_lines(path, limit, 0, jobs);
+
+	text_assert_equal(text, hand_merged);
+	free(text);
+	text = tree_lines(path, limit, 1, jobs);
+	text_assert_equal(text, hand_per_thread);
+	free(text);
+}
+
 /*
  * In memory, by one worker, by two (a thread each: each tree added into the first) and by more
  * than the threads: the same tree.
@@ -187,17 +199,10 @@ static void test_hand_trace_in_memory(void **state)
 {
 	const char *path = hand_trace();
 	unsigned jobs;
-	char *text;
 
 	(void)state;
-	for (jobs = 1; jobs <= 3; jobs++) {
-		text = tree_lines(path, STREE_NODE_LIMIT, 0, jobs);
-		text_assert_equal(text, hand_merged);
-		free(text);
-		text = tree_lines(path, STREE_NODE_LIMIT, 1, jobs);
-		text_assert_equal(text, hand_per_thread);
-		free(text);
-	}
+	for (jobs = 1; jobs <= 3; jobs++)
+		assert_hand_trees(path, STREE_NODE_LIMIT, jobs);
 }
 
 /*
@@ -210,18 +215,11 @@ static void test_hand_trace_through_runs(void **state)
 	const char *path = hand_trace();
 	uint32_t limit;
 	unsigned jobs;
-	char *text;
 
 	(void)state;
 	for (jobs = 1; jobs <= 2; jobs++)
-		for (limit = 4; limit <= 8; limit++) {
-			text = tree_lines(path, limit, 0, jobs);
-			text_assert_equal(text, hand_merged);
-			free(text);
-			text = tree_lines(path, limit, 1, jobs);
-			text_assert_equal(text, hand_per_thread);
-			free(text);
-		}
+		for (limit = 4; limit <= 8; limit++)
+			assert_hand_trees(path, limit, jobs);
 }
 
 /*
