@@ -302,7 +302,11 @@ static void test_memory_does_not_grow_with_the_stacks(void **state)
  * buffers, another thread's in a walk by thread. With 4 MiB buffers, keeping the page a buffer
  * shares with the next kept that folio (31 MiB before); with 64 KiB buffers, giving back only
  * the buffer's own pages kept the neighbours' (25.6 MiB before the 2 MiB regions).
+ * The bound: about 12 MiB of the verb's own, and Perfetto's conversion and the stack tree walk
+ * two threads at once, each in a folio while readahead may have mapped its next (2 x 2 x 2 MiB;
+ * 14 MiB is usual, 16.1 was seen under load).
  */
+#define IN_TURN_BOUND (20 * MIB)
 static void test_memory_does_not_keep_the_next_buffer(void **state)
 {
 	static const char *const what[2][3] = {
@@ -325,11 +329,11 @@ static void test_memory_does_not_keep_the_next_buffer(void **state)
 		assert_true(fd >= 0);
 		assert_int_equal(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
 		close(fd);
-		check(t, peak_rss("convert", "--output-format=perfetto", t, NULL), 16 * MIB,
+		check(t, peak_rss("convert", "--output-format=perfetto", t, NULL), IN_TURN_BOUND,
 		      what[i][0]);
-		check(t, peak_rss("convert", "--output-format=trace_event", t, NULL), 16 * MIB,
+		check(t, peak_rss("convert", "--output-format=trace_event", t, NULL), IN_TURN_BOUND,
 		      what[i][1]);
-		check(t, peak_rss("stack", t, NULL), 16 * MIB, what[i][2]);
+		check(t, peak_rss("stack", t, NULL), IN_TURN_BOUND, what[i][2]);
 	}
 }
 
