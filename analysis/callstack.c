@@ -424,10 +424,9 @@ static int cs_grow(struct callstack *cs)
 	return 0;
 }
 
-/* The event's thread's struct, made on first sight. NULL when out of memory. */
-static struct cs_thread *cs_thread(struct callstack *cs, const struct xfdr_event *ev)
+/* Thread key's struct, found or made on first sight. NULL when out of memory. */
+static struct cs_thread *cs_thread_get(struct callstack *cs, uint64_t key)
 {
-	uint64_t key = cs_key(ev->pid, ev->thread_id);
 	struct cs_thread *th = cs_find(cs, key);
 	size_t i;
 
@@ -446,6 +445,17 @@ static struct cs_thread *cs_thread(struct callstack *cs, const struct xfdr_event
 	}
 	cs->last = th;
 	return th;
+}
+
+/*
+ * The event's thread's struct (cs_thread_get()). Events come thread after thread: the last
+ * one's is taken at once, without a call.
+ */
+static inline struct cs_thread *cs_thread(struct callstack *cs, const struct xfdr_event *ev)
+{
+	uint64_t key = cs_key(ev->pid, ev->thread_id);
+
+	return cs->last && cs->last->key == key ? cs->last : cs_thread_get(cs, key);
 }
 
 /*
@@ -596,9 +606,7 @@ int callstack_feed(struct callstack *cs, const struct xfdr_event *ev)
 		cs->stats.ignored_events++;
 		return 0;
 	}
-	/* Events come thread after thread: the last one's, most of the time. */
-	th = cs->last && cs->last->key == cs_key(ev->pid, ev->thread_id) ? cs->last
-									 : cs_thread(cs, ev);
+	th = cs_thread(cs, ev);
 	if (!th)
 		return -ENOMEM;
 	rc = cs_gate(cs, th, ev);

@@ -8,7 +8,7 @@
 #include "analysis/stacktree.h"
 
 /*
- * stree_spill - the tree in memory, sorted by stree_finish(), appended as a run; at
+ * stree_spill - the tree in memory sorted (stree_finish()) and appended as a run; at
  * STREE_RUNS_MAX runs, the smaller half of them merged into it. The caller then empties the
  * tree. 0, or -1 with t->spill_errno set (ENOMEM, or why a temporary file could not be made
  * or written).

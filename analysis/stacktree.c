@@ -302,10 +302,6 @@ static int spill(struct stree *t)
 {
 	uint32_t base_name = t->node[t->cur_base].name, parent, i;
 
-	if (stree_finish(t) < 0) {
-		t->spill_errno = ENOMEM;
-		return -1;
-	}
 	if (stree_spill(t) < 0)
 		return -1;
 	/* The segments keep their names in their nodes: take those before the nodes go. */
@@ -398,11 +394,10 @@ static int on_call(void *ctx, const struct call *c)
 	if (seg_extend(t, c->pid, c->thread_id, d) < 0)
 		goto no_memory;
 	parent = t->segs ? t->seg[t->segs - 1].node : t->cur_base;
-	/* An unnamed call right above unnamed frames is one more of their run. */
 	if (c->function_id != CALL_UNKNOWN_FUNCTION)
 		id = callee_node(t, t->segs ? t->segs - 1 : STREE_NONE, c->function_id);
 	else if (t->segs && t->seg[t->segs - 1].unknown)
-		id = parent;
+		id = parent; /* an unnamed call right above unnamed frames: one more of their run */
 	else
 		id = child_of(t, parent, t->unknown_name, STREE_UNKNOWN);
 	if (id == STREE_NONE)
@@ -656,8 +651,6 @@ static int absorb(struct stree *t, struct stree *w)
 	if (stree_functions_take(t, w) < 0)
 		goto oom;
 	if ((uint64_t)t->nodes + w->nodes > t->node_limit) {
-		if (stree_finish(w) < 0)
-			goto oom;
 		if (stree_spill(w) < 0) {
 			t->spill_errno = w->spill_errno;
 			return -1;

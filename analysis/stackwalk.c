@@ -129,10 +129,15 @@ static void tree_next(struct source *s)
 	s->id = id == STREE_NONE ? STREE_NONE : t->node[id].sibling;
 }
 
-static int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+static inline int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
 	unsigned shift = 0;
 
+	/* Most fields of a record (depth, name, kind, calls) take one byte. */
+	if (*p < end && !(**p & 0x80)) {
+		*v = *(*p)++;
+		return 0;
+	}
 	*v = 0;
 	while (*p < end && shift < 64) {
 		uint8_t b = *(*p)++;
@@ -143,27 +148,6 @@ static int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 		shift += 7;
 	}
 	return -1;
-}
-
-/* get_varint() where 10 bytes are known to be readable: a value of one byte costs one test. */
-static inline int get_varint_unbounded(const uint8_t **p, uint64_t *v)
-{
-	const uint8_t *q = *p;
-	uint64_t x = *q++;
-	unsigned shift = 7;
-
-	if (x & 0x80) {
-		x &= 0x7f;
-		do {
-			if (shift >= 70)
-				return -1;
-			x |= (uint64_t)(*q & 0x7f) << shift;
-			shift += 7;
-		} while (*q++ & 0x80);
-	}
-	*p = q;
-	*v = x;
-	return 0;
 }
 
 /* Buffer at least RUN_RECORD_MAX bytes, or the rest of the run. 0, or -1 with errno. */
@@ -208,16 +192,9 @@ static int run_next(struct source *s)
 		return 0;
 	p = s->buf + s->at;
 	end = s->buf + s->len;
-	if (end - p >= RUN_RECORD_MAX) {
-		/* A whole record is buffered: no bound to check byte by byte. */
-		for (i = 0; i < 7; i++)
-			if (get_varint_unbounded(&p, &v[i]) < 0)
-				goto corrupt;
-	} else {
-		for (i = 0; i < 7; i++)
-			if (get_varint(&p, end, &v[i]) < 0)
-				goto corrupt;
-	}
+	for (i = 0; i < 7; i++)
+		if (get_varint(&p, end, &v[i]) < 0)
+			goto corrupt;
 	if (v[0] > UINT32_MAX || v[1] > UINT32_MAX || v[2] > STREE_PROCESS)
 		goto corrupt;
 	s->head = (struct stree_frame){
@@ -585,6 +562,10 @@ static int add_run(struct stree *t, int with_tree)
 
 int stree_spill(struct stree *t)
 {
+	if (stree_finish(t) < 0) {
+		t->spill_errno = ENOMEM;
+		return -1;
+	}
 	return add_run(t, 1);
 }
 
