@@ -687,7 +687,7 @@ int stree_build(struct stree *t, struct xfdr_trace *tr, const struct progress *p
 	struct stree *w = NULL;
 	struct xfdr_thread_info ti;
 	uint32_t limit = t->node_limit;
-	uint64_t taken = 0, i;
+	uint64_t taken = 0, want, i;
 	unsigned jobs, made = 0, ran, k;
 	int ret = 0;
 
@@ -702,12 +702,12 @@ int stree_build(struct stree *t, struct xfdr_trace *tr, const struct progress *p
 			sh.buffers += ti.buffers;
 		}
 	}
-	if (!t->jobs)
-		jobs = jobs_for(taken);
-	else
-		jobs = t->jobs < taken ? t->jobs : taken < JOBS_MAX ? (unsigned)taken : JOBS_MAX;
-	if (!jobs)
-		jobs = 1;
+	/* t->jobs asks for workers whatever the CPUs; never more than the threads or JOBS_MAX. */
+	want = t->jobs && t->jobs < taken ? t->jobs : taken;
+	jobs = !t->jobs		 ? jobs_for(want)
+	       : want < 1	 ? 1
+	       : want > JOBS_MAX ? JOBS_MAX
+				 : (unsigned)want;
 	if (jobs > 1) {
 		/* The workers share the limit on nodes in memory. */
 		uint32_t part = limit / jobs ? limit / jobs : 1;

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "analysis/jobs.h"
 #include "analysis/stackpaths.h"
 #include "analysis/stacktree.h"
 #include "tests/support/scratch.h"
@@ -258,6 +259,33 @@ static void test_callee_again_across_runs(void **state)
 		text_assert_equal(text, want);
 		free(text);
 	}
+}
+
+/*
+ * More workers asked for than JOBS_MAX, and fewer than the threads: JOBS_MAX of them share the
+ * threads (a worker past it would have no slot). Each of JOBS_MAX + 2 threads calls #1 for 10.
+ */
+static void test_more_workers_asked_than_allowed(void **state)
+{
+	char want[64];
+	struct tb b;
+	const char *path;
+	uint16_t tid;
+	char *text;
+
+	(void)state;
+	tb_init(&b, 1024, 1000000000ull);
+	for (tid = 1; tid <= JOBS_MAX + 2; tid++) {
+		tb_buffer(&b, tid, tid, 1000u * tid);
+		tb_fn(&b, ENTER, 1, 0);
+		tb_fn(&b, EXIT, 1, 10);
+	}
+	path = tb_write(&b, "many_threads.xray");
+	snprintf(want, sizeof(want), "0 all 0 0 0 %u\n1 #1 %u %u %u %u\n", 10 * (JOBS_MAX + 2),
+		 JOBS_MAX + 2, 10 * (JOBS_MAX + 2), 10 * (JOBS_MAX + 2), 10 * (JOBS_MAX + 2));
+	text = tree_lines(path, STREE_NODE_LIMIT, 0, JOBS_MAX + 1);
+	text_assert_equal(text, want);
+	free(text);
 }
 
 /* Two traces, each under its process frame, kept through runs as in memory. */
@@ -560,6 +588,7 @@ int main(void)
 	    cmocka_unit_test(test_hand_trace_in_memory),
 	    cmocka_unit_test(test_hand_trace_through_runs),
 	    cmocka_unit_test(test_callee_again_across_runs),
+	    cmocka_unit_test(test_more_workers_asked_than_allowed),
 	    cmocka_unit_test(test_two_processes),
 	    cmocka_unit_test(test_many_runs_merge_to_the_same_stacks),
 	    cmocka_unit_test(test_compact_then_walk_twice),
