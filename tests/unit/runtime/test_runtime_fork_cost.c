@@ -20,6 +20,7 @@
  * to keep its live .map current from a thread of its own: the same rounds with it.
  */
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -44,7 +45,14 @@ void __cyg_profile_func_exit(void *this_fn, void *call_site);
  * HOOKED_FUNCTIONS: enough that the map's tables grow (past 2 a bucket of 4096). MAP_FUNCTIONS:
  * past the size at which every table stops growing (fnmap.c: 32 x 8192 buckets x 2).
  */
-enum { WARM_ROUNDS = 4, ROUNDS = 40, FID = 7, HOOKED_FUNCTIONS = 20000, MAP_FUNCTIONS = 600000 };
+enum {
+	WARM_ROUNDS = 4,
+	ROUNDS = 40,
+	BATCHES = 5,
+	FID = 7,
+	HOOKED_FUNCTIONS = 20000,
+	MAP_FUNCTIONS = 600000
+};
 
 /* Synthetic function addresses: the map takes any address and never reads it. */
 static void *synth_fn(uint32_t i)
@@ -61,7 +69,7 @@ static long minflt(int who)
 }
 
 /* Minor faults of the parent and its children over ROUNDS rounds of fork() + _exit(0). */
-static long faults_of_rounds(void)
+static long faults_of_batch(void)
 {
 	long self0 = 0, kids0 = 0;
 	int i, st;
@@ -81,6 +89,27 @@ static long faults_of_rounds(void)
 		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	}
 	return minflt(RUSAGE_SELF) - self0 + minflt(RUSAGE_CHILDREN) - kids0;
+}
+
+/*
+ * The fewest faults of BATCHES batches of ROUNDS rounds. Whatever else the machine does only
+ * adds faults (pages migrated by compaction, a code page the child faults in alone when the
+ * pages around it left the page cache): under a second CI run one batch recording counted 600
+ * where the same code counted 520, with and without xfdr, when run alone. The fewest is what
+ * the code itself costs.
+ */
+static long faults_of_rounds(void)
+{
+	long fewest = LONG_MAX;
+	int i;
+
+	for (i = 0; i < BATCHES; i++) {
+		long n = faults_of_batch();
+
+		if (n < fewest)
+			fewest = n;
+	}
+	return fewest;
 }
 
 /* A test that fails leaves no session running for the next one's xfdr_init(). */
