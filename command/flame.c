@@ -298,6 +298,7 @@ struct flame {
 	struct flame_diff *diff; /* --diff: BASE's times; the frame's, as visited: */
 	uint64_t base_ns;
 	int64_t change_ns;
+	char why[256]; /* why a visit failed */
 };
 
 static void put_frame(struct flame *f, struct cli_out *o, const struct stree_frame *n, double x,
@@ -376,7 +377,8 @@ static int visit_frame(void *ctx, const struct stree_frame *path, uint32_t depth
 	x = f->next_x[depth];
 	w = !depth ? f->o->width - 2 * XPAD : (double)n->incl_tsc * f->scale;
 	f->next_x[depth] = x + w;
-	if (f->diff && flame_diff_visit(f->diff, f->t, path, depth, &f->base_ns, &f->change_ns))
+	if (f->diff && flame_diff_visit(f->diff, f->t, path, depth, &f->base_ns, &f->change_ns,
+					f->why, sizeof(f->why)))
 		return -3;
 	if (n->kind == STREE_THREAD)
 		f->threads++;
@@ -407,7 +409,7 @@ static int walk(struct flame *f)
 		cli_error("%s", why);
 		return CLI_FAIL;
 	case -3:
-		cli_error("out of memory");
+		cli_error("%s", f->why);
 		return CLI_FAIL;
 	}
 	return CLI_OK;

@@ -50,13 +50,12 @@ void flame_diff_free(struct flame_diff *d)
  * same order. NULL when BASE has no such stack; -1 in *failed on an error.
  */
 static const struct stree_frame *base_frame(struct flame_diff *d, const char *text, size_t len,
-					    int *failed)
+					    int *failed, char *why, size_t why_size)
 {
-	char why[256];
 	int c = 1;
 
 	while (d->paths.have && (c = stack_path_cmp(d->paths.text, d->paths.len, text, len)) < 0)
-		if (stack_paths_next(&d->paths, why, sizeof(why)) < 0) {
+		if (stack_paths_next(&d->paths, why, why_size) < 0) {
 			*failed = -1;
 			return NULL;
 		}
@@ -64,11 +63,11 @@ static const struct stree_frame *base_frame(struct flame_diff *d, const char *te
 }
 
 int flame_diff_visit(struct flame_diff *d, const struct stree *t, const struct stree_frame *path,
-		     uint32_t depth, uint64_t *base_ns, int64_t *change_ns)
+		     uint32_t depth, uint64_t *base_ns, int64_t *change_ns, char *why,
+		     size_t why_size)
 {
 	const struct stree_frame *f = &path[depth], *b = NULL;
 	const char *name, *text;
-	char why[256];
 	uint64_t new_ns;
 	size_t nlen, len;
 	int failed = 0;
@@ -77,15 +76,17 @@ int flame_diff_visit(struct flame_diff *d, const struct stree *t, const struct s
 	if (!depth) {
 		/* NEW's walk begins: so does BASE's, whose root holds all of its time. */
 		stack_paths_close(&d->paths);
-		if (stack_paths_open(&d->paths, d->base, why, sizeof(why)) < 0)
+		if (stack_paths_open(&d->paths, d->base, why, why_size) < 0)
 			return -1;
 		*base_ns = stree_ticks_to(d->paths.root_incl_tsc, d->base_hz, 1000000000u);
 	} else {
 		name = stree_name(t, f->name, &nlen);
 		text = stack_path_set(&d->path, depth, name, nlen, &len);
-		if (!text)
+		if (!text) {
+			snprintf(why, why_size, "out of memory");
 			return -1;
-		b = base_frame(d, text, len, &failed);
+		}
+		b = base_frame(d, text, len, &failed, why, why_size);
 		if (failed)
 			return -1;
 	}

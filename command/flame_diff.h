@@ -29,10 +29,12 @@ void flame_diff_free(struct flame_diff *d);
  * callees only after their caller, from the root: each visit of the root begins BASE's walk
  * again): its stack's inclusive time in BASE (*base_ns;
  * 0 when BASE has no such stack) and the change (NEW - BASE, ns), which is also taken into the
- * largest change, for the colours. Returns 0, or -1 when out of memory.
+ * largest change, for the colours. Returns 0, or -1 after writing why (out of memory, or a run
+ * of BASE's tree that could not be read).
  */
 int flame_diff_visit(struct flame_diff *d, const struct stree *t, const struct stree_frame *path,
-		     uint32_t depth, uint64_t *base_ns, int64_t *change_ns);
+		     uint32_t depth, uint64_t *base_ns, int64_t *change_ns, char *why,
+		     size_t why_size);
 
 /* The colour of a change, into buf: "rgb(R,G,B)". */
 void flame_diff_colour(const struct flame_diff *d, int64_t change_ns, char *buf, size_t n);
