@@ -428,12 +428,41 @@ static void fn_free_lat(struct lat_fn *f)
 	f->nbig = f->capbig = 0;
 }
 
+/*
+ * The records a call of the window left: its entry unless it came from a stack context, was
+ * not recorded or lies before the window; its exit when it was recorded, in the window.
+ */
+static unsigned call_events(const struct call *c)
+{
+	return !(c->flags & (CALL_NO_ENTRY | CALL_FROM_CONTEXT | CALL_CUT_BEGIN)) +
+	       !!(c->flags & (CALL_EXIT | CALL_TAIL_EXIT));
+}
+
+/* latency_options.events: the call's records into its function's row. 0, or 1 when OOM. */
+static int count_events(struct acct *a, const struct call *c)
+{
+	unsigned n = call_events(c);
+	struct lat_fn *f;
+
+	if (!n)
+		return 0; /* an unnamed frame of a stack context has none */
+	f = fn_get(a, c->function_id);
+	if (!f) {
+		a->oom = 1;
+		return 1;
+	}
+	f->row.events += n;
+	return 0;
+}
+
 static int on_call(void *ctx, const struct call *c)
 {
 	struct acct *a = ctx;
 	struct lat_fn *f = NULL;
 	int rc, below = a->opt->recursive_only ? open_below(a, c) : 0;
 
+	if (a->opt->events && count_events(a, c))
+		return 1;
 	if (c->flags & CALL_NO_EXIT) {
 		a->left.no_exit++;
 		return 0;
@@ -1122,6 +1151,7 @@ static int merge(struct acct *a, struct acct *o)
 			if (fn_keep_big(g, f->big[--f->nbig]))
 				return no_memory(a, "");
 		g->row.count += f->row.count;
+		g->row.events += f->row.events;
 		g->sum_tsc = sat_add(g->sum_tsc, f->sum_tsc);
 		g->self_tsc += f->self_tsc;
 		if (key_before(f->first_rank, f->first_seq, f->first_depth, g)) {
@@ -1278,12 +1308,14 @@ static void *figures_worker(void *arg)
 	while ((i = __atomic_fetch_add(&fg->next, 1, __ATOMIC_RELAXED)) < fg->a->nfn) {
 		struct lat_fn *f = &fg->a->fn[i];
 
-		v = fn_latencies(f, &scratch, &nscratch);
-		if (!v) {
+		/* A row of latency_options.events may have no counted call: no figures. */
+		v = f->row.count ? fn_latencies(f, &scratch, &nscratch) : NULL;
+		if (f->row.count && !v) {
 			__atomic_store_n(&fg->failed, 1, __ATOMIC_RELAXED);
 			break;
 		}
-		fn_stats(f, v, fg->hz);
+		if (f->row.count)
+			fn_stats(f, v, fg->hz);
 		fn_free_lat(f);
 		done = __atomic_add_fetch(&fg->done, 1, __ATOMIC_RELAXED);
 		if (!me->worker)

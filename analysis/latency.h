@@ -46,6 +46,8 @@ struct latency_options {
 					names put its function in (analysis/srcline.h); NULL: none */
 	int recursive_only; /* llvm-xray's -recursive-calls-only: a call of F counts when F was
 			       entered again while the outermost open call of F lasted */
+	int events;	    /* count each function's events (latency_row.events): a row for every
+			       function with one, counted calls or not (not llvm-xray's table) */
 };
 
 /* One function's row: its counted calls and their latencies. */
@@ -59,6 +61,8 @@ struct latency_row {
 	const char *name;  /* the sidecar's name, else "#ID" */
 	const char *debug; /* "FILE:LINE:COLUMN" of the function's first instruction (FILE's
 			      base name, as llvm-xray's debug column), NULL: not known */
+	uint64_t events;   /* with latency_options.events: its function records in the window
+			      (entries and exits, counted calls or not; what recording it cost) */
 };
 
 /* Calls not counted, by cause, and calls counted whose exit was deduced. */

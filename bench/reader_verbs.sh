@@ -12,7 +12,7 @@
 #   DESCRIPTION  one line saying how TRACE was made (printed with the table)
 #   -X           xfdr's rows only: for a trace llvm-xray cannot hold in memory (it loads every
 #                record first, about 20 bytes of memory per byte of trace)
-#   -A           the analysis verbs only (account, diff, stack, flame, pprof), and verify as
+#   -A           the analysis verbs only (account, funcs, diff, stack, flame, pprof), and verify as
 #                the yardstick; implies -X
 #
 # Prints one table: per row the runs made, the median wall time, input MB/s (TRACE's bytes /
@@ -228,6 +228,8 @@ rm -f "$tmp/out"
 row "" xfdr "$reps" "$tmp/out" "--thread=1" "$xfdr" account --thread=1 "$trace"
 rm -f "$tmp/out"
 row diff xfdr "$reps" "$tmp/out" "TRACE TRACE" "$xfdr" diff "$trace" "$trace"
+rm -f "$tmp/out"
+row funcs xfdr "$reps" "$tmp/out" "(llvm-xray has no such verb)" "$xfdr" funcs "$trace"
 rm -f "$tmp/out"
 
 row stack xfdr "$reps" "$tmp/out" "" "$xfdr" stack "$trace"

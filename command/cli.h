@@ -38,6 +38,7 @@ int cmd_account(int argc, char **argv);
 int cmd_stack(int argc, char **argv);
 int cmd_flame(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_funcs(int argc, char **argv);
 
 /*
  * Messages. Every diagnostic is one line on stderr starting with "xfdr VERB: ". The verb name

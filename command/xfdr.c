@@ -29,6 +29,8 @@ static const struct verb verbs[] = {
      "stack FILE           folded call stacks with their time, for flame graphs"},
     {"flame", cmd_flame, "flame FILE           a flame graph as a self-contained SVG"},
     {"diff", cmd_diff, "diff BASE NEW        two runs side by side, per function, what grew first"},
+    {"funcs", cmd_funcs,
+     "funcs FILE           what recording each function cost, and what to exclude"},
     {"recover", cmd_recover,
      "recover FILE         rebuild a trace from the live files of a killed process"},
     {"core", cmd_core, "core CORE            rebuild a trace from the xfdr pool in a core dump"},

@@ -7,7 +7,7 @@
  * name files: verify, dump (plain and --stacks), convert (yaml, sorted, trace_event, perfetto
  * compressed and not; both timelines split into parts), account (plain, --deduce-sibling-calls,
  * --recursive-calls-only, --keep-going), stack (self and total, per thread), flame and convert
- * to pprof, diff, stack --diff and flame --diff (the input against itself), and each of them
+ * to pprof, funcs, diff, stack --diff and flame --diff (the input against itself), and each of them
  * again through a window (--since, --until, --thread, --window). Then `recover
  * --salvage` on the same bytes, and the library's API directly (both event orders, every thread's
  * iterator). Output goes to /dev/null; what matters is that nothing crashes, hangs, leaks or reads
@@ -189,6 +189,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	verb(cmd_stack, "stack", "--value=total", "--per-thread", m, trace_path);
 	verb(cmd_flame, "flame", "--per-thread", m, trace_path, NULL);
 	verb(cmd_convert, "convert", "--output-format=pprof", m, trace_path, NULL);
+	verb(cmd_funcs, "funcs", m, trace_path, NULL, NULL);
+	verb(cmd_funcs, "funcs", "--window=all", "--min-share=0", trace_path, NULL);
 	/* Two runs compared: the input against itself, the --diff modes walking both at once. */
 	verb(cmd_diff, "diff", "--window=all", trace_path, trace_path, NULL);
 	verb(cmd_stack, "stack", "--diff", m, trace_path, trace_path);

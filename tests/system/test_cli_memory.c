@@ -254,6 +254,7 @@ static void test_memory_does_not_grow_with_the_trace(void **state)
 	/* Exact percentiles: one 8-byte latency per call (THREADS x CALLS_PER_THREAD). */
 	check(t, peak_rss("account", t, NULL), 16 * MIB + 8ull * THREADS * CALLS_PER_THREAD,
 	      "account");
+	check(t, peak_rss("funcs", t, NULL), 16 * MIB + 8ull * THREADS * CALLS_PER_THREAD, "funcs");
 }
 
 /* The distinct stacks of the random walk: the folded lines of `xfdr stack --value=total`. */
