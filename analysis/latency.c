@@ -438,20 +438,23 @@ static unsigned call_events(const struct call *c)
 	       !!(c->flags & (CALL_EXIT | CALL_TAIL_EXIT));
 }
 
-/* latency_options.events: the call's records into its function's row. 0, or 1 when OOM. */
-static int count_events(struct acct *a, const struct call *c)
+/*
+ * latency_options.events: the call's records into its function's row, *fp (NULL: none
+ * left). 0, or 1 when out of memory.
+ */
+static int count_events(struct acct *a, const struct call *c, struct lat_fn **fp)
 {
 	unsigned n = call_events(c);
-	struct lat_fn *f;
 
+	*fp = NULL;
 	if (!n)
 		return 0; /* an unnamed frame of a stack context has none */
-	f = fn_get(a, c->function_id);
-	if (!f) {
+	*fp = fn_get(a, c->function_id);
+	if (!*fp) {
 		a->oom = 1;
 		return 1;
 	}
-	f->row.events += n;
+	(*fp)->row.events += n;
 	return 0;
 }
 
@@ -461,7 +464,7 @@ static int on_call(void *ctx, const struct call *c)
 	struct lat_fn *f = NULL;
 	int rc, below = a->opt->recursive_only ? open_below(a, c) : 0;
 
-	if (a->opt->events && count_events(a, c))
+	if (a->opt->events && count_events(a, c, &f))
 		return 1;
 	if (c->flags & CALL_NO_EXIT) {
 		a->left.no_exit++;
@@ -483,7 +486,7 @@ static int on_call(void *ctx, const struct call *c)
 		rc = recursive_call(a, c, below, &f);
 		if (rc <= 0)
 			return rc < 0;
-	} else {
+	} else if (!f) {
 		f = fn_get(a, c->function_id);
 		if (!f) {
 			a->oom = 1;
