@@ -95,7 +95,9 @@ static const char record_tail[] =
     "  no instrumentation: refused, unless --force\n"
     "  not an ELF file (a script): run with the runtime preloaded\n"
     "XFDR_OPTIONS is the caller's XFDR_OPTIONS, then start=1, output=DIR/, mode=MODE and\n"
-    "each --option in order; the runtime reports unknown keys and bad values itself.\n"
+    "each --option in order. The runtime checks it before PROGRAM runs: an unknown key,\n"
+    "a bad value or a pool larger than this machine's memory is refused with the\n"
+    "runtime's own line, and PROGRAM is not run.\n"
     "\n"
     "Signals: Ctrl-C and the other signals a terminal sends reach PROGRAM directly and\n"
     "do not end xfdr record; SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent\n"
@@ -109,9 +111,9 @@ static const char record_tail[] =
     "  xfdr account traces/xfdr-prog-*.xray\n"
     "\n"
     "Exit status: PROGRAM's; if a signal killed it, xfdr record dies by the same signal.\n"
-    "Without running PROGRAM: 2 for a usage error, a DIR that cannot be created, a\n"
-    "PROGRAM refused as above or a runtime that cannot be found; 127 when PROGRAM is not\n"
-    "found, 126 when it cannot be executed.\n";
+    "Without running PROGRAM: 2 for a usage error, options the runtime refuses, a DIR\n"
+    "that cannot be created, a PROGRAM refused as above or a runtime that cannot be\n"
+    "found; 127 when PROGRAM is not found, 126 when it cannot be executed.\n";
 
 /* A --option argument: KEY=VALUE, KEY a name, nothing that would split XFDR_OPTIONS. */
 static int check_option(const char *kv)
@@ -867,6 +869,36 @@ static int preload_runtime(void)
 	return 0;
 }
 
+/*
+ * The options checked by the runtime itself before the program runs: a typo or an impossible
+ * pool would otherwise give one line from the program and a run recorded as nobody asked, or
+ * not at all. A program linked with xfdr when no runtime is beside this command checks them
+ * itself at its start. Returns 0, or CLI_USAGE after saying why nothing ran.
+ */
+static int check_options(enum how how, const char *prog, const char *opts)
+{
+	char lib[PATH_MAX];
+	struct xfdr_error err;
+	int problems;
+
+	if (launch_find_runtime(lib, &err))
+		return how == RUN_PRELOAD ? CLI_USAGE : 0; /* preload_runtime() said why */
+	problems = launch_options_check(lib, opts, &err);
+	if (problems < 0) {
+		cli_error("%s", err.text);
+		return CLI_USAGE;
+	}
+	if (problems) {
+		cli_error(
+		    "%s not run: the runtime would not take XFDR_OPTIONS as given (%s above); "
+		    "fix %s",
+		    prog, problems == 1 ? "the line" : "the lines",
+		    problems == 1 ? "that option" : "those options");
+		return CLI_USAGE;
+	}
+	return 0;
+}
+
 /* Run the program; its summary unless --quiet. Returns the status to leave with. */
 static int run_and_report(const struct record_opts *o, const char *opts, const char *dir)
 {
@@ -914,6 +946,8 @@ int cmd_record(int argc, char **argv)
 		status = preload_runtime();
 	if (!status)
 		status = compose_options(&o, dir, opts);
+	if (!status)
+		status = check_options(how, o.argv[0], opts);
 	if (status)
 		goto out;
 	if (setenv("XFDR_OPTIONS", opts, 1)) {

@@ -1,6 +1,9 @@
 /*
  * launcher/options_text.c - the XFDR_OPTIONS text as the runtime reads it (options_text.h).
  */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -49,4 +52,43 @@ int launch_option_false(const char *text, const char *key)
 	return launch_option_value(text, key, v, sizeof(v)) &&
 	       (!strcmp(v, "0") || !strcasecmp(v, "no") || !strcasecmp(v, "false") ||
 		!strcasecmp(v, "off"));
+}
+
+int launch_options_check(const char *lib, const char *text, struct xfdr_error *err)
+{
+	const char *caller = getenv("XFDR_OPTIONS");
+	char *saved = caller ? strdup(caller) : NULL;
+	int (*check)(const char *);
+	void *h;
+	int problems = -1;
+
+	err->offset = 0;
+	if (caller && !saved) {
+		snprintf(err->text, sizeof(err->text), "out of memory");
+		return -1;
+	}
+	/* With start=1 there, the runtime's constructor would record this process. */
+	unsetenv("XFDR_OPTIONS");
+	h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		snprintf(err->text, sizeof(err->text),
+			 "cannot load the runtime to check the options: %s", dlerror());
+		goto out;
+	}
+	*(void **)&check = dlsym(h, "xfdr_options_check");
+	if (check)
+		problems = check(text);
+	else
+		snprintf(err->text, sizeof(err->text),
+			 "%s has no xfdr_options_check(): not this "
+			 "version's runtime",
+			 lib);
+	dlclose(h);
+out:
+	if (saved && setenv("XFDR_OPTIONS", saved, 1) && problems >= 0) {
+		snprintf(err->text, sizeof(err->text), "setenv: out of memory");
+		problems = -1;
+	}
+	free(saved);
+	return problems;
 }

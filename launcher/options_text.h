@@ -9,6 +9,8 @@
 
 #include <stddef.h>
 
+#include "xfdr/reader.h"
+
 /* The runtime ignores an XFDR_OPTIONS this long or longer (env_store in lifecycle.c). */
 #define LAUNCH_OPTIONS_MAX 4096
 
@@ -23,5 +25,14 @@ int launch_option_value(const char *text, const char *key, char *out, size_t n);
 
 /* Whether key is set to a false value (0, no, false, off) in text. */
 int launch_option_false(const char *text, const char *key);
+
+/*
+ * launch_options_check - text checked by the runtime lib (a path to libxfdr.so.0) itself, as
+ * the program would read it (xfdr_options_check(), xfdr/xfdr.h): the runtime prints a line on
+ * stderr for each problem. lib is loaded into this process with XFDR_OPTIONS out of its
+ * environment meanwhile, so that it starts nothing here. Returns how many problems there
+ * were, or -1 with err filled when lib cannot be loaded or has no such check.
+ */
+int launch_options_check(const char *lib, const char *text, struct xfdr_error *err);
 
 #endif /* XFDR_LAUNCHER_OPTIONS_TEXT_H */

@@ -186,6 +186,16 @@ XFDR_API void xfdr_options_default(struct xfdr_options *o);
 XFDR_API int xfdr_options_set(struct xfdr_options *o, const char *key, const char *value);
 
 /*
+ * xfdr_options_check - what XFDR_OPTIONS=text would give a program, checked without starting
+ * anything: text read over the defaults as at load, then the whole checked as xfdr_init()
+ * checks it (each key's rule; a pool and thread table that fit in this machine's memory). Each
+ * problem is one stderr line, the line the program would print. `xfdr record` asks it before it
+ * runs a program. Returns how many problems there were: 0 when text is valid.
+ * Context: not from a signal handler.
+ */
+XFDR_API int xfdr_options_check(const char *text);
+
+/*
  * xfdr_init - allocate and prefault the pool, calibrate the clock, start a new session.
  * o == NULL: the defaults, then XFDR_OPTIONS. Otherwise o, then the keys XFDR_OPTIONS sets,
  * which win: the user running the program decides over its build. When XFDR_OPTIONS=start=1

@@ -200,6 +200,23 @@ static void env_options(struct xfdr_options *out, opt_keys *keys, char *out_stor
 	pthread_mutex_unlock(&env_lock);
 }
 
+XFDR_API int xfdr_options_check(const char *text)
+{
+	static char store[sizeof(env_store)]; /* parse_lock: the strings point into it */
+	static pthread_mutex_t parse_lock = PTHREAD_MUTEX_INITIALIZER;
+	struct xfdr_options o;
+	int problems;
+
+	pthread_mutex_lock(&parse_lock);
+	xfdr_options_default(&o);
+	o.flush_on_terminate = 1; /* as env_options() reads XFDR_OPTIONS */
+	problems = opt_parse(&o, text, "XFDR_OPTIONS", store, sizeof(store), NULL);
+	if (!problems && opt_check(&o))
+		problems = 1;
+	pthread_mutex_unlock(&parse_lock);
+	return problems;
+}
+
 /*
  * The program's xfdr_init() while the recorder XFDR_OPTIONS started at load runs: what was
  * recorded since load is kept, and so are the settings. Options of the program that would

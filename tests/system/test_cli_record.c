@@ -973,6 +973,49 @@ static void usage_errors(void **state)
 	child_result_free(&r);
 }
 
+/*
+ * Options the runtime would not take are refused before the program runs, with the runtime's
+ * own line: a typo (--option or the caller's XFDR_OPTIONS) and a pool larger than the machine.
+ * The program prints "preload: ..." first thing: its stdout stays empty.
+ */
+static void bad_options_refused_before_running(void **state)
+{
+	char dir[PATH_BYTES], caller_typo[PATH_BYTES + 64];
+	char *env_typo[] = {caller_typo, NULL};
+	struct child_result r;
+
+	(void)state;
+	out_dir(dir, "refused-out");
+	record(&r, "-o", dir, "--option", "mode=circular", prog_cyg, "many", "10", NULL);
+	assert_int_equal(r.status, 2);
+	text_assert_contains(r.err, "xfdr: XFDR_OPTIONS: bad value \"circular\" for mode (ring or "
+				    "bounded)");
+	text_assert_contains(r.err, " not run: the runtime would not take XFDR_OPTIONS as given "
+				    "(the line above); fix that option\n");
+	assert_string_equal(r.out, "");
+	assert_int_equal(count_traces(dir), 0);
+	child_result_free(&r);
+	/* Each size alone is valid; together they need 2^50 bytes. */
+	record(&r, "-o", dir, "--option", "buffer_size=1g", "--option", "buffer_max=1048576",
+	       prog_cyg, "many", "10", NULL);
+	assert_int_equal(r.status, 2);
+	text_assert_contains(r.err, "xfdr: xfdr_init: buffer_size 1073741824 x buffer_max 1048576 "
+				    "and thread_max 4096 need ");
+	text_assert_contains(r.err, " not run: ");
+	assert_string_equal(r.out, "");
+	child_result_free(&r);
+	/* start=1 and an output: a recorder started in xfdr record would write a trace there */
+	snprintf(caller_typo, sizeof(caller_typo), "XFDR_OPTIONS=start=1:output=%s/:modee=ring",
+		 dir);
+	record_env(&r, env_typo, "-o", dir, prog_cyg, "many", "10", NULL);
+	assert_int_equal(r.status, 2);
+	text_assert_contains(r.err, "xfdr: XFDR_OPTIONS: unknown key \"modee\" (value \"ring\")");
+	assert_string_equal(r.out, "");
+	child_result_free(&r);
+	/* The check started nothing in xfdr record itself. */
+	assert_int_equal(count_traces(dir), 0);
+}
+
 /* ---- The ELF inspection, in process ------------------------------------------------------- */
 
 static uint8_t *read_all(const char *path, size_t *n)
@@ -1058,6 +1101,7 @@ int main(void)
 	    cmocka_unit_test(probe_survives_damage),
 	    cmocka_unit_test(ring_summary_window),
 	    cmocka_unit_test(usage_errors),
+	    cmocka_unit_test(bad_options_refused_before_running),
 	    cmocka_unit_test(preloaded_cyg_summary),
 	    cmocka_unit_test(xray_linked_not_preloaded),
 	    cmocka_unit_test(static_runtime_not_preloaded),

@@ -203,6 +203,47 @@ static void env_syntax_and_messages(void **state)
 	assert_int_equal(c.o.per_thread_files, 1);
 }
 
+struct check_call {
+	const char *text;
+	int problems;
+};
+
+static void do_check(void *arg)
+{
+	struct check_call *c = arg;
+
+	c->problems = xfdr_options_check(c->text);
+}
+
+/*
+ * xfdr_options_check() (what `xfdr record` asks before it runs a program): each rejected item
+ * and an invalid whole are problems, told as the program would tell them.
+ */
+static void check_text_as_the_program_would(void **state)
+{
+	struct check_call c = {"start=1 mode=bounded buffer_size=1m:buffer_max=64", -1};
+	char err[2048];
+
+	(void)state;
+	ts_capture_stderr(do_check, &c, err, sizeof(err));
+	assert_int_equal(c.problems, 0);
+	assert_string_equal(err, "");
+	c.text = "mode=circular:modee=ring";
+	ts_capture_stderr(do_check, &c, err, sizeof(err));
+	assert_int_equal(c.problems, 2);
+	assert_string_equal(err, "xfdr: XFDR_OPTIONS: bad value \"circular\" for mode (ring or "
+				 "bounded); keeping ring\n"
+				 "xfdr: XFDR_OPTIONS: unknown key \"modee\" (value \"ring\") "
+				 "ignored\n");
+	/* Each size valid alone, the pool (2^50 bytes) larger than any machine's memory. */
+	c.text = "buffer_size=1g buffer_max=1048576";
+	ts_capture_stderr(do_check, &c, err, sizeof(err));
+	assert_int_equal(c.problems, 1);
+	assert_non_null(strstr(err, "xfdr: xfdr_init: buffer_size 1073741824 x buffer_max 1048576 "
+				    "and thread_max 4096 need 11258999"));
+	assert_non_null(strstr(err, " bytes, more than this machine's memory ("));
+}
+
 /* The survival keys: signals by name (any case, with or without SIG) or number. */
 static void survival_keys(void **state)
 {
@@ -512,6 +553,7 @@ int main(void)
 	    cmocka_unit_test(set_good_values),
 	    cmocka_unit_test(set_bad_values),
 	    cmocka_unit_test(env_syntax_and_messages),
+	    cmocka_unit_test(check_text_as_the_program_would),
 	    cmocka_unit_test(env_flight_recorder_keys),
 	    cmocka_unit_test(survival_keys),
 	    cmocka_unit_test(env_empty_and_separators_only),
