@@ -58,9 +58,10 @@ struct lat_fn {
 	/* Where llvm-xray records its first latency (see the top of the file). */
 	uint64_t first_seq;
 	uint32_t first_rank, first_depth;
-	uint64_t rec_mark; /* recursive_only: thread_serial when a nested call of it ended */
-	uint64_t sum_tsc;  /* the counted latencies' total, for latency_totals() */
-	uint64_t self_tsc; /* their time outside recorded callees, likewise */
+	uint64_t rec_mark;  /* recursive_only: thread_serial when a nested call of it ended */
+	uint64_t sum_tsc;   /* the counted latencies' total, for latency_totals() */
+	uint64_t outer_tsc; /* of those not nested in another call of it, likewise */
+	uint64_t self_tsc;  /* their time outside recorded callees, likewise */
 };
 
 struct acct_walk;
@@ -89,7 +90,7 @@ struct acct {
 	struct latency_left left;
 	int oom;
 	/*
-	 * recursive_only: how many frames of each function are open on the thread being
+	 * tracks_open(): how many frames of each function are open on the thread being
 	 * fed (entries and the named calls of a stack context), so that "is F open below this
 	 * call" is one lookup, not a walk of the stack (which made a deep stack quadratic).
 	 */
@@ -305,6 +306,16 @@ static int keep_latencies(const struct acct *a)
 	return a->walk->keep;
 }
 
+/*
+ * Whether each function's open frames on the thread are counted (open_frames()): for
+ * --recursive-calls-only, and for the totals, whose time leaves out calls nested in another
+ * call of their function.
+ */
+static int tracks_open(const struct acct *a)
+{
+	return a->opt->recursive_only || !keep_latencies(a);
+}
+
 static uint64_t sat_add(uint64_t x, uint64_t y)
 {
 	return y > UINT64_MAX - x ? UINT64_MAX : x + y;
@@ -462,7 +473,7 @@ static int on_call(void *ctx, const struct call *c)
 {
 	struct acct *a = ctx;
 	struct lat_fn *f = NULL;
-	int rc, below = a->opt->recursive_only ? open_below(a, c) : 0;
+	int rc, below = tracks_open(a) ? open_below(a, c) : 0;
 
 	if (a->opt->events && count_events(a, c, &f))
 		return 1;
@@ -501,6 +512,8 @@ static int on_call(void *ctx, const struct call *c)
 	}
 	f->row.count++;
 	f->sum_tsc = sat_add(f->sum_tsc, c->total_tsc);
+	if (!below)
+		f->outer_tsc = sat_add(f->outer_tsc, c->total_tsc);
 	f->self_tsc += call_self_tsc(c); /* at most the total: no overflow first */
 	if (key_before(a->rank, a->seq, c->depth, f)) {
 		f->first_rank = a->rank;
@@ -977,7 +990,7 @@ static int no_memory(struct acct *a, const char *what)
 }
 
 /*
- * recursive_only: the frames event ev (just fed) opened. An entry opens one; a stack
+ * tracks_open(): the frames event ev (just fed) opened. An entry opens one; a stack
  * context that seeded the stack (the pairer's seeded count went past seeded) opens one per
  * call it names. Returns 0, or -1 when out of memory.
  */
@@ -1060,7 +1073,7 @@ static void walk_threads(struct acct *a)
 				walk_tell(a);
 			}
 			a->seq++;
-			if (a->opt->recursive_only) {
+			if (tracks_open(a)) {
 				callstack_get_stats(cs, &st);
 				seeded = st.contexts_seeded;
 			}
@@ -1069,7 +1082,7 @@ static void walk_threads(struct acct *a)
 				goto oom;
 			if (rc)
 				goto cancelled;
-			if (a->opt->recursive_only && count_open(a, cs, &ev, seeded))
+			if (tracks_open(a) && count_open(a, cs, &ev, seeded))
 				goto oom;
 			if (w && ev.tsc > w->until)
 				break; /* the pairer takes nothing more of the thread */
@@ -1156,6 +1169,7 @@ static int merge(struct acct *a, struct acct *o)
 		g->row.count += f->row.count;
 		g->row.events += f->row.events;
 		g->sum_tsc = sat_add(g->sum_tsc, f->sum_tsc);
+		g->outer_tsc = sat_add(g->outer_tsc, f->outer_tsc);
 		g->self_tsc += f->self_tsc;
 		if (key_before(f->first_rank, f->first_seq, f->first_depth, g)) {
 			g->first_rank = f->first_rank;
@@ -1430,6 +1444,7 @@ int latency_totals(struct xfdr_trace *t, const struct xfdr_names *names, const s
 		v[i].fid = a.fn[i].row.fid;
 		v[i].count = a.fn[i].row.count;
 		v[i].sum_tsc = a.fn[i].sum_tsc;
+		v[i].outer_tsc = a.fn[i].outer_tsc;
 		v[i].self_tsc = a.fn[i].self_tsc;
 		v[i].name = xfdr_names_get(names, v[i].fid);
 	}

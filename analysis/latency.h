@@ -119,11 +119,14 @@ int latency_left_note(const struct latency_left *l, char *buf, size_t size);
 /* One function of a trace, for a summary. */
 struct latency_total {
 	uint32_t fid;
-	uint64_t count;	   /* calls counted, as the table counts them */
-	uint64_t sum_tsc;  /* their total latency in ticks (saturates at UINT64_MAX) */
-	uint64_t self_tsc; /* the part of it outside recorded callees: a recursive function's
-			      nested calls are in its total many times, in its self time once */
-	const char *name;  /* the sidecar's name (lives as long as names), NULL when none */
+	uint64_t count;	    /* calls counted, as the table counts them */
+	uint64_t sum_tsc;   /* their latencies added, in ticks (saturates at UINT64_MAX): a
+			       recursive function's nested calls are in it many times */
+	uint64_t outer_tsc; /* the time in it: the latencies of its calls made while no other
+			       call of it was open on their thread (each nested call's time is
+			       in its outer call's once), in ticks */
+	uint64_t self_tsc;  /* the part of it outside recorded callees */
+	const char *name;   /* the sidecar's name (lives as long as names), NULL when none */
 };
 
 /*

@@ -512,7 +512,7 @@ static void put_top(struct xfdr_trace *t, const struct xfdr_names *names, const 
 			name = id;
 		}
 		cli_duration(self, sizeof(self), v[i].self_tsc, hz, CLI_DURATION_SHORT);
-		cli_duration(total, sizeof(total), v[i].sum_tsc, hz, CLI_DURATION_SHORT);
+		cli_duration(total, sizeof(total), v[i].outer_tsc, hz, CLI_DURATION_SHORT);
 		cli_duration(per, sizeof(per), v[i].count ? v[i].sum_tsc / v[i].count : 0, hz,
 			     CLI_DURATION_SHORT);
 		if ((int)strlen(name) > width)

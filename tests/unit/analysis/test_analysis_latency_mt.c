@@ -165,7 +165,51 @@ static void test_totals_across_workers(void **state)
 	assert_int_equal(v[3].fid, 2);
 	assert_int_equal(v[3].count, 5);
 	for (i = 0; i < n; i++)
-		assert_int_equal(v[i].self_tsc, v[i].sum_tsc); /* no call has a callee */
+		/* no call has a callee, or a call of its own function around it */
+		assert_true(v[i].self_tsc == v[i].sum_tsc && v[i].outer_tsc == v[i].sum_tsc);
+	free(v);
+	xfdr_trace_close(t);
+}
+
+/*
+ * A recursive function's time counts once: thread 1 main (1) at 1000 { f (2) 1010 { f 1020
+ * { f 1030..1040 } 1060 } 1100, f 1200..1210 } 1300; thread 2 f 1015..1020, at the same time
+ * as thread 1's nested calls but on a stack of its own. f's calls last 10, 40, 90, 10 and 5
+ * (sum 155); the time in f is its outer calls' 90 + 10 + 5 = 105, as is its self time.
+ */
+static void test_totals_count_recursion_once(void **state)
+{
+	static const struct {
+		unsigned action;
+		uint32_t fid, delta;
+	} t1[] = {{ENTER, 1, 0}, {ENTER, 2, 10}, {ENTER, 2, 10},  {ENTER, 2, 10}, {EXIT, 2, 10},
+		  {EXIT, 2, 20}, {EXIT, 2, 40},	 {ENTER, 2, 100}, {EXIT, 2, 10},  {EXIT, 1, 90}};
+	struct latency_total *v;
+	struct xfdr_trace *t;
+	struct xfdr_error err;
+	struct tb b;
+	size_t n, i;
+
+	(void)state;
+	tb_init(&b, 1024, 1000000000u);
+	tb_buffer(&b, 1, 1, 1000);
+	for (i = 0; i < sizeof(t1) / sizeof(t1[0]); i++)
+		tb_fn(&b, t1[i].action, t1[i].fid, t1[i].delta);
+	tb_buffer(&b, 2, 1, 1000);
+	tb_fn(&b, ENTER, 2, 15);
+	tb_fn(&b, EXIT, 2, 5);
+	assert_int_equal(xfdr_trace_open(tb_write(&b, "recursion.xray"), &t, &err), 0);
+	assert_int_equal(xfdr_trace_verify(t, &err), 0);
+	assert_int_equal(latency_totals(t, NULL, NULL, &v, &n, &err), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(v[0].fid, 1);
+	assert_int_equal(v[0].outer_tsc, 300);
+	assert_int_equal(v[0].self_tsc, 300 - 90 - 10);
+	assert_int_equal(v[1].fid, 2);
+	assert_int_equal(v[1].count, 5);
+	assert_int_equal(v[1].sum_tsc, 155);
+	assert_int_equal(v[1].outer_tsc, 105);
+	assert_int_equal(v[1].self_tsc, 105);
 	free(v);
 	xfdr_trace_close(t);
 }
@@ -175,6 +219,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_rows_across_workers),
 	    cmocka_unit_test(test_totals_across_workers),
+	    cmocka_unit_test(test_totals_count_recursion_once),
 	};
 
 	return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);
