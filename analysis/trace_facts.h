@@ -17,11 +17,13 @@ struct trace_facts {
 	int have_drops;	    /* an XFDRDROP event was there */
 	uint64_t drop[XFDR_MAP_DROP_CAUSES]; /* as a .map's `dropped` line: by cause, total */
 	uint64_t overwritten;		     /* ring buffers overwritten */
+	uint64_t threads_unrecorded; /* threads the XFDRDROP events name that have no events in
+					the trace: all of theirs dropped or overwritten */
 };
 
 /*
  * trace_facts_read - the facts of the verified trace t. Returns 0, or -1 with err filled (a
- * decoding error the verification did not see: the file changed).
+ * decoding error the verification did not see: the file changed; out of memory).
  */
 int trace_facts_read(struct xfdr_trace *t, struct trace_facts *tf, struct xfdr_error *err);
 

@@ -459,9 +459,14 @@ static void sidecar_of(const char *trace, const struct launch_trace *f, char *ma
 		snprintf(map, n, "%.*s.map", (int)(t - trace), trace);
 }
 
-static void put_drops(const uint64_t *drop, const char *mode)
+/*
+ * The drops by cause, and for no_buffer what to do: in bounded mode the pool filled up; in
+ * ring mode (which reuses the oldest full buffer) every buffer was some thread's current one,
+ * so there were more threads recording than buffers.
+ */
+static void put_drops(const uint64_t *drop, const char *mode, uint64_t threads)
 {
-	char text[256];
+	char text[256], hint[160] = "";
 	size_t n = 0, i;
 
 	if (!drop[4]) {
@@ -472,10 +477,15 @@ static void put_drops(const uint64_t *drop, const char *mode)
 		if (drop[i])
 			n += (size_t)snprintf(text + n, sizeof(text) - n, "%s%s %" PRIu64,
 					      n ? ", " : "", drop_causes[i], drop[i]);
-	fprintf(stderr, "  dropped    %" PRIu64 " events (%s)%s\n", drop[4], text,
-		drop[0] && mode && !strcmp(mode, "bounded")
-		    ? ": the pool was full; raise buffer_max, or --mode=ring keeps the newest"
-		    : "");
+	if (drop[0] && mode && !strcmp(mode, "bounded"))
+		snprintf(hint, sizeof(hint),
+			 ": the pool was full; raise buffer_max, or --mode=ring keeps the newest");
+	else if (drop[0] && mode && !strcmp(mode, "ring"))
+		snprintf(hint, sizeof(hint),
+			 ": every buffer was a thread's current one; raise buffer_max above the "
+			 "number of threads (%" PRIu64 " here)",
+			 threads);
+	fprintf(stderr, "  dropped    %" PRIu64 " events (%s)%s\n", drop[4], text, hint);
 }
 
 static void put_top(struct xfdr_trace *t, const struct xfdr_names *names, const struct window *w,
@@ -640,12 +650,18 @@ static void summarize(const char *path, const struct launch_trace *f, long top)
 	if (have_map)
 		names = load_map(map, &map_lines);
 	xfdr_names_pool(map_lines, &m);
-	fprintf(stderr, "  threads    %" PRIu64 "\n", tf.threads);
+	if (tf.threads_unrecorded)
+		fprintf(stderr,
+			"  threads    %" PRIu64 " of %" PRIu64 " (%" PRIu64
+			" left no records: every event dropped or overwritten)\n",
+			tf.threads, tf.threads + tf.threads_unrecorded, tf.threads_unrecorded);
+	else
+		fprintf(stderr, "  threads    %" PRIu64 "\n", tf.threads);
 	put_spans(t, names, &w);
 	fprintf(stderr, "  events     %" PRIu64 " function records\n", tf.functions);
 	drop = m.have_drops ? m.dropped : tf.drop;
 	if (m.have_drops || tf.have_drops)
-		put_drops(drop, m.mode);
+		put_drops(drop, m.mode, tf.threads + tf.threads_unrecorded);
 	overwritten = m.have_overwritten ? m.overwritten : tf.overwritten;
 	if (m.have_buffer_max)
 		fprintf(stderr,

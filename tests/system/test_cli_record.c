@@ -817,6 +817,35 @@ static void mode_and_options_reach_runtime(void **state)
 	child_result_free(&r);
 }
 
+/*
+ * More threads than buffers in ring mode: main holds the only buffer (never full, so never
+ * reused) while "late" runs; every event of late's is dropped for want of a buffer. The summary
+ * counts late among the threads, says it left nothing, and says what to raise.
+ */
+static void ring_threads_without_buffers(void **state)
+{
+	char dir[PATH_BYTES], trace[PATH_BYTES], map[PATH_BYTES + 8], v[256], want[512];
+	struct child_result r;
+
+	(void)state;
+	out_dir(dir, "ring-threads-out");
+	record(&r, "-o", dir, "--mode=ring", "--option", "buffer_max=1", prog_cyg, "threads", "100",
+	       NULL);
+	assert_int_equal(r.status, 0);
+	one_trace(dir, trace);
+	snprintf(map, sizeof(map), "%s.map", trace);
+	map_value(map, "dropped\tno_buffer", v, sizeof(v));
+	assert_true(atol(v) >= 200); /* late's 100 calls of tiny() at least */
+	text_assert_contains(r.err, "  threads    1 of 2 (1 left no records: every event dropped "
+				    "or overwritten)\n");
+	snprintf(want, sizeof(want),
+		 "(no_buffer %s): every buffer was a thread's current one; raise buffer_max above "
+		 "the number of threads (2 here)\n",
+		 v);
+	text_assert_contains(r.err, want);
+	child_result_free(&r);
+}
+
 /* A time of the summary ("1.069 ms", "0 ns", "18.756 us", "2.5 s") in ns; *step: its last digit. */
 static double summary_ns(const char *p, double *step)
 {
@@ -1119,6 +1148,7 @@ int main(void)
 	    cmocka_unit_test(no_trace_says_the_handler_never_ran),
 	    cmocka_unit_test(no_trace_says_xfdr_was_not_loaded),
 	    cmocka_unit_test(mode_and_options_reach_runtime),
+	    cmocka_unit_test(ring_threads_without_buffers),
 	};
 
 	return cmocka_run_group_tests(tests, build_programs, scratch_teardown);
