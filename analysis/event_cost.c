@@ -38,7 +38,8 @@ size_t event_cost_pick(const struct latency_row *const *rows, size_t n, uint64_t
 
 		if ((double)r->events < lim->min_share * (double)total)
 			break; /* sorted: every row after has fewer */
-		if (r->name[0] == '#' || !r->count || !(r->med < lim->shorter_than))
+		if (r->name[0] == '#' || !r->count ||
+		    !(r->sum / (double)r->count < lim->shorter_than))
 			continue;
 		picked[k++] = r;
 		*events += r->events;

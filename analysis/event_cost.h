@@ -1,10 +1,12 @@
 /*
  * analysis/event_cost.h - what recording each function cost, in events, and the functions whose
- * exclusion (the runtime's exclude= option) would save most: many events, each call short, so
- * that the recording costs much beside what the calls do and shows little.
+ * exclusion (the runtime's exclude= option) would save most: many events, and calls short on
+ * average, so that the recording costs much beside what the calls do and shows little. The mean,
+ * not the median: a function whose rare calls are long (a lookup that sometimes waits) keeps
+ * them in view.
  *
  * The rows are a latency table's (analysis/latency.h) built with latency_options.events: each
- * function's events, its counted calls and their median. Nothing here prints.
+ * function's events, its counted calls and their sum. Nothing here prints.
  */
 #ifndef XFDR_ANALYSIS_EVENT_COST_H
 #define XFDR_ANALYSIS_EVENT_COST_H
@@ -19,8 +21,8 @@ void event_cost_sort(const struct latency_row **rows, size_t n);
 
 /* Which functions an exclusion names. */
 struct event_cost_limits {
-	double shorter_than; /* its median call is shorter (in the rows' unit: seconds, or
-				ticks for a trace of no rate) */
+	double shorter_than; /* its mean call (sum / count) is shorter (in the rows' unit:
+				seconds, or ticks for a trace of no rate) */
 	double min_share;    /* it costs at least this fraction of all events */
 	size_t max_names;    /* at most this many functions, those of most events */
 };
@@ -29,7 +31,7 @@ struct event_cost_limits {
  * event_cost_pick - the functions of rows (sorted by event_cost_sort()) within lim, most events
  * first, into picked (room for n); total: the events of all rows. Functions without a name
  * (the table's "#ID") cannot be named in an option and are passed over, as are those with no
- * counted call (no median). Returns how many were picked, their events in *events.
+ * counted call (no mean). Returns how many were picked, their events in *events.
  */
 size_t event_cost_pick(const struct latency_row *const *rows, size_t n, uint64_t total,
 		       const struct event_cost_limits *lim, const struct latency_row **picked,

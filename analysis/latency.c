@@ -1425,6 +1425,7 @@ int latency_totals(struct xfdr_trace *t, const struct xfdr_names *names, const s
 	*n = 0;
 	memset(&opt, 0, sizeof(opt));
 	opt.window = w;
+	opt.events = 1;
 	memset(&a, 0, sizeof(a));
 	a.t = t;
 	a.opt = &opt;
@@ -1445,6 +1446,7 @@ int latency_totals(struct xfdr_trace *t, const struct xfdr_names *names, const s
 		v[i].count = a.fn[i].row.count;
 		v[i].sum_tsc = a.fn[i].sum_tsc;
 		v[i].outer_tsc = a.fn[i].outer_tsc;
+		v[i].events = a.fn[i].row.events;
 		v[i].self_tsc = a.fn[i].self_tsc;
 		v[i].name = xfdr_names_get(names, v[i].fid);
 	}

@@ -126,16 +126,16 @@ struct latency_total {
 			       call of it was open on their thread (each nested call's time is
 			       in its outer call's once), in ticks */
 	uint64_t self_tsc;  /* the part of it outside recorded callees */
+	uint64_t events;    /* its function records (latency_row.events) */
 	const char *name;   /* the sidecar's name (lives as long as names), NULL when none */
 };
 
 /*
- * latency_totals - every function of the verified trace t with at least one counted call, by
- * self time, largest first (ties: lower id first). names: the .map's names, or NULL. w: the
- * window the calls are counted in, as latency_options.window (NULL: all).
- * One pass over the events, memory per function only.
- * Returns 0 with *out (malloc'd, free() it; NULL when *n is 0) and *n, or -1 with err filled
- * (an invalid trace, out of memory).
+ * latency_totals - every function of the verified trace t with an event (count 0 for one with
+ * no counted call), by self time, largest first (ties: lower id first). names: the .map's names, or
+ * NULL. w: the window the calls are counted in, as latency_options.window (NULL: all). One pass
+ * over the events, memory per function only. Returns 0 with *out (malloc'd, free() it; NULL when *n
+ * is 0) and *n, or -1 with err filled (an invalid trace, out of memory).
  */
 int latency_totals(struct xfdr_trace *t, const struct xfdr_names *names, const struct window *w,
 		   struct latency_total **out, size_t *n, struct xfdr_error *err);

@@ -3,8 +3,8 @@
  * exclude= option that would save most (analysis/event_cost.h).
  *
  * The trace is accounted as `xfdr account` accounts it (analysis/latency.h, through the
- * window), with each function's events counted too: the calls' medians come from the same
- * latencies, so they agree with account's.
+ * window), with each function's events counted too: the calls' medians and means come from
+ * the same latencies, so they agree with account's (its sum / count).
  */
 #include <inttypes.h>
 #include <math.h>
@@ -37,19 +37,20 @@ static const char funcs_head[] =
     "\n"
     "What recording each function cost: per function the events it left (entries and\n"
     "exits), its share of all events, its calls, calls per millisecond of the window,\n"
-    "and the median call; most events first. Then a ready option line,\n"
-    "'exclude=NAME,...', naming the functions of many events and short calls (each with\n"
-    "a median under --shorter-than and at least --min-share of the events), and what\n"
-    "excluding them would save: events, and recording time at --event-cost an event.\n"
+    "and its median and mean call; most events first. Then a ready option line,\n"
+    "'exclude=NAME,...', naming the functions of many events and short calls (a mean\n"
+    "call under --shorter-than, at least --min-share of the events), and what excluding\n"
+    "them would save: events, and recording time at --event-cost an event. The mean,\n"
+    "not the median, so that a function whose rare calls are long stays recorded.\n"
     "The line is written for the runtime's function filter, which is not in this\n"
     "release yet: each name a glob of itself (',', '\\', '*', '?' and '[' escaped).\n";
 
 static const char funcs_tail[] =
     "Calls are counted as by `xfdr account`, so the medians are account's; a function\n"
-    "whose calls all lack an entry or an exit has events but no median ('-'). Functions\n"
-    "without a name ('#ID') cannot be named in an option and are never suggested.\n"
-    "With -f csv only the table is printed: function id, events, share (a fraction),\n"
-    "calls, calls per ms, median (seconds), name.\n"
+    "whose calls all lack an entry or an exit has events but no median or mean ('-').\n"
+    "Functions without a name ('#ID') cannot be named in an option and are never\n"
+    "suggested. With -f csv only the table is printed: function id, events, share (a\n"
+    "fraction), calls, calls per ms, median and mean (seconds), name.\n"
     "The window: as account, by default the time every thread's kept history covers.\n"
     "Exit status: 0 printed, 1 invalid trace or write error, 2 usage error, unknown\n"
     "--thread or unreadable FILE.\n";
@@ -120,7 +121,7 @@ static int parse_funcs_opts(int argc, char **argv, struct funcs_opts *o)
 	    CLI_OPT_STRING('o', "output", &o->output, "OUT",
 			   "write to OUT instead of standard output ('-')"),
 	    CLI_OPT_CALL(0, "shorter-than", &o->shorter_than, parse_shorter_than, "TIME",
-			 "suggest functions whose median call is shorter than\n"
+			 "suggest functions whose mean call is shorter than\n"
 			 "TIME (default 1us)"),
 	    CLI_OPT_CALL(0, "min-share", &o->min_share_pct, parse_min_share, "PERCENT",
 			 "... and that cost at least PERCENT of all events\n"
@@ -179,27 +180,30 @@ static const char *seconds_text(char *buf, size_t n, double s)
 static void put_text(struct cli_out *o, const struct latency_row *const *rows, size_t n,
 		     size_t shown, const struct funcs_view *v)
 {
-	char span[32], med[32], rate[32];
+	char span[32], med[32], mean[32], rate[32];
 	size_t i;
 
 	cli_printf(o, "Functions: %zu, %" PRIu64 " events in %s\n", n, v->events,
 		   seconds_text(span, sizeof(span), v->span_ms / 1e3));
-	cli_printf(o, "%12s %7s %11s %10s %11s  %s\n", "events", "share", "calls", "calls/ms",
-		   "median", "function");
+	cli_printf(o, "%12s %7s %11s %10s %11s %11s  %s\n", "events", "share", "calls", "calls/ms",
+		   "median", "mean", "function");
 	for (i = 0; i < shown && !o->err; i++) {
 		const struct latency_row *r = rows[i];
 
-		if (r->count)
+		if (r->count) {
 			seconds_text(med, sizeof(med), r->med * v->to_seconds);
-		else
+			seconds_text(mean, sizeof(mean), r->sum / (double)r->count * v->to_seconds);
+		} else {
 			snprintf(med, sizeof(med), "-");
+			snprintf(mean, sizeof(mean), "-");
+		}
 		if (v->span_ms > 0)
 			snprintf(rate, sizeof(rate), "%.3f", (double)r->count / v->span_ms);
 		else
 			snprintf(rate, sizeof(rate), "-");
-		cli_printf(o, "%12" PRIu64 " %6.2f%% %11" PRIu64 " %10s %11s  %s\n", r->events,
+		cli_printf(o, "%12" PRIu64 " %6.2f%% %11" PRIu64 " %10s %11s %11s  %s\n", r->events,
 			   v->events ? 100.0 * (double)r->events / (double)v->events : 0.0,
-			   r->count, rate, med, r->name);
+			   r->count, rate, med, mean, r->name);
 	}
 }
 
@@ -209,7 +213,7 @@ static void put_csv(struct cli_out *o, const struct latency_row *const *rows, si
 	const char *p;
 	size_t i;
 
-	cli_puts(o, "funcid,events,share,calls,calls_per_ms,median,function\n");
+	cli_puts(o, "funcid,events,share,calls,calls_per_ms,median,mean,function\n");
 	for (i = 0; i < shown && !o->err; i++) {
 		const struct latency_row *r = rows[i];
 
@@ -219,7 +223,10 @@ static void put_csv(struct cli_out *o, const struct latency_row *const *rows, si
 			cli_printf(o, "%.6e", (double)r->count / v->span_ms);
 		cli_putc(o, ',');
 		if (r->count)
-			cli_printf(o, "%.6e", r->med * v->to_seconds);
+			cli_printf(o, "%.6e,%.6e", r->med * v->to_seconds,
+				   r->sum / (double)r->count * v->to_seconds);
+		else
+			cli_putc(o, ',');
 		cli_puts(o, ",\"");
 		for (p = r->name; *p; p++) {
 			if (*p == '"')
@@ -250,7 +257,7 @@ static int put_suggestion(struct cli_out *o, const struct latency_row *const *ro
 	seconds_text(under, sizeof(under), opt->shorter_than.ns * 1e-9);
 	if (!k) {
 		cli_printf(o,
-			   "\nNo suggestion: no named function with a median under %s has %g%% "
+			   "\nNo suggestion: no named function with a mean call under %s has %g%% "
 			   "of the events or more.\n",
 			   under, opt->min_share_pct);
 		free(picked);
@@ -263,7 +270,7 @@ static int put_suggestion(struct cli_out *o, const struct latency_row *const *ro
 	cli_printf(o, "\nSuggested: %s\n", line);
 	free(line);
 	cli_printf(o,
-		   "  %zu function%s with a median under %s and %g%% of the events or more: "
+		   "  %zu function%s with a mean call under %s and %g%% of the events or more: "
 		   "%" PRIu64 " events (%.2f%%),\n"
 		   "  about %s of recording at %g ns an event (--event-cost).\n",
 		   k, k == 1 ? "" : "s", under, opt->min_share_pct, events,

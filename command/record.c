@@ -43,6 +43,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "analysis/event_cost.h"
 #include "analysis/latency.h"
 #include "analysis/trace_facts.h"
 #include "analysis/window.h"
@@ -56,6 +57,7 @@
 #define DEFAULT_TOP 10
 #define SUMMARY_COLUMNS 100
 #define LIST_MAX 10 /* other traces listed by name */
+#define BUSIEST_MIN_EVENTS 1000
 
 struct record_opts {
 	const char *dir;      /* -o; NULL: the current directory */
@@ -79,9 +81,11 @@ static const char record_head[] =
     "Run PROGRAM with the xfdr recorder started at load, wait for it, then print on\n"
     "stderr where its trace is and a summary: how the program ended, threads, function\n"
     "records, drops, after a crash the crashing thread's frames (the crash site first),\n"
-    "and the functions with the most self time; without a trace, why (whether xfdr was\n"
-    "in the program, whether its handler of the fatal signal ran, what it said). stdout\n"
-    "is left to the program. Options end at PROGRAM, so its own options need no\n"
+    "the functions of short calls (under 1 us on average) that left half the events or\n"
+    "more (what `xfdr funcs` suggests excluding), and the functions with the most self\n"
+    "time, whose total counts a recursive call once; without a trace, why (whether xfdr\n"
+    "was in the program, whether its handler of the fatal signal ran, what it said).\n"
+    "stdout is left to the program. Options end at PROGRAM, so its own options need no\n"
     "quoting; write '--' before a PROGRAM whose name starts with '-'.\n";
 
 static const char record_tail[] =
@@ -488,34 +492,81 @@ static void put_drops(const uint64_t *drop, const char *mode, uint64_t threads)
 	fprintf(stderr, "  dropped    %" PRIu64 " events (%s)%s\n", drop[4], text, hint);
 }
 
+/*
+ * When a few functions of short calls left most of the events, name them: what `xfdr funcs`
+ * would suggest excluding (analysis/event_cost.h, its default limits), here when they left at
+ * least half of all events and BUSIEST_MIN_EVENTS or more (fewer cost nothing worth a line).
+ */
+static void put_busiest(const struct latency_total *v, size_t n, uint64_t hz, const char *path)
+{
+	struct latency_row *row = calloc(n ? n : 1, sizeof(*row));
+	const struct latency_row **rows = calloc(n ? n : 1, sizeof(*rows));
+	const struct latency_row **picked = calloc(n ? n : 1, sizeof(*picked));
+	struct event_cost_limits lim = {(hz ? (double)hz : 1e9) * 1e-6, 0.01, 10};
+	uint64_t all = 0, events;
+	size_t i, k;
+
+	if (!row || !rows || !picked)
+		goto out;
+	for (i = 0; i < n; i++) {
+		row[i].fid = v[i].fid;
+		row[i].name = v[i].name ? v[i].name : "#"; /* unnamed: never picked */
+		row[i].count = v[i].count;
+		row[i].events = v[i].events;
+		row[i].sum = (double)v[i].sum_tsc; /* ticks, as lim.shorter_than */
+		rows[i] = &row[i];
+		all += v[i].events;
+	}
+	event_cost_sort(rows, n);
+	k = event_cost_pick(rows, n, all, &lim, picked, &events);
+	if (!k || 2 * events < all || events < BUSIEST_MIN_EVENTS)
+		goto out;
+	fprintf(stderr, "  busiest    ");
+	for (i = 0; i < k; i++)
+		fprintf(stderr, "%s%s", i ? ", " : "", picked[i]->name);
+	fprintf(
+	    stderr,
+	    "\n             %.1f%% of the events, in calls under 1 us on average (xfdr funcs %s)\n",
+	    100.0 * (double)events / (double)all, path);
+out:
+	free(row);
+	free(rows);
+	free(picked);
+}
+
 static void put_top(struct xfdr_trace *t, const struct xfdr_names *names, const struct window *w,
-		    long top)
+		    long top, const char *path)
 {
 	struct latency_total *v;
 	struct xfdr_error err;
 	uint64_t hz = xfdr_trace_header(t)->cycle_frequency;
-	size_t n, i, shown;
+	size_t n, i, shown, counted = 0;
 	char self[32], total[32], per[32], id[16];
 	const char *name;
 	int width = SUMMARY_COLUMNS - 4 - 12 - 1 - 12 - 1 - 10 - 1 - 12 - 2;
 
-	if (top <= 0)
-		return;
 	if (latency_totals(t, names, w, &v, &n, &err)) {
 		cli_error("%s", err.text);
 		return;
 	}
-	shown = n < (size_t)top ? n : (size_t)top;
-	if (!n) {
+	put_busiest(v, n, hz, path);
+	for (i = 0; i < n; i++)
+		counted += v[i].count > 0; /* the others only have events */
+	if (top <= 0)
+		goto out;
+	shown = counted < (size_t)top ? counted : (size_t)top;
+	if (!counted) {
 		fprintf(stderr, "  no complete calls to account\n");
-		free(v);
-		return;
+		goto out;
 	}
 	fprintf(stderr, "  top %zu of %zu functions by self time (outside recorded callees):\n",
-		shown, n);
+		shown, counted);
 	fprintf(stderr, "    %12s %12s %10s %12s  %s\n", "self", "total", "calls", "per call",
 		"function");
-	for (i = 0; i < shown; i++) {
+	for (i = 0; shown; i++) {
+		if (!v[i].count)
+			continue;
+		shown--;
 		name = v[i].name;
 		if (!name) {
 			snprintf(id, sizeof(id), "#%u", v[i].fid);
@@ -523,8 +574,7 @@ static void put_top(struct xfdr_trace *t, const struct xfdr_names *names, const 
 		}
 		cli_duration(self, sizeof(self), v[i].self_tsc, hz, CLI_DURATION_SHORT);
 		cli_duration(total, sizeof(total), v[i].outer_tsc, hz, CLI_DURATION_SHORT);
-		cli_duration(per, sizeof(per), v[i].count ? v[i].sum_tsc / v[i].count : 0, hz,
-			     CLI_DURATION_SHORT);
+		cli_duration(per, sizeof(per), v[i].sum_tsc / v[i].count, hz, CLI_DURATION_SHORT);
 		if ((int)strlen(name) > width)
 			fprintf(stderr, "    %12s %12s %10" PRIu64 " %12s  %.*s...\n", self, total,
 				v[i].count, per, width - 3, name);
@@ -532,6 +582,7 @@ static void put_top(struct xfdr_trace *t, const struct xfdr_names *names, const 
 			fprintf(stderr, "    %12s %12s %10" PRIu64 " %12s  %s\n", self, total,
 				v[i].count, per, name);
 	}
+out:
 	free(v);
 }
 
@@ -675,7 +726,7 @@ static void summarize(const char *path, const struct launch_trace *f, long top)
 			overwritten);
 	if (xfdr_names_crash(map_lines, &crash))
 		put_crash(names, crash.signal_name, path);
-	put_top(t, names, &w, top);
+	put_top(t, names, &w, top, path);
 out:
 	xfdr_names_free(map_lines);
 	if (t)
