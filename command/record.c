@@ -196,7 +196,9 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 	    CLI_OPT_CALL(0, "top", &o->top, parse_top, "N",
 			 "list the N functions with the most self time (default 10;\n"
 			 "0: none)"),
-	    CLI_OPT_FLAG('q', "quiet", &o->quiet, 1, "no summary; only errors"),
+	    CLI_OPT_FLAG('q', "quiet", &o->quiet, 1,
+			 "no summary, and none of the runtime's notes (the files\n"
+			 "it wrote, its drop counts); only errors"),
 	    CLI_OPT_HELP,
 	    CLI_OPT_END,
 	};
@@ -975,7 +977,7 @@ static int run_and_report(const struct record_opts *o, const char *opts, const c
 	int status;
 
 	launch_list_traces(dir, &before);
-	if (launch_run(o->argv, &r, &err)) {
+	if (launch_run(o->argv, o->quiet, &r, &err)) {
 		cli_error("%s", err.text);
 		launch_listing_free(&before);
 		return CLI_USAGE;

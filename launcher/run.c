@@ -179,9 +179,10 @@ static double since(const struct timespec *a)
 
 /*
  * A file the runtime copies its lines into (print.c: XFDR_RECORD_MESSAGES), unnamed, inherited
- * by the program. Returns its descriptor, or -1 (the summary then knows less).
+ * by the program; quiet: its notes go there alone. Returns its descriptor, or -1 (the summary
+ * then knows less).
  */
-static int messages_open(void)
+static int messages_open(int quiet)
 {
 	const char *tmp = getenv("TMPDIR");
 	char path[PATH_MAX], env[96];
@@ -202,8 +203,8 @@ static int messages_open(void)
 	if (fd < 0)
 		return -1;
 	if (fstat(fd, &st) ||
-	    snprintf(env, sizeof(env), "%d:%llu:%llu", fd, (unsigned long long)st.st_dev,
-		     (unsigned long long)st.st_ino) >= (int)sizeof(env) ||
+	    snprintf(env, sizeof(env), "%d:%llu:%llu%s", fd, (unsigned long long)st.st_dev,
+		     (unsigned long long)st.st_ino, quiet ? ":quiet" : "") >= (int)sizeof(env) ||
 	    setenv("XFDR_RECORD_MESSAGES", env, 1)) {
 		close(fd);
 		return -1;
@@ -235,7 +236,7 @@ static char *messages_read(int fd)
 	return text;
 }
 
-int launch_run(char **argv, struct launch_run *r, struct xfdr_error *err)
+int launch_run(char **argv, int quiet, struct launch_run *r, struct xfdr_error *err)
 {
 	struct sigaction sa, old;
 	sigset_t block, saved_mask;
@@ -245,7 +246,7 @@ int launch_run(char **argv, struct launch_run *r, struct xfdr_error *err)
 	size_t i;
 
 	memset(r, 0, sizeof(*r));
-	mfd = messages_open();
+	mfd = messages_open(quiet);
 	sigemptyset(&block);
 	for (i = 0; i < NFORWARDED; i++) {
 		sigaction(forwarded[i], NULL, &old);

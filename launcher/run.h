@@ -51,11 +51,12 @@ struct launch_run {
  * alone (kill, sigqueue: si_code <= 0) are passed on to it; those a terminal sent to the whole
  * foreground process group already reached it and are not; either way this process keeps
  * waiting. A signal ignored at the start stays ignored, for the program too (nohup). The
- * runtime's lines (XFDR_RECORD_MESSAGES, runtime/base/print.c) are kept, the newest 64 KiB.
+ * runtime's lines (XFDR_RECORD_MESSAGES, runtime/base/print.c) are kept, the newest 64 KiB;
+ * with quiet, its notes (the files it wrote, its drop counts) are kept there and not printed.
  * SIGPIPE is ignored after: the summary goes to stderr, which may be a closed pipe.
  * Returns 0 with *r filled (free r->messages), or -1 with err filled when it could not fork.
  */
-int launch_run(char **argv, struct launch_run *r, struct xfdr_error *err);
+int launch_run(char **argv, int quiet, struct launch_run *r, struct xfdr_error *err);
 
 /*
  * launch_exit_like - leave as the program left: returns its exit status, or, after a death by

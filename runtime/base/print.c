@@ -3,8 +3,9 @@
  *
  * `xfdr record` reads what the runtime said, to tell why a run left no trace: it opens a file
  * of its own, lets the program inherit it, and names it in XFDR_RECORD_MESSAGES as
- * "FD:DEV:INODE". Every line also goes there (O_APPEND: whole lines from every process of the
- * run), and at load a line no terminal sees says the runtime is in this pid. The device and
+ * "FD:DEV:INODE", with ":quiet" after it for `xfdr record -q`, which leaves the runtime's notes
+ * (pr_note()) off stderr. Every line also goes there (O_APPEND: whole lines from every process
+ * of the run), and at load a line no terminal sees says the runtime is in this pid. The device and
  * inode are checked: a program that execs another one with its descriptors closed or reused
  * must not write our lines into a file of its own.
  */
@@ -125,6 +126,7 @@ XFDR_NOINSTR int pr_flush(struct pr_buf *b, int fd)
 }
 
 static int record_fd = -1; /* xfdr record's message file; -1: none */
+static int record_quiet;   /* xfdr record -q: notes go to record_fd only */
 
 /* "xfdr: <b's text>\n", cut to fit, into line. */
 static XFDR_NOINSTR void line_of(struct pr_buf *line, const struct pr_buf *b)
@@ -153,6 +155,17 @@ XFDR_NOINSTR void pr_line(struct pr_buf *b)
 	to_record(&out);
 }
 
+XFDR_NOINSTR void pr_note(struct pr_buf *b)
+{
+	char text[512];
+	struct pr_buf out = PR_BUF_INIT(text);
+
+	line_of(&out, b);
+	if (!(record_quiet && record_fd >= 0))
+		pr_flush(&out, STDERR_FILENO);
+	to_record(&out);
+}
+
 /* Parse a decimal field ending at ':' or the end. Returns the end, or NULL. */
 static const char *field(const char *s, unsigned long long *v)
 {
@@ -173,12 +186,13 @@ __attribute__((constructor)) static void find_record_file(void)
 	struct pr_buf b = PR_BUF_INIT(text), out = PR_BUF_INIT(line);
 
 	if (!v || !(v = field(v, &fd)) || *v++ != ':' || !(v = field(v, &dev)) || *v++ != ':' ||
-	    !(v = field(v, &ino)) || *v || fd > 1u << 20)
+	    !(v = field(v, &ino)) || (*v && strcmp(v, ":quiet")) || fd > 1u << 20)
 		return;
 	if (fstat((int)fd, &st) || !S_ISREG(st.st_mode) || (unsigned long long)st.st_dev != dev ||
 	    (unsigned long long)st.st_ino != ino)
 		return;
 	record_fd = (int)fd;
+	record_quiet = *v != '\0';
 	pr_str(&b, "loaded in pid ");
 	pr_u64(&b, (uint64_t)getpid());
 	line_of(&out, &b);

@@ -53,6 +53,13 @@ int pr_flush(struct pr_buf *b, int fd);
  */
 void pr_line(struct pr_buf *b);
 
+/*
+ * pr_note - the same for a line that tells, not warns ("wrote FILE", the drop counts): left off
+ * stderr when `xfdr record -q` runs the program (XFDR_RECORD_MESSAGES ends in ":quiet"), kept
+ * in its message file either way. Context: async-signal-safe.
+ */
+void pr_note(struct pr_buf *b);
+
 /* Human-readable name of a negative errno, for messages ("ENOSPC"); "error" if unknown. */
 const char *pr_errno_name(int neg_errno);
 

@@ -453,12 +453,13 @@ static __attribute__((noinline)) void exit_flush(void)
 	} else if (rc) {
 		pr_str(&b, "flush at exit failed: ");
 		pr_str(&b, pr_errno_name(rc));
+		pr_line(&b);
 	} else {
 		livemap_discard();
 		pr_str(&b, "wrote ");
 		pr_str(&b, path);
+		pr_note(&b);
 	}
-	pr_line(&b);
 }
 
 /*

@@ -252,5 +252,5 @@ void drops_report(const struct drop_totals *d, const char *map_path)
 	}
 	pr_str(&b, "); per thread: ");
 	pr_str(&b, map_path);
-	pr_line(&b);
+	pr_note(&b);
 }

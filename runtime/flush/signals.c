@@ -189,6 +189,8 @@ static XFDR_NOINSTR void report_line(int sig, const char *what, int rc, const ch
 	} else {
 		pr_str(&b, "wrote ");
 		pr_str(&b, path);
+		pr_note(&b);
+		return;
 	}
 	pr_line(&b);
 }

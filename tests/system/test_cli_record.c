@@ -854,6 +854,32 @@ static void ring_threads_without_buffers(void **state)
 	child_result_free(&r);
 }
 
+/*
+ * -q: no summary and none of the runtime's notes, though it wrote a trace and dropped events
+ * (a bounded pool of two small buffers); an error still shows.
+ */
+static void quiet_says_only_errors(void **state)
+{
+	char dir[PATH_BYTES], trace[PATH_BYTES], map[PATH_BYTES + 8], v[256];
+	struct child_result r;
+
+	(void)state;
+	out_dir(dir, "quiet-out");
+	record(&r, "-q", "-o", dir, "--mode=bounded", "--option", "buffer_max=2", "--option",
+	       "buffer_size=4096", prog_cyg, "many", "20000", NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.err, "");
+	one_trace(dir, trace);
+	snprintf(map, sizeof(map), "%s.map", trace);
+	map_value(map, "dropped\ttotal", v, sizeof(v));
+	assert_true(atol(v) > 0);
+	child_result_free(&r);
+	record(&r, "-q", "-o", dir, "--option", "mode=circular", prog_cyg, "many", "10", NULL);
+	assert_int_equal(r.status, 2);
+	text_assert_contains(r.err, " not run: ");
+	child_result_free(&r);
+}
+
 /* A time of the summary ("1.069 ms", "0 ns", "18.756 us", "2.5 s") in ns; *step: its last digit. */
 static double summary_ns(const char *p, double *step)
 {
@@ -1157,6 +1183,7 @@ int main(void)
 	    cmocka_unit_test(no_trace_says_xfdr_was_not_loaded),
 	    cmocka_unit_test(mode_and_options_reach_runtime),
 	    cmocka_unit_test(ring_threads_without_buffers),
+	    cmocka_unit_test(quiet_says_only_errors),
 	};
 
 	return cmocka_run_group_tests(tests, build_programs, scratch_teardown);

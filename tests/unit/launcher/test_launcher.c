@@ -208,7 +208,7 @@ static void run_exit_status_and_messages(void **state)
 			NULL};
 
 	(void)state;
-	assert_int_equal(launch_run(argv, &r, &err), 0);
+	assert_int_equal(launch_run(argv, 0, &r, &err), 0);
 	assert_true(WIFEXITED(r.status));
 	assert_int_equal(WEXITSTATUS(r.status), 3);
 	assert_int_equal(r.exec_errno, 0);
@@ -227,7 +227,7 @@ static void run_program_that_cannot_exec(void **state)
 	char *argv[] = {"/nonexistent/xfdr-launcher-prog", NULL};
 
 	(void)state;
-	assert_int_equal(launch_run(argv, &r, &err), 0);
+	assert_int_equal(launch_run(argv, 0, &r, &err), 0);
 	assert_int_equal(r.exec_errno, ENOENT);
 	assert_true(WIFEXITED(r.status));
 	assert_int_equal(WEXITSTATUS(r.status), 127);
@@ -253,7 +253,7 @@ static void run_passes_a_signal_on(void **state)
 	(void)state;
 	/* Ignored when the test started (nohup), it would stay ignored for the program. */
 	signal(SIGTERM, SIG_DFL);
-	assert_int_equal(launch_run(argv, &r, &err), 0);
+	assert_int_equal(launch_run(argv, 0, &r, &err), 0);
 	assert_true(WIFEXITED(r.status));
 	assert_int_equal(WEXITSTATUS(r.status), 42);
 	free(r.messages);
