@@ -798,6 +798,15 @@ static void explain_signal(const struct launch_run *r, const char *opts, const c
 }
 
 /* Why no trace was written, as far as can be told. */
+/* Did the runtime say that the program's pid recorded nothing, and so wrote no file? */
+static int recorded_nothing(const struct launch_run *r)
+{
+	char line[64];
+
+	snprintf(line, sizeof(line), "xfdr: recorded nothing in pid %d: ", (int)r->pid);
+	return r->messages && strstr(r->messages, line) != NULL;
+}
+
 static void explain_missing(const struct launch_run *r, const char *opts, const char *dir)
 {
 	char live[PATH_MAX], sig[32];
@@ -824,6 +833,10 @@ static void explain_missing(const struct launch_run *r, const char *opts, const 
 				    : " (backing=file keeps a pool that `xfdr recover` reads)");
 	else if (WIFSIGNALED(r->status))
 		explain_signal(r, opts, signal_name(WTERMSIG(r->status), sig, sizeof(sig)));
+	else if (recorded_nothing(r))
+		cli_error("no trace: nothing was recorded (no instrumented function ran in pid %d, "
+			  "so the recorder wrote no file)",
+			  (int)r->pid);
 	else if (launch_option_false(opts, "flush_at_exit"))
 		cli_error("no trace: XFDR_OPTIONS has flush_at_exit=0, and the program flushed "
 			  "nothing itself");

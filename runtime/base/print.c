@@ -155,6 +155,15 @@ XFDR_NOINSTR void pr_line(struct pr_buf *b)
 	to_record(&out);
 }
 
+XFDR_NOINSTR void pr_record(struct pr_buf *b)
+{
+	char text[512];
+	struct pr_buf out = PR_BUF_INIT(text);
+
+	line_of(&out, b);
+	to_record(&out);
+}
+
 XFDR_NOINSTR void pr_note(struct pr_buf *b)
 {
 	char text[512];

@@ -60,6 +60,13 @@ void pr_line(struct pr_buf *b);
  */
 void pr_note(struct pr_buf *b);
 
+/*
+ * pr_record - the line for `xfdr record`'s message file alone (nothing when the program was not
+ * started by it): what its summary explains and a terminal need not see. Context:
+ * async-signal-safe.
+ */
+void pr_record(struct pr_buf *b);
+
 /* Human-readable name of a negative errno, for messages ("ENOSPC"); "error" if unknown. */
 const char *pr_errno_name(int neg_errno);
 

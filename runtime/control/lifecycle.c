@@ -273,6 +273,7 @@ static int signals_setup(const struct xfdr_options *o)
 	    .flush = rt_flush_from_signal,
 	    .flush_fatal = rt_flush_fatal,
 	    .stop = rt_stop_from_signal,
+	    .nothing_recorded = flush_nothing_recorded,
 	};
 
 	return signals_install(&plan);
@@ -442,9 +443,21 @@ static __attribute__((noinline)) void exit_flush(void)
 	int rc;
 
 	xfdr_stop();
-	/* Everything is in complete files now: backing=file's live files are not needed. */
+	/*
+	 * Everything is in complete files now, or nothing was ever recorded (no file for an
+	 * uninstrumented program the runtime was preloaded into): backing=file's live files are
+	 * not needed.
+	 */
 	if (!xfdr_load_relaxed(&rt_state.unflushed)) {
 		livemap_discard();
+		return;
+	}
+	if (flush_nothing_recorded()) {
+		livemap_discard();
+		pr_str(&b, "recorded nothing in pid ");
+		pr_u64(&b, (uint64_t)getpid());
+		pr_str(&b, ": no trace written");
+		pr_record(&b);
 		return;
 	}
 	rc = xfdr_flush(path, sizeof(path));

@@ -585,6 +585,20 @@ static void report_reused(uint64_t buffers, const char *map_path)
  */
 static char flush_names[POOL_FLUSH_CONTEXTS][2][PATH_MAX];
 
+XFDR_NOINSTR int flush_nothing_recorded(void)
+{
+	struct drop_totals d;
+	unsigned i;
+
+	if (xfdr_load_relaxed(&rt_pool.claims))
+		return 0;
+	drops_sum(&d);
+	for (i = 0; i < THREAD_NOTES; i++)
+		if (d.noted[i])
+			return 0;
+	return !d.total;
+}
+
 int flush_run(enum pool_flush_id ctx, uint64_t since, char *path_out, size_t path_bytes)
 {
 	struct pool_flush_ctx *x = &rt_pool.flush[ctx];

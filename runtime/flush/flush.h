@@ -23,4 +23,12 @@
  */
 int flush_run(enum pool_flush_id ctx, uint64_t since, char *path_out, size_t path_bytes);
 
+/*
+ * flush_nothing_recorded - 1 when this session has nothing to write: no buffer was ever taken
+ * (no event, custom event or crash recorded), nothing was dropped and nothing left out (an
+ * uninstrumented program with the runtime preloaded: `ls` under a recorded script). The exit
+ * and terminate flushes then write no file. Context: async-signal-safe.
+ */
+int flush_nothing_recorded(void);
+
 #endif /* XFDR_RUNTIME_FLUSH_FLUSH_H */

@@ -114,6 +114,7 @@ static struct sig_entry entries[NSIG];
 static int (*plan_flush)(char *path_out, size_t path_bytes);
 static int (*plan_flush_fatal)(char *path_out, size_t path_bytes);
 static int (*plan_stop)(void);
+static int (*plan_nothing_recorded)(void);
 static int plan_flush_signal;
 static unsigned watchdog_s;
 
@@ -383,8 +384,11 @@ static XFDR_NOINSTR void terminate(int sig)
 		watchdog_arm(sig);
 		if (plan_stop)
 			plan_stop();
-		rc = flush_once(plan_flush_fatal, fatal_path, sizeof(fatal_path));
-		report_line(sig, NULL, rc, fatal_path);
+		/* A process that recorded nothing leaves no file, as at exit. */
+		if (!plan_nothing_recorded || !plan_nothing_recorded()) {
+			rc = flush_once(plan_flush_fatal, fatal_path, sizeof(fatal_path));
+			report_line(sig, NULL, rc, fatal_path);
+		}
 		watchdog_disarm();
 		fatal_leave();
 	}
@@ -642,6 +646,7 @@ int signals_install(const struct signal_plan *p)
 	plan_flush = p->flush;
 	plan_flush_fatal = p->flush_fatal;
 	plan_stop = p->stop;
+	plan_nothing_recorded = p->nothing_recorded;
 	plan_flush_signal = p->flush_signal;
 	watchdog_s = WATCHDOG_BASE_S + (unsigned)(pool_bytes / WATCHDOG_BYTES_PER_S);
 	if (p->on_crash || p->on_terminate || p->flush_signal) {

@@ -20,6 +20,8 @@ struct signal_plan {
 	/* The flush of the fatal path (terminate, crash): a trace even while another runs. */
 	int (*flush_fatal)(char *path_out, size_t path_bytes);
 	int (*stop)(void);
+	/* 1 when a terminating signal has nothing to write (NULL: always write) */
+	int (*nothing_recorded)(void);
 };
 
 /*

@@ -184,6 +184,12 @@ static int child_main(const char *mode, const char *dir)
 		raise(SIGINT);
 		return 0;
 	}
+	if (!strcmp(mode, "nothing_exit"))
+		return 0; /* XFDR_OPTIONS started recording at load: no event, drop or crash */
+	if (!strcmp(mode, "nothing_term")) {
+		raise(SIGTERM); /* flush_on_terminate: on by default from the environment */
+		return 7;	/* still alive */
+	}
 	if (!strcmp(mode, "small_stack_flush")) {
 		/* Only the flush signal asked for: no crash handling, alternate stacks anyway. */
 		if (init_with(dir, SIGUSR2, 0, 0) || xfdr_start())
@@ -293,6 +299,28 @@ static void expect_terminated(const struct ended *e, int sig, const char *name)
 	count_events(e->trace, per_fid, &max_tsc);
 	assert_true(per_fid[1] > 0);
 	assert_true(per_fid[2] > 0);
+}
+
+/*
+ * A process that recorded nothing (the runtime preloaded into an uninstrumented `ls`) leaves no
+ * file and says nothing, at exit and on SIGTERM: it wrote an empty trace and its .map before.
+ */
+static void nothing_recorded_leaves_no_file(void **state)
+{
+	struct ended e;
+
+	(void)state;
+	run_child("nothing_exit", "start=1:output=", &e);
+	assert_int_equal(e.r.signal, 0);
+	assert_int_equal(e.r.status, 0);
+	assert_string_equal(e.r.err, "");
+	assert_int_equal(ts_dir_entries(e.dir), 0);
+	child_result_free(&e.r);
+	run_child("nothing_term", "start=1:output=", &e);
+	assert_int_equal(e.r.signal, SIGTERM);
+	assert_string_equal(e.r.err, "");
+	assert_int_equal(ts_dir_entries(e.dir), 0);
+	child_result_free(&e.r);
 }
 
 static void sigterm_while_two_threads_write(void **state)
@@ -664,6 +692,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(flush_signal_while_two_threads_write),
 	    cmocka_unit_test(flush_signal_keeps_errno),
 	    cmocka_unit_test(sigterm_while_two_threads_write),
+	    cmocka_unit_test(nothing_recorded_leaves_no_file),
 	    cmocka_unit_test(sigint_while_two_threads_write),
 	    cmocka_unit_test(sigterm_with_options_from_the_environment),
 	    cmocka_unit_test(own_sigterm_handler_is_kept),
