@@ -34,6 +34,7 @@ echo "== look further"
 echo "   T=$trace"
 printf '   %-62s %s\n' \
 	"$xfdr account \$T" "per-function latency table" \
+	"$xfdr funcs \$T" "what recording each function cost" \
 	"$xfdr flame \$T -o flame.svg" "a flame graph" \
 	"$xfdr convert -f trace_event \$T -o t.json" "a timeline for ui.perfetto.dev" \
 	"$xfdr dump \$T | less" "every record, with its offset" \
