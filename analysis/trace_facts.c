@@ -53,7 +53,7 @@ static int add_unrecorded(const struct xfdr_drop_event *d, const uint8_t *with, 
 
 int trace_facts_read(struct xfdr_trace *t, struct trace_facts *tf, struct xfdr_error *err)
 {
-	uint8_t with[65536 / 8]; /* a bit per thread id (16 bits) that has events */
+	uint8_t with[65536 / 8]; /* a bit per 16-bit thread id that has events */
 	struct tid_set unrecorded = {NULL, 0, 0};
 	struct xfdr_event_iter it;
 	struct xfdr_thread_info ti;
@@ -66,12 +66,17 @@ int trace_facts_read(struct xfdr_trace *t, struct trace_facts *tf, struct xfdr_e
 	memset(with, 0, sizeof(with));
 	if (xfdr_trace_threads(t, &count, err) < 0)
 		return -1;
-	/* Thread id 0 holds only the drop counts of a process file. */
-	for (i = 0; i < count; i++)
-		if (!xfdr_trace_thread(t, i, &ti) && ti.thread_id != 0) {
-			tf->threads++;
+	/*
+	 * Thread id 0 holds only the drop counts of a process file. An XFDRDROP entry names a
+	 * 16-bit id; compiler-rt's later versions record 32-bit ones, which no entry names.
+	 */
+	for (i = 0; i < count; i++) {
+		if (xfdr_trace_thread(t, i, &ti) || ti.thread_id == 0)
+			continue;
+		tf->threads++;
+		if (ti.thread_id < 65536)
 			with[ti.thread_id / 8] |= (uint8_t)(1u << (ti.thread_id % 8));
-		}
+	}
 	if (xfdr_events_begin(t, XFDR_ORDER_FILE, &it, err) < 0)
 		return -1;
 	while ((rc = xfdr_events_next(&it, &ev, err)) == 1) {
