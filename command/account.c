@@ -170,9 +170,7 @@ static int parse_account_opts(int argc, char **argv, struct account_opts *o)
 	    CLI_OPT_TABLE_FORMAT(&o->csv),
 	    CLI_OPT_STRING('o', "output", &o->output, "OUT",
 			   "write to OUT instead of standard output ('-')"),
-	    CLI_OPT_WINDOW(&o->window, "with neither --since nor --until: 'common' (the default)\n"
-				       "reads only the time every thread's kept history covers;\n"
-				       "'all' reads all of it"),
+	    CLI_OPT_WINDOW(&o->window, CLI_WINDOW_COMMON_HELP),
 	    CLI_OPT_MAP(&o->names_from,
 			"name functions from MAP, a .map sidecar the runtime wrote\n"
 			"(default: FILE.map when it exists); unnamed ids as '#ID'",

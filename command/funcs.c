@@ -133,13 +133,9 @@ static int parse_funcs_opts(int argc, char **argv, struct funcs_opts *o)
 			 "what recording an event costs, for the estimate: 20 (the\n"
 			 "default) as `make bench` measured on an Intel Xeon VM,\n"
 			 "about 10 on an AMD EPYC VM"),
-	    CLI_OPT_WINDOW(&o->window, "with neither --since nor --until: 'common' (the default)\n"
-				       "reads only the time every thread's kept history covers;\n"
-				       "'all' reads all of it"),
-	    CLI_OPT_MAP(&o->names_from,
-			"name functions from MAP, a .map sidecar the runtime wrote\n"
-			"(default: FILE.map when it exists); unnamed ids as '#ID'",
-			"print '#ID' for every function"),
+	    CLI_OPT_WINDOW(&o->window, CLI_WINDOW_COMMON_HELP),
+	    CLI_OPT_MAP(&o->names_from, "name functions from MAP (default: FILE.map if it exists)",
+			"name functions '#ID'"),
 	    CLI_OPT_HELP,
 	    CLI_OPT_END,
 	};

@@ -122,6 +122,12 @@ struct cli_map_choice {
 
 extern const char *const cli_window_words[];
 
+/* The --window line of a verb that reads the common window by default (an analysis). */
+#define CLI_WINDOW_COMMON_HELP                                                                     \
+	"with neither --since nor --until: 'common' (the default)\n"                               \
+	"reads only the time every thread's kept history covers;\n"                                \
+	"'all' reads all of it"
+
 /*
  * The options the verbs that print a table share: -r/--sortorder=asc|dsc (*v: 1 for dsc; help
  * names the default), -f/--format=text|csv (*v: 1 for csv).

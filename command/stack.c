@@ -91,9 +91,7 @@ static int parse_stack_opts(int argc, char **argv, struct stack_opts *o)
 	    CLI_OPT_FLAG('t', "per-thread", &o->per_thread, 1,
 			 "one tree per thread: 'thread N (NAME)' is the outermost\n"
 			 "frame (default: the threads merged)"),
-	    CLI_OPT_WINDOW(&o->window, "with neither --since nor --until: 'common' (the default)\n"
-				       "reads only the time every thread's kept history covers;\n"
-				       "'all' reads all of it"),
+	    CLI_OPT_WINDOW(&o->window, CLI_WINDOW_COMMON_HELP),
 	    CLI_OPT_MAP(&o->names_from, "name functions from MAP (default: FILE.map if it exists)",
 			"name functions '#ID'"),
 	    CLI_OPT_HELP,

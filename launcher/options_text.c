@@ -80,9 +80,7 @@ int launch_options_check(const char *lib, const char *text, struct xfdr_error *e
 		problems = check(text);
 	else
 		snprintf(err->text, sizeof(err->text),
-			 "%s has no xfdr_options_check(): not this "
-			 "version's runtime",
-			 lib);
+			 "%s has no xfdr_options_check(): not this version's runtime", lib);
 	dlclose(h);
 out:
 	if (saved && setenv("XFDR_OPTIONS", saved, 1) && problems >= 0) {

@@ -213,6 +213,7 @@ static XFDR_NOINSTR int take_buffer(struct rec_thread *t, struct thread_slot *s,
 	xfdr_store_relaxed(&d->owner_slot, s->index);
 	xfdr_store_relaxed(&d->owner_tid, xfdr_load_relaxed(&s->tid));
 	xfdr_store_relaxed(&d->owner_thread_id, thread_id);
+	thread_name_refresh(s);
 	/* The live map's line of the thread (a system call or two): before the restamp too. */
 	thread_tell_watcher(s);
 	clock_gettime(CLOCK_REALTIME, &wall);

@@ -361,6 +361,11 @@ void thread_set_watcher(void (*fn)(struct thread_slot *s))
 	xfdr_store_release(&watcher, fn);
 }
 
+XFDR_NOINSTR void thread_name_refresh(struct thread_slot *s)
+{
+	current_name(s->name);
+}
+
 XFDR_NOINSTR void thread_tell_watcher(struct thread_slot *s)
 {
 	/* pairs with the release in thread_set_watcher() */

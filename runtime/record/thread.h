@@ -116,6 +116,14 @@ void thread_set_watcher(void (*fn)(struct thread_slot *s));
 /* thread_tell_watcher - call the watcher, if any, for s. Context: as the watcher's. */
 void thread_tell_watcher(struct thread_slot *s);
 
+/*
+ * thread_name_refresh - s's name read again from the kernel (prctl(PR_GET_NAME)), as its
+ * thread takes a buffer: a core's names directory (`xfdr core`) then names a thread renamed
+ * after its first event as it was at its last buffer, not its first. One system call a buffer.
+ * Context: on s's own thread; async-signal-safe.
+ */
+void thread_name_refresh(struct thread_slot *s);
+
 /* Copy a slot's name (live thread: /proc/self/task/<tid>/comm; exited: as it exited) into
  * out (NUL-terminated, at most 16 bytes with the NUL). Context: async-signal-safe. */
 void thread_slot_name(const struct thread_slot *s, char out[17]);
