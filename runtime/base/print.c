@@ -145,34 +145,31 @@ static XFDR_NOINSTR void to_record(const struct pr_buf *line)
 		record_fd = -1;
 }
 
-XFDR_NOINSTR void pr_line(struct pr_buf *b)
+/* "xfdr: <b's text>\n": on stderr when to_stderr, and into xfdr record's file. */
+static XFDR_NOINSTR void say(const struct pr_buf *b, int to_stderr)
 {
 	char text[512];
 	struct pr_buf out = PR_BUF_INIT(text);
 
 	line_of(&out, b);
-	pr_flush(&out, STDERR_FILENO);
+	if (to_stderr)
+		pr_flush(&out, STDERR_FILENO);
 	to_record(&out);
 }
 
-XFDR_NOINSTR void pr_record(struct pr_buf *b)
+XFDR_NOINSTR void pr_line(struct pr_buf *b)
 {
-	char text[512];
-	struct pr_buf out = PR_BUF_INIT(text);
-
-	line_of(&out, b);
-	to_record(&out);
+	say(b, 1);
 }
 
 XFDR_NOINSTR void pr_note(struct pr_buf *b)
 {
-	char text[512];
-	struct pr_buf out = PR_BUF_INIT(text);
+	say(b, !(record_quiet && record_fd >= 0));
+}
 
-	line_of(&out, b);
-	if (!(record_quiet && record_fd >= 0))
-		pr_flush(&out, STDERR_FILENO);
-	to_record(&out);
+XFDR_NOINSTR void pr_record(struct pr_buf *b)
+{
+	say(b, 0);
 }
 
 /* Parse a decimal field ending at ':' or the end. Returns the end, or NULL. */
