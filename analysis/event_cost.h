@@ -19,6 +19,11 @@
 /* event_cost_sort - rows by events, most first; then by name, then by id. */
 void event_cost_sort(const struct latency_row **rows, size_t n);
 
+/* The limits `xfdr funcs` suggests by unless told, and `xfdr record`'s summary always. */
+#define EVENT_COST_SHORTER_THAN_NS 1000.0 /* a mean call under 1 us */
+#define EVENT_COST_MIN_SHARE 0.01	  /* 1% of all events or more */
+#define EVENT_COST_MAX_NAMES 10
+
 /* Which functions an exclusion names. */
 struct event_cost_limits {
 	double shorter_than; /* its mean call (sum / count) is shorter (in the rows' unit:

@@ -84,27 +84,16 @@ static const char flame_tail[] =
     "Exit status: 0 done, 1 invalid trace or write error, 2 usage error or unreadable\n"
     "FILE.\n";
 
-static int parse_px(const char *s, double lo, double hi, double *out)
-{
-	char *end;
-	double v = strtod(s, &end);
-
-	if (end == s || *end || !(v >= lo && v <= hi))
-		return -1;
-	*out = v;
-	return 0;
-}
-
 static int parse_width(void *width, const char *arg)
 {
-	if (parse_px(arg, 200, 100000, width) < 0)
+	if (cli_parse_number(arg, 200, 100000, width) < 0)
 		return cli_usage("'--width' takes pixels from 200 to 100000, not '%s'", arg);
 	return 0;
 }
 
 static int parse_min_width(void *min_width, const char *arg)
 {
-	if (parse_px(arg, 0, 100000, min_width) < 0)
+	if (cli_parse_number(arg, 0, 100000, min_width) < 0)
 		return cli_usage("'--min-width' takes pixels from 0 to 100000, not '%s'", arg);
 	return 0;
 }
@@ -129,8 +118,7 @@ static int parse_flame_opts(int argc, char **argv, struct flame_opts *o)
 			 "one tower per thread, 'thread N (NAME)' at its foot\n"
 			 "(default: the threads merged)"),
 	    CLI_OPT_WINDOW(&o->window, CLI_WINDOW_COMMON_HELP),
-	    CLI_OPT_MAP(&o->names_from, "name functions from MAP (default: FILE.map if it exists)",
-			"name functions '#ID'"),
+	    CLI_OPT_MAP_PLAIN(&o->names_from),
 	    CLI_OPT_HELP,
 	    CLI_OPT_END,
 	};

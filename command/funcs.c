@@ -67,17 +67,6 @@ static int parse_shorter_than(void *edge, const char *arg)
 	return 0;
 }
 
-static int parse_number(const char *arg, double lo, double hi, double *out)
-{
-	char *end;
-	double v = strtod(arg, &end);
-
-	if (end == arg || *end || !(v >= lo && v <= hi))
-		return -1;
-	*out = v;
-	return 0;
-}
-
 static int parse_min_share(void *pct, const char *arg)
 {
 	char copy[64];
@@ -89,7 +78,7 @@ static int parse_min_share(void *pct, const char *arg)
 		copy[n - 1] = '\0';
 		arg = copy;
 	}
-	if (parse_number(arg, 0, 100, pct) < 0)
+	if (cli_parse_number(arg, 0, 100, pct) < 0)
 		return cli_usage("'--min-share' takes a percentage from 0 to 100, not '%s'", arg);
 	return 0;
 }
@@ -98,7 +87,7 @@ static int parse_max_names(void *max, const char *arg)
 {
 	double v;
 
-	if (parse_number(arg, 0, 100000, &v) < 0 || v != floor(v))
+	if (cli_parse_number(arg, 0, 100000, &v) < 0 || v != floor(v))
 		return cli_usage("'--max-names' takes a whole number from 0 to 100000, not '%s'",
 				 arg);
 	*(long *)max = (long)v;
@@ -107,7 +96,7 @@ static int parse_max_names(void *max, const char *arg)
 
 static int parse_event_cost(void *ns, const char *arg)
 {
-	if (parse_number(arg, 0, 1e9, ns) < 0)
+	if (cli_parse_number(arg, 0, 1e9, ns) < 0)
 		return cli_usage("'--event-cost' takes nanoseconds, not '%s'", arg);
 	return 0;
 }
@@ -134,8 +123,7 @@ static int parse_funcs_opts(int argc, char **argv, struct funcs_opts *o)
 			 "default) as `make bench` measured on an Intel Xeon VM,\n"
 			 "about 10 on an AMD EPYC VM"),
 	    CLI_OPT_WINDOW(&o->window, CLI_WINDOW_COMMON_HELP),
-	    CLI_OPT_MAP(&o->names_from, "name functions from MAP (default: FILE.map if it exists)",
-			"name functions '#ID'"),
+	    CLI_OPT_MAP_PLAIN(&o->names_from),
 	    CLI_OPT_HELP,
 	    CLI_OPT_END,
 	};
@@ -147,12 +135,12 @@ static int parse_funcs_opts(int argc, char **argv, struct funcs_opts *o)
 	    .operand = "FILE",
 	    .options = options,
 	};
-	const char *why;
 
 	memset(o, 0, sizeof(*o));
-	window_edge_parse("1us", &o->shorter_than, &why);
-	o->min_share_pct = 1;
-	o->max_names = 10;
+	o->shorter_than =
+	    (struct window_edge){.kind = WINDOW_EDGE_TIME, .ns = EVENT_COST_SHORTER_THAN_NS};
+	o->min_share_pct = 100 * EVENT_COST_MIN_SHARE;
+	o->max_names = EVENT_COST_MAX_NAMES;
 	o->event_ns = 20;
 	o->window.tell_lost = 1;
 	return cli_options_parse_one(&cmd, argc, argv, &o->input);

@@ -302,6 +302,17 @@ void cli_options_help(const struct cli_command *cmd)
 const char *const cli_sortorder_words[] = {"asc", "dsc", NULL};
 const char *const cli_table_format_words[] = {"text", "csv", NULL};
 
+int cli_parse_number(const char *arg, double lo, double hi, double *out)
+{
+	char *end;
+	double v = strtod(arg, &end);
+
+	if (end == arg || *end || !(v >= lo && v <= hi))
+		return -1;
+	*out = v;
+	return 0;
+}
+
 int cli_parse_top(void *top, const char *arg)
 {
 	char *end;

@@ -101,6 +101,11 @@ struct cli_map_choice {
 	 .help = (map_help)},                                                                      \
 	    CLI_OPT_FLAG(0, "no-map", &(choice)->no_map, 1, (no_map_help))
 
+/* --map and --no-map with the plain lines of the analyses that name functions only. */
+#define CLI_OPT_MAP_PLAIN(choice)                                                                  \
+	CLI_OPT_MAP((choice), "name functions from MAP (default: FILE.map if it exists)",          \
+		    "name functions '#ID'")
+
 /*
  * --since, --until, --thread and --window, which the reading verbs have: o is a struct
  * cli_window_opts (command/cli.h); window_help is the verb's line for --window, whose default
@@ -138,6 +143,12 @@ extern const char *const cli_table_format_words[];
 	CLI_OPT_WORD('r', "sortorder", (v), cli_sortorder_words, "ORDER", (help))
 #define CLI_OPT_TABLE_FORMAT(v)                                                                    \
 	CLI_OPT_WORD('f', "format", (v), cli_table_format_words, "FMT", "text (default) or csv")
+
+/*
+ * cli_parse_number - an option's argument as a number from lo to hi (strtod's forms, nothing
+ * after it) into *out. Returns 0, or -1 (*out untouched): the caller says what it takes.
+ */
+int cli_parse_number(const char *arg, double lo, double hi, double *out);
 
 /* -p/--top=N of the verbs that print a table: value is a long, N <= 0 all rows. */
 int cli_parse_top(void *top, const char *arg);

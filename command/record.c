@@ -506,7 +506,8 @@ static void put_busiest(const struct latency_total *v, size_t n, uint64_t hz, co
 	struct latency_row *row = calloc(n ? n : 1, sizeof(*row));
 	const struct latency_row **rows = calloc(n ? n : 1, sizeof(*rows));
 	const struct latency_row **picked = calloc(n ? n : 1, sizeof(*picked));
-	struct event_cost_limits lim = {(hz ? (double)hz : 1e9) * 1e-6, 0.01, 10};
+	struct event_cost_limits lim = {(hz ? (double)hz : 1e9) * EVENT_COST_SHORTER_THAN_NS * 1e-9,
+					EVENT_COST_MIN_SHARE, EVENT_COST_MAX_NAMES};
 	uint64_t all = 0, events;
 	size_t i, k;
 
@@ -940,33 +941,37 @@ static void traces_dir(const char *opts, char *dir)
 		strcpy(dir, out);
 }
 
-/* LD_PRELOAD with the runtime beside this command. Returns 0, or CLI_USAGE after saying why. */
-static int preload_runtime(void)
+/*
+ * The runtime beside this command, into lib, and LD_PRELOAD with it when the program needs it
+ * (how). A program linked with xfdr needs none: lib is then "" when there is none. Returns 0,
+ * or CLI_USAGE after saying why.
+ */
+static int find_runtime(enum how how, char *lib)
 {
-	char lib[PATH_MAX];
 	struct xfdr_error err;
+	int found = !launch_find_runtime(lib, &err);
 
-	if (launch_find_runtime(lib, &err) || launch_set_preload(lib, &err)) {
-		cli_error("%s", err.text);
-		return CLI_USAGE;
-	}
-	return 0;
+	if (!found)
+		lib[0] = '\0';
+	if (how != RUN_PRELOAD || (found && !launch_set_preload(lib, &err)))
+		return 0;
+	cli_error("%s", err.text);
+	return CLI_USAGE;
 }
 
 /*
- * The options checked by the runtime itself before the program runs: a typo or an impossible
- * pool would otherwise give one line from the program and a run recorded as nobody asked, or
- * not at all. A program linked with xfdr when no runtime is beside this command checks them
- * itself at its start. Returns 0, or CLI_USAGE after saying why nothing ran.
+ * The options checked by the runtime itself (lib; "": none to ask) before the program runs: a
+ * typo or an impossible pool would otherwise give one line from the program and a run recorded
+ * as nobody asked, or not at all. A program linked with xfdr when no runtime is beside this
+ * command checks them itself at its start. Returns 0, or CLI_USAGE after saying why nothing ran.
  */
-static int check_options(enum how how, const char *prog, const char *opts)
+static int check_options(const char *lib, const char *prog, const char *opts)
 {
-	char lib[PATH_MAX];
 	struct xfdr_error err;
 	int problems;
 
-	if (launch_find_runtime(lib, &err))
-		return how == RUN_PRELOAD ? CLI_USAGE : 0; /* preload_runtime() said why */
+	if (!*lib)
+		return 0;
 	problems = launch_options_check(lib, opts, &err);
 	if (problems < 0) {
 		cli_error("%s", err.text);
@@ -1015,7 +1020,7 @@ static int run_and_report(const struct record_opts *o, const char *opts, const c
 int cmd_record(int argc, char **argv)
 {
 	struct record_opts o;
-	char dir[PATH_MAX], prog[PATH_MAX], opts[LAUNCH_OPTIONS_MAX];
+	char dir[PATH_MAX], prog[PATH_MAX], lib[PATH_MAX], opts[LAUNCH_OPTIONS_MAX];
 	enum how how;
 	int status;
 
@@ -1026,12 +1031,12 @@ int cmd_record(int argc, char **argv)
 			    &how);
 	if (!status)
 		status = output_dir(o.dir ? o.dir : ".", dir);
-	if (!status && how == RUN_PRELOAD)
-		status = preload_runtime();
+	if (!status)
+		status = find_runtime(how, lib);
 	if (!status)
 		status = compose_options(&o, dir, opts);
 	if (!status)
-		status = check_options(how, o.argv[0], opts);
+		status = check_options(lib, o.argv[0], opts);
 	if (status)
 		goto out;
 	if (setenv("XFDR_OPTIONS", opts, 1)) {

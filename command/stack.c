@@ -92,8 +92,7 @@ static int parse_stack_opts(int argc, char **argv, struct stack_opts *o)
 			 "one tree per thread: 'thread N (NAME)' is the outermost\n"
 			 "frame (default: the threads merged)"),
 	    CLI_OPT_WINDOW(&o->window, CLI_WINDOW_COMMON_HELP),
-	    CLI_OPT_MAP(&o->names_from, "name functions from MAP (default: FILE.map if it exists)",
-			"name functions '#ID'"),
+	    CLI_OPT_MAP_PLAIN(&o->names_from),
 	    CLI_OPT_HELP,
 	    CLI_OPT_END,
 	};
