@@ -32,7 +32,9 @@ READER_CFLAGS  ?= -O2 -fPIC -DXFDR_VERSION_STRING='"$(VERSION)"'
 TEST_CFLAGS    ?= -O0 -g
 BENCH_CFLAGS   ?= -O2 -fno-omit-frame-pointer
 
-RUNTIME_LIBS := -lurcu-bp -lurcu-cds -lurcu-common -lunwind -lpthread -ldl
+# libiberty (a static archive only) demangles C++ names for the include=/exclude= filters; its
+# symbols stay inside libxfdr.so (--exclude-libs), which then needs nothing of it at run time.
+RUNTIME_LIBS := -lurcu-bp -lurcu-cds -lurcu-common -lunwind -liberty -lpthread -ldl
 TEST_LIBS    := -lcmocka
 # What the xfdr command needs beyond libc: ISA-L (igzip) for Perfetto's compressed packets, zlib
 # for pprof's gzip stream, libdw for source lines, threads for Perfetto's writers and verify.
@@ -115,7 +117,8 @@ all: $(LIBXFDR_A) $(LIBXFDR_SO) $(LIBXFDR_LD) $(LIBXFDR_XRAY_A) $(LIBREADER_A) $
 # ---- dependencies --------------------------------------------------------------------------
 DEB_PACKAGES := build-essential clang clang-format llvm libclang-rt-14-dev liburcu-dev libcmocka-dev \
 	libunwind-dev liblzma-dev xz-utils pkg-config gdb valgrind chromium python3 fonts-dejavu-core \
-	man-db mandoc libisal-dev zlib1g-dev protobuf-compiler python3-protobuf golang-go libdw-dev
+	man-db mandoc libisal-dev zlib1g-dev protobuf-compiler python3-protobuf golang-go libdw-dev \
+	libiberty-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 deps:
 	@if dpkg-query -W -f='$${Status}\n' $(DEB_PACKAGES) 2>/dev/null | grep -vq 'install ok installed' \
@@ -161,7 +164,8 @@ $(LIBXFDR_A): $(LIBXFDR_OBJS)
 
 $(LIBXFDR_REAL): $(LIBXFDR_OBJS)
 	@mkdir -p $(@D)
-	$(CC) -shared -Wl,-soname,libxfdr.so.$(SOVERSION) -o $@ $^ $(SAN_LDFLAGS) $(RUNTIME_LIBS)
+	$(CC) -shared -Wl,-soname,libxfdr.so.$(SOVERSION) -Wl,--exclude-libs,libiberty.a -o $@ $^ \
+		$(SAN_LDFLAGS) $(RUNTIME_LIBS)
 
 $(LIBXFDR_SO): $(LIBXFDR_REAL)
 	ln -sf $(notdir $<) $@

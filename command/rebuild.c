@@ -243,7 +243,7 @@ int cli_map_generated(FILE *f, const struct cli_map_facts *m, const struct rb_po
 
 		fprintf(f, "thread\t%u\t%u\t", (unsigned)tid, (unsigned)id);
 		cli_map_value(f, name && *name ? name : "<unknown>");
-		fprintf(f, "\t0\t0\t0\t0\t0\t0\t0\n");
+		fprintf(f, "\t0\t0\t0\t0\t0\t0\t0\t0\t0\n");
 	}
 	return 0;
 }

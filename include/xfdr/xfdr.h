@@ -172,6 +172,9 @@ struct xfdr_options {
 	int flush_on_crash;		     /* 0/1: SIGSEGV and the other crashes flush */
 	int backing;			     /* enum xfdr_backing */
 	int file_mode;			     /* created files' permission bits; 0: 0600 */
+	const char *include;		     /* NULL or "": every function; see "include" */
+	const char *exclude;		     /* NULL or "": none left out; see "exclude" */
+	uint64_t max_depth;		     /* 0: no limit; see "max_depth" */
 };
 
 /* Fill o with the defaults listed above. Context: any. */

@@ -48,6 +48,7 @@
 #include "runtime/record/session.h"
 #include "runtime/record/thread.h"
 #include "runtime/record/thread_fork.h"
+#include "runtime/symbols/fnfilter.h"
 #include "runtime/symbols/fnmap.h"
 #include "runtime/symbols/unload.h"
 #include "xfdr/xfdr.h"
@@ -134,6 +135,29 @@ static void elision_setup(uint64_t us)
 	}
 	xfdr_store_relaxed(&rec_elide_us, us);
 	xfdr_store_relaxed(&rec_elide_ticks, ticks);
+}
+
+/*
+ * The function filters: include= and exclude= are decided once per function and kept with it
+ * (fnfilter.h), so the first init that gives them fixes them; max_depth applies to each
+ * session.
+ */
+static void filters_setup(const struct xfdr_options *o)
+{
+	if (fnfilter_configure(o->include, o->exclude) == -EBUSY) {
+		char text[FNFILTER_TEXT_MAX * 2 + 200];
+		struct pr_buf b = PR_BUF_INIT(text);
+
+		pr_str(&b,
+		       "xfdr_init: include= and exclude= are fixed by the first xfdr_init() that "
+		       "set them; keeping include=\"");
+		pr_str(&b, fnfilter_text(FNFILTER_INCLUDE));
+		pr_str(&b, "\" exclude=\"");
+		pr_str(&b, fnfilter_text(FNFILTER_EXCLUDE));
+		pr_str(&b, "\"");
+		pr_line(&b);
+	}
+	xfdr_store_relaxed(&rec_depth_max, (uint32_t)o->max_depth);
 }
 
 /* FNV-1a, never 0: tells whether XFDR_OPTIONS changed since it was parsed. */
@@ -370,6 +394,10 @@ static int rt_init(const struct xfdr_options *o, int fork_child)
 	clock_init(o->clock);
 	pool_locator_set_invariant_tsc(clock_invariant_tsc());
 	elision_setup(o->func_duration_threshold_us);
+	filters_setup(o);
+	/* what the filters kept, not the caller's strings, which may go */
+	rt_cfg.options.include = fnfilter_text(FNFILTER_INCLUDE);
+	rt_cfg.options.exclude = fnfilter_text(FNFILTER_EXCLUDE);
 	xfdr_store_relaxed(&rt_state.unflushed, 0);
 	/* Here rather than in xfdr_start(), which must stay async-signal-safe. */
 	if (!exit_registered) {
@@ -493,6 +521,7 @@ static void rt_exit_flush(void)
 	 */
 	if (signals_exit_in_crash_handler())
 		return;
+	fnfilter_report_unmatched();
 	if (rt_cfg.flush_at_exit)
 		exit_flush();
 }

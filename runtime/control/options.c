@@ -18,15 +18,17 @@
 #include "runtime/base/print.h"
 #include "runtime/record/thread_slots.h"
 #include "runtime/record/thread_types.h"
+#include "runtime/symbols/fnfilter.h"
 
 enum opt_type {
 	OPT_SIZE, /* size_t, decimal with an optional k/m/g (binary) suffix */
 	OPT_BOOL, /* int 0/1 */
 	OPT_STRING,
-	OPT_NAMED,  /* int, an index into the row's names */
-	OPT_U64,    /* uint64_t, plain decimal */
-	OPT_SIGNAL, /* int, a signal by name (SIGUSR2, USR2) or number; 0/none: no signal */
-	OPT_MODE,   /* int, permission bits in octal */
+	OPT_NAMED,    /* int, an index into the row's names */
+	OPT_U64,      /* uint64_t, plain decimal */
+	OPT_SIGNAL,   /* int, a signal by name (SIGUSR2, USR2) or number; 0/none: no signal */
+	OPT_MODE,     /* int, permission bits in octal */
+	OPT_PATTERNS, /* const char *, a list fnfilter_list_check() accepts */
 };
 
 struct opt_row {
@@ -83,6 +85,11 @@ static int valid_file_mode(size_t v)
 	return v == 0 || ((v & ~(size_t)0666) == 0 && (v & 0600) == 0600);
 }
 
+static int valid_max_depth(size_t v)
+{
+	return v <= OPT_MAX_DEPTH;
+}
+
 static const char *const clock_names[] = {"auto", "rdtscp", "rdtsc", NULL};
 static const char *const mode_names[] = {
     [XFDR_MODE_RING] = "ring", [XFDR_MODE_BOUNDED] = "bounded", NULL};
@@ -128,6 +135,14 @@ static const struct opt_row opt_rows[] = {
     {"file_mode", OPT_MODE, OFF(file_mode),
      "octal, 0600 to 0666: owner read and write, plus read or write for group and others",
      valid_file_mode, NULL},
+    {"include", OPT_PATTERNS, OFF(include),
+     "shell patterns separated by commas (\\, for a comma in one), at most 64 in 2047 bytes", NULL,
+     NULL},
+    {"exclude", OPT_PATTERNS, OFF(exclude),
+     "shell patterns separated by commas (\\, for a comma in one), at most 64 in 2047 bytes", NULL,
+     NULL},
+    {"max_depth", OPT_U64, OFF(max_depth), "0 (no limit) to 1000000 open calls", valid_max_depth,
+     NULL},
 };
 
 XFDR_API void xfdr_options_default(struct xfdr_options *o)
@@ -146,6 +161,9 @@ XFDR_API void xfdr_options_default(struct xfdr_options *o)
 	o->flush_on_crash = 1;
 	o->backing = XFDR_BACKING_MEMORY;
 	o->file_mode = OPT_DEFAULT_FILE_MODE;
+	o->include = "";
+	o->exclude = "";
+	o->max_depth = 0;
 }
 
 static const struct opt_row *opt_find(const char *key)
@@ -300,6 +318,7 @@ static int name_count(const char *const *names)
 static int row_set(const struct opt_row *r, struct xfdr_options *o, const char *value)
 {
 	char *field = (char *)o + r->offset;
+	const char *why;
 	size_t sz;
 	int i;
 
@@ -342,6 +361,10 @@ static int row_set(const struct opt_row *r, struct xfdr_options *o, const char *
 		i = (int)sz;
 		memcpy(field, &i, sizeof(i));
 		return 0;
+	case OPT_PATTERNS:
+		if (fnfilter_list_check(value, &why))
+			return -EINVAL;
+		/* fall through */
 	case OPT_STRING:
 		memcpy(field, &value, sizeof(value));
 		return 0;
@@ -391,6 +414,7 @@ static void row_print(struct pr_buf *b, const struct opt_row *r, const struct xf
 			pr_char(b, (char)('0' + ((unsigned)i >> (sz - 3) & 7u)));
 		break;
 	case OPT_STRING:
+	case OPT_PATTERNS:
 		memcpy(&s, field, sizeof(s));
 		pr_char(b, '"');
 		pr_str(b, s ? s : "");
@@ -451,6 +475,24 @@ static int is_sep(char c)
 	       c == '\f';
 }
 
+/*
+ * Where the item at p ends: at the first separator, but for a character after a backslash
+ * (kept, for the patterns of include= and exclude=: "\:" is a colon, "\ " a space) and a
+ * double colon (C++'s scope, as in exclude=std::*), which separate nothing.
+ */
+static char *item_end(char *p, char *end)
+{
+	for (; p < end; p++) {
+		if (*p == '\\' && p + 1 < end)
+			p++;
+		else if (*p == ':' && p + 1 < end && p[1] == ':')
+			p++;
+		else if (is_sep(*p))
+			break;
+	}
+	return p;
+}
+
 #define OPT_ROWS (sizeof(opt_rows) / sizeof(opt_rows[0]))
 _Static_assert(OPT_ROWS <= 32, "a row is one bit of an opt_keys mask");
 
@@ -487,8 +529,7 @@ int opt_parse(struct xfdr_options *o, const char *text, const char *source, char
 		if (p == end)
 			break;
 		item = p;
-		while (p < end && !is_sep(*p))
-			p++;
+		p = item_end(p, end);
 		*p++ = '\0';
 		eq = strchr(item, '=');
 		if (!eq) {
@@ -526,6 +567,7 @@ static size_t row_bytes(const struct opt_row *r)
 	case OPT_U64:
 		return sizeof(uint64_t);
 	case OPT_STRING:
+	case OPT_PATTERNS:
 		return sizeof(const char *);
 	default:
 		return sizeof(int);
@@ -548,7 +590,7 @@ static int row_equal(const struct opt_row *r, const struct xfdr_options *a,
 	const char *fa = (const char *)a + r->offset, *fb = (const char *)b + r->offset;
 	const char *sa, *sb;
 
-	if (r->type != OPT_STRING)
+	if (r->type != OPT_STRING && r->type != OPT_PATTERNS)
 		return !memcmp(fa, fb, row_bytes(r));
 	memcpy(&sa, fa, sizeof(sa));
 	memcpy(&sb, fb, sizeof(sb));
@@ -621,6 +663,7 @@ const char *opt_check(const struct xfdr_options *o)
 {
 	struct xfdr_options def;
 	const struct opt_row *bad = NULL;
+	const char *why;
 	char text[300];
 	struct pr_buf b = PR_BUF_INIT(text);
 
@@ -653,6 +696,12 @@ const char *opt_check(const struct xfdr_options *o)
 		bad = opt_find("backing");
 	else if (o->file_mode < 0 || !valid_file_mode((size_t)o->file_mode))
 		bad = opt_find("file_mode");
+	else if (fnfilter_list_check(o->include, &why))
+		bad = opt_find("include");
+	else if (fnfilter_list_check(o->exclude, &why))
+		bad = opt_find("exclude");
+	else if (o->max_depth > OPT_MAX_DEPTH)
+		bad = opt_find("max_depth");
 	if (!bad)
 		return memory_check(o);
 	pr_str(&b, "xfdr_init: bad value ");

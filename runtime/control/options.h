@@ -32,10 +32,12 @@ enum {
 	OPT_MAX_BUFFER_MAX = 1u << 24,
 	OPT_MAX_THREAD_MAX = 1u << 20,
 	OPT_MAX_THRESHOLD_US = 1000000000, /* 1000 s: beyond it elision means nothing */
+	OPT_MAX_DEPTH = 1000000,	   /* open calls; far past any real stack */
 };
 
 /*
- * opt_parse - apply every "key=value" item of text (separated by ':' or white space) to o.
+ * opt_parse - apply every "key=value" item of text (separated by ':' or white space; a
+ * backslash keeps the next character in the item, and so does a double colon) to o.
  * source names the origin in messages ("XFDR_OPTIONS"). Each rejected item gets one stderr
  * line naming the key, the value and the value kept; o keeps its previous value for it.
  * String values point into store, which must outlive o's use. Context: not a signal handler.

@@ -29,10 +29,9 @@ static const char *const cause_names[DROP_CAUSES] = {
 };
 
 static const char *const note_names[THREAD_NOTES] = {
-    [NOTE_OVERWRITTEN] = "overwritten",
-    [NOTE_ELIDED] = "elided",
-    [NOTE_STACK_OVERFLOW] = "stack_overflow",
-    [NOTE_OVERWRITTEN_EVENTS] = "overwritten_events",
+    [NOTE_OVERWRITTEN] = "overwritten",	      [NOTE_ELIDED] = "elided",
+    [NOTE_STACK_OVERFLOW] = "stack_overflow", [NOTE_OVERWRITTEN_EVENTS] = "overwritten_events",
+    [NOTE_FILTERED] = "filtered_calls",	      [NOTE_MAX_DEPTH] = "max_depth_calls",
 };
 
 const char *drop_cause_name(enum drop_cause cause)

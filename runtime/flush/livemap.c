@@ -79,7 +79,7 @@ static struct {
 	struct stat st;	  /* the file fd must lead to */
 	int hz_listed;	  /* its tsc_hz line is written */
 	uint32_t listed[MAP_FN_SOURCES_MAX]; /* ids of each registered source listed */
-	struct map_fn_namer namer;
+	struct sym_namer namer;
 	struct pr_buf out;
 } journal = {.fd = -1};
 
@@ -471,7 +471,7 @@ static void journal_stop(void)
 	if (journal.fd >= 0)
 		close(journal.fd);
 	journal.fd = -1;
-	map_fn_namer_close(&journal.namer);
+	sym_namer_close(&journal.namer);
 }
 
 /* In a fork child whose atfork handler has not run yet: do its work first. */
@@ -547,7 +547,7 @@ void livemap_forget_after_fork(void)
 	if (held)
 		memset(&journal.namer, 0, sizeof(journal.namer)); /* its mappings are leaked */
 	else
-		map_fn_namer_close(&journal.namer);
+		sym_namer_close(&journal.namer);
 	map_path[0] = tmp_path[0] = trace_path[0] = '\0';
 	xfdr_store_relaxed(&journal.pending, 0u);
 	xfdr_store_relaxed(&journal.owner, 0u);

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "runtime/base/compiler.h"
-#include "runtime/base/monotonic.h"
 #include "runtime/base/print.h"
 #include "runtime/flush/map_functions.h"
 #include "runtime/flush/names_directory.h"
@@ -23,8 +22,6 @@
 #define FIELD_MAX_BYTES 4096u
 _Static_assert(2u * FIELD_MAX_BYTES + 128u <= MAP_FN_LINE_BYTES, "a function line fits");
 _Static_assert(OUT_FLUSH_AT + MAP_FN_LINE_BYTES <= OUT_BYTES, "a line fits in the slack");
-/* A namer whose reopened table still had no file at an address waits this long to try again. */
-#define NAMER_RETRY_NS 1000000000ull
 
 struct fn_writer {
 	int fd;
@@ -271,45 +268,14 @@ XFDR_NOINSTR int map_write_functions(int fd)
 
 /* ---- one line at a time: the live map ------------------------------------------------------- */
 
-static XFDR_NOINSTR void namer_open(struct map_fn_namer *nm)
-{
-	nm->closes = unload_closes();
-	nm->sym_ok = !sym_open(&nm->sym);
-}
-
-XFDR_NOINSTR void map_fn_namer_close(struct map_fn_namer *nm)
-{
-	if (nm->sym_ok)
-		sym_close(&nm->sym);
-	nm->sym_ok = 0;
-}
-
-/*
- * An address that no file of the snapshot holds is either code of a library loaded since (a
- * fresh snapshot names it) or code of no file (generated at run time: none ever will). So a
- * miss takes a fresh snapshot, unless one taken for a miss in the last NAMER_RETRY_NS did not
- * help: reading /proc/self/maps for every function of a code generator would cost more than it
- * tells.
- */
-XFDR_NOINSTR void map_fn_namer_line(struct map_fn_namer *nm, struct pr_buf *b, uint32_t id,
+XFDR_NOINSTR void map_fn_namer_line(struct sym_namer *nm, struct pr_buf *b, uint32_t id,
 				    uintptr_t addr)
 {
 	struct sym_result r;
-	int fresh = 0;
 
-	if (nm->sym_ok && nm->closes != unload_closes())
-		map_fn_namer_close(nm);
-	if (!nm->sym_ok) {
-		namer_open(nm);
-		fresh = 1;
-	}
-	resolve(&nm->sym, nm->sym_ok, id, addr, &r);
-	if (!r.module && !fresh &&
-	    (!nm->futile_ns || mono_ns() - nm->futile_ns >= NAMER_RETRY_NS)) {
-		map_fn_namer_close(nm);
-		namer_open(nm);
-		resolve(&nm->sym, nm->sym_ok, id, addr, &r);
-		nm->futile_ns = r.module ? 0 : mono_ns();
-	}
+	if (unload_count() && unload_find(id, addr))
+		resolve(NULL, 0, id, addr, &r);
+	else
+		sym_namer_lookup(nm, addr, &r);
 	put_function(b, id, addr, &r);
 }

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "runtime/base/print.h"
+#include "runtime/symbols/namer.h"
 #include "runtime/symbols/symbolizer.h"
 
 /* The longest "function" line: its name and module are cut to 4096 bytes each. */
@@ -59,25 +60,10 @@ const struct map_fn_source *map_fn_source_at(uint32_t i);
 int map_write_functions(int fd);
 
 /*
- * A namer writes function lines one at a time (the live map: runtime/flush/livemap.c), keeping
- * its snapshot of the mappings between lines: taken at the first line, taken again when the
- * program called dlclose() since, or when an address lies in no file of it (a library loaded
- * since; see map_fn_namer_line()). Zeroed: no snapshot.
- */
-struct map_fn_namer {
-	struct sym_table sym;
-	int sym_ok;	    /* sym holds a snapshot */
-	uint32_t closes;    /* unload_closes() when it was taken */
-	uint64_t futile_ns; /* when a fresh snapshot last left an address without a file; 0 */
-};
-
-/*
  * map_fn_namer_line - append the "function" line of id at addr to b, which has room for
- * MAP_FN_LINE_BYTES more. Context: async-signal-safe; one caller at a time per namer.
+ * MAP_FN_LINE_BYTES more, named through nm (one line at a time: the live map,
+ * runtime/flush/livemap.c). Context: async-signal-safe; one caller at a time per namer.
  */
-void map_fn_namer_line(struct map_fn_namer *nm, struct pr_buf *b, uint32_t id, uintptr_t addr);
-
-/* map_fn_namer_close - release the snapshot (the namer stays usable). */
-void map_fn_namer_close(struct map_fn_namer *nm);
+void map_fn_namer_line(struct sym_namer *nm, struct pr_buf *b, uint32_t id, uintptr_t addr);
 
 #endif /* XFDR_RUNTIME_FLUSH_MAP_FUNCTIONS_H */

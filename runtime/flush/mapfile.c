@@ -15,6 +15,7 @@
 #include "runtime/record/clock.h"
 #include "runtime/record/recorder.h"
 #include "runtime/record/thread.h"
+#include "runtime/symbols/fnfilter.h"
 #include "runtime/symbols/symbolizer.h"
 
 /* A frame line's symbol and module are cut to this many bytes, so a line always fits. */
@@ -50,6 +51,25 @@ static int line_ks(int fd, const char *key, const char *s)
 		b.len--;
 	text[b.len++] = '\n';
 	return pr_flush(&b, fd);
+}
+
+/* What the include=, exclude= and max_depth options left out, and how. Only those set. */
+static int filter_lines(int fd)
+{
+	uint32_t depth = xfdr_load_relaxed(&rec_depth_max);
+	int rc = 0;
+
+	if (fnfilter_on()) {
+		if (*fnfilter_text(FNFILTER_INCLUDE))
+			rc = line_ks(fd, "include", fnfilter_text(FNFILTER_INCLUDE));
+		if (!rc && *fnfilter_text(FNFILTER_EXCLUDE))
+			rc = line_ks(fd, "exclude", fnfilter_text(FNFILTER_EXCLUDE));
+		if (!rc)
+			rc = line_kv(fd, "functions_left_out", fnfilter_functions_left_out());
+	}
+	if (!rc && depth)
+		rc = line_kv(fd, "max_depth", depth);
+	return rc;
 }
 
 /* The process that started this one (0: not known); see map_note_parent(). */
@@ -251,6 +271,8 @@ int map_write_tail(int fd, uint64_t tsc_hz, const struct map_flush *st,
 			     xfdr_load_relaxed(&rt_pool.mode) == POOL_RING ? "ring" : "bounded");
 	if (!rc)
 		rc = line_kv(fd, "func_duration_threshold_us", xfdr_load_relaxed(&rec_elide_us));
+	if (!rc)
+		rc = filter_lines(fd);
 	if (!rc && st->since_tsc)
 		rc = line_kv(fd, "since_tsc", st->since_tsc);
 	if (!rc)

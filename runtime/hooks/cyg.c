@@ -10,9 +10,11 @@
  * Tail calls: an instrumented caller calls the exit hook after its callee returns, so the
  * compiler cannot turn the call into a jump; there is no Tail_Exit from these hooks.
  *
- * Cost when not recording: one load and a branch. When recording: the clock, the thread's
- * id cache (fnmap_fast.h) and the inline record path (record_fast.h). A function's first
- * call in the process, and a thread's first call, may allocate (see fnmap_id()).
+ * Cost when not recording: one load and a branch. When recording: the thread's id cache
+ * (fnmap_fast.h), the clock and the inline record path (record_fast.h); a function the
+ * include= and exclude= options leave out (decided when its id was given, fnfilter.h) costs
+ * the cache lookup and one count. A function's first call in the process, and a thread's
+ * first call, may allocate (see fnmap_id()).
  */
 #include <stdint.h>
 
@@ -26,37 +28,30 @@
 /*
  * A function this thread has not met yet (or a nested hook): the id from the hash table. That
  * lookup is the recorder's time (a function's first call in the process creates the map or
- * inserts into it): an entry is stamped again after it, so that the call starts once its id
- * is known; an exit keeps the time it was taken at, before the lookup.
+ * inserts into it, and names the function when filters are set): an entry is stamped after
+ * it, so that the call starts once its id is known; an exit keeps the time it was taken at,
+ * before the lookup.
  */
-static XFDR_COLD XFDR_NOINSTR void cyg_record_uncached(uint64_t tsc, unsigned cpu, unsigned action,
-						       void *fn)
+static XFDR_COLD XFDR_NOINSTR void cyg_record_uncached(unsigned action, void *fn)
 {
+	unsigned cpu = 0;
+	uint64_t tsc = action == XFDR_FN_ENTER ? 0 : clock_read(&cpu);
 	uint32_t fid = fnmap_id_uncached(fn);
 
+	if (fid & FNMAP_ID_FILTERED) {
+		rec_count_filtered(action);
+		return;
+	}
 	if (action == XFDR_FN_ENTER)
 		tsc = clock_read(&cpu);
 	rec_function_at(tsc, cpu, action, fid);
 }
 
-/* Where the clock is read with a call (clock_now_inline() says so): all of it out of line. */
-static XFDR_COLD XFDR_NOINSTR void cyg_record_clock_call(unsigned action, void *fn)
-{
-	unsigned cpu;
-	uint64_t tsc = clock_read(&cpu);
-	uint32_t fid;
-
-	if (!fnmap_id_cached(fn, &fid)) {
-		cyg_record_uncached(tsc, cpu, action, fn);
-		return;
-	}
-	rec_function_at(tsc, cpu, action, fid);
-}
-
 /*
- * Context: any thread, signal handlers included; errno is preserved. A miss (or a clock read
- * with a call) leaves by a tail call, so nothing live has to survive a call and the fast path
- * saves no register.
+ * Context: any thread, signal handlers included; errno is preserved. The id comes before the
+ * clock, so that a call the filters leave out costs the lookup and no clock read. A miss (or a
+ * clock read with a call) leaves by a tail call, so nothing live has to survive a call and the
+ * fast path saves no register.
  */
 static inline XFDR_NOINSTR __attribute__((always_inline)) void cyg_record(unsigned action, void *fn)
 {
@@ -66,12 +61,16 @@ static inline XFDR_NOINSTR __attribute__((always_inline)) void cyg_record(unsign
 	/* Not recording: leave before the clock, so a linked but idle xfdr costs a load. */
 	if (XFDR_UNLIKELY(session_recording() == SESSION_OFF))
 		return;
-	if (XFDR_UNLIKELY(!clock_now_inline(&now))) {
-		cyg_record_clock_call(action, fn);
+	if (XFDR_UNLIKELY(!fnmap_id_cached(fn, &fid))) {
+		cyg_record_uncached(action, fn);
 		return;
 	}
-	if (XFDR_UNLIKELY(!fnmap_id_cached(fn, &fid))) {
-		cyg_record_uncached(clock_now_tsc(&now), now.cpu, action, fn);
+	if (XFDR_UNLIKELY(fid & FNMAP_ID_FILTERED)) {
+		rec_count_filtered(action);
+		return;
+	}
+	if (XFDR_UNLIKELY(!clock_now_inline(&now))) {
+		rec_function_clock_call(action, fid);
 		return;
 	}
 	rec_function_now(now, action, fid);

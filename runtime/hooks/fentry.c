@@ -26,7 +26,8 @@
  *     pushed and its Enter recorded.
  *   __return__(frame F): frames below F (lower addresses) were abandoned (longjmp, exception):
  *     Exit each, then Exit the frame at F. No frame at F (entered before recording started, or
- *     in another session): nothing more is recorded.
+ *     in another session, or a function the include= and exclude= options leave out, which
+ *     __fentry__ counts and pushes no frame for): nothing more is recorded.
  * All the events of one hook share its TSC, but for an entry that first had the thread's
  * shadow stack mapped or its id looked up in the map: it is stamped after that work, which is
  * the recorder's time and not the call's. A recording session that is not the stack's empties
@@ -351,15 +352,20 @@ XFDR_NOINSTR void fentry_enter(const uint8_t *ret, uintptr_t frame)
 				t->frames[d].id);
 		t->depth = d;
 	}
-	if (XFDR_UNLIKELY(d == FENTRY_STACK_FRAMES)) {
-		t->deeper++;
-		rec_function_at(tsc, cpu, XFDR_FN_ENTER, fnmap_refuse(FNMAP_TOO_DEEP));
-		goto out;
-	}
 	if (XFDR_UNLIKELY(!fnmap_id_cached((const void *)fn_start(ret), &id))) {
 		id = fnmap_id_uncached((const void *)fn_start(ret));
 		/* The lookup is the recorder's time: the call starts once its id is known. */
 		tsc = clock_read(&cpu);
+	}
+	if (XFDR_UNLIKELY(id & FNMAP_ID_FILTERED)) {
+		/* left out: no frame, so its return finds none of its own */
+		rec_count_filtered(XFDR_FN_ENTER);
+		goto out;
+	}
+	if (XFDR_UNLIKELY(d == FENTRY_STACK_FRAMES)) {
+		t->deeper++;
+		rec_function_at(tsc, cpu, XFDR_FN_ENTER, fnmap_refuse(FNMAP_TOO_DEEP));
+		goto out;
 	}
 	t->frames[d].frame = frame;
 	t->frames[d].id = id;

@@ -28,6 +28,8 @@
 #include "runtime/hooks/xray_api.h"
 #include "runtime/record/recorder.h"
 #include "runtime/record/record_fast.h"
+#include "runtime/symbols/fnfilter.h"
+#include "runtime/symbols/namer.h"
 #include "runtime/symbols/symbolizer.h"
 #include "xfdr/format.h"
 
@@ -88,10 +90,16 @@ static XFDR_NOINSTR void xray_custom_handler(void *data, size_t bytes)
 	rec_custom_event(data, bytes);
 }
 
+/* A table of version 1 (a program linked with an older bridge) lacks patch_function. */
 static XFDR_NOINSTR int api_usable(const struct xfdr_xray_api *a)
 {
-	return a->version == XFDR_XRAY_API_VERSION && a->set_handler && a->set_handler_arg1 &&
-	       a->set_customevent_handler && a->patch && a->unpatch;
+	return (a->version == 1u || a->version == XFDR_XRAY_API_VERSION) && a->set_handler &&
+	       a->set_handler_arg1 && a->set_customevent_handler && a->patch && a->unpatch;
+}
+
+static XFDR_NOINSTR int can_patch_one(const struct xfdr_xray_api *a)
+{
+	return a->version >= 2u && a->patch_function;
 }
 
 /* XRay's entry points as this process can reach them, NULL without XRay. */
@@ -151,6 +159,21 @@ static void report_unreachable_xray(void)
 	}
 }
 
+/* A program linked with an older bridge cannot patch one function: said once. */
+static void report_no_filter(void)
+{
+	static uint32_t told;
+	char text[200];
+	struct pr_buf b = PR_BUF_INIT(text);
+
+	if (!xfdr_cas(&told, &(uint32_t){0}, 1u))
+		return;
+	pr_str(&b, "this program was linked with an older libxfdr that cannot patch one XRay "
+		   "function: include= and exclude= do not apply to its XRay functions (relink "
+		   "it with -lxfdr)");
+	pr_line(&b);
+}
+
 /* XRay's ids run from 1 to its maximum; each names one function. Capped at 28 bits. */
 static XFDR_NOINSTR uint32_t xray_function_count(void)
 {
@@ -197,6 +220,62 @@ static void xray_table_fill(struct map_fn_source *src)
 	src->table_count = n;
 }
 
+/*
+ * The include= and exclude= options: which XRay ids are recorded, decided once, by name (one
+ * byte an id, 1: patch it). NULL when not decided yet, or without memory (every id is patched).
+ */
+static uint8_t *kept;
+static uint32_t kept_count;
+
+static void decide_functions(void)
+{
+	uint32_t n = xray_function_count(), id;
+	struct sym_namer namer = {0};
+	struct sym_result r;
+	uint8_t *k;
+
+	if (!n)
+		return;
+	k = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (k == MAP_FAILED)
+		return;
+	for (id = 1; id <= n; id++) {
+		uintptr_t addr = xray_function_address(id);
+
+		if (!addr)
+			continue;
+		sym_namer_lookup(&namer, addr, &r);
+		k[id - 1] = (uint8_t)fnfilter_keeps_name(r.name);
+		if (!k[id - 1])
+			fnfilter_count_left_out();
+	}
+	sym_namer_close(&namer);
+	kept = k;
+	kept_count = n;
+}
+
+/*
+ * Only the functions the filters keep get their sleds patched: the others run as if XRay were
+ * not there, and cost nothing. Returns as patch_result().
+ */
+static int patch_kept(const struct xfdr_xray_api *a)
+{
+	uint32_t id;
+	int rc = 0, status;
+
+	if (!kept)
+		decide_functions();
+	if (!kept)
+		return patch_result(a->patch(), "patch");
+	for (id = 1; id <= kept_count && !rc; id++) {
+		if (!kept[id - 1])
+			continue;
+		status = a->patch_function((int32_t)id);
+		rc = patch_result(status, "patch");
+	}
+	return rc;
+}
+
 int hooks_xray_install(void)
 {
 	const struct xfdr_xray_api *a = xray();
@@ -216,7 +295,13 @@ int hooks_xray_install(void)
 			return -ENODEV;
 		xfdr_store_release(&handlers_set, 1);
 	}
-	rc = patch_result(a->patch(), "patch");
+	if (fnfilter_on() && can_patch_one(a)) {
+		rc = patch_kept(a);
+	} else {
+		if (fnfilter_on())
+			report_no_filter();
+		rc = patch_result(a->patch(), "patch");
+	}
 	if (!rc && xfdr_cas(&registered, &(uint32_t){0}, 1u)) {
 		xray_table_fill(&xray_functions);
 		map_fn_register(&xray_functions);

@@ -18,8 +18,12 @@
 
 #include "xfdr/xfdr.h"
 
-/* Raised when the table changes shape; a runtime ignores a table of another version. */
-#define XFDR_XRAY_API_VERSION 1u
+/*
+ * Raised when the table changes shape. Each version only appends to the one before: a runtime
+ * reads the entries a table's version has, and ignores a table of a version it does not know.
+ * 2: patch_function.
+ */
+#define XFDR_XRAY_API_VERSION 2u
 
 struct xfdr_xray_api {
 	uint32_t version;
@@ -37,6 +41,8 @@ struct xfdr_xray_api {
 	 * calls no xfdr_* function. Never called through the table.
 	 */
 	int (*anchor)(const struct xfdr_options *o);
+	/* Since version 2: one function's sleds (the include= and exclude= options). */
+	int (*patch_function)(int32_t fid);
 };
 
 /*
@@ -50,6 +56,7 @@ extern int __xray_patch(void) __attribute__((weak));
 extern int __xray_unpatch(void) __attribute__((weak));
 extern uintptr_t __xray_function_address(int32_t fid) __attribute__((weak));
 extern size_t __xray_max_function_id(void) __attribute__((weak));
+extern int __xray_patch_function(int32_t fid) __attribute__((weak));
 
 /* The table of those, as the static link resolved them. */
 #define XFDR_XRAY_API_LINKED                                                                       \
@@ -57,6 +64,6 @@ extern size_t __xray_max_function_id(void) __attribute__((weak));
 	.set_handler_arg1 = __xray_set_handler_arg1,                                               \
 	.set_customevent_handler = __xray_set_customevent_handler, .patch = __xray_patch,          \
 	.unpatch = __xray_unpatch, .function_address = __xray_function_address,                    \
-	.max_function_id = __xray_max_function_id
+	.max_function_id = __xray_max_function_id, .patch_function = __xray_patch_function
 
 #endif /* XFDR_RUNTIME_HOOKS_XRAY_API_H */

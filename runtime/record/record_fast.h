@@ -107,8 +107,11 @@ rec_function_fast(struct clock_now now, unsigned action, uint32_t fid, int may_c
 		goto slow_path;
 	word = wr_function_word(action, fid, delta);
 	if (rec_action_is_entry(action)) {
-		/* deeper than the ids kept, or below 0 after unmatched exits: the slow path */
-		if (XFDR_UNLIKELY((uint32_t)t->depth >= XFDR_STACK_IDS_MAX))
+		/*
+		 * deeper than the ids kept or than max_depth, or below 0 after unmatched exits:
+		 * the slow path
+		 */
+		if (XFDR_UNLIKELY((uint32_t)t->depth >= t->depth_limit))
 			goto slow_path;
 		s->stack[t->depth++] = fid;
 	} else {
@@ -142,6 +145,23 @@ slow_path:
 	}
 	rec_function_slow(t, held, clock_now_tsc(&now), cpu, action, fid);
 	return 1;
+}
+
+/*
+ * rec_count_filtered - a hook's event of a function the include= and exclude= options leave
+ * out (runtime/symbols/fnfilter.h): its entry counts one call for the thread (filtered_calls in
+ * the .map), its exit nothing. Context: any thread, signal handlers included; one add.
+ */
+static inline XFDR_NOINSTR __attribute__((always_inline)) void rec_count_filtered(unsigned action)
+{
+	struct thread_slot *s = rec_self.slot;
+
+	if (!rec_action_is_entry(action))
+		return;
+	if (XFDR_UNLIKELY(s == &thread_no_slot))
+		rec_count_filtered_slotless();
+	else
+		xfdr_add_own(&s->noted[NOTE_FILTERED]);
 }
 
 /* rec_function_fast() that takes the slow path where it must: the event is always recorded. */

@@ -54,6 +54,12 @@
 
 uint64_t rec_elide_ticks;
 uint64_t rec_elide_us;
+uint32_t rec_depth_max;
+
+XFDR_COLD XFDR_NOINSTR void rec_count_filtered_slotless(void)
+{
+	xfdr_add_relaxed(&thread_table.noted_elsewhere[NOTE_FILTERED], (uint64_t)1);
+}
 
 static XFDR_NOINSTR void count_drop(struct thread_slot *s, enum drop_cause cause, uint32_t session)
 {
@@ -121,19 +127,37 @@ static XFDR_NOINSTR void undivert(struct rec_thread *t)
 		t->cpu = t->held_cpu;
 }
 
-/* Entering (1) or leaving a call dropped whole: its events are dropped and counted. */
+/*
+ * Entering (1) or leaving a call dropped whole: its events are dropped and counted. Inside a
+ * call deeper than max_depth they are left out, and each entry counted as a call.
+ */
 static XFDR_NOINSTR int skip_event(struct rec_thread *t, struct thread_slot *s, uint32_t session,
 				   unsigned action)
 {
-	if (rec_action_is_entry(action)) {
+	int entry = rec_action_is_entry(action);
+
+	if (entry) {
 		if (t->skip < UINT32_MAX)
 			t->skip++;
 	} else {
 		t->skip--;
 	}
+	if (t->skip_cause == REC_SKIP_MAX_DEPTH) {
+		if (entry && s)
+			xfdr_add_relaxed(&s->noted[NOTE_MAX_DEPTH], (uint64_t)1);
+		return 0;
+	}
 	if (s)
 		count_cause(s, t->skip_cause, session);
 	return cause_rc(t->skip_cause);
+}
+
+/* An entry past max_depth: its whole call is left out (skip_event()). */
+static XFDR_NOINSTR int too_deep(const struct rec_thread *t)
+{
+	uint32_t max = xfdr_load_relaxed(&rec_depth_max);
+
+	return max && (uint32_t)t->depth >= max;
 }
 
 /*
@@ -246,6 +270,9 @@ static XFDR_NOINSTR int take_buffer(struct rec_thread *t, struct thread_slot *s,
 	t->desc_gen = POOL_GEN(xfdr_load_relaxed(&d->ctl));
 	t->size = bytes;
 	t->fast_end = rec_fast_end(bytes);
+	t->depth_limit = xfdr_load_relaxed(&rec_depth_max);
+	if (!t->depth_limit || t->depth_limit > XFDR_STACK_IDS_MAX)
+		t->depth_limit = XFDR_STACK_IDS_MAX;
 	t->used = (size_t)(p - d->data);
 	t->erase_floor = t->used;
 	t->session = session;
@@ -492,6 +519,11 @@ static XFDR_NOINSTR int write_group(struct rec_thread *t, struct thread_slot *s,
 		return skip_event(t, s, session, ev->action);
 	if (t->depth < 0)
 		t->depth = 0;
+	if (ev->kind == REC_EV_FUNCTION && rec_action_is_entry(ev->action) && too_deep(t)) {
+		t->skip_cause = REC_SKIP_MAX_DEPTH;
+		t->skip_session = session;
+		return skip_event(t, s, session, ev->action);
+	}
 	/*
 	 * A buffer this event opens describes the calls open before it: an entry is not one
 	 * yet, an exit's call still is (its id stays in the stack array after the pop).

@@ -49,6 +49,15 @@ extern uint64_t rec_elide_ticks XFDR_HIDDEN;
 extern uint64_t rec_elide_us XFDR_HIDDEN; /* the threshold as configured, for the .map */
 
 /*
+ * Calls entered deeper than this many open calls are left out whole (0: none), set by init from
+ * max_depth; each buffer takes it into depth_limit when it starts.
+ */
+extern uint32_t rec_depth_max XFDR_HIDDEN;
+
+/* A call the filters leave out, of a thread without a slot: counted for no thread. */
+void rec_count_filtered_slotless(void) XFDR_COLD;
+
+/*
  * rec_event_at - record ev as taken at (tsc, cpu) on the calling thread.
  * Returns 0 when recorded; -EAGAIN when not recording (not a drop); when dropped and
  * counted: -EDEADLK (re-entry), -EUSERS (no thread slot), -ENOBUFS (pool empty),

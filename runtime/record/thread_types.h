@@ -43,7 +43,9 @@ enum thread_note {
 	NOTE_ELIDED = 1,	     /* calls erased by short-call elision */
 	NOTE_STACK_OVERFLOW = 2,     /* entries deeper than the shadow stack holds ids for */
 	NOTE_OVERWRITTEN_EVENTS = 3, /* function records those reused buffers held */
-	THREAD_NOTES = 4,
+	NOTE_FILTERED = 4,	     /* calls of functions include= or exclude= left out */
+	NOTE_MAX_DEPTH = 5,	     /* calls entered deeper than max_depth */
+	THREAD_NOTES = 6,
 };
 
 /*
@@ -58,6 +60,9 @@ enum thread_note {
  */
 #define REC_STACK_DROPPED 0x80000000u
 #define REC_STACK_CAUSE_SHIFT 28
+
+/* rec_thread.skip_cause of a call entered deeper than max_depth: left out, not dropped. */
+#define REC_SKIP_MAX_DEPTH DROP_CAUSES
 
 struct thread_slot {
 	/*
@@ -132,13 +137,20 @@ struct rec_thread {
 	 * below 0 (one decrement on the fast path, no test); it counts as 0 wherever it is read.
 	 */
 	int32_t depth;
+	/*
+	 * An entry at this depth or deeper takes the slow path: XFDR_STACK_IDS_MAX, or max_depth
+	 * when smaller (rec_depth_max); set with each buffer, 0 (everything slow) without one.
+	 */
+	uint32_t depth_limit;
 	uint32_t stack_session; /* the session depth counts for */
 	uint32_t registering;	/* guard while the thread has no slot yet */
 	uint32_t slotless;	/* events since registration last failed (retry throttle) */
 	/*
 	 * Drops keep the trace balanced (recorder.c): an open call whose entry was dropped has
 	 * REC_STACK_DROPPED set in its stack id (marked counts them); beyond the ids kept, or
-	 * without a slot, the call is dropped whole (skip: its depth, skip_cause: why). While
+	 * without a slot, the call is dropped whole (skip: its depth, skip_cause: why; a call
+	 * deeper than max_depth is left out the same way, REC_SKIP_MAX_DEPTH, and counted
+	 * as a note, not a drop). While
 	 * either is nonzero every event takes the slow path: cpu is REC_NO_CPU, the real one
 	 * in held_cpu. skip_session: the session skip counts for. exit_lost: an exit whose
 	 * entry is in the trace was dropped since the last buffer began (its stack context

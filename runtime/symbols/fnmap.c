@@ -61,6 +61,7 @@
 
 #include "runtime/base/compiler.h"
 #include "runtime/base/print.h"
+#include "runtime/symbols/fnfilter.h"
 #include "runtime/symbols/fnmap.h"
 #include "runtime/symbols/fnmap_fast.h"
 #include "runtime/symbols/fork_page.h"
@@ -352,7 +353,7 @@ static XFDR_NOINSTR int ensure_ready(int nested)
  * same moment). Context: inside an RCU read-side section.
  */
 static XFDR_NOINSTR uint32_t insert(struct fnmap_shard *sh, uintptr_t addr, unsigned long hash,
-				    int *won_it)
+				    uint32_t filtered, int *won_it)
 {
 	uint32_t limit = xfdr_load_relaxed(&id_limit);
 	struct cds_lfht_node *won;
@@ -369,7 +370,7 @@ static XFDR_NOINSTR uint32_t insert(struct fnmap_shard *sh, uintptr_t addr, unsi
 	if (!n)
 		return fnmap_refuse(FNMAP_NO_MEMORY);
 	xfdr_store_relaxed(&n->addr, addr);
-	xfdr_store_relaxed(&n->id, id);
+	xfdr_store_relaxed(&n->id, id | filtered);
 	cds_lfht_node_init(&n->ht);
 	tsan_publish(n);
 	won = cds_lfht_add_unique(sh->ht, hash, node_match, &addr, &n->ht);
@@ -382,7 +383,7 @@ static XFDR_NOINSTR uint32_t insert(struct fnmap_shard *sh, uintptr_t addr, unsi
 	xfdr_store_release(&n->state, (uint32_t)NODE_LIVE);
 	xfdr_add_relaxed(&sh->nodes, 1ul);
 	*won_it = 1;
-	return id;
+	return id | filtered;
 }
 
 /* More than SHARD_MAX_LOAD nodes a bucket in sh, and room to grow. */
@@ -436,20 +437,29 @@ static XFDR_NOINSTR uint32_t lookup_or_insert(uintptr_t addr)
 	struct cds_lfht_iter iter;
 	struct cds_lfht_node *found;
 	void (*announce)(uint32_t);
-	uint32_t id;
+	uint32_t id, filtered;
 	int won = 0;
 
 	urcu_bp_read_lock();
 	cds_lfht_lookup(sh->ht, hash, node_match, &addr, &iter);
 	found = cds_lfht_iter_get_node(&iter);
-	id = found ? node_id(found) : insert(sh, addr, hash, &won);
+	id = found ? node_id(found) : 0;
 	urcu_bp_read_unlock();
-	if (!found && shard_crowded(sh))
+	if (found)
+		return id;
+	/* Naming the function may take milliseconds: outside the read-side section. */
+	filtered = fnfilter_keeps_addr(addr) ? 0 : FNMAP_ID_FILTERED;
+	urcu_bp_read_lock();
+	id = insert(sh, addr, hash, filtered, &won);
+	urcu_bp_read_unlock();
+	if (shard_crowded(sh))
 		shard_grow(sh);
+	if (won && filtered)
+		fnfilter_count_left_out();
 	/* pairs with the release in fnmap_on_new_id() */
 	announce = won ? xfdr_load_acquire(&on_new_id) : NULL;
 	if (announce)
-		announce(id);
+		announce(id & ~FNMAP_ID_FILTERED);
 	return id;
 }
 

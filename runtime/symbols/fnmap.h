@@ -30,10 +30,6 @@
 
 struct cds_lfht;
 
-/* The largest 28-bit id: recorded when no id can be given. Never given to a function. */
-#define FNMAP_ID_NONE XFDR_FUNCTION_ID_MAX
-#define FNMAP_ID_FIRST 1u
-
 enum fnmap_unassigned_cause {
 	FNMAP_OVERFLOW = 0,
 	FNMAP_NO_MEMORY = 1,

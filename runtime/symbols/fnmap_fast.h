@@ -23,6 +23,16 @@
 #include <stdint.h>
 
 #include "runtime/base/compiler.h"
+#include "xfdr/format.h"
+
+/* The largest 28-bit id: recorded when no id can be given. Never given to a function. */
+#define FNMAP_ID_NONE XFDR_FUNCTION_ID_MAX
+#define FNMAP_ID_FIRST 1u
+/*
+ * Set in what a lookup returns for a function the include= and exclude= options leave out
+ * (fnfilter.h): decided when its id was given, kept with the id. Its calls are not recorded.
+ */
+#define FNMAP_ID_FILTERED 0x80000000u
 
 #define FNMAP_CACHE_BITS 10
 #define FNMAP_CACHE_ENTRIES (1u << FNMAP_CACHE_BITS)
@@ -59,12 +69,13 @@ static inline XFDR_NOINSTR uint32_t fnmap_cache_slot(uintptr_t addr)
 /*
  * fnmap_id - the function id of the code address fn: 1 .. FNMAP_ID_NONE - 1 in the order
  * functions were first seen by any thread, or FNMAP_ID_NONE when none can be given (see
- * fnmap.h). The same address always gets the same id for the life of the process.
- * Context: any thread, signal handlers included. A function's first call in the process may
- * allocate (the tables themselves on the very first call, a chunk of nodes, liburcu's
- * registration of the thread as a reader, a table resize, done by the inserting thread); a thread's
- * first miss maps its cache (and pthread_setspecific() may allocate once for it). Later calls of a
- * known function never allocate, never lock, and make no system call.
+ * fnmap.h); with FNMAP_ID_FILTERED set when the function is not to be recorded. The same address
+ * always gets the same id for the life of the process. Context: any thread, signal handlers
+ * included. A function's first call in the process may allocate (the tables themselves on the very
+ * first call, a chunk of nodes, liburcu's registration of the thread as a reader, a table resize,
+ * done by the inserting thread); a thread's first miss maps its cache (and pthread_setspecific()
+ * may allocate once for it). Later calls of a known function never allocate, never lock, and make
+ * no system call.
  */
 /*
  * fnmap_id_cached - the id of fn from this thread's cache: 1 and *id filled on a hit, 0 on a

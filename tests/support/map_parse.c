@@ -56,8 +56,10 @@ size_t mp_threads(const char *map, struct mp_thread *out, size_t max)
 		t.elided = field(&p, line);
 		t.stack_overflow = field(&p, line);
 		t.overwritten_events = field(&p, line);
+		t.filtered_calls = field(&p, line);
+		t.max_depth_calls = field(&p, line);
 		if (*p != '\n' && *p)
-			fail_msg("thread line with more than 10 columns: %.120s", line);
+			fail_msg("thread line with more than 12 columns: %.120s", line);
 		if (n >= max)
 			fail_msg("more than %zu thread lines", max);
 		out[n++] = t;

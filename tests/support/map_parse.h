@@ -15,6 +15,7 @@ struct mp_thread {
 	char name[16];
 	uint64_t no_buffer, reentrant, too_large;
 	uint64_t overwritten, elided, stack_overflow, overwritten_events;
+	uint64_t filtered_calls, max_depth_calls;
 };
 
 /* Its drops: the three causes a thread line counts. */
@@ -23,7 +24,7 @@ static inline uint64_t mp_thread_drops(const struct mp_thread *t)
 	return t->no_buffer + t->reentrant + t->too_large;
 }
 
-/* The thread lines of map (all 10 columns, in order) into out; returns how many. */
+/* The thread lines of map (all 12 columns, in order) into out; returns how many. */
 size_t mp_threads(const char *map, struct mp_thread *out, size_t max);
 
 /* The one thread line of tid among t[0..n) (two fail the test); NULL when none. */

@@ -374,8 +374,8 @@ void pl_expect_scenario_map(const char *map, const char *out)
 	snprintf(want, sizeof(want),
 		 "xfdr-map\t1\npid\t4242\ntrace\t%s\ntsc_hz\t2000000000\nconstant_tsc\t1\n"
 		 "nonstop_tsc\t1\nbuffer_size\t256\nbuffer_max\t8\nbuffers_written\t5\n"
-		 "thread\t1001\t1\t<unknown>\t0\t0\t0\t0\t0\t0\t0\n"
-		 "thread\t1002\t2\t<unknown>\t0\t0\t0\t0\t0\t0\t0\n",
+		 "thread\t1001\t1\t<unknown>\t0\t0\t0\t0\t0\t0\t0\t0\t0\n"
+		 "thread\t1002\t2\t<unknown>\t0\t0\t0\t0\t0\t0\t0\t0\t0\n",
 		 out);
 	text_assert_equal(text, want);
 	free(text);

@@ -270,8 +270,8 @@ static void test_core_names(void **state)
 	text = (char *)pl_read_file(map, &n);
 	assert_non_null(text);
 	text_assert_contains(text, "buffers_written\t5\n"
-				   "thread\t1001\t1\tmain\t0\t0\t0\t0\t0\t0\t0\n"
-				   "thread\t1002\t2\tworker-done\t0\t0\t0\t0\t0\t0\t0\n"
+				   "thread\t1001\t1\tmain\t0\t0\t0\t0\t0\t0\t0\t0\t0\n"
+				   "thread\t1002\t2\tworker-done\t0\t0\t0\t0\t0\t0\t0\t0\t0\n"
 				   "functions\txray\t3\n"
 				   "function\t1\t<unknown>\t0x401000\t-\t-\n"
 				   "function\t3\t<unknown>\t0x401200\t-\t-\n"

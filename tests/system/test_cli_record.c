@@ -115,7 +115,7 @@ static void link_static(const char *src, const char *libxfdr_a, const char *flag
 		     "-lurcu-bp",
 		     "-lurcu-cds",
 		     "-lurcu-common",
-		     "-lunwind",
+		     "-lunwind", "-liberty",
 		     "-ldl",
 		     "-pthread",
 		     (char *)last,

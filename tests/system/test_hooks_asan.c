@@ -75,7 +75,7 @@ static void build(const char *cc, enum link_mode mode, const char *dir, char *pr
 				"-lurcu-bp",
 				"-lurcu-cds",
 				"-lurcu-common",
-				"-lunwind",
+				"-lunwind", "-liberty",
 				"-lpthread",
 				"-ldl",
 				"-o",

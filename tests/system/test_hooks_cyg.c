@@ -79,7 +79,7 @@ static void build(const struct variant *v, const char *dir, char *prog)
 				"-lurcu-bp",
 				"-lurcu-cds",
 				"-lurcu-common",
-				"-lunwind",
+				"-lunwind", "-liberty",
 				"-lpthread",
 				"-ldl",
 				"-o",

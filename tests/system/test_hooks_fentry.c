@@ -88,7 +88,7 @@ static void build(const struct variant *v, const char *dir, char *prog)
 	} else if (v->mode == STATIC) {
 		char *argv[] = {"gcc",	    (char *)pie, obj,	       tail,
 				lib,	    "-lurcu-bp", "-lurcu-cds", "-lurcu-common",
-				"-lunwind", "-ldl",	 "-pthread",   (char *)san,
+				"-lunwind", "-liberty", "-ldl",	 "-pthread",   (char *)san,
 				"-o",	    prog,	 NULL};
 
 		th_build_file(lib, "lib/libxfdr.a");

@@ -51,7 +51,7 @@ static void compile(const char *src_rel, const char *opt, enum link how, const c
 			"-fxray-instruction-threshold=1", inc, src,
 			/* pulls the runtime in: the program itself may not refer to xfdr */
 			"-Wl,-u,xfdr_init", libxfdr, "-lurcu-bp", "-lurcu-cds", "-lurcu-common",
-			"-lunwind", "-lpthread", "-ldl", "-o", prog, NULL};
+			"-lunwind", "-liberty", "-lpthread", "-ldl", "-o", prog, NULL};
 	char *shared_argv[] = {"clang",
 			       (char *)opt,
 			       "-fxray-instrument",

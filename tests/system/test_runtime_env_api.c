@@ -42,7 +42,7 @@ static void build_prog(void)
 	{
 		char *argv[] = {"cc",	    "-O1",	 inc,	      src,	    "-o",
 				prog,	    lib,	 "-lurcu-bp", "-lurcu-cds", "-lurcu-common",
-				"-lunwind", "-lpthread", "-ldl",      NULL};
+				"-lunwind", "-liberty", "-lpthread", "-ldl",      NULL};
 
 		th_run_ok(argv, NULL, log);
 	}

@@ -892,8 +892,8 @@ static void public_api_and_map(void **state)
 	free(data);
 	assert_string_equal(ts_map_value(map, "tsc_hz", value, sizeof(value)), expect);
 	/* tid, thread id, name, 3 drop causes, overwritten, elided, stack_overflow,
-	 * overwritten_events */
-	snprintf(expect, sizeof(expect), "%u\t%u\trec?test\t0\t0\t0\t0\t0\t0\t0", ts_tid(),
+	 * overwritten_events, filtered_calls, max_depth_calls */
+	snprintf(expect, sizeof(expect), "%u\t%u\trec?test\t0\t0\t0\t0\t0\t0\t0\t0\t0", ts_tid(),
 		 MAIN_THREAD_ID);
 	assert_string_equal(ts_map_value(map, "thread", value, sizeof(value)), expect);
 	free(map);

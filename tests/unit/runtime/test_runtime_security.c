@@ -920,7 +920,7 @@ static void build_setuid_prog(const char *out)
 	char src[PATH_BYTES], inc[PATH_BYTES], lib[PATH_BYTES];
 	char *argv[] = {"cc",	     "-O1",	  inc,	       src,	     "-o",
 			(char *)out, lib,	  "-lurcu-bp", "-lurcu-cds", "-lurcu-common",
-			"-lunwind",  "-lpthread", "-ldl",      NULL};
+			"-lunwind", "-liberty",  "-lpthread", "-ldl",      NULL};
 	struct child_result r;
 
 	if (!build || !*build)
