@@ -64,6 +64,9 @@ struct record_opts {
 	int mode;	      /* index in mode_names; -1: the recorder's default */
 	const char **options; /* --option KEY=VALUE, in order */
 	size_t noptions;
+	const char *include;   /* --include GLOBS; NULL: none */
+	const char *exclude;   /* --exclude GLOBS; NULL: none */
+	const char *max_depth; /* --max-depth N; NULL: none */
 	int force;
 	int quiet;
 	long top;
@@ -75,8 +78,9 @@ struct record_opts {
 static const char *const mode_names[] = {"ring", "bounded", NULL};
 
 static const char record_head[] =
-    "usage: xfdr record [-o DIR] [--mode=bounded|ring] [--option KEY=VALUE]... [--force]\n"
-    "                   [--top=N] [-q] [--] PROGRAM [ARGS...]\n"
+    "usage: xfdr record [-o DIR] [--mode=bounded|ring] [--include=GLOBS] [--exclude=GLOBS]\n"
+    "                   [--max-depth=N] [--option KEY=VALUE]... [--force] [--top=N] [-q]\n"
+    "                   [--] PROGRAM [ARGS...]\n"
     "\n"
     "Run PROGRAM with the xfdr recorder started at load, wait for it, then print on\n"
     "stderr where its trace is and a summary: how the program ended, threads, function\n"
@@ -98,7 +102,8 @@ static const char record_tail[] =
     "      cannot reach XRay's hidden entry points; link it with -lxfdr\n"
     "  no instrumentation: refused, unless --force\n"
     "  not an ELF file (a script): run with the runtime preloaded\n"
-    "XFDR_OPTIONS is the caller's XFDR_OPTIONS, then start=1, output=DIR/, mode=MODE and\n"
+    "XFDR_OPTIONS is the caller's XFDR_OPTIONS, then start=1, output=DIR/, mode=MODE,\n"
+    "include=, exclude=, max_depth= (a backslash before each ':' and space of GLOBS) and\n"
     "each --option in order. The runtime checks it before PROGRAM runs: an unknown key,\n"
     "a bad value or a pool larger than this machine's memory is refused with the\n"
     "runtime's own line, and PROGRAM is not run.\n"
@@ -113,6 +118,7 @@ static const char record_tail[] =
     "  gcc -finstrument-functions -g prog.c -o prog && xfdr record ./prog input.txt\n"
     "  clang -fxray-instrument prog.c -lxfdr -o prog && xfdr record ./prog\n"
     "  xfdr record -o traces --mode=ring --option buffer_max=64 ./prog\n"
+    "  xfdr record --exclude='swap,std::*' --max-depth=20 ./prog\n"
     "  xfdr account traces/xfdr-prog-*.xray\n"
     "  xfdr funcs traces/xfdr-prog-4242-0.xray   what recording each function cost\n"
     "\n"
@@ -159,6 +165,23 @@ static int parse_dir(void *dir, const char *arg)
 	return 0;
 }
 
+static int parse_patterns(void *list, const char *arg)
+{
+	if (!*arg)
+		return cli_usage(
+		    "'--include' and '--exclude' need shell patterns, e.g. 'swap,std::*'");
+	*(const char **)list = arg;
+	return 0;
+}
+
+static int parse_depth(void *depth, const char *arg)
+{
+	if (!*arg || arg[strspn(arg, "0123456789")])
+		return cli_usage("'--max-depth' takes a number of open calls, not '%s'", arg);
+	*(const char **)depth = arg;
+	return 0;
+}
+
 static int parse_top(void *top, const char *arg)
 {
 	char *end;
@@ -183,6 +206,17 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 			 "ring (the recorder's default): when the buffer pool is\n"
 			 "full, reuse the oldest buffer, keeping the newest events;\n"
 			 "bounded: keep the first events and count the rest as drops"),
+	    CLI_OPT_CALL(0, "include", &o->include, parse_patterns, "GLOBS",
+			 "record only the functions whose names match one of these\n"
+			 "shell patterns, comma-separated ('\\,' in one): names as the\n"
+			 ".map shows them, C++ ones also demangled ('ns::*')"),
+	    CLI_OPT_CALL(0, "exclude", &o->exclude, parse_patterns, "GLOBS",
+			 "leave out the functions that match (their callees are\n"
+			 "recorded under their caller); `xfdr funcs` suggests which.\n"
+			 "Calls left out are counted in the .map, not dropped"),
+	    CLI_OPT_CALL(0, "max-depth", &o->max_depth, parse_depth, "N",
+			 "leave out calls entered with N calls already open, and\n"
+			 "everything inside them (0: no limit)"),
 	    {.kind = CLI_OPTION_CALL,
 	     .long_name = "option",
 	     .arg = CLI_ARG_SPACED,
@@ -344,6 +378,21 @@ static int choose_how(const char *name, const char *path, int force, enum how *h
 	return CLI_USAGE;
 }
 
+/* ":key=GLOBS" at text + *n, escaped to stay one item. Returns 0, or -1 when it does not fit. */
+static int add_patterns(char *text, size_t *n, const char *key, const char *globs)
+{
+	int w = snprintf(text + *n, LAUNCH_OPTIONS_MAX - *n, ":%s=", key);
+
+	if (w < 0 || (size_t)w >= LAUNCH_OPTIONS_MAX - *n)
+		return -1;
+	*n += (size_t)w;
+	w = launch_options_escape(globs, text + *n, LAUNCH_OPTIONS_MAX - *n);
+	if (w < 0)
+		return -1;
+	*n += (size_t)w;
+	return 0;
+}
+
 /* XFDR_OPTIONS for the program, into text (LAUNCH_OPTIONS_MAX). Returns 0 or CLI_USAGE. */
 static int compose_options(const struct record_opts *o, const char *dir, char *text)
 {
@@ -364,6 +413,12 @@ static int compose_options(const struct record_opts *o, const char *dir, char *t
 	ADD("start=1:output=%s/", dir);
 	if (o->mode >= 0)
 		ADD(":mode=%s", mode_names[o->mode]);
+	if (o->include && add_patterns(text, &n, "include", o->include))
+		goto too_long;
+	if (o->exclude && add_patterns(text, &n, "exclude", o->exclude))
+		goto too_long;
+	if (o->max_depth)
+		ADD(":max_depth=%s", o->max_depth);
 	for (i = 0; i < o->noptions; i++)
 		ADD(":%s", o->options[i]);
 #undef ADD
@@ -509,6 +564,7 @@ static void put_busiest(const struct latency_total *v, size_t n, uint64_t hz, co
 	struct event_cost_limits lim = {(hz ? (double)hz : 1e9) * EVENT_COST_SHORTER_THAN_NS * 1e-9,
 					EVENT_COST_MIN_SHARE, EVENT_COST_MAX_NAMES};
 	uint64_t all = 0, events;
+	char *option;
 	size_t i, k;
 
 	if (!row || !rows || !picked)
@@ -526,6 +582,7 @@ static void put_busiest(const struct latency_total *v, size_t n, uint64_t hz, co
 	k = event_cost_pick(rows, n, all, &lim, picked, &events);
 	if (!k || 2 * events < all || events < BUSIEST_MIN_EVENTS)
 		goto out;
+	option = event_cost_exclude_option(picked, k);
 	fprintf(stderr, "  busiest    ");
 	for (i = 0; i < k; i++)
 		fprintf(stderr, "%s%s", i ? ", " : "", picked[i]->name);
@@ -533,6 +590,9 @@ static void put_busiest(const struct latency_total *v, size_t n, uint64_t hz, co
 	    stderr,
 	    "\n             %.1f%% of the events, in calls under 1 us on average (xfdr funcs %s)\n",
 	    100.0 * (double)events / (double)all, path);
+	if (option)
+		fprintf(stderr, "             to leave them out: xfdr record --%s ...\n", option);
+	free(option);
 out:
 	free(row);
 	free(rows);
@@ -678,6 +738,22 @@ static void put_spans(struct xfdr_trace *t, const struct xfdr_names *names, stru
 	free(s);
 }
 
+/* What --include, --exclude and --max-depth left out: calls that are not drops. */
+static void put_filtered(const struct xfdr_map_pool *m)
+{
+	if (!m->have_functions_left_out && !m->max_depth_calls)
+		return;
+	fprintf(stderr, "  left out   ");
+	if (m->have_functions_left_out)
+		fprintf(stderr,
+			"%" PRIu64 " function%s by --include/--exclude (%" PRIu64 " calls)%s",
+			m->functions_left_out, m->functions_left_out == 1 ? "" : "s",
+			m->filtered_calls, m->max_depth_calls ? "; " : "");
+	if (m->max_depth_calls)
+		fprintf(stderr, "%" PRIu64 " calls deeper than --max-depth", m->max_depth_calls);
+	fputc('\n', stderr);
+}
+
 /* The summary of one trace file. */
 static void summarize(const char *path, const struct launch_trace *f, long top)
 {
@@ -729,6 +805,7 @@ static void summarize(const char *path, const struct launch_trace *f, long top)
 	else if (overwritten)
 		fprintf(stderr, "  overwritten %" PRIu64 " buffers (older events lost)\n",
 			overwritten);
+	put_filtered(&m);
 	if (xfdr_names_crash(map_lines, &crash))
 		put_crash(names, crash.signal_name, path);
 	put_top(t, names, &w, top, path);

@@ -23,6 +23,35 @@ int launch_options_split(const char *s)
 	return 0;
 }
 
+/* Where the item at p ends, as the runtime splits: a backslash or "::" do not end it. */
+static const char *item_end(const char *p)
+{
+	for (; *p; p++) {
+		if ((*p == '\\' && p[1]) || (*p == ':' && p[1] == ':'))
+			p++;
+		else if (is_sep(*p))
+			break;
+	}
+	return p;
+}
+
+int launch_options_escape(const char *value, char *out, size_t n)
+{
+	size_t k = 0;
+
+	for (; *value; value++) {
+		if (k + 2 >= n)
+			return -1;
+		if (is_sep(*value))
+			out[k++] = '\\';
+		out[k++] = *value;
+	}
+	if (k >= n)
+		return -1;
+	out[k] = '\0';
+	return (int)k;
+}
+
 int launch_option_value(const char *text, const char *key, char *out, size_t n)
 {
 	size_t klen = strlen(key), len;
@@ -32,8 +61,7 @@ int launch_option_value(const char *text, const char *key, char *out, size_t n)
 	while (*p) {
 		while (*p && is_sep(*p))
 			p++;
-		for (e = p; *e && !is_sep(*e); e++)
-			;
+		e = item_end(p);
 		len = (size_t)(e - p);
 		if (len > klen && !strncmp(p, key, klen) && p[klen] == '=' && len - klen - 1 < n) {
 			memcpy(out, p + klen + 1, len - klen - 1);

@@ -1,7 +1,8 @@
 /*
  * launcher/options_text.h - the XFDR_OPTIONS text as the runtime reads it
- * (runtime/control/options.c): KEY=VALUE items split at ':' and white space, applied left to
- * right, so the last item of a key wins. `xfdr record` composes it and then asks it what the
+ * (runtime/control/options.c): KEY=VALUE items split at ':' and white space (but for a
+ * character after a backslash, and a double colon), applied left to right, so the last item of
+ * a key wins. `xfdr record` composes it and then asks it what the
  * program will run with.
  */
 #ifndef XFDR_LAUNCHER_OPTIONS_TEXT_H
@@ -16,6 +17,14 @@
 
 /* Does s hold a character that splits XFDR_OPTIONS items (':' or white space)? */
 int launch_options_split(const char *s);
+
+/*
+ * launch_options_escape - value as one item's value: a backslash before each character that
+ * would split it (the runtime keeps what follows a backslash in the item, and the patterns of
+ * include= and exclude= read "\:" as ':'). Into out (n bytes). Returns its length, or -1 when
+ * it does not fit.
+ */
+int launch_options_escape(const char *value, char *out, size_t n);
 
 /*
  * launch_option_value - the value the runtime will use for key in text (the last one), into

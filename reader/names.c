@@ -81,8 +81,9 @@ struct rd_thread {
 };
 
 /* The pool's lines read as numbers; their order is that of the fields in xfdr_map_pool. */
-static const char *const pool_keys[] = {"buffer_size", "buffer_max", "buffers_written",
-					"overwritten"};
+static const char *const pool_keys[] = {"buffer_size",	  "buffer_max",		"buffers_written",
+					"overwritten",	  "functions_left_out", "filtered_calls",
+					"max_depth_calls"};
 #define POOL_KEYS (sizeof(pool_keys) / sizeof(pool_keys[0]))
 static const char *const drop_causes[XFDR_MAP_DROP_CAUSES] = {"no_buffer", "reentrant", "too_large",
 							      "no_thread_slot", "total"};
@@ -465,10 +466,14 @@ static void parse_tsc_hz_method_line(struct xfdr_names *n, const char *line)
  */
 static int parse_pool_line(struct xfdr_names *n, const char *line)
 {
-	uint64_t *value[POOL_KEYS] = {&n->pool.buffer_size, &n->pool.buffer_max,
-				      &n->pool.buffers_written, &n->pool.overwritten};
-	int *have[POOL_KEYS] = {&n->pool.have_buffer_size, &n->pool.have_buffer_max,
-				&n->pool.have_buffers_written, &n->pool.have_overwritten};
+	uint64_t *value[POOL_KEYS] = {&n->pool.buffer_size,	   &n->pool.buffer_max,
+				      &n->pool.buffers_written,	   &n->pool.overwritten,
+				      &n->pool.functions_left_out, &n->pool.filtered_calls,
+				      &n->pool.max_depth_calls};
+	int *have[POOL_KEYS] = {&n->pool.have_buffer_size,	  &n->pool.have_buffer_max,
+				&n->pool.have_buffers_written,	  &n->pool.have_overwritten,
+				&n->pool.have_functions_left_out, &n->pool.have_filtered_calls,
+				&n->pool.have_max_depth_calls};
 	const char *tab = strchr(line, '\t');
 	size_t key = (size_t)(tab - line), i;
 	struct field f[2];

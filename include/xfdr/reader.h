@@ -500,6 +500,9 @@ struct xfdr_map_pool {
 	uint64_t buffer_size, buffer_max, buffers_written, overwritten;
 	int have_drops;				/* a `dropped` line */
 	uint64_t dropped[XFDR_MAP_DROP_CAUSES]; /* by cause; 0 for a cause without a line */
+	/* What the include=, exclude= and max_depth options left out (doc/map-format.md). */
+	int have_functions_left_out, have_filtered_calls, have_max_depth_calls;
+	uint64_t functions_left_out, filtered_calls, max_depth_calls;
 };
 
 /* *out filled (strings live until xfdr_names_free(n)); all zero when n is NULL. */
