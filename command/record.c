@@ -744,11 +744,14 @@ static void put_filtered(const struct xfdr_map_pool *m)
 	if (!m->have_functions_left_out && !m->max_depth_calls)
 		return;
 	fprintf(stderr, "  left out   ");
-	if (m->have_functions_left_out)
-		fprintf(stderr,
-			"%" PRIu64 " function%s by --include/--exclude (%" PRIu64 " calls)%s",
-			m->functions_left_out, m->functions_left_out == 1 ? "" : "s",
-			m->filtered_calls, m->max_depth_calls ? "; " : "");
+	/* XRay's functions left out are not patched: their calls are not counted */
+	if (m->have_functions_left_out) {
+		fprintf(stderr, "%" PRIu64 " function%s by --include/--exclude",
+			m->functions_left_out, m->functions_left_out == 1 ? "" : "s");
+		if (m->filtered_calls)
+			fprintf(stderr, " (%" PRIu64 " calls)", m->filtered_calls);
+		fprintf(stderr, "%s", m->max_depth_calls ? "; " : "");
+	}
 	if (m->max_depth_calls)
 		fprintf(stderr, "%" PRIu64 " calls deeper than --max-depth", m->max_depth_calls);
 	fputc('\n', stderr);
