@@ -203,6 +203,59 @@ static void env_syntax_and_messages(void **state)
 	assert_int_equal(c.o.per_thread_files, 1);
 }
 
+/* opt_check() of c->o: the key it names goes into c->text. */
+static void do_struct_check(void *arg)
+{
+	struct parse_call *c = arg;
+
+	c->text = opt_check(&c->o);
+}
+
+/*
+ * The filter keys: pattern lists whose items may hold ':' and white space after a backslash,
+ * and C++'s "::" as it is; max_depth a plain number.
+ */
+static void env_filter_keys(void **state)
+{
+	struct parse_call c;
+	char err[2048];
+
+	(void)state;
+	xfdr_options_default(&c.o);
+	assert_string_equal(c.o.include, "");
+	assert_string_equal(c.o.exclude, "");
+	assert_int_equal(c.o.max_depth, 0);
+	c.text = "include=main,a*:exclude=std::*,ns\\:\\:x\\ y start=1 max_depth=5";
+	ts_capture_stderr(do_parse, &c, err, sizeof(err));
+	assert_string_equal(err, "");
+	assert_int_equal(c.rejected, 0);
+	assert_string_equal(c.o.include, "main,a*");
+	assert_string_equal(c.o.exclude, "std::*,ns\\:\\:x\\ y");
+	assert_int_equal(c.o.start, 1);
+	assert_int_equal(c.o.max_depth, 5);
+	/* string values point into the parse's store, which the next parse reuses */
+	xfdr_options_default(&c.o);
+	c.text = "exclude=a,,b include=x\\\\ max_depth=1000001 max_depth=-1";
+	ts_capture_stderr(do_parse, &c, err, sizeof(err));
+	assert_int_equal(c.rejected, 3);
+	assert_string_equal(
+	    err, "xfdr: XFDR_OPTIONS: bad value \"a,,b\" for exclude (shell patterns separated by "
+		 "commas (\\, for a comma in one), at most 64 in 2047 bytes); keeping \"\"\n"
+		 "xfdr: XFDR_OPTIONS: bad value \"1000001\" for max_depth (0 (no limit) to 1000000 "
+		 "open calls); keeping 0\n"
+		 "xfdr: XFDR_OPTIONS: bad value \"-1\" for max_depth (0 (no limit) to 1000000 open "
+		 "calls); keeping 0\n");
+	/* "x\\" is x and a quoted backslash: a valid pattern */
+	assert_string_equal(c.o.include, "x\\\\");
+	assert_int_equal(xfdr_options_set(&c.o, "include", "a\\"), -EINVAL);
+	assert_int_equal(xfdr_options_set(&c.o, "exclude", "ns::f(int\\, char)"), 0);
+	assert_string_equal(c.o.exclude, "ns::f(int\\, char)");
+	c.o.include = "a,";
+	ts_capture_stderr(do_struct_check, &c, err, sizeof(err));
+	assert_string_equal(c.text, "include");
+	assert_non_null(strstr(err, "xfdr: xfdr_init: bad value \"a,\" for include ("));
+}
+
 struct check_call {
 	const char *text;
 	int problems;
@@ -553,6 +606,7 @@ int main(void)
 	    cmocka_unit_test(set_good_values),
 	    cmocka_unit_test(set_bad_values),
 	    cmocka_unit_test(env_syntax_and_messages),
+	    cmocka_unit_test(env_filter_keys),
 	    cmocka_unit_test(check_text_as_the_program_would),
 	    cmocka_unit_test(env_flight_recorder_keys),
 	    cmocka_unit_test(survival_keys),
