@@ -17,6 +17,8 @@
 #include "bench/harness.h"
 #include "bench/xfdr_row.h"
 
+#include <stdio.h>
+
 #if defined(HOOKS_CYG)
 #define ROW_KEY "xfdr_cyg_linked"
 #define ROW_LABEL "xfdr -finstrument-functions (linked)"
@@ -34,10 +36,18 @@ BENCH_NOINSTR int main(int argc, char **argv)
 {
 	struct bench_cfg cfg;
 	double ns[101];
+	char key[64], label[160];
+	size_t len;
+	unsigned i;
 
 	bench_init(&cfg, argc, argv);
-	if (bench_xfdr_setup(&cfg, ROW_KEY, ROW_LABEL) != 0)
+	/* -k names the row when -O makes it a variant (exclude= of the callees) */
+	snprintf(key, sizeof(key), "%s", cfg.row ? cfg.row : ROW_KEY);
+	len = (size_t)snprintf(label, sizeof(label), "%s", ROW_LABEL);
+	for (i = 0; i < cfg.n_xfdr_opts && len < sizeof(label); i++)
+		len += (size_t)snprintf(label + len, sizeof(label) - len, " %s", cfg.xfdr_opts[i]);
+	if (bench_xfdr_setup(&cfg, key, label) != 0)
 		return 1;
 	bench_measure(&cfg, bench_loop_workload, 1, ns);
-	return bench_xfdr_finish(&cfg, ROW_KEY, ROW_LABEL, ns);
+	return bench_xfdr_finish(&cfg, key, label, ns);
 }

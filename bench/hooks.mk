@@ -6,10 +6,13 @@
 # loop is bench_loop_workload() (bench/harness.h):
 #   noop_cyg          -finstrument-functions (gcc), empty hooks in the program (noop_cyg.c)
 #   xfdr_cyg_linked   the same callee, libxfdr.a linked, set up through the C API
+#   xfdr_cyg_exclude  xfdr_cyg_linked with the callees left out (exclude=): the hook's call
+#                     and its id-cache lookup per event, nothing recorded
 #   xfdr_cyg_preload  the same callee, no xfdr in the link: libxfdr.so.0 preloaded, configured
 #                     by XFDR_OPTIONS (start=1 at load, flushed at exit)
 #   noop_fentry       gcc -pg -mfentry -minstrument-return=call, stubs that only return
 #   xfdr_fentry       the same callee, libxfdr.a's __fentry__/__return__
+#   xfdr_fentry_exclude  the same with the callees left out
 #   noop_xray         clang XRay sleds, patched by compiler-rt, an empty handler
 #   xfdr_xray         the same callee, libxfdr.a's XRay handler (xfdr_start() patches)
 # The xfdr rows get the buffers of the other xfdr rows and are counted the same way
@@ -92,13 +95,18 @@ $(BENCH_HOOKS_DIR)/xfdr_xray: $(BENCH_HOOKS_XFDR_SRCS) $(BENCH_HOOKS_DIR)/callee
 		$(BENCH_HOOKS_XFDR_SRCS) $(BENCH_HOOKS_DIR)/callee_xray.o $(LIBXFDR_A) $(RUNTIME_LIBS)
 
 # ---- the rows -----------------------------------------------------------------------------------
+# The exclude rows: the same programs with the workload's callee of bench/callee.c left out by
+# exclude=, so each event costs the hook's call and its id-cache lookup and nothing is recorded.
+BENCH_EXCLUDE_CALLEES = -O exclude=$(if $(filter tree,$(1)),bench_tree,bench_callee)
 BENCH_PROGS += $(addprefix $(BENCH_HOOKS_DIR)/,noop_cyg xfdr_cyg_linked xfdr_cyg_preload \
 	noop_fentry xfdr_fentry noop_xray xfdr_xray) $(BENCH_DIR)/trace_count
 BENCH_RUNS  += $(foreach w,$(BENCH_WORKLOADS),\
 	'$(BENCH_HOOKS_DIR)/noop_cyg $(BENCH_ARGS) -w $(w)' \
 	'$(BENCH_HOOKS_DIR)/xfdr_cyg_linked $(BENCH_XFDR_ARGS) -w $(w) $(call BENCH_XFDR_CHECK,xfdr_cyg_linked)' \
+	'$(BENCH_HOOKS_DIR)/xfdr_cyg_linked $(BENCH_XFDR_ARGS) -w $(w) $(call BENCH_EXCLUDE_CALLEES,$(w)) -k xfdr_cyg_exclude $(call BENCH_XFDR_CHECK,xfdr_cyg_exclude)' \
 	'$(BENCH_PRELOAD_ENV) $(BENCH_HOOKS_DIR)/xfdr_cyg_preload $(BENCH_ARGS) -w $(w) $(call BENCH_XFDR_CHECK,xfdr_cyg_preload)' \
 	'$(BENCH_HOOKS_DIR)/noop_fentry $(BENCH_ARGS) -w $(w)' \
 	'$(BENCH_HOOKS_DIR)/xfdr_fentry $(BENCH_XFDR_ARGS) -w $(w) $(call BENCH_XFDR_CHECK,xfdr_fentry)' \
+	'$(BENCH_HOOKS_DIR)/xfdr_fentry $(BENCH_XFDR_ARGS) -w $(w) $(call BENCH_EXCLUDE_CALLEES,$(w)) -k xfdr_fentry_exclude $(call BENCH_XFDR_CHECK,xfdr_fentry_exclude)' \
 	'$(BENCH_HOOKS_DIR)/noop_xray $(BENCH_ARGS) -w $(w)' \
 	'$(BENCH_HOOKS_DIR)/xfdr_xray $(BENCH_XFDR_ARGS) -w $(w) $(call BENCH_XFDR_CHECK,xfdr_xray)')

@@ -63,7 +63,7 @@ function added_lo(r) {
 	return lo[r] - call_lo[wl[r]]
 }
 
-function print_row(i,    elided, over, a, a_lo, ratio, ratio_lo, vs_fdr, spread, bpc, drops, proc, pf, expected, k, f, nt) {
+function print_row(i,    elided, over, filt, a, a_lo, ratio, ratio_lo, vs_fdr, spread, bpc, drops, proc, pf, expected, k, f, nt) {
 	a = added(i)
 	ratio = floor > 0 && a != "-" ? fmt(a / floor, 2) : "-"
 	a_lo = added_lo(i)
@@ -84,18 +84,21 @@ function print_row(i,    elided, over, a, a_lo, ratio, ratio_lo, vs_fdr, spread,
 		# xfdr's accounting (bench/trace_count.c): calls elided, records overwritten in ring mode
 		elided = match(t_note[k], /elided [0-9]+ calls/) ? substr(t_note[k], RSTART + 7) + 0 : 0
 		over = match(t_note[k], /overwritten [0-9]+ events/) ? substr(t_note[k], RSTART + 12) + 0 : 0
+		# calls exclude= left out: counted at their entry, each call two events
+		filt = match(t_note[k], /filtered [0-9]+ calls/) ? substr(t_note[k], RSTART + 9) + 0 : 0
 		if (t_note[k] ~ /^FAILED/)
 			nt = add(nt, t_note[k])
 		else if (t_note[k] ~ /^filter:/)
 			nt = add(nt, "recorded " t_events[k] " of " expected " events (" t_note[k] ")")
 		else if (drops != "-" && drops > 0)
 			nt = add(nt, "DROPPED " drops " of " expected " events")
-		else if (t_events[k] + 2 * elided + over != expected)
-			nt = add(nt, "MISSING " expected - t_events[k] - 2 * elided - over " of " expected " events")
-		else if (elided + over > 0)
+		else if (t_events[k] + 2 * elided + over + 2 * filt != expected)
+			nt = add(nt, "MISSING " expected - t_events[k] - 2 * elided - over - 2 * filt " of " expected " events")
+		else if (elided + over + filt > 0)
 			nt = add(nt, "recorded " t_events[k] " of " expected " events" \
 				(elided ? ", " elided " calls elided" : "") \
-				(over ? ", " over " overwritten (ring)" : "") ": all accounted for")
+				(over ? ", " over " overwritten (ring)" : "") \
+				(filt ? ", " filt " calls left out (exclude=)" : "") ": all accounted for")
 		else
 			nt = add(nt, "recorded all " expected " events")
 	}

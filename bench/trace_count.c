@@ -10,8 +10,9 @@
  *
  *   trace <TAB> KEY <TAB> events <TAB> bytes of the .xray files <TAB> drops <TAB> note
  *
- * with the note "N files, functions F named M, elided E calls, overwritten O events"
- * (bench/table.awk reads the last two: with the drops they account for every event the run issued).
+ * with the note "N files, functions F named M, elided E calls, overwritten O events, filtered C
+ * calls" (bench/table.awk reads the last three: with the drops they account for every event the
+ * run issued; a call left out by exclude= is two events).
  * -d deletes each file and its .map once counted (a benchmark row's trace is 100 MB+ and of no use
  * afterwards). Exit status 1 when a file does not verify (the line then says why), 2 on bad usage.
  */
@@ -26,6 +27,7 @@
 
 struct totals {
 	unsigned long long events, bytes, drops, elided, overwritten, functions, named, files;
+	unsigned long long filtered;
 };
 
 /*
@@ -51,6 +53,8 @@ static void read_map(const char *trace, struct totals *tot)
 			tot->elided += n;
 		} else if (sscanf(line, "overwritten_events\t%llu", &n) == 1) {
 			tot->overwritten += n;
+		} else if (sscanf(line, "filtered_calls\t%llu", &n) == 1) {
+			tot->filtered += n;
 		} else if (sscanf(line, "function\t%u\t%4095[^\t]", &id, name) == 2) {
 			tot->functions++;
 			tot->named += name[0] != '<';
@@ -150,8 +154,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	printf("trace\t%s\t%llu\t%llu\t%llu\t%llu files, functions %llu named %llu, elided %llu "
-	       "calls, overwritten %llu events\n",
+	       "calls, overwritten %llu events, filtered %llu calls\n",
 	       argv[i], tot.events, tot.bytes, tot.drops, tot.files, tot.functions, tot.named,
-	       tot.elided, tot.overwritten);
+	       tot.elided, tot.overwritten, tot.filtered);
 	return 0;
 }

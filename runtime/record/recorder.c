@@ -56,11 +56,6 @@ uint64_t rec_elide_ticks;
 uint64_t rec_elide_us;
 uint32_t rec_depth_max;
 
-XFDR_COLD XFDR_NOINSTR void rec_count_filtered_slotless(void)
-{
-	xfdr_add_relaxed(&thread_table.noted_elsewhere[NOTE_FILTERED], (uint64_t)1);
-}
-
 static XFDR_NOINSTR void count_drop(struct thread_slot *s, enum drop_cause cause, uint32_t session)
 {
 	xfdr_add_relaxed(&s->dropped[cause], (uint64_t)1);
@@ -676,6 +671,25 @@ static XFDR_NOINSTR struct thread_slot *thread_slot(struct rec_thread *t, int *r
 	}
 	t->slotless = 0;
 	return s;
+}
+
+/*
+ * A filtered call may be the thread's first (its start routine, main, left out): the thread
+ * registers here, as for its first recorded event, so that its line in the .map counts it.
+ */
+XFDR_COLD XFDR_NOINSTR void rec_count_filtered_slotless(void)
+{
+	struct rec_thread *t = &rec_self;
+	int saved = errno, rc = 0;
+	struct thread_slot *s = thread_slot(t, &rc);
+
+	if (s) {
+		xfdr_add_own(&s->noted[NOTE_FILTERED]);
+		xfdr_store_relaxed(&s->session, session_recording());
+	} else {
+		xfdr_add_relaxed(&thread_table.noted_elsewhere[NOTE_FILTERED], (uint64_t)1);
+	}
+	errno = saved;
 }
 
 static XFDR_NOINSTR void slotless_skip(struct rec_thread *t)

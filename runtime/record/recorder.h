@@ -54,7 +54,10 @@ extern uint64_t rec_elide_us XFDR_HIDDEN; /* the threshold as configured, for th
  */
 extern uint32_t rec_depth_max XFDR_HIDDEN;
 
-/* A call the filters leave out, of a thread without a slot: counted for no thread. */
+/*
+ * rec_count_filtered_slotless - rec_count_filtered() for a thread without a slot yet: it
+ * registers (as for its first event) and counts in its slot; for no thread when there is none.
+ */
 void rec_count_filtered_slotless(void) XFDR_COLD;
 
 /*
