@@ -115,7 +115,8 @@ static void link_static(const char *src, const char *libxfdr_a, const char *flag
 		     "-lurcu-bp",
 		     "-lurcu-cds",
 		     "-lurcu-common",
-		     "-lunwind", "-liberty",
+		     "-lunwind",
+		     "-liberty",
 		     "-ldl",
 		     "-pthread",
 		     (char *)last,
@@ -389,6 +390,8 @@ static void preloaded_cyg_summary(void **state)
 	snprintf(want, sizeof(want),
 		 "%% of the events, in calls under 1 us on average (xfdr funcs %s)\n", trace);
 	text_assert_contains(r.err, want);
+	text_assert_contains(r.err,
+			     "             to leave them out: xfdr record --exclude=tiny ...\n");
 	top_row(r.err, 0, &ms, &calls, name);
 	assert_string_equal(name, "hot");
 	assert_int_equal(calls, 1);
@@ -839,6 +842,56 @@ static void mode_and_options_reach_runtime(void **state)
 }
 
 /*
+ * --include, --exclude and --max-depth reach the runtime as its options, a pattern with ':'
+ * and a space escaped so that it stays one item; the summary says what they left out. spin:
+ * main -> hot, warm x 2, tiny x 1000 (tests/e2e/record_prog.c).
+ */
+static void filters_reach_runtime(void **state)
+{
+	char dir[PATH_BYTES], trace[PATH_BYTES], map[PATH_BYTES + 8], v[256];
+	struct child_result r;
+
+	(void)state;
+	out_dir(dir, "exclude-out");
+	record(&r, "-o", dir, "--exclude=tiny,x y:z", "--max-depth=1", prog_cyg, "spin", NULL);
+	if (r.status || r.signal)
+		fail_msg("status %d:\n%s", r.status, r.err);
+	one_trace(dir, trace);
+	verify_ok(trace);
+	snprintf(map, sizeof(map), "%s.map", trace);
+	map_value(map, "exclude", v, sizeof(v));
+	assert_string_equal(v, "tiny,x\\ y\\:z");
+	map_value(map, "max_depth", v, sizeof(v));
+	assert_string_equal(v, "1");
+	map_value(map, "filtered_calls", v, sizeof(v));
+	assert_string_equal(v, "1000");
+	/* hot and warm twice, under main */
+	map_value(map, "max_depth_calls", v, sizeof(v));
+	assert_string_equal(v, "3");
+	/* main alone is recorded */
+	assert_int_equal(summary_number(r.err, "events"), 2);
+	assert_int_equal(llvm_function_records(trace), 2);
+	text_assert_contains(r.err,
+			     "  left out   1 function by --include/--exclude (1000 calls); 3 "
+			     "calls deeper than --max-depth\n");
+	text_assert_contains(r.err, "xfdr: exclude=x\\ y\\:z: this pattern matched no function");
+	child_result_free(&r);
+
+	out_dir(dir, "include-out");
+	record(&r, "-o", dir, "--include=main,h*", prog_cyg, "spin", NULL);
+	assert_int_equal(r.status, 0);
+	one_trace(dir, trace);
+	snprintf(map, sizeof(map), "%s.map", trace);
+	map_value(map, "include", v, sizeof(v));
+	assert_string_equal(v, "main,h*");
+	map_value(map, "functions_left_out", v, sizeof(v));
+	assert_string_equal(v, "2"); /* warm, tiny */
+	assert_int_equal(summary_number(r.err, "events"), 4);
+	assert_null(strstr(r.err, "matched no function"));
+	child_result_free(&r);
+}
+
+/*
  * More threads than buffers in ring mode: main holds the only buffer (never full, so never
  * reused) while "late" runs; every event of late's is dropped for want of a buffer. The summary
  * counts late among the threads, says it left nothing, and says what to raise.
@@ -1028,6 +1081,16 @@ static void usage_errors(void **state)
 	record(&r, "--top=-1", prog_cyg, NULL);
 	assert_int_equal(r.status, 2);
 	child_result_free(&r);
+	record(&r, "--max-depth=2x", prog_cyg, NULL);
+	assert_int_equal(r.status, 2);
+	text_assert_contains(r.err, "'--max-depth' takes a number of open calls, not '2x'");
+	child_result_free(&r);
+	/* checked by the runtime's own parser before the program runs */
+	record(&r, "--exclude=a,,b", prog_cyg, NULL);
+	assert_int_equal(r.status, 2);
+	text_assert_contains(r.err, "bad value \"a,,b\" for exclude");
+	assert_string_equal(r.out, "");
+	child_result_free(&r);
 	record(&r, "--bogus", prog_cyg, NULL);
 	assert_int_equal(r.status, 2);
 	child_result_free(&r);
@@ -1195,6 +1258,7 @@ int main(void)
 	    cmocka_unit_test(no_trace_says_the_handler_never_ran),
 	    cmocka_unit_test(no_trace_says_xfdr_was_not_loaded),
 	    cmocka_unit_test(mode_and_options_reach_runtime),
+	    cmocka_unit_test(filters_reach_runtime),
 	    cmocka_unit_test(ring_threads_without_buffers),
 	    cmocka_unit_test(quiet_says_only_errors),
 	};
