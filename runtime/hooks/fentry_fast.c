@@ -63,9 +63,9 @@ XFDR_NOINSTR int fentry_enter_fast(const uint8_t *ret, uintptr_t frame)
 			!t->deeper && (!d || t->frames[d - 1].frame > frame) &&
 			d < FENTRY_STACK_FRAMES &&
 			fnmap_id_cached((const void *)fn_start(ret), &id))) {
+		/* a thread without a slot yet registers in the full hook */
 		if (XFDR_UNLIKELY(id & FNMAP_ID_FILTERED)) {
-			rec_count_filtered(XFDR_FN_ENTER);
-			done = 1;
+			done = rec_count_filtered_owned();
 		} else if (XFDR_LIKELY(clock_now_inline(&now) &&
 				       rec_function_fast(now, XFDR_FN_ENTER, id, 0))) {
 			t->frames[d].frame = frame;

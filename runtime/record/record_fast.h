@@ -148,20 +148,28 @@ slow_path:
 }
 
 /*
+ * rec_count_filtered_owned - one call the filters leave out, counted in the thread's slot: 1,
+ * or 0 (nothing counted) when the thread has no slot yet. Calls nothing.
+ */
+static inline XFDR_NOINSTR __attribute__((always_inline)) int rec_count_filtered_owned(void)
+{
+	struct thread_slot *s = rec_self.slot;
+
+	if (XFDR_UNLIKELY(s == &thread_no_slot))
+		return 0;
+	xfdr_add_own(&s->noted[NOTE_FILTERED]);
+	return 1;
+}
+
+/*
  * rec_count_filtered - a hook's event of a function the include= and exclude= options leave
  * out (runtime/symbols/fnfilter.h): its entry counts one call for the thread (filtered_calls in
  * the .map), its exit nothing. Context: any thread, signal handlers included; one add.
  */
 static inline XFDR_NOINSTR __attribute__((always_inline)) void rec_count_filtered(unsigned action)
 {
-	struct thread_slot *s = rec_self.slot;
-
-	if (!rec_action_is_entry(action))
-		return;
-	if (XFDR_UNLIKELY(s == &thread_no_slot))
+	if (rec_action_is_entry(action) && XFDR_UNLIKELY(!rec_count_filtered_owned()))
 		rec_count_filtered_slotless();
-	else
-		xfdr_add_own(&s->noted[NOTE_FILTERED]);
 }
 
 /* rec_function_fast() that takes the slow path where it must: the event is always recorded. */
