@@ -42,8 +42,9 @@ static const char funcs_head[] =
     "call under --shorter-than, at least --min-share of the events), and what excluding\n"
     "them would save: events, and recording time at --event-cost an event. The mean,\n"
     "not the median, so that a function whose rare calls are long stays recorded.\n"
-    "The line is written for the runtime's function filter, which is not in this\n"
-    "release yet: each name a glob of itself (',', '\\', '*', '?' and '[' escaped).\n";
+    "The line is the runtime's exclude= option as it is (XFDR_OPTIONS, or its value\n"
+    "for `xfdr record --exclude=`): each name a glob of itself (',', '\\', '*', '?' and\n"
+    "'[' escaped).\n";
 
 static const char funcs_tail[] =
     "Calls are counted as by `xfdr account`, so the medians are account's; a function\n"

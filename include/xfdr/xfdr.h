@@ -21,7 +21,8 @@
  * (xfdr_init() again) empties the pool.
  *
  * Options come from struct xfdr_options, or from the environment variable XFDR_OPTIONS with the
- * same keys: "key=value" pairs separated by ':' or white space, e.g.
+ * same keys: "key=value" pairs separated by ':' or white space (a backslash keeps the next
+ * character in the pair, and a double colon never separates: "exclude=std::*"), e.g.
  *   XFDR_OPTIONS="buffer_size=65536:buffer_max=64 output=/tmp/traces/ start=1"
  *
  *   buffer_size=N       bytes per buffer; a multiple of 8, >= 128 (default 65536)
@@ -40,6 +41,25 @@
  *                       no record (its entry is erased; enclosing calls that then qualify are
  *                       erased too; every other record keeps its exact time). Elided calls are
  *                       counted per thread in the .map. 0 (default) records every call.
+ *   include=GLOB,...    record only the functions whose names match one of these shell patterns
+ *                       (fnmatch(3); a backslash quotes the next character, "\," is a comma in
+ *                       a pattern; at most 64 in 2047 bytes). A name matches in any of its
+ *                       forms: the symbol as the .map shows it (C++ mangled) and a C++ symbol's
+ *                       demangled name with and without its parameters ("_ZN2ns3fooEi",
+ *                       "ns::foo(int)", "ns::foo"). Decided once per function, when first met:
+ *                       the -finstrument-functions and -pg hooks keep the decision with the
+ *                       function's id (a call left out costs the hook's call and one cache
+ *                       lookup), XRay functions left out are not patched at all. A left-out
+ *                       function's callees are recorded under its caller. Not drops: the .map
+ *                       lists the patterns, the functions left out and, per thread, the calls
+ *                       (filtered_calls; XRay's unpatched calls are not counted). A pattern that
+ *                       matched no function called while recording is named on stderr at exit.
+ *                       Fixed by the first xfdr_init() that sets it (default: every function)
+ *   exclude=GLOB,...    leave out the functions that match, as include= (default: none); a
+ *                       function that matches both is left out. `xfdr funcs` suggests the line
+ *   max_depth=N         leave out every call entered while N recorded calls are open on its
+ *                       thread, and everything inside it; counted per thread in the .map
+ *                       (max_depth_calls). 0 (default): no limit; at most 1000000
  *   flush_signal=SIG    a signal (kill -l name, with or without SIG, or a number; 0/none: off,
  *                       the default) that writes a snapshot while the program goes on recording;
  *                       one stderr line per flush ("xfdr: SIGUSR2: wrote PATH"). xfdr takes the
