@@ -50,6 +50,7 @@
 #include "runtime/record/thread_fork.h"
 #include "runtime/symbols/fnfilter.h"
 #include "runtime/symbols/fnmap.h"
+#include "runtime/symbols/patterns.h"
 #include "runtime/symbols/unload.h"
 #include "xfdr/xfdr.h"
 
@@ -145,7 +146,7 @@ static void elision_setup(uint64_t us)
 static void filters_setup(const struct xfdr_options *o)
 {
 	if (fnfilter_configure(o->include, o->exclude) == -EBUSY) {
-		char text[FNFILTER_TEXT_MAX * 2 + 200];
+		char text[PATTERNS_TEXT_MAX * 2 + 200];
 		struct pr_buf b = PR_BUF_INIT(text);
 
 		pr_str(&b,

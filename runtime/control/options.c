@@ -18,7 +18,7 @@
 #include "runtime/base/print.h"
 #include "runtime/record/thread_slots.h"
 #include "runtime/record/thread_types.h"
-#include "runtime/symbols/fnfilter.h"
+#include "runtime/symbols/patterns.h"
 
 enum opt_type {
 	OPT_SIZE, /* size_t, decimal with an optional k/m/g (binary) suffix */
@@ -28,7 +28,7 @@ enum opt_type {
 	OPT_U64,      /* uint64_t, plain decimal */
 	OPT_SIGNAL,   /* int, a signal by name (SIGUSR2, USR2) or number; 0/none: no signal */
 	OPT_MODE,     /* int, permission bits in octal */
-	OPT_PATTERNS, /* const char *, a list fnfilter_list_check() accepts */
+	OPT_PATTERNS, /* const char *, a list patterns_check() accepts */
 };
 
 struct opt_row {
@@ -362,7 +362,7 @@ static int row_set(const struct opt_row *r, struct xfdr_options *o, const char *
 		memcpy(field, &i, sizeof(i));
 		return 0;
 	case OPT_PATTERNS:
-		if (fnfilter_list_check(value, &why))
+		if (patterns_check(value, &why))
 			return -EINVAL;
 		/* fall through */
 	case OPT_STRING:
@@ -696,9 +696,9 @@ const char *opt_check(const struct xfdr_options *o)
 		bad = opt_find("backing");
 	else if (o->file_mode < 0 || !valid_file_mode((size_t)o->file_mode))
 		bad = opt_find("file_mode");
-	else if (fnfilter_list_check(o->include, &why))
+	else if (patterns_check(o->include, &why))
 		bad = opt_find("include");
-	else if (fnfilter_list_check(o->exclude, &why))
+	else if (patterns_check(o->exclude, &why))
 		bad = opt_find("exclude");
 	else if (o->max_depth > OPT_MAX_DEPTH)
 		bad = opt_find("max_depth");

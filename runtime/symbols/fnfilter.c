@@ -24,16 +24,17 @@
 #include "runtime/base/print.h"
 #include "runtime/symbols/fnfilter.h"
 #include "runtime/symbols/namer.h"
+#include "runtime/symbols/patterns.h"
 #include "runtime/symbols/symbolizer.h"
 
 /* The longest demangled name matched; a longer one is matched as far as it goes. */
 #define DEMANGLED_MAX 1024
 
 struct pattern_list {
-	char text[FNFILTER_TEXT_MAX]; /* as given */
-	char split[FNFILTER_TEXT_MAX];
-	const char *patterns[FNFILTER_PATTERNS_MAX];
-	uint32_t matched[FNFILTER_PATTERNS_MAX];
+	char text[PATTERNS_TEXT_MAX]; /* as given */
+	char split[PATTERNS_TEXT_MAX];
+	const char *patterns[PATTERNS_MAX];
+	uint32_t matched[PATTERNS_MAX];
 	uint32_t count;
 };
 
@@ -48,58 +49,6 @@ static uint64_t namer_owner; /* pid << 32 | tid of the thread naming; 0: free */
 static struct sym_namer namer;
 
 static const char *const list_names[FNFILTER_LISTS] = {"include", "exclude"};
-
-/*
- * Split text into patterns at the commas no backslash quotes; the backslashes stay for
- * fnmatch(). Returns the count, or -EINVAL with *why.
- */
-static int split_patterns(char *text, const char **patterns, const char **why)
-{
-	char *p = text, *start = text;
-	int n = 0;
-
-	for (;; p++) {
-		if (*p == '\\') {
-			if (!p[1]) {
-				*why = "a backslash ends it (write \\\\ for a backslash)";
-				return -EINVAL;
-			}
-			p++;
-			continue;
-		}
-		if (*p != ',' && *p)
-			continue;
-		if (p == start) {
-			*why = "an empty pattern (two commas, or one at an end)";
-			return -EINVAL;
-		}
-		if (n == FNFILTER_PATTERNS_MAX) {
-			*why = "more than 64 patterns";
-			return -EINVAL;
-		}
-		patterns[n++] = start;
-		if (!*p)
-			return n;
-		*p = '\0';
-		start = p + 1;
-	}
-}
-
-int fnfilter_list_check(const char *text, const char **why)
-{
-	char copy[FNFILTER_TEXT_MAX];
-	const char *patterns[FNFILTER_PATTERNS_MAX];
-	size_t len = text ? strlen(text) : 0;
-
-	if (!len)
-		return 0;
-	if (len >= sizeof(copy)) {
-		*why = "longer than 2047 bytes";
-		return -EINVAL;
-	}
-	memcpy(copy, text, len + 1);
-	return split_patterns(copy, patterns, why) < 0 ? -EINVAL : 0;
-}
 
 static int same_text(const struct pattern_list *l, const char *text)
 {
@@ -118,7 +67,7 @@ int fnfilter_configure(const char *include, const char *exclude)
 			   ? 0
 			   : -EBUSY;
 	for (i = 0; i < FNFILTER_LISTS; i++)
-		if (fnfilter_list_check(given[i], &why))
+		if (patterns_check(given[i], &why))
 			return -EINVAL;
 	if ((!include || !*include) && (!exclude || !*exclude))
 		return 0; /* nothing set: a later init may still set the lists */
@@ -128,7 +77,7 @@ int fnfilter_configure(const char *include, const char *exclude)
 
 		memcpy(l->text, given[i] ? given[i] : "", len + 1);
 		memcpy(l->split, l->text, len + 1);
-		n = len ? split_patterns(l->split, l->patterns, &why) : 0;
+		n = len ? patterns_split(l->split, l->patterns, &why) : 0;
 		l->count = n > 0 ? (uint32_t)n : 0;
 	}
 	xfdr_store_release(&configured, 1u);
@@ -197,7 +146,8 @@ XFDR_NOINSTR int fnfilter_keeps_name(const char *symbol)
 	unsigned n = 0;
 	int kept;
 
-	if (!fnfilter_on())
+	/* pairs with the release in fnfilter_configure(): the lists before "active" */
+	if (!xfdr_load_acquire(&fnfilter_active))
 		return 1;
 	if (symbol) {
 		names[n++] = symbol;

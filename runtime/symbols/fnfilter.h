@@ -28,21 +28,10 @@ enum fnfilter_list {
 	FNFILTER_LISTS = 2,
 };
 
-/* The most patterns one list holds, and its longest text. */
-#define FNFILTER_PATTERNS_MAX 64
-#define FNFILTER_TEXT_MAX 2048
-
-/*
- * fnfilter_list_check - 0 when text (NULL or "" for none) is a valid list, else -EINVAL with
- * *why saying what is wrong (an empty pattern, a backslash that ends it, too many patterns or
- * bytes). Context: any.
- */
-int fnfilter_list_check(const char *text, const char **why);
-
 /*
  * fnfilter_configure - set both lists (NULL or "": none) for the life of the process. A call
  * after the first that set a list changes nothing and returns -EBUSY unless it gives the same
- * lists. Returns 0, or -EINVAL for a list fnfilter_list_check() refuses.
+ * lists. Returns 0, or -EINVAL for a list patterns_check() (patterns.h) refuses.
  * Context: init (not a signal handler), before the hooks decide with these lists.
  */
 int fnfilter_configure(const char *include, const char *exclude);

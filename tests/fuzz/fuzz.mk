@@ -41,7 +41,8 @@ FUZZ_LIB_LAUNCHER := $(FUZZ_DIR)/lib/libxfdr_launcher.a
 FUZZ_LIB_COMMAND  := $(FUZZ_DIR)/lib/libxfdr_command.a
 FUZZ_LIBS         := $(FUZZ_LIB_COMMAND) $(FUZZ_LIB_LAUNCHER) $(FUZZ_LIB_REBUILD) \
 	$(FUZZ_LIB_ANALYSIS) $(FUZZ_LIB_READER) $(FUZZ_LIB_WRITER)
-FUZZ_OPT_OBJS    := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,runtime/control/options.c runtime/base/print.c writer/fsize.c)
+FUZZ_OPT_OBJS    := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,runtime/control/options.c runtime/base/print.c \
+	runtime/symbols/patterns.c writer/fsize.c)
 FUZZ_SEEDGEN     := $(FUZZ_DIR)/seedgen
 FUZZ_SEEDS       := $(FUZZ_DIR)/seeds/.done
 # The committed corpus: one archive per target (tests/fuzz/corpus/TARGET.tar.xz), unpacked

@@ -9,6 +9,7 @@
 #include "tests/support/runtime_test.h"
 
 #include "runtime/symbols/fnfilter.h"
+#include "runtime/symbols/patterns.h"
 
 /* include: everything of ns, main, and this file's target; exclude: some of them again. */
 static const char include_list[] = "main,ns::*,fnfilter_target_*,never_called_*";
@@ -30,32 +31,32 @@ __attribute__((noinline)) int other_function(int x)
 static void list_syntax(void **state)
 {
 	const char *why = NULL;
-	char long_list[FNFILTER_TEXT_MAX + 1];
+	char long_list[PATTERNS_TEXT_MAX + 1];
 	char many[65 * 2 + 1];
 	int i;
 
 	(void)state;
-	assert_int_equal(fnfilter_list_check(NULL, &why), 0);
-	assert_int_equal(fnfilter_list_check("", &why), 0);
-	assert_int_equal(fnfilter_list_check("a,b*,c\\,d,std::*", &why), 0);
-	assert_int_equal(fnfilter_list_check("a,,b", &why), -EINVAL);
+	assert_int_equal(patterns_check(NULL, &why), 0);
+	assert_int_equal(patterns_check("", &why), 0);
+	assert_int_equal(patterns_check("a,b*,c\\,d,std::*", &why), 0);
+	assert_int_equal(patterns_check("a,,b", &why), -EINVAL);
 	assert_string_equal(why, "an empty pattern (two commas, or one at an end)");
-	assert_int_equal(fnfilter_list_check("a,", &why), -EINVAL);
-	assert_int_equal(fnfilter_list_check(",a", &why), -EINVAL);
-	assert_int_equal(fnfilter_list_check("a\\", &why), -EINVAL);
+	assert_int_equal(patterns_check("a,", &why), -EINVAL);
+	assert_int_equal(patterns_check(",a", &why), -EINVAL);
+	assert_int_equal(patterns_check("a\\", &why), -EINVAL);
 	assert_string_equal(why, "a backslash ends it (write \\\\ for a backslash)");
 	for (i = 0; i < 65; i++) {
 		many[2 * i] = 'x';
 		many[2 * i + 1] = ',';
 	}
 	many[2 * 64 + 1] = '\0'; /* 65 patterns */
-	assert_int_equal(fnfilter_list_check(many, &why), -EINVAL);
+	assert_int_equal(patterns_check(many, &why), -EINVAL);
 	assert_string_equal(why, "more than 64 patterns");
 	many[2 * 63 + 1] = '\0'; /* 64 */
-	assert_int_equal(fnfilter_list_check(many, &why), 0);
+	assert_int_equal(patterns_check(many, &why), 0);
 	memset(long_list, 'a', sizeof(long_list) - 1);
 	long_list[sizeof(long_list) - 1] = '\0';
-	assert_int_equal(fnfilter_list_check(long_list, &why), -EINVAL);
+	assert_int_equal(patterns_check(long_list, &why), -EINVAL);
 	assert_string_equal(why, "longer than 2047 bytes");
 }
 
