@@ -34,6 +34,7 @@ BENCH_CFLAGS   ?= -O2 -fno-omit-frame-pointer
 
 # libiberty (a static archive only) demangles C++ names for the include=/exclude= filters; its
 # symbols stay inside libxfdr.so (--exclude-libs), which then needs nothing of it at run time.
+# The tests link libxfdr.a with the same list (CHILD_RUNTIME_LIBS, tests/support/child.h).
 RUNTIME_LIBS := -lurcu-bp -lurcu-cds -lurcu-common -lunwind -liberty -lpthread -ldl
 TEST_LIBS    := -lcmocka
 # What the xfdr command needs beyond libc: ISA-L (igzip) for Perfetto's compressed packets, zlib

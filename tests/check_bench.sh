@@ -34,9 +34,9 @@ $make --no-print-directory BUILD="$build" bench-events BENCH_REPS=1 BENCH_EVENTS
 	BENCH_PROCS=1 BENCH_PEERS= >"$tmp/table" 2>&1
 rc=$?
 [ $rc -eq 0 ] || fail "make bench-events exited with $rc: $(grep -m 3 -E 'FAILED|MISSING|DROPPED|Error' "$tmp/table")"
-# Data rows start with their number; the leaf has 18 of them, the tree 15 (no floor, clocks).
+# Data rows start with their number; the leaf has 20 of them, the tree 17 (no floor, clocks).
 rows=$(grep -cE '^[0-9]+ ' "$tmp/table")
-[ "$rows" -eq 33 ] || fail "the table has $rows rows, not 33 (18 leaf, 15 tree)"
+[ "$rows" -eq 37 ] || fail "the table has $rows rows, not 37 (20 leaf, 17 tree)"
 # labels are padded to 44 columns: 'xfdr macros   ' is the plain row, not its variants
 for label in 'xfdr macros   ' 'xfdr -finstrument-functions (linked)' \
 	'xfdr -finstrument-functions (LD_PRELOAD)' 'xfdr gcc -pg -mfentry' 'xfdr as XRay handler' \
@@ -49,6 +49,9 @@ for label in 'mode=ring' 'func_duration_threshold_us=5'; do
 	n=$(grep -F "$label" "$tmp/table" | grep -cE 'all accounted for|recorded all')
 	[ "$n" -eq 2 ] || fail "'$label': $n of its 2 rows account for every event"
 done
+# the exclude rows (cyg and fentry, leaf and tree) record nothing and count every call
+n=$(grep -F 'exclude=bench_' "$tmp/table" | grep -c 'calls left out (exclude=): all accounted for')
+[ "$n" -eq 4 ] || fail "the exclude rows: $n of 4 account for every event as calls left out"
 grep -qE 'pending|not built' "$tmp/table" && fail "a row is pending: $(grep -m 1 pending "$tmp/table")"
 
 # ---- 2. trace_count against llvm-xray, against the known count --------------------------
@@ -117,4 +120,4 @@ if [ $fails -gt 0 ]; then
 	sed 's/^/  /' "$tmp/table"
 	exit 1
 fi
-echo "check_bench: the per-event table (33 rows), trace_count against llvm-xray, the table's checks, instr.sh and the fork table all hold"
+echo "check_bench: the per-event table (37 rows), trace_count against llvm-xray, the table's checks, instr.sh and the fork table all hold"

@@ -18,6 +18,12 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+/*
+ * What a program linked with libxfdr.a needs after it, as the Makefile's RUNTIME_LIBS less the
+ * threads and dl flags (each test's link line ends its own way): for argv arrays of compilers.
+ */
+#define CHILD_RUNTIME_LIBS "-lurcu-bp", "-lurcu-cds", "-lurcu-common", "-lunwind", "-liberty"
+
 /* Where one of the child's streams goes. Zero, the default, is the test's own stream. */
 enum child_sink {
 	CHILD_INHERIT = 0, /* the test's own stdout or stderr */

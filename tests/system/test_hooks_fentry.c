@@ -86,10 +86,8 @@ static void build(const struct variant *v, const char *dir, char *prog)
 
 		th_run_ok(argv, NULL, log);
 	} else if (v->mode == STATIC) {
-		char *argv[] = {"gcc",	     (char *)pie, obj,		tail,
-				lib,	     "-lurcu-bp", "-lurcu-cds", "-lurcu-common",
-				"-lunwind",  "-liberty",  "-ldl",	"-pthread",
-				(char *)san, "-o",	  prog,		NULL};
+		char *argv[] = {"gcc",	(char *)pie, obj,	  tail, lib,  CHILD_RUNTIME_LIBS,
+				"-ldl", "-pthread",  (char *)san, "-o", prog, NULL};
 
 		th_build_file(lib, "lib/libxfdr.a");
 		th_run_ok(argv, NULL, log);

@@ -76,21 +76,10 @@ static struct program *build(enum program_kind kind)
 		break;
 	}
 	case CYG_LINKED: {
-		char *argv[] = {"gcc",
-				"-O2",
-				"-finstrument-functions",
-				src,
-				libxfdr,
-				"-lurcu-bp",
-				"-lurcu-cds",
-				"-lurcu-common",
-				"-lunwind",
-				"-liberty",
-				"-lpthread",
-				"-ldl",
-				"-o",
-				prog,
-				NULL};
+		char *argv[] = {"gcc",	     "-O2",   "-finstrument-functions",
+				src,	     libxfdr, CHILD_RUNTIME_LIBS,
+				"-lpthread", "-ldl",  "-o",
+				prog,	     NULL};
 
 		th_run_ok(argv, NULL, log);
 		break;

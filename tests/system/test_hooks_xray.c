@@ -50,8 +50,8 @@ static void compile(const char *src_rel, const char *opt, enum link how, const c
 	char *argv[] = {"clang", (char *)opt, "-g", "-fxray-instrument",
 			"-fxray-instruction-threshold=1", inc, src,
 			/* pulls the runtime in: the program itself may not refer to xfdr */
-			"-Wl,-u,xfdr_init", libxfdr, "-lurcu-bp", "-lurcu-cds", "-lurcu-common",
-			"-lunwind", "-liberty", "-lpthread", "-ldl", "-o", prog, NULL};
+			"-Wl,-u,xfdr_init", libxfdr, CHILD_RUNTIME_LIBS, "-lpthread", "-ldl", "-o",
+			prog, NULL};
 	char *shared_argv[] = {"clang",
 			       (char *)opt,
 			       "-fxray-instrument",

@@ -40,9 +40,8 @@ static void build_prog(void)
 	th_join(prog, dir, "/prog");
 	th_join(log, dir, "/build.log");
 	{
-		char *argv[] = {"cc",	    "-O1",	inc,	     src,	   "-o",
-				prog,	    lib,	"-lurcu-bp", "-lurcu-cds", "-lurcu-common",
-				"-lunwind", "-liberty", "-lpthread", "-ldl",	   NULL};
+		char *argv[] = {"cc",	     "-O1",  inc, src, "-o", prog, lib, CHILD_RUNTIME_LIBS,
+				"-lpthread", "-ldl", NULL};
 
 		th_run_ok(argv, NULL, log);
 	}

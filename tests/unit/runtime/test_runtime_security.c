@@ -918,9 +918,8 @@ static void build_setuid_prog(const char *out)
 {
 	const char *src_root = getenv("XFDR_SRC"), *build = getenv("XFDR_BUILD");
 	char src[PATH_BYTES], inc[PATH_BYTES], lib[PATH_BYTES];
-	char *argv[] = {"cc",	     "-O1",	 inc,	      src,	    "-o",
-			(char *)out, lib,	 "-lurcu-bp", "-lurcu-cds", "-lurcu-common",
-			"-lunwind",  "-liberty", "-lpthread", "-ldl",	    NULL};
+	char *argv[] = {"cc",	     "-O1",  inc, src, "-o", (char *)out, lib, CHILD_RUNTIME_LIBS,
+			"-lpthread", "-ldl", NULL};
 	struct child_result r;
 
 	if (!build || !*build)
