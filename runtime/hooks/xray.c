@@ -29,7 +29,6 @@
 #include "runtime/record/recorder.h"
 #include "runtime/record/record_fast.h"
 #include "runtime/symbols/fnfilter.h"
-#include "runtime/symbols/namer.h"
 #include "runtime/symbols/symbolizer.h"
 #include "xfdr/format.h"
 
@@ -58,6 +57,13 @@ static uint32_t absent_checked; /* the "sleds but no reachable runtime" check ra
 static uint32_t registered;	/* the .map writer lists XRay's ids */
 static uint32_t reported;	/* a patching failure was printed */
 
+/*
+ * The include= and exclude= options: which XRay ids are recorded, decided once, by name (one
+ * byte an id, 1: kept). NULL when not decided yet, or without memory (every id is kept).
+ */
+static uint8_t *kept;
+static uint32_t kept_count;
+
 /* Entries and exits each get a copy of the record path with its action a constant. */
 static XFDR_NOINSTR void xray_handler(int32_t fid, int type)
 {
@@ -83,6 +89,32 @@ static XFDR_NOINSTR void xray_handler_arg1(int32_t fid, int type, uint64_t arg)
 {
 	(void)type;
 	rec_function_args(XFDR_FN_ENTER_ARGS, (uint32_t)fid, &arg, 1);
+}
+
+/*
+ * A program linked with an older bridge (a table of version 1) cannot have one function
+ * patched: with filters, every sled is patched and these handlers leave out the functions
+ * decided against, counting their calls as the other hooks do (filtered_calls).
+ */
+static XFDR_NOINSTR int left_out(int32_t fid, int type)
+{
+	if ((uint32_t)fid - 1u >= kept_count || kept[fid - 1])
+		return 0;
+	rec_count_filtered(type == XRAY_ENTRY || type == XRAY_LOG_ARGS_ENTRY ? XFDR_FN_ENTER
+									     : XFDR_FN_EXIT);
+	return 1;
+}
+
+static XFDR_NOINSTR void xray_handler_kept(int32_t fid, int type)
+{
+	if (!left_out(fid, type))
+		xray_handler(fid, type);
+}
+
+static XFDR_NOINSTR void xray_handler_arg1_kept(int32_t fid, int type, uint64_t arg)
+{
+	if (!left_out(fid, type))
+		xray_handler_arg1(fid, type, arg);
 }
 
 static XFDR_NOINSTR void xray_custom_handler(void *data, size_t bytes)
@@ -159,21 +191,6 @@ static void report_unreachable_xray(void)
 	}
 }
 
-/* A program linked with an older bridge cannot patch one function: said once. */
-static void report_no_filter(void)
-{
-	static uint32_t told;
-	char text[200];
-	struct pr_buf b = PR_BUF_INIT(text);
-
-	if (!xfdr_cas(&told, &(uint32_t){0}, 1u))
-		return;
-	pr_str(&b, "this program was linked with an older libxfdr that cannot patch one XRay "
-		   "function: include= and exclude= do not apply to its XRay functions (relink "
-		   "it with -lxfdr)");
-	pr_line(&b);
-}
-
 /* XRay's ids run from 1 to its maximum; each names one function. Capped at 28 bits. */
 static XFDR_NOINSTR uint32_t xray_function_count(void)
 {
@@ -220,18 +237,9 @@ static void xray_table_fill(struct map_fn_source *src)
 	src->table_count = n;
 }
 
-/*
- * The include= and exclude= options: which XRay ids are recorded, decided once, by name (one
- * byte an id, 1: patch it). NULL when not decided yet, or without memory (every id is patched).
- */
-static uint8_t *kept;
-static uint32_t kept_count;
-
 static void decide_functions(void)
 {
 	uint32_t n = xray_function_count(), id;
-	struct sym_namer namer = {0};
-	struct sym_result r;
 	uint8_t *k;
 
 	if (!n)
@@ -244,12 +252,10 @@ static void decide_functions(void)
 
 		if (!addr)
 			continue;
-		sym_namer_lookup(&namer, addr, &r);
-		k[id - 1] = (uint8_t)fnfilter_keeps_name(r.name);
+		k[id - 1] = (uint8_t)fnfilter_keeps_addr(addr);
 		if (!k[id - 1])
 			fnfilter_count_left_out();
 	}
-	sym_namer_close(&namer);
 	kept = k;
 	kept_count = n;
 }
@@ -286,22 +292,24 @@ int hooks_xray_install(void)
 		return -ENOSYS;
 	}
 	if (!xfdr_load_acquire(&handlers_set)) {
+		int in_handler = fnfilter_on() && !can_patch_one(a);
+
+		if (in_handler)
+			decide_functions();
 		/*
 		 * arg1 first: once the plain handler is set, an argument-logging sled would
 		 * otherwise reach it and lose its argument. Each returns 0 before XRay's init.
 		 */
-		if (!a->set_handler_arg1(xray_handler_arg1) || !a->set_handler(xray_handler) ||
+		if (!a->set_handler_arg1(in_handler ? xray_handler_arg1_kept : xray_handler_arg1) ||
+		    !a->set_handler(in_handler ? xray_handler_kept : xray_handler) ||
 		    !a->set_customevent_handler(xray_custom_handler))
 			return -ENODEV;
 		xfdr_store_release(&handlers_set, 1);
 	}
-	if (fnfilter_on() && can_patch_one(a)) {
+	if (fnfilter_on() && can_patch_one(a))
 		rc = patch_kept(a);
-	} else {
-		if (fnfilter_on())
-			report_no_filter();
+	else
 		rc = patch_result(a->patch(), "patch");
-	}
 	if (!rc && xfdr_cas(&registered, &(uint32_t){0}, 1u)) {
 		xray_table_fill(&xray_functions);
 		map_fn_register(&xray_functions);

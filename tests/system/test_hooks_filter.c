@@ -26,6 +26,7 @@ enum program_kind {
 	CYG_LINKED,
 	FENTRY,
 	XRAY,
+	XRAY_OLD_BRIDGE,
 	CXX_NAMES,
 	THREADS,
 	PROGRAMS,
@@ -44,6 +45,8 @@ static struct program programs[PROGRAMS] = {
     [CYG_LINKED] = {"cyg_linked", "tests/e2e/hooks_filter_prog.c", 0, 1, ""},
     [FENTRY] = {"fentry", "tests/e2e/hooks_filter_prog.c", 0, 1, ""},
     [XRAY] = {"xray", "tests/e2e/hooks_filter_prog.c", 0, 0, ""},
+    /* XRay's table as an older libxfdr linked it: the handler leaves functions out, and counts */
+    [XRAY_OLD_BRIDGE] = {"xray_old_bridge", "tests/e2e/hooks_filter_prog.c", 0, 1, ""},
     [CXX_NAMES] = {"cxx_names", "tests/e2e/hooks_filter_names.cc", 1, 1, ""},
     [THREADS] = {"threads", "tests/e2e/hooks_filter_threads.c", 1, 1, ""},
 };
@@ -108,6 +111,25 @@ static struct program *build(enum program_kind kind)
 				prog,
 				NULL};
 
+		th_run_ok(argv, NULL, log);
+		break;
+	}
+	case XRAY_OLD_BRIDGE: {
+		char bridge[TH_PATH_BYTES];
+		char *argv[] = {"clang",
+				"-O2",
+				"-fxray-instrument",
+				"-fxray-instruction-threshold=1",
+				src,
+				bridge,
+				libdir,
+				"-lxfdr",
+				rpath,
+				"-o",
+				prog,
+				NULL};
+
+		th_src_file(bridge, "tests/e2e/hooks_filter_old_bridge.c");
 		th_run_ok(argv, NULL, log);
 		break;
 	}
@@ -424,6 +446,7 @@ HOOK_TESTS(cyg_preload, CYG_PRELOAD)
 HOOK_TESTS(cyg_linked, CYG_LINKED)
 HOOK_TESTS(fentry, FENTRY)
 HOOK_TESTS(xray, XRAY)
+HOOK_TESTS(xray_old_bridge, XRAY_OLD_BRIDGE)
 
 #define HOOK_UNIT_TESTS(prefix)                                                                    \
 	cmocka_unit_test(prefix##_none), cmocka_unit_test(prefix##_exclude),                       \
@@ -535,9 +558,13 @@ static void threads_count_their_own(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    HOOK_UNIT_TESTS(cyg_preload), HOOK_UNIT_TESTS(cyg_linked),
-	    HOOK_UNIT_TESTS(fentry),	  HOOK_UNIT_TESTS(xray),
-	    cmocka_unit_test(cxx_names),  cmocka_unit_test(threads_count_their_own),
+	    HOOK_UNIT_TESTS(cyg_preload),
+	    HOOK_UNIT_TESTS(cyg_linked),
+	    HOOK_UNIT_TESTS(fentry),
+	    HOOK_UNIT_TESTS(xray),
+	    HOOK_UNIT_TESTS(xray_old_bridge),
+	    cmocka_unit_test(cxx_names),
+	    cmocka_unit_test(threads_count_their_own),
 	};
 
 	return cmocka_run_group_tests(tests, th_group_setup, th_group_teardown);
