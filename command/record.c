@@ -378,25 +378,11 @@ static int choose_how(const char *name, const char *path, int force, enum how *h
 	return CLI_USAGE;
 }
 
-/* ":key=GLOBS" at text + *n, escaped to stay one item. Returns 0, or -1 when it does not fit. */
-static int add_patterns(char *text, size_t *n, const char *key, const char *globs)
-{
-	int w = snprintf(text + *n, LAUNCH_OPTIONS_MAX - *n, ":%s=", key);
-
-	if (w < 0 || (size_t)w >= LAUNCH_OPTIONS_MAX - *n)
-		return -1;
-	*n += (size_t)w;
-	w = launch_options_escape(globs, text + *n, LAUNCH_OPTIONS_MAX - *n);
-	if (w < 0)
-		return -1;
-	*n += (size_t)w;
-	return 0;
-}
-
 /* XFDR_OPTIONS for the program, into text (LAUNCH_OPTIONS_MAX). Returns 0 or CLI_USAGE. */
 static int compose_options(const struct record_opts *o, const char *dir, char *text)
 {
 	const char *caller = getenv("XFDR_OPTIONS");
+	const char *const filters[][2] = {{"include", o->include}, {"exclude", o->exclude}};
 	size_t n = 0, i;
 	int w;
 
@@ -413,10 +399,16 @@ static int compose_options(const struct record_opts *o, const char *dir, char *t
 	ADD("start=1:output=%s/", dir);
 	if (o->mode >= 0)
 		ADD(":mode=%s", mode_names[o->mode]);
-	if (o->include && add_patterns(text, &n, "include", o->include))
-		goto too_long;
-	if (o->exclude && add_patterns(text, &n, "exclude", o->exclude))
-		goto too_long;
+	for (i = 0; i < sizeof(filters) / sizeof(filters[0]); i++) {
+		if (!filters[i][1])
+			continue;
+		ADD(":%s=", filters[i][0]);
+		/* escaped, to stay one item */
+		w = launch_options_escape(filters[i][1], text + n, LAUNCH_OPTIONS_MAX - n);
+		if (w < 0)
+			goto too_long;
+		n += (size_t)w;
+	}
 	if (o->max_depth)
 		ADD(":max_depth=%s", o->max_depth);
 	for (i = 0; i < o->noptions; i++)

@@ -85,6 +85,10 @@ static int valid_file_mode(size_t v)
 	return v == 0 || ((v & ~(size_t)0666) == 0 && (v & 0600) == 0600);
 }
 
+/* The rule of a pattern list (patterns.h), as a rejected value's message gives it. */
+#define PATTERNS_RULE                                                                              \
+	"shell patterns separated by commas (\\, for a comma in one), at most 64 in 2047 bytes"
+
 static int valid_max_depth(size_t v)
 {
 	return v <= OPT_MAX_DEPTH;
@@ -135,12 +139,8 @@ static const struct opt_row opt_rows[] = {
     {"file_mode", OPT_MODE, OFF(file_mode),
      "octal, 0600 to 0666: owner read and write, plus read or write for group and others",
      valid_file_mode, NULL},
-    {"include", OPT_PATTERNS, OFF(include),
-     "shell patterns separated by commas (\\, for a comma in one), at most 64 in 2047 bytes", NULL,
-     NULL},
-    {"exclude", OPT_PATTERNS, OFF(exclude),
-     "shell patterns separated by commas (\\, for a comma in one), at most 64 in 2047 bytes", NULL,
-     NULL},
+    {"include", OPT_PATTERNS, OFF(include), PATTERNS_RULE, NULL, NULL},
+    {"exclude", OPT_PATTERNS, OFF(exclude), PATTERNS_RULE, NULL, NULL},
     {"max_depth", OPT_U64, OFF(max_depth), "0 (no limit) to 1000000 open calls", valid_max_depth,
      NULL},
 };
