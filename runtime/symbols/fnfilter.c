@@ -38,10 +38,10 @@ struct pattern_list {
 	uint32_t count;
 };
 
+/* a call to fnfilter_configure() set the lists; they never change after */
 uint32_t fnfilter_active;
 
 static struct pattern_list lists[FNFILTER_LISTS];
-static uint32_t configured; /* a call to fnfilter_configure() set the lists */
 static uint64_t left_out;
 static uint32_t unmatched_reported;
 
@@ -61,7 +61,7 @@ int fnfilter_configure(const char *include, const char *exclude)
 	const char *why;
 	int i, n;
 
-	if (xfdr_load_acquire(&configured))
+	if (xfdr_load_acquire(&fnfilter_active))
 		return same_text(&lists[FNFILTER_INCLUDE], include) &&
 			       same_text(&lists[FNFILTER_EXCLUDE], exclude)
 			   ? 0
@@ -80,14 +80,14 @@ int fnfilter_configure(const char *include, const char *exclude)
 		n = len ? patterns_split(l->split, l->patterns, &why) : 0;
 		l->count = n > 0 ? (uint32_t)n : 0;
 	}
-	xfdr_store_release(&configured, 1u);
+	/* pairs with the acquire loads of readers: the lists before "active" */
 	xfdr_store_release(&fnfilter_active, 1u);
 	return 0;
 }
 
 const char *fnfilter_text(enum fnfilter_list list)
 {
-	if ((unsigned)list >= FNFILTER_LISTS || !xfdr_load_acquire(&configured))
+	if ((unsigned)list >= FNFILTER_LISTS || !xfdr_load_acquire(&fnfilter_active))
 		return "";
 	return lists[list].text;
 }
