@@ -107,22 +107,30 @@ static XFDR_NOINSTR void writer_kv(struct fn_writer *w, const char *key, const c
 	pr_char(&w->b, '\n');
 }
 
+/*
+ * The function at addr as it was named when its library was dlclose()d (symbols/unload.h):
+ * 1 with r filled, 0 when its library was not unloaded.
+ */
+static XFDR_NOINSTR int resolve_unloaded(uint32_t id, uintptr_t addr, struct sym_result *r)
+{
+	const struct unload_name *gone = unload_count() ? unload_find(id, addr) : NULL;
+
+	if (!gone)
+		return 0;
+	r->name = gone->name;
+	r->module = gone->module;
+	r->module_vaddr = gone->module_vaddr;
+	r->vaddr_known = gone->vaddr_known;
+	return 1;
+}
+
 /* What is known of the function at addr: named when its library was unloaded, else by st. */
 static XFDR_NOINSTR void resolve(struct sym_table *st, int sym_ok, uint32_t id, uintptr_t addr,
 				 struct sym_result *r)
 {
-	const struct unload_name *gone = unload_count() ? unload_find(id, addr) : NULL;
-
 	memset(r, 0, sizeof(*r));
-	if (gone) {
-		/* Its library was dlclose()d: named before it went (symbols/unload.h). */
-		r->name = gone->name;
-		r->module = gone->module;
-		r->module_vaddr = gone->module_vaddr;
-		r->vaddr_known = gone->vaddr_known;
-	} else if (sym_ok) {
+	if (!resolve_unloaded(id, addr, r) && sym_ok)
 		sym_lookup(st, addr, r);
-	}
 }
 
 /* One "function" line; b has room for MAP_FN_LINE_BYTES more. */
@@ -273,9 +281,8 @@ XFDR_NOINSTR void map_fn_namer_line(struct sym_namer *nm, struct pr_buf *b, uint
 {
 	struct sym_result r;
 
-	if (unload_count() && unload_find(id, addr))
-		resolve(NULL, 0, id, addr, &r);
-	else
+	memset(&r, 0, sizeof(r));
+	if (!resolve_unloaded(id, addr, &r))
 		sym_namer_lookup(nm, addr, &r);
 	put_function(b, id, addr, &r);
 }
