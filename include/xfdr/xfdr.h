@@ -35,7 +35,20 @@
  *   flush_at_exit=B     flush at process exit once recording was started (default 1)
  *   clock=auto|rdtscp|rdtsc   TSC and CPU source; auto uses rdtsc with the CPU from glibc's
  *                             rseq area when there is one (cheapest), else rdtscp if CPUID has it
- *   mode=ring|bounded   what happens when the pool is exhausted (default ring: see above)
+ *   mode=ring|bounded|stream   what happens when the pool is exhausted (default ring: see
+ *                       above). stream records the whole run through the pool: a writer thread
+ *                       of xfdr's writes every buffer as it fills to "<base>.xray" and hands it
+ *                       back, so the program never waits for the disk; when the writer falls
+ *                       behind and no buffer is free, events are dropped and counted
+ *                       (stream_behind in the .map). A flush while recording writes the full
+ *                       buffers and the .map; one with recording off (exit, xfdr_stop() then
+ *                       xfdr_flush(), termination, crash) also the buffers being filled and
+ *                       the drop counts, and ends the file. Not with per_thread_files
+ *   stream_max_bytes=N  mode=stream: cut the trace into files of at most N bytes (k/m/g
+ *                       suffixes), each a whole trace with its own .map; 0 (default): one file.
+ *                       At least the header and two buffers
+ *   stream_max_files=K  mode=stream with stream_max_bytes: keep only the newest K files (older
+ *                       ones and their .map are removed as new ones begin); 0 (default): all
  *   func_duration_threshold_us=N   short-call elision: a function that exits within N
  *                       microseconds of its entry, with nothing recorded in between, leaves
  *                       no record (its entry is erased; enclosing calls that then qualify are
@@ -174,6 +187,7 @@ enum xfdr_backing {
 enum xfdr_mode {
 	XFDR_MODE_RING = 0,    /* reuse the oldest full buffer: keep the newest history */
 	XFDR_MODE_BOUNDED = 1, /* keep the oldest history, drop (and count) new events */
+	XFDR_MODE_STREAM = 2,  /* write full buffers to the file as they fill: the whole run */
 };
 
 struct xfdr_options {
@@ -195,6 +209,8 @@ struct xfdr_options {
 	const char *include;		     /* NULL or "": every function; see "include" */
 	const char *exclude;		     /* NULL or "": none left out; see "exclude" */
 	uint64_t max_depth;		     /* 0: no limit; see "max_depth" */
+	size_t stream_max_bytes;	     /* mode=stream: 0, one file; else bytes per file */
+	size_t stream_max_files;	     /* mode=stream: 0, keep all; else the newest K */
 };
 
 /* Fill o with the defaults listed above. Context: any. */

@@ -41,6 +41,7 @@
 #include "runtime/flush/names_directory.h"
 #include "runtime/flush/output.h"
 #include "runtime/flush/signals.h"
+#include "runtime/flush/stream.h"
 #include "runtime/hooks/xray.h"
 #include "runtime/pool/pool.h"
 #include "runtime/record/clock.h"
@@ -263,6 +264,18 @@ static void report_unapplied(const struct xfdr_options *wanted)
 static int rt_flush_from_signal(char *path_out, size_t path_bytes);
 static int rt_flush_fatal(char *path_out, size_t path_bytes);
 
+static enum pool_mode pool_mode_of(int mode)
+{
+	switch (mode) {
+	case XFDR_MODE_BOUNDED:
+		return POOL_BOUNDED;
+	case XFDR_MODE_STREAM:
+		return POOL_STREAM;
+	default:
+		return POOL_RING;
+	}
+}
+
 /*
  * The pool, and with backing=file its live files "<prefix>-<pid>-live.xray" (header and
  * buffers) and ".xray.map" (kept current for `xfdr recover`).
@@ -276,16 +289,18 @@ static int pool_and_backing_setup(const struct xfdr_options *o, uint32_t session
 	int rc;
 
 	livemap_stop();
+	stream_stop(); /* its writer reads the pool */
 	if (file &&
 	    (output_live_name(&lb, pid, ".xray") || output_live_name(&mb, pid, ".xray.map")))
 		return -ENAMETOOLONG;
-	rc =
-	    pool_setup(o->buffer_size, (uint32_t)o->buffer_max, session,
-		       o->mode == XFDR_MODE_BOUNDED ? POOL_BOUNDED : POOL_RING, file ? live : NULL);
+	rc = pool_setup(o->buffer_size, (uint32_t)o->buffer_max, session, pool_mode_of(o->mode),
+			file ? live : NULL);
 	if (rc)
 		livemap_discard(); /* the last session's live .map: its pool is gone */
 	else
 		rc = livemap_start(file ? map : NULL);
+	if (!rc && o->mode == XFDR_MODE_STREAM)
+		rc = stream_start(o->stream_max_bytes, (uint32_t)o->stream_max_files);
 	return rc;
 }
 
@@ -615,6 +630,7 @@ static uint32_t rt_adopt(int init_now)
 	xfdr_store_relaxed(&rt_pid, (uint32_t)getpid());
 	output_after_fork();
 	livemap_forget_after_fork();
+	stream_forget_after_fork();
 	pool_forget_after_fork();
 	thread_table_after_fork();
 	xfdr_store_relaxed(&rt_state.unflushed, 0);
@@ -671,6 +687,7 @@ XFDR_API int xfdr_start(void)
 	}
 	xfdr_store_relaxed(&rt_state.unflushed, 1);
 	xfdr_store_relaxed(&recording_wanted, 1u);
+	stream_resume();
 	/* XRay calls xfdr only while patched; without XRay this returns -ENOSYS. */
 	hooks_xray_install();
 	return 0;
@@ -737,6 +754,35 @@ XFDR_API int xfdr_flush(char *path_out, size_t path_bytes)
 }
 
 /*
+ * How long a flush waits for a stream's writer to finish the buffer it writes: a disk slower
+ * than this for one buffer leaves the stream to the writer, and the flush writes what the
+ * stream does not hold yet into a file of its own (flush_run()).
+ */
+#define STREAM_TOKEN_WAIT_MS 2000
+
+/*
+ * flush_pool - the flush of the pool in context ctx: flush_run(), or in stream mode the
+ * stream's flush, final when recording is off (stream.h).
+ */
+static int flush_pool(enum pool_flush_id ctx, uint64_t since, char *path_out, size_t path_bytes)
+{
+	int final = CTL_SESSION(xfdr_load_acquire(&rt_state.ctl)) == SESSION_OFF, rc;
+	char text[160];
+	struct pr_buf b = PR_BUF_INIT(text);
+
+	if (!stream_running())
+		return flush_run(ctx, since, path_out, path_bytes);
+	rc = stream_flush(ctx, final, STREAM_TOKEN_WAIT_MS, path_out, path_bytes);
+	if (rc != -EBUSY)
+		return rc;
+	pr_str(&b, "mode=stream: the writer is still in a write after ");
+	pr_u64(&b, STREAM_TOKEN_WAIT_MS);
+	pr_str(&b, " ms; what the stream does not hold yet goes to a file of its own");
+	pr_line(&b);
+	return flush_run(ctx, since, path_out, path_bytes);
+}
+
+/*
  * The ordinary flush, CTL_FLUSH_RUNNING taken (seen: rt_state.ctl as the taking found it);
  * gives it back. Returns as flush_run().
  */
@@ -746,7 +792,7 @@ static int flush_ordinary(uint64_t since, uint64_t seen, char *path_out, size_t 
 
 	/* The flushing thread's own open calls are in its trace, elision or not. */
 	rec_seal_self();
-	rc = flush_run(POOL_FLUSH_ORDINARY, since, path_out, path_bytes);
+	rc = flush_pool(POOL_FLUSH_ORDINARY, since, path_out, path_bytes);
 	/* Everything recorded is in the file only if recording was off for the whole flush. */
 	if (!rc && !since && was_off &&
 	    CTL_SESSION(xfdr_load_acquire(&rt_state.ctl)) == SESSION_OFF)
@@ -798,7 +844,7 @@ static int rt_flush_fatal(char *path_out, size_t path_bytes)
 			if (!rc) {
 				/* As the ordinary flush: this thread's open calls are final. */
 				rec_seal_self();
-				rc = flush_run(POOL_FLUSH_RESERVE, 0, path_out, path_bytes);
+				rc = flush_pool(POOL_FLUSH_RESERVE, 0, path_out, path_bytes);
 				ctl_clear(CTL_FATAL_FLUSH_RUNNING);
 				return rc;
 			}

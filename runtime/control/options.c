@@ -94,9 +94,24 @@ static int valid_max_depth(size_t v)
 	return v <= OPT_MAX_DEPTH;
 }
 
+static int valid_stream_max_files(size_t v)
+{
+	return v <= OPT_STREAM_MAX_FILES;
+}
+
+/* A cut trace holds its header, at least one buffer of events and the drop-count buffer. */
+static int valid_stream_max_bytes(const struct xfdr_options *o)
+{
+	return !o->stream_max_bytes ||
+	       (o->buffer_size <= (SIZE_MAX - XFDR_FILE_HEADER_BYTES) / 2 &&
+		o->stream_max_bytes >= XFDR_FILE_HEADER_BYTES + 2 * o->buffer_size);
+}
+
 static const char *const clock_names[] = {"auto", "rdtscp", "rdtsc", NULL};
-static const char *const mode_names[] = {
-    [XFDR_MODE_RING] = "ring", [XFDR_MODE_BOUNDED] = "bounded", NULL};
+static const char *const mode_names[] = {[XFDR_MODE_RING] = "ring",
+					 [XFDR_MODE_BOUNDED] = "bounded",
+					 [XFDR_MODE_STREAM] = "stream",
+					 NULL};
 static const char *const backing_names[] = {
     [XFDR_BACKING_MEMORY] = "memory", [XFDR_BACKING_FILE] = "file", NULL};
 
@@ -127,7 +142,8 @@ static const struct opt_row opt_rows[] = {
     {"start", OPT_BOOL, OFF(start), "0 or 1", NULL, NULL},
     {"flush_at_exit", OPT_BOOL, OFF(flush_at_exit), "0 or 1", NULL, NULL},
     {"clock", OPT_NAMED, OFF(clock), "auto, rdtscp or rdtsc", NULL, clock_names},
-    {"mode", OPT_NAMED, OFF(mode), "ring or bounded", NULL, mode_names},
+    {"mode", OPT_NAMED, OFF(mode), "ring, bounded or stream; stream not with per_thread_files",
+     NULL, mode_names},
     {"func_duration_threshold_us", OPT_U64, OFF(func_duration_threshold_us),
      "0 to 1000000000 microseconds", valid_threshold_us, NULL},
     {"flush_signal", OPT_SIGNAL, OFF(flush_signal),
@@ -143,6 +159,10 @@ static const struct opt_row opt_rows[] = {
     {"exclude", OPT_PATTERNS, OFF(exclude), PATTERNS_RULE, NULL, NULL},
     {"max_depth", OPT_U64, OFF(max_depth), "0 (no limit) to 1000000 open calls", valid_max_depth,
      NULL},
+    {"stream_max_bytes", OPT_SIZE, OFF(stream_max_bytes),
+     "0 (one file) or at least the 32-byte header and two buffers", NULL, NULL},
+    {"stream_max_files", OPT_SIZE, OFF(stream_max_files), "0 (keep all) to 1000000",
+     valid_stream_max_files, NULL},
 };
 
 XFDR_API void xfdr_options_default(struct xfdr_options *o)
@@ -682,7 +702,9 @@ const char *opt_check(const struct xfdr_options *o)
 		bad = opt_find("flush_at_exit");
 	else if (o->clock < XFDR_CLOCK_AUTO || o->clock > XFDR_CLOCK_RDTSC)
 		bad = opt_find("clock");
-	else if (o->mode != XFDR_MODE_RING && o->mode != XFDR_MODE_BOUNDED)
+	else if ((o->mode != XFDR_MODE_RING && o->mode != XFDR_MODE_BOUNDED &&
+		  o->mode != XFDR_MODE_STREAM) ||
+		 (o->mode == XFDR_MODE_STREAM && o->per_thread_files))
 		bad = opt_find("mode");
 	else if (!valid_threshold_us(o->func_duration_threshold_us))
 		bad = opt_find("func_duration_threshold_us");
@@ -702,6 +724,10 @@ const char *opt_check(const struct xfdr_options *o)
 		bad = opt_find("exclude");
 	else if (o->max_depth > OPT_MAX_DEPTH)
 		bad = opt_find("max_depth");
+	else if (!valid_stream_max_bytes(o))
+		bad = opt_find("stream_max_bytes");
+	else if (!valid_stream_max_files(o->stream_max_files))
+		bad = opt_find("stream_max_files");
 	if (!bad)
 		return memory_check(o);
 	pr_str(&b, "xfdr_init: bad value ");

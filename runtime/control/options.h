@@ -33,6 +33,7 @@ enum {
 	OPT_MAX_THREAD_MAX = 1u << 20,
 	OPT_MAX_THRESHOLD_US = 1000000000, /* 1000 s: beyond it elision means nothing */
 	OPT_MAX_DEPTH = 1000000,	   /* open calls; far past any real stack */
+	OPT_STREAM_MAX_FILES = 1000000,	   /* files a stream keeps */
 };
 
 /*

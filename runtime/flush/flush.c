@@ -2,7 +2,7 @@
  * runtime/flush/flush.c - snapshot the pool into trace files, async-signal-safe.
  *
  * A trace file: the 32-byte header, then every buffer holding data in claim order (so each
- * thread's buffers are in time order), each copied (copy_buffer) and written whole into its
+ * thread's buffers are in time order), each copied (flush_copy_buffer()) and written whole into its
  * slot (records, EndOfBuffer, zero padding; newest first: write_buffers()), then the
  * drop-count buffer (drops.c). Owned buffers are copied up to the length their thread has
  * published: the thread writes past it, and release-stores the new length after the bytes.
@@ -67,7 +67,7 @@ static void sift_down(struct pool_flush_ctx *x, uint32_t root, uint32_t n)
 	}
 }
 
-static void sort_by_claim(struct pool_flush_ctx *x, uint32_t n)
+void flush_sort_by_claim(struct pool_flush_ctx *x, uint32_t n)
 {
 	uint32_t *order = x->order;
 	uint32_t i, tmp;
@@ -98,7 +98,7 @@ static size_t final_bytes(struct pool_desc *d)
 }
 
 /*
- * snapshot - choose the buffers of this flush and fix the length each is copied with.
+ * flush_snapshot - choose the buffers of this flush and fix the length each is copied with.
  * Chosen: owned and full buffers, in ring mode wherever they are in the pool, ordered by
  * claim (each thread's buffers then come in time order); with since, a full buffer whose
  * last record is older is left out. Lengths are read from the last claimed to the first: a
@@ -107,7 +107,7 @@ static size_t final_bytes(struct pool_desc *d)
  * gap-free run of what it recorded, even while it keeps recording. Returns the count chosen,
  * listed in x->order: the buffers of the file, in the order of its slots.
  */
-static uint32_t snapshot(struct pool_flush_ctx *x, uint64_t since)
+uint32_t flush_snapshot(struct pool_flush_ctx *x, uint64_t since)
 {
 	uint32_t *order = x->order;
 	uint32_t i, n = 0, chosen;
@@ -131,7 +131,7 @@ static uint32_t snapshot(struct pool_flush_ctx *x, uint64_t since)
 		e->thread_id = xfdr_load_relaxed(&d->owner_thread_id);
 		order[n++] = i;
 	}
-	sort_by_claim(x, n);
+	flush_sort_by_claim(x, n);
 	for (i = n; i-- > 0;) {
 		struct pool_desc *d = &rt_pool.descs[order[i]];
 		struct pool_flush_note *e = &x->notes[order[i]];
@@ -150,13 +150,13 @@ static uint32_t snapshot(struct pool_flush_ctx *x, uint64_t since)
 }
 
 /*
- * copy_buffer - copy buffer i into the context's copy area. Returns the bytes copied, 0 when
+ * flush_copy_buffer - copy buffer i into the context's copy area. Returns the bytes copied, 0 when
  * the buffer was claimed anew since the snapshot (it then holds newer events, and its old
  * ones are counted as overwritten).
  * The pin keeps ring mode from claiming it during the copy; the length the snapshot fixed is of
  * bytes the owner never rewrites (final_bytes()): the buffer written is one its owner had.
  */
-static size_t copy_buffer(struct pool_flush_ctx *x, uint32_t i)
+size_t flush_copy_buffer(struct pool_flush_ctx *x, uint32_t i)
 {
 	struct pool_desc *d = &rt_pool.descs[i];
 	size_t used = x->notes[i].used;
@@ -182,7 +182,7 @@ static uint64_t slot_offset(uint32_t k)
 static int write_pool_buffer(int fd, struct pool_flush_ctx *x, uint32_t i, uint32_t k,
 			     struct map_flush *st)
 {
-	size_t n = copy_buffer(x, i);
+	size_t n = flush_copy_buffer(x, i);
 	uint8_t *p = x->copy;
 
 	if (!n) {
@@ -225,7 +225,7 @@ static int write_buffers(int fd, struct pool_flush_ctx *x, int all, uint32_t tid
 	return rc;
 }
 
-static int write_header(int fd, uint64_t tsc_hz)
+int flush_write_header(int fd, uint64_t tsc_hz)
 {
 	struct wr_file_header h = {
 	    .cycle_frequency_hz = tsc_hz,
@@ -260,17 +260,23 @@ static uint64_t earliest_tsc(const struct pool_flush_ctx *x, uint32_t n, uint64_
  * (the first record of a single-threaded file) when met last. A per-thread file's drop
  * buffer is that thread's last block: the time now fits.
  */
-static int write_drop_buffer(int fd, const struct pool_flush_ctx *x, uint32_t slot, uint32_t n,
-			     const struct drop_totals *head, const struct drops_thread *thread)
+int flush_write_drop_buffer_at(int fd, const struct pool_flush_ctx *x, uint64_t offset, uint32_t n,
+			       const struct drop_totals *head, const struct drops_thread *thread)
 {
 	unsigned cpu;
 	uint64_t tsc = clock_read(&cpu);
 
 	if (!thread)
 		tsc = earliest_tsc(x, n, tsc);
-	if (lseek(fd, (off_t)slot_offset(slot), SEEK_SET) < 0)
+	if (lseek(fd, (off_t)offset, SEEK_SET) < 0)
 		return -errno;
 	return drops_write_buffer(fd, rt_pool.buffer_bytes, head, thread, tsc, cpu);
+}
+
+static int write_drop_buffer(int fd, const struct pool_flush_ctx *x, uint32_t slot, uint32_t n,
+			     const struct drop_totals *head, const struct drops_thread *thread)
+{
+	return flush_write_drop_buffer_at(fd, x, slot_offset(slot), n, head, thread);
 }
 
 static void copy_out(char *path_out, size_t path_bytes, const char *path)
@@ -353,7 +359,7 @@ static int flush_process_file(int fd, struct pool_flush_ctx *x, uint32_t n, uint
 			      struct map_flush *st, struct drop_totals *drops)
 {
 	uint32_t slots = 0;
-	int rc = write_header(fd, tsc_hz);
+	int rc = flush_write_header(fd, tsc_hz);
 
 	if (!rc)
 		rc = write_buffers(fd, x, 1, 0, n, ++x->epoch, st, &slots);
@@ -397,7 +403,7 @@ static int thread_file_open(const char *path, struct pool_flush_ctx *x, uint32_t
 	int fd, rc = check_trace_size(thread_slots(x, tid, n));
 
 	fd = rc ? rc : output_create_part(path);
-	rc = fd < 0 ? fd : write_header(fd, tsc_hz);
+	rc = fd < 0 ? fd : flush_write_header(fd, tsc_hz);
 	if (!rc)
 		rc = write_buffers(fd, x, 0, tid, n, epoch, mine, slots);
 	if (rc) {
@@ -450,7 +456,7 @@ static int thread_zero_file(const char *path, const struct pool_flush_ctx *x, ui
 	int fd, rc = check_trace_size(0);
 
 	fd = rc ? rc : output_create_part(path);
-	rc = fd < 0 ? fd : write_header(fd, tsc_hz);
+	rc = fd < 0 ? fd : flush_write_header(fd, tsc_hz);
 	if (!rc)
 		rc = write_drop_buffer(fd, x, 0, 0, drops, NULL);
 	if (fd >= 0)
@@ -622,10 +628,10 @@ int flush_run(enum pool_flush_id ctx, uint64_t since, char *path_out, size_t pat
 		if (map_fd < 0) {
 			if (output_name(&mb, pid, n, ".map", -1))
 				pr_cstr(&mb);
-			report_trace_lost(map, map_fd, snapshot(x, since));
+			report_trace_lost(map, map_fd, flush_snapshot(x, since));
 			return map_fd;
 		}
-		chosen = snapshot(x, since);
+		chosen = flush_snapshot(x, since);
 		rc = map_write_head(map_fd);
 		/* The thread files are written even when the .map cannot be: they are traces. */
 		traces_rc = flush_thread_files(x, map_fd, &rc, pid, chosen, n, tsc_hz, &st, &drops);
@@ -635,10 +641,10 @@ int flush_run(enum pool_flush_id ctx, uint64_t since, char *path_out, size_t pat
 		if (fd < 0) {
 			if (output_name(&tb, pid, n, ".xray", -1))
 				pr_cstr(&tb);
-			report_trace_lost(trace, fd, snapshot(x, since));
+			report_trace_lost(trace, fd, flush_snapshot(x, since));
 			return fd;
 		}
-		chosen = snapshot(x, since);
+		chosen = flush_snapshot(x, since);
 		rc = check_trace_size(chosen);
 		if (!rc)
 			rc = flush_process_file(fd, x, chosen, tsc_hz, &st, &drops);

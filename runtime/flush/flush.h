@@ -31,4 +31,28 @@ int flush_run(enum pool_flush_id ctx, uint64_t since, char *path_out, size_t pat
  */
 int flush_nothing_recorded(void);
 
+/* ---- the parts stream.c writes its files with ------------------------------------------ */
+
+struct drop_totals;
+struct drops_thread;
+
+/*
+ * flush_snapshot - choose the owned and full buffers (with since, a full one whose last record
+ * is older is left out) and fix the length each is copied with, from the last claimed to the
+ * first. Returns the count chosen, listed in x->order in claim order; x->notes by buffer index.
+ * flush_sort_by_claim - sort the first n of x->order by x->notes[].seq (heap sort).
+ * flush_copy_buffer - copy buffer i (pinned) into x->copy with the length the snapshot fixed:
+ * the bytes copied, 0 when it was claimed anew since.
+ * flush_write_header - the 32-byte file header for this pool.
+ * flush_write_drop_buffer_at - the drop-count buffer at a byte offset (drops.h; x and n: the
+ * buffers of the file, whose earliest TSC the process file's drop buffer takes).
+ * Context: async-signal-safe; one flush per context at a time (flush_run()).
+ */
+uint32_t flush_snapshot(struct pool_flush_ctx *x, uint64_t since);
+void flush_sort_by_claim(struct pool_flush_ctx *x, uint32_t n);
+size_t flush_copy_buffer(struct pool_flush_ctx *x, uint32_t i);
+int flush_write_header(int fd, uint64_t tsc_hz);
+int flush_write_drop_buffer_at(int fd, const struct pool_flush_ctx *x, uint64_t offset, uint32_t n,
+			       const struct drop_totals *head, const struct drops_thread *thread);
+
 #endif /* XFDR_RUNTIME_FLUSH_FLUSH_H */

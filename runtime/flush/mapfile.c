@@ -244,6 +244,18 @@ void map_clock_rate_lines(struct pr_buf *b, uint64_t tsc_hz)
 	pr_char(b, '\n');
 }
 
+static const char *pool_mode_name(uint32_t mode)
+{
+	switch (mode) {
+	case POOL_RING:
+		return "ring";
+	case POOL_STREAM:
+		return "stream";
+	default:
+		return "bounded";
+	}
+}
+
 int map_write_tail(int fd, uint64_t tsc_hz, const struct map_flush *st,
 		   const struct drop_totals *drops)
 {
@@ -267,8 +279,7 @@ int map_write_tail(int fd, uint64_t tsc_hz, const struct map_flush *st,
 	if (!rc)
 		rc = line_kv(fd, "buffer_max", rt_pool.count);
 	if (!rc)
-		rc = line_ks(fd, "mode",
-			     xfdr_load_relaxed(&rt_pool.mode) == POOL_RING ? "ring" : "bounded");
+		rc = line_ks(fd, "mode", pool_mode_name(xfdr_load_relaxed(&rt_pool.mode)));
 	if (!rc)
 		rc = line_kv(fd, "func_duration_threshold_us", xfdr_load_relaxed(&rec_elide_us));
 	if (!rc)

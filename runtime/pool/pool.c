@@ -92,23 +92,65 @@ static XFDR_NOINSTR struct pool_desc *reclaim_full(struct pool_reused *reused)
 	return NULL;
 }
 
+/*
+ * Stream mode: walk the buffers from ring_next on for a free one (never written, or written by
+ * the stream writer and handed back, pool_hand_back()). Not the free stack: a buffer goes back
+ * to free during the session, and a popper of a stack whose nodes are pushed again can take a
+ * node another thread holds (ABA). One compare-exchange on the control word, whose generation
+ * changes at every claim, needs nothing else. After one full round the claim fails: the
+ * writer is behind (or more threads record than there are buffers).
+ */
+static XFDR_NOINSTR struct pool_desc *claim_free_in_place(void)
+{
+	uint32_t n = rt_pool.count, tries;
+
+	for (tries = 0; tries < n; tries++) {
+		uint64_t k = __atomic_fetch_add(&rt_pool.ring_next, 1, __ATOMIC_RELAXED);
+		struct pool_desc *d = &rt_pool.descs[k % n];
+		/* pairs with the release in pool_hand_back(): the writer is done reading it */
+		uint64_t c = xfdr_load_acquire(&d->ctl);
+
+		if (POOL_STATE(c) != POOL_FREE || (c & POOL_PINNED))
+			continue;
+		if (xfdr_cas(&d->ctl, &c, POOL_CTL(POOL_GEN(c) + 1, POOL_CLAIMING)))
+			return d;
+	}
+	return NULL;
+}
+
+XFDR_NOINSTR int pool_hand_back(struct pool_desc *d, uint32_t gen)
+{
+	uint64_t c = POOL_CTL(gen, POOL_FULL);
+
+	/* pairs with the acquire in claim_free_in_place() */
+	return __atomic_compare_exchange_n(&d->ctl, &c, POOL_CTL(gen, POOL_FREE), 0,
+					   __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+}
+
 XFDR_NOINSTR struct pool_desc *pool_claim(struct pool_reused *reused)
 {
-	struct pool_desc *d = pop_free();
+	uint32_t mode = xfdr_load_relaxed(&rt_pool.mode);
+	struct pool_desc *d;
 
 	reused->reused = 0;
 	reused->fn_records = 0;
-	if (d) {
+	if (mode == POOL_STREAM) {
+		d = claim_free_in_place();
+	} else if ((d = pop_free())) {
 		/* A free buffer is this thread's alone: the flusher and reclaimers skip it. */
 		uint64_t c = xfdr_load_relaxed(&d->ctl);
 
 		xfdr_store_relaxed(&d->ctl, POOL_CTL(POOL_GEN(c) + 1, POOL_CLAIMING));
-	} else if (xfdr_load_relaxed(&rt_pool.mode) == POOL_RING) {
+	} else if (mode == POOL_RING) {
 		d = reclaim_full(reused);
 	}
+	/*
+	 * Release: the thread's previous buffer was marked full before this claim, and the stream
+	 * writer, which reads claims with acquire, then finds it full (stream.c).
+	 */
 	if (d)
 		xfdr_store_relaxed(&d->claim_seq,
-				   __atomic_fetch_add(&rt_pool.claims, 1, __ATOMIC_RELAXED));
+				   __atomic_fetch_add(&rt_pool.claims, 1, __ATOMIC_RELEASE));
 	return d;
 }
 

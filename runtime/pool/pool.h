@@ -89,8 +89,9 @@ struct pool_reused {
  * pool_claim - take a buffer for the calling thread: a free one, or in ring mode the oldest
  * full one that no flush is copying (*reused says whose it was). The buffer comes back in
  * state claiming with a new generation; the caller fills the owner fields and the preamble,
- * then publishes it with pool_publish_owned(). NULL when none is left (bounded mode), or
- * when every buffer is owned or pinned (ring mode).
+ * then publishes it with pool_publish_owned(). NULL when none is left (bounded mode), when
+ * every buffer is owned or pinned (ring mode), or when none is free, written and handed back
+ * (stream mode: pool_hand_back()).
  * Context: any thread, signal handlers included; lock-free, never blocks, never allocates.
  */
 struct pool_desc *pool_claim(struct pool_reused *reused);
@@ -128,6 +129,14 @@ static inline XFDR_NOINSTR int pool_mark_full(struct pool_desc *d, uint32_t gen,
 					      __ATOMIC_RELEASE, __ATOMIC_RELAXED));
 	return 1;
 }
+
+/*
+ * pool_hand_back - stream mode: the writer has written d, full in generation gen, to the trace
+ * file; d becomes free (same generation) for the next claim. One compare-exchange from (gen,
+ * full, no pin): 0 while a flusher holds a pin (try again later), 1 when handed back.
+ * Context: the stream writer, or a flush that writes the stream (stream.c).
+ */
+int pool_hand_back(struct pool_desc *d, uint32_t gen);
 
 /*
  * pool_pin - keep d from being claimed anew while a flusher copies it. Succeeds (1) only

@@ -13,7 +13,9 @@
  *   owned    -> its thread writes records into it and publishes used_bytes;
  *   full     -> handed back (no room left, or its thread exited); never written again, except
  *               that ring mode may claim it anew (bounded mode never does).
- * Nothing goes back to free during a session: only pool_setup() (quiesced) refills the stack.
+ * Nothing goes back to the free stack during a session: only pool_setup() (quiesced) refills
+ * it. In stream mode the writer turns a full buffer it has written back to free in place (same
+ * generation), and claims take free buffers by a walk of the descriptors, never from the stack.
  *
  * The descriptor's control word packs the state, a pin count and a generation:
  *   bits 0-1 state | bits 2-3 pins | bits 32-63 generation (+1 at every claim)
@@ -61,6 +63,7 @@ enum pool_buf_state {
 enum pool_mode {
 	POOL_BOUNDED = 0, /* exhausted: drop and count */
 	POOL_RING = 1,	  /* exhausted: claim the oldest full buffer */
+	POOL_STREAM = 2,  /* the stream writer hands written buffers back (free) */
 };
 
 struct pool_desc {
