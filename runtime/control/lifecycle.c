@@ -754,9 +754,10 @@ XFDR_API int xfdr_flush(char *path_out, size_t path_bytes)
 }
 
 /*
- * How long a flush waits for a stream's writer to finish the buffer it writes: a disk slower
- * than this for one buffer leaves the stream to the writer, and the flush writes what the
- * stream does not hold yet into a file of its own (flush_run()).
+ * How long a flush waits for a stream's writer to finish the buffer it writes. A disk slower
+ * than this for one buffer leaves the stream to the writer: a flush while recording returns
+ * -EBUSY, a final one writes what the stream does not hold yet into a file of its own
+ * (flush_run()).
  */
 #define STREAM_TOKEN_WAIT_MS 2000
 
@@ -777,6 +778,11 @@ static int flush_pool(enum pool_flush_id ctx, uint64_t since, char *path_out, si
 		return rc;
 	pr_str(&b, "mode=stream: the writer is still in a write after ");
 	pr_u64(&b, STREAM_TOKEN_WAIT_MS);
+	if (!final) {
+		pr_str(&b, " ms; nothing flushed, the writer goes on");
+		pr_line(&b);
+		return rc;
+	}
 	pr_str(&b, " ms; what the stream does not hold yet goes to a file of its own");
 	pr_line(&b);
 	return flush_run(ctx, since, path_out, path_bytes);

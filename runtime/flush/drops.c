@@ -251,5 +251,8 @@ void drops_report(const struct drop_totals *d, const char *map_path)
 	}
 	pr_str(&b, "); per thread: ");
 	pr_str(&b, map_path);
+	if (xfdr_load_relaxed(&rt_pool.mode) == POOL_STREAM && d->cause[DROP_NO_BUFFER])
+		pr_str(&b, "; no_buffer in a stream is stream_behind: the writer had written no "
+			   "buffer back in time (a larger buffer_max rides out a slower disk)");
 	pr_note(&b);
 }

@@ -370,16 +370,18 @@ static uint32_t writer_round(void)
 	n = choose_full(x);
 	token_give();
 	for (k = 0; k < n; k++) {
-		if (xfdr_load_relaxed(&stream.wanted) || xfdr_load_relaxed(&stream.stop))
+		if (xfdr_load_relaxed(&stream.wanted) || xfdr_load_relaxed(&stream.stop) ||
+		    xfdr_load_relaxed(&stream.ended) || !token_try(TOKEN_WRITER))
 			break;
 		if (stream_test_before_write)
 			stream_test_before_write();
-		if (!token_try(TOKEN_WRITER))
-			break;
 		/* A flush may have written it meanwhile: then it is no longer full in gen. */
 		if (POOL_STATE(xfdr_load_acquire(&rt_pool.descs[x->order[k]].ctl)) == POOL_FULL &&
 		    !write_full(x, x->order[k]))
 			written++;
+		/* A final flush gave up waiting for this write (stream_flush()): end the file. */
+		if (xfdr_load_relaxed(&stream.ended))
+			file_end();
 		token_give();
 	}
 	return written;
@@ -423,6 +425,7 @@ int stream_start(uint64_t max_bytes, uint32_t max_files)
 	int rc;
 
 	stream_stop();
+	scratch_free(); /* a fork child's copies of its parent's */
 	stream.writer.order = calloc(n, sizeof(*stream.writer.order));
 	stream.writer.notes = calloc(n, sizeof(*stream.writer.notes));
 	stream.writer.copy = malloc(rt_pool.buffer_bytes);
@@ -480,10 +483,8 @@ void stream_forget_after_fork(void)
 	if (stream.fd >= 0 && fd_is_ours())
 		close(stream.fd);
 	stream.fd = -1;
-	/* The child's copies of the scratch stay allocated: free() is not async-signal-safe. */
-	memset(&stream.writer, 0, sizeof(stream.writer));
-	stream.written_gen = NULL;
-	stream.kept = NULL;
+	/* The child's copies of the scratch: freed by its stream_start() (free() is not safe here).
+	 */
 	stream.thread_made = 0;
 	xfdr_store_relaxed(&stream.on, 0u);
 	xfdr_store_relaxed(&stream.token, (uint32_t)TOKEN_FREE);
@@ -562,6 +563,13 @@ int stream_flush(enum pool_flush_id ctx, int final, unsigned wait_ms, char *path
 	if (!stream_running())
 		return -EINVAL;
 	rc = token_wait(wait_ms);
+	/*
+	 * The writer is stuck in a write. A final flush leaves the stream to it (it ends the file
+	 * after that write and writes no more) and the caller writes the rest to a file of its
+	 * own: the buffer in that write may then be in both files, never in neither.
+	 */
+	if (rc && final)
+		xfdr_store_relaxed(&stream.ended, 1u);
 	if (rc)
 		return rc;
 	/* A stream ended by a final flush: a flush while nothing records writes nothing new. */

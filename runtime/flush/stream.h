@@ -57,9 +57,10 @@ void stream_resume(void);
 /*
  * stream_flush - the flush of a stream (see above), in flush context ctx (pool_types.h), final
  * or not; waits for the token up to wait_ms. path_out gets the file's name.
- * Returns 0, -EBUSY when the token did not come in time (a writer stuck in a slow write: the
- * caller writes what is not in the stream yet into a file of its own, flush_run()), or a
- * negative errno of the file (after one stderr line naming it).
+ * Returns 0, -EBUSY when the token did not come in time (a writer stuck in a slow write; for
+ * a final flush the writer ends the file after that write, and the caller writes what is not
+ * in the stream yet into a file of its own, flush_run(): the buffer of that write may be in
+ * both), or a negative errno of the file (after one stderr line naming it).
  * Context: async-signal-safe (waits with nanosleep).
  */
 int stream_flush(enum pool_flush_id ctx, int final, unsigned wait_ms, char *path_out,
@@ -67,7 +68,7 @@ int stream_flush(enum pool_flush_id ctx, int final, unsigned wait_ms, char *path
 
 /*
  * stream_test_before_write - tests only: called by the writer thread before each buffer it
- * writes (NULL: nothing), to hold it at that point as a slow disk would.
+ * writes, holding the token (NULL: nothing), to hold it there as a slow disk would.
  */
 extern void (*stream_test_before_write)(void) XFDR_HIDDEN;
 

@@ -16,6 +16,7 @@
 #include <semaphore.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include "runtime/flush/stream.h"
@@ -371,6 +372,115 @@ static void held_writer_drops_are_counted(void **state)
 	xfdr_stop();
 }
 
+static int flush_rc;
+static char flush_path[512];
+
+static void flush_now(void *arg)
+{
+	(void)arg;
+	flush_rc = xfdr_flush(flush_path, sizeof(flush_path));
+}
+
+/*
+ * A writer stuck in a write past the flush's wait (STREAM_TOKEN_WAIT_MS): the final flush
+ * says so and writes everything not in the stream into a file of its own; the writer ends the
+ * stream after its write and writes no more. The buffer of that write is in both files.
+ */
+static void stuck_writer_final_flush_writes_own_file(void **state)
+{
+	struct xfdr_options o;
+	char err[2048], names[4][256], mapname[600], *map;
+	uint64_t issued = 4 * BUFFERS * RECORDS_PER_BUFFER, k, behind, in_stream = 0;
+	time_t deadline;
+	int own;
+
+	(void)state;
+	fresh_dir("stuck");
+	assert_int_equal(sem_init(&writer_held, 0, 0), 0);
+	assert_int_equal(sem_init(&writer_go, 0, 0), 0);
+	hold_once = 1;
+	stream_test_before_write = hold_writer;
+	stream_options(&o);
+	assert_int_equal(xfdr_init(&o), 0);
+	assert_int_equal(xfdr_start(), 0);
+	for (k = 0; k < 2 * RECORDS_PER_BUFFER; k++)
+		ts_seq_issue(k);
+	sem_wait_s(&writer_held, WAIT_S);
+	for (; k < issued; k++)
+		ts_seq_issue(k);
+	assert_int_equal(xfdr_stop(), 0);
+	ts_capture_stderr(flush_now, NULL, err, sizeof(err));
+	assert_int_equal(flush_rc, 0);
+	assert_non_null(strstr(err, "mode=stream: the writer is still in a write after 2000 ms; "
+				    "what the stream does not hold yet goes to a file of its own"));
+	sem_post(&writer_go);
+	/* The writer ends the stream after its write: its .map appears. */
+	deadline = time(NULL) + WAIT_S;
+	while (list_files(".xray.map", names, 4) < 2) {
+		if (time(NULL) > deadline)
+			fail_msg("the stuck writer did not end its file");
+		nanosleep(&(struct timespec){0, 1000000}, NULL);
+	}
+	stream_test_before_write = NULL;
+	assert_int_equal(list_files(".xray", names, 4), 2);
+	/*
+	 * One is the flush's; the other the stream, begun by the writer's first write (after
+	 * the flush's file), with the one buffer of that write.
+	 */
+	own = strcmp(names[0], flush_path) ? 1 : 0;
+	assert_string_equal(names[own], flush_path);
+	ts_each_event(names[1 - own], XFDR_ORDER_FILE, seq_from, &in_stream);
+	assert_true(in_stream > 0 && in_stream <= RECORDS_PER_BUFFER);
+	k = 0;
+	ts_each_event(names[own], XFDR_ORDER_FILE, seq_from, &k);
+	map = map_of(names[own], mapname, sizeof(mapname));
+	behind = map_u64(map, "dropped\tno_buffer");
+	free(map);
+	assert_int_equal(k + behind, issued);
+	ts_tools_accept(names[0]);
+	ts_tools_accept(names[1]);
+	xfdr_stop();
+}
+
+/* A fork child records into a stream of its own; the parent's goes on. */
+static void fork_child_streams_alone(void **state)
+{
+	struct xfdr_options o;
+	char path[512], names[4][256], child_name[300];
+	uint64_t k = 0;
+	pid_t pid;
+	int st;
+
+	(void)state;
+	fresh_dir("fork");
+	stream_options(&o);
+	o.flush_at_exit = 1;
+	assert_int_equal(xfdr_init(&o), 0);
+	assert_int_equal(xfdr_start(), 0);
+	issue_paced(0, CHUNK);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		uint64_t j;
+
+		for (j = 0; j < 3 * RECORDS_PER_BUFFER; j++)
+			xfdr_enter(7), xfdr_exit(7);
+		exit(0); /* the exit flush ends the child's stream */
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	issue_paced(CHUNK, 2 * CHUNK);
+	final_flush(path, sizeof(path));
+	assert_int_equal(list_files(".xray", names, 4), 2);
+	snprintf(child_name, sizeof(child_name), "-%d-0.xray", (int)pid);
+	assert_non_null(strstr(names[0], child_name) ? names[0] : strstr(names[1], child_name));
+	ts_each_event(path, XFDR_ORDER_FILE, seq_from, &k);
+	assert_int_equal(k, 2 * CHUNK);
+	k = file_functions(strstr(names[0], child_name) ? names[0] : names[1]);
+	assert_int_equal(k, 6 * RECORDS_PER_BUFFER);
+	xfdr_stop();
+}
+
 /*
  * The child side of the survival tests: a stream of n events, then the end asked for. The
  * parent knows the sequence and what each end must leave.
@@ -383,8 +493,10 @@ static int child_main(const char *how, const char *out_dir)
 	snprintf(dir, sizeof(dir), "%s", out_dir);
 	stream_options(&o);
 	o.flush_on_terminate = 1;
-	if (!strcmp(how, "kill"))
-		o.backing = XFDR_BACKING_MEMORY;
+	if (!strcmp(how, "killfile")) {
+		o.backing = XFDR_BACKING_FILE;
+		how = "kill";
+	}
 	if (xfdr_init(&o) || xfdr_start())
 		return 3;
 	issue_paced(0, n);
@@ -465,6 +577,34 @@ static void sigkill_keeps_what_was_written(void **state)
 	ts_tools_accept(names[0]);
 }
 
+/*
+ * SIGKILL with backing=file: the stream holds what the writer wrote, and `xfdr recover` the
+ * rest from the live files: every event, each once.
+ */
+static void sigkill_with_file_backing_loses_nothing(void **state)
+{
+	struct child_result r;
+	char names[4][256], live[300], recovered[300];
+	uint64_t k = 0, in_stream;
+	size_t i;
+
+	(void)state;
+	run_child("killfile", "killfile", &r);
+	assert_int_equal(r.signal, SIGKILL);
+	child_result_free(&r);
+	assert_int_equal(list_files(".xray", names, 4), 2); /* the stream and the live pool */
+	i = strstr(names[0], "-live.xray") ? 0 : 1;
+	snprintf(live, sizeof(live), "%s", names[i]);
+	snprintf(recovered, sizeof(recovered), "%srecovered.xray", dir);
+	child_xfdr_ok("recover", "-o", recovered, live, NULL);
+	ts_each_event(names[1 - i], XFDR_ORDER_FILE, seq_from, &k);
+	in_stream = k;
+	/* the live pool holds the buffers not yet written, and no written one (handed back) */
+	ts_each_event(recovered, XFDR_ORDER_FILE, seq_from, &k);
+	assert_true(in_stream > 0);
+	assert_int_equal(k, 3 * CHUNK + 7);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -473,9 +613,12 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(rotation_keeps_every_file),
 	    cmocka_unit_test(rotation_keeps_newest),
 	    cmocka_unit_test(held_writer_drops_are_counted),
+	    cmocka_unit_test(stuck_writer_final_flush_writes_own_file),
+	    cmocka_unit_test(fork_child_streams_alone),
 	    cmocka_unit_test(crash_flushes_the_rest),
 	    cmocka_unit_test(sigterm_flushes_the_rest),
 	    cmocka_unit_test(sigkill_keeps_what_was_written),
+	    cmocka_unit_test(sigkill_with_file_backing_loses_nothing),
 	};
 
 	if (argc == 4 && !strcmp(argv[1], "--child"))
