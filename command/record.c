@@ -75,10 +75,10 @@ struct record_opts {
 
 /* ---- Options ------------------------------------------------------------------------------- */
 
-static const char *const mode_names[] = {"ring", "bounded", NULL};
+static const char *const mode_names[] = {"ring", "bounded", "stream", NULL};
 
 static const char record_head[] =
-    "usage: xfdr record [-o DIR] [--mode=bounded|ring] [--include=GLOBS] [--exclude=GLOBS]\n"
+    "usage: xfdr record [-o DIR] [--mode=ring|bounded|stream] [--include=GLOBS] [--exclude=GLOBS]\n"
     "                   [--max-depth=N] [--option KEY=VALUE]... [--force] [--top=N] [-q]\n"
     "                   [--] PROGRAM [ARGS...]\n"
     "\n"
@@ -119,6 +119,7 @@ static const char record_tail[] =
     "  gcc -finstrument-functions -g prog.c -o prog && xfdr record ./prog input.txt\n"
     "  clang -fxray-instrument prog.c -lxfdr -o prog && xfdr record ./prog\n"
     "  xfdr record -o traces --mode=ring --option buffer_max=64 ./prog\n"
+    "  xfdr record --mode=stream --option stream_max_bytes=1g ./server\n"
     "  xfdr record --exclude='swap,std::*' --max-depth=20 ./prog\n"
     "  xfdr account traces/xfdr-prog-*.xray\n"
     "  xfdr funcs traces/xfdr-prog-4242-0.xray   what recording each function cost\n"
@@ -206,7 +207,10 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 	    CLI_OPT_WORD(0, "mode", &o->mode, mode_names, "MODE",
 			 "ring (the recorder's default): when the buffer pool is\n"
 			 "full, reuse the oldest buffer, keeping the newest events;\n"
-			 "bounded: keep the first events and count the rest as drops"),
+			 "bounded: keep the first events and count the rest as drops;\n"
+			 "stream: the whole run, written as buffers fill (a writer\n"
+			 "thread; stream_max_bytes= and stream_max_files= through\n"
+			 "--option cut it into files and keep the newest)"),
 	    CLI_OPT_CALL(0, "include", &o->include, parse_patterns, "GLOBS",
 			 "record only the functions whose names match one of these\n"
 			 "shell patterns, comma-separated ('\\,' in one): names as the\n"
@@ -536,6 +540,10 @@ static void put_drops(const uint64_t *drop, const char *mode, uint64_t threads)
 	if (drop[0] && mode && !strcmp(mode, "bounded"))
 		snprintf(hint, sizeof(hint),
 			 ": the pool was full; raise buffer_max, or --mode=ring keeps the newest");
+	else if (drop[0] && mode && !strcmp(mode, "stream"))
+		snprintf(hint, sizeof(hint),
+			 ": stream_behind, the writer fell behind; raise buffer_max to ride out "
+			 "a slower disk");
 	else if (drop[0] && mode && !strcmp(mode, "ring"))
 		snprintf(hint, sizeof(hint),
 			 ": every buffer was a thread's current one; raise buffer_max above the "

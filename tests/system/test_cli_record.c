@@ -835,6 +835,37 @@ static void mode_and_options_reach_runtime(void **state)
 	text_assert_contains(r.err, want);
 	assert_int_equal(summary_number(r.err, "events"), llvm_function_records(trace));
 	child_result_free(&r);
+
+	/* The whole run through four buffers; a writer behind is counted as stream_behind. */
+	out_dir(dir, "stream-out");
+	record_env(&r, env_ring, "-o", dir, "--mode=stream", "--option", "buffer_max=4", "--option",
+		   "buffer_size=4096", prog_cyg, "many", "20000", NULL);
+	assert_int_equal(r.status, 0);
+	one_trace(dir, trace);
+	snprintf(map, sizeof(map), "%s.map", trace);
+	map_value(map, "mode", v, sizeof(v));
+	assert_string_equal(v, "stream");
+	text_assert_contains(r.err, "  pool       stream, 4 buffers of 4 KiB");
+	map_value(map, "stream_behind", v, sizeof(v));
+	events = atol(v);
+	map_value(map, "dropped\tno_buffer", v, sizeof(v));
+	assert_int_equal(atol(v), events);
+	if (events)
+		text_assert_contains(r.err, ": stream_behind, the writer fell behind");
+	assert_true(summary_number(r.err, "events") > 0);
+	assert_int_equal(summary_number(r.err, "events"), llvm_function_records(trace));
+	verify_ok(trace);
+	child_result_free(&r);
+
+	/* Cut into files of five buffers, the newest two kept: two traces. */
+	out_dir(dir, "stream-cut-out");
+	record_env(&r, env_ring, "-o", dir, "--mode=stream", "--option", "buffer_size=4096",
+		   "--option", "stream_max_bytes=20512", "--option", "stream_max_files=2", prog_cyg,
+		   "many", "20000", NULL);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(count_traces(dir), 2);
+	text_assert_contains(r.err, "also written during the run");
+	child_result_free(&r);
 }
 
 /*
@@ -1064,7 +1095,7 @@ static void usage_errors(void **state)
 	child_result_free(&r);
 	record(&r, "--mode=bad", prog_cyg, NULL);
 	assert_int_equal(r.status, 2);
-	text_assert_contains(r.err, "'--mode' takes ring or bounded, not 'bad'");
+	text_assert_contains(r.err, "'--mode' takes ring, bounded or stream, not 'bad'");
 	assert_string_equal(r.out, "");
 	child_result_free(&r);
 	record(&r, "--option", "noequals", prog_cyg, NULL);
@@ -1123,8 +1154,9 @@ static void bad_options_refused_before_running(void **state)
 	out_dir(dir, "refused-out");
 	record(&r, "-o", dir, "--option", "mode=circular", prog_cyg, "many", "10", NULL);
 	assert_int_equal(r.status, 2);
-	text_assert_contains(r.err, "xfdr: XFDR_OPTIONS: bad value \"circular\" for mode (ring or "
-				    "bounded)");
+	text_assert_contains(r.err, "xfdr: XFDR_OPTIONS: bad value \"circular\" for mode (ring, "
+				    "bounded or stream; stream not with per_thread_files); "
+				    "keeping ring\n");
 	text_assert_contains(r.err, " not run: the runtime would not take XFDR_OPTIONS as given "
 				    "(the line above); fix that option\n");
 	assert_string_equal(r.out, "");

@@ -284,8 +284,9 @@ static void check_text_as_the_program_would(void **state)
 	c.text = "mode=circular:modee=ring";
 	ts_capture_stderr(do_check, &c, err, sizeof(err));
 	assert_int_equal(c.problems, 2);
-	assert_string_equal(err, "xfdr: XFDR_OPTIONS: bad value \"circular\" for mode (ring or "
-				 "bounded); keeping ring\n"
+	assert_string_equal(err, "xfdr: XFDR_OPTIONS: bad value \"circular\" for mode (ring, "
+				 "bounded or stream; stream not with per_thread_files); keeping "
+				 "ring\n"
 				 "xfdr: XFDR_OPTIONS: unknown key \"modee\" (value \"ring\") "
 				 "ignored\n");
 	/* Each size valid alone, the pool (2^50 bytes) larger than any machine's memory. */
@@ -295,6 +296,51 @@ static void check_text_as_the_program_would(void **state)
 	assert_non_null(strstr(err, "xfdr: xfdr_init: buffer_size 1073741824 x buffer_max 1048576 "
 				    "and thread_max 4096 need 11258999"));
 	assert_non_null(strstr(err, " bytes, more than this machine's memory ("));
+}
+
+/*
+ * mode=stream and its keys: each value alone through xfdr_options_set(), and what only the
+ * whole can tell (a file smaller than the header and two buffers, one file per thread) through
+ * the check the program's init makes, with the line it prints.
+ */
+static void stream_keys(void **state)
+{
+	struct xfdr_options o;
+	struct check_call c = {"mode=stream stream_max_bytes=1m:stream_max_files=3", -1};
+	char err[2048];
+
+	(void)state;
+	xfdr_options_default(&o);
+	assert_int_equal(o.stream_max_bytes, 0);
+	assert_int_equal(o.stream_max_files, 0);
+	assert_int_equal(xfdr_options_set(&o, "mode", "stream"), 0);
+	assert_int_equal(o.mode, XFDR_MODE_STREAM);
+	assert_int_equal(xfdr_options_set(&o, "stream_max_bytes", "2g"), 0);
+	assert_int_equal(o.stream_max_bytes, 2ull << 30);
+	assert_int_equal(xfdr_options_set(&o, "stream_max_files", "1000000"), 0);
+	assert_int_equal(o.stream_max_files, 1000000);
+	assert_int_equal(xfdr_options_set(&o, "stream_max_files", "1000001"), -EINVAL);
+	assert_int_equal(xfdr_options_set(&o, "stream_max_bytes", "-1"), -EINVAL);
+	assert_int_equal(o.stream_max_files, 1000000);
+	ts_capture_stderr(do_check, &c, err, sizeof(err));
+	assert_int_equal(c.problems, 0);
+	assert_string_equal(err, "");
+	/* The header (32) and two buffers of 64 KiB: 131104 bytes at least. */
+	c.text = "mode=stream stream_max_bytes=131103";
+	ts_capture_stderr(do_check, &c, err, sizeof(err));
+	assert_int_equal(c.problems, 1);
+	assert_string_equal(err,
+			    "xfdr: xfdr_init: bad value 131103 for stream_max_bytes (0 (one "
+			    "file) or at least the 32-byte header and two buffers; default 0); "
+			    "nothing changed\n");
+	c.text = "mode=stream stream_max_bytes=131104";
+	ts_capture_stderr(do_check, &c, err, sizeof(err));
+	assert_int_equal(c.problems, 0);
+	c.text = "mode=stream per_thread_files=1";
+	ts_capture_stderr(do_check, &c, err, sizeof(err));
+	assert_int_equal(c.problems, 1);
+	assert_non_null(strstr(err, "bad value stream for mode (ring, bounded or stream; stream "
+				    "not with per_thread_files; default ring)"));
 }
 
 /* The survival keys: signals by name (any case, with or without SIG) or number. */
@@ -364,8 +410,8 @@ static void env_flight_recorder_keys(void **state)
 	ts_capture_stderr(do_parse, &c, err, sizeof(err));
 	assert_int_equal(c.rejected, 2);
 	assert_string_equal(
-	    err, "xfdr: XFDR_OPTIONS: bad value \"wrap\" for mode (ring or bounded); keeping "
-		 "bounded\n"
+	    err, "xfdr: XFDR_OPTIONS: bad value \"wrap\" for mode (ring, bounded or stream; stream "
+		 "not with per_thread_files); keeping bounded\n"
 		 "xfdr: XFDR_OPTIONS: bad value \"2us\" for func_duration_threshold_us (0 to "
 		 "1000000000 microseconds); keeping 5\n");
 	assert_int_equal(c.o.mode, XFDR_MODE_BOUNDED);
@@ -493,11 +539,12 @@ static void init_rejects_bad_struct(void **state)
 	assert_string_equal(err, "xfdr: xfdr_init: bad value 7 for clock (auto, rdtscp or "
 				 "rdtsc; default auto); nothing changed\n");
 	xfdr_options_default(&c.o);
-	c.o.mode = 2;
+	c.o.mode = 3;
 	ts_capture_stderr(do_init, &c, err, sizeof(err));
 	assert_int_equal(c.rc, -EINVAL);
-	assert_string_equal(err, "xfdr: xfdr_init: bad value 2 for mode (ring or bounded; "
-				 "default ring); nothing changed\n");
+	assert_string_equal(err, "xfdr: xfdr_init: bad value 3 for mode (ring, bounded or stream; "
+				 "stream not with per_thread_files; default ring); nothing "
+				 "changed\n");
 	/* Sizes valid alone that no machine holds together: named, not a bare ENOMEM. */
 	xfdr_options_default(&c.o);
 	c.o.buffer_size = (size_t)1 << 32;
@@ -608,6 +655,7 @@ int main(void)
 	    cmocka_unit_test(env_syntax_and_messages),
 	    cmocka_unit_test(env_filter_keys),
 	    cmocka_unit_test(check_text_as_the_program_would),
+	    cmocka_unit_test(stream_keys),
 	    cmocka_unit_test(env_flight_recorder_keys),
 	    cmocka_unit_test(survival_keys),
 	    cmocka_unit_test(env_empty_and_separators_only),
