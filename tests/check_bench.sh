@@ -34,12 +34,13 @@ $make --no-print-directory BUILD="$build" bench-events BENCH_REPS=1 BENCH_EVENTS
 	BENCH_PROCS=1 BENCH_PEERS= >"$tmp/table" 2>&1
 rc=$?
 [ $rc -eq 0 ] || fail "make bench-events exited with $rc: $(grep -m 3 -E 'FAILED|MISSING|DROPPED|Error' "$tmp/table")"
-# Data rows start with their number; the leaf has 20 of them, the tree 17 (no floor, clocks).
+# Data rows start with their number; the leaf has 21 of them, the tree 18 (no floor, clocks).
 rows=$(grep -cE '^[0-9]+ ' "$tmp/table")
-[ "$rows" -eq 37 ] || fail "the table has $rows rows, not 37 (20 leaf, 17 tree)"
+[ "$rows" -eq 39 ] || fail "the table has $rows rows, not 39 (21 leaf, 18 tree)"
 # labels are padded to 44 columns: 'xfdr macros   ' is the plain row, not its variants
 for label in 'xfdr macros   ' 'xfdr -finstrument-functions (linked)' \
 	'xfdr -finstrument-functions (LD_PRELOAD)' 'xfdr gcc -pg -mfentry' 'xfdr as XRay handler' \
+	'mode=stream' \
 	'LLVM XRay FDR (compiler-rt 14)'; do
 	n=$(grep -F "$label" "$tmp/table" | grep -c 'recorded all')
 	[ "$n" -eq 2 ] || fail "'$label': $n of its 2 rows (leaf, tree) recorded every event"
@@ -120,4 +121,4 @@ if [ $fails -gt 0 ]; then
 	sed 's/^/  /' "$tmp/table"
 	exit 1
 fi
-echo "check_bench: the per-event table (37 rows), trace_count against llvm-xray, the table's checks, instr.sh and the fork table all hold"
+echo "check_bench: the per-event table (39 rows), trace_count against llvm-xray, the table's checks, instr.sh and the fork table all hold"

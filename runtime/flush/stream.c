@@ -40,11 +40,12 @@
 #include "runtime/pool/pool.h"
 #include "runtime/record/clock.h"
 #include "writer/file.h"
+#include "writer/fsize.h"
 #include "xfdr/format.h"
 
 enum { TOKEN_FREE = 0, TOKEN_WRITER = 1, TOKEN_FLUSH = 2 };
 
-#define STREAM_IDLE_MS_MAX 8
+#define STREAM_IDLE_MS_MAX 4
 #define WRITTEN_MARK (1ull << 32) /* written_gen: written in generation (low 32 bits) */
 
 void (*stream_test_before_write)(void);
@@ -55,6 +56,7 @@ static struct {
 	uint32_t stop;	 /* the writer thread ends */
 	uint32_t on;	 /* stream_start() succeeded for this pool */
 	uint32_t ended;	 /* a final flush ended the file: the next buffer begins a new one */
+	int failed;	 /* a write failed (said once): the writer waits for the next flush */
 	int thread_made;
 	pthread_t thread;
 	uint64_t max_bytes;
@@ -236,7 +238,8 @@ static int file_begin(void)
 
 	fd = output_create_unique(&b, (uint64_t)getpid(), ".xray", ".xray.map", &stream.file_n);
 	if (fd < 0) {
-		report("cannot create", stream.path, fd);
+		if (!xfdr_load_relaxed(&stream.failed))
+			report("cannot create", stream.path, fd);
 		return fd;
 	}
 	rc = flush_write_header(fd, clock_tsc_hz());
@@ -247,7 +250,8 @@ static int file_begin(void)
 	rc = output_finish(stream.path, rc);
 	if (rc) {
 		close(fd);
-		report("cannot create", stream.path, rc);
+		if (!xfdr_load_relaxed(&stream.failed))
+			report("cannot create", stream.path, rc);
 		return rc;
 	}
 	stream.fd = fd;
@@ -263,7 +267,7 @@ static int file_begin(void)
 /*
  * Room for one more buffer, and one for the drop counts a final flush adds: a new file when
  * there is none (the last was ended), the program closed its descriptor, or stream_max_bytes
- * would be passed.
+ * or RLIMIT_FSIZE would be passed (writer/fsize.h: never SIGXFSZ).
  */
 static int make_room(void)
 {
@@ -274,21 +278,29 @@ static int make_room(void)
 		stream.fd = -1; /* its number is the program's now: not closed again */
 		file_end();
 	}
-	if (stream.fd >= 0 && stream.max_bytes && stream.file_buffers &&
-	    stream.bytes + 2 * (uint64_t)bb > stream.max_bytes)
+	if (stream.fd >= 0 && stream.file_buffers &&
+	    ((stream.max_bytes && stream.bytes + 2 * (uint64_t)bb > stream.max_bytes) ||
+	     fsize_check(stream.bytes + 2 * (uint64_t)bb)))
 		file_end();
 	return stream.fd >= 0 ? 0 : file_begin();
 }
 
-/* Append len bytes of one buffer (closed and padded to the buffer size). */
+/*
+ * Append len bytes of one buffer (closed and padded to the buffer size). A failure is said
+ * once: the writer then stops until a flush tries again (the full buffers wait, and what does
+ * not fit meanwhile is counted as stream_behind).
+ */
 static int append(uint8_t *data, size_t len)
 {
 	int rc = make_room();
 
-	if (!rc)
+	if (!rc) {
 		rc = wr_write_buffer_at(stream.fd, data, len, rt_pool.buffer_bytes, stream.bytes);
+		if (rc && !xfdr_load_relaxed(&stream.failed))
+			report("cannot write", stream.path, rc);
+	}
 	if (rc) {
-		report("cannot write", stream.path, rc);
+		xfdr_store_relaxed(&stream.failed, rc);
 		return rc;
 	}
 	stream.bytes += rt_pool.buffer_bytes;
@@ -365,7 +377,8 @@ static uint32_t writer_round(void)
 	uint32_t n, k, written = 0;
 
 	/* Ended by a final flush: nothing is written until recording starts again. */
-	if (xfdr_load_relaxed(&stream.ended) || !token_try(TOKEN_WRITER))
+	if (xfdr_load_relaxed(&stream.ended) || xfdr_load_relaxed(&stream.wanted) ||
+	    xfdr_load_relaxed(&stream.failed) || !token_try(TOKEN_WRITER))
 		return 0;
 	n = choose_full(x);
 	token_give();
@@ -536,12 +549,13 @@ static int flush_final(struct pool_flush_ctx *x)
 	if (!rc)
 		rc = make_room();
 	drops_sum(&drops);
-	if (!rc)
+	if (!rc) {
 		rc = flush_write_drop_buffer_at(stream.fd, x, stream.bytes, n, &drops, NULL);
-	if (rc) {
-		report("cannot write", stream.path, rc);
-		return rc;
+		if (rc)
+			report("cannot write", stream.path, rc);
 	}
+	if (rc)
+		return rc;
 	stream.bytes += rt_pool.buffer_bytes;
 	rc = write_map(&drops);
 	if (fd_is_ours())
@@ -572,6 +586,7 @@ int stream_flush(enum pool_flush_id ctx, int final, unsigned wait_ms, char *path
 		xfdr_store_relaxed(&stream.ended, 1u);
 	if (rc)
 		return rc;
+	xfdr_store_relaxed(&stream.failed, 0); /* a flush tries again */
 	/* A stream ended by a final flush: a flush while nothing records writes nothing new. */
 	if (!xfdr_load_relaxed(&stream.ended) || final) {
 		rc = flush_full(x);

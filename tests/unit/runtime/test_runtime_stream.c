@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -304,6 +305,43 @@ static void rotation_keeps_newest(void **state)
 	(void)state;
 	fresh_dir("rotate_newest");
 	rotation(3);
+}
+
+/*
+ * RLIMIT_FSIZE cuts the stream as stream_max_bytes does (a write past it would be SIGXFSZ,
+ * which ends the program): every file within the limit, every event in one of them.
+ */
+static void file_size_limit_cuts_the_stream(void **state)
+{
+	struct xfdr_options o;
+	struct rlimit old, low;
+	char path[512], names[64][256];
+	uint64_t k = 0, limit = 32 + 3 * BUFFER, events = 5 * CHUNK;
+	size_t n, i;
+
+	(void)state;
+	fresh_dir("fsize");
+	stream_options(&o);
+	assert_int_equal(xfdr_init(&o), 0);
+	assert_int_equal(xfdr_start(), 0);
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	low = old;
+	low.rlim_cur = limit;
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &low), 0);
+	issue_paced(0, events);
+	final_flush(path, sizeof(path));
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	n = list_files(".xray", names, 64);
+	assert_true(n >= events / RECORDS_PER_BUFFER / 2);
+	for (i = 0; i < n; i++) {
+		struct stat st;
+
+		assert_int_equal(stat(names[i], &st), 0);
+		assert_true((uint64_t)st.st_size <= limit);
+		ts_each_event(names[i], XFDR_ORDER_FILE, seq_from, &k);
+	}
+	assert_int_equal(k, events);
+	xfdr_stop();
 }
 
 /* The writer's test hook holds it before its first buffer until the test lets it go. */
@@ -612,6 +650,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(flush_while_recording_then_final),
 	    cmocka_unit_test(rotation_keeps_every_file),
 	    cmocka_unit_test(rotation_keeps_newest),
+	    cmocka_unit_test(file_size_limit_cuts_the_stream),
 	    cmocka_unit_test(held_writer_drops_are_counted),
 	    cmocka_unit_test(stuck_writer_final_flush_writes_own_file),
 	    cmocka_unit_test(fork_child_streams_alone),
