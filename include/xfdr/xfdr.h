@@ -275,6 +275,10 @@ XFDR_API int xfdr_stop(void);
  * of its thread, counted (.map: buffers_reused_in_flush) and reported with one stderr line; a
  * buffer is never torn. path_out (if not NULL) receives the trace file's path
  * (per_thread_files: the .map file's path), NUL-terminated and cut to path_bytes.
+ * In mode=stream it writes into the stream's current file instead (see "mode" above): while
+ * recording, the full buffers and the .map; with recording off, the rest too, ending the file.
+ * It waits (nanosleep) up to 2 s for the writer thread to finish the buffer it is writing;
+ * past that, -EBUSY while recording, and a final flush writes a new file of its own.
  * Context: async-signal-safe (open, fchmod, write, pwrite, lseek, fstat, fstatat, close,
  * renameat2, link, unlink, access, getrlimit, clock_gettime only; no lock, no malloc). It may spin
  * up to 20 ms so that the TSC calibration has a long enough baseline. Every file is written as
@@ -303,6 +307,7 @@ XFDR_API uint64_t xfdr_now(void);
  * at or after since (a value of xfdr_now()) are written, whole, while threads keep recording.
  * Each call writes its own valid file (and .map, whose "since_tsc" line tells readers where
  * the window begins: `xfdr convert --since=snapshot` trims to it). since 0 writes everything.
+ * In mode=stream since is not used: the stream holds everything (xfdr_flush()).
  * Context and returns: as xfdr_flush(). Flushes are exclusive: a call while another runs
  * returns -EBUSY at once.
  */

@@ -61,7 +61,7 @@ static struct {
 	pthread_t thread;
 	uint64_t max_bytes;
 	uint32_t max_files;
-	/* Mapped by stream_start(); what follows is the token holder's. */
+	/* Allocated by stream_start(); what follows is the token holder's. */
 	struct pool_flush_ctx writer; /* the writer thread's scratch: order, notes, copy */
 	uint64_t *written_gen;	      /* by buffer index: WRITTEN_MARK | gen, not handed back yet */
 	uint32_t *kept;		      /* max_files: the <n> of the newest files, a ring */
