@@ -480,6 +480,66 @@ static void stuck_writer_final_flush_writes_own_file(void **state)
 	xfdr_stop();
 }
 
+static void release_writer_then_final_flush(void *arg)
+{
+	(void)arg;
+	sem_post(&writer_go);
+	assert_int_equal(xfdr_stop(), 0);
+	flush_rc = xfdr_flush(flush_path, sizeof(flush_path));
+}
+
+/*
+ * A write that fails (here RLIMIT_FSIZE below one buffer, as a full disk would fail it) is said
+ * once by the writer, which then writes no more; the final flush tries again and says so again.
+ * Once writes succeed, the next flush writes everything the pool kept: the file and the
+ * stream_behind count add up to every event issued.
+ */
+static void failed_writes_are_said_and_retried(void **state)
+{
+	struct xfdr_options o;
+	struct rlimit old, low;
+	char err[4096], names[4][256], mapname[600], *map;
+	uint64_t issued = 3 * BUFFERS * RECORDS_PER_BUFFER, k, behind;
+
+	(void)state;
+	fresh_dir("failed");
+	assert_int_equal(sem_init(&writer_held, 0, 0), 0);
+	assert_int_equal(sem_init(&writer_go, 0, 0), 0);
+	hold_once = 1;
+	stream_test_before_write = hold_writer;
+	stream_options(&o);
+	assert_int_equal(xfdr_init(&o), 0);
+	assert_int_equal(xfdr_start(), 0);
+	for (k = 0; k < 2 * RECORDS_PER_BUFFER; k++)
+		ts_seq_issue(k);
+	sem_wait_s(&writer_held, WAIT_S); /* holding the token, before its first write */
+	for (; k < issued; k++)
+		ts_seq_issue(k);
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	low = old;
+	low.rlim_cur = 1000; /* the header fits, a buffer does not */
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &low), 0);
+	/* The flush waits for the token the writer holds through its failed write. */
+	ts_capture_stderr(release_writer_then_final_flush, NULL, err, sizeof(err));
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	stream_test_before_write = NULL;
+	assert_int_equal(flush_rc, -EFBIG);
+	assert_int_equal(ts_count(err, "mode=stream: cannot write "), 2);
+	assert_int_equal(ts_count(err, ": EFBIG (file too large)\n"), 2);
+	/* Writes succeed again: the next flush writes what the pool kept. */
+	assert_int_equal(xfdr_flush(flush_path, sizeof(flush_path)), 0);
+	assert_int_equal(list_files(".xray", names, 4), 1);
+	k = 0;
+	ts_each_event(names[0], XFDR_ORDER_FILE, seq_from, &k);
+	map = map_of(names[0], mapname, sizeof(mapname));
+	behind = map_u64(map, "stream_behind");
+	free(map);
+	assert_true(behind > 0);
+	assert_int_equal(k + behind, issued);
+	ts_tools_accept(names[0]);
+	xfdr_stop();
+}
+
 /* A fork child records into a stream of its own; the parent's goes on. */
 static void fork_child_streams_alone(void **state)
 {
@@ -653,6 +713,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(file_size_limit_cuts_the_stream),
 	    cmocka_unit_test(held_writer_drops_are_counted),
 	    cmocka_unit_test(stuck_writer_final_flush_writes_own_file),
+	    cmocka_unit_test(failed_writes_are_said_and_retried),
 	    cmocka_unit_test(fork_child_streams_alone),
 	    cmocka_unit_test(crash_flushes_the_rest),
 	    cmocka_unit_test(sigterm_flushes_the_rest),
