@@ -455,6 +455,8 @@ int stream_start(uint64_t max_bytes, uint32_t max_files)
 	stream.files = 0;
 	xfdr_store_relaxed(&stream.ended, 0u);
 	xfdr_store_relaxed(&stream.stop, 0u);
+	xfdr_store_relaxed(&stream.failed, 0);
+	xfdr_store_relaxed(&stream.wanted, 0u);
 	xfdr_store_relaxed(&stream.token, (uint32_t)TOKEN_FREE);
 	/* No signal of the program's, nor our flush signal, is ever handled on the writer. */
 	sigfillset(&all);
