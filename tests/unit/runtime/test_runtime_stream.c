@@ -242,6 +242,56 @@ static void flush_while_recording_then_final(void **state)
 	xfdr_stop();
 }
 
+/* The sequence number of the first function event of a file. */
+static int first_event(const struct xfdr_event *ev, void *arg)
+{
+	uint64_t *k = arg;
+	uint64_t j;
+
+	if (ev->type != XFDR_EVENT_FUNCTION)
+		return 0;
+	for (j = *k; j < *k + 2 * RECORDS_PER_BUFFER; j++)
+		if (ev->function_id == ts_seq_fid(j) && ev->action == (unsigned)ts_seq_is_exit(j))
+			break;
+	*k = j;
+	return 1;
+}
+
+/*
+ * Recording again after a final flush: a new file. The buffer the thread was filling at the
+ * final flush goes into it whole, so the new file takes the sequence up from that buffer's
+ * start (at most a buffer before where the first file ended) and holds the rest, in order.
+ */
+static void restart_after_final_flush_begins_a_new_file(void **state)
+{
+	struct xfdr_options o;
+	char first[512], second[512], names[4][256];
+	uint64_t k = 0, ended, from;
+
+	(void)state;
+	fresh_dir("restart");
+	stream_options(&o);
+	assert_int_equal(xfdr_init(&o), 0);
+	assert_int_equal(xfdr_start(), 0);
+	issue_paced(0, 2 * CHUNK + 5);
+	final_flush(first, sizeof(first));
+	ts_each_event(first, XFDR_ORDER_FILE, seq_from, &k);
+	assert_int_equal(k, 2 * CHUNK + 5);
+	ended = k;
+	assert_int_equal(xfdr_start(), 0);
+	issue_paced(2 * CHUNK + 5, 4 * CHUNK);
+	final_flush(second, sizeof(second));
+	assert_string_not_equal(first, second);
+	assert_int_equal(list_files(".xray", names, 4), 2);
+	from = ended >= 2 * RECORDS_PER_BUFFER ? ended - 2 * RECORDS_PER_BUFFER : 0;
+	ts_each_event(second, XFDR_ORDER_FILE, first_event, &from);
+	assert_true(from <= ended && from + RECORDS_PER_BUFFER + 8 >= ended);
+	k = from;
+	ts_each_event(second, XFDR_ORDER_FILE, seq_from, &k);
+	assert_int_equal(k, 4 * CHUNK);
+	xfdr_stop();
+}
+
 /*
  * stream_max_bytes cuts the stream into files of at most that many bytes, each a valid trace
  * with its .map; without stream_max_files every event is in one of them, in order; with it,
@@ -708,6 +758,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(whole_run_in_one_file),
 	    cmocka_unit_test(flush_while_recording_then_final),
+	    cmocka_unit_test(restart_after_final_flush_begins_a_new_file),
 	    cmocka_unit_test(rotation_keeps_every_file),
 	    cmocka_unit_test(rotation_keeps_newest),
 	    cmocka_unit_test(file_size_limit_cuts_the_stream),
