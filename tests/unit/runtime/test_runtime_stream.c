@@ -21,9 +21,9 @@
 #include <time.h>
 
 #include "runtime/flush/stream.h"
-#include "runtime/pool/pool.h"
 #include "tests/support/child.h"
 #include "tests/support/runtime_test.h"
+#include "tests/support/stream_test.h"
 
 enum {
 	BUFFER = 4096,
@@ -37,39 +37,15 @@ enum {
 
 static char dir[256];
 
-/* A fresh directory of the test's own under ts_dir: "<ts_dir>/<name>/". */
 static void fresh_dir(const char *name)
 {
-	snprintf(dir, sizeof(dir), "%s/%s/", ts_dir, name);
-	assert_int_equal(mkdir(dir, 0700), 0);
+	st_fresh_dir(dir, sizeof(dir), name);
 }
 
 static void stream_options(struct xfdr_options *o)
 {
 	ts_options(o, BUFFER, BUFFERS, XFDR_MODE_STREAM);
 	o->output = dir;
-}
-
-/* Full buffers not yet written and handed back by the writer. */
-static uint32_t full_buffers(void)
-{
-	uint32_t i, n = 0;
-
-	for (i = 0; i < rt_pool.count; i++)
-		n += POOL_STATE(xfdr_load_acquire(&rt_pool.descs[i].ctl)) == POOL_FULL;
-	return n;
-}
-
-static void wait_writer_caught_up(void)
-{
-	time_t deadline = time(NULL) + WAIT_S;
-
-	while (full_buffers()) {
-		if (time(NULL) > deadline)
-			fail_msg("the stream writer left %u full buffers for %d s", full_buffers(),
-				 WAIT_S);
-		nanosleep(&(struct timespec){0, 1000000}, NULL);
-	}
 }
 
 /* Events k0 .. k1 - 1 of the sequence, never more than half the pool before the writer. */
@@ -80,7 +56,7 @@ static void issue_paced(uint64_t k0, uint64_t k1)
 	for (k = k0; k < k1; k++) {
 		ts_seq_issue(k);
 		if ((k - k0) % CHUNK == CHUNK - 1)
-			wait_writer_caught_up();
+			st_wait_writer_caught_up(WAIT_S);
 	}
 }
 
@@ -417,18 +393,17 @@ static void sem_wait_s(sem_t *s, int seconds)
 }
 
 /*
- * A writer as slow as a stuck disk: while it is held, the pool fills and every event after is
- * dropped and counted as stream_behind; let go, it writes the pool, and the trace is valid:
- * the events in it and the drops add up to every event issued.
+ * A stream in a directory of its own whose writer is held by its hook (holding the token,
+ * before its first write) while events 0 .. issued - 1 are recorded: two buffers' worth first,
+ * so that the first is full and the writer meets it; then the rest, which the pool holds or
+ * drops. Release it with sem_post(&writer_go).
  */
-static void held_writer_drops_are_counted(void **state)
+static void start_held_stream(const char *name, uint64_t issued)
 {
 	struct xfdr_options o;
-	char path[512], mapname[600], *map;
-	uint64_t issued = 6 * BUFFERS * RECORDS_PER_BUFFER, k, in_file, behind;
+	uint64_t k;
 
-	(void)state;
-	fresh_dir("held");
+	fresh_dir(name);
 	assert_int_equal(sem_init(&writer_held, 0, 0), 0);
 	assert_int_equal(sem_init(&writer_go, 0, 0), 0);
 	hold_once = 1;
@@ -436,17 +411,30 @@ static void held_writer_drops_are_counted(void **state)
 	stream_options(&o);
 	assert_int_equal(xfdr_init(&o), 0);
 	assert_int_equal(xfdr_start(), 0);
-	/* Two buffers' worth: the first is full, the writer meets it and is held. */
 	for (k = 0; k < 2 * RECORDS_PER_BUFFER; k++)
 		ts_seq_issue(k);
 	sem_wait_s(&writer_held, WAIT_S);
 	for (; k < issued; k++)
 		ts_seq_issue(k);
+}
+
+/*
+ * A writer as slow as a stuck disk: while it is held, the pool fills and every event after is
+ * dropped and counted as stream_behind; let go, it writes the pool, and the trace is valid:
+ * the events in it and the drops add up to every event issued.
+ */
+static void held_writer_drops_are_counted(void **state)
+{
+	char path[512], mapname[600], *map;
+	uint64_t issued = 6 * BUFFERS * RECORDS_PER_BUFFER, in_file, behind;
+
+	(void)state;
+	start_held_stream("held", issued);
 	/*
 	 * Held: nothing was handed back, so every buffer is full (the last one too: its thread
 	 * handed it in to take the next) and the rest was dropped.
 	 */
-	assert_int_equal(full_buffers(), BUFFERS);
+	assert_int_equal(st_full_buffers(), BUFFERS);
 	sem_post(&writer_go);
 	final_flush(path, sizeof(path));
 	stream_test_before_write = NULL;
@@ -476,26 +464,13 @@ static void flush_now(void *arg)
  */
 static void stuck_writer_final_flush_writes_own_file(void **state)
 {
-	struct xfdr_options o;
 	char err[2048], names[4][256], mapname[600], *map;
 	uint64_t issued = 4 * BUFFERS * RECORDS_PER_BUFFER, k, behind, in_stream = 0;
 	time_t deadline;
 	int own;
 
 	(void)state;
-	fresh_dir("stuck");
-	assert_int_equal(sem_init(&writer_held, 0, 0), 0);
-	assert_int_equal(sem_init(&writer_go, 0, 0), 0);
-	hold_once = 1;
-	stream_test_before_write = hold_writer;
-	stream_options(&o);
-	assert_int_equal(xfdr_init(&o), 0);
-	assert_int_equal(xfdr_start(), 0);
-	for (k = 0; k < 2 * RECORDS_PER_BUFFER; k++)
-		ts_seq_issue(k);
-	sem_wait_s(&writer_held, WAIT_S);
-	for (; k < issued; k++)
-		ts_seq_issue(k);
+	start_held_stream("stuck", issued);
 	assert_int_equal(xfdr_stop(), 0);
 	ts_capture_stderr(flush_now, NULL, err, sizeof(err));
 	assert_int_equal(flush_rc, 0);
@@ -546,25 +521,12 @@ static void release_writer_then_final_flush(void *arg)
  */
 static void failed_writes_are_said_and_retried(void **state)
 {
-	struct xfdr_options o;
 	struct rlimit old, low;
 	char err[4096], names[4][256], mapname[600], *map;
 	uint64_t issued = 3 * BUFFERS * RECORDS_PER_BUFFER, k, behind;
 
 	(void)state;
-	fresh_dir("failed");
-	assert_int_equal(sem_init(&writer_held, 0, 0), 0);
-	assert_int_equal(sem_init(&writer_go, 0, 0), 0);
-	hold_once = 1;
-	stream_test_before_write = hold_writer;
-	stream_options(&o);
-	assert_int_equal(xfdr_init(&o), 0);
-	assert_int_equal(xfdr_start(), 0);
-	for (k = 0; k < 2 * RECORDS_PER_BUFFER; k++)
-		ts_seq_issue(k);
-	sem_wait_s(&writer_held, WAIT_S); /* holding the token, before its first write */
-	for (; k < issued; k++)
-		ts_seq_issue(k);
+	start_held_stream("failed", issued);
 	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
 	low = old;
 	low.rlim_cur = 1000; /* the header fits, a buffer does not */

@@ -10,11 +10,9 @@
  */
 #include <inttypes.h>
 #include <pthread.h>
-#include <sys/stat.h>
-#include <time.h>
 
-#include "runtime/pool/pool.h"
 #include "tests/support/runtime_test.h"
+#include "tests/support/stream_test.h"
 
 enum {
 	BUFFER = 4096,
@@ -32,29 +30,7 @@ static uint64_t per_thread = (uint64_t)ROUNDS * PER_ROUND;
 
 static void fresh_dir(const char *name)
 {
-	snprintf(dir, sizeof(dir), "%s/%s/", ts_dir, name);
-	assert_int_equal(mkdir(dir, 0700), 0);
-}
-
-static uint32_t full_buffers(void)
-{
-	uint32_t i, n = 0;
-
-	for (i = 0; i < rt_pool.count; i++)
-		n += POOL_STATE(xfdr_load_acquire(&rt_pool.descs[i].ctl)) == POOL_FULL;
-	return n;
-}
-
-static void wait_writer_caught_up(void)
-{
-	time_t deadline = time(NULL) + WAIT_S;
-
-	while (full_buffers()) {
-		if (time(NULL) > deadline)
-			fail_msg("the stream writer left %u full buffers for %d s", full_buffers(),
-				 WAIT_S);
-		nanosleep(&(struct timespec){0, 1000000}, NULL);
-	}
+	st_fresh_dir(dir, sizeof(dir), name);
 }
 
 static void *recorder(void *arg)
@@ -65,7 +41,7 @@ static void *recorder(void *arg)
 		ts_seq_issue(k);
 		if (paced && k % PER_ROUND == PER_ROUND - 1) {
 			if (pthread_barrier_wait(&round_barrier) == PTHREAD_BARRIER_SERIAL_THREAD)
-				wait_writer_caught_up();
+				st_wait_writer_caught_up(WAIT_S);
 			pthread_barrier_wait(&round_barrier);
 		}
 	}
