@@ -273,9 +273,9 @@ static int make_room(void)
 {
 	size_t bb = rt_pool.buffer_bytes;
 
+	/* Its number may be the program's now: file_end() writes the .map, closes nothing. */
 	if (stream.fd >= 0 && !fd_is_ours()) {
 		report("the program closed the descriptor of", stream.path, -EBADF);
-		stream.fd = -1; /* its number is the program's now: not closed again */
 		file_end();
 	}
 	if (stream.fd >= 0 && stream.file_buffers &&

@@ -370,6 +370,78 @@ static void file_size_limit_cuts_the_stream(void **state)
 	xfdr_stop();
 }
 
+/* The descriptor this process has open on path, or -1. */
+static int fd_of(const char *path)
+{
+	char link[64], target[512];
+	int fd;
+
+	for (fd = 3; fd < 1024; fd++) {
+		ssize_t n;
+
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		n = readlink(link, target, sizeof(target) - 1);
+		if (n > 0) {
+			target[n] = '\0';
+			if (!strcmp(target, path))
+				return fd;
+		}
+	}
+	return -1;
+}
+
+static void record_more(void *arg)
+{
+	uint64_t *k = arg;
+
+	issue_paced(*k, *k + 2 * CHUNK);
+	*k += 2 * CHUNK;
+}
+
+/*
+ * A program that closes descriptors it did not open (a daemon closing everything) and opens
+ * another file under the stream's number: the writer tells, writes nothing into that file,
+ * and goes on in a new file of the stream; together the files hold every event.
+ */
+static void program_closing_the_descriptor(void **state)
+{
+	struct xfdr_options o;
+	char path[512], names[4][256], err[2048], real[512], other[600];
+	uint64_t k = 0, issued = CHUNK;
+	struct stat st;
+	int fd, fd2;
+	size_t i;
+
+	(void)state;
+	fresh_dir("closed");
+	stream_options(&o);
+	assert_int_equal(xfdr_init(&o), 0);
+	assert_int_equal(xfdr_start(), 0);
+	issue_paced(0, issued);
+	assert_int_equal(list_files(".xray", names, 4), 1);
+	assert_non_null(realpath(names[0], real));
+	fd = fd_of(real);
+	assert_true(fd >= 0);
+	snprintf(other, sizeof(other), "%sprogram-file", dir);
+	fd2 = open(other, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	assert_true(fd2 >= 0);
+	assert_int_equal(dup2(fd2, fd), fd); /* closes the stream's descriptor */
+	close(fd2);
+	ts_capture_stderr(record_more, &issued, err, sizeof(err));
+	assert_non_null(strstr(err, "mode=stream: the program closed the descriptor of "));
+	final_flush(path, sizeof(path));
+	assert_int_equal(stat(other, &st), 0);
+	assert_int_equal(st.st_size, 0); /* the program's file got nothing of ours */
+	close(fd);
+	assert_int_equal(list_files(".xray", names, 4), 2);
+	for (i = 0; i < 2; i++)
+		ts_each_event(names[i], XFDR_ORDER_FILE, seq_from, &k);
+	assert_int_equal(k, issued);
+	/* the file left behind got its .map too (by name: its descriptor is the program's) */
+	assert_int_equal(list_files(".xray.map", names, 4), 2);
+	xfdr_stop();
+}
+
 /* The writer's test hook holds it before its first buffer until the test lets it go. */
 static sem_t writer_held, writer_go;
 static int hold_once;
@@ -724,6 +796,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(rotation_keeps_every_file),
 	    cmocka_unit_test(rotation_keeps_newest),
 	    cmocka_unit_test(file_size_limit_cuts_the_stream),
+	    cmocka_unit_test(program_closing_the_descriptor),
 	    cmocka_unit_test(held_writer_drops_are_counted),
 	    cmocka_unit_test(stuck_writer_final_flush_writes_own_file),
 	    cmocka_unit_test(failed_writes_are_said_and_retried),
