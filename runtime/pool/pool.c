@@ -99,21 +99,30 @@ static XFDR_NOINSTR struct pool_desc *reclaim_full(struct pool_reused *reused)
  * node another thread holds (ABA). One compare-exchange on the control word, whose generation
  * changes at every claim, needs nothing else. After one full round the claim fails: the
  * writer is behind (or more threads record than there are buffers).
+ * stream_free counts the free buffers, as a hint: while the writer is behind, every event of a
+ * thread without a buffer tries to claim one, and each such try costs one load, not a walk of
+ * the pool. It may lag (a claim can take a buffer just handed back before the count goes up):
+ * a claim that finds none after a nonzero hint has only walked once for nothing.
  */
 static XFDR_NOINSTR struct pool_desc *claim_free_in_place(void)
 {
-	uint32_t n = rt_pool.count, tries;
+	uint32_t n = rt_pool.count, i;
+	uint64_t start;
 
-	for (tries = 0; tries < n; tries++) {
-		uint64_t k = __atomic_fetch_add(&rt_pool.ring_next, 1, __ATOMIC_RELAXED);
-		struct pool_desc *d = &rt_pool.descs[k % n];
+	if (xfdr_load_relaxed(&rt_pool.stream_free) <= 0)
+		return NULL;
+	start = __atomic_fetch_add(&rt_pool.ring_next, 1, __ATOMIC_RELAXED);
+	for (i = 0; i < n; i++) {
+		struct pool_desc *d = &rt_pool.descs[(start + i) % n];
 		/* pairs with the release in pool_hand_back(): the writer is done reading it */
 		uint64_t c = xfdr_load_acquire(&d->ctl);
 
 		if (POOL_STATE(c) != POOL_FREE || (c & POOL_PINNED))
 			continue;
-		if (xfdr_cas(&d->ctl, &c, POOL_CTL(POOL_GEN(c) + 1, POOL_CLAIMING)))
+		if (xfdr_cas(&d->ctl, &c, POOL_CTL(POOL_GEN(c) + 1, POOL_CLAIMING))) {
+			__atomic_fetch_sub(&rt_pool.stream_free, 1, __ATOMIC_RELAXED);
 			return d;
+		}
 	}
 	return NULL;
 }
@@ -123,8 +132,11 @@ XFDR_NOINSTR int pool_hand_back(struct pool_desc *d, uint32_t gen)
 	uint64_t c = POOL_CTL(gen, POOL_FULL);
 
 	/* pairs with the acquire in claim_free_in_place() */
-	return __atomic_compare_exchange_n(&d->ctl, &c, POOL_CTL(gen, POOL_FREE), 0,
-					   __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+	if (!__atomic_compare_exchange_n(&d->ctl, &c, POOL_CTL(gen, POOL_FREE), 0, __ATOMIC_RELEASE,
+					 __ATOMIC_RELAXED))
+		return 0;
+	__atomic_fetch_add(&rt_pool.stream_free, 1, __ATOMIC_RELAXED);
+	return 1;
 }
 
 XFDR_NOINSTR struct pool_desc *pool_claim(struct pool_reused *reused)

@@ -154,6 +154,7 @@ int pool_setup(size_t buffer_bytes, uint32_t count, uint32_t session, enum pool_
 	}
 	xfdr_store_relaxed(&rt_pool.ring_next, (uint64_t)0);
 	xfdr_store_relaxed(&rt_pool.claims, (uint64_t)0);
+	xfdr_store_relaxed(&rt_pool.stream_free, (int64_t)count);
 	rt_pool.first_gen = gen;
 	xfdr_store_relaxed(&rt_pool.mode, (uint32_t)mode);
 	pool_locator_write(session);
@@ -171,6 +172,7 @@ void pool_forget_after_fork(void)
 	pool_memory_forget();
 	xfdr_store_relaxed(&rt_pool.ring_next, (uint64_t)0);
 	xfdr_store_relaxed(&rt_pool.claims, (uint64_t)0);
+	xfdr_store_relaxed(&rt_pool.stream_free, (int64_t)0);
 	__cds_lfs_init(&rt_pool.free_stack);
 	xfdr_store_release(&rt_pool.session, (uint32_t)0);
 }

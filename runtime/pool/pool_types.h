@@ -136,7 +136,8 @@ struct pool {
 	struct __cds_lfs_stack free_stack __attribute__((aligned(XFDR_CACHELINE)));
 	/* Ring mode: the next buffer index (mod count) to try to reclaim. */
 	uint64_t ring_next __attribute__((aligned(XFDR_CACHELINE)));
-	uint64_t claims; /* claims so far in this session: the next claim_seq */
+	uint64_t claims;     /* claims so far in this session: the next claim_seq */
+	int64_t stream_free; /* stream mode: free buffers, a hint (pool.c) */
 	uint8_t *base __attribute__((aligned(XFDR_CACHELINE))); /* buffer 0 */
 	uint8_t *map;	  /* the buffers' mapping: base, or the live trace's header (file) */
 	size_t map_bytes; /* its length, a whole number of pages */
