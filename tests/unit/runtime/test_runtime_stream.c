@@ -679,9 +679,19 @@ static int child_main(const char *how, const char *out_dir)
 		o.backing = XFDR_BACKING_FILE;
 		how = "kill";
 	}
+	if (!strcmp(how, "usr2")) {
+		o.flush_signal = SIGUSR2;
+		o.flush_at_exit = 1;
+	}
 	if (xfdr_init(&o) || xfdr_start())
 		return 3;
 	issue_paced(0, n);
+	if (!strcmp(how, "usr2")) {
+		/* a snapshot while recording, then the rest, then exit: its flush ends the file */
+		kill(getpid(), SIGUSR2);
+		issue_paced(n, n + CHUNK);
+		exit(0);
+	}
 	if (!strcmp(how, "segv"))
 		*(volatile int *)(uintptr_t)8 = 1;
 	else if (!strcmp(how, "term"))
@@ -738,6 +748,31 @@ static void sigterm_flushes_the_rest(void **state)
 	assert_int_equal(r.signal, SIGTERM);
 	child_result_free(&r);
 	expect_every_event("SIGTERM");
+}
+
+/*
+ * The flush signal while recording writes the full buffers and the .map into the stream and
+ * says so; recording goes on, and the exit flush ends the same file with every event.
+ */
+static void flush_signal_then_exit(void **state)
+{
+	struct child_result r;
+	char names[4][256], want[400];
+	uint64_t k = 0;
+
+	(void)state;
+	run_child("usr2", "usr2", &r);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(list_files(".xray", names, 4), 1);
+	snprintf(want, sizeof(want), "xfdr: SIGUSR2: wrote %s\n", names[0]);
+	if (!strstr(r.err, want))
+		fail_msg("no \"%s\" in:\n%s", want, r.err);
+	snprintf(want, sizeof(want), "xfdr: wrote %s\n", names[0]);
+	assert_non_null(strstr(r.err, want));
+	child_result_free(&r);
+	ts_each_event(names[0], XFDR_ORDER_FILE, seq_from, &k);
+	assert_int_equal(k, 4 * CHUNK + 7);
+	ts_tools_accept(names[0]);
 }
 
 /* SIGKILL: no flush, but every buffer the writer wrote is in the file, a valid trace. */
@@ -803,6 +838,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(fork_child_streams_alone),
 	    cmocka_unit_test(crash_flushes_the_rest),
 	    cmocka_unit_test(sigterm_flushes_the_rest),
+	    cmocka_unit_test(flush_signal_then_exit),
 	    cmocka_unit_test(sigkill_keeps_what_was_written),
 	    cmocka_unit_test(sigkill_with_file_backing_loses_nothing),
 	};
