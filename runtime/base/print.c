@@ -10,6 +10,7 @@
  * must not write our lines into a file of its own.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -203,6 +204,24 @@ __attribute__((constructor)) static void find_record_file(void)
 	pr_u64(&b, (uint64_t)getpid());
 	line_of(&out, &b);
 	to_record(&out);
+}
+
+XFDR_NOINSTR void pr_line_file_error(const char *topic, const char *what, const char *path,
+				     int neg_errno)
+{
+	char text[PATH_MAX + 200];
+	struct pr_buf b = PR_BUF_INIT(text);
+
+	pr_str(&b, topic);
+	pr_str(&b, ": ");
+	pr_str(&b, what);
+	if (path) {
+		pr_char(&b, ' ');
+		pr_str(&b, path);
+	}
+	pr_str(&b, ": ");
+	pr_str(&b, pr_errno_name(neg_errno));
+	pr_line(&b);
 }
 
 XFDR_NOINSTR const char *pr_errno_name(int neg_errno)

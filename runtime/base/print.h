@@ -70,4 +70,11 @@ void pr_record(struct pr_buf *b);
 /* Human-readable name of a negative errno, for messages ("ENOSPC"); "error" if unknown. */
 const char *pr_errno_name(int neg_errno);
 
+/*
+ * pr_line_file_error - pr_line() of "<topic>: <what> <path>: <errno name>" (path NULL: left
+ * out), the line of a file the runtime could not make, write or keep. Context:
+ * async-signal-safe.
+ */
+void pr_line_file_error(const char *topic, const char *what, const char *path, int neg_errno);
+
 #endif /* XFDR_RUNTIME_BASE_PRINT_H */

@@ -99,18 +99,7 @@ static char trace_path[PATH_MAX];
 
 static XFDR_NOINSTR void report(const char *what, const char *path, int neg_errno)
 {
-	char text[PATH_MAX + 160];
-	struct pr_buf b = PR_BUF_INIT(text);
-
-	pr_str(&b, "backing=file: ");
-	pr_str(&b, what);
-	if (path) {
-		pr_char(&b, ' ');
-		pr_str(&b, path);
-	}
-	pr_str(&b, ": ");
-	pr_str(&b, pr_errno_name(neg_errno));
-	pr_line(&b);
+	pr_line_file_error("backing=file", what, path, neg_errno);
 }
 
 /* ---- the lock -------------------------------------------------------------------------------- */

@@ -123,16 +123,7 @@ static int token_wait(unsigned wait_ms)
 
 static void report(const char *what, const char *path, int rc)
 {
-	char text[PATH_MAX + 200];
-	struct pr_buf b = PR_BUF_INIT(text);
-
-	pr_str(&b, "mode=stream: ");
-	pr_str(&b, what);
-	pr_char(&b, ' ');
-	pr_str(&b, path);
-	pr_str(&b, ": ");
-	pr_str(&b, pr_errno_name(rc));
-	pr_line(&b);
+	pr_line_file_error("mode=stream", what, path, rc);
 }
 
 /* The stream lines of a file's .map, after map_write_tail(): see doc/map-format.md. */
