@@ -48,6 +48,17 @@ static void stream_options(struct xfdr_options *o)
 	o->output = dir;
 }
 
+/* A stream with the test's options in a fresh directory of its own, recording. */
+static void start_stream(const char *name)
+{
+	struct xfdr_options o;
+
+	fresh_dir(name);
+	stream_options(&o);
+	assert_int_equal(xfdr_init(&o), 0);
+	assert_int_equal(xfdr_start(), 0);
+}
+
 /* Events k0 .. k1 - 1 of the sequence, never more than half the pool before the writer. */
 static void issue_paced(uint64_t k0, uint64_t k1)
 {
@@ -162,15 +173,11 @@ static void final_flush(char *path, size_t n)
 /* Twenty pools' worth of events through a pool of eight buffers: one file, all, in order. */
 static void whole_run_in_one_file(void **state)
 {
-	struct xfdr_options o;
 	char path[512], names[4][256], mapname[600], *map;
 	uint64_t k = 0;
 
 	(void)state;
-	fresh_dir("whole");
-	stream_options(&o);
-	assert_int_equal(xfdr_init(&o), 0);
-	assert_int_equal(xfdr_start(), 0);
+	start_stream("whole");
 	issue_paced(0, TWENTY_POOLS);
 	final_flush(path, sizeof(path));
 	assert_int_equal(list_files(".xray", names, 4), 1);
@@ -191,15 +198,11 @@ static void whole_run_in_one_file(void **state)
 /* A flush while recording writes the full buffers; the final flush the rest, once. */
 static void flush_while_recording_then_final(void **state)
 {
-	struct xfdr_options o;
 	char path[512], again[512], names[4][256], mapname[600], *map;
 	uint64_t k = 0;
 
 	(void)state;
-	fresh_dir("sync");
-	stream_options(&o);
-	assert_int_equal(xfdr_init(&o), 0);
-	assert_int_equal(xfdr_start(), 0);
+	start_stream("sync");
 	issue_paced(0, 3 * CHUNK + 11);
 	assert_int_equal(xfdr_flush(path, sizeof(path)), 0);
 	/* the full buffers are in the file, the one being filled is not, and the .map is there */
@@ -240,15 +243,11 @@ static int first_event(const struct xfdr_event *ev, void *arg)
  */
 static void restart_after_final_flush_begins_a_new_file(void **state)
 {
-	struct xfdr_options o;
 	char first[512], second[512], names[4][256];
 	uint64_t k = 0, ended, from;
 
 	(void)state;
-	fresh_dir("restart");
-	stream_options(&o);
-	assert_int_equal(xfdr_init(&o), 0);
-	assert_int_equal(xfdr_start(), 0);
+	start_stream("restart");
 	issue_paced(0, 2 * CHUNK + 5);
 	final_flush(first, sizeof(first));
 	ts_each_event(first, XFDR_ORDER_FILE, seq_from, &k);
@@ -339,17 +338,13 @@ static void rotation_keeps_newest(void **state)
  */
 static void file_size_limit_cuts_the_stream(void **state)
 {
-	struct xfdr_options o;
 	struct rlimit old, low;
 	char path[512], names[64][256];
 	uint64_t k = 0, limit = 32 + 3 * BUFFER, events = 5 * CHUNK;
 	size_t n, i;
 
 	(void)state;
-	fresh_dir("fsize");
-	stream_options(&o);
-	assert_int_equal(xfdr_init(&o), 0);
-	assert_int_equal(xfdr_start(), 0);
+	start_stream("fsize");
 	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
 	low = old;
 	low.rlim_cur = limit;
@@ -405,7 +400,6 @@ static void record_more(void *arg)
  */
 static void program_closing_the_descriptor(void **state)
 {
-	struct xfdr_options o;
 	char path[512], names[4][256], err[2048], real[512], other[600];
 	uint64_t k = 0, issued = CHUNK;
 	struct stat st;
@@ -413,10 +407,7 @@ static void program_closing_the_descriptor(void **state)
 	size_t i;
 
 	(void)state;
-	fresh_dir("closed");
-	stream_options(&o);
-	assert_int_equal(xfdr_init(&o), 0);
-	assert_int_equal(xfdr_start(), 0);
+	start_stream("closed");
 	issue_paced(0, issued);
 	assert_int_equal(list_files(".xray", names, 4), 1);
 	assert_non_null(realpath(names[0], real));
@@ -472,17 +463,13 @@ static void sem_wait_s(sem_t *s, int seconds)
  */
 static void start_held_stream(const char *name, uint64_t issued)
 {
-	struct xfdr_options o;
 	uint64_t k;
 
-	fresh_dir(name);
 	assert_int_equal(sem_init(&writer_held, 0, 0), 0);
 	assert_int_equal(sem_init(&writer_go, 0, 0), 0);
 	hold_once = 1;
 	stream_test_before_write = hold_writer;
-	stream_options(&o);
-	assert_int_equal(xfdr_init(&o), 0);
-	assert_int_equal(xfdr_start(), 0);
+	start_stream(name);
 	for (k = 0; k < 2 * RECORDS_PER_BUFFER; k++)
 		ts_seq_issue(k);
 	sem_wait_s(&writer_held, WAIT_S);
