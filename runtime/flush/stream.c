@@ -334,6 +334,8 @@ static uint32_t choose_full(struct pool_flush_ctx *x)
 			continue;
 		x->notes[i].gen = POOL_GEN(c);
 		x->notes[i].seq = seq;
+		/* final: marked full with the acquire of ctl above */
+		x->notes[i].used = xfdr_load_relaxed(&d->used_bytes);
 		x->order[n++] = i;
 	}
 	flush_sort_by_claim(x, n);
@@ -343,16 +345,12 @@ static uint32_t choose_full(struct pool_flush_ctx *x)
 /* Copy full buffer i (pinned) and append it; then hand it back. */
 static int write_full(struct pool_flush_ctx *x, uint32_t i)
 {
-	struct pool_desc *d = &rt_pool.descs[i];
 	uint32_t gen = x->notes[i].gen;
-	size_t used;
+	size_t used = flush_copy_buffer(x, i);
 	int rc;
 
-	if (!pool_pin(d, gen))
+	if (!used)
 		return 0;
-	used = xfdr_load_acquire(&d->used_bytes);
-	memcpy(x->copy, d->data, used);
-	pool_unpin(d);
 	rc = append(x->copy, used);
 	if (rc)
 		return rc;
