@@ -146,7 +146,7 @@ static long baseline_again(long before, int threaded)
 {
 	char *argv[] = {"/proc/self/exe", threaded ? "--baseline-threaded" : "--baseline", NULL};
 	struct child_result r;
-	long now;
+	long now = 0;
 
 	child_capture(argv, &r);
 	if (r.status || sscanf(r.out, "%ld", &now) != 1)
